@@ -1,0 +1,43 @@
+# nbtext: `make demo` trains and evaluates on the bundled corpus; `make test` runs the tests.
+# Both set up everything they need (a .venv with the project and its test extras) by themselves.
+
+PYTHON ?= python3
+SHARED ?= ../shared
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DATA   := data
+DEMO   := build/demo.model
+ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
+EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
+
+.PHONY: help install demo test test-fast bench corpora lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+install: $(STAMP)  ## create .venv with nbtext and its test extras
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
+	@mkdir -p build
+	$(BIN)/nbtext train -o $(DEMO) corpora/mail/train/spam corpora/mail/train/ham
+	$(BIN)/nbtext eval -m $(DEMO) corpora/mail/test/spam corpora/mail/test/ham
+	@echo 'free prize, click now to claim' | $(BIN)/nbtext predict -m $(DEMO)
+
+test: install corpora  ## run the tests (the real corpora are extracted first when $(SHARED) has them)
+	$(BIN)/python -m pytest -q
+
+corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
+
+$(DATA)/%/.extracted: $(SHARED)/corpora/%.tar.gz
+	@mkdir -p $(DATA)
+	tar -xzf $< -C $(DATA)
+	@touch $@
+
+clean:  ## remove build products (keeps .venv and data/)
+	rm -rf build .pytest_cache .hypothesis nbtext.egg-info

@@ -1,0 +1,3 @@
+from nbtext.cli import main
+
+main()

@@ -1,0 +1,100 @@
+"""Counting a labelled corpus: the sufficient statistics that are the model.
+
+With Y the one-hot label matrix (documents x classes) and X the document-term matrix
+(documents x tokens), one sparse product per batch gives
+
+    class_count   = column sums of Y          (documents per class)
+    feature_count = Yᵀ X                      (token occurrences, or documents containing
+                                               the token when X is binary)
+
+Nothing but these counts and the vocabulary is kept, so memory is
+O(classes x vocabulary) plus one batch, however large the corpus.
+"""
+
+from collections import defaultdict
+
+import numpy as np
+
+from nbtext.features import csr_from_ids, ids_and_indptr
+
+
+class CountTable:
+    """Counts of every token seen, per class; grows as batches are added.
+
+    Columns are handed out in order of first appearance; `sorted_view()` returns the
+    counts with the vocabulary sorted, so the result does not depend on batch order.
+    """
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.vocabulary = defaultdict()
+        self.vocabulary.default_factory = self.vocabulary.__len__  # new token -> next column
+        self.labels = {}
+        self._class_count = np.zeros(0)
+        self._feature_count = np.zeros((0, 0))
+
+    @property
+    def class_count(self):
+        """Documents per class, shape (n_classes,)."""
+        return self._class_count[: len(self.labels)]
+
+    @property
+    def feature_count(self):
+        """Counts, shape (n_classes, n_tokens)."""
+        return self._feature_count[: len(self.labels), : len(self.vocabulary)]
+
+    def _reserve(self, n_classes, n_tokens):
+        rows, cols = self._feature_count.shape
+        if n_classes <= rows and n_tokens <= cols:
+            return
+        grown = np.zeros((max(n_classes, 2 * rows), max(n_tokens, 2 * cols)))
+        grown[:rows, :cols] = self._feature_count
+        self._feature_count = grown
+        if grown.shape[0] > len(self._class_count):
+            class_count = np.zeros(grown.shape[0])
+            class_count[: len(self._class_count)] = self._class_count
+            self._class_count = class_count
+
+    def add(self, token_lists, labels):
+        """Count one batch: `token_lists[i]` is a document's tokens, `labels[i]` its class."""
+        rows = np.fromiter(
+            (self.labels.setdefault(label, len(self.labels)) for label in labels),
+            dtype=np.intp,
+        )
+        ids, indptr = ids_and_indptr(token_lists, self.vocabulary.__getitem__)
+        self._reserve(len(self.labels), len(self.vocabulary))
+        self._class_count[: len(self.labels)] += np.bincount(rows, minlength=len(self.labels))
+        if len(ids) == 0:
+            return
+        import scipy.sparse as sp
+
+        X = csr_from_ids(ids, indptr, len(self.vocabulary), self.binary)
+        Y = sp.csr_matrix(
+            (np.ones(len(rows)), rows, np.arange(len(rows) + 1)),
+            shape=(len(rows), len(self.labels)),
+        )
+        product = (Y.T @ X).tocoo()  # feature_count = Yᵀ X
+        self._feature_count[product.row, product.col] += product.data
+
+    def merge(self, other):
+        """Add another table's counts (from a worker that counted other documents)."""
+        if other.binary != self.binary:
+            raise ValueError("cannot merge binary and count tables")
+        rows = np.array([self.labels.setdefault(l, len(self.labels)) for l in other.labels], dtype=np.intp)
+        cols = np.array([self.vocabulary[t] for t in other.vocabulary], dtype=np.intp)
+        self._reserve(len(self.labels), len(self.vocabulary))
+        self._class_count[rows] += other.class_count
+        self._feature_count[np.ix_(rows, cols)] += other.feature_count
+
+    def sorted_view(self):
+        """(classes, tokens, class_count, feature_count), classes and tokens sorted."""
+        classes = sorted(self.labels)
+        tokens = sorted(self.vocabulary)
+        row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
+        col_order = np.array([self.vocabulary[t] for t in tokens], dtype=np.intp)
+        feature_count = self.feature_count
+        if len(classes) and len(tokens):
+            feature_count = feature_count[np.ix_(row_order, col_order)]
+        else:
+            feature_count = np.zeros((len(classes), len(tokens)))
+        return classes, tokens, self.class_count[row_order], feature_count

@@ -1,0 +1,68 @@
+"""Tokens to feature ids to a scipy CSR matrix, built in one pass into flat buffers.
+
+The per-token work is `map(lookup, tokens)`, which runs the dict look-up at C level:
+no Python bytecode runs per token, only per document.
+"""
+
+import numpy as np
+
+DROPPED = -1  # the id of a token that has no feature (unknown, with --unknown ignore)
+
+
+class FeatureLookup(dict):
+    """token -> feature column; a token not in the dict gets `missing` (UNK or DROPPED)."""
+
+    __slots__ = ("missing",)
+
+    def __init__(self, columns, missing):
+        super().__init__(columns)
+        self.missing = missing
+
+    def __missing__(self, token):
+        return self.missing
+
+
+def ids_and_indptr(token_lists, lookup):
+    """Flat feature ids of all documents and the CSR row pointer (offsets into the ids)."""
+    ids = []
+    extend = ids.extend
+    ends = [0]
+    for tokens in token_lists:
+        extend(map(lookup, tokens))
+        ends.append(len(ids))
+    ids = np.array(ids, dtype=np.intp)
+    indptr = np.array(ends, dtype=np.int64)
+    if len(ids) and ids.min() < 0:
+        ids, indptr = _drop(ids, indptr)
+    return ids, indptr
+
+
+def _drop(ids, indptr):
+    """Remove DROPPED ids and shift the row pointer to match."""
+    keep = ids != DROPPED
+    row_of_id = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    kept_per_row = np.bincount(row_of_id[keep], minlength=len(indptr) - 1)
+    new_indptr = np.zeros_like(indptr)
+    np.cumsum(kept_per_row, out=new_indptr[1:])
+    return ids[keep], new_indptr
+
+
+def csr_from_ids(ids, indptr, n_features, binary):
+    """The documents x features CSR matrix: counts, or 1 for presence when `binary`."""
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix(
+        (np.ones(len(ids)), ids, indptr), shape=(len(indptr) - 1, n_features)
+    )
+    X.sum_duplicates()  # repeated ids in a row add up to the token's count
+    if binary:
+        X.data[:] = 1.0
+    return X
+
+
+def count_vector(ids, n_features, binary):
+    """One document's dense feature vector, without scipy (the single-document path)."""
+    x = np.bincount(ids, minlength=n_features).astype(np.float64)
+    if binary:
+        np.minimum(x, 1.0, out=x)
+    return x

@@ -1,0 +1,88 @@
+"""Scoring predictions: accuracy, per-class precision / recall / F1, confusion matrix.
+
+An undefined metric (precision of a class never predicted, for example) is NaN, printed
+as `-` and written as null in JSON, never silently 0.
+"""
+
+import math
+
+
+def evaluate(true_labels, predicted_labels, classes):
+    """The report as a plain dict (the `--format json` output)."""
+    index = {label: k for k, label in enumerate(classes)}
+    confusion = [[0] * len(classes) for _ in classes]
+    for truth, guess in zip(true_labels, predicted_labels):
+        confusion[index[truth]][index[guess]] += 1
+    n = sum(map(sum, confusion))
+    correct = sum(confusion[k][k] for k in range(len(classes)))
+    per_class = {}
+    for k, label in enumerate(classes):
+        true_positive = confusion[k][k]
+        support = sum(confusion[k])
+        predicted = sum(row[k] for row in confusion)
+        precision = _ratio(true_positive, predicted)
+        recall = _ratio(true_positive, support)
+        f1 = (
+            2 * precision * recall / (precision + recall)
+            if precision + recall > 0
+            else (0.0 if support or predicted else math.nan)
+        )
+        per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": support}
+    present = [label for label in classes if per_class[label]["support"] > 0]
+    return {
+        "n": n,
+        "accuracy": _ratio(correct, n),
+        "classes": list(classes),
+        "per_class": per_class,
+        "macro_precision": _mean(per_class[c]["precision"] for c in present),
+        "macro_recall": _mean(per_class[c]["recall"] for c in present),
+        "macro_f1": _mean(per_class[c]["f1"] for c in present),
+        "confusion": confusion,
+    }
+
+
+def _ratio(a, b):
+    return a / b if b else math.nan
+
+
+def _mean(values):
+    values = [v for v in values if not math.isnan(v)]
+    return sum(values) / len(values) if values else math.nan
+
+
+def _fmt(value):
+    return "-" if math.isnan(value) else f"{value:.4f}"
+
+
+def format_report(report):
+    """A readable, tab-separated table of the report."""
+    classes = report["classes"]
+    width = max([len(c) for c in classes] + [len("macro avg")])
+    lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}", ""]
+    lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
+    for label in classes:
+        m = report["per_class"][label]
+        lines.append(
+            f"{label:<{width}}\t{_fmt(m['precision'])}\t{_fmt(m['recall'])}\t{_fmt(m['f1'])}\t{m['support']}"
+        )
+    lines.append(
+        f"{'macro avg':<{width}}\t{_fmt(report['macro_precision'])}\t{_fmt(report['macro_recall'])}"
+        f"\t{_fmt(report['macro_f1'])}\t{report['n']}"
+    )
+    lines.append("")
+    lines.append("confusion (rows: true class, columns: predicted)")
+    lines.append("\t".join([f"{'':<{width}}"] + classes))
+    for label, row in zip(classes, report["confusion"]):
+        lines.append("\t".join([f"{label:<{width}}"] + [str(v) for v in row]))
+    return "\n".join(lines)
+
+
+def json_safe(value):
+    """NaN -> None, recursively, so the report is valid JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value

@@ -1,0 +1,192 @@
+"""The model file: a versioned, self-describing format that never runs code when loaded.
+
+Layout (all integers little-endian):
+
+    b"NBTEXT-MODEL\\n"     13-byte magic
+    u32                   format version (FORMAT_VERSION)
+    u64                   header length H
+    H bytes               header: UTF-8 JSON (settings, classes, array table, checksum)
+    payload               the arrays, raw, each at an 8-byte aligned offset
+
+Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes; there
+is no pickle anywhere, so a hostile file can at worst be refused. The payload carries a
+CRC-32, so a truncated or corrupted file is refused rather than misread.
+
+Arrays: class_count (c,) f8; the (c, V) feature counts as CSR rows count_data f8,
+count_indices i4, count_indptr i8; vocabulary, the V tokens as UTF-8 joined by NUL
+(tokens never contain NUL); unk_doc_count (c,) f8 for a Bernoulli model with UNK.
+"""
+
+import json
+import os
+import struct
+import tempfile
+import zlib
+
+import numpy as np
+
+from nbtext import __version__
+from nbtext.errors import NbtextError
+
+MAGIC = b"NBTEXT-MODEL\n"
+FORMAT_VERSION = 1
+_PREAMBLE = struct.Struct("<IQ")  # format version, header length
+_DTYPES = {"<f8", "<i4", "<i8", "|u1"}
+_ALIGN = 8
+
+
+def save(model, path):
+    """Write `model` to `path` atomically: a temporary file in the same folder, then rename."""
+    arrays = _arrays(model)
+    table, chunks, offset = {}, [], 0
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        padding = -offset % _ALIGN
+        chunks.append(b"\0" * padding)
+        offset += padding
+        table[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+        data = array.tobytes()
+        chunks.append(data)
+        offset += len(data)
+    payload = b"".join(chunks)
+    header = {
+        "nbtext_version": __version__,
+        "format_version": FORMAT_VERSION,
+        "settings": model.settings,
+        "classes": model.classes,
+        "n_tokens": len(model.tokens),
+        "arrays": table,
+        "payload_bytes": len(payload),
+        "payload_crc32": zlib.crc32(payload),
+    }
+    header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8")
+    write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)), header_bytes, payload])
+
+
+def _arrays(model):
+    counts = model.feature_count
+    rows, cols = np.nonzero(counts)
+    indptr = np.zeros(len(model.classes) + 1, dtype="<i8")
+    np.cumsum(np.bincount(rows, minlength=len(model.classes)), out=indptr[1:])
+    if any("\0" in token for token in model.tokens):
+        raise NbtextError("a token contains a NUL character and cannot be stored")
+    vocabulary = "\0".join(model.tokens).encode("utf-8")
+    arrays = {
+        "class_count": model.class_count.astype("<f8"),
+        "count_data": counts[rows, cols].astype("<f8"),
+        "count_indices": cols.astype("<i4"),
+        "count_indptr": indptr,
+        "vocabulary": np.frombuffer(vocabulary, dtype="|u1"),
+    }
+    if model.unk_doc_count is not None:
+        arrays["unk_doc_count"] = model.unk_doc_count.astype("<f8")
+    return arrays
+
+
+def write_atomically(path, chunks):
+    """Write bytes so that `path` is either the old file or the complete new one, never half."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load(path):
+    """Read a model file; any problem with it is an NbtextError naming the file."""
+    from nbtext.model import NaiveBayes, check_settings
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
+    header, payload = _split(data, path)
+    try:
+        arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items()}
+        settings = header["settings"]
+        classes = header["classes"]
+        n_classes, n_tokens = len(classes), header["n_tokens"]
+        blob = arrays["vocabulary"].tobytes().decode("utf-8")
+        tokens = blob.split("\0") if n_tokens else []
+        indptr, indices = arrays["count_indptr"], arrays["count_indices"]
+        if (
+            len(tokens) != n_tokens
+            or arrays["class_count"].shape != (n_classes,)
+            or indptr.shape != (n_classes + 1,)
+            or indptr[-1] != len(indices)
+            or len(indices) != len(arrays["count_data"])
+            or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens))
+            or np.any(np.diff(indptr) < 0)
+        ):
+            raise ValueError("array shapes do not agree")
+        feature_count = np.zeros((n_classes, n_tokens))
+        rows = np.repeat(np.arange(n_classes), np.diff(indptr))
+        feature_count[rows, indices] = arrays["count_data"]
+        check_settings(
+            settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
+            settings["max_features"], settings["unknown"], settings["tokenizer"]["ngrams"],
+        )
+        return NaiveBayes(
+            settings, classes, tokens, arrays["class_count"], feature_count, arrays.get("unk_doc_count")
+        )
+    except NbtextError as e:
+        raise NbtextError(f"{path} is corrupt: {e}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
+        raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
+
+
+def _split(data, path):
+    """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
+    if not data.startswith(MAGIC):
+        if data[:1] == b"\x80" or data[:2] in (b"(d", b"(l", b"}q", b"]q"):
+            kind = "a Python pickle (nbtext never loads pickles)"
+        elif not data:
+            kind = "an empty file"
+        else:
+            kind = "not an nbtext model file"
+        raise NbtextError(f"{path} is {kind}; train one with 'nbtext train'")
+    start = len(MAGIC) + _PREAMBLE.size
+    if len(data) < start:
+        raise NbtextError(f"{path} is truncated")
+    version, header_length = _PREAMBLE.unpack_from(data, len(MAGIC))
+    if version > FORMAT_VERSION:
+        raise NbtextError(
+            f"{path} has model format version {version}, newer than this nbtext {__version__} "
+            f"reads (up to {FORMAT_VERSION}); upgrade nbtext"
+        )
+    if len(data) < start + header_length:
+        raise NbtextError(f"{path} is truncated")
+    try:
+        header = json.loads(data[start : start + header_length].decode("utf-8"))
+        payload = memoryview(data)[start + header_length :]
+        expected, crc = header["payload_bytes"], header["payload_crc32"]
+    except (ValueError, KeyError, TypeError):
+        raise NbtextError(f"{path} is corrupt (unreadable header)") from None
+    if len(payload) < expected:
+        raise NbtextError(f"{path} is truncated")
+    if len(payload) != expected or zlib.crc32(payload) != crc:
+        raise NbtextError(f"{path} is corrupt (checksum mismatch)")
+    return header, payload
+
+
+def _array(payload, spec):
+    dtype, shape, offset = spec["dtype"], tuple(spec["shape"]), spec["offset"]
+    if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise ValueError(f"bad array spec {spec!r}")
+    count = int(np.prod(shape, dtype=np.int64))
+    return np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)

@@ -1,0 +1,38 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+SHARED_CORPORA = Path(os.environ.get("SHARED", ROOT.parent / "shared")) / "corpora"
+
+
+def real_corpus(name):
+    """data/NAME, extracted by `make corpora`; skip only where ../shared has no such archive."""
+    folder = DATA / name
+    if (folder / ".extracted").exists():
+        return folder
+    if (SHARED_CORPORA / f"{name}.tar.gz").exists():
+        pytest.fail(f"{SHARED_CORPORA}/{name}.tar.gz exists but is not extracted: run 'make corpora'")
+    pytest.skip(f"no {name} corpus here ({SHARED_CORPORA} is absent)")
+
+
+@pytest.fixture(scope="session")
+def news20():
+    return real_corpus("20news")
+
+
+@pytest.fixture(scope="session")
+def demo_corpus():
+    return ROOT / "corpora" / "mail"
+
+
+def read_labelled(folder):
+    """(texts as bytes, labels) for folder/<label>/<files>, in sorted order."""
+    texts, labels = [], []
+    for class_dir in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        for f in sorted(class_dir.iterdir()):
+            texts.append(f.read_bytes())
+            labels.append(class_dir.name)
+    return texts, labels
