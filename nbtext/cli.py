@@ -21,8 +21,7 @@ BATCH = 1000
 
 model_option = click.option(
     "-m", "--model-file", "model_path", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL",
-    show_default=True, type=click.Path(dir_okay=False),
-    help="Model file to read (or set $NBTEXT_MODEL).",
+    show_default=True, help="Model file to read (or set $NBTEXT_MODEL).",
 )
 alpha_override = click.option(
     "--alpha", type=float, default=None,
@@ -41,7 +40,35 @@ def user_errors():
         raise click.ClickException("out of memory") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """A click group whose every error is one line on stderr: `Error: ...`.
+
+    Usage errors exit 2 and name the --help to read; library errors exit 1; a reader
+    that closes the pipe early (`nbtext predict ... | head -1`) ends the run quietly.
+    """
+
+    def main(self, args=None, prog_name=None, **extra):
+        extra.pop("standalone_mode", None)
+        try:
+            status = super().main(args, "nbtext", standalone_mode=False, **extra)
+        except click.UsageError as e:
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
+            click.echo(f"Error: {e.format_message()}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"Error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except BrokenPipeError:
+            # Point stdout at devnull so the interpreter's final flush cannot fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="nbtext")
 def cli():
     """nbtext: a Naive Bayes text classifier for the shell.
@@ -74,7 +101,7 @@ def cli():
 @click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
               help="Pruned and unseen tokens: count them as UNK, or drop them.")
 @click.option("-o", "--output", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL", show_default=True,
-              type=click.Path(dir_okay=False), help="Model file to write (or set $NBTEXT_MODEL).")
+              help="Model file to write (or set $NBTEXT_MODEL).")
 def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams, unknown, output):
     """Train a model from folders of documents, one folder per class.
 
@@ -246,12 +273,4 @@ def evaluate(class_dirs, model_path, alpha, output_format):
 
 
 def main():
-    """Entry point: run the CLI; a closed output pipe ends quietly."""
-    try:
-        cli()
-    except BrokenPipeError:
-        # The reader went away (`nbtext predict ... | head -1`): stop without a traceback,
-        # and point stdout at devnull so the interpreter's final flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(1)
+    cli()

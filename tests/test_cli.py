@@ -1,0 +1,187 @@
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import nbtext
+from nbtext.cli import cli
+
+from conftest import ROOT, read_labelled
+
+DEMO = ROOT / "corpora" / "mail"
+NBTEXT = Path(sys.executable).with_name("nbtext")
+
+
+def run(*args, input=None, env=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
+
+
+@pytest.fixture(scope="module")
+def demo_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "demo.model"
+    result = run("train", "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def one_line_error(result, text):
+    assert result.exit_code != 0
+    assert result.stderr.startswith("Error: ") and text in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_train_writes_a_model_and_a_summary(tmp_path):
+    result = run("train", "-o", tmp_path / "m", "junk=" + str(DEMO / "train" / "spam"), DEMO / "train" / "ham")
+    assert result.exit_code == 0
+    assert "39 documents" not in result.stdout and result.stdout == ""
+    assert "78 documents (ham 39, junk 39)" in result.stderr
+    assert nbtext.load(tmp_path / "m").classes == ["ham", "junk"]
+
+
+def test_default_model_path_and_env_var(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("train", DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    assert (tmp_path / "nbtext.model").exists()
+    env_model = tmp_path / "env.model"
+    assert run("train", DEMO / "train" / "spam", DEMO / "train" / "ham",
+               env={"NBTEXT_MODEL": str(env_model)}).exit_code == 0
+    assert env_model.exists()
+    result = run("predict", input="free prize click now", env={"NBTEXT_MODEL": str(env_model)})
+    assert result.stdout == "spam\n"
+
+
+def test_predict_stdin_prints_the_label_alone(demo_model):
+    result = run("predict", "-m", demo_model, input="Claim your free prize now, click the link")
+    assert result.exit_code == 0 and result.stdout == "spam\n"
+    result = run("predict", "-m", demo_model, "-", input="Meeting notes for Thursday lunch")
+    assert result.stdout == "ham\n"
+
+
+def test_empty_stdin_gets_the_prior_label(tmp_path):
+    spam, ham = tmp_path / "spam", tmp_path / "ham"
+    spam.mkdir(), ham.mkdir()
+    (spam / "1").write_text("win money")
+    for i in range(3):
+        (ham / str(i)).write_text("hello friend")
+    run("train", "-o", tmp_path / "m", spam, ham)
+    assert run("predict", "-m", tmp_path / "m", input="").stdout == "ham\n"
+
+
+def test_predict_paths_in_input_order(demo_model, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("Free cash prize, click now")
+    folder = DEMO / "test" / "ham"
+    result = run("predict", "-m", demo_model, note, folder)
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [l[0] for l in lines] == [str(note)] + sorted(str(p) for p in folder.iterdir())
+    assert lines[0][1] == "spam" and all(len(l) == 3 and 0.5 <= float(l[2]) <= 1 for l in lines)
+
+
+def test_predict_json_and_proba(demo_model):
+    files = sorted((DEMO / "test" / "spam").iterdir())[:3]
+    result = run("predict", "-m", demo_model, "--format", "json", *files)
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["path"] for r in rows] == [str(f) for f in files]
+    for r in rows:
+        assert set(r["probabilities"]) == {"ham", "spam"}
+        assert sum(r["probabilities"].values()) == pytest.approx(1.0)
+        assert r["label"] == max(r["probabilities"], key=r["probabilities"].get)
+    result = run("predict", "-m", demo_model, "--proba", *files)
+    header, *lines = result.stdout.splitlines()
+    assert header == "#path\tlabel\tprobability\tham\tspam"
+    for line in lines:
+        _, label, p, ham, spam = line.split("\t")
+        assert p == (spam if label == "spam" else ham)
+
+
+def test_eval_matches_a_hand_count(demo_model):
+    result = run("eval", "-m", demo_model, "--format", "json", DEMO / "test" / "spam", DEMO / "test" / "ham")
+    report = json.loads(result.stdout)
+    model = nbtext.load(demo_model)
+    texts, labels = read_labelled(DEMO / "test")
+    guesses = model.predict(texts)
+    assert report["n"] == len(labels) == 26
+    assert report["accuracy"] == pytest.approx(sum(g == t for g, t in zip(guesses, labels)) / 26)
+    assert report["classes"] == ["ham", "spam"]
+    truth_spam = [t == "spam" for t in labels]
+    guess_spam = [g == "spam" for g in guesses]
+    tp = sum(a and b for a, b in zip(truth_spam, guess_spam))
+    assert report["per_class"]["spam"]["precision"] == pytest.approx(tp / sum(guess_spam))
+    assert report["per_class"]["spam"]["recall"] == pytest.approx(tp / sum(truth_spam))
+    assert report["confusion"][1][1] == tp and sum(map(sum, report["confusion"])) == 26
+    table = run("eval", "-m", demo_model, DEMO / "test" / "spam", DEMO / "test" / "ham").stdout
+    assert f"accuracy\t{report['accuracy']:.4f}" in table and "confusion" in table
+
+
+def test_predict_alpha_override_changes_probabilities(demo_model):
+    doc = sorted((DEMO / "test" / "spam").iterdir())[0]
+    default = run("predict", "-m", demo_model, doc).stdout
+    smoothed = run("predict", "-m", demo_model, "--alpha", "5", doc).stdout
+    assert default != smoothed
+    one_line_error(run("predict", "-m", demo_model, "--alpha", "0", doc), "--alpha must be a number > 0")
+
+
+def test_hidden_files_are_skipped_and_bad_bytes_survive(tmp_path):
+    for label, text in (("spam", b"cheap \xff\xfe pills"), ("ham", b"lunch at noon")):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "a").write_bytes(text)
+        (tmp_path / label / ".hidden").write_bytes(b"x" * 10)
+    assert run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "spam", tmp_path / "ham").exit_code == 0
+    model = nbtext.load(tmp_path / "m")
+    assert model.class_count.tolist() == [1, 1] and "xxxxxxxxxx" not in model.tokens
+
+
+def test_errors_are_one_line(tmp_path, demo_model):
+    spam = DEMO / "train" / "spam"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(run("train", "-o", tmp_path / "m", spam, tmp_path / "nope"), "does not exist")
+    one_line_error(run("train", "-o", tmp_path / "m", spam, empty), "class 'empty' has no documents")
+    one_line_error(run("train", "-o", tmp_path / "m", spam), "need at least two classes")
+    one_line_error(run("train", "-o", tmp_path / "no" / "m", spam, empty), "does not exist")
+    one_line_error(run("train", "-o", tmp_path, spam, empty), "is a folder; give a file name with -o")
+    one_line_error(run("train", "--model", "gaussianx", spam, empty), "see 'nbtext train --help'")
+    assert run("train", "--model", "gaussianx", spam, empty).exit_code == 2
+    one_line_error(run("train", "--alpha", "-1", "-o", tmp_path / "m", spam, DEMO / "train" / "ham"), "--alpha")
+    one_line_error(run("predict", "-m", tmp_path / "missing.model", input="x"), "does not exist")
+    (tmp_path / "corrupt.model").write_bytes(b"NBTEXT-MODEL\n\x01\x00")
+    one_line_error(run("predict", "-m", tmp_path / "corrupt.model", input="x"), "truncated")
+    one_line_error(run("predict", "-m", demo_model, tmp_path / "nope"), "does not exist")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "1").write_text("x")
+    one_line_error(run("eval", "-m", demo_model, other, DEMO / "test" / "ham"), "label 'other' is not a class")
+
+
+def test_output_is_checked_before_reading_the_corpus(tmp_path):
+    result = run("train", "-o", tmp_path / "missing" / "m", tmp_path / "also-missing-class")
+    one_line_error(result, "cannot write")
+
+
+def test_every_command_help_has_an_example():
+    for command in ("train", "predict", "eval"):
+        result = run(command, "--help")
+        assert result.exit_code == 0 and f"nbtext {command}" in result.stdout
+    assert run("--version").stdout.strip().endswith(nbtext.__version__)
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path):
+    result = subprocess.run(
+        [NBTEXT, "predict", "-m", demo_model], input=b"Cheap replica watches, order now",
+        capture_output=True, check=True,
+    )
+    assert result.stdout == b"spam\n" and result.stderr == b""
+    # a reader that goes away early: quiet, no traceback
+    pipeline = subprocess.run(
+        f"'{NBTEXT}' predict -m '{demo_model}' '{DEMO}' | head -1",
+        shell=True, capture_output=True,
+    )
+    assert len(pipeline.stdout.splitlines()) == 1 and pipeline.stderr == b""
+    result = subprocess.run([sys.executable, "-m", "nbtext", "--version"], capture_output=True, check=True)
+    assert nbtext.__version__ in result.stdout.decode()

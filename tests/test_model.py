@@ -1,0 +1,101 @@
+import numpy as np
+import pytest
+
+import nbtext
+from nbtext.counting import CountTable
+from nbtext.errors import NbtextError
+
+DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
+LABELS = ["spam", "spam", "ham", "ham", "ham"]
+
+
+@pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
+def test_pruned_and_never_seen_tokens_score_the_same(model_name):
+    clf = nbtext.train(DOCS + ["rareword here"], LABELS + ["spam"], model=model_name, min_count=2)
+    assert "rareword" in clf.tokens and "rareword" not in clf.vocabulary  # seen, then pruned
+    pruned, unseen = clf.predict_log_proba(["cheap rareword", "cheap zzzunseen"])
+    np.testing.assert_array_equal(pruned, unseen)
+
+
+def test_unk_probability_is_learned_from_pruned_tokens():
+    clf = nbtext.train(DOCS, LABELS, model="multinomial", min_count=2, alpha=1.0)
+    counts = dict(zip(clf.vocabulary, clf.counts.T.tolist()))
+    ham, spam = clf.classes.index("ham"), clf.classes.index("spam")
+    # spam tokens: cheap x3 (kept), pills, offer, now (pruned: seen once) -> UNK 3
+    assert counts["<UNK>"][spam] == 3
+    # ham: lunch x2, noon x2, notes x2 kept; at, meeting, from pruned -> UNK 3
+    assert counts["<UNK>"][ham] == 3
+    assert counts["cheap"][spam] == 3 and counts["lunch"][ham] == 2
+
+
+def test_bernoulli_unk_counts_documents_with_a_pruned_token():
+    clf = nbtext.train(DOCS, LABELS, model="bernoulli", min_count=2)
+    unk = clf.counts[:, -1]
+    # documents with at least one token seen in fewer than 2 documents overall:
+    # spam: "cheap pills cheap" (pills), "cheap offer now" -> 2; ham: "lunch at noon" (at),
+    # "lunch meeting notes" (meeting), "notes from noon" (from) -> 3
+    assert dict(zip(clf.classes, unk.tolist())) == {"ham": 3, "spam": 2}
+
+
+def test_ignore_drops_unknown_tokens():
+    clf = nbtext.train(DOCS, LABELS, unknown="ignore", min_count=1)
+    assert "<UNK>" not in clf.vocabulary
+    np.testing.assert_array_equal(
+        clf.predict_log_proba(["cheap"]), clf.predict_log_proba(["cheap neverseen tokens"])
+    )
+
+
+def test_max_features_keeps_the_most_frequent():
+    clf = nbtext.train(DOCS, LABELS, min_count=1, max_features=2)
+    assert clf.vocabulary == ["cheap", "lunch", "<UNK>"]  # cheap 3; lunch, noon, notes 2: first in order
+
+
+def test_a_million_tokens_give_finite_probabilities_that_sum_to_one():
+    clf = nbtext.train(DOCS, LABELS)
+    long_document = "cheap lunch " * 500_000
+    jll = clf.joint_log_likelihood([long_document])
+    assert np.all(np.isfinite(jll)) and jll.min() < -1e5  # far below what exp() could represent
+    proba = clf.predict_proba([long_document, long_document + "pills"])
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_single_and_batch_prediction_agree():
+    clf = nbtext.train(DOCS, LABELS, model="bernoulli")
+    batch = clf.predict_log_proba(DOCS)
+    singles = np.vstack([clf.predict_log_proba([d]) for d in DOCS])
+    np.testing.assert_allclose(batch, singles, rtol=1e-12)
+
+
+def test_with_alpha_resmooths_without_retraining():
+    clf = nbtext.train(DOCS, LABELS, alpha=1.0)
+    resmoothed = clf.with_alpha(0.1)
+    retrained = nbtext.train(DOCS, LABELS, alpha=0.1)
+    np.testing.assert_allclose(resmoothed.feature_log_prob, retrained.feature_log_prob, rtol=1e-12)
+    assert not np.allclose(resmoothed.feature_log_prob, clf.feature_log_prob)
+
+
+@pytest.mark.parametrize("alpha", [0, -1, float("nan"), float("inf")])
+def test_alpha_must_be_positive(alpha):
+    with pytest.raises(NbtextError, match="--alpha must be a number > 0"):
+        nbtext.train(DOCS, LABELS, alpha=alpha)
+
+
+def test_one_class_is_refused():
+    with pytest.raises(NbtextError, match="need at least two classes"):
+        nbtext.train(DOCS[:2], LABELS[:2])
+
+
+def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
+    tokens = [d.split() for d in DOCS]
+    whole = CountTable(binary=False)
+    whole.add(tokens, LABELS)
+    left, right = CountTable(binary=False), CountTable(binary=False)
+    left.add(tokens[3:], LABELS[3:])
+    right.add(tokens[:3], LABELS[:3])
+    left.merge(right)
+    a, b = whole.sorted_view(), left.sorted_view()
+    assert a[0] == b[0] and a[1] == b[1]
+    np.testing.assert_array_equal(a[2], b[2])
+    np.testing.assert_array_equal(a[3], b[3])
+    assert a[3].sum() == sum(len(t) for t in tokens)

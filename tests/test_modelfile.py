@@ -1,0 +1,113 @@
+import os
+import pickle
+import struct
+
+import numpy as np
+import pytest
+
+import nbtext
+from nbtext import modelfile
+from nbtext.errors import NbtextError
+
+DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
+LABELS = ["spam", "spam", "ham", "ham", "ham"]
+PROBES = ["cheap lunch", "notes", "", "something else entirely"]
+
+
+@pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_round_trip_gives_identical_predictions(tmp_path, model_name, unknown):
+    clf = nbtext.train(DOCS, LABELS, model=model_name, unknown=unknown, alpha=0.3, ngrams=2, prior="uniform")
+    clf.save(tmp_path / "m")
+    loaded = nbtext.load(tmp_path / "m")
+    assert loaded.settings == clf.settings and loaded.classes == clf.classes and loaded.tokens == clf.tokens
+    np.testing.assert_array_equal(loaded.predict_log_proba(PROBES), clf.predict_log_proba(PROBES))
+
+
+def test_non_ascii_tokens_survive(tmp_path):
+    clf = nbtext.train(["été café été", "naïve résumé naïve", "日本語 日本語"], ["fr", "fr2", "ja"])
+    clf.save(tmp_path / "m")
+    assert nbtext.load(tmp_path / "m").tokens == clf.tokens
+
+
+@pytest.fixture
+def model_bytes(tmp_path):
+    path = tmp_path / "good.model"
+    nbtext.train(DOCS, LABELS).save(path)
+    return path.read_bytes()
+
+
+def refused(tmp_path, data, match):
+    path = tmp_path / "bad.model"
+    path.write_bytes(data)
+    with pytest.raises(NbtextError, match=match) as error:
+        nbtext.load(path)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("keep", [0, 5, 20, 200, -1])
+def test_truncated_files_are_refused(tmp_path, model_bytes, keep):
+    refused(tmp_path, model_bytes[:keep], "truncated|empty file|not an nbtext")
+
+
+def test_flipped_payload_byte_is_refused(tmp_path, model_bytes):
+    damaged = bytearray(model_bytes)
+    damaged[-3] ^= 0xFF
+    refused(tmp_path, bytes(damaged), "corrupt")
+
+
+def test_newer_format_version_is_refused(tmp_path, model_bytes):
+    magic = len(modelfile.MAGIC)
+    newer = model_bytes[:magic] + struct.pack("<I", modelfile.FORMAT_VERSION + 1) + model_bytes[magic + 4 :]
+    refused(tmp_path, newer, "newer than this nbtext")
+
+
+def test_text_file_is_refused(tmp_path):
+    refused(tmp_path, b"spam\tcheap pills\n", "not an nbtext model file")
+
+
+class _Payload:
+    """Unpickling this would create a marker file: the proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_pickle_is_refused_and_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    data = pickle.dumps(_Payload(str(marker)))
+    control = tmp_path / "control"
+    pickle.loads(pickle.dumps(_Payload(str(control)))).close()
+    assert control.exists()  # the payload does run when unpickled
+    refused(tmp_path, data, "pickle")
+    assert not marker.exists()
+    # a pickle hidden behind a valid magic is still never unpickled: it is just bad data
+    refused(tmp_path, modelfile.MAGIC + data, "corrupt|truncated|newer")
+    assert not marker.exists()
+
+
+def test_interrupted_save_keeps_the_old_model(tmp_path, monkeypatch):
+    path = tmp_path / "m"
+    old = nbtext.train(DOCS, LABELS)
+    old.save(path)
+    before = path.read_bytes()
+
+    def crash(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        nbtext.train(DOCS, LABELS, alpha=0.5).save(path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["m"]  # no temporary file left behind
+
+
+def test_saved_file_gets_normal_permissions(tmp_path):
+    path = tmp_path / "m"
+    nbtext.train(DOCS, LABELS).save(path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask

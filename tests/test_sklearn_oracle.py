@@ -1,0 +1,64 @@
+"""scikit-learn as an independent oracle, where the settings match exactly:
+--unknown ignore --min-count 1 --prior empirical --alpha 1 is CountVectorizer() + MultinomialNB /
+CountVectorizer(binary=True) + BernoulliNB."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.naive_bayes import BernoulliNB, MultinomialNB
+
+import nbtext
+
+from conftest import read_labelled
+
+EXACT = dict(unknown="ignore", min_count=1, prior="empirical", alpha=1.0)
+
+
+def decode(texts):
+    return [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in texts]
+
+
+def compare(model_name, train_texts, train_labels, test_texts):
+    ours = nbtext.train(train_texts, train_labels, model=model_name, **EXACT)
+    vectorizer = CountVectorizer(binary=model_name == "bernoulli")
+    X = vectorizer.fit_transform(decode(train_texts))
+    peer = (BernoulliNB if model_name == "bernoulli" else MultinomialNB)(alpha=1.0)
+    peer.fit(X, train_labels)
+    # same vocabulary, same column order (both sorted), same classes
+    assert ours.vocabulary == list(vectorizer.get_feature_names_out())
+    assert ours.classes == list(peer.classes_)
+    np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ours.class_log_prior, peer.class_log_prior_, rtol=0, atol=1e-12)
+    X_test = vectorizer.transform(decode(test_texts))
+    np.testing.assert_allclose(
+        ours.predict_log_proba(test_texts), peer.predict_log_proba(X_test), rtol=1e-9, atol=1e-6
+    )
+    return ours.predict(test_texts), list(peer.predict(X_test))
+
+
+@pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
+def test_20newsgroups_equals_sklearn(news20, model_name):
+    train_texts, train_labels = read_labelled(news20 / "train")
+    test_texts, _ = read_labelled(news20 / "test")
+    ours, theirs = compare(model_name, train_texts, train_labels, test_texts)
+    assert len(ours) == 7532
+    assert ours == theirs
+
+
+words = st.sampled_from("alpha beta gamma delta epsilon zeta eta theta Iota KAPPA".split())
+documents = st.lists(words, max_size=12).map(" ".join)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(documents, st.sampled_from(["x", "y", "z"])), min_size=3, max_size=30),
+    st.lists(documents, min_size=2, max_size=5),
+    st.sampled_from(["multinomial", "bernoulli"]),
+)
+def test_random_corpora_equal_sklearn(pairs, test_texts, model_name):
+    texts = [t for t, _ in pairs]
+    labels = [l for _, l in pairs]
+    assume(len(set(labels)) >= 2 and any(texts))  # both tools refuse the others
+    ours, theirs = compare(model_name, texts, labels, test_texts)
+    assert ours == theirs
