@@ -1,8 +1,9 @@
-"""The command line: a thin click layer over the Python API (nbtext.model, nbtext.modelfile).
+"""The command line: a thin click layer over the Python API (nbtext.model, nbtext.sources).
 
 Only this module imports click. Library errors (NbtextError) become `Error: ...` on
 stderr with exit status 1; usage errors exit 2. numpy and scipy are imported only by the
-commands that need them, so `nbtext --help` and start-up stay fast.
+commands that need them, and scipy only for batches, so one message through
+`nbtext predict` starts fast.
 """
 
 import json
@@ -19,39 +20,23 @@ from nbtext.errors import NbtextError
 DEFAULT_MODEL = "nbtext.model"
 BATCH = 1000
 
-model_option = click.option(
-    "-m", "--model-file", "model_path", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL",
-    show_default=True, help="Model file to read (or set $NBTEXT_MODEL).",
-)
-alpha_override = click.option(
-    "--alpha", type=float, default=None,
-    help="Re-smooth with this λ instead of the model's (no retraining needed).",
-)
-
-
-@contextmanager
-def user_errors():
-    """Turn the library's errors into one-line `Error: ...` messages, never tracebacks."""
-    try:
-        yield
-    except NbtextError as e:
-        raise click.ClickException(str(e)) from None
-    except MemoryError:
-        raise click.ClickException("out of memory") from None
-
 
 class OneLineErrors(click.Group):
     """A click group whose every error is one line on stderr: `Error: ...`.
 
-    Usage errors exit 2 and name the --help to read; library errors exit 1; a reader
-    that closes the pipe early (`nbtext predict ... | head -1`) ends the run quietly.
+    Usage errors exit 2 and name the --help to read (3 under `predict --is`, whose 2
+    means unsure); library errors exit 1; a reader that closes the pipe early
+    (`nbtext predict ... | head -1`) ends the run quietly.
     """
 
     def main(self, args=None, prog_name=None, **extra):
         extra.pop("standalone_mode", None)
+        argv = list(sys.argv[1:] if args is None else args)
         try:
-            status = super().main(args, "nbtext", standalone_mode=False, **extra)
+            status = super().main(argv, "nbtext", standalone_mode=False, **extra)
         except click.UsageError as e:
+            if "--is" in argv:
+                sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
             click.echo(f"Error: {e.format_message()}{hint}", err=True)
             sys.exit(e.exit_code)
@@ -68,73 +53,136 @@ class OneLineErrors(click.Group):
         sys.exit(status if isinstance(status, int) else 0)
 
 
-@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="nbtext")
-def cli():
-    """nbtext: a Naive Bayes text classifier for the shell.
-
-    \b
-      nbtext train spam/ ham/             # one folder per class -> ./nbtext.model
-      nbtext predict < message.txt        # prints the label: spam
-      nbtext predict inbox/               # path<TAB>label<TAB>probability
-      nbtext eval test/spam test/ham      # accuracy, precision, recall, F1
-    """
+@contextmanager
+def user_errors():
+    """Turn the library's errors into one-line `Error: ...` messages, never tracebacks."""
+    try:
+        yield
+    except NbtextError as e:
+        raise click.ClickException(str(e)) from None
+    except MemoryError:
+        raise click.ClickException("out of memory") from None
 
 
-# --- train ---------------------------------------------------------------------------
-@cli.command()
-@click.argument("class_dirs", nargs=-1, required=True, metavar="CLASS_DIR...")
-@click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
-              default="multinomial", show_default=True,
-              help="Event model: token counts (multinomial) or token presence (bernoulli).")
-@click.option("--alpha", type=float, default=1.0, show_default=True,
-              help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone.")
-@click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
-              default="smoothed", show_default=True,
-              help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.")
-@click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Tokens seen fewer times are pruned (counted as UNK).")
-@click.option("--max-features", type=click.IntRange(min=1), default=None,
-              help="Keep only the N most frequent tokens.")
-@click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Add word n-grams up to N.")
-@click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
-              help="Pruned and unseen tokens: count them as UNK, or drop them.")
-@click.option("-o", "--output", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL", show_default=True,
-              help="Model file to write (or set $NBTEXT_MODEL).")
-def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams, unknown, output):
-    """Train a model from folders of documents, one folder per class.
+class Skipped:
+    """Reports each document that cannot be read or parsed, by name, and counts them."""
 
-    Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
-    LABEL=DIR to name it. Files are found recursively; hidden ones are skipped;
-    bytes are read as UTF-8 (bad bytes become U+FFFD).
+    def __init__(self):
+        self.count = 0
 
-    \b
-      nbtext train spam/ ham/
-      nbtext train --model bernoulli --alpha 0.1 -o mail.model junk=spam/ good=ham/
-    """
-    from nbtext.corpus import labelled_files, read_batches
-    from nbtext.model import train_corpus
+    def __call__(self, doc, message):
+        self.count += 1
+        click.echo(f"nbtext: skipped {doc.name}: {message}", err=True)
 
-    with user_errors():
-        check_writable(output)
-        files = labelled_files(class_dirs)
-        started = time.perf_counter()
-        model = train_corpus(
-            lambda: read_batches(files, BATCH),
-            model=event_model, alpha=alpha, prior=prior, min_count=min_count,
-            max_features=max_features, ngrams=ngrams, unknown=unknown,
-        )
-        model.save(output)
-        seconds = time.perf_counter() - started
-    per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
-    unk = " + UNK" if model.has_unk else ""
-    click.echo(
-        f"trained {model.event_model} on {int(model.class_count.sum()):,} documents ({per_class}); "
-        f"vocabulary {len(model.kept_columns):,} tokens{unk} of {len(model.tokens):,} seen; "
-        f"{seconds:.2f} s -> {output}",
-        err=True,
-    )
+    def summary(self, done):
+        if self.count:
+            click.echo(f"nbtext: {done:,} documents done, {self.count:,} skipped", err=True)
+        return 1 if self.count else 0
+
+
+# --- options shared by several commands -------------------------------------------------
+model_option = click.option(
+    "-m", "--model-file", "model_path", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL",
+    show_default=True, help="Model file to read (or set $NBTEXT_MODEL).",
+)
+alpha_override = click.option(
+    "--alpha", type=float, default=None,
+    help="Re-smooth with this λ instead of the model's (no retraining needed).",
+)
+jobs_option = click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Worker processes for reading, parsing and tokenizing.",
+)
+unsure_option = click.option(
+    "--unsure-below", type=click.FloatRange(0, 1), default=None,
+    help="Label 'unsure' when the winning class's probability is below P.",
+)
+
+
+def table_options(labelled):
+    """--table / --fasttext and their column options."""
+
+    def decorate(f):
+        options = [
+            click.option("--table", type=str, default=None,
+                         help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
+            click.option("--text-col", default="2", show_default=True,
+                         help="--table: the text column, by header name or 1-based number."),
+            click.option("--header/--no-header", default=None,
+                         help="--table: whether the first row names the columns "
+                              "[default: when a column is given by name]."),
+        ]
+        if labelled:
+            options += [
+                click.option("--label-col", default="1", show_default=True,
+                             help="--table: the label column, by header name or 1-based number."),
+                click.option("--fasttext", type=str, default=None,
+                             help="Documents from fastText lines: __label__spam some text."),
+            ]
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+def labelled_input(class_dirs, table, fasttext, label_col, text_col, header):
+    """A callable returning the labelled Documents of the arguments (so they can be read twice)."""
+    from nbtext import sources
+
+    given = [bool(class_dirs), table is not None, fasttext is not None]
+    if sum(given) != 1:
+        raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
+    if table is not None:
+        sources.check_path(table)
+        return lambda: _require_labels(sources.table_documents(table, label_col, text_col, header))
+    if fasttext is not None:
+        sources.check_path(fasttext)
+        return lambda: sources.fasttext_documents(fasttext)
+    sources.class_sources(class_dirs)  # paths checked now, before anything is read
+    return lambda: sources.labelled_documents(class_dirs)
+
+
+def _require_labels(docs):
+    for doc in docs:
+        if not doc.label:
+            raise NbtextError(f"{doc.name} has an empty label")
+        yield doc
+
+
+def in_batches(docs, size=BATCH):
+    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived."""
+    from nbtext.sources import PAUSE
+
+    batch = []
+    for doc in docs:
+        if doc is PAUSE:
+            if batch:
+                yield batch
+                batch = []
+            continue
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def with_progress(docs, label):
+    """A progress counter on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return docs
+
+    def counted():
+        with click.progressbar(length=0, label=label, file=sys.stderr, show_pos=True,
+                               show_percent=False, show_eta=False) as bar:
+            for doc in docs:
+                bar.length += 1
+                bar.update(1)
+                yield doc
+
+    return counted()
 
 
 def check_writable(path):
@@ -157,119 +205,349 @@ def load_model(path, alpha=None):
     return model if alpha is None else model.with_alpha(alpha)
 
 
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="nbtext")
+def cli():
+    """nbtext: a Naive Bayes text classifier for the shell.
+
+    \b
+      nbtext train spam/ ham/             # one folder per class -> ./nbtext.model
+      nbtext predict < message.txt        # prints the label: spam
+      nbtext predict ~/Maildir            # path<TAB>label<TAB>probability
+      nbtext eval test/spam test/ham      # accuracy, precision, recall, F1
+      nbtext filter < msg > tagged        # adds X-Nbtext-Class: spam
+
+    Run 'nbtext COMMAND --help' for each command's options and examples.
+    """
+
+
+# --- train ---------------------------------------------------------------------------
+TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", "ngrams",
+                  "unknown", "input_mode", "headers")
+
+
+@cli.command()
+@click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]")
+@click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
+              default="multinomial", show_default=True,
+              help="Event model: token counts (multinomial) or token presence (bernoulli).")
+@click.option("--alpha", type=float, default=1.0, show_default=True,
+              help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone.")
+@click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
+              default="smoothed", show_default=True,
+              help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.")
+@click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Tokens seen fewer times are pruned (counted as UNK).")
+@click.option("--max-features", type=click.IntRange(min=1), default=None,
+              help="Keep only the N most frequent tokens.")
+@click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Add word n-grams up to N.")
+@click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
+              help="Pruned and unseen tokens: count them as UNK, or drop them.")
+@click.option("--input", "input_mode", type=click.Choice(["auto", "mail", "text"]), default="auto",
+              show_default=True, help="Parse documents as e-mail: when they look like it, always, never.")
+@click.option("--headers", default="subject,from,to,content-type", show_default=True,
+              help="Mail headers whose words become tagged tokens (subject:free).")
+@click.option("-o", "--output", default=None,
+              help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
+@click.option("--update", is_flag=True,
+              help="Add the documents to the model -m (same message twice counts once; "
+                   "under another label it moves).")
+@model_option
+@table_options(labelled=True)
+@jobs_option
+def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams, unknown,
+          input_mode, headers, output, update, model_path, table, text_col, header, label_col,
+          fasttext, jobs):
+    """Train a model from folders of documents, one folder per class.
+
+    Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
+    LABEL=PATH to name it. A PATH is a folder (every file below it, one document each;
+    hidden ones skipped), a Maildir, or an mbox file (every message). Bytes are read as
+    UTF-8 (bad bytes become U+FFFD); messages are parsed as e-mail (see --input).
+
+    \b
+      nbtext train spam/ ham/
+      nbtext train --model bernoulli --alpha 0.1 -o mail.model junk=spam.mbox good=~/Maildir
+      nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
+      nbtext train --fasttext labelled.txt
+      nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
+    """
+    from nbtext.model import train_corpus, update as update_model
+
+    ctx = click.get_current_context()
+    with user_errors():
+        if output is None:
+            output = model_path if update else os.environ.get("NBTEXT_MODEL", DEFAULT_MODEL)
+        check_writable(output)
+        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
+        skipped = Skipped()
+        started = time.perf_counter()
+        if update:
+            explicit = [name for name in TRAIN_SETTINGS
+                        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+            if explicit:
+                raise NbtextError(
+                    f"--update keeps the model's own settings; drop --{explicit[0].replace('_mode', '').replace('_', '-')}"
+                )
+            model, stats = update_model(load_model(model_path), lambda: in_batches(docs()), skipped)
+        else:
+            model = train_corpus(
+                lambda: in_batches(docs()), on_error=skipped, jobs=jobs,
+                model=event_model, alpha=alpha, prior=prior, min_count=min_count,
+                max_features=max_features, ngrams=ngrams, unknown=unknown, input=input_mode,
+                headers=tuple(h.strip() for h in headers.split(",") if h.strip()),
+            )
+        model.save(output)
+        seconds = time.perf_counter() - started
+    per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
+    unk = " + UNK" if model.has_unk else ""
+    learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
+               if update else "")
+    click.echo(
+        f"{learned}{model.event_model} model of {int(model.class_count.sum()):,} documents ({per_class}); "
+        f"vocabulary {len(model.kept_columns):,} tokens{unk} of {len(model.tokens):,} seen; "
+        f"{seconds:.2f} s -> {output}",
+        err=True,
+    )
+    return skipped.summary(int(model.class_count.sum()))
+
+
 # --- predict -------------------------------------------------------------------------
 @cli.command()
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @model_option
 @alpha_override
 @click.option("--format", "output_format", type=click.Choice(["tsv", "json"]), default="tsv",
-              show_default=True, help="tsv: path, label, probability; json: one object per line.")
+              show_default=True, help="tsv: name, label, probability; json: one object per line.")
 @click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns.")
-def predict(paths, model_path, alpha, output_format, proba):
-    """Classify documents: stdin, files, or folders of files.
+@click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N).")
+@click.option("-0", "--null", "separator", flag_value=b"\0", help="NUL-separated documents.")
+@table_options(labelled=False)
+@unsure_option
+@click.option("--is", "is_label", default=None, metavar="LABEL",
+              help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.")
+@click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
+@jobs_option
+def predict(paths, model_path, alpha, output_format, proba, separator, table, text_col, header,
+            unsure_below, is_label, verbose, jobs):
+    """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone.
     Empty stdin is the empty document: it gets the label the prior favours.
-    With paths, one line per document, in input order (folders recursively, sorted):
-    path<TAB>label<TAB>probability of that label.
+    Otherwise one line per document, in input order (folders recursively, sorted):
+    name<TAB>label<TAB>probability of that label. mbox messages are named PATH:N,
+    records of --lines / -0 streams -:N. A document that cannot be read or parsed is
+    reported on stderr and skipped (exit status 1 at the end).
 
     \b
       cat message.txt | nbtext predict
-      nbtext predict -m mail.model inbox/ note.txt
-      nbtext predict --format json inbox/ | head
+      nbtext predict -m mail.model ~/Maildir inbox.mbox note.txt
+      nbtext predict --lines < tweets.txt | cut -f2 | sort | uniq -c
+      if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
+    if is_label is not None:
+        return predict_is(model_path, alpha, is_label, unsure_below, verbose)
     with user_errors():
         model = load_model(model_path, alpha)
-        if not paths or paths == ("-",):
+        if table is not None:
+            if paths:
+                raise NbtextError("give PATH... or --table FILE, not both")
+            from nbtext.sources import table_documents
+
+            docs = table_documents(table, None, text_col, header)
+        elif (not paths or paths == ("-",)) and separator is None:
             document = sys.stdin.buffer.read()
-            click.echo(model.predict([document])[0])
-            return
-        write_predictions(model, document_stream(paths), output_format, proba)
-
-
-def document_stream(paths):
-    """(name, bytes) for every document the PATH arguments name, in order."""
-    from nbtext.corpus import document_files, read_document
-
-    files = [path if path == "-" else document_files(path) for path in paths]  # check all first
-    for found in files:
-        if found == "-":
-            yield "-", sys.stdin.buffer.read()
+            probabilities = model.predict_proba([document])[0]
+            click.echo(decide(model, probabilities, unsure_below)[0])
+            return 0
         else:
-            for path in found:
-                yield path, read_document(path)
+            docs = path_documents(paths or ("-",), separator)
+        skipped = Skipped()
+        done = write_predictions(model, model_path, alpha, with_progress(docs, "classifying"),
+                                 output_format, proba, unsure_below, jobs, skipped)
+    return skipped.summary(done)
 
 
-def write_predictions(model, documents, output_format, proba):
+def path_documents(paths, separator):
+    from nbtext.sources import check_path, documents
+
+    for path in paths:
+        check_path(path)  # all of them, before the first line is written
+    for path in paths:
+        yield from documents(path, separator)
+
+
+def decide(model, probabilities, unsure_below):
+    """(label, its probability): the most probable class, or 'unsure' below the threshold."""
+    k = int(probabilities.argmax())
+    p = float(probabilities[k])
+    if unsure_below is not None and p < unsure_below:
+        return "unsure", p
+    return model.classes[k], p
+
+
+def scored_batches(model, model_path, alpha, docs, jobs, skipped):
+    """(documents, probabilities) per batch, in input order, on `jobs` processes."""
+    from nbtext.model import tokenized
+
+    if jobs > 1:
+        from nbtext.parallel import CHUNK, score_in_workers
+
+        for kept, probabilities, errors in score_in_workers(model_path, alpha, in_batches(docs, CHUNK), jobs):
+            for name, message in errors:
+                skipped(type("Doc", (), {"name": name}), message)
+            if kept:
+                yield kept, probabilities
+        return
+    for batch in in_batches(docs):
+        kept, token_lists = tokenized(model.tokenize, batch, skipped)
+        if kept:
+            yield kept, model.proba_of_tokens(token_lists)
+
+
+def write_predictions(model, model_path, alpha, docs, output_format, proba, unsure_below, jobs, skipped):
     out = sys.stdout
     if proba and output_format == "tsv":
         out.write("#path\tlabel\tprobability\t" + "\t".join(model.classes) + "\n")
-    batch = []
-    for item in documents:
-        batch.append(item)
-        if len(batch) == BATCH:
-            _write_batch(model, batch, output_format, proba, out)
-            batch = []
-    if batch:
-        _write_batch(model, batch, output_format, proba, out)
+    done = 0
+    for kept, probabilities in scored_batches(model, model_path, alpha, docs, jobs, skipped):
+        lines = []
+        for doc, row in zip(kept, probabilities):
+            label, p = decide(model, row, unsure_below)
+            if output_format == "json":
+                lines.append(json.dumps({
+                    "path": doc.name, "label": label,
+                    "probabilities": dict(zip(model.classes, row.tolist())),
+                }, ensure_ascii=False))
+            else:
+                columns = [doc.name, label, f"{p:.4f}"]
+                if proba:
+                    columns += [f"{q:.4f}" for q in row.tolist()]
+                lines.append("\t".join(columns))
+        out.write("\n".join(lines) + "\n")
+        out.flush()
+        done += len(kept)
+    return done
 
 
-def _write_batch(model, batch, output_format, proba, out):
-    probabilities = model.predict_proba([doc for _, doc in batch])
-    winners = probabilities.argmax(axis=1)
-    lines = []
-    for (name, _), row, k in zip(batch, probabilities.tolist(), winners.tolist()):
-        if output_format == "json":
-            lines.append(json.dumps({
-                "path": name, "label": model.classes[k],
-                "probabilities": dict(zip(model.classes, row)),
-            }, ensure_ascii=False))
-        else:
-            columns = [name, model.classes[k], f"{row[k]:.4f}"]
-            if proba:
-                columns += [f"{p:.4f}" for p in row]
-            lines.append("\t".join(columns))
-    out.write("\n".join(lines) + "\n")
-    out.flush()
+def predict_is(model_path, alpha, is_label, unsure_below, verbose):
+    """bogofilter's convention: 0 is LABEL, 1 is not, 2 unsure, 3 error; silent unless -v."""
+    try:
+        model = load_model(model_path, alpha)
+        if is_label not in model.classes:
+            raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
+        probabilities = model.predict_proba([sys.stdin.buffer.read()])[0]
+        label, p = decide(model, probabilities, unsure_below)
+    except NbtextError as e:
+        if verbose:
+            click.echo(f"Error: {e}", err=True)
+        return 3
+    if verbose:
+        click.echo(f"{label}\t{p:.4f}")
+    return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
 # --- eval ----------------------------------------------------------------------------
 @cli.command(name="eval")
-@click.argument("class_dirs", nargs=-1, required=True, metavar="CLASS_DIR...")
+@click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]")
 @model_option
 @alpha_override
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="A readable table, or one JSON object.")
-def evaluate(class_dirs, model_path, alpha, output_format):
-    """Score a model on labelled folders (named as in train).
+@table_options(labelled=True)
+@unsure_option
+@jobs_option
+def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, header, label_col,
+             fasttext, unsure_below, jobs):
+    """Score a model on labelled documents (given as in train).
 
     Prints accuracy, per-class precision, recall, F1 and support, macro averages and
-    the confusion matrix (rows: true class, columns: predicted).
+    the confusion matrix (rows: true class, columns: predicted). With --unsure-below,
+    documents below the threshold are counted as unsure and scored apart.
 
     \b
       nbtext eval -m nbtext.model test/spam test/ham
+      nbtext eval --table sms-test.tsv --unsure-below 0.9
       nbtext eval --format json test/spam test/ham | jq .accuracy
     """
-    from nbtext.corpus import labelled_files, read_batches
     from nbtext.metrics import evaluate as score, format_report, json_safe
 
     with user_errors():
         model = load_model(model_path, alpha)
-        files = labelled_files(class_dirs)
-        unknown = sorted({label for label, _ in files} - set(model.classes))
-        if unknown:
-            raise NbtextError(
-                f"label {unknown[0]!r} is not a class of the model (its classes: {', '.join(model.classes)})"
-            )
-        truth, guesses = [], []
-        for batch in read_batches(files, BATCH):
-            truth.extend(label for label, _ in batch)
-            guesses.extend(model.predict([doc for _, doc in batch]))
+        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
+        known = set(model.classes)
+
+        def checked():
+            for doc in docs():
+                if doc.label not in known:
+                    raise NbtextError(
+                        f"label {doc.label!r} is not a class of the model (its classes: {', '.join(model.classes)})"
+                    )
+                yield doc
+
+        skipped = Skipped()
+        truth, guesses, unsure = [], [], 0
+        for kept, probabilities in scored_batches(model, model_path, alpha, checked(), jobs, skipped):
+            for doc, row in zip(kept, probabilities):
+                label, _ = decide(model, row, unsure_below)
+                if label == "unsure":
+                    unsure += 1
+                    continue
+                truth.append(doc.label)
+                guesses.append(label)
         report = score(truth, guesses, model.classes)
+        if unsure_below is not None:
+            report["unsure"] = unsure
+            report["unsure_below"] = unsure_below
     if output_format == "json":
         click.echo(json.dumps(json_safe(report)))
     else:
         click.echo(format_report(report))
+    return skipped.summary(len(truth) + unsure)
+
+
+# --- filter --------------------------------------------------------------------------
+@cli.command(name="filter")
+@model_option
+@alpha_override
+@unsure_option
+def filter_message(model_path, alpha, unsure_below):
+    """Mail filter: a message on stdin, the same message on stdout with two headers added.
+
+    X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block, with
+    the message's own line endings; every other byte passes through unchanged. A
+    message that cannot be parsed gets X-Nbtext-Class: error; if the model cannot be
+    loaded the message still passes through (with that header) and the exit status is 1.
+
+    \b
+      nbtext filter -m ~/.nbtext/mail.model < message > tagged
+      # procmail:  :0 fw
+      #            | nbtext filter -m $HOME/.nbtext/mail.model
+    """
+    from nbtext.mail import looks_like_mail
+    from nbtext.mailfilter import verdict_fields, with_headers
+
+    message = sys.stdin.buffer.read()
+    is_mail = looks_like_mail(message)
+    status, fields = 0, verdict_fields("error", None)
+    try:
+        model = load_model(model_path, alpha)
+    except NbtextError as e:
+        click.echo(f"Error: {e}", err=True)
+        status = 1
+    else:
+        try:
+            if not is_mail:
+                raise NbtextError("not a mail message (no header block)")
+            probabilities = model.predict_proba([message])[0]
+            fields = verdict_fields(*decide(model, probabilities, unsure_below))
+        except NbtextError as e:
+            click.echo(f"nbtext: {e}", err=True)
+    out = sys.stdout.buffer
+    out.write(with_headers(message, fields, is_mail))
+    out.flush()
+    return status
 
 
 def main():

@@ -55,36 +55,56 @@ class CountTable:
             class_count[: len(self._class_count)] = self._class_count
             self._class_count = class_count
 
-    def add(self, token_lists, labels):
-        """Count one batch: `token_lists[i]` is a document's tokens, `labels[i]` its class."""
+    @classmethod
+    def from_counts(cls, binary, classes, tokens, class_count, feature_count):
+        """A table holding existing counts (a trained model's), to add documents to."""
+        table = cls(binary)
+        table.labels.update((label, k) for k, label in enumerate(classes))
+        table.vocabulary.update((token, j) for j, token in enumerate(tokens))
+        table._class_count = np.array(class_count, dtype=np.float64)
+        table._feature_count = np.array(feature_count, dtype=np.float64).reshape(len(classes), len(tokens))
+        return table
+
+    def add(self, token_lists, labels, weight=1.0):
+        """Count one batch: `token_lists[i]` is a document's tokens, `labels[i]` its class.
+
+        `weight` -1 takes documents out again (an exact inverse of adding them).
+        """
         rows = np.fromiter(
             (self.labels.setdefault(label, len(self.labels)) for label in labels),
             dtype=np.intp,
         )
         ids, indptr = ids_and_indptr(token_lists, self.vocabulary.__getitem__)
         self._reserve(len(self.labels), len(self.vocabulary))
-        self._class_count[: len(self.labels)] += np.bincount(rows, minlength=len(self.labels))
+        self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
             return
         import scipy.sparse as sp
 
         X = csr_from_ids(ids, indptr, len(self.vocabulary), self.binary)
         Y = sp.csr_matrix(
-            (np.ones(len(rows)), rows, np.arange(len(rows) + 1)),
+            (np.full(len(rows), float(weight)), rows, np.arange(len(rows) + 1)),
             shape=(len(rows), len(self.labels)),
         )
         product = (Y.T @ X).tocoo()  # feature_count = Yᵀ X
         self._feature_count[product.row, product.col] += product.data
 
-    def merge(self, other):
-        """Add another table's counts (from a worker that counted other documents)."""
-        if other.binary != self.binary:
-            raise ValueError("cannot merge binary and count tables")
-        rows = np.array([self.labels.setdefault(l, len(self.labels)) for l in other.labels], dtype=np.intp)
-        cols = np.array([self.vocabulary[t] for t in other.vocabulary], dtype=np.intp)
+    def export(self):
+        """The counts as plain lists and arrays (sparse), cheap to send between processes."""
+        rows, cols = np.nonzero(self.feature_count)
+        return (
+            list(self.labels), list(self.vocabulary), self.class_count.copy(),
+            rows.astype(np.int32), cols.astype(np.int32), self.feature_count[rows, cols],
+        )
+
+    def merge(self, exported):
+        """Add counts exported by another table (a worker that counted other documents)."""
+        labels, tokens, class_count, rows, cols, data = exported
+        row_map = np.array([self.labels.setdefault(l, len(self.labels)) for l in labels], dtype=np.intp)
+        col_map = np.fromiter(map(self.vocabulary.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         self._reserve(len(self.labels), len(self.vocabulary))
-        self._class_count[rows] += other.class_count
-        self._feature_count[np.ix_(rows, cols)] += other.feature_count
+        self._class_count[row_map] += class_count
+        self._feature_count[row_map[rows], col_map[cols]] += data  # (row, col) pairs are unique
 
     def sorted_view(self):
         """(classes, tokens, class_count, feature_count), classes and tokens sorted."""

@@ -5,6 +5,7 @@ derives everything else (vocabulary pruning, the UNK feature, smoothed log-proba
 the prior) when first needed, so a loaded model can be re-smoothed with another λ.
 """
 
+import hashlib
 import math
 from functools import cached_property
 
@@ -22,11 +23,12 @@ from nbtext.event_models import (
     multinomial_log_prob,
 )
 from nbtext.features import DROPPED, FeatureLookup, count_vector, csr_from_ids, ids_and_indptr
-from nbtext.tokenize import Tokenizer
+from nbtext.sources import Document
+from nbtext.tokenize import DEFAULT_HEADERS, INPUT_MODES, Tokenizer
 
 UNKNOWN_MODES = ("unk", "ignore")
 UNK = "<UNK>"  # the name shown for the unknown-token feature (it is no token: tokens are \w+)
-DEFAULT_BATCH = 2000
+DEFAULT_BATCH = 1000
 
 
 def check_settings(event_model, alpha, prior, min_count, max_features, unknown, ngrams):
@@ -64,9 +66,14 @@ class NaiveBayes:
                      containing the token (bernoulli)
       unk_doc_count  (n_classes,) documents with at least one pruned token (bernoulli
                      with an UNK feature only: it cannot be derived from per-token counts)
+      journal        {content hash: label} of the documents learned, so that `update`
+                     counts a message once and can move it to another class
     """
 
-    def __init__(self, settings, classes, tokens, class_count, feature_count, unk_doc_count=None):
+    def __init__(
+        self, settings, classes, tokens, class_count, feature_count, unk_doc_count=None, journal=None
+    ):
+        self._journal = journal if journal is not None else {}
         self.settings = dict(settings)
         self.classes = list(classes)
         self.tokens = list(tokens)
@@ -94,9 +101,19 @@ class NaiveBayes:
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)},
             self.classes, self.tokens, self.class_count, self.feature_count, self.unk_doc_count,
+            self._journal,
         )
 
     # --- derived once, on first use -----------------------------------------------
+    @cached_property
+    def journal(self):
+        """{content hash: label}; decoded from the file's arrays only when asked for."""
+        if isinstance(self._journal, dict):
+            return self._journal
+        hashes, labels = self._journal  # (n, 16) bytes, (n,) class indices
+        blob = hashes.tobytes()
+        return {blob[16 * i : 16 * i + 16]: self.classes[k] for i, k in enumerate(labels.tolist())}
+
     @cached_property
     def kept_columns(self):
         """Indices into `tokens` of the features kept after --min-count and --max-features."""
@@ -156,8 +173,12 @@ class NaiveBayes:
     # --- prediction -----------------------------------------------------------------
     def joint_log_likelihood(self, documents):
         """log P(k) + log P(x | k) for each document, shape (n_documents, n_classes)."""
+        return self.joint_log_likelihood_of_tokens(map(self.tokenize, documents))
+
+    def joint_log_likelihood_of_tokens(self, token_lists):
+        """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
         weights, bias = self._weights
-        ids, indptr = ids_and_indptr(map(self.tokenize, documents), self.lookup.__getitem__)
+        ids, indptr = ids_and_indptr(token_lists, self.lookup.__getitem__)
         n_features = weights.shape[1]
         if len(indptr) == 2:  # one document: numpy only, scipy is never imported
             x = count_vector(ids, n_features, self.binary)
@@ -165,6 +186,10 @@ class NaiveBayes:
         else:
             jll = np.asarray(csr_from_ids(ids, indptr, n_features, self.binary) @ weights.T)
         return jll + bias + self.class_log_prior
+
+    def proba_of_tokens(self, token_lists):
+        """P(k | document) for documents already tokenized by `self.tokenize`."""
+        return np.exp(log_normalize(self.joint_log_likelihood_of_tokens(token_lists)))
 
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""
@@ -187,19 +212,44 @@ class NaiveBayes:
         save(self, path)
 
 
-def train(
-    documents,
-    labels,
-    *,
-    model="multinomial",
-    alpha=1.0,
-    prior="smoothed",
-    min_count=2,
-    max_features=None,
-    ngrams=1,
-    unknown="unk",
-):
+TRAIN_DEFAULTS = {
+    "model": "multinomial",
+    "alpha": 1.0,
+    "prior": "smoothed",
+    "min_count": 2,
+    "max_features": None,
+    "ngrams": 1,
+    "unknown": "unk",
+    "input": "auto",
+    "headers": DEFAULT_HEADERS,
+}
+
+
+def make_settings(**options):
+    """The validated settings a model stores, from train options (see TRAIN_DEFAULTS)."""
+    unknown_options = set(options) - set(TRAIN_DEFAULTS)
+    if unknown_options:
+        raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
+    o = {**TRAIN_DEFAULTS, **options}
+    check_settings(o["model"], o["alpha"], o["prior"], o["min_count"], o["max_features"], o["unknown"], o["ngrams"])
+    if o["input"] not in INPUT_MODES:
+        raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
+    return {
+        "event_model": o["model"],
+        "alpha": float(o["alpha"]),
+        "prior": o["prior"],
+        "min_count": o["min_count"],
+        "max_features": o["max_features"],
+        "unknown": o["unknown"],
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
+    }
+
+
+def train(documents, labels, **options):
     """Train from parallel sequences of documents (str or bytes) and labels.
+
+    Options (all optional): model, alpha, prior, min_count, max_features, ngrams,
+    unknown, input, headers; see TRAIN_DEFAULTS.
 
     >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
     >>> clf.predict(["cheap lunch pills"])
@@ -209,18 +259,15 @@ def train(
     labels = list(labels)
     if len(documents) != len(labels):
         raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
-    return train_corpus(
-        lambda: _batches(zip(labels, documents)),
-        model=model, alpha=alpha, prior=prior, min_count=min_count,
-        max_features=max_features, ngrams=ngrams, unknown=unknown,
-    )
+    corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
+    return train_corpus(lambda: batched(corpus, DEFAULT_BATCH), **options)
 
 
-def _batches(pairs, size=DEFAULT_BATCH):
-    """Group (label, document) pairs into lists of at most `size`."""
+def batched(items, size):
+    """Lists of at most `size` items."""
     batch = []
-    for pair in pairs:
-        batch.append(pair)
+    for item in items:
+        batch.append(item)
         if len(batch) == size:
             yield batch
             batch = []
@@ -228,51 +275,118 @@ def _batches(pairs, size=DEFAULT_BATCH):
         yield batch
 
 
-def train_corpus(
-    batches,
-    *,
-    model="multinomial",
-    alpha=1.0,
-    prior="smoothed",
-    min_count=2,
-    max_features=None,
-    ngrams=1,
-    unknown="unk",
-):
-    """Train from `batches()`, a callable returning an iterator of [(label, document), ...].
+def tokenized(tokenize, batch, on_error=None):
+    """(documents, token lists) of a batch, leaving out documents that cannot be read or
+    parsed: each is passed to `on_error(document, message)`, or raises without one."""
+    kept, token_lists = [], []
+    for doc in batch:
+        try:
+            if doc.error is not None:
+                raise NbtextError(f"cannot read it ({doc.error})")
+            token_lists.append(tokenize(doc.data))
+            kept.append(doc)
+        except NbtextError as e:
+            if on_error is None:
+                raise NbtextError(f"{doc.name}: {e}") from None
+            on_error(doc, str(e))
+    return kept, token_lists
 
-    The corpus is read once; a Bernoulli model with an UNK feature reads it a second
-    time, since which documents contain a pruned token is known only after counting.
+
+def train_corpus(batches, on_error=None, jobs=1, **options):
+    """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
+
+    The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
+    batches); a Bernoulli model with an UNK feature reads it a second time, since which
+    documents contain a pruned token is known only after counting.
     """
-    check_settings(model, alpha, prior, min_count, max_features, unknown, ngrams)
-    tokenizer = Tokenizer(ngrams)
-    table = CountTable(binary=model == "bernoulli")
-    for batch in batches():
-        table.add([tokenizer(doc) for _, doc in batch], [label for label, _ in batch])
+    settings = make_settings(**options)
+    table = CountTable(binary=settings["event_model"] == "bernoulli")
+    journal = {}
+    if jobs > 1:
+        from nbtext.parallel import count_in_workers
+
+        for exported, hashes, errors in count_in_workers(settings, batches(), jobs):
+            for name, message in errors:
+                if on_error is None:
+                    raise NbtextError(f"{name}: {message}")
+                on_error(Document(name, None), message)
+            table.merge(exported)
+            journal.update(hashes)
+    else:
+        tokenizer = Tokenizer.from_settings(settings["tokenizer"])
+        for batch in batches():
+            kept, token_lists = tokenized(tokenizer, batch, on_error)
+            table.add(token_lists, [doc.label for doc in kept])
+            journal.update((content_hash(doc.data), doc.label) for doc in kept)
+    return _finish(settings, table, journal, batches)
+
+
+def _finish(settings, table, journal, batches):
+    """The model of a finished count table (pruning checked, Bernoulli UNK counted)."""
     classes, tokens, class_count, feature_count = table.sorted_view()
     if len(classes) < 2:
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"
             + (f" ({classes[0]!r})" if classes else "")
         )
-    settings = {
-        "event_model": model,
-        "alpha": float(alpha),
-        "prior": prior,
-        "min_count": min_count,
-        "max_features": max_features,
-        "unknown": unknown,
-        "tokenizer": tokenizer.settings(),
-    }
-    nb = NaiveBayes(settings, classes, tokens, class_count, feature_count)
+    nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, journal=journal)
     if not len(nb.kept_columns) and not nb.has_unk:
         raise NbtextError(
-            f"after pruning, no tokens remain (try a lower --min-count than {min_count})"
+            f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
         )
     if nb.binary and nb.has_unk and len(nb.kept_columns) < len(tokens):
         unk_doc_count = _documents_with_unk(nb, batches())
-        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, unk_doc_count)
+        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, unk_doc_count, journal)
     return nb
+
+
+def content_hash(data):
+    """The journal's key for a document: 16 bytes of BLAKE2b of its bytes."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def update(model, batches, on_error=None):
+    """`model` plus the documents of `batches()`: equal to training on all of them at once.
+
+    New tokens get new columns and new classes new rows. A document already learned under
+    the same label (same content hash) is not counted again; one learned under another
+    label is moved: its counts leave the old class and join the new one.
+    Returns (new model, {"added": n, "moved": n, "duplicates": n}).
+    """
+    if model.binary and model.has_unk:
+        raise NbtextError(
+            "cannot --update a Bernoulli model with an UNK feature (which past documents held a "
+            "pruned token is not stored); retrain, or train it with --unknown ignore"
+        )
+    table = CountTable.from_counts(
+        model.binary, model.classes, model.tokens, model.class_count, model.feature_count
+    )
+    journal = dict(model.journal)
+    stats = {"added": 0, "moved": 0, "duplicates": 0}
+    for batch in batches():
+        kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
+        for doc, tokens in zip(kept, token_lists):
+            key = content_hash(doc.data)
+            previous = journal.get(key)
+            if previous == doc.label:
+                stats["duplicates"] += 1
+                continue
+            if previous is not None:
+                remove_tokens.append(tokens)
+                remove_labels.append(previous)
+                stats["moved"] += 1
+            else:
+                stats["added"] += 1
+            add_tokens.append(tokens)
+            add_labels.append(doc.label)
+            journal[key] = doc.label
+        if remove_tokens:
+            table.add(remove_tokens, remove_labels, weight=-1.0)
+        table.add(add_tokens, add_labels)
+    return _finish(model.settings, table, journal, batches), stats
 
 
 def _documents_with_unk(nb, batches):
@@ -281,10 +395,11 @@ def _documents_with_unk(nb, batches):
     row = {label: k for k, label in enumerate(nb.classes)}
     unk_doc_count = np.zeros(len(nb.classes))
     for batch in batches:
-        ids, indptr = ids_and_indptr((nb.tokenize(doc) for _, doc in batch), nb.lookup.__getitem__)
-        doc_of_id = np.repeat(np.arange(len(batch)), np.diff(indptr))
-        has_unk = np.zeros(len(batch), dtype=bool)
+        kept, token_lists = tokenized(nb.tokenize, batch, lambda doc, message: None)
+        ids, indptr = ids_and_indptr(token_lists, nb.lookup.__getitem__)
+        doc_of_id = np.repeat(np.arange(len(kept)), np.diff(indptr))
+        has_unk = np.zeros(len(kept), dtype=bool)
         has_unk[doc_of_id[ids == unk_column]] = True
-        rows = np.array([row[label] for label, _ in batch], dtype=np.intp)
+        rows = np.array([row[doc.label] for doc in kept], dtype=np.intp)
         unk_doc_count += np.bincount(rows[has_unk], minlength=len(nb.classes))
     return unk_doc_count

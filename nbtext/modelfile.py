@@ -14,7 +14,8 @@ CRC-32, so a truncated or corrupted file is refused rather than misread.
 
 Arrays: class_count (c,) f8; the (c, V) feature counts as CSR rows count_data f8,
 count_indices i4, count_indptr i8; vocabulary, the V tokens as UTF-8 joined by NUL
-(tokens never contain NUL); unk_doc_count (c,) f8 for a Bernoulli model with UNK.
+(tokens never contain NUL); unk_doc_count (c,) f8 for a Bernoulli model with UNK; journal_hashes (n, 16) u1 and
+journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned.
 """
 
 import json
@@ -80,6 +81,11 @@ def _arrays(model):
     }
     if model.unk_doc_count is not None:
         arrays["unk_doc_count"] = model.unk_doc_count.astype("<f8")
+    if model.journal:
+        row = {label: k for k, label in enumerate(model.classes)}
+        keys = b"".join(model.journal)
+        arrays["journal_hashes"] = np.frombuffer(keys, dtype="|u1").reshape(len(model.journal), 16)
+        arrays["journal_labels"] = np.array([row[label] for label in model.journal.values()], dtype="<i4")
     return arrays
 
 
@@ -142,12 +148,25 @@ def load(path):
             settings["max_features"], settings["unknown"], settings["tokenizer"]["ngrams"],
         )
         return NaiveBayes(
-            settings, classes, tokens, arrays["class_count"], feature_count, arrays.get("unk_doc_count")
+            settings, classes, tokens, arrays["class_count"], feature_count,
+            arrays.get("unk_doc_count"), _journal(arrays, classes),
         )
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
+
+
+def _journal(arrays, classes):
+    """(hashes, class indices) of the journal, checked (the model decodes it when needed)."""
+    if "journal_hashes" not in arrays:
+        return {}
+    hashes, labels = arrays["journal_hashes"], arrays["journal_labels"]
+    if hashes.ndim != 2 or hashes.shape[1] != 16 or labels.shape != (len(hashes),):
+        raise ValueError("journal arrays do not agree")
+    if len(labels) and (labels.min() < 0 or labels.max() >= len(classes)):
+        raise ValueError("journal label out of range")
+    return hashes, labels
 
 
 def _split(data, path):

@@ -1,4 +1,4 @@
-"""Text to tokens: decode -> lowercase -> word tokens -> word n-grams.
+"""Documents to tokens: (mail parsing) -> decode -> lowercase -> word tokens -> word n-grams.
 
 Each step is a small function; `Tokenizer` glues them together with the settings that
 travel inside the model file, so prediction always tokenizes exactly as training did.
@@ -29,25 +29,61 @@ def word_ngrams(tokens, max_n):
     return grams
 
 
-class Tokenizer:
-    """`tokenize(document) -> list of tokens` for one fixed set of settings."""
+INPUT_MODES = ("auto", "mail", "text")
+DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # as nbtext.mail, without importing it
 
-    def __init__(self, ngrams=1):
+
+def text_tokens(text):
+    """The word tokens of already-decoded text."""
+    return _find_tokens(text.lower())
+
+
+class Tokenizer:
+    """`tokenize(document) -> list of tokens` for one fixed set of settings.
+
+    input: "text" reads every document as plain text; "mail" parses every document as an
+    RFC 822 message (nbtext.mail); "auto" parses those that start like one.
+    """
+
+    def __init__(self, ngrams=1, input="auto", headers=DEFAULT_HEADERS):
         if not isinstance(ngrams, int) or ngrams < 1:
             raise ValueError("ngrams must be a whole number >= 1")
+        if input not in INPUT_MODES:
+            raise ValueError(f"input must be one of {', '.join(INPUT_MODES)}")
         self.ngrams = ngrams
+        self.input = input
+        self.headers = tuple(h.lower() for h in headers)
 
     def settings(self):
         """What the model file stores to rebuild this tokenizer."""
-        return {"pattern": TOKEN_PATTERN.pattern, "lowercase": True, "ngrams": self.ngrams}
+        return {
+            "pattern": TOKEN_PATTERN.pattern, "lowercase": True, "ngrams": self.ngrams,
+            "input": self.input, "headers": list(self.headers),
+        }
 
     @classmethod
     def from_settings(cls, settings):
         if settings.get("pattern") != TOKEN_PATTERN.pattern or settings.get("lowercase") is not True:
             raise ValueError(f"unsupported tokenizer settings: {settings!r}")
-        return cls(ngrams=settings["ngrams"])
+        return cls(settings["ngrams"], settings["input"], settings["headers"])
+
+    def is_mail(self, data):
+        if self.input == "text":
+            return False
+        if self.input == "mail":
+            return True
+        from nbtext.mail import looks_like_mail
+
+        return looks_like_mail(data)
 
     def __call__(self, document):
+        if self.input != "text":
+            data = document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document
+            if self.is_mail(data):
+                from nbtext.mail import mail_tokens
+
+                tokens = mail_tokens(data, self.headers, text_tokens)
+                return word_ngrams(tokens, self.ngrams)
         tokens = _find_tokens(decode(document).lower())
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)

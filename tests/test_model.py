@@ -93,7 +93,7 @@ def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
     left, right = CountTable(binary=False), CountTable(binary=False)
     left.add(tokens[3:], LABELS[3:])
     right.add(tokens[:3], LABELS[:3])
-    left.merge(right)
+    left.merge(right.export())
     a, b = whole.sorted_view(), left.sorted_view()
     assert a[0] == b[0] and a[1] == b[1]
     np.testing.assert_array_equal(a[2], b[2])

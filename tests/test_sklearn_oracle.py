@@ -12,7 +12,7 @@ import nbtext
 
 from conftest import read_labelled
 
-EXACT = dict(unknown="ignore", min_count=1, prior="empirical", alpha=1.0)
+EXACT = dict(unknown="ignore", min_count=1, prior="empirical", alpha=1.0, input="text")
 
 
 def decode(texts):

@@ -1,0 +1,251 @@
+"""Where documents come from: every kind of PATH, stdin streams, and labelled tables.
+
+`documents(path)` is the one dispatcher for PATH arguments (train, predict and eval):
+
+    -            stdin: one document; with --lines one per line, with -0 one per
+                 NUL-separated record, named -:1, -:2, ...
+    Maildir      a folder with cur/ and new/: every message in cur/ and new/, sorted
+    folder       every file below it, recursively, in sorted order; hidden files and
+                 folders (names starting with '.') are skipped; one document per file
+    mbox file    a file starting with "From ": each message, named PATH:1, PATH:2, ...
+    other file   one document (with --lines / -0: one per line / record, PATH:N)
+
+Documents are yielded lazily, so memory stays bounded however many there are. A file that
+cannot be read is yielded as a Document with `error` set, so a batch can report it by name
+and go on.
+"""
+
+import csv
+import os
+import select
+import sys
+from typing import NamedTuple, Optional, Union
+
+from nbtext.errors import NbtextError
+
+PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
+
+
+class Document(NamedTuple):
+    name: str
+    data: Union[bytes, str, None]
+    label: Optional[str] = None
+    error: Optional[str] = None
+
+
+def is_maildir(path):
+    return os.path.isdir(os.path.join(path, "cur")) and os.path.isdir(os.path.join(path, "new"))
+
+
+def is_mbox(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(5) == b"From "
+    except OSError:
+        return False
+
+
+def check_path(path):
+    if path != "-" and not os.path.exists(path):
+        raise NbtextError(f"{path} does not exist")
+
+
+def documents(path, separator=None, label=None, stdin=None):
+    """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0"."""
+    if path == "-":
+        stdin = stdin if stdin is not None else sys.stdin.buffer
+        if separator is None:
+            yield Document("-", stdin.read(), label)
+        else:
+            for n, record in enumerate(stream_records(stdin, separator), 1):
+                yield record if record is PAUSE else Document(f"-:{n}", record, label)
+        return
+    check_path(path)
+    if os.path.isdir(path):
+        files = maildir_files(path) if is_maildir(path) else folder_files(path)
+        for file in files:
+            yield read_file(file, label)
+    elif separator is not None:
+        yield from file_records(path, separator, label)
+    elif is_mbox(path):
+        yield from mbox_messages(path, label)
+    else:
+        yield read_file(path, label)
+
+
+def folder_files(folder):
+    """Every file below `folder`, recursively, sorted; hidden files and folders skipped."""
+    found = []
+    for parent, subfolders, files in os.walk(folder):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+        found.extend(os.path.join(parent, f) for f in files if not f.startswith("."))
+    return sorted(found)
+
+
+def maildir_files(maildir):
+    """The messages of a Maildir: the files of cur/ and new/ (tmp/ holds unfinished ones)."""
+    return [
+        os.path.join(maildir, sub, name)
+        for sub in ("cur", "new")
+        for name in sorted(os.listdir(os.path.join(maildir, sub)))
+        if not name.startswith(".")
+    ]
+
+
+def read_file(path, label=None):
+    try:
+        with open(path, "rb") as f:
+            return Document(path, f.read(), label)
+    except OSError as e:
+        return Document(path, None, label, error=e.strerror or str(e))
+
+
+def mbox_messages(path, label=None):
+    """Each message of an mbox file, without its `From ` envelope line, named PATH:N."""
+    n, lines = 0, None
+    with open(path, "rb") as f:
+        for line in f:
+            if line.startswith(b"From "):
+                if lines is not None:
+                    yield Document(f"{path}:{n}", b"".join(lines), label)
+                n, lines = n + 1, []
+            elif lines is not None:
+                lines.append(line)
+    if lines is not None:
+        yield Document(f"{path}:{n}", b"".join(lines), label)
+
+
+def file_records(path, separator, label=None):
+    with open(path, "rb") as f:
+        for n, record in enumerate(stream_records(f, separator, pause=False), 1):
+            yield Document(f"{path}:{n}", record, label)
+
+
+def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
+    """Records of a byte stream split on `separator` (b"\\n" also drops a trailing \\r).
+
+    Reads whatever is available (os.read on the descriptor where there is one), so a
+    record is yielded as soon as its separator arrives; `PAUSE` is yielded when no more
+    input is ready yet, so a consumer can flush its batch instead of waiting.
+    """
+    fd = _fileno(stream)
+    pending = b""
+    while True:
+        if pause and fd is not None and not _ready(fd):
+            yield PAUSE
+        chunk = os.read(fd, chunk_size) if fd is not None else stream.read(chunk_size)
+        if not chunk:
+            break
+        pieces = (pending + chunk).split(separator)
+        pending = pieces.pop()
+        for piece in pieces:
+            yield _strip_cr(piece, separator)
+    if pending:
+        yield _strip_cr(pending, separator)
+
+
+def _strip_cr(record, separator):
+    return record[:-1] if separator == b"\n" and record.endswith(b"\r") else record
+
+
+def _fileno(stream):
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _ready(fd):
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+# --- labelled inputs ---------------------------------------------------------------------
+def class_sources(specs):
+    """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or `LABEL=PATH`."""
+    sources = []
+    for spec in specs:
+        if not os.path.exists(spec) and "=" in spec:
+            label, path = spec.split("=", 1)
+            if not label:
+                raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
+        else:
+            path = spec
+            label = os.path.basename(os.path.normpath(os.path.abspath(path)))
+            if is_mbox(path) and label.endswith((".mbox", ".mbx")):
+                label = label.rsplit(".", 1)[0]
+        check_path(path)
+        sources.append((label, path))
+    return sources
+
+
+def labelled_documents(specs):
+    """Documents of every CLASS_DIR, labelled. A class with no documents is an error,
+    found before any document is read."""
+    sources = class_sources(specs)
+    for label, path in sources:
+        if os.path.isdir(path) and not (maildir_files(path) if is_maildir(path) else folder_files(path)):
+            raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
+    for label, path in sources:
+        yield from documents(path, label=label)
+
+
+def _column(spec, header, path):
+    """0-based index of a column given by name or by 1-based number."""
+    if isinstance(spec, int) or str(spec).isdigit():
+        index = int(spec) - 1
+        if index < 0:
+            raise NbtextError(f"column numbers start at 1, not {spec}")
+        return index
+    if header is None:
+        raise NbtextError(f"{path} has no header row to find column {spec!r} in (give a number)")
+    names = [h.strip().lower() for h in header]
+    if str(spec).lower() not in names:
+        raise NbtextError(f"{path} has no column {spec!r} (its columns: {', '.join(header)})")
+    return names.index(str(spec).lower())
+
+
+def _table_reader(f, path):
+    """A csv reader for a TSV file, or a CSV file when the name ends in .csv."""
+    csv.field_size_limit(sys.maxsize)
+    if path.lower().endswith(".csv"):
+        return csv.reader(f)
+    return csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+def table_documents(path, label_col="1", text_col="2", header=None):
+    """Documents from the rows of a table. `header` None means: the first row is a header
+    exactly when a column is given by name."""
+    check_path(path)
+    if header is None:
+        header = not (str(label_col).isdigit() and (text_col is None or str(text_col).isdigit()))
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        rows = _table_reader(f, path)
+        names = next(rows, None) if header else None
+        label_index = None if label_col is None else _column(label_col, names, path)
+        text_index = _column(text_col, names, path)
+        needed = max(text_index, label_index or 0)
+        for n, row in enumerate(rows, 2 if header else 1):
+            if not row:
+                continue
+            if len(row) <= needed:
+                raise NbtextError(f"{path}:{n} has {len(row)} columns, expected at least {needed + 1}")
+            label = None if label_index is None else row[label_index].strip()
+            yield Document(f"{path}:{n}", row[text_index], label)
+
+
+def fasttext_documents(path):
+    """Documents from fastText lines: `__label__spam some text` (the first label counts)."""
+    check_path(path)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            words = line.split()
+            labels = [w for w in words if w.startswith("__label__")]
+            if not labels:
+                if words:
+                    raise NbtextError(f"{path}:{n} has no __label__ (expected '__label__LABEL text')")
+                continue
+            text = " ".join(w for w in words if not w.startswith("__label__"))
+            yield Document(f"{path}:{n}", text, labels[0][len("__label__"):])
