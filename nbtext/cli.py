@@ -231,8 +231,9 @@ TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", 
 @click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
               default="multinomial", show_default=True,
               help="Event model: token counts (multinomial) or token presence (bernoulli).")
-@click.option("--alpha", type=float, default=1.0, show_default=True,
-              help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone.")
+@click.option("--alpha", type=float, default=None,
+              help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone "
+                   "[default: 1; 0.1 when most training documents are e-mail].")
 @click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
               default="smoothed", show_default=True,
               help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.")
@@ -305,7 +306,8 @@ def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams
     learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
                if update else "")
     click.echo(
-        f"{learned}{model.event_model} model of {int(model.class_count.sum()):,} documents ({per_class}); "
+        f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
+        f"documents ({per_class}); "
         f"vocabulary {len(model.kept_columns):,} tokens{unk} of {len(model.tokens):,} seen; "
         f"{seconds:.2f} s -> {output}",
         err=True,

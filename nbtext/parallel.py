@@ -16,13 +16,14 @@ def _parallel(jobs):
 
 
 def count_chunk(settings, docs):
-    """A worker's partial counts: (exported CountTable, [(hash, label)], [(name, error)])."""
+    """A worker's partial counts: (exported CountTable, [(hash, label)], [(name, error)],
+    number of documents read as e-mail)."""
     tokenize = Tokenizer.from_settings(settings["tokenizer"])
     errors = []
     kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
     table = CountTable(binary=settings["event_model"] == "bernoulli")
     table.add(token_lists, [doc.label for doc in kept])
-    return table.export(), [(content_hash(d.data), d.label) for d in kept], errors
+    return table.export(), [(content_hash(d.data), d.label) for d in kept], errors, tokenize.mail_documents
 
 
 def count_in_workers(settings, chunks, jobs):

@@ -51,6 +51,7 @@ class Tokenizer:
         if input not in INPUT_MODES:
             raise ValueError(f"input must be one of {', '.join(INPUT_MODES)}")
         self.ngrams = ngrams
+        self.mail_documents = 0  # how many documents this tokenizer has read as e-mail
         self.input = input
         self.headers = tuple(h.lower() for h in headers)
 
@@ -83,6 +84,7 @@ class Tokenizer:
                 from nbtext.mail import mail_tokens
 
                 tokens = mail_tokens(data, self.headers, text_tokens)
+                self.mail_documents += 1
                 return word_ngrams(tokens, self.ngrams)
         tokens = _find_tokens(decode(document).lower())
         if self.ngrams > 1:
