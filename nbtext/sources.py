@@ -220,7 +220,7 @@ def table_documents(path, label_col="1", text_col="2", header=None):
     exactly when a column is given by name."""
     check_path(path)
     if header is None:
-        header = not (str(label_col).isdigit() and (text_col is None or str(text_col).isdigit()))
+        header = not all(str(col).isdigit() for col in (label_col, text_col) if col is not None)
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         rows = _table_reader(f, path)
         names = next(rows, None) if header else None

@@ -1,0 +1,164 @@
+"""Every input kind, through the command line: mbox, Maildir, streams, tables, fastText."""
+
+import json
+import os
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+import nbtext
+from nbtext.cli import cli
+from nbtext.sources import PAUSE, stream_records
+
+SPAM = [b"Subject: win money\n\nCheap pills, free prize, click now", b"Subject: offer\n\nFree prize money now"]
+HAM = [b"Subject: lunch\n\nMeeting notes for lunch on Thursday", b"Subject: notes\n\nThe meeting notes are attached"]
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def write_mbox(path, messages):
+    with open(path, "wb") as f:
+        for i, message in enumerate(messages):
+            f.write(b"From sender@example.com  Mon Jun 24 17:54:3%d 2002\n" % i + message + b"\n\n")
+
+
+def write_maildir(path, messages):
+    for sub in ("cur", "new", "tmp"):
+        (path / sub).mkdir(parents=True)
+    for i, message in enumerate(messages):
+        (path / ("cur" if i % 2 else "new") / f"{1000 + i}.host:2,S").write_bytes(message)
+    (path / "tmp" / "unfinished").write_bytes(b"Subject: partial\n\nnot delivered yet")
+
+
+@pytest.fixture
+def mail_model(tmp_path):
+    write_mbox(tmp_path / "spam.mbox", SPAM * 3)
+    write_maildir(tmp_path / "ham", HAM * 3)
+    path = tmp_path / "mail.model"
+    result = run("train", "--min-count", "1", "-o", path, tmp_path / "spam.mbox", tmp_path / "ham")
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_train_from_mbox_and_maildir(mail_model):
+    model = nbtext.load(mail_model)
+    assert model.classes == ["ham", "spam"]  # spam.mbox is class 'spam'
+    assert model.class_count.tolist() == [6, 6]  # tmp/ is not read
+    assert "subject:prize" not in model.tokens and "subject:offer" in model.tokens
+    assert "partial" not in model.tokens
+
+
+def test_predict_names_mbox_messages_path_n(mail_model, tmp_path):
+    write_mbox(tmp_path / "inbox", [SPAM[0], HAM[0], SPAM[1]])
+    result = run("predict", "-m", mail_model, tmp_path / "inbox")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [r[0] for r in rows] == [f"{tmp_path / 'inbox'}:{n}" for n in (1, 2, 3)]
+    assert [r[1] for r in rows] == ["spam", "ham", "spam"]
+
+
+def test_maildir_reads_cur_and_new_only(mail_model, tmp_path):
+    write_maildir(tmp_path / "box", [SPAM[0], HAM[1]])
+    rows = [l.split("\t") for l in run("predict", "-m", mail_model, tmp_path / "box").stdout.splitlines()]
+    assert sorted(os.path.basename(os.path.dirname(r[0])) for r in rows) == ["cur", "new"]
+    assert {r[1] for r in rows} == {"spam", "ham"}
+
+
+def test_lines_and_nul_streams(mail_model):
+    result = run("predict", "-m", mail_model, "--lines", input="free prize money\n\nmeeting notes\r\n")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [r[0] for r in rows] == ["-:1", "-:2", "-:3"]  # the empty line is a document too
+    assert rows[0][1] == "spam" and rows[2][1] == "ham"
+    result = run("predict", "-m", mail_model, "-0", input="free prize\nmoney\0meeting notes\0")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [(r[0], r[1]) for r in rows] == [("-:1", "spam"), ("-:2", "ham")]
+
+
+def test_lines_of_a_file_are_named_path_n(mail_model, tmp_path):
+    (tmp_path / "t.txt").write_text("free prize\nmeeting notes\n")
+    out = run("predict", "-m", mail_model, "--lines", tmp_path / "t.txt").stdout
+    assert [l.split("\t")[0] for l in out.splitlines()] == [f"{tmp_path / 't.txt'}:1", f"{tmp_path / 't.txt'}:2"]
+
+
+def test_stream_records_pause_when_no_input_is_ready():
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"first\nsecond\nthird-partial")
+    with os.fdopen(read_end, "rb") as stream:
+        records = stream_records(stream, b"\n")
+        assert next(records) == b"first" and next(records) == b"second"
+        assert next(records) is PAUSE  # nothing more to read yet: the consumer may flush
+
+        def finish():
+            os.write(write_end, b" done\n")
+            os.close(write_end)
+
+        threading.Timer(0.05, finish).start()
+        assert [r for r in records if r is not PAUSE] == [b"third-partial done"]
+
+
+def test_sms_style_headerless_table(tmp_path):
+    table = tmp_path / "sms.tsv"
+    table.write_text("ham\tsee you at lunch\nspam\tWIN a free prize now\nham\tlunch at noon?\nspam\tfree prize call now\n")
+    assert run("train", "--table", table, "-o", tmp_path / "m", "--min-count", "1").exit_code == 0
+    report = json.loads(run("eval", "-m", tmp_path / "m", "--table", table, "--format", "json").stdout)
+    assert report["n"] == 4 and report["accuracy"] == 1.0
+    out = run("predict", "-m", tmp_path / "m", "--table", table, "--text-col", "2").stdout
+    assert [l.split("\t")[:2] for l in out.splitlines()] == [
+        [f"{table}:1", "ham"], [f"{table}:2", "spam"], [f"{table}:3", "ham"], [f"{table}:4", "spam"]]
+
+
+def test_csv_with_header_names_and_quoted_newlines(tmp_path):
+    table = tmp_path / "data.csv"
+    table.write_text('id,text,category\n1,"free prize, now\nclick",spam\n2,"lunch, notes",ham\n3,"prize money",spam\n4,"lunch meeting",ham\n')
+    result = run("train", "--table", table, "--label-col", "category", "--text-col", "text",
+                 "--min-count", "1", "-o", tmp_path / "m")
+    assert result.exit_code == 0, result.stderr
+    assert nbtext.load(tmp_path / "m").class_count.tolist() == [2, 2]
+    bad = run("train", "--table", table, "--label-col", "nope", "--text-col", "text", "-o", tmp_path / "m")
+    assert bad.exit_code == 1 and "has no column 'nope' (its columns: id, text, category)" in bad.stderr
+
+
+def test_fasttext_lines(tmp_path):
+    data = tmp_path / "ft.txt"
+    data.write_text("__label__spam free prize now\n__label__ham lunch notes\n\n__label__spam prize money\n__label__ham meeting lunch\n")
+    assert run("train", "--fasttext", data, "--min-count", "1", "-o", tmp_path / "m").exit_code == 0
+    model = nbtext.load(tmp_path / "m")
+    assert model.classes == ["ham", "spam"] and model.class_count.tolist() == [2, 2]
+    data.write_text("no label here\n")
+    result = run("train", "--fasttext", data, "-o", tmp_path / "m")
+    assert "has no __label__" in result.stderr and result.exit_code == 1
+
+
+def test_real_sms_table_matches_the_folders(tmp_path):
+    from conftest import SHARED_CORPORA
+
+    table = SHARED_CORPORA / "SMSSpamCollection.tsv"
+    if not table.exists():
+        pytest.skip("no shared corpora here")
+    from nbtext.sources import table_documents
+
+    rows = list(table_documents(str(table)))
+    assert len(rows) == 5574 and {d.label for d in rows} == {"ham", "spam"}
+    assert sum(d.label == "spam" for d in rows) == 747
+
+
+def test_unreadable_documents_are_reported_and_skipped(mail_model, tmp_path):
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "a").write_bytes(SPAM[0])
+    os.symlink(tmp_path / "gone", folder / "b")  # a dangling link cannot be read, even by root
+    (folder / "c").write_bytes(HAM[0])
+    result = run("predict", "-m", mail_model, folder)
+    assert [l.split("\t")[1] for l in result.stdout.splitlines()] == ["spam", "ham"]
+    assert f"nbtext: skipped {folder / 'b'}: cannot read it" in result.stderr
+    assert "2 documents done, 1 skipped" in result.stderr and result.exit_code == 1
+
+
+def test_jobs_give_the_same_output(mail_model, tmp_path):
+    write_mbox(tmp_path / "inbox", (SPAM + HAM) * 30)
+    one = run("predict", "-m", mail_model, tmp_path / "inbox")
+    two = run("predict", "-m", mail_model, "-j", "2", tmp_path / "inbox")
+    assert one.exit_code == two.exit_code == 0
+    assert one.stdout == two.stdout and len(one.stdout.splitlines()) == 120

@@ -1,0 +1,183 @@
+"""Shell pipelines and mail filters: --is, --unsure-below, filter mode, --update, broken pipes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import nbtext
+from nbtext.cli import cli
+from nbtext.mailfilter import header_end, with_headers
+
+from conftest import ROOT, real_corpus
+
+DEMO = ROOT / "corpora" / "mail"
+NBTEXT = Path(sys.executable).with_name("nbtext")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+@pytest.fixture(scope="module")
+def demo_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("m") / "demo.model"
+    assert run("train", "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    return path
+
+
+def test_is_exit_statuses(demo_model, tmp_path):
+    spammy, hammy = "Claim your free prize now, click here", "Meeting notes for lunch on Thursday"
+    assert run("predict", "-m", demo_model, "--is", "spam", input=spammy).exit_code == 0
+    assert run("predict", "-m", demo_model, "--is", "spam", input=hammy).exit_code == 1
+    unsure = run("predict", "-m", demo_model, "--is", "spam", "--unsure-below", "0.999999999", input=spammy)
+    assert unsure.exit_code == 2
+    for model, label in ((tmp_path / "missing", "spam"), (demo_model, "nosuchclass")):
+        result = run("predict", "-m", model, "--is", label, input=spammy)
+        assert result.exit_code == 3 and result.stdout == "" and result.stderr == ""
+    assert run("predict", "-m", demo_model, "--is", "spam", "--bogus-option", input=spammy).exit_code == 3
+    verbose = run("predict", "-m", demo_model, "--is", "spam", "-v", input=spammy)
+    assert verbose.exit_code == 0 and verbose.stdout.startswith("spam\t")
+
+
+def test_unsure_label_and_eval_counts(demo_model):
+    rows = run("predict", "-m", demo_model, "--unsure-below", "0.9", DEMO / "test").stdout.splitlines()
+    labels = [r.split("\t")[1] for r in rows]
+    probabilities = [float(r.split("\t")[2]) for r in rows]
+    assert "unsure" in labels
+    assert all((l == "unsure") == (p < 0.9) for l, p in zip(labels, probabilities))
+    report = json.loads(run("eval", "-m", demo_model, "--unsure-below", "0.9", "--format", "json",
+                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    assert report["unsure"] == labels.count("unsure") and report["n"] == 26 - labels.count("unsure")
+
+
+def test_with_headers_inserts_at_the_end_of_the_header_block():
+    message = b"From: a@b.c\r\nSubject: hi\r\n\r\nbody\r\n\r\nmore\r\n"
+    tagged = with_headers(message, [("X-Nbtext-Class", "spam"), ("X-Nbtext-Probability", "0.9987")])
+    assert tagged == (b"From: a@b.c\r\nSubject: hi\r\nX-Nbtext-Class: spam\r\n"
+                      b"X-Nbtext-Probability: 0.9987\r\n\r\nbody\r\n\r\nmore\r\n")
+    assert with_headers(b"Subject: no body", [("X-A", "b")]) == b"Subject: no body\nX-A: b\n"
+    assert with_headers(b"not mail", [("X-A", "error")], is_mail=False) == b"X-A: error\n\nnot mail"
+    assert header_end(b"A: b\n\nc") == 5
+
+
+def filtered(model, message):
+    return subprocess.run([NBTEXT, "filter", "-m", model], input=message, capture_output=True)
+
+
+def added_lines_removed(message, output):
+    """The output with the two added header lines taken out again."""
+    at = header_end(message)
+    newline = b"\r\n" if b"\r\n" in message[: at + 2] else b"\n"
+    lines = output[at:].split(newline, 2)
+    assert lines[0].startswith(b"X-Nbtext-Class: ") and lines[1].startswith(b"X-Nbtext-Probability: ")
+    return output[:at] + lines[2]
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed here")
+def test_filter_is_byte_for_byte_on_real_mail(tmp_path):
+    corpus = real_corpus("spamassassin")
+    model = tmp_path / "sa.model"
+    assert run("train", "-o", model, corpus / "train" / "spam", corpus / "train" / "ham").exit_code == 0
+    messages = sorted((corpus / "test" / "spam").iterdir())[:3] + sorted((corpus / "test" / "ham").iterdir())[:3]
+    for path in messages:
+        for message in (path.read_bytes(), path.read_bytes().replace(b"\n", b"\r\n")):
+            result = filtered(model, message)
+            assert result.returncode == 0 and result.stderr == b""
+            assert added_lines_removed(message, result.stdout) == message
+            label = result.stdout[header_end(message):].split(b"\n", 1)[0].split(b": ")[1].strip()
+            assert label.decode() == path.parent.name or path.name.startswith("hard_ham")
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed here")
+def test_filter_passes_everything_through(demo_model, tmp_path):
+    garbage = bytes(range(256)) * 4
+    result = filtered(demo_model, garbage)
+    assert result.returncode == 0 and result.stdout == b"X-Nbtext-Class: error\n\n" + garbage
+    message = b"Subject: hello\n\nlunch notes\n"
+    result = filtered(tmp_path / "missing.model", message)
+    assert result.returncode == 1 and b"does not exist" in result.stderr
+    assert result.stdout == b"Subject: hello\nX-Nbtext-Class: error\n\nlunch notes\n"
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed here")
+def test_a_closed_pipe_ends_quietly(demo_model, tmp_path):
+    lines = tmp_path / "big.txt"
+    lines.write_text("free prize money now\nmeeting notes lunch\n" * 100_000)
+    result = subprocess.run(f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1",
+                            shell=True, capture_output=True)
+    assert result.stdout == b"-:1\tspam\t" + result.stdout.split(b"\t")[2] and result.stderr == b""
+
+
+def corpus_folders(tmp_path, name, docs):
+    folder = tmp_path / name
+    for label, texts in docs.items():
+        (folder / label).mkdir(parents=True)
+        for i, text in enumerate(texts):
+            (folder / label / f"{i}.txt").write_text(text)
+    return [folder / label for label in docs]
+
+
+FIRST = {"spam": ["free prize money", "cheap pills now"], "ham": ["lunch at noon", "meeting notes today"]}
+SECOND = {"spam": ["win free money today", "prize draw tonight"], "eggs": ["scrambled eggs recipe"],
+          "ham": ["notes from the meeting"]}
+
+
+def test_update_equals_training_on_everything(tmp_path):
+    first, second = corpus_folders(tmp_path, "a", FIRST), corpus_folders(tmp_path, "b", SECOND)
+    assert run("train", "-o", tmp_path / "m", *first).exit_code == 0
+    result = run("train", "--update", "-m", tmp_path / "m", *second)
+    assert result.exit_code == 0 and "added 4, moved 0, already known 0" in result.stderr
+    both = corpus_folders(tmp_path, "c", {k: FIRST.get(k, []) + SECOND.get(k, []) for k in ("spam", "ham", "eggs")})
+    assert run("train", "-o", tmp_path / "all", *both).exit_code == 0
+    updated, retrained = nbtext.load(tmp_path / "m"), nbtext.load(tmp_path / "all")
+    assert updated.classes == retrained.classes == ["eggs", "ham", "spam"]
+    assert updated.tokens == retrained.tokens
+    np.testing.assert_array_equal(updated.class_count, retrained.class_count)
+    np.testing.assert_array_equal(updated.feature_count, retrained.feature_count)
+    assert updated.journal == retrained.journal
+    probes = ["free eggs", "meeting prize", "unknown words here"]
+    np.testing.assert_allclose(updated.predict_proba(probes), retrained.predict_proba(probes), rtol=1e-12)
+
+
+def test_update_counts_a_message_once_and_moves_it(tmp_path):
+    first = corpus_folders(tmp_path, "a", FIRST)
+    assert run("train", "-o", tmp_path / "m", *first).exit_code == 0
+    before = nbtext.load(tmp_path / "m")
+    again = run("train", "--update", "-m", tmp_path / "m", *first)
+    assert "added 0, moved 0, already known 4" in again.stderr
+    np.testing.assert_array_equal(nbtext.load(tmp_path / "m").feature_count, before.feature_count)
+    # "lunch at noon" relearned as spam: it leaves ham
+    (tmp_path / "moved" / "spam").mkdir(parents=True)
+    (tmp_path / "moved" / "spam" / "x").write_text("lunch at noon")
+    moved = run("train", "--update", "-m", tmp_path / "m", tmp_path / "moved" / "spam")
+    assert "added 0, moved 1" in moved.stderr
+    after = nbtext.load(tmp_path / "m")
+    expected = corpus_folders(tmp_path, "e", {"spam": FIRST["spam"] + ["lunch at noon"], "ham": FIRST["ham"][1:]})
+    run("train", "-o", tmp_path / "expected", *expected)
+    reference = nbtext.load(tmp_path / "expected")
+    np.testing.assert_array_equal(after.class_count, reference.class_count)
+    assert after.tokens == reference.tokens
+    np.testing.assert_array_equal(after.feature_count, reference.feature_count)
+
+
+def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
+    first = corpus_folders(tmp_path, "a", FIRST)
+    run("train", "-o", tmp_path / "m", *first)
+    result = run("train", "--update", "--alpha", "0.5", "-m", tmp_path / "m", *first)
+    assert result.exit_code == 1 and "--update keeps the model's own settings; drop --alpha" in result.stderr
+    run("train", "--model", "bernoulli", "-o", tmp_path / "b", *first)
+    result = run("train", "--update", "-m", tmp_path / "b", *first)
+    assert result.exit_code == 1 and "cannot --update a Bernoulli model with an UNK feature" in result.stderr
+
+
+def test_train_jobs_gives_the_same_model(tmp_path):
+    corpus = real_corpus("sms")
+    folders = [corpus / "train" / "spam", corpus / "train" / "ham"]
+    assert run("train", "-o", tmp_path / "one", *folders).exit_code == 0
+    assert run("train", "-j", "2", "-o", tmp_path / "two", *folders).exit_code == 0
+    assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
