@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test test-fast bench corpora lint clean
+.PHONY: help install demo test bench accuracy corpora clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -31,6 +31,12 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 
 test: install corpora  ## run the tests (the real corpora are extracted first when $(SHARED) has them)
 	$(BIN)/python -m pytest -q
+
+bench: install corpora  ## speed and memory against scikit-learn and the Python floor (several minutes)
+	$(BIN)/python bench/bench.py
+
+accuracy: install corpora  ## train and evaluate on the real corpora (the figures in the README)
+	$(BIN)/python bench/accuracy.py
 
 corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
 

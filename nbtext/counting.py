@@ -109,9 +109,9 @@ class CountTable:
     def sorted_view(self):
         """(classes, tokens, class_count, feature_count), classes and tokens sorted."""
         classes = sorted(self.labels)
-        tokens = sorted(self.vocabulary)
         row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
-        col_order = np.array([self.vocabulary[t] for t in tokens], dtype=np.intp)
+        tokens = sorted(self.vocabulary)
+        col_order = np.fromiter(map(self.vocabulary.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         feature_count = self.feature_count
         if len(classes) and len(tokens):
             feature_count = feature_count[np.ix_(row_order, col_order)]

@@ -4,6 +4,8 @@ The per-token work is `map(lookup, tokens)`, which runs the dict look-up at C le
 no Python bytecode runs per token, only per document.
 """
 
+from array import array
+
 import numpy as np
 
 DROPPED = -1  # the id of a token that has no feature (unknown, with --unknown ignore)
@@ -24,13 +26,13 @@ class FeatureLookup(dict):
 
 def ids_and_indptr(token_lists, lookup):
     """Flat feature ids of all documents and the CSR row pointer (offsets into the ids)."""
-    ids = []
+    ids = array("q")  # a flat C buffer: no Python int object is kept per token
     extend = ids.extend
     ends = [0]
     for tokens in token_lists:
         extend(map(lookup, tokens))
         ends.append(len(ids))
-    ids = np.array(ids, dtype=np.intp)
+    ids = np.frombuffer(ids, dtype=np.int64) if len(ids) else np.zeros(0, dtype=np.int64)
     indptr = np.array(ends, dtype=np.int64)
     if len(ids) and ids.min() < 0:
         ids, indptr = _drop(ids, indptr)
@@ -54,8 +56,10 @@ def csr_from_ids(ids, indptr, n_features, binary):
     X = sp.csr_matrix(
         (np.ones(len(ids)), ids, indptr), shape=(len(indptr) - 1, n_features)
     )
-    X.sum_duplicates()  # repeated ids in a row add up to the token's count
+    # A token repeated in a document is a repeated (row, id) entry. Sparse products add
+    # repeated entries up, so counts need no sorting; presence does.
     if binary:
+        X.sum_duplicates()
         X.data[:] = 1.0
     return X
 

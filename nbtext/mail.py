@@ -185,7 +185,8 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
     hosts = []
     if kind == "text/html":
         text, hosts = html_text(text)
-    hosts.extend(_URL.findall(text))
+    if "://" in text:  # a C-level substring test spares most bodies the URL scan
+        hosts.extend(_URL.findall(text))
     tokens.extend(find_tokens(text))
     tokens.extend(f"url:{h.lower()}" for h in hosts)
 

@@ -69,9 +69,9 @@ def _arrays(model):
     rows, cols = np.nonzero(counts)
     indptr = np.zeros(len(model.classes) + 1, dtype="<i8")
     np.cumsum(np.bincount(rows, minlength=len(model.classes)), out=indptr[1:])
-    if any("\0" in token for token in model.tokens):
+    vocabulary = "\0".join(model.tokens).encode("utf-8", "surrogatepass")
+    if vocabulary.count(b"\0") != max(len(model.tokens) - 1, 0):
         raise NbtextError("a token contains a NUL character and cannot be stored")
-    vocabulary = "\0".join(model.tokens).encode("utf-8")
     arrays = {
         "class_count": model.class_count.astype("<f8"),
         "count_data": counts[rows, cols].astype("<f8"),
@@ -127,7 +127,7 @@ def load(path):
         settings = header["settings"]
         classes = header["classes"]
         n_classes, n_tokens = len(classes), header["n_tokens"]
-        blob = arrays["vocabulary"].tobytes().decode("utf-8")
+        blob = arrays["vocabulary"].tobytes().decode("utf-8", "surrogatepass")
         tokens = blob.split("\0") if n_tokens else []
         indptr, indices = arrays["count_indptr"], arrays["count_indices"]
         if (

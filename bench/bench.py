@@ -1,0 +1,245 @@
+"""nbtext's benchmark: speed and memory as ratios against peers measured in the same run.
+
+    make bench                       # or: .venv/bin/python bench/bench.py [--reps N]
+
+Contenders run as whole processes, interleaved (A B C A B C ...) over the repetitions, so
+a noisy machine slows them alike; medians and min-max are reported. The peers:
+scikit-learn doing the same job (bench/sklearn_job.py) and the Python floor, a script that
+only reads, decodes, lowercases and tokenizes every file (bench/floor.py). Writes the
+table to stdout and everything to bench/results/latest.json.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+WORK = ROOT / "build" / "bench"
+BIN = Path(sys.executable).parent
+PYTHON = str(BIN / "python")
+NBTEXT = str(BIN / "nbtext")
+CORPORA = ("20news", "spamassassin", "sms")
+
+
+def run(command, stdin=None):
+    """(seconds, peak RSS in MiB, stdout, stderr) of one command as a whole process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        source = open(stdin, "rb") if stdin else subprocess.DEVNULL
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdin=source, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if stdin:
+            source.close()
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode != 0:
+        sys.exit(f"bench: {' '.join(command)} failed ({process.returncode}):\n{stderr.decode(errors='replace')}")
+    return seconds, usage.ru_maxrss / 1024, stdout, stderr
+
+
+def interleaved(contenders, reps):
+    """{name: [seconds...]} and {name: [peak MiB...]}, running A B C A B C ..."""
+    times = {name: [] for name in contenders}
+    memory = {name: [] for name in contenders}
+    for _ in range(reps):
+        for name, (command, stdin) in contenders.items():
+            seconds, mib, _, _ = run(command, stdin)
+            times[name].append(seconds)
+            memory[name].append(mib)
+    return times, memory
+
+
+def summary(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "all": values}
+
+
+def class_folders(corpus, split):
+    return sorted(str(p) for p in (DATA / corpus / split).iterdir() if p.is_dir())
+
+
+def count_files(folder):
+    return sum(len(files) for _, _, files in os.walk(folder))
+
+
+def replicated(corpus, times):
+    """data/CORPUS/train replicated `times` times (hard links), as build/bench/CORPUS-xN."""
+    target = WORK / f"{corpus}-x{times}"
+    stamp = target / ".done"
+    if stamp.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    for folder in class_folders(corpus, "train"):
+        out = target / Path(folder).name
+        out.mkdir(parents=True)
+        for name in os.listdir(folder):
+            for k in range(times):
+                os.link(os.path.join(folder, name), out / f"{name}-{k}")
+    stamp.touch()
+    return target
+
+
+def nbtext_accuracy(model, corpus):
+    _, _, out, _ = run([NBTEXT, "eval", "-m", str(model), "--format", "json", *class_folders(corpus, "test")])
+    return json.loads(out)["accuracy"]
+
+
+def sklearn_accuracy(model, corpus):
+    _, _, _, err = run([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(model), str(DATA / corpus / "test")])
+    return float(err.decode().split()[-1])
+
+
+def bench_corpus(corpus, reps, results):
+    model, sk_model = WORK / f"{corpus}.model", WORK / f"{corpus}.sklearn"
+    train, test = class_folders(corpus, "train"), DATA / corpus / "test"
+    times, memory = interleaved({
+        "nbtext": ([NBTEXT, "train", "-o", str(model), *train], None),
+        "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)], None),
+        "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
+    }, reps)
+    results[f"train/{corpus}"] = {name: summary(v) for name, v in times.items()}
+    results[f"train-memory/{corpus}"] = {name: summary(v) for name, v in memory.items()}
+    n_test = count_files(test)
+    times, _ = interleaved({
+        "nbtext": ([NBTEXT, "predict", "-m", str(model), str(test)], None),
+        "nbtext -j 2": ([NBTEXT, "predict", "-j", "2", "-m", str(model), str(test)], None),
+        "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(sk_model), str(test)], None),
+        "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(test)], None),
+    }, reps)
+    results[f"predict/{corpus}"] = {name: summary(v) for name, v in times.items()}
+    results[f"predict/{corpus}"]["documents"] = n_test
+    results[f"accuracy/{corpus}"] = {"nbtext": nbtext_accuracy(model, corpus), "sklearn": sklearn_accuracy(sk_model, corpus)}
+
+
+def bench_latency(reps, results):
+    model = WORK / "spamassassin.model"
+    message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[0]
+    times, _ = interleaved({
+        "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
+        "python -c 'import numpy'": ([PYTHON, "-c", "import numpy"], None),
+        "python -c pass": ([PYTHON, "-c", "pass"], None),
+    }, reps)
+    results["latency"] = {name: summary(v) for name, v in times.items()}
+
+
+def bench_scaling(reps, results):
+    x1, x8 = DATA / "20news" / "train", replicated("20news", 8)
+    classes = lambda folder: sorted(str(p) for p in Path(folder).iterdir() if p.is_dir())
+    model = str(WORK / "scaling.model")
+    times, memory = interleaved({
+        "x1 -j 1": ([NBTEXT, "train", "-o", model, *classes(x1)], None),
+        "x8 -j 1": ([NBTEXT, "train", "-o", model, *classes(x8)], None),
+        "x8 -j 2": ([NBTEXT, "train", "-j", "2", "-o", model, *classes(x8)], None),
+    }, reps)
+    results["scaling"] = {name: summary(v) for name, v in times.items()}
+    results["scaling-memory"] = {name: summary(v) for name, v in memory.items()}
+
+
+def machine():
+    """The machine's facts, read in a child process: the bench process itself imports no
+    numpy, so the children it forks (and their peak RSS) start small."""
+    probe = (
+        "import json, os, platform, numpy, scipy, sklearn\n"
+        "cpu = platform.processor() or platform.machine()\n"
+        "try:\n"
+        "    cpu = next(l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name'))\n"
+        "except (OSError, StopIteration):\n"
+        "    pass\n"
+        "print(json.dumps({'cpu': cpu, 'cores': os.cpu_count(), 'python': platform.python_version(),\n"
+        "    'numpy': numpy.__version__, 'scipy': scipy.__version__, 'scikit-learn': sklearn.__version__,\n"
+        "    'platform': platform.platform()}))\n"
+    )
+    return json.loads(subprocess.run([PYTHON, "-c", probe], capture_output=True, check=True).stdout)
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def targets(r):
+    """(description, measured ratio, target, met?) for every target of the issue."""
+    rows = []
+    med = lambda key, name: r[key][name]["median"]
+    for corpus in ("20news", "spamassassin"):
+        speedup = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext"))
+        rows.append((f"train {corpus}: sklearn time / nbtext time", speedup, ">= 2", speedup >= 2))
+        floor = ratio(med(f"train/{corpus}", "nbtext"), med(f"train/{corpus}", "floor"))
+        rows.append((f"train {corpus}: nbtext time / floor time", floor, "<= 1.5", floor <= 1.5))
+    for corpus in CORPORA:
+        one = ratio(med(f"predict/{corpus}", "sklearn"), med(f"predict/{corpus}", "nbtext"))
+        two = ratio(med(f"predict/{corpus}", "sklearn"), med(f"predict/{corpus}", "nbtext -j 2"))
+        rows.append((f"predict {corpus}: nbtext throughput / sklearn's", one, ">= 1.5", one >= 1.5))
+        rows.append((f"predict {corpus} -j 2: throughput / sklearn's", two, ">= 2.5", two >= 2.5))
+    latency = ratio(med("latency", "nbtext predict < message"), med("latency", "python -c 'import numpy'"))
+    rows.append(("one message: nbtext predict / python -c 'import numpy'", latency, "<= 1.25", latency <= 1.25))
+    memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
+    rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
+    jobs = ratio(med("scaling", "x8 -j 1"), med("scaling", "x8 -j 2"))
+    rows.append(("train 20news x8: -j 1 time / -j 2 time", jobs, ">= 1.6", jobs >= 1.6))
+    return rows
+
+
+def report(r):
+    lines = [f"machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, Python {r['machine']['python']}, "
+             f"numpy {r['machine']['numpy']}, scipy {r['machine']['scipy']}, scikit-learn {r['machine']['scikit-learn']}",
+             f"repetitions: {r['reps']} (interleaved); seconds as median [min-max]", ""]
+    for key, value in r.items():
+        if key in ("machine", "reps", "targets") or key.startswith("accuracy"):
+            continue
+        unit = "MiB" if "memory" in key else "s"
+        lines.append(key)
+        for name, s in value.items():
+            if isinstance(s, dict):
+                extra = ""
+                if key.startswith("predict/") and unit == "s":
+                    extra = f"  ({value['documents'] / s['median']:,.0f} documents/s)"
+                lines.append(f"  {name:28s} {s['median']:8.3f} {unit} [{s['min']:.3f}-{s['max']:.3f}]{extra}")
+    lines.append("")
+    lines.append("accuracy (test split)")
+    for corpus in CORPORA:
+        a = r[f"accuracy/{corpus}"]
+        lines.append(f"  {corpus:14s} nbtext {a['nbtext']:.4f}   sklearn {a['sklearn']:.4f}")
+    lines.append("")
+    lines.append("targets")
+    for description, value, target, met in r["targets"]:
+        lines.append(f"  {'met   ' if met else 'MISSED'} {description:58s} {value:6.2f}  (target {target})")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of each measurement")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
+    args = parser.parse_args()
+    for corpus in CORPORA:
+        if not (DATA / corpus / "train").is_dir():
+            sys.exit(f"bench: data/{corpus} is missing; run 'make corpora' first")
+    WORK.mkdir(parents=True, exist_ok=True)
+    results = {"machine": machine(), "reps": args.reps}
+    for corpus in CORPORA:
+        print(f"bench: {corpus} ...", file=sys.stderr)
+        bench_corpus(corpus, args.reps, results)
+    print("bench: single-message latency ...", file=sys.stderr)
+    bench_latency(max(args.reps, 10) * 2, results)
+    print("bench: 20news x1 / x8, -j 1 / -j 2 ...", file=sys.stderr)
+    bench_scaling(max(2, args.reps // 2), results)
+    results["targets"] = targets(results)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print(report(results))
+    print(f"\n(written to {os.path.relpath(args.out, ROOT)})")
+
+
+if __name__ == "__main__":
+    main()
