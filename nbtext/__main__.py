@@ -1,3 +1,3 @@
-from nbtext.cli import main
+from nbtext.oneshot import main
 
 main()

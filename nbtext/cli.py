@@ -16,8 +16,7 @@ import click
 
 from nbtext import __version__
 from nbtext.errors import NbtextError
-
-DEFAULT_MODEL = "nbtext.model"
+from nbtext.oneshot import DEFAULT_MODEL, classify, decide, filter_stdin, load_model
 BATCH = 1000
 
 
@@ -196,15 +195,6 @@ def check_writable(path):
         raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
 
 
-def load_model(path, alpha=None):
-    from nbtext.modelfile import load
-
-    if not os.path.exists(path):
-        raise NbtextError(f"model {path} does not exist (train one with 'nbtext train', or pass -m FILE)")
-    model = load(path)
-    return model if alpha is None else model.with_alpha(alpha)
-
-
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="nbtext")
 def cli():
@@ -359,14 +349,12 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
 
             docs = table_documents(table, None, text_col, header)
         elif (not paths or paths == ("-",)) and separator is None:
-            document = sys.stdin.buffer.read()
-            probabilities = model.predict_proba([document])[0]
-            click.echo(decide(model, probabilities, unsure_below)[0])
+            click.echo(classify(model, sys.stdin.buffer.read(), unsure_below))
             return 0
         else:
             docs = path_documents(paths or ("-",), separator)
         skipped = Skipped()
-        done = write_predictions(model, model_path, alpha, with_progress(docs, "classifying"),
+        done = write_predictions(model, with_progress(docs, "classifying"),
                                  output_format, proba, unsure_below, jobs, skipped)
     return skipped.summary(done)
 
@@ -380,25 +368,17 @@ def path_documents(paths, separator):
         yield from documents(path, separator)
 
 
-def decide(model, probabilities, unsure_below):
-    """(label, its probability): the most probable class, or 'unsure' below the threshold."""
-    k = int(probabilities.argmax())
-    p = float(probabilities[k])
-    if unsure_below is not None and p < unsure_below:
-        return "unsure", p
-    return model.classes[k], p
-
-
-def scored_batches(model, model_path, alpha, docs, jobs, skipped):
+def scored_batches(model, docs, jobs, skipped):
     """(documents, probabilities) per batch, in input order, on `jobs` processes."""
     from nbtext.model import tokenized
+    from nbtext.sources import Document
 
     if jobs > 1:
         from nbtext.parallel import CHUNK, score_in_workers
 
-        for kept, probabilities, errors in score_in_workers(model_path, alpha, in_batches(docs, CHUNK), jobs):
+        for kept, probabilities, errors in score_in_workers(model, in_batches(docs, CHUNK), jobs):
             for name, message in errors:
-                skipped(type("Doc", (), {"name": name}), message)
+                skipped(Document(name, None), message)
             if kept:
                 yield kept, probabilities
         return
@@ -408,12 +388,12 @@ def scored_batches(model, model_path, alpha, docs, jobs, skipped):
             yield kept, model.proba_of_tokens(token_lists)
 
 
-def write_predictions(model, model_path, alpha, docs, output_format, proba, unsure_below, jobs, skipped):
+def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped):
     out = sys.stdout
     if proba and output_format == "tsv":
         out.write("#path\tlabel\tprobability\t" + "\t".join(model.classes) + "\n")
     done = 0
-    for kept, probabilities in scored_batches(model, model_path, alpha, docs, jobs, skipped):
+    for kept, probabilities in scored_batches(model, docs, jobs, skipped):
         lines = []
         for doc, row in zip(kept, probabilities):
             label, p = decide(model, row, unsure_below)
@@ -490,7 +470,7 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
 
         skipped = Skipped()
         truth, guesses, unsure = [], [], 0
-        for kept, probabilities in scored_batches(model, model_path, alpha, checked(), jobs, skipped):
+        for kept, probabilities in scored_batches(model, checked(), jobs, skipped):
             for doc, row in zip(kept, probabilities):
                 label, _ = decide(model, row, unsure_below)
                 if label == "unsure":
@@ -527,29 +507,7 @@ def filter_message(model_path, alpha, unsure_below):
       # procmail:  :0 fw
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """
-    from nbtext.mail import looks_like_mail
-    from nbtext.mailfilter import verdict_fields, with_headers
-
-    message = sys.stdin.buffer.read()
-    is_mail = looks_like_mail(message)
-    status, fields = 0, verdict_fields("error", None)
-    try:
-        model = load_model(model_path, alpha)
-    except NbtextError as e:
-        click.echo(f"Error: {e}", err=True)
-        status = 1
-    else:
-        try:
-            if not is_mail:
-                raise NbtextError("not a mail message (no header block)")
-            probabilities = model.predict_proba([message])[0]
-            fields = verdict_fields(*decide(model, probabilities, unsure_below))
-        except NbtextError as e:
-            click.echo(f"nbtext: {e}", err=True)
-    out = sys.stdout.buffer
-    out.write(with_headers(message, fields, is_mail))
-    out.flush()
-    return status
+    return filter_stdin(model_path, alpha, unsure_below)
 
 
 def main():

@@ -14,11 +14,15 @@ EVENT_MODELS = ("multinomial", "bernoulli")
 PRIORS = ("smoothed", "empirical", "uniform")
 
 
-def multinomial_log_prob(feature_count, alpha):
-    """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features."""
-    d = feature_count.shape[1]
-    totals = feature_count.sum(axis=1, keepdims=True)
-    return np.log(feature_count + alpha) - np.log(totals + d * alpha)
+def multinomial_log_prob(feature_count, alpha, totals=None, d=None):
+    """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features.
+
+    `feature_count` may hold only some columns when `totals` (Σ_j B_kj over all d
+    features, per class) and `d` are given.
+    """
+    if totals is None:
+        d, totals = feature_count.shape[1], feature_count.sum(axis=1)
+    return np.log(feature_count + alpha) - np.log(totals + d * alpha)[:, None]
 
 
 def bernoulli_log_prob(feature_count, class_count, alpha):

@@ -17,9 +17,8 @@ is that standard-library reading; the tests check the two agree on real mail.
 """
 
 import binascii
-import html
 import re
-from urllib.parse import urlsplit
+from functools import lru_cache
 
 MAX_DEPTH = 20  # nested multiparts deeper than this are read as plain text
 
@@ -29,10 +28,7 @@ _FOLD = re.compile(rb"\r?\n(?=[ \t])")
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 _PARAM = re.compile(r';\s*([\w.\-]+\*?)\s*=\s*("(?:[^"\\]|\\.)*"|[^;\s]*)')
 _URL = re.compile(r"(?i)\b(?:https?|ftp)://([^\s/?#<>\"'\]\[)(]+)")
-_HIDDEN = re.compile(r"(?is)<!--.*?-->|<!--[^>]*>|<(script|style)\b.*?(?:</\1\s*>|$)")
 _BASE64_LINES = re.compile(rb"(?:[ \t]*[A-Za-z0-9+/=]*[ \t]*\r?\n)*(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*$)?")
-_LINK = re.compile(r"""(?i)\b(?:href|src|action)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
-_TAG = re.compile(r"<[!/?a-zA-Z][^>]*(?:>|$)")
 
 
 def looks_like_mail(data):
@@ -135,18 +131,31 @@ def decode_text(data, charset):
         return data.decode("utf-8", errors="replace")
 
 
+@lru_cache(maxsize=None)
+def _html_patterns():
+    """Compiled on first use: a pipeline classifying one plain-text message never pays for them."""
+    hidden = re.compile(r"(?is)<!--.*?-->|<!--[^>]*>|<(script|style)\b.*?(?:</\1\s*>|$)")
+    link = re.compile(r"""(?i)\b(?:href|src|action)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
+    tag = re.compile(r"<[!/?a-zA-Z][^>]*(?:>|$)")
+    return hidden, link, tag
+
+
 def html_text(markup):
     """(visible text, [hosts of links and images]) of HTML: comments, script and style
     dropped, tags removed, character references decoded."""
-    markup = _HIDDEN.sub(" ", markup)
-    hosts = [_host(a or b or c) for a, b, c in _LINK.findall(markup)]
-    text = html.unescape(_TAG.sub(" ", markup))
-    return text, [h for h in hosts if h]
+    from html import unescape
+
+    hidden, link, tag = _html_patterns()
+    markup = hidden.sub(" ", markup)
+    hosts = [_host(unescape(a or b or c)) for a, b, c in link.findall(markup)]
+    return unescape(tag.sub(" ", markup)), [h for h in hosts if h]
 
 
 def _host(url):
+    from urllib.parse import urlsplit
+
     try:
-        return urlsplit(html.unescape(url).strip()).hostname
+        return urlsplit(url.strip()).hostname
     except ValueError:
         return None
 

@@ -5,7 +5,6 @@ derives everything else (vocabulary pruning, the UNK feature, smoothed log-proba
 the prior) when first needed, so a loaded model can be re-smoothed with another λ.
 """
 
-import hashlib
 import math
 from functools import cached_property
 
@@ -23,7 +22,7 @@ from nbtext.event_models import (
     multinomial_log_prob,
 )
 from nbtext.features import DROPPED, FeatureLookup, count_vector, csr_from_ids, ids_and_indptr
-from nbtext.sources import Document
+from nbtext.sources import Document, loaded
 from nbtext.tokenize import DEFAULT_HEADERS, INPUT_MODES, Tokenizer
 
 UNKNOWN_MODES = ("unk", "ignore")
@@ -143,17 +142,38 @@ class NaiveBayes:
         missing = n_kept if self.has_unk else DROPPED
         return FeatureLookup(zip(self.vocabulary[:n_kept], range(n_kept)), missing)
 
+    @property
+    def n_features(self):
+        return len(self.kept_columns) + self.has_unk
+
+    @cached_property
+    def _kept_totals(self):
+        """Σ over the kept tokens of each class's counts, shape (n_classes,)."""
+        kept = np.zeros(len(self.tokens))
+        kept[self.kept_columns] = 1.0
+        return self.feature_count @ kept
+
+    @cached_property
+    def _unk_count(self):
+        """The UNK feature's count per class: the pruned tokens' counts added up, or (bernoulli)
+        the documents holding a pruned token."""
+        if self.event_model == "bernoulli":
+            return self.unk_doc_count if self.unk_doc_count is not None else np.zeros(len(self.classes))
+        return self.feature_count.sum(axis=1) - self._kept_totals
+
+    def feature_counts(self, columns):
+        """Counts of the given feature columns (the UNK column included), (n_classes, len(columns))."""
+        columns = np.asarray(columns)
+        out = np.empty((len(self.classes), len(columns)))
+        is_unk = columns == len(self.kept_columns)
+        out[:, ~is_unk] = self.feature_count[:, self.kept_columns[columns[~is_unk]]]
+        out[:, is_unk] = self._unk_count[:, None]
+        return out
+
     @cached_property
     def counts(self):
         """The counts of the features, (n_classes, n_features), the UNK column included."""
-        kept_counts = self.feature_count[:, self.kept_columns]
-        if not self.has_unk:
-            return kept_counts
-        if self.event_model == "bernoulli":
-            unk = self.unk_doc_count if self.unk_doc_count is not None else np.zeros(len(self.classes))
-        else:
-            unk = self.feature_count.sum(axis=1) - kept_counts.sum(axis=1)  # pruned tokens' counts
-        return np.column_stack([kept_counts, unk])
+        return self.feature_counts(np.arange(self.n_features))
 
     @cached_property
     def _weights(self):
@@ -182,15 +202,24 @@ class NaiveBayes:
 
     def joint_log_likelihood_of_tokens(self, token_lists):
         """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
-        weights, bias = self._weights
         ids, indptr = ids_and_indptr(token_lists, self.lookup.__getitem__)
-        n_features = weights.shape[1]
-        if len(indptr) == 2:  # one document: numpy only, scipy is never imported
-            x = count_vector(ids, n_features, self.binary)
-            jll = (weights @ x)[None, :]
+        if len(indptr) == 2 and not self.binary:
+            jll = self._one_multinomial_document(ids)[None, :]
         else:
-            jll = np.asarray(csr_from_ids(ids, indptr, n_features, self.binary) @ weights.T)
-        return jll + bias + self.class_log_prior
+            weights, bias = self._weights
+            if len(indptr) == 2:  # one document: numpy only, scipy is never imported
+                jll = (weights @ count_vector(ids, weights.shape[1], self.binary) + bias)[None, :]
+            else:
+                jll = np.asarray(csr_from_ids(ids, indptr, weights.shape[1], self.binary) @ weights.T) + bias
+        return jll + self.class_log_prior
+
+    def _one_multinomial_document(self, ids):
+        """Σ_j x_j log θ_kj over the document's own columns only: a pipeline that classifies
+        one message never smooths the whole (n_classes, n_features) table."""
+        columns, x = np.unique(ids, return_counts=True)
+        totals = self._kept_totals + (self._unk_count if self.has_unk else 0.0)
+        log_theta = multinomial_log_prob(self.feature_counts(columns), self.alpha, totals, self.n_features)
+        return log_theta @ x
 
     def proba_of_tokens(self, token_lists):
         """P(k | document) for documents already tokenized by `self.tokenize`."""
@@ -285,7 +314,7 @@ def tokenized(tokenize, batch, on_error=None):
     """(documents, token lists) of a batch, leaving out documents that cannot be read or
     parsed: each is passed to `on_error(document, message)`, or raises without one."""
     kept, token_lists = [], []
-    for doc in batch:
+    for doc in map(loaded, batch):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
@@ -354,9 +383,11 @@ def _finish(settings, table, journal, batches):
 
 def content_hash(data):
     """The journal's key for a document: 16 bytes of BLAKE2b of its bytes."""
+    from hashlib import blake2b  # loading OpenSSL costs a pipeline's start-up 3 ms: only when training
+
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 def update(model, batches, on_error=None):

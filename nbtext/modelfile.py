@@ -21,7 +21,6 @@ journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each documen
 import json
 import os
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -91,6 +90,8 @@ def _arrays(model):
 
 def write_atomically(path, chunks):
     """Write bytes so that `path` is either the old file or the complete new one, never half."""
+    import tempfile
+
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)

@@ -15,22 +15,19 @@ cannot be read is yielded as a Document with `error` set, so a batch can report 
 and go on.
 """
 
-import csv
 import os
-import select
 import sys
-from typing import NamedTuple, Optional, Union
+from collections import namedtuple
 
 from nbtext.errors import NbtextError
 
 PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
 
 
-class Document(NamedTuple):
-    name: str
-    data: Union[bytes, str, None]
-    label: Optional[str] = None
-    error: Optional[str] = None
+# name: how output names it; data: bytes or str; label: its class (labelled inputs);
+# error: why it could not be read; path: the file to read the data from when data is None
+# (files are read where they are tokenized, so -j workers read their own).
+Document = namedtuple("Document", "name data label error path", defaults=(None, None, None))
 
 
 def is_maildir(path):
@@ -64,7 +61,7 @@ def documents(path, separator=None, label=None, stdin=None):
     if os.path.isdir(path):
         files = maildir_files(path) if is_maildir(path) else folder_files(path)
         for file in files:
-            yield read_file(file, label)
+            yield Document(file, None, label, path=file)
     elif separator is not None:
         yield from file_records(path, separator, label)
     elif is_mbox(path):
@@ -98,6 +95,13 @@ def read_file(path, label=None):
             return Document(path, f.read(), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))
+
+
+def loaded(doc):
+    """The document with its data read, if it was still to be read from its path."""
+    if doc.data is None and doc.path is not None and doc.error is None:
+        return read_file(doc.path, doc.label)._replace(name=doc.name)
+    return doc
 
 
 def mbox_messages(path, label=None):
@@ -156,6 +160,8 @@ def _fileno(stream):
 
 
 def _ready(fd):
+    import select
+
     try:
         return bool(select.select([fd], [], [], 0)[0])
     except (OSError, ValueError):
@@ -209,6 +215,8 @@ def _column(spec, header, path):
 
 def _table_reader(f, path):
     """A csv reader for a TSV file, or a CSV file when the name ends in .csv."""
+    import csv
+
     csv.field_size_limit(sys.maxsize)
     if path.lower().endswith(".csv"):
         return csv.reader(f)

@@ -60,10 +60,13 @@ def test_a_million_tokens_give_finite_probabilities_that_sum_to_one():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
-def test_single_and_batch_prediction_agree():
-    clf = nbtext.train(DOCS, LABELS, model="bernoulli")
-    batch = clf.predict_log_proba(DOCS)
-    singles = np.vstack([clf.predict_log_proba([d]) for d in DOCS])
+@pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_single_and_batch_prediction_agree(model_name, unknown):
+    clf = nbtext.train(DOCS, LABELS, model=model_name, unknown=unknown, alpha=0.7)
+    probes = DOCS + ["cheap cheap unseen words", "", "noon pills"]
+    batch = clf.predict_log_proba(probes)
+    singles = np.vstack([clf.predict_log_proba([d]) for d in probes])
     np.testing.assert_allclose(batch, singles, rtol=1e-12)
 
 

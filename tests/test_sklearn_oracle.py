@@ -31,10 +31,14 @@ def compare(model_name, train_texts, train_labels, test_texts):
     np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ours.class_log_prior, peer.class_log_prior_, rtol=0, atol=1e-12)
     X_test = vectorizer.transform(decode(test_texts))
-    np.testing.assert_allclose(
-        ours.predict_log_proba(test_texts), peer.predict_log_proba(X_test), rtol=1e-9, atol=1e-6
-    )
-    return ours.predict(test_texts), list(peer.predict(X_test))
+    log_proba = ours.predict_log_proba(test_texts)
+    np.testing.assert_allclose(log_proba, peer.predict_log_proba(X_test), rtol=1e-9, atol=1e-6)
+    # Where two classes tie exactly (in exact arithmetic), rounding picks the winner:
+    # compare the predictions of documents with a clear winner.
+    top_two = np.sort(log_proba, axis=1)[:, -2:] if log_proba.shape[1] > 1 else None
+    clear = np.ones(len(test_texts), dtype=bool) if top_two is None else top_two[:, 1] - top_two[:, 0] > 1e-9
+    ours_predicted, theirs = ours.predict(test_texts), list(peer.predict(X_test))
+    return [p for p, c in zip(ours_predicted, clear) if c], [p for p, c in zip(theirs, clear) if c]
 
 
 @pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
@@ -42,7 +46,7 @@ def test_20newsgroups_equals_sklearn(news20, model_name):
     train_texts, train_labels = read_labelled(news20 / "train")
     test_texts, _ = read_labelled(news20 / "test")
     ours, theirs = compare(model_name, train_texts, train_labels, test_texts)
-    assert len(ours) == 7532
+    assert len(ours) == 7532  # no exact ties on this corpus: every prediction is compared
     assert ours == theirs
 
 
