@@ -320,13 +320,17 @@ def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams
 @click.option("--is", "is_label", default=None, metavar="LABEL",
               help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.")
 @click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
+@click.option("--explain", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Add the N tokens that pushed the winner over the runner-up most, "
+                   "with their contribution in log-odds.")
 @jobs_option
 def predict(paths, model_path, alpha, output_format, proba, separator, table, text_col, header,
-            unsure_below, is_label, verbose, jobs):
+            unsure_below, is_label, verbose, explain, jobs):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
-    With no PATH (or -), stdin is one document and the output is its label alone.
-    Empty stdin is the empty document: it gets the label the prior favours.
+    With no PATH (or -), stdin is one document and the output is its label alone
+    (a full line with --proba, --explain or --format json). Empty stdin is the empty
+    document: it gets the label the prior favours.
     Otherwise one line per document, in input order (folders recursively, sorted):
     name<TAB>label<TAB>probability of that label. mbox messages are named PATH:N,
     records of --lines / -0 streams -:N. A document that cannot be read or parsed is
@@ -348,14 +352,16 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
             from nbtext.sources import table_documents
 
             docs = table_documents(table, None, text_col, header)
-        elif (not paths or paths == ("-",)) and separator is None:
+        elif (not paths or paths == ("-",)) and separator is None and not (
+            proba or explain or output_format != "tsv"
+        ):
             click.echo(classify(model, sys.stdin.buffer.read(), unsure_below))
             return 0
         else:
             docs = path_documents(paths or ("-",), separator)
         skipped = Skipped()
         done = write_predictions(model, with_progress(docs, "classifying"),
-                                 output_format, proba, unsure_below, jobs, skipped)
+                                 output_format, proba, unsure_below, jobs, skipped, explain)
     return skipped.summary(done)
 
 
@@ -368,44 +374,49 @@ def path_documents(paths, separator):
         yield from documents(path, separator)
 
 
-def scored_batches(model, docs, jobs, skipped):
-    """(documents, probabilities) per batch, in input order, on `jobs` processes."""
-    from nbtext.model import tokenized
+def scored_batches(model, docs, jobs, skipped, explain=0):
+    """(documents, log-probabilities, explanations or None) per batch, in input order,
+    on `jobs` processes."""
     from nbtext.sources import Document
 
     if jobs > 1:
         from nbtext.parallel import CHUNK, score_in_workers
 
-        for kept, probabilities, errors in score_in_workers(model, in_batches(docs, CHUNK), jobs):
+        for kept, log_proba, explanations, errors in score_in_workers(model, in_batches(docs, CHUNK), jobs, explain):
             for name, message in errors:
                 skipped(Document(name, None), message)
             if kept:
-                yield kept, probabilities
+                yield kept, log_proba, explanations
         return
     for batch in in_batches(docs):
-        kept, token_lists = tokenized(model.tokenize, batch, skipped)
+        kept, log_proba, explanations = model.score(batch, skipped, explain)
         if kept:
-            yield kept, model.proba_of_tokens(token_lists)
+            yield kept, log_proba, explanations
 
 
-def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped):
+def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped, explain=0):
+    import numpy as np
+
     out = sys.stdout
     if proba and output_format == "tsv":
-        out.write("#path\tlabel\tprobability\t" + "\t".join(model.classes) + "\n")
+        out.write("#path\tlabel\tprobability\t" + "\t".join(model.classes)
+                  + ("\texplanation" if explain else "") + "\n")
     done = 0
-    for kept, probabilities in scored_batches(model, docs, jobs, skipped):
+    for kept, log_proba, explanations in scored_batches(model, docs, jobs, skipped, explain):
         lines = []
-        for doc, row in zip(kept, probabilities):
+        for i, (doc, row) in enumerate(zip(kept, np.exp(log_proba))):
             label, p = decide(model, row, unsure_below)
             if output_format == "json":
-                lines.append(json.dumps({
-                    "path": doc.name, "label": label,
-                    "probabilities": dict(zip(model.classes, row.tolist())),
-                }, ensure_ascii=False))
+                record = {"path": doc.name, "label": label, "probabilities": dict(zip(model.classes, row.tolist()))}
+                if explain:
+                    record["explanation"] = [list(pair) for pair in explanations[i]]
+                lines.append(json.dumps(record, ensure_ascii=False))
             else:
                 columns = [doc.name, label, f"{p:.4f}"]
                 if proba:
                     columns += [f"{q:.4f}" for q in row.tolist()]
+                if explain:
+                    columns.append(" ".join(f"{token}:{value:+.3f}" for token, value in explanations[i]))
                 lines.append("\t".join(columns))
         out.write("\n".join(lines) + "\n")
         out.flush()
@@ -444,16 +455,18 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
              fasttext, unsure_below, jobs):
     """Score a model on labelled documents (given as in train).
 
-    Prints accuracy, per-class precision, recall, F1 and support, macro averages and
-    the confusion matrix (rows: true class, columns: predicted). With --unsure-below,
-    documents below the threshold are counted as unsure and scored apart.
+    Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
+    positive one), per-class precision, recall, F1 and support, macro averages and the
+    confusion matrix (rows: true class, columns: predicted). With --unsure-below,
+    documents below the threshold are counted as unsure and scored apart (log-loss and
+    ROC AUC are over all documents).
 
     \b
       nbtext eval -m nbtext.model test/spam test/ham
       nbtext eval --table sms-test.tsv --unsure-below 0.9
       nbtext eval --format json test/spam test/ham | jq .accuracy
     """
-    from nbtext.metrics import evaluate as score, format_report, json_safe
+    from nbtext.metrics import evaluate as score, format_report, json_safe, log_loss, roc_auc
 
     with user_errors():
         model = load_model(model_path, alpha)
@@ -469,16 +482,26 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
                 yield doc
 
         skipped = Skipped()
-        truth, guesses, unsure = [], [], 0
-        for kept, probabilities in scored_batches(model, checked(), jobs, skipped):
-            for doc, row in zip(kept, probabilities):
-                label, _ = decide(model, row, unsure_below)
+        import numpy as np
+
+        truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
+        index = {label: k for k, label in enumerate(model.classes)}
+        for kept, log_proba, _ in scored_batches(model, checked(), jobs, skipped):
+            for doc, row in zip(kept, log_proba):
+                true_log_proba.append(float(row[index[doc.label]]))
+                if len(model.classes) == 2:
+                    log_odds.append(float(row[1] - row[0]))
+                    positives.append(doc.label == model.classes[1])
+                label, _ = decide(model, np.exp(row), unsure_below)
                 if label == "unsure":
                     unsure += 1
                     continue
                 truth.append(doc.label)
                 guesses.append(label)
         report = score(truth, guesses, model.classes)
+        report["log_loss"] = log_loss(true_log_proba)
+        if len(model.classes) == 2:
+            report["roc_auc"] = roc_auc(log_odds, positives)
         if unsure_below is not None:
             report["unsure"] = unsure
             report["unsure_below"] = unsure_below
@@ -487,6 +510,60 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
     else:
         click.echo(format_report(report))
     return skipped.summary(len(truth) + unsure)
+
+
+# --- info ----------------------------------------------------------------------------
+FEW_DOCUMENTS = 20
+
+
+@cli.command()
+@model_option
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Show the N tokens that most indicate each class.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def info(model_path, top, output_format):
+    """Describe a model: event model, settings, classes, vocabulary, UNK share.
+
+    --top N lists, per class, the tokens with the largest log θ(token | class) −
+    log θ(token | all other classes).
+
+    \b
+      nbtext info -m mail.model
+      nbtext info --top 15 -m news.model
+      nbtext info --format json | jq .classes
+    """
+    with user_errors():
+        summary = load_model(model_path).summary(top or 0)
+    if output_format == "json":
+        click.echo(json.dumps(summary, ensure_ascii=False))
+        return 0
+    s = summary["settings"]
+    unit = "documents with" if summary["event_model"] == "bernoulli" else "tokens"
+    lines = [
+        f"model file     {model_path} (format {summary.get('format_version', '?')}, "
+        f"nbtext {summary.get('nbtext_version', '?')})",
+        f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
+        f"tokenizer      input {s['tokenizer']['input']}, n-grams up to {s['tokenizer']['ngrams']}, "
+        f"mail headers {','.join(s['tokenizer']['headers'])}",
+        f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
+        + (f", max features {s['max_features']}" if s["max_features"] else "")
+        + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
+        + ("UNK" if summary["unk"] else "ignored"),
+    ]
+    if "unk_share" in summary:
+        lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
+    lines.append(f"documents      {summary['documents']:,}")
+    lines.append("classes")
+    for label, c in summary["classes"].items():
+        lines.append(f"  {label}\t{c['documents']:,} documents\t{c['count']:,.0f} {unit}")
+    click.echo("\n".join(lines))
+    for label, c in summary["classes"].items():
+        if c["documents"] < FEW_DOCUMENTS:
+            click.echo(f"nbtext: warning: class {label!r} has only {c['documents']} training documents", err=True)
+    for label, tokens in summary.get("top", {}).items():
+        click.echo(f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens))
+    return 0
 
 
 # --- filter --------------------------------------------------------------------------

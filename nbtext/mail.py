@@ -197,7 +197,13 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
     if "://" in text:  # a C-level substring test spares most bodies the URL scan
         hosts.extend(_URL.findall(text))
     tokens.extend(find_tokens(text))
-    tokens.extend(f"url:{h.lower()}" for h in hosts)
+    tokens.extend(f"url:{_bare_host(h)}" for h in hosts)
+
+
+def _bare_host(host):
+    """example.com from user@Example.COM:8080, as urlsplit gives for links in HTML."""
+    host = host.rsplit("@", 1)[-1].lower()
+    return host.split(":", 1)[0] if host.count(":") == 1 else host
 
 
 def split_multipart(body, boundary):

@@ -7,6 +7,33 @@ as `-` and written as null in JSON, never silently 0.
 import math
 
 
+def log_loss(true_log_probabilities):
+    """−mean log P(true class | document), from log-probabilities (so never log 0)."""
+    values = list(true_log_probabilities)
+    return -sum(values) / len(values) if values else math.nan
+
+
+def roc_auc(scores, positives):
+    """Area under the ROC curve: P(score of a random positive > that of a random negative),
+    ties counting one half (the Mann-Whitney U statistic, from the ranks of the scores)."""
+    order = sorted(range(len(scores)), key=scores.__getitem__)
+    ranks = [0.0] * len(scores)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1  # tied scores share their average rank
+        i = j + 1
+    n_pos = sum(positives)
+    n_neg = len(positives) - n_pos
+    if not n_pos or not n_neg:
+        return math.nan
+    rank_sum = sum(r for r, p in zip(ranks, positives) if p)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
 def evaluate(true_labels, predicted_labels, classes):
     """The report as a plain dict (the `--format json` output)."""
     index = {label: k for k, label in enumerate(classes)}
@@ -58,7 +85,12 @@ def format_report(report):
     """A readable, tab-separated table of the report."""
     classes = report["classes"]
     width = max([len(c) for c in classes] + [len("macro avg")])
-    lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}", ""]
+    lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
+    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("unsure", "unsure")):
+        if key in report:
+            value = report[key]
+            lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
+    lines.append("")
     lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
     for label in classes:
         m = report["per_class"][label]

@@ -221,9 +221,74 @@ class NaiveBayes:
         log_theta = multinomial_log_prob(self.feature_counts(columns), self.alpha, totals, self.n_features)
         return log_theta @ x
 
-    def proba_of_tokens(self, token_lists):
-        """P(k | document) for documents already tokenized by `self.tokenize`."""
-        return np.exp(log_normalize(self.joint_log_likelihood_of_tokens(token_lists)))
+    def score(self, documents, on_error=None, explain=0):
+        """(documents kept, log P(k | document) of each, explanations or None) for a batch
+        of Documents; those that cannot be read or parsed go to `on_error` (see tokenized)."""
+        kept, token_lists = tokenized(self.tokenize, documents, on_error)
+        if not kept:
+            return kept, np.zeros((0, len(self.classes))), None
+        log_proba = log_normalize(self.joint_log_likelihood_of_tokens(token_lists))
+        explanations = None
+        if explain:
+            explanations = [self.explain(t, row, explain) for t, row in zip(token_lists, log_proba)]
+        return kept, log_proba, explanations
+
+    def summary(self, top=0):
+        """What `nbtext info` shows: settings, classes with their counts, vocabulary, and
+        with `top`, the tokens that most indicate each class."""
+        totals = self.feature_count.sum(axis=1)
+        info = {
+            "event_model": self.event_model,
+            "settings": self.settings,
+            "classes": {
+                label: {"documents": int(n), "count": float(t)}
+                for label, n, t in zip(self.classes, self.class_count, totals)
+            },
+            "documents": int(self.class_count.sum()),
+            "tokens_seen": len(self.tokens),
+            "vocabulary": len(self.kept_columns),
+            "unk": self.has_unk,
+            **getattr(self, "file_info", {}),
+        }
+        if self.has_unk and self.event_model == "multinomial" and totals.sum():
+            info["unk_share"] = float(self._unk_count.sum() / totals.sum())
+        if top:
+            info["top"] = self.indicative(top)
+        return info
+
+    def indicative(self, n):
+        """{class: [(token, score)]}: the n tokens with the largest log θ_jk − log θ_j,¬k,
+        θ_j,¬k being the token's probability in all the other classes pooled."""
+        counts = self.counts[:, : len(self.kept_columns)]  # UNK is no token: left out
+        own = self.feature_log_prob[:, : len(self.kept_columns)]
+        result = {}
+        for k, label in enumerate(self.classes):
+            rest = np.delete(self.counts, k, axis=0).sum(axis=0, keepdims=True)
+            rest_class_count = np.delete(self.class_count, k).sum(keepdims=True)
+            if self.event_model == "bernoulli":
+                others = bernoulli_log_prob(rest, rest_class_count, self.alpha)[0][0]
+            else:
+                others = multinomial_log_prob(rest, self.alpha)[0]
+            score = own[k] - others[: len(self.kept_columns)]
+            best = np.argsort(-score, kind="stable")[:n]
+            result[label] = [(self.vocabulary[j], float(score[j])) for j in best if counts[k, j] > 0]
+        return result
+
+    def explain(self, tokens, log_proba, n):
+        """The n features of a document that pushed the winning class over the runner-up
+        most: [(feature, x_j · (W_winner,j − W_runner-up,j))], largest first. For the
+        multinomial model W = log θ, so this is count × the log-odds each token adds."""
+        if len(self.classes) < 2:
+            return []
+        runner_up, winner = np.argsort(log_proba, kind="stable")[-2:]
+        ids, _ = ids_and_indptr([tokens], self.lookup.__getitem__)
+        columns, x = np.unique(ids, return_counts=True)
+        if self.binary:
+            x = np.ones_like(x)
+        weights, _ = self._weights
+        contribution = x * (weights[winner, columns] - weights[runner_up, columns])
+        top = np.argsort(-contribution, kind="stable")[:n]
+        return [(self.vocabulary[columns[i]], float(contribution[i])) for i in top]
 
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""

@@ -148,10 +148,12 @@ def load(path):
             settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
             settings["max_features"], settings["unknown"], settings["tokenizer"]["ngrams"],
         )
-        return NaiveBayes(
+        model = NaiveBayes(
             settings, classes, tokens, arrays["class_count"], feature_count,
             arrays.get("unk_doc_count"), _journal(arrays, classes),
         )
+        model.file_info = {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]}
+        return model
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:

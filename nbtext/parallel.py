@@ -50,16 +50,16 @@ def count_in_workers(settings, chunks, jobs):
 
 
 def score_chunk(docs):
-    """A worker's predictions: (kept documents, probabilities, [(name, error)])."""
-    model = _state["model"]
+    """A worker's predictions: (kept documents, log-probabilities, explanations, [(name, error)])."""
     errors = []
-    kept, token_lists = tokenized(model.tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-    probabilities = model.proba_of_tokens(token_lists) if kept else None
-    return [doc._replace(data=None) for doc in kept], probabilities, errors
+    kept, log_proba, explanations = _state["model"].score(
+        docs, lambda doc, message: errors.append((doc.name, message)), _state["explain"]
+    )
+    return [doc._replace(data=None) for doc in kept], log_proba, explanations, errors
 
 
-def score_in_workers(model, chunks, jobs):
+def score_in_workers(model, chunks, jobs, explain=0):
     """score_chunk results for every chunk of documents, in order."""
     model.lookup, model._weights  # derive once here, not once per worker
-    _state["model"] = model
+    _state["model"], _state["explain"] = model, explain
     return _ordered(score_chunk, chunks, jobs)

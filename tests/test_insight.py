@@ -1,0 +1,95 @@
+"""Insight: eval's log-loss and ROC AUC, nbtext info (--top), predict --explain."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import log_loss, roc_auc_score
+
+import nbtext
+from nbtext.cli import cli
+from nbtext.metrics import roc_auc
+
+from conftest import ROOT, read_labelled
+
+DEMO = ROOT / "corpora" / "mail"
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+@pytest.fixture(scope="module")
+def demo_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("m") / "demo.model"
+    assert run("train", "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    return path
+
+
+def test_log_loss_and_roc_auc_match_sklearn(demo_model):
+    report = json.loads(run("eval", "-m", demo_model, "--format", "json",
+                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    model = nbtext.load(demo_model)
+    texts, labels = read_labelled(DEMO / "test")
+    proba = model.predict_proba(texts)
+    assert report["log_loss"] == pytest.approx(log_loss(labels, proba, labels=model.classes), rel=1e-9)
+    assert report["roc_auc"] == pytest.approx(roc_auc_score([l == "spam" for l in labels], proba[:, 1]), rel=1e-12)
+
+
+def test_roc_auc_with_ties_counts_one_half():
+    assert roc_auc([0.1, 0.4, 0.35, 0.8], [False, False, True, True]) == 0.75
+    assert roc_auc([1, 1, 1, 1], [False, True, False, True]) == 0.5
+    scores = np.random.default_rng(0).integers(0, 5, 200).tolist()
+    positives = (np.random.default_rng(1).random(200) < 0.4).tolist()
+    assert roc_auc(scores, positives) == pytest.approx(roc_auc_score(positives, scores), rel=1e-12)
+
+
+def test_info_reports_counts_and_the_most_indicative_tokens(demo_model):
+    result = run("info", "-m", demo_model, "--top", "3", "--format", "json")
+    summary = json.loads(result.stdout)
+    model = nbtext.load(demo_model)
+    assert summary["documents"] == 78 and summary["classes"]["spam"]["documents"] == 39
+    assert summary["classes"]["ham"]["count"] == model.feature_count[0].sum()
+    assert summary["vocabulary"] == len(model.kept_columns) and summary["format_version"] == 1
+    unk = model.counts[:, -1].sum() / model.feature_count.sum()
+    assert summary["unk_share"] == pytest.approx(unk)
+    for label, top in summary["top"].items():
+        k = model.classes.index(label)
+        other = 1 - k
+        theta = np.exp(model.feature_log_prob)
+        for token, score in top:
+            j = model.vocabulary.index(token)
+            # two classes: "all the other classes" is the other class
+            assert score == pytest.approx(np.log(theta[k, j]) - np.log(theta[other, j]))
+        scores = [s for _, s in top]
+        assert scores == sorted(scores, reverse=True) and len(top) == 3
+    text = run("info", "-m", demo_model, "--top", "3")
+    assert "classes" in text.stdout and "top spam:" in text.stdout
+    assert "only 39 training documents" not in text.stderr  # 39 >= 20: no warning
+
+
+def test_info_warns_about_small_classes(tmp_path):
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1").write_text(f"{label}{label} words")
+    run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "a", tmp_path / "b")
+    assert "class 'a' has only 1 training documents" in run("info", "-m", tmp_path / "m").stderr
+
+
+def test_explain_gives_log_odds_contributions(demo_model):
+    doc = "free prize free money, click now for lunch"
+    result = run("predict", "-m", demo_model, "--explain", "3", "--format", "json", "-", input=doc)
+    record = json.loads(result.stdout)
+    model = nbtext.load(demo_model)
+    theta = model.feature_log_prob
+    win, lose = model.classes.index(record["label"]), 1 - model.classes.index(record["label"])
+    counts = {t: model.tokenize(doc).count(t) for t in set(model.tokenize(doc))}
+    expected = sorted(
+        ((t, n * (theta[win, model.vocabulary.index(t)] - theta[lose, model.vocabulary.index(t)]))
+         for t, n in counts.items() if t in model.vocabulary),
+        key=lambda pair: -pair[1])[:3]
+    assert [t for t, _ in record["explanation"]] == [t for t, _ in expected]
+    assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
+    tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")
+    assert tsv[3].split(" ")[0] == f"{expected[0][0]}:{expected[0][1]:+.3f}"
