@@ -88,7 +88,7 @@ def test_explain_gives_log_odds_contributions(demo_model):
     expected = sorted(
         ((t, n * (theta[win, model.vocabulary.index(t)] - theta[lose, model.vocabulary.index(t)]))
          for t, n in counts.items() if t in model.vocabulary),
-        key=lambda pair: -pair[1])[:3]
+        key=lambda pair: (-round(pair[1], 9), model.vocabulary.index(pair[0])))[:3]  # ties: column order
     assert [t for t, _ in record["explanation"]] == [t for t, _ in expected]
     assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
     tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")
