@@ -212,33 +212,62 @@ def cli():
 
 
 # --- train ---------------------------------------------------------------------------
+TRAIN_OPTIONS = [
+    click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
+                 default="multinomial", show_default=True,
+                 help="Event model: token counts (multinomial) or token presence (bernoulli)."),
+    click.option("--alpha", type=float, default=None,
+                 help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone "
+                      "[default: 1; 0.1 when most training documents are e-mail]."),
+    click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
+                 default="smoothed", show_default=True,
+                 help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c."),
+    click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
+                 help="Tokens seen fewer times are pruned (counted as UNK)."),
+    click.option("--max-features", type=click.IntRange(min=1), default=None,
+                 help="Keep only the N most frequent tokens."),
+    click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
+                 help="Add word n-grams up to N."),
+    click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
+                 help="Pruned and unseen tokens: count them as UNK, or drop them."),
+    click.option("--input", "input_mode", type=click.Choice(["auto", "mail", "text"]), default="auto",
+                 show_default=True, help="Parse documents as e-mail: when they look like it, always, never."),
+    click.option("--headers", default="subject,from,to,content-type", show_default=True,
+                 help="Mail headers whose words become tagged tokens (subject:free)."),
+]
 TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", "ngrams",
                   "unknown", "input_mode", "headers")
 
 
+def train_options(f):
+    for option in reversed(TRAIN_OPTIONS):
+        f = option(f)
+    return f
+
+
+def train_kwargs(params):
+    """The keyword arguments of nbtext.model.train_corpus from the train options' values."""
+    return {
+        "model": params["event_model"], "alpha": params["alpha"], "prior": params["prior"],
+        "min_count": params["min_count"], "max_features": params["max_features"],
+        "ngrams": params["ngrams"], "unknown": params["unknown"], "input": params["input_mode"],
+        "headers": tuple(h.strip() for h in params["headers"].split(",") if h.strip()),
+    }
+
+
+def explicit_options(names):
+    """Those of `names` that the user typed on the command line."""
+    ctx = click.get_current_context()
+    return [n for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+
+
+def option_name(param):
+    return "--" + {"event_model": "model", "input_mode": "input"}.get(param, param).replace("_", "-")
+
+
 @cli.command()
 @click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]")
-@click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
-              default="multinomial", show_default=True,
-              help="Event model: token counts (multinomial) or token presence (bernoulli).")
-@click.option("--alpha", type=float, default=None,
-              help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone "
-                   "[default: 1; 0.1 when most training documents are e-mail].")
-@click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
-              default="smoothed", show_default=True,
-              help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.")
-@click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Tokens seen fewer times are pruned (counted as UNK).")
-@click.option("--max-features", type=click.IntRange(min=1), default=None,
-              help="Keep only the N most frequent tokens.")
-@click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Add word n-grams up to N.")
-@click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
-              help="Pruned and unseen tokens: count them as UNK, or drop them.")
-@click.option("--input", "input_mode", type=click.Choice(["auto", "mail", "text"]), default="auto",
-              show_default=True, help="Parse documents as e-mail: when they look like it, always, never.")
-@click.option("--headers", default="subject,from,to,content-type", show_default=True,
-              help="Mail headers whose words become tagged tokens (subject:free).")
+@train_options
 @click.option("-o", "--output", default=None,
               help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
 @click.option("--update", is_flag=True,
@@ -247,9 +276,8 @@ TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", 
 @model_option
 @table_options(labelled=True)
 @jobs_option
-def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams, unknown,
-          input_mode, headers, output, update, model_path, table, text_col, header, label_col,
-          fasttext, jobs):
+def train(class_dirs, output, update, model_path, table, text_col, header, label_col, fasttext, jobs,
+          **settings):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -266,7 +294,6 @@ def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams
     """
     from nbtext.model import train_corpus, update as update_model
 
-    ctx = click.get_current_context()
     with user_errors():
         if output is None:
             output = model_path if update else os.environ.get("NBTEXT_MODEL", DEFAULT_MODEL)
@@ -275,20 +302,12 @@ def train(class_dirs, event_model, alpha, prior, min_count, max_features, ngrams
         skipped = Skipped()
         started = time.perf_counter()
         if update:
-            explicit = [name for name in TRAIN_SETTINGS
-                        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+            explicit = explicit_options(TRAIN_SETTINGS)
             if explicit:
-                raise NbtextError(
-                    f"--update keeps the model's own settings; drop --{explicit[0].replace('_mode', '').replace('_', '-')}"
-                )
+                raise NbtextError(f"--update keeps the model's own settings; drop {option_name(explicit[0])}")
             model, stats = update_model(load_model(model_path), lambda: in_batches(docs()), skipped)
         else:
-            model = train_corpus(
-                lambda: in_batches(docs()), on_error=skipped, jobs=jobs,
-                model=event_model, alpha=alpha, prior=prior, min_count=min_count,
-                max_features=max_features, ngrams=ngrams, unknown=unknown, input=input_mode,
-                headers=tuple(h.strip() for h in headers.split(",") if h.strip()),
-            )
+            model = train_corpus(lambda: in_batches(docs()), on_error=skipped, jobs=jobs, **train_kwargs(settings))
         model.save(output)
         seconds = time.perf_counter() - started
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
@@ -445,14 +464,19 @@ def predict_is(model_path, alpha, is_label, unsure_below, verbose):
 @cli.command(name="eval")
 @click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]")
 @model_option
-@alpha_override
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="A readable table, or one JSON object.")
 @table_options(labelled=True)
 @unsure_option
 @jobs_option
-def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, header, label_col,
-             fasttext, unsure_below, jobs):
+@click.option("--folds", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Stratified K-fold cross-validation of the train options (no model file).")
+@click.option("--seed", type=int, default=0, show_default=True, help="--folds: the shuffle's seed.")
+@click.option("--compare", default=None, metavar="MODELS",
+              help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.")
+@train_options
+def evaluate(class_dirs, model_path, output_format, table, text_col, header, label_col,
+             fasttext, unsure_below, jobs, folds, seed, compare, **settings):
     """Score a model on labelled documents (given as in train).
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
@@ -461,14 +485,28 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
     documents below the threshold are counted as unsure and scored apart (log-loss and
     ROC AUC are over all documents).
 
+    With --folds K there is no model file: the train options are cross-validated
+    (stratified K-fold, shuffled with --seed) on the labelled documents, and the mean and
+    standard deviation of accuracy and macro-F1 are printed (every fold with --format
+    json). --compare runs several event models on the same folds.
+
     \b
       nbtext eval -m nbtext.model test/spam test/ham
       nbtext eval --table sms-test.tsv --unsure-below 0.9
       nbtext eval --format json test/spam test/ham | jq .accuracy
+      nbtext eval --folds 10 --alpha 0.1 spam/ ham/
+      nbtext eval --folds 5 --compare multinomial,bernoulli news/*
     """
     from nbtext.metrics import evaluate as score, format_report, json_safe, log_loss, roc_auc
 
+    if folds is not None:
+        return cross_validation(class_dirs, table, fasttext, label_col, text_col, header, folds,
+                                seed, compare, output_format, settings)
     with user_errors():
+        misplaced = explicit_options((*TRAIN_SETTINGS[:1], *TRAIN_SETTINGS[2:], "seed", "compare"))
+        if misplaced:
+            raise NbtextError(f"{option_name(misplaced[0])} goes with --folds (cross-validation)")
+        alpha = settings["alpha"]
         model = load_model(model_path, alpha)
         docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
         known = set(model.classes)
@@ -510,6 +548,27 @@ def evaluate(class_dirs, model_path, alpha, output_format, table, text_col, head
     else:
         click.echo(format_report(report))
     return skipped.summary(len(truth) + unsure)
+
+
+def cross_validation(class_dirs, table, fasttext, label_col, text_col, header, folds, seed, compare,
+                     output_format, settings):
+    from nbtext.crossval import cross_validate
+    from nbtext.metrics import json_safe
+
+    with user_errors():
+        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
+        models = [m.strip() for m in compare.split(",")] if compare else [settings["event_model"]]
+        skipped = Skipped()
+        results = cross_validate(docs(), folds, seed, models, skipped, **train_kwargs(settings))
+    if output_format == "json":
+        click.echo(json.dumps(json_safe({"folds": folds, "seed": seed, "models": results})))
+    else:
+        click.echo(f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds")
+        click.echo(f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}")
+        for name, r in results.items():
+            click.echo(f"{name:14s}\t{r['alpha']:5g}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+                       f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
+    return skipped.summary(sum(f["n"] for f in next(iter(results.values()))["folds"]))
 
 
 # --- info ----------------------------------------------------------------------------

@@ -421,14 +421,34 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
             table.add(token_lists, [doc.label for doc in kept])
             journal.update((content_hash(doc.data), doc.label) for doc in kept)
         mail_documents = tokenizer.mail_documents
+    resolve_alpha(settings, mail_documents, table.class_count.sum())
+    return _finish(settings, table, journal, lambda: _token_batches(settings, batches()))
+
+
+def resolve_alpha(settings, mail_documents, documents):
+    """The default λ: MAIL_ALPHA when most training documents were read as e-mail."""
     if settings["alpha"] is None:
-        mostly_mail = 2 * mail_documents > table.class_count.sum()
-        settings["alpha"] = MAIL_ALPHA if mostly_mail else TEXT_ALPHA
-    return _finish(settings, table, journal, batches)
+        settings["alpha"] = MAIL_ALPHA if 2 * mail_documents > documents else TEXT_ALPHA
 
 
-def _finish(settings, table, journal, batches):
-    """The model of a finished count table (pruning checked, Bernoulli UNK counted)."""
+def _token_batches(settings, batches):
+    """(token lists, labels) per batch of Documents; unreadable ones were reported already."""
+    tokenize = Tokenizer.from_settings(settings["tokenizer"])
+    for batch in batches:
+        kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
+        yield token_lists, [doc.label for doc in kept]
+
+
+def fit_tokens(settings, token_lists, labels):
+    """A model from documents already tokenized with `settings` (cross-validation folds)."""
+    table = CountTable(binary=settings["event_model"] == "bernoulli")
+    table.add(token_lists, labels)
+    return _finish(settings, table, {}, lambda: [(token_lists, labels)])
+
+
+def _finish(settings, table, journal, token_batches):
+    """The model of a finished count table (pruning checked, Bernoulli UNK counted from
+    `token_batches()`, the corpus again as (token lists, labels) per batch)."""
     classes, tokens, class_count, feature_count = table.sorted_view()
     if len(classes) < 2:
         raise NbtextError(
@@ -441,7 +461,7 @@ def _finish(settings, table, journal, batches):
             f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
         )
     if nb.binary and nb.has_unk and len(nb.kept_columns) < len(tokens):
-        unk_doc_count = _documents_with_unk(nb, batches())
+        unk_doc_count = _documents_with_unk(nb, token_batches())
         nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, unk_doc_count, journal)
     return nb
 
@@ -494,20 +514,19 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return _finish(model.settings, table, journal, batches), stats
+    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
 
 
-def _documents_with_unk(nb, batches):
+def _documents_with_unk(nb, token_batches):
     """Per class, how many documents contain at least one token outside the vocabulary."""
     unk_column = len(nb.kept_columns)
     row = {label: k for k, label in enumerate(nb.classes)}
     unk_doc_count = np.zeros(len(nb.classes))
-    for batch in batches:
-        kept, token_lists = tokenized(nb.tokenize, batch, lambda doc, message: None)
+    for token_lists, labels in token_batches:
         ids, indptr = ids_and_indptr(token_lists, nb.lookup.__getitem__)
-        doc_of_id = np.repeat(np.arange(len(kept)), np.diff(indptr))
-        has_unk = np.zeros(len(kept), dtype=bool)
+        doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
+        has_unk = np.zeros(len(labels), dtype=bool)
         has_unk[doc_of_id[ids == unk_column]] = True
-        rows = np.array([row[doc.label] for doc in kept], dtype=np.intp)
+        rows = np.array([row[label] for label in labels], dtype=np.intp)
         unk_doc_count += np.bincount(rows[has_unk], minlength=len(nb.classes))
     return unk_doc_count

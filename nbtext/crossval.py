@@ -1,0 +1,73 @@
+"""Stratified K-fold cross-validation, and several models compared on the same folds.
+
+Each document is read and tokenized once; every fold then counts its K-1 training folds
+and scores the held-out one. The corpus's tokens are held in memory for this.
+"""
+
+import math
+
+import numpy as np
+
+from nbtext.errors import NbtextError
+from nbtext.metrics import evaluate
+from nbtext.model import fit_tokens, make_settings, resolve_alpha, tokenized
+from nbtext.tokenize import Tokenizer
+
+
+def stratified_folds(labels, k, seed):
+    """fold[i] in 0..k-1 for every document: each class is shuffled (with `seed`) and dealt
+    round-robin, so every fold gets its share of every class."""
+    labels = np.asarray(labels)
+    fold = np.empty(len(labels), dtype=np.intp)
+    rng = np.random.default_rng(seed)
+    offset = 0
+    for label in sorted(set(labels.tolist())):
+        members = np.flatnonzero(labels == label)
+        rng.shuffle(members)
+        fold[members] = (np.arange(len(members)) + offset) % k  # offset: small classes spread out
+        offset += len(members)
+    return fold
+
+
+def cross_validate(documents, k, seed, models, on_error=None, **options):
+    """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
+
+    `documents` are labelled Documents; `models` the event models to compare (the other
+    options are shared).
+    """
+    if k < 2:
+        raise NbtextError("--folds must be at least 2")
+    tokenizer = Tokenizer.from_settings(make_settings(**options)["tokenizer"])
+    kept, token_lists = tokenized(tokenizer, list(documents), on_error)
+    labels = [doc.label for doc in kept]
+    counts = {label: labels.count(label) for label in set(labels)}
+    if len(counts) < 2:
+        raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
+    smallest = min(counts, key=counts.get)
+    if counts[smallest] < k:
+        raise NbtextError(
+            f"class {smallest!r} has {counts[smallest]} documents, fewer than --folds {k} (try fewer folds)"
+        )
+    fold = stratified_folds(labels, k, seed)
+    results = {}
+    for name in models:
+        settings = make_settings(**{**options, "model": name})
+        resolve_alpha(settings, tokenizer.mail_documents, len(labels))
+        folds = []
+        for f in range(k):
+            train = np.flatnonzero(fold != f).tolist()
+            test = np.flatnonzero(fold == f).tolist()
+            model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+            guesses = [model.classes[j] for j in model.joint_log_likelihood_of_tokens(
+                [token_lists[i] for i in test]).argmax(axis=1).tolist()]
+            report = evaluate([labels[i] for i in test], guesses, model.classes)
+            folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
+        results[name] = {"alpha": settings["alpha"], "folds": folds, **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
+    return results
+
+
+def _spread(folds, metric):
+    """Mean and standard deviation (over the folds, ddof=0) of one metric."""
+    values = [f[metric] for f in folds]
+    mean = sum(values) / len(values)
+    return {f"{metric}_mean": mean, f"{metric}_std": math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))}

@@ -1,0 +1,67 @@
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import nbtext
+from nbtext.cli import cli
+from nbtext.crossval import stratified_folds
+
+from conftest import ROOT, read_labelled
+
+DEMO = ROOT / "corpora" / "mail"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_folds_are_stratified_and_seeded():
+    labels = ["a"] * 50 + ["b"] * 20 + ["c"] * 7
+    fold = stratified_folds(labels, 5, seed=1)
+    for f in range(5):
+        share = Counter(l for l, g in zip(labels, fold) if g == f)
+        assert share["a"] == 10 and share["b"] == 4 and share["c"] in (1, 2)
+    assert np.array_equal(fold, stratified_folds(labels, 5, seed=1))
+    assert not np.array_equal(fold, stratified_folds(labels, 5, seed=2))
+
+
+def test_each_fold_equals_training_on_the_other_folds(tmp_path):
+    folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    result = json.loads(run("eval", "--folds", "3", "--seed", "7", "--format", "json", *folders).stdout)
+    texts, labels = read_labelled(DEMO / "train")
+    # read_labelled walks classes in sorted order (ham, spam); the CLI reads them as given
+    order = [i for i, l in enumerate(labels) if l == "spam"] + [i for i, l in enumerate(labels) if l == "ham"]
+    texts, labels = [texts[i] for i in order], [labels[i] for i in order]
+    fold = stratified_folds(labels, 3, seed=7)
+    folds = result["models"]["multinomial"]["folds"]
+    for f in range(3):
+        train = [i for i in range(len(labels)) if fold[i] != f]
+        test = [i for i in range(len(labels)) if fold[i] == f]
+        clf = nbtext.train([texts[i] for i in train], [labels[i] for i in train])
+        accuracy = np.mean([p == labels[i] for p, i in zip(clf.predict([texts[i] for i in test]), test)])
+        assert folds[f]["n"] == len(test) and folds[f]["accuracy"] == pytest.approx(accuracy)
+    accuracies = [f["accuracy"] for f in folds]
+    assert result["models"]["multinomial"]["accuracy_mean"] == pytest.approx(np.mean(accuracies))
+    assert result["models"]["multinomial"]["accuracy_std"] == pytest.approx(np.std(accuracies))
+
+
+def test_compare_runs_every_model_on_the_same_folds():
+    folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    table = run("eval", "--folds", "4", "--compare", "multinomial,bernoulli", *folders)
+    assert table.exit_code == 0
+    rows = table.stdout.splitlines()[2:]
+    assert [r.split()[0] for r in rows] == ["multinomial", "bernoulli"]
+    result = json.loads(run("eval", "--folds", "4", "--compare", "multinomial,bernoulli",
+                            "--format", "json", *folders).stdout)
+    assert [f["n"] for f in result["models"]["multinomial"]["folds"]] == \
+           [f["n"] for f in result["models"]["bernoulli"]["folds"]]
+
+
+def test_crossval_errors(tmp_path):
+    folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    assert "fewer than --folds 50" in run("eval", "--folds", "50", *folders).stderr
+    assert "unknown model 'nope'" in run("eval", "--folds", "3", "--compare", "multinomial,nope", *folders).stderr
+    assert "--seed goes with --folds" in run("eval", "--seed", "3", *folders).stderr
