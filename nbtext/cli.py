@@ -29,6 +29,9 @@ class OneLineErrors(click.Group):
     """
 
     def main(self, args=None, prog_name=None, **extra):
+        import warnings
+
+        warnings.showwarning = lambda message, *rest: click.echo(f"nbtext: warning: {message}", err=True)
         extra.pop("standalone_mode", None)
         argv = list(sys.argv[1:] if args is None else args)
         try:
@@ -125,13 +128,20 @@ def table_options(labelled):
     return decorate
 
 
-def labelled_input(class_dirs, table, fasttext, label_col, text_col, header):
-    """A callable returning the labelled Documents of the arguments (so they can be read twice)."""
+def labelled_input(class_dirs, table, fasttext, label_col, text_col, header, columns=None):
+    """A callable returning the labelled Documents of the arguments (so they can be read twice).
+
+    With `columns` (a categorical model's features), the rows of --table are the documents."""
     from nbtext import sources
 
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
+    if columns is not None:
+        if table is None:
+            raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
+        sources.check_path(table)
+        return lambda: _require_labels(sources.table_rows(table, columns, label_col))
     if table is not None:
         sources.check_path(table)
         return lambda: _require_labels(sources.table_documents(table, label_col, text_col, header))
@@ -213,12 +223,15 @@ def cli():
 
 # --- train ---------------------------------------------------------------------------
 TRAIN_OPTIONS = [
-    click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli"]),
+    click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli", "categorical"]),
                  default="multinomial", show_default=True,
-                 help="Event model: token counts (multinomial) or token presence (bernoulli)."),
+                 help="Event model: token counts (multinomial), token presence (bernoulli), or "
+                      "the columns of a --table (categorical)."),
     click.option("--alpha", type=float, default=None,
                  help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone "
-                      "[default: 1; 0.1 when most training documents are e-mail]."),
+                      "[default: 1; 0.1 when most training documents are e-mail]. "
+                      "--model categorical also takes 0 (no smoothing: a value never seen "
+                      "with a class then rules that class out)."),
     click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
                  default="smoothed", show_default=True,
                  help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c."),
@@ -298,7 +311,14 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
         if output is None:
             output = model_path if update else os.environ.get("NBTEXT_MODEL", DEFAULT_MODEL)
         check_writable(output)
-        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
+        options = train_kwargs(settings)
+        if options["model"] == "categorical":
+            from nbtext.sources import table_columns
+
+            if table is None:
+                raise NbtextError("--model categorical reads a table: give --table FILE --label-col NAME")
+            options["columns"] = table_columns(table, label_col)
+        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header, options.get("columns"))
         skipped = Skipped()
         started = time.perf_counter()
         if update:
@@ -307,7 +327,7 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
                 raise NbtextError(f"--update keeps the model's own settings; drop {option_name(explicit[0])}")
             model, stats = update_model(load_model(model_path), lambda: in_batches(docs()), skipped)
         else:
-            model = train_corpus(lambda: in_batches(docs()), on_error=skipped, jobs=jobs, **train_kwargs(settings))
+            model = train_corpus(lambda: in_batches(docs()), on_error=skipped, jobs=jobs, **options)
         model.save(output)
         seconds = time.perf_counter() - started
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
@@ -349,7 +369,9 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
 
     With no PATH (or -), stdin is one document and the output is its label alone
     (a full line with --proba, --explain or --format json). Empty stdin is the empty
-    document: it gets the label the prior favours.
+    document: it gets the label the prior favours. --table FILE classifies the rows of a
+    table (the --text-col column; a categorical model's own columns, found by name) and
+    prints one label per row.
     Otherwise one line per document, in input order (folders recursively, sorted):
     name<TAB>label<TAB>probability of that label. mbox messages are named PATH:N,
     records of --lines / -0 streams -:N. A document that cannot be read or parsed is
@@ -368,9 +390,14 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
         if table is not None:
             if paths:
                 raise NbtextError("give PATH... or --table FILE, not both")
-            from nbtext.sources import table_documents
+            from nbtext.sources import table_documents, table_rows
 
-            docs = table_documents(table, None, text_col, header)
+            if model.event_model == "categorical":
+                docs = table_rows(table, model.settings["tokenizer"]["columns"])
+            else:
+                docs = table_documents(table, None, text_col, header)
+            if not (proba or explain or output_format != "tsv"):
+                return write_labels(model, docs, unsure_below, Skipped())
         elif (not paths or paths == ("-",)) and separator is None and not (
             proba or explain or output_format != "tsv"
         ):
@@ -443,6 +470,18 @@ def write_predictions(model, docs, output_format, proba, unsure_below, jobs, ski
     return done
 
 
+def write_labels(model, docs, unsure_below, skipped):
+    """One label per line, one line per row of a table (in the table's order)."""
+    import numpy as np
+
+    done = 0
+    for kept, log_proba, _ in scored_batches(model, docs, 1, skipped):
+        sys.stdout.write("".join(decide(model, row, unsure_below)[0] + "\n" for row in np.exp(log_proba)))
+        sys.stdout.flush()
+        done += len(kept)
+    return skipped.summary(done)
+
+
 def predict_is(model_path, alpha, is_label, unsure_below, verbose):
     """bogofilter's convention: 0 is LABEL, 1 is not, 2 unsure, 3 error; silent unless -v."""
     try:
@@ -508,7 +547,8 @@ def evaluate(class_dirs, model_path, output_format, table, text_col, header, lab
             raise NbtextError(f"{option_name(misplaced[0])} goes with --folds (cross-validation)")
         alpha = settings["alpha"]
         model = load_model(model_path, alpha)
-        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
+        columns = model.settings["tokenizer"]["columns"] if model.event_model == "categorical" else None
+        docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header, columns)
         known = set(model.classes)
 
         def checked():
@@ -599,12 +639,13 @@ def info(model_path, top, output_format):
         return 0
     s = summary["settings"]
     unit = "documents with" if summary["event_model"] == "bernoulli" else "tokens"
+    t = s["tokenizer"]
     lines = [
         f"model file     {model_path} (format {summary.get('format_version', '?')}, "
         f"nbtext {summary.get('nbtext_version', '?')})",
         f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
-        f"tokenizer      input {s['tokenizer']['input']}, n-grams up to {s['tokenizer']['ngrams']}, "
-        f"mail headers {','.join(s['tokenizer']['headers'])}",
+        f"tokenizer      columns {', '.join(t['columns'])}" if t.get("kind") == "row" else
+        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
         f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
         + (f", max features {s['max_features']}" if s["max_features"] else "")
         + f") of {summary['tokens_seen']:,} seen; unknown tokens: "

@@ -10,8 +10,7 @@ import numpy as np
 
 from nbtext.errors import NbtextError
 from nbtext.metrics import evaluate
-from nbtext.model import fit_tokens, make_settings, resolve_alpha, tokenized
-from nbtext.tokenize import Tokenizer
+from nbtext.model import fit_tokens, make_settings, make_tokenizer, resolve_alpha, tokenized
 
 
 def stratified_folds(labels, k, seed):
@@ -37,7 +36,7 @@ def cross_validate(documents, k, seed, models, on_error=None, **options):
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
-    tokenizer = Tokenizer.from_settings(make_settings(**options)["tokenizer"])
+    tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
     counts = {label: labels.count(label) for label in set(labels)}

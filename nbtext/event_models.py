@@ -10,7 +10,7 @@ Every model reduces to one linear form, so prediction is a single sparse product
 
 import numpy as np
 
-EVENT_MODELS = ("multinomial", "bernoulli")
+EVENT_MODELS = ("multinomial", "bernoulli", "categorical")
 PRIORS = ("smoothed", "empirical", "uniform")
 
 
@@ -53,7 +53,8 @@ def class_log_prior(class_count, alpha, prior):
     """log P(k): smoothed (N_k + λ)/(N + c·λ), empirical N_k/N, or uniform 1/c."""
     n_classes = len(class_count)
     if prior == "smoothed":
-        return np.log(class_count + alpha) - np.log(class_count.sum() + n_classes * alpha)
+        with np.errstate(divide="ignore"):  # λ = 0 (categorical): an empty class has log 0
+            return np.log(class_count + alpha) - np.log(class_count.sum() + n_classes * alpha)
     if prior == "empirical":
         with np.errstate(divide="ignore"):  # a class with no documents gets log 0 = -inf
             return np.log(class_count) - np.log(class_count.sum())
@@ -65,4 +66,9 @@ def class_log_prior(class_count, alpha, prior):
 def log_normalize(jll):
     """Rows of log-posteriors from joint log-likelihoods, by log-sum-exp (no overflow)."""
     top = jll.max(axis=1, keepdims=True)
+    impossible = ~np.isfinite(top[:, 0])  # every class ruled out (zero probabilities, λ = 0)
+    if impossible.any():
+        jll = jll.copy()
+        jll[impossible] = 0.0  # nothing to tell the classes apart: uniform
+        top[impossible] = 0.0
     return jll - (top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True)))

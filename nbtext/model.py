@@ -23,6 +23,7 @@ from nbtext.event_models import (
 )
 from nbtext.features import DROPPED, FeatureLookup, count_vector, csr_from_ids, ids_and_indptr
 from nbtext.sources import Document, loaded
+from nbtext.categorical import RowTokenizer, categorical_jll, categorical_log_prob, feature_index
 from nbtext.tokenize import DEFAULT_HEADERS, INPUT_MODES, Tokenizer
 
 UNKNOWN_MODES = ("unk", "ignore")
@@ -43,7 +44,7 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
         raise NbtextError(f"unknown prior {prior!r} (choose from {', '.join(PRIORS)})")
     if unknown not in UNKNOWN_MODES:
         raise NbtextError(f"unknown --unknown mode {unknown!r} (choose from unk, ignore)")
-    check_alpha(alpha)
+    check_alpha(alpha, zero_allowed=event_model == "categorical")
     if not isinstance(min_count, int) or min_count < 1:
         raise NbtextError(f"--min-count must be a whole number >= 1, not {min_count!r}")
     if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
@@ -52,10 +53,11 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
         raise NbtextError(f"--ngrams must be a whole number >= 1, not {ngrams!r}")
 
 
-def check_alpha(alpha):
-    if not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
+def check_alpha(alpha, zero_allowed=False):
+    if not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0 or (alpha == 0 and not zero_allowed):
         raise NbtextError(
-            f"--alpha must be a number > 0, not {alpha!r} (1 is Laplace smoothing, below 1 Lidstone)"
+            f"--alpha must be a number > 0, not {alpha!r} (1 is Laplace smoothing, below 1 Lidstone; "
+            "0 only for --model categorical)"
         )
 
 
@@ -84,7 +86,7 @@ class NaiveBayes:
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.feature_count = np.asarray(feature_count, dtype=np.float64)
         self.unk_doc_count = None if unk_doc_count is None else np.asarray(unk_doc_count, dtype=np.float64)
-        self.tokenize = Tokenizer.from_settings(self.settings["tokenizer"])
+        self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- settings -----------------------------------------------------------------
     @property
@@ -101,7 +103,7 @@ class NaiveBayes:
 
     def with_alpha(self, alpha):
         """The same counts smoothed with another λ (no retraining)."""
-        check_alpha(alpha)
+        check_alpha(alpha, zero_allowed=self.event_model == "categorical")
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)},
             self.classes, self.tokens, self.class_count, self.feature_count, self.unk_doc_count,
@@ -184,9 +186,19 @@ class NaiveBayes:
         """log P(k), shape (n_classes,)."""
         return class_log_prior(self.class_count, self.alpha, self.settings["prior"])
 
+    @cached_property
+    def _categorical(self):
+        """(log P(value | class) per token, per-feature log-probability of an unseen value)."""
+        columns = self.settings["tokenizer"]["columns"]
+        return categorical_log_prob(
+            self.counts, self.class_count, self.alpha, feature_index(self.vocabulary, columns), len(columns)
+        )
+
     @property
     def feature_log_prob(self):
         """log θ_kj, shape (n_classes, n_features)."""
+        if self.event_model == "categorical":
+            return self._categorical[0]
         if self.event_model == "bernoulli":
             return bernoulli_log_prob(self.counts, self.class_count, self.alpha)[0]
         return multinomial_log_prob(self.counts, self.alpha)
@@ -202,6 +214,8 @@ class NaiveBayes:
 
     def joint_log_likelihood_of_tokens(self, token_lists):
         """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
+        if self.event_model == "categorical":
+            return self._categorical_jll(list(token_lists)) + self.class_log_prior
         ids, indptr = ids_and_indptr(token_lists, self.lookup.__getitem__)
         if len(indptr) == 2 and not self.binary:
             jll = self._one_multinomial_document(ids)[None, :]
@@ -212,6 +226,20 @@ class NaiveBayes:
             else:
                 jll = np.asarray(csr_from_ids(ids, indptr, weights.shape[1], self.binary) @ weights.T) + bias
         return jll + self.class_log_prior
+
+    def _categorical_jll(self, rows):
+        columns = self.settings["tokenizer"]["columns"]
+        position = {name: j for j, name in enumerate(columns)}
+        ids = [[self.lookup[t] for t in row if t in self.lookup] for row in rows]
+        unseen = [[position[t.split("=", 1)[0]] for t in row if t not in self.lookup] for row in rows]
+        if self.alpha == 0 and any(unseen):
+            import warnings
+
+            warnings.warn(
+                "with --alpha 0, values never seen in training are skipped "
+                f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)", stacklevel=2,
+            )
+        return categorical_jll(ids, unseen, *self._categorical)
 
     def _one_multinomial_document(self, ids):
         """Σ_j x_j log θ_kj over the document's own columns only: a pipeline that classifies
@@ -267,9 +295,15 @@ class NaiveBayes:
             rest_class_count = np.delete(self.class_count, k).sum(keepdims=True)
             if self.event_model == "bernoulli":
                 others = bernoulli_log_prob(rest, rest_class_count, self.alpha)[0][0]
+            elif self.event_model == "categorical":
+                columns = self.settings["tokenizer"]["columns"]
+                others = categorical_log_prob(rest, rest_class_count, self.alpha,
+                                              feature_index(self.vocabulary, columns), len(columns))[0][0]
             else:
                 others = multinomial_log_prob(rest, self.alpha)[0]
-            score = own[k] - others[: len(self.kept_columns)]
+            with np.errstate(invalid="ignore"):  # λ = 0: −inf − −inf
+                score = own[k] - others[: len(self.kept_columns)]
+            score = np.where(np.isnan(score), -np.inf, score)
             best = np.argsort(-score, kind="stable")[:n]
             result[label] = [(self.vocabulary[j], float(score[j])) for j in best if counts[k, j] > 0]
         return result
@@ -285,8 +319,9 @@ class NaiveBayes:
         columns, x = np.unique(ids, return_counts=True)
         if self.binary:
             x = np.ones_like(x)
-        weights, _ = self._weights
-        contribution = x * (weights[winner, columns] - weights[runner_up, columns])
+        weights = self.feature_log_prob if self.event_model == "categorical" else self._weights[0]
+        with np.errstate(invalid="ignore"):  # λ = 0 (categorical): −inf − −inf
+            contribution = x * (weights[winner, columns] - weights[runner_up, columns])
         top = np.argsort(-contribution, kind="stable")[:n]
         return [(self.vocabulary[columns[i]], float(contribution[i])) for i in top]
 
@@ -321,7 +356,15 @@ TRAIN_DEFAULTS = {
     "unknown": "unk",
     "input": "auto",
     "headers": DEFAULT_HEADERS,
+    "columns": None,  # categorical: the feature columns of the table, in order
 }
+
+
+def make_tokenizer(settings):
+    """The tokenizer that tokenizer settings describe: text (and mail), or table rows."""
+    if settings.get("kind") == "row":
+        return RowTokenizer(settings["columns"])
+    return Tokenizer.from_settings(settings)
 
 
 def make_settings(**options):
@@ -334,6 +377,15 @@ def make_settings(**options):
     check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"], o["ngrams"])
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
+    if o["model"] == "categorical":
+        if not o["columns"]:
+            raise NbtextError("--model categorical reads a table: give --table FILE --label-col NAME")
+        # every value counts: no pruning, and unseen values are handled per feature
+        return {
+            "event_model": "categorical", "alpha": None if o["alpha"] is None else float(o["alpha"]),
+            "prior": o["prior"], "min_count": 1, "max_features": None, "unknown": "ignore",
+            "tokenizer": RowTokenizer(o["columns"]).settings(),
+        }
     return {
         "event_model": o["model"],
         "alpha": None if o["alpha"] is None else float(o["alpha"]),
@@ -415,7 +467,7 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
             journal.update(hashes)
             mail_documents += mail_count
     else:
-        tokenizer = Tokenizer.from_settings(settings["tokenizer"])
+        tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():
             kept, token_lists = tokenized(tokenizer, batch, on_error)
             table.add(token_lists, [doc.label for doc in kept])
@@ -433,7 +485,7 @@ def resolve_alpha(settings, mail_documents, documents):
 
 def _token_batches(settings, batches):
     """(token lists, labels) per batch of Documents; unreadable ones were reported already."""
-    tokenize = Tokenizer.from_settings(settings["tokenizer"])
+    tokenize = make_tokenizer(settings["tokenizer"])
     for batch in batches:
         kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
         yield token_lists, [doc.label for doc in kept]
@@ -450,7 +502,7 @@ def _finish(settings, table, journal, token_batches):
     """The model of a finished count table (pruning checked, Bernoulli UNK counted from
     `token_batches()`, the corpus again as (token lists, labels) per batch)."""
     classes, tokens, class_count, feature_count = table.sorted_view()
-    if len(classes) < 2:
+    if len(classes) < (1 if settings["event_model"] == "categorical" else 2):
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"
             + (f" ({classes[0]!r})" if classes else "")
@@ -470,6 +522,8 @@ def content_hash(data):
     """The journal's key for a document: 16 bytes of BLAKE2b of its bytes."""
     from hashlib import blake2b  # loading OpenSSL costs a pipeline's start-up 3 ms: only when training
 
+    if isinstance(data, tuple):  # a table row
+        data = "\x1f".join(data)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     return blake2b(data, digest_size=16).digest()

@@ -146,7 +146,7 @@ def load(path):
         feature_count[rows, indices] = arrays["count_data"]
         check_settings(
             settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
-            settings["max_features"], settings["unknown"], settings["tokenizer"]["ngrams"],
+            settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
         )
         model = NaiveBayes(
             settings, classes, tokens, arrays["class_count"], feature_count,

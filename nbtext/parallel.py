@@ -11,7 +11,7 @@ exactly: partial counts for training, probabilities for prediction; never lists 
 import multiprocessing
 from collections import deque
 
-from nbtext.model import CountTable, Tokenizer, content_hash, tokenized
+from nbtext.model import CountTable, content_hash, make_tokenizer, tokenized
 
 CHUNK = 1000
 
@@ -35,7 +35,7 @@ def count_chunk(docs):
     """A worker's partial counts: (exported CountTable, [(hash, label)], [(name, error)],
     number of documents read as e-mail)."""
     settings = _state["settings"]
-    tokenize = Tokenizer.from_settings(settings["tokenizer"])
+    tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
     kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
     table = CountTable(binary=settings["event_model"] == "bernoulli")

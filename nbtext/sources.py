@@ -244,6 +244,38 @@ def table_documents(path, label_col="1", text_col="2", header=None):
             yield Document(f"{path}:{n}", row[text_index], label)
 
 
+def table_columns(path, label_col):
+    """The feature columns of a table with a header row: every column but the label."""
+    check_path(path)
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        names = next(_table_reader(f, path), None)
+    if not names:
+        raise NbtextError(f"{path} is empty (a categorical table needs a header row)")
+    label_index = _column(label_col, names, path)
+    return [name.strip() for i, name in enumerate(names) if i != label_index]
+
+
+def table_rows(path, columns, label_col=None):
+    """Documents whose data are a row's cells, as a tuple in `columns` order (found by
+    header name; other columns, and the label column when `label_col` is None, are ignored)."""
+    check_path(path)
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        rows = _table_reader(f, path)
+        names = next(rows, None)
+        if not names:
+            raise NbtextError(f"{path} is empty (a categorical table needs a header row)")
+        indices = [_column(name, names, path) for name in columns]
+        label_index = None if label_col is None else _column(label_col, names, path)
+        needed = max(indices + [label_index or 0])
+        for n, row in enumerate(rows, 2):
+            if not row:
+                continue
+            if len(row) <= needed:
+                raise NbtextError(f"{path}:{n} has {len(row)} columns, expected at least {needed + 1}")
+            label = None if label_index is None else row[label_index].strip()
+            yield Document(f"{path}:{n}", tuple(row[i].strip() for i in indices), label)
+
+
 def fasttext_documents(path):
     """Documents from fastText lines: `__label__spam some text` (the first label counts)."""
     check_path(path)

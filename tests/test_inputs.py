@@ -105,7 +105,9 @@ def test_sms_style_headerless_table(tmp_path):
     report = json.loads(run("eval", "-m", tmp_path / "m", "--table", table, "--format", "json").stdout)
     assert report["n"] == 4 and report["accuracy"] == 1.0
     out = run("predict", "-m", tmp_path / "m", "--table", table, "--text-col", "2").stdout
-    assert [l.split("\t")[:2] for l in out.splitlines()] == [
+    assert out.splitlines() == ["ham", "spam", "ham", "spam"]  # one label per row
+    out = run("predict", "-m", tmp_path / "m", "--table", table, "--proba").stdout
+    assert [l.split("\t")[:2] for l in out.splitlines()[1:]] == [
         [f"{table}:1", "ham"], [f"{table}:2", "spam"], [f"{table}:3", "ham"], [f"{table}:4", "spam"]]
 
 

@@ -1,0 +1,102 @@
+"""Categorical Naive Bayes on the seed's dating table (../shared/seeds/000_*), worked by hand."""
+
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import nbtext
+from nbtext.cli import cli
+
+from conftest import ROOT
+
+DATING = ROOT / "corpora" / "dating"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def train(tmp_path, table, alpha):
+    path = tmp_path / f"{table}-{alpha}.model"
+    result = run("train", "--model", "categorical", "--table", DATING / table, "--label-col", "约会",
+                 "--alpha", alpha, "-o", path)
+    assert result.exit_code == 0, result.stderr
+    return nbtext.load(path), path
+
+
+ROW_18 = ("周六", "逛街", "阴天", "适中", "清零", "无聊")
+ROW_18_RAIN = ("周六", "逛街", "雨天", "适中", "清零", "无聊")
+
+
+def test_seed_a_row_18_is_no_with_the_seeds_products(tmp_path):
+    model, path = train(tmp_path, "train.tsv", 0)
+    jll = dict(zip(model.classes, model.joint_log_likelihood([ROW_18])[0]))
+    yes = 8 / 17 * 3 / 8 * 3 / 8 * 2 / 8 * 1 / 8 * 5 / 8 * 2 / 8
+    no = 9 / 17 * 3 / 9 * 4 / 9 * 3 / 9 * 4 / 9 * 2 / 9 * 3 / 9
+    assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
+    assert jll["否"] == pytest.approx(math.log(no), abs=1e-12)
+    assert yes < no
+    assert run("predict", "-m", path, "--table", DATING / "query.tsv").stdout == "否\n"
+
+
+def test_seed_b_all_yes_table_always_predicts_yes(tmp_path):
+    model, path = train(tmp_path, "all-yes.tsv", 0)
+    assert model.classes == ["是"]
+    out = run("predict", "-m", path, "--table", DATING / "train.tsv").stdout.splitlines()
+    assert out == ["是"] * 17
+    assert run("predict", "-m", path, "--table", DATING / "query-rain.tsv").stdout == "是\n"
+
+
+def test_seed_c_a_value_seen_only_in_one_class_rules_the_other_out_without_smoothing(tmp_path):
+    model, path = train(tmp_path, "train.tsv", 0)
+    jll = dict(zip(model.classes, model.joint_log_likelihood([ROW_18_RAIN])[0]))
+    assert jll["是"] == -np.inf  # P(天气=雨天 | 是) = 0/8: the other features do not matter
+    proba = dict(zip(model.classes, model.predict_proba([ROW_18_RAIN])[0]))
+    assert proba == {"否": 1.0, "是": 0.0}
+    # with λ = 1 both classes keep a chance: (count + 1) / (N_k + n_j) with n_j values per feature
+    smoothed, _ = train(tmp_path, "train.tsv", 1)
+    p = dict(zip(smoothed.classes, smoothed.predict_proba([ROW_18_RAIN])[0]))
+    assert 0 < p["是"] < 1 and 0 < p["否"] < 1
+    # n_j: 时间 3, 方式 3, 天气 3, 课业 3, 疫情 3, 电视 2
+    yes = (8 + 1) / (17 + 2) * (3 + 1) / (8 + 3) * (3 + 1) / (8 + 3) * (0 + 1) / (8 + 3) \
+        * (1 + 1) / (8 + 3) * (5 + 1) / (8 + 3) * (2 + 1) / (8 + 2)
+    no = (9 + 1) / (17 + 2) * (3 + 1) / (9 + 3) * (4 + 1) / (9 + 3) * (2 + 1) / (9 + 3) \
+        * (4 + 1) / (9 + 3) * (2 + 1) / (9 + 3) * (3 + 1) / (9 + 2)
+    assert p["是"] == pytest.approx(yes / (yes + no), rel=1e-12)
+
+
+def test_unseen_values(tmp_path):
+    model, _ = train(tmp_path, "train.tsv", 1)
+    unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")  # 下雪 never seen
+    jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
+    # λ / (N_k + n_j·λ) in every class for the unseen 天气 (n_j = 3)
+    yes = (8 + 1) / (17 + 2) * (3 + 1) / (8 + 3) * (3 + 1) / (8 + 3) * 1 / (8 + 3) \
+        * (1 + 1) / (8 + 3) * (5 + 1) / (8 + 3) * (2 + 1) / (8 + 2)
+    assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
+    strict, path = train(tmp_path, "train.tsv", 0)
+    with pytest.warns(UserWarning, match="never seen in training are skipped"):
+        skipped = strict.joint_log_likelihood([unseen])[0]
+    with_rain_skipped = strict.joint_log_likelihood([ROW_18])[0]  # same row without the 天气 factor
+    base = math.log(8 / 17 * 3 / 8 * 3 / 8 * 1 / 8 * 5 / 8 * 2 / 8)
+    assert dict(zip(strict.classes, skipped))["是"] == pytest.approx(base, abs=1e-12)
+    assert not np.allclose(skipped, with_rain_skipped)
+
+
+def test_alpha_zero_only_for_categorical(tmp_path):
+    result = run("train", "--alpha", "0", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam",
+                 ROOT / "corpora/mail/train/ham")
+    assert result.exit_code == 1 and "0 only for --model categorical" in result.stderr
+    result = run("train", "--model", "categorical", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam")
+    assert result.exit_code == 1 and "reads a table" in result.stderr
+
+
+def test_eval_on_a_table(tmp_path):
+    _, path = train(tmp_path, "train.tsv", 1)
+    import json
+
+    report = json.loads(run("eval", "-m", path, "--table", DATING / "train.tsv", "--label-col", "约会",
+                            "--format", "json").stdout)
+    assert report["n"] == 17 and report["classes"] == ["否", "是"]
+    assert sum(map(sum, report["confusion"])) == 17
