@@ -223,10 +223,12 @@ def cli():
 
 # --- train ---------------------------------------------------------------------------
 TRAIN_OPTIONS = [
-    click.option("--model", "event_model", type=click.Choice(["multinomial", "bernoulli", "categorical"]),
+    click.option("--model", "event_model",
+                 type=click.Choice(["multinomial", "bernoulli", "complement", "gaussian", "categorical"]),
                  default="multinomial", show_default=True,
-                 help="Event model: token counts (multinomial), token presence (bernoulli), or "
-                      "the columns of a --table (categorical)."),
+                 help="Event model: token counts (multinomial), token presence (bernoulli), "
+                      "complement NB (Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the "
+                      "columns of a --table (categorical)."),
     click.option("--alpha", type=float, default=None,
                  help="Smoothing λ > 0: 1 is Laplace, below 1 Lidstone "
                       "[default: 1; 0.1 when most training documents are e-mail]. "
@@ -241,15 +243,26 @@ TRAIN_OPTIONS = [
                  help="Keep only the N most frequent tokens."),
     click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
                  help="Add word n-grams up to N."),
-    click.option("--unknown", type=click.Choice(["unk", "ignore"]), default="unk", show_default=True,
-                 help="Pruned and unseen tokens: count them as UNK, or drop them."),
+    click.option("--unknown", type=click.Choice(["unk", "ignore"]), default=None,
+                 help="Pruned and unseen tokens: count them as UNK, or drop them "
+                      "[default: unk; ignore with --features tfidf]."),
+    click.option("--features", type=click.Choice(["counts", "binary", "tfidf"]), default=None,
+                 help="Feature values: token counts, presence, or tf-idf [default: the model's: "
+                      "counts (multinomial), binary (bernoulli), tfidf (complement, gaussian)]."),
+    click.option("--tf", type=click.Choice(["raw", "log"]), default=None,
+                 help="tf-idf: the count itself, or log(1 + count) [default: log for complement, else raw]."),
+    click.option("--idf/--no-idf", default=None, help="tf-idf: weight by inverse document frequency [default: on]."),
+    click.option("--length-norm/--no-length-norm", default=None,
+                 help="tf-idf: scale each document to unit L2 length [default: on]."),
+    click.option("--weight-norm/--no-weight-norm", default=None,
+                 help="complement: normalize each class's weights to unit L1 length [default: off]."),
     click.option("--input", "input_mode", type=click.Choice(["auto", "mail", "text"]), default="auto",
                  show_default=True, help="Parse documents as e-mail: when they look like it, always, never."),
     click.option("--headers", default="subject,from,to,content-type", show_default=True,
                  help="Mail headers whose words become tagged tokens (subject:free)."),
 ]
 TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", "ngrams",
-                  "unknown", "input_mode", "headers")
+                  "unknown", "input_mode", "headers", "features", "tf", "idf", "length_norm", "weight_norm")
 
 
 def train_options(f):
@@ -265,6 +278,8 @@ def train_kwargs(params):
         "min_count": params["min_count"], "max_features": params["max_features"],
         "ngrams": params["ngrams"], "unknown": params["unknown"], "input": params["input_mode"],
         "headers": tuple(h.strip() for h in params["headers"].split(",") if h.strip()),
+        "features": params["features"], "tf": params["tf"], "idf": params["idf"],
+        "length_norm": params["length_norm"], "weight_norm": params["weight_norm"],
     }
 
 

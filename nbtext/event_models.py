@@ -10,7 +10,8 @@ Every model reduces to one linear form, so prediction is a single sparse product
 
 import numpy as np
 
-EVENT_MODELS = ("multinomial", "bernoulli", "categorical")
+EVENT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian", "categorical")
+VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
 PRIORS = ("smoothed", "empirical", "uniform")
 
 
@@ -37,10 +38,41 @@ def bernoulli_log_prob(feature_count, class_count, alpha):
     return log_present, log_absent
 
 
-def linear_weights(event_model, feature_count, class_count, alpha):
+def complement_weights(feature_count, alpha, weight_norm):
+    """Complement NB (Rennie et al. 2003): w_kj = log θ̃_kj, θ̃ estimated from every class
+    but k, θ̃_kj = (Σ_{k'≠k} B_k'j + λ) / (Σ_{k'≠k} Σ_j B_k'j + d·λ); with weight
+    normalization w_kj / Σ_j |w_kj|. A document goes to the class whose complement fits
+    it worst, so the weights are −w (argmax of −x·w)."""
+    complement = feature_count.sum(axis=0, keepdims=True) - feature_count
+    w = multinomial_log_prob(complement, alpha)
+    if weight_norm:
+        w = w / np.abs(w).sum(axis=1, keepdims=True)
+    return -w
+
+
+def gaussian_weights(class_count, sums, squares):
+    """x_j ~ N(μ_kj, σ²_kj) with μ = S1/N_k and σ² = S2/N_k − μ² (S1 = Yᵀ X, S2 = Yᵀ X∘X),
+    floored at σ² + VAR_SMOOTHING · max_j Var(x_j) so a zero variance cannot blow up.
+
+    Σ_j log N(x_j; μ, σ²) = Σ_j [−½ log 2πσ² − μ²/2σ²] + x·(μ/σ²) − ½ (x∘x)·(1/σ²):
+    returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
+    n = class_count[:, None]
+    mean = sums / n
+    variance = np.maximum(squares / n - mean**2, 0.0)
+    total = class_count.sum()
+    overall_variance = squares.sum(axis=0) / total - (sums.sum(axis=0) / total) ** 2
+    variance = variance + VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
+    precision = 1.0 / variance
+    bias = (-0.5 * np.log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
+    return mean * precision, bias, precision
+
+
+def linear_weights(event_model, feature_count, class_count, alpha, weight_norm=False):
     """(W, b) with jll = X Wᵀ + b + log prior, for the given event model."""
     if event_model == "multinomial":
         return multinomial_log_prob(feature_count, alpha), np.zeros(len(class_count))
+    if event_model == "complement":
+        return complement_weights(feature_count, alpha, weight_norm), np.zeros(len(class_count))
     if event_model == "bernoulli":
         # Σ_j [x_j log θ_j + (1 − x_j) log(1 − θ_j)] = x·(log θ − log(1 − θ)) + Σ_j log(1 − θ_j):
         # absent features are counted without ever forming a dense (1 − X).

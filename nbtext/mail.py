@@ -31,11 +31,20 @@ _URL = re.compile(r"(?i)\b(?:https?|ftp)://([^\s/?#<>\"'\]\[)(]+)")
 _BASE64_LINES = re.compile(rb"(?:[ \t]*[A-Za-z0-9+/=]*[ \t]*\r?\n)*(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*$)?")
 
 
+# Header names that mark a message (mail or news); "Note: ..." or "Reminder: ..." do not.
+MAIL_HEADERS = frozenset(
+    b"from to cc subject date received return-path message-id mime-version content-type "
+    b"delivered-to reply-to sender newsgroups path x-mailer in-reply-to references "
+    b"organization lines".split()
+)
+
+
 def looks_like_mail(data):
     """True for bytes that start like a message: an mbox `From ` line, or header lines.
 
-    Header lines: the first line is `Name: value`, and the second is another header
-    line, a continuation, or the blank line that ends the header block.
+    Header lines: the first line is `Name: value`; the second is another header line, a
+    continuation, or the blank line that ends the header block (with a body after it);
+    and one of the block's first header names is a mail or news header (MAIL_HEADERS).
     """
     if data.startswith(b"From "):
         return True
@@ -43,7 +52,13 @@ def looks_like_mail(data):
     if len(lines) < 2 or not _HEADER_LINE.match(lines[0]):
         return False
     second = lines[1]
-    return bool(_HEADER_LINE.match(second) or second[:1] in (b" ", b"\t") or not second.strip())
+    if not second.strip():
+        if len(lines) < 3:
+            return False  # one "Name: value" line and nothing after it: text
+    elif not (_HEADER_LINE.match(second) or second[:1] in (b" ", b"\t")):
+        return False
+    head = data[:2048].split(b"\n\n", 1)[0]
+    return any(name.lower() in MAIL_HEADERS for name, _ in _FIELD.findall(head))
 
 
 def strip_envelope(data):

@@ -15,7 +15,8 @@ CRC-32, so a truncated or corrupted file is refused rather than misread.
 Arrays: class_count (c,) f8; the (c, V) feature counts as CSR rows count_data f8,
 count_indices i4, count_indptr i8; vocabulary, the V tokens as UTF-8 joined by NUL
 (tokens never contain NUL); unk_doc_count (c,) f8 for a Bernoulli model with UNK; journal_hashes (n, 16) u1 and
-journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned.
+journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned;
+weighted_sums (and, gaussian, weighted_squares) (c, d) f8, the class sums of tf-idf values.
 """
 
 import json
@@ -80,6 +81,11 @@ def _arrays(model):
     }
     if model.unk_doc_count is not None:
         arrays["unk_doc_count"] = model.unk_doc_count.astype("<f8")
+    if model.weighted is not None:
+        sums, squares = model.weighted
+        arrays["weighted_sums"] = np.asarray(sums, dtype="<f8")
+        if squares is not None:
+            arrays["weighted_squares"] = np.asarray(squares, dtype="<f8")
     if model.journal:
         row = {label: k for k, label in enumerate(model.classes)}
         keys = b"".join(model.journal)
@@ -148,10 +154,19 @@ def load(path):
             settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
             settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
         )
+        weighted = None
+        if "weighted_sums" in arrays:
+            weighted = (arrays["weighted_sums"], arrays.get("weighted_squares"))
+            if weighted[0].ndim != 2 or weighted[0].shape[0] != n_classes or (
+                weighted[1] is not None and weighted[1].shape != weighted[0].shape
+            ):
+                raise ValueError("weighted arrays do not agree")
         model = NaiveBayes(
             settings, classes, tokens, arrays["class_count"], feature_count,
-            arrays.get("unk_doc_count"), _journal(arrays, classes),
+            arrays.get("unk_doc_count"), _journal(arrays, classes), weighted,
         )
+        if weighted is not None and weighted[0].shape[1] != model.n_features:
+            raise ValueError("weighted arrays do not match the vocabulary")
         model.file_info = {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]}
         return model
     except NbtextError as e:

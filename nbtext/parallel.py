@@ -11,7 +11,7 @@ exactly: partial counts for training, probabilities for prediction; never lists 
 import multiprocessing
 from collections import deque
 
-from nbtext.model import CountTable, content_hash, make_tokenizer, tokenized
+from nbtext.model import CountTable, content_hash, make_tokenizer, presence_table, tokenized
 
 CHUNK = 1000
 
@@ -38,7 +38,7 @@ def count_chunk(docs):
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
     kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-    table = CountTable(binary=settings["event_model"] == "bernoulli")
+    table = CountTable(binary=presence_table(settings))
     table.add(token_lists, [doc.label for doc in kept])
     return table.export(), [(content_hash(d.data), d.label) for d in kept], errors, tokenize.mail_documents
 

@@ -172,7 +172,7 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
     assert result.exit_code == 1 and "--update keeps the model's own settings; drop --alpha" in result.stderr
     run("train", "--model", "bernoulli", "-o", tmp_path / "b", *first)
     result = run("train", "--update", "-m", tmp_path / "b", *first)
-    assert result.exit_code == 1 and "cannot --update a Bernoulli model with an UNK feature" in result.stderr
+    assert result.exit_code == 1 and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr
 
 
 def test_train_jobs_gives_the_same_model(tmp_path):

@@ -66,3 +66,59 @@ def test_random_corpora_equal_sklearn(pairs, test_texts, model_name):
     assume(len(set(labels)) >= 2 and any(texts))  # both tools refuse the others
     ours, theirs = compare(model_name, texts, labels, test_texts)
     assert ours == theirs
+
+
+def test_complement_on_tfidf_equals_sklearn(news20):
+    """--model complement --tf raw (idf, L2 length, no weight normalization) is
+    TfidfVectorizer() + ComplementNB(norm=False). (Our --tf log is log(1 + tf), where
+    scikit-learn's sublinear_tf is 1 + log(tf): no oracle for that one.)"""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.naive_bayes import ComplementNB
+
+    train_texts, train_labels = read_labelled(news20 / "train")
+    test_texts, _ = read_labelled(news20 / "test")
+    ours = nbtext.train(train_texts, train_labels, model="complement", tf="raw", min_count=1, alpha=1.0,
+                        input="text")
+    vectorizer = TfidfVectorizer()
+    peer = ComplementNB(alpha=1.0, norm=False).fit(vectorizer.fit_transform(decode(train_texts)), train_labels)
+    assert ours.vocabulary == list(vectorizer.get_feature_names_out())
+    np.testing.assert_allclose(ours.idf, vectorizer.idf_, rtol=1e-12)
+    np.testing.assert_allclose(-ours._weights[0], -peer.feature_log_prob_, rtol=1e-9)
+    jll = ours.joint_log_likelihood(test_texts)
+    np.testing.assert_allclose(jll, vectorizer.transform(decode(test_texts)) @ peer.feature_log_prob_.T, rtol=1e-9)
+    assert ours.predict(test_texts) == list(peer.predict(vectorizer.transform(decode(test_texts))))
+
+
+def test_weight_normalization_is_rennies():
+    docs = ["apple apple banana", "banana cherry", "cherry cherry date", "date apple"]
+    labels = ["a", "a", "b", "b"]
+    clf = nbtext.train(docs, labels, model="complement", weight_norm=True, min_count=1, features="counts",
+                       unknown="ignore")
+    W = clf._weights[0]
+    np.testing.assert_allclose(np.abs(W).sum(axis=1), 1.0)  # each class's weights, L1-normalized
+    # class a's weights come from class b's counts: θ̃ = (B_b + 1) / (Σ B_b + d)
+    counts_b = np.array([1, 0, 2, 2])  # apple, banana, cherry, date in class b
+    log_theta = np.log((counts_b + 1) / (counts_b.sum() + 4))
+    np.testing.assert_allclose(W[0], -log_theta / np.abs(log_theta).sum())
+
+
+def test_gaussian_on_tfidf_equals_sklearn():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.naive_bayes import GaussianNB
+
+    from conftest import real_corpus
+
+    folder = real_corpus("sms")
+    train_texts, train_labels = read_labelled(folder / "train")
+    test_texts, _ = read_labelled(folder / "test")
+    ours = nbtext.train(train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text")
+    vocabulary = ours.vocabulary
+    vectorizer = TfidfVectorizer(vocabulary=vocabulary)
+    X = vectorizer.fit_transform(decode(train_texts)).toarray()
+    peer = GaussianNB().fit(X, train_labels)
+    # the idf: ours from the training documents' frequencies, as the vectorizer's
+    np.testing.assert_allclose(ours.idf, vectorizer.idf_, rtol=1e-12)
+    X_test = vectorizer.transform(decode(test_texts)).toarray()
+    np.testing.assert_allclose(ours.joint_log_likelihood(test_texts), peer.predict_joint_log_proba(X_test),
+                               rtol=1e-7)
+    assert ours.predict(test_texts) == list(peer.predict(X_test))
