@@ -621,7 +621,8 @@ def cross_validation(class_dirs, table, fasttext, label_col, text_col, header, f
         click.echo(f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds")
         click.echo(f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}")
         for name, r in results.items():
-            click.echo(f"{name:14s}\t{r['alpha']:5g}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+            alpha = "-" if name == "gaussian" else f"{r['alpha']:g}"  # gaussian does not smooth
+            click.echo(f"{name:14s}\t{alpha:>5s}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
                        f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
     return skipped.summary(sum(f["n"] for f in next(iter(results.values()))["folds"]))
 

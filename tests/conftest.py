@@ -28,6 +28,20 @@ def demo_corpus():
     return ROOT / "corpora" / "mail"
 
 
+@pytest.fixture(scope="session")
+def demo_model(tmp_path_factory):
+    """A model trained by the command line on corpora/mail/train."""
+    from click.testing import CliRunner
+
+    from nbtext.cli import cli
+
+    path = tmp_path_factory.mktemp("model") / "demo.model"
+    train = ROOT / "corpora" / "mail" / "train"
+    result = CliRunner().invoke(cli, ["train", "-o", str(path), str(train / "spam"), str(train / "ham")])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
 def read_labelled(folder):
     """(texts as bytes, labels) for folder/<label>/<files>, in sorted order."""
     texts, labels = [], []

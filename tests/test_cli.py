@@ -21,12 +21,6 @@ def run(*args, input=None, env=None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
 
 
-@pytest.fixture(scope="module")
-def demo_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "demo.model"
-    result = run("train", "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham")
-    assert result.exit_code == 0, result.output
-    return path
 
 
 def one_line_error(result, text):

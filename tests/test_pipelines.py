@@ -23,11 +23,6 @@ def run(*args, input=None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
-@pytest.fixture(scope="module")
-def demo_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("m") / "demo.model"
-    assert run("train", "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
-    return path
 
 
 def test_is_exit_statuses(demo_model, tmp_path):
