@@ -104,6 +104,7 @@ def bench_corpus(corpus, reps, results):
     train, test = class_folders(corpus, "train"), DATA / corpus / "test"
     times, memory = interleaved({
         "nbtext": ([NBTEXT, "train", "-o", str(model), *train], None),
+        "nbtext -j 1": ([NBTEXT, "train", "-j", "1", "-o", str(model), *train], None),
         "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)], None),
         "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
     }, reps)
@@ -137,8 +138,8 @@ def bench_scaling(reps, results):
     classes = lambda folder: sorted(str(p) for p in Path(folder).iterdir() if p.is_dir())
     model = str(WORK / "scaling.model")
     times, memory = interleaved({
-        "x1 -j 1": ([NBTEXT, "train", "-o", model, *classes(x1)], None),
-        "x8 -j 1": ([NBTEXT, "train", "-o", model, *classes(x8)], None),
+        "x1 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x1)], None),
+        "x8 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x8)], None),
         "x8 -j 2": ([NBTEXT, "train", "-j", "2", "-o", model, *classes(x8)], None),
     }, reps)
     results["scaling"] = {name: summary(v) for name, v in times.items()}
@@ -173,6 +174,8 @@ def targets(r):
     for corpus in ("20news", "spamassassin"):
         speedup = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext"))
         rows.append((f"train {corpus}: sklearn time / nbtext time", speedup, ">= 2", speedup >= 2))
+        single = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext -j 1"))
+        rows.append((f"  (the same with nbtext -j 1, one process)", single, ">= 2", single >= 2))
         floor = ratio(med(f"train/{corpus}", "nbtext"), med(f"train/{corpus}", "floor"))
         rows.append((f"train {corpus}: nbtext time / floor time", floor, "<= 1.5", floor <= 1.5))
     for corpus in CORPORA:

@@ -95,6 +95,7 @@ jobs_option = click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
     help="Worker processes for reading, parsing and tokenizing.",
 )
+MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
 unsure_option = click.option(
     "--unsure-below", type=click.FloatRange(0, 1), default=None,
     help="Label 'unsure' when the winning class's probability is below P.",
@@ -303,7 +304,9 @@ def option_name(param):
                    "under another label it moves).")
 @model_option
 @table_options(labelled=True)
-@jobs_option
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes for reading, parsing, tokenizing and counting "
+                   f"[default: the machine's cores, at most {MAX_AUTO_JOBS}; -j 1: one process].")
 def train(class_dirs, output, update, model_path, table, text_col, header, label_col, fasttext, jobs,
           **settings):
     """Train a model from folders of documents, one folder per class.
@@ -342,6 +345,8 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
                 raise NbtextError(f"--update keeps the model's own settings; drop {option_name(explicit[0])}")
             model, stats = update_model(load_model(model_path), lambda: in_batches(docs()), skipped)
         else:
+            if jobs is None:
+                jobs = min(os.cpu_count() or 1, MAX_AUTO_JOBS)
             model = train_corpus(lambda: in_batches(docs()), on_error=skipped, jobs=jobs, **options)
         model.save(output)
         seconds = time.perf_counter() - started

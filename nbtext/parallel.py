@@ -9,6 +9,7 @@ exactly: partial counts for training, probabilities for prediction; never lists 
 """
 
 import multiprocessing
+import warnings
 from collections import deque
 
 from nbtext.model import CountTable, content_hash, make_tokenizer, presence_table, tokenized
@@ -21,7 +22,12 @@ _state = {}  # what the forked workers inherit: the model or the settings
 def _ordered(function, chunks, jobs):
     """function(chunk) for every chunk, computed by `jobs` processes, yielded in order."""
     context = multiprocessing.get_context("fork")
-    with context.Pool(jobs) as pool:
+    with warnings.catch_warnings():
+        # Python 3.12+ warns about forking a process with threads; ours are BLAS's idle
+        # pool threads, which OpenBLAS re-creates after a fork.
+        warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
+        pool = context.Pool(jobs)
+    with pool:
         pending = deque()
         for chunk in chunks:
             pending.append(pool.apply_async(function, (chunk,)))
