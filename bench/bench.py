@@ -221,7 +221,7 @@ def report(r):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reps", type=int, default=5, help="repetitions of each measurement")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions of each measurement")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
     args = parser.parse_args()
     for corpus in CORPORA:

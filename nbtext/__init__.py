@@ -15,10 +15,14 @@ from nbtext.errors import NbtextError
 
 def __getattr__(name):
     # The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
-    if name in ("NaiveBayes", "train"):
-        from nbtext import model
+    if name == "NaiveBayes":
+        from nbtext.model import NaiveBayes
 
-        return getattr(model, name)
+        return NaiveBayes
+    if name == "train":
+        from nbtext.training import train
+
+        return train
     if name == "load":
         from nbtext.modelfile import load
 

@@ -1,4 +1,5 @@
-"""The command line: a thin click layer over the Python API (nbtext.model, nbtext.sources).
+"""The command line: a thin click layer over the Python API (nbtext.training, nbtext.model,
+nbtext.sources).
 
 Only this module imports click. Library errors (NbtextError) become `Error: ...` on
 stderr with exit status 1; usage errors exit 2. numpy and scipy are imported only by the
@@ -273,7 +274,7 @@ def train_options(f):
 
 
 def train_kwargs(params):
-    """The keyword arguments of nbtext.model.train_corpus from the train options' values."""
+    """The keyword arguments of nbtext.training.train_corpus from the train options' values."""
     return {
         "model": params["event_model"], "alpha": params["alpha"], "prior": params["prior"],
         "min_count": params["min_count"], "max_features": params["max_features"],
@@ -323,7 +324,7 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
     """
-    from nbtext.model import train_corpus, update as update_model
+    from nbtext.training import train_corpus, update as update_model
 
     with user_errors():
         if output is None:

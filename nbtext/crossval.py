@@ -10,7 +10,9 @@ import numpy as np
 
 from nbtext.errors import NbtextError
 from nbtext.metrics import evaluate
-from nbtext.model import fit_tokens, make_settings, make_tokenizer, resolve_alpha, tokenized
+from nbtext.model import tokenized
+from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.training import fit_tokens
 
 
 def stratified_folds(labels, k, seed):

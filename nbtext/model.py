@@ -1,66 +1,30 @@
 """The Naive Bayes model: counts in, predictions out.
 
-`train()` counts a labelled corpus in batches; `NaiveBayes` keeps only those counts and
-derives everything else (vocabulary pruning, the UNK feature, smoothed log-probabilities,
-the prior) when first needed, so a loaded model can be re-smoothed with another λ.
+`NaiveBayes` keeps only the counts of training (nbtext.training) and derives everything
+else (vocabulary pruning, the UNK feature, feature values, smoothed log-probabilities, the
+prior) when first needed, so a loaded model can be re-smoothed with another λ.
 """
 
-import math
 from functools import cached_property
 
 import numpy as np
 
-from nbtext.counting import CountTable
+from nbtext.categorical import categorical_jll, categorical_log_prob, feature_index
 from nbtext.errors import NbtextError
 from nbtext.event_models import (
-    EVENT_MODELS,
-    gaussian_weights,
-    PRIORS,
     bernoulli_log_prob,
     class_log_prior,
+    gaussian_weights,
     linear_weights,
     log_normalize,
     multinomial_log_prob,
 )
 from nbtext.features import DROPPED, FeatureLookup, count_vector, csr_from_ids, ids_and_indptr
-from nbtext.sources import Document, loaded
-from nbtext.categorical import RowTokenizer, categorical_jll, categorical_log_prob, feature_index
-from nbtext.tokenize import DEFAULT_HEADERS, INPUT_MODES, Tokenizer
-from nbtext.weighting import FEATURES, TF_MODES, idf_weights, transform
+from nbtext.settings import check_alpha, make_tokenizer
+from nbtext.sources import loaded
+from nbtext.weighting import idf_weights, transform
 
-UNKNOWN_MODES = ("unk", "ignore")
 UNK = "<UNK>"  # the name shown for the unknown-token feature (it is no token: tokens are \w+)
-DEFAULT_BATCH = 1000
-TEXT_ALPHA = 1.0  # Laplace
-# Mail has a large, sparse vocabulary (header tags, hosts, HTML leftovers) where add-one
-# smoothing gives rare tokens far too much mass: on the SpamAssassin split λ = 0.1 makes
-# 8 errors where λ = 1 makes 12, and flags 5 ham messages instead of 9 (see the README).
-MAIL_ALPHA = 0.1
-
-
-def check_settings(event_model, alpha, prior, min_count, max_features, unknown, ngrams):
-    """Refuse bad settings with a message that names the option to change."""
-    if event_model not in EVENT_MODELS:
-        raise NbtextError(f"unknown model {event_model!r} (choose from {', '.join(EVENT_MODELS)})")
-    if prior not in PRIORS:
-        raise NbtextError(f"unknown prior {prior!r} (choose from {', '.join(PRIORS)})")
-    if unknown not in UNKNOWN_MODES:
-        raise NbtextError(f"unknown --unknown mode {unknown!r} (choose from unk, ignore)")
-    check_alpha(alpha, zero_allowed=event_model == "categorical")
-    if not isinstance(min_count, int) or min_count < 1:
-        raise NbtextError(f"--min-count must be a whole number >= 1, not {min_count!r}")
-    if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
-        raise NbtextError(f"--max-features must be a whole number >= 1, not {max_features!r}")
-    if not isinstance(ngrams, int) or ngrams < 1:
-        raise NbtextError(f"--ngrams must be a whole number >= 1, not {ngrams!r}")
-
-
-def check_alpha(alpha, zero_allowed=False):
-    if not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0 or (alpha == 0 and not zero_allowed):
-        raise NbtextError(
-            f"--alpha must be a number > 0, not {alpha!r} (1 is Laplace smoothing, below 1 Lidstone; "
-            "0 only for --model categorical)"
-        )
 
 
 class NaiveBayes:
@@ -391,126 +355,6 @@ class NaiveBayes:
         save(self, path)
 
 
-TRAIN_DEFAULTS = {
-    "model": "multinomial",
-    "alpha": None,  # TEXT_ALPHA, or MAIL_ALPHA when most training documents are e-mail
-    "prior": "smoothed",
-    "min_count": 2,
-    "max_features": None,
-    "ngrams": 1,
-    "unknown": None,  # "unk", or "ignore" with tf-idf features
-    "input": "auto",
-    "headers": DEFAULT_HEADERS,
-    "columns": None,  # categorical: the feature columns of the table, in order
-    # feature values; None: the event model's own default (MODEL_FEATURES)
-    "features": None,
-    "tf": None,
-    "idf": None,
-    "length_norm": None,
-    "weight_norm": None,
-}
-
-# Each event model's default feature values. Complement NB's are Rennie et al.'s (2003)
-# transforms for topic classification: log tf, idf, length normalization; their fourth,
-# weight normalization, costs 0.3 points on 20 Newsgroups here and is off by default
-# (`make accuracy` measures each; the README has the table).
-MODEL_FEATURES = {
-    "multinomial": {"features": "counts", "tf": "raw", "idf": True, "length_norm": True, "weight_norm": False},
-    "bernoulli": {"features": "binary", "tf": "raw", "idf": False, "length_norm": False, "weight_norm": False},
-    "complement": {"features": "tfidf", "tf": "log", "idf": True, "length_norm": True, "weight_norm": False},
-    "gaussian": {"features": "tfidf", "tf": "raw", "idf": True, "length_norm": True, "weight_norm": False},
-}
-
-
-def presence_table(settings):
-    """Whether training counts documents (presence) rather than occurrences per token:
-    for bernoulli, binary features, and tf-idf (whose document frequencies give the idf)."""
-    return settings["event_model"] == "bernoulli" or settings.get("features") in ("binary", "tfidf")
-
-
-def make_tokenizer(settings):
-    """The tokenizer that tokenizer settings describe: text (and mail), or table rows."""
-    if settings.get("kind") == "row":
-        return RowTokenizer(settings["columns"])
-    return Tokenizer.from_settings(settings)
-
-
-def make_settings(**options):
-    """The validated settings a model stores, from train options (see TRAIN_DEFAULTS)."""
-    unknown_options = set(options) - set(TRAIN_DEFAULTS)
-    if unknown_options:
-        raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
-    o = {**TRAIN_DEFAULTS, **options}
-    alpha = TEXT_ALPHA if o["alpha"] is None else o["alpha"]  # checked now, resolved after counting
-    check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
-    if o["input"] not in INPUT_MODES:
-        raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
-    if o["model"] == "categorical":
-        if not o["columns"]:
-            raise NbtextError("--model categorical reads a table: give --table FILE --label-col NAME")
-        # every value counts: no pruning, and unseen values are handled per feature
-        return {
-            "event_model": "categorical", "alpha": None if o["alpha"] is None else float(o["alpha"]),
-            "prior": o["prior"], "min_count": 1, "max_features": None, "unknown": "ignore",
-            "tokenizer": RowTokenizer(o["columns"]).settings(),
-        }
-    shape = {k: (MODEL_FEATURES[o["model"]][k] if o[k] is None else o[k]) for k in MODEL_FEATURES["multinomial"]}
-    if shape["features"] not in FEATURES:
-        raise NbtextError(f"unknown --features {shape['features']!r} (choose from {', '.join(FEATURES)})")
-    if shape["tf"] not in TF_MODES:
-        raise NbtextError(f"unknown --tf {shape['tf']!r} (choose from {', '.join(TF_MODES)})")
-    if o["model"] == "bernoulli" and shape["features"] != "binary":
-        raise NbtextError("--model bernoulli models token presence: drop --features (or use --model multinomial)")
-    if o["model"] == "gaussian" and shape["features"] != "tfidf":
-        raise NbtextError("--model gaussian takes --features tfidf (real-valued features)")
-    unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" else "unk")
-    if unknown == "unk" and shape["features"] == "tfidf":
-        raise NbtextError(
-            "--features tfidf drops unknown tokens: an UNK feature has no document frequency "
-            "to weight it by (use --unknown ignore)"
-        )
-    return {
-        "event_model": o["model"],
-        "alpha": None if o["alpha"] is None else float(o["alpha"]),
-        "prior": o["prior"],
-        "min_count": o["min_count"],
-        "max_features": o["max_features"],
-        "unknown": unknown,
-        **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
-    }
-
-
-def train(documents, labels, **options):
-    """Train from parallel sequences of documents (str or bytes) and labels.
-
-    Options (all optional): model, alpha, prior, min_count, max_features, ngrams,
-    unknown, input, headers; see TRAIN_DEFAULTS.
-
-    >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
-    >>> clf.predict(["cheap lunch pills"])
-    ['spam']
-    """
-    documents = list(documents)
-    labels = list(labels)
-    if len(documents) != len(labels):
-        raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
-    corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
-    return train_corpus(lambda: batched(corpus, DEFAULT_BATCH), **options)
-
-
-def batched(items, size):
-    """Lists of at most `size` items."""
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def tokenized(tokenize, batch, on_error=None):
     """(documents, token lists) of a batch, leaving out documents that cannot be read or
     parsed: each is passed to `on_error(document, message)`, or raises without one."""
@@ -526,172 +370,3 @@ def tokenized(tokenize, batch, on_error=None):
                 raise NbtextError(f"{doc.name}: {e}") from None
             on_error(doc, str(e))
     return kept, token_lists
-
-
-def train_corpus(batches, on_error=None, jobs=1, **options):
-    """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
-
-    The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
-    batches); a Bernoulli model with an UNK feature reads it a second time, since which
-    documents contain a pruned token is known only after counting.
-    """
-    settings = make_settings(**options)
-    table = CountTable(binary=presence_table(settings))
-    journal = {}
-    if jobs > 1:
-        from nbtext.parallel import count_in_workers
-
-        mail_documents = 0
-        for exported, hashes, errors, mail_count in count_in_workers(settings, batches(), jobs):
-            for name, message in errors:
-                if on_error is None:
-                    raise NbtextError(f"{name}: {message}")
-                on_error(Document(name, None), message)
-            table.merge(exported)
-            journal.update(hashes)
-            mail_documents += mail_count
-    else:
-        tokenizer = make_tokenizer(settings["tokenizer"])
-        for batch in batches():
-            kept, token_lists = tokenized(tokenizer, batch, on_error)
-            table.add(token_lists, [doc.label for doc in kept])
-            journal.update((content_hash(doc.data), doc.label) for doc in kept)
-        mail_documents = tokenizer.mail_documents
-    resolve_alpha(settings, mail_documents, table.class_count.sum())
-    return _finish(settings, table, journal, lambda: _token_batches(settings, batches()))
-
-
-def resolve_alpha(settings, mail_documents, documents):
-    """The default λ: MAIL_ALPHA for the token models (multinomial, bernoulli) when most
-    training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as
-    in Rennie et al.: λ = 0.1 costs it 0.6 points on 20 Newsgroups)."""
-    if settings["alpha"] is None:
-        mostly_mail = 2 * mail_documents > documents
-        token_model = settings["event_model"] in ("multinomial", "bernoulli")
-        settings["alpha"] = MAIL_ALPHA if mostly_mail and token_model else TEXT_ALPHA
-
-
-def _token_batches(settings, batches):
-    """(token lists, labels) per batch of Documents; unreadable ones were reported already."""
-    tokenize = make_tokenizer(settings["tokenizer"])
-    for batch in batches:
-        kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
-        yield token_lists, [doc.label for doc in kept]
-
-
-def fit_tokens(settings, token_lists, labels):
-    """A model from documents already tokenized with `settings` (cross-validation folds)."""
-    table = CountTable(binary=presence_table(settings))
-    table.add(token_lists, labels)
-    return _finish(settings, table, {}, lambda: [(token_lists, labels)])
-
-
-def _finish(settings, table, journal, token_batches):
-    """The model of a finished count table (pruning checked, Bernoulli UNK counted from
-    `token_batches()`, the corpus again as (token lists, labels) per batch)."""
-    classes, tokens, class_count, feature_count = table.sorted_view()
-    if len(classes) < (1 if settings["event_model"] == "categorical" else 2):
-        raise NbtextError(
-            f"need at least two classes to train, got {len(classes)}"
-            + (f" ({classes[0]!r})" if classes else "")
-        )
-    nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, journal=journal)
-    if not len(nb.kept_columns) and not nb.has_unk:
-        raise NbtextError(
-            f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
-        )
-    if nb.binary and nb.has_unk and len(nb.kept_columns) < len(tokens):
-        unk_doc_count = _documents_with_unk(nb, token_batches())
-        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, unk_doc_count, journal)
-    if nb.features == "tfidf":
-        weighted = _weighted_sums(nb, token_batches())
-        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, None, journal, weighted)
-    return nb
-
-
-def _weighted_sums(nb, token_batches):
-    """(Yᵀ X, Yᵀ (X∘X) for gaussian, else None) of the tf-idf feature values X: a second
-    pass, since the idf and the vocabulary are known only after counting."""
-    import scipy.sparse as sp
-
-    row = {label: k for k, label in enumerate(nb.classes)}
-    sums = np.zeros((len(nb.classes), nb.n_features))
-    squares = np.zeros_like(sums) if nb.event_model == "gaussian" else None
-    for token_lists, labels in token_batches:
-        X = nb.feature_values(*ids_and_indptr(token_lists, nb.lookup.__getitem__))
-        rows = np.array([row[label] for label in labels], dtype=np.intp)
-        Y = sp.csr_matrix((np.ones(len(rows)), rows, np.arange(len(rows) + 1)), shape=(len(rows), len(nb.classes)))
-        sums += np.asarray((Y.T @ X).todense())
-        if squares is not None:
-            squares += np.asarray((Y.T @ X.multiply(X)).todense())
-    return sums, squares
-
-
-def content_hash(data):
-    """The journal's key for a document: 16 bytes of BLAKE2b of its bytes."""
-    from hashlib import blake2b  # loading OpenSSL costs a pipeline's start-up 3 ms: only when training
-
-    if isinstance(data, tuple):  # a table row
-        data = "\x1f".join(data)
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return blake2b(data, digest_size=16).digest()
-
-
-def update(model, batches, on_error=None):
-    """`model` plus the documents of `batches()`: equal to training on all of them at once.
-
-    New tokens get new columns and new classes new rows. A document already learned under
-    the same label (same content hash) is not counted again; one learned under another
-    label is moved: its counts leave the old class and join the new one.
-    Returns (new model, {"added": n, "moved": n, "duplicates": n}).
-    """
-    if model.features == "tfidf":
-        raise NbtextError("cannot --update a model of tf-idf features (every idf changes); retrain it")
-    if model.binary and model.has_unk:
-        raise NbtextError(
-            "cannot --update a Bernoulli or binary-feature model with an UNK feature (which past "
-            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
-        )
-    table = CountTable.from_counts(
-        presence_table(model.settings), model.classes, model.tokens, model.class_count, model.feature_count
-    )
-    journal = dict(model.journal)
-    stats = {"added": 0, "moved": 0, "duplicates": 0}
-    for batch in batches():
-        kept, token_lists = tokenized(model.tokenize, batch, on_error)
-        add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
-        for doc, tokens in zip(kept, token_lists):
-            key = content_hash(doc.data)
-            previous = journal.get(key)
-            if previous == doc.label:
-                stats["duplicates"] += 1
-                continue
-            if previous is not None:
-                remove_tokens.append(tokens)
-                remove_labels.append(previous)
-                stats["moved"] += 1
-            else:
-                stats["added"] += 1
-            add_tokens.append(tokens)
-            add_labels.append(doc.label)
-            journal[key] = doc.label
-        if remove_tokens:
-            table.add(remove_tokens, remove_labels, weight=-1.0)
-        table.add(add_tokens, add_labels)
-    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
-
-
-def _documents_with_unk(nb, token_batches):
-    """Per class, how many documents contain at least one token outside the vocabulary."""
-    unk_column = len(nb.kept_columns)
-    row = {label: k for k, label in enumerate(nb.classes)}
-    unk_doc_count = np.zeros(len(nb.classes))
-    for token_lists, labels in token_batches:
-        ids, indptr = ids_and_indptr(token_lists, nb.lookup.__getitem__)
-        doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
-        has_unk = np.zeros(len(labels), dtype=bool)
-        has_unk[doc_of_id[ids == unk_column]] = True
-        rows = np.array([row[label] for label in labels], dtype=np.intp)
-        unk_doc_count += np.bincount(rows[has_unk], minlength=len(nb.classes))
-    return unk_doc_count

@@ -121,7 +121,8 @@ def write_atomically(path, chunks):
 
 def load(path):
     """Read a model file; any problem with it is an NbtextError naming the file."""
-    from nbtext.model import NaiveBayes, check_settings
+    from nbtext.model import NaiveBayes
+    from nbtext.settings import check_settings
 
     try:
         with open(path, "rb") as f:

@@ -12,7 +12,10 @@ import multiprocessing
 import warnings
 from collections import deque
 
-from nbtext.model import CountTable, content_hash, make_tokenizer, presence_table, tokenized
+from nbtext.counting import CountTable
+from nbtext.model import tokenized
+from nbtext.settings import make_tokenizer, presence_table
+from nbtext.training import content_hash
 
 CHUNK = 1000
 
