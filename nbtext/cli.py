@@ -162,22 +162,9 @@ def _require_labels(docs):
 
 
 def in_batches(docs, size=BATCH):
-    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived."""
-    from nbtext.sources import PAUSE
+    from nbtext.sources import in_batches as batches
 
-    batch = []
-    for doc in docs:
-        if doc is PAUSE:
-            if batch:
-                yield batch
-                batch = []
-            continue
-        batch.append(doc)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return batches(docs, size)
 
 
 def with_progress(docs, label):

@@ -30,6 +30,23 @@ PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush
 Document = namedtuple("Document", "name data label error path", defaults=(None, None, None))
 
 
+def in_batches(docs, size):
+    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived."""
+    batch = []
+    for doc in docs:
+        if doc is PAUSE:
+            if batch:
+                yield batch
+                batch = []
+            continue
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def is_maildir(path):
     return os.path.isdir(os.path.join(path, "cur")) and os.path.isdir(os.path.join(path, "new"))
 

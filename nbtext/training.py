@@ -13,7 +13,7 @@ from nbtext.errors import NbtextError
 from nbtext.features import ids_and_indptr
 from nbtext.model import NaiveBayes, tokenized
 from nbtext.settings import make_settings, make_tokenizer, presence_table, resolve_alpha
-from nbtext.sources import Document
+from nbtext.sources import Document, in_batches
 
 DEFAULT_BATCH = 1000
 
@@ -33,19 +33,7 @@ def train(documents, labels, **options):
     if len(documents) != len(labels):
         raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
     corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
-    return train_corpus(lambda: batched(corpus, DEFAULT_BATCH), **options)
-
-
-def batched(items, size):
-    """Lists of at most `size` items."""
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), **options)
 
 
 def train_corpus(batches, on_error=None, jobs=1, **options):
