@@ -179,3 +179,25 @@ def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path)
     assert len(pipeline.stdout.splitlines()) == 1 and pipeline.stderr == b""
     result = subprocess.run([sys.executable, "-m", "nbtext", "--version"], capture_output=True, check=True)
     assert nbtext.__version__ in result.stdout.decode()
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+@pytest.mark.parametrize("args", [
+    ["predict", "-m", "{model}"],
+    ["predict", "--model-file={model}", "-"],
+    ["predict", "-m", "{missing}"],
+    ["predict", "-m", "{corrupt}"],
+    ["filter", "-m", "{model}"],
+    ["filter", "-m", "{missing}"],
+])
+@pytest.mark.parametrize("stdin", [b"Subject: win\n\nfree prize money now\n", b"lunch notes", b""])
+def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_path, args, stdin):
+    """`nbtext predict` of stdin and `nbtext filter` skip click when their arguments are
+    plain (nbtext.oneshot); they must answer exactly as the click commands do."""
+    (tmp_path / "corrupt").write_bytes(b"NBTEXT-MODEL\n\x01")
+    args = [a.format(model=demo_model, missing=tmp_path / "missing", corrupt=tmp_path / "corrupt") for a in args]
+    fast = subprocess.run([NBTEXT, *args], input=stdin, capture_output=True)
+    full = CliRunner().invoke(cli, args, input=stdin)
+    assert fast.returncode == full.exit_code
+    assert fast.stdout == full.stdout_bytes
+    assert fast.stderr.decode() == full.stderr
