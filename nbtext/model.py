@@ -22,6 +22,7 @@ from nbtext.event_models import (
 from nbtext.features import DROPPED, FeatureLookup, count_vector, csr_from_ids, ids_and_indptr
 from nbtext.settings import check_alpha, make_tokenizer
 from nbtext.sources import loaded
+from nbtext.vocabindex import TokenIndex
 from nbtext.weighting import idf_weights, transform
 
 UNK = "<UNK>"  # the name shown for the unknown-token feature (it is no token: tokens are \w+)
@@ -54,9 +55,13 @@ class NaiveBayes:
         self.weighted = weighted
         self.settings = dict(settings)
         self.classes = list(classes)
-        self.tokens = list(tokens)
+        # From a file, the vocabulary comes as a TokenIndex and the counts as CSR rows
+        # (data, indices, indptr, n_tokens): both are expanded only when needed.
+        self._tokens = tokens if isinstance(tokens, TokenIndex) else list(tokens)
+        self._csr = feature_count if isinstance(feature_count, tuple) else None
+        if self._csr is None:
+            self.feature_count = np.asarray(feature_count, dtype=np.float64)
         self.class_count = np.asarray(class_count, dtype=np.float64)
-        self.feature_count = np.asarray(feature_count, dtype=np.float64)
         self.unk_doc_count = None if unk_doc_count is None else np.asarray(unk_doc_count, dtype=np.float64)
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
@@ -78,11 +83,50 @@ class NaiveBayes:
         check_alpha(alpha, zero_allowed=self.event_model == "categorical")
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)},
-            self.classes, self.tokens, self.class_count, self.feature_count, self.unk_doc_count,
-            self._journal, self.weighted,
+            self.classes, self._tokens, self.class_count, self._csr or self.feature_count,
+            self.unk_doc_count, self._journal, self.weighted,
         )
 
     # --- derived once, on first use -----------------------------------------------
+    @cached_property
+    def tokens(self):
+        """Every token seen in training, sorted."""
+        return self._tokens.tokens() if isinstance(self._tokens, TokenIndex) else self._tokens
+
+    @property
+    def n_tokens(self):
+        return self._tokens.n_tokens if isinstance(self._tokens, TokenIndex) else len(self._tokens)
+
+    @cached_property
+    def feature_count(self):
+        """(n_classes, n_tokens) counts, expanded from the file's CSR rows."""
+        data, indices, indptr, n_tokens = self._csr
+        dense = np.zeros((len(self.classes), n_tokens))
+        dense[self._csr_rows, indices] = data
+        return dense
+
+    @cached_property
+    def _csr_rows(self):
+        return np.repeat(np.arange(len(self.classes)), np.diff(self._csr[2]))
+
+    def _sum_by(self, rows, weights, n):
+        return np.bincount(rows, weights=weights, minlength=n).astype(np.float64)
+
+    @cached_property
+    def _token_totals(self):
+        """Each token's count over all classes, shape (n_tokens,)."""
+        if self._csr is None:
+            return self.feature_count.sum(axis=0)
+        data, indices, _, n_tokens = self._csr
+        return self._sum_by(indices, data, n_tokens)
+
+    @cached_property
+    def _class_totals(self):
+        """Each class's count over all tokens, shape (n_classes,)."""
+        if self._csr is None:
+            return self.feature_count.sum(axis=1)
+        return self._sum_by(self._csr_rows, self._csr[0], len(self.classes))
+
     @cached_property
     def journal(self):
         """{content hash: label}; decoded from the file's arrays only when asked for."""
@@ -95,7 +139,7 @@ class NaiveBayes:
     @cached_property
     def kept_columns(self):
         """Indices into `tokens` of the features kept after --min-count and --max-features."""
-        totals = self.feature_count.sum(axis=0)
+        totals = self._token_totals
         kept = np.flatnonzero(totals >= self.settings["min_count"])
         max_features = self.settings["max_features"]
         if max_features is not None and len(kept) > max_features:
@@ -123,9 +167,12 @@ class NaiveBayes:
     @cached_property
     def _kept_totals(self):
         """Σ over the kept tokens of each class's counts, shape (n_classes,)."""
-        kept = np.zeros(len(self.tokens))
+        kept = np.zeros(self.n_tokens)
         kept[self.kept_columns] = 1.0
-        return self.feature_count @ kept
+        if self._csr is None:
+            return self.feature_count @ kept
+        data, indices, _, _ = self._csr
+        return self._sum_by(self._csr_rows, data * kept[indices], len(self.classes))
 
     @cached_property
     def _unk_count(self):
@@ -133,16 +180,41 @@ class NaiveBayes:
         the documents holding a pruned token."""
         if self.event_model == "bernoulli":
             return self.unk_doc_count if self.unk_doc_count is not None else np.zeros(len(self.classes))
-        return self.feature_count.sum(axis=1) - self._kept_totals
+        return self._class_totals - self._kept_totals
 
     def feature_counts(self, columns):
         """Counts of the given feature columns (the UNK column included), (n_classes, len(columns))."""
         columns = np.asarray(columns)
         out = np.empty((len(self.classes), len(columns)))
         is_unk = columns == len(self.kept_columns)
-        out[:, ~is_unk] = self.feature_count[:, self.kept_columns[columns[~is_unk]]]
+        wanted = self.kept_columns[columns[~is_unk]]
+        if self._csr is None or "feature_count" in self.__dict__:
+            out[:, ~is_unk] = self.feature_count[:, wanted]
+        else:  # a few columns from the CSR rows, without expanding them
+            data, indices, indptr, _ = self._csr
+            for k in range(len(self.classes)):
+                row = indices[indptr[k] : indptr[k + 1]]  # sorted
+                at = np.minimum(np.searchsorted(row, wanted), max(len(row) - 1, 0))
+                hit = (row[at] == wanted) if len(row) else np.zeros(len(wanted), dtype=bool)
+                out[k, ~is_unk] = np.where(hit, data[indptr[k] + at] if len(row) else 0.0, 0.0)
         out[:, is_unk] = self._unk_count[:, None]
         return out
+
+    @cached_property
+    def _kept_position(self):
+        """token index -> feature column: the kept tokens' columns, else UNK (or DROPPED)."""
+        position = np.full(self.n_tokens + 1, len(self.kept_columns) if self.has_unk else DROPPED)
+        position[self.kept_columns] = np.arange(len(self.kept_columns))
+        return position  # the extra last entry serves tokens not in the vocabulary (index -1)
+
+    def _ids_of_one_document(self, tokens):
+        """Feature ids of one document's tokens: by the file's token index when the
+        vocabulary dict has not been built (one message: no dict of the vocabulary)."""
+        if isinstance(self._tokens, TokenIndex) and "lookup" not in self.__dict__:
+            unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True) if tokens else ([], [])
+            ids = self._kept_position[self._tokens.find(list(unique))][inverse] if tokens else np.zeros(0, np.int64)
+            return ids[ids != DROPPED]
+        return ids_and_indptr([tokens], self.lookup.__getitem__)[0]
 
     @cached_property
     def counts(self):
@@ -214,12 +286,13 @@ class NaiveBayes:
 
     def joint_log_likelihood_of_tokens(self, token_lists):
         """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
+        token_lists = list(token_lists)
         if self.event_model == "categorical":
-            return self._categorical_jll(list(token_lists)) + self.class_log_prior
+            return self._categorical_jll(token_lists) + self.class_log_prior
+        if len(token_lists) == 1 and self.event_model == "multinomial" and self.features == "counts":
+            return self._one_multinomial_document(self._ids_of_one_document(token_lists[0]))[None, :] + self._prior_term
         ids, indptr = ids_and_indptr(token_lists, self.lookup.__getitem__)
-        if len(indptr) == 2 and self.event_model == "multinomial" and self.features == "counts":
-            jll = self._one_multinomial_document(ids)[None, :]
-        elif len(indptr) == 2 and self.features != "tfidf" and self.event_model != "gaussian":
+        if len(indptr) == 2 and self.features != "tfidf" and self.event_model != "gaussian":
             weights, bias, _ = self._weights  # one document: numpy only, scipy is never imported
             jll = (weights @ count_vector(ids, weights.shape[1], self.binary) + bias)[None, :]
         else:

@@ -13,8 +13,9 @@ is no pickle anywhere, so a hostile file can at worst be refused. The payload ca
 CRC-32, so a truncated or corrupted file is refused rather than misread.
 
 Arrays: class_count (c,) f8; the (c, V) feature counts as CSR rows count_data f8,
-count_indices i4, count_indptr i8; vocabulary, the V tokens as UTF-8 joined by NUL
-(tokens never contain NUL); unk_doc_count (c,) f8 for a Bernoulli model with UNK; journal_hashes (n, 16) u1 and
+count_indices i4 (sorted within a row), count_indptr i8; vocabulary, the V tokens as UTF-8
+joined by NUL (tokens never contain NUL), sorted; token_keys (V,) u8 and token_order (V,)
+i4, each token's 64-bit key (nbtext.vocabindex) in sorted order and the token it belongs to; unk_doc_count (c,) f8 for a Bernoulli model with UNK; journal_hashes (n, 16) u1 and
 journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned;
 weighted_sums (and, gaussian, weighted_squares) (c, d) f8, the class sums of tf-idf values.
 """
@@ -28,11 +29,12 @@ import numpy as np
 
 from nbtext import __version__
 from nbtext.errors import NbtextError
+from nbtext.vocabindex import TokenIndex, build_keys
 
 MAGIC = b"NBTEXT-MODEL\n"
 FORMAT_VERSION = 1
 _PREAMBLE = struct.Struct("<IQ")  # format version, header length
-_DTYPES = {"<f8", "<i4", "<i8", "|u1"}
+_DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
 
@@ -72,8 +74,11 @@ def _arrays(model):
     vocabulary = "\0".join(model.tokens).encode("utf-8", "surrogatepass")
     if vocabulary.count(b"\0") != max(len(model.tokens) - 1, 0):
         raise NbtextError("a token contains a NUL character and cannot be stored")
+    keys, order = build_keys(model.tokens)
     arrays = {
         "class_count": model.class_count.astype("<f8"),
+        "token_keys": keys.astype("<u8"),
+        "token_order": order.astype("<i4"),
         "count_data": counts[rows, cols].astype("<f8"),
         "count_indices": cols.astype("<i4"),
         "count_indptr": indptr,
@@ -135,11 +140,14 @@ def load(path):
         settings = header["settings"]
         classes = header["classes"]
         n_classes, n_tokens = len(classes), header["n_tokens"]
-        blob = arrays["vocabulary"].tobytes().decode("utf-8", "surrogatepass")
-        tokens = blob.split("\0") if n_tokens else []
+        blob = arrays["vocabulary"].tobytes()
+        tokens = TokenIndex(blob, n_tokens, arrays["token_keys"], arrays["token_order"])
         indptr, indices = arrays["count_indptr"], arrays["count_indices"]
         if (
-            len(tokens) != n_tokens
+            blob.count(b"\0") != max(n_tokens - 1, 0)
+            or arrays["token_keys"].shape != (n_tokens,)
+            or arrays["token_order"].shape != (n_tokens,)
+            or (n_tokens and (arrays["token_order"].min() < 0 or arrays["token_order"].max() >= n_tokens))
             or arrays["class_count"].shape != (n_classes,)
             or indptr.shape != (n_classes + 1,)
             or indptr[-1] != len(indices)
@@ -148,9 +156,10 @@ def load(path):
             or np.any(np.diff(indptr) < 0)
         ):
             raise ValueError("array shapes do not agree")
-        feature_count = np.zeros((n_classes, n_tokens))
-        rows = np.repeat(np.arange(n_classes), np.diff(indptr))
-        feature_count[rows, indices] = arrays["count_data"]
+        same_row = np.diff(np.repeat(np.arange(n_classes), np.diff(indptr))) == 0
+        if np.any((np.diff(indices.astype(np.int64)) <= 0) & same_row):
+            raise ValueError("count indices are not sorted within a class")
+        feature_count = (arrays["count_data"], indices, indptr, n_tokens)  # expanded when needed
         check_settings(
             settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
             settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),

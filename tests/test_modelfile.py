@@ -111,3 +111,31 @@ def test_saved_file_gets_normal_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_one_document_from_a_file_needs_no_vocabulary_dict(tmp_path, unknown):
+    """A loaded model classifies one document through the file's token index and its CSR
+    rows; the result equals the in-memory model's, and no dict of the vocabulary is built."""
+    from conftest import ROOT, read_labelled
+
+    texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
+    clf = nbtext.train(texts, labels, unknown=unknown, alpha=0.5)
+    clf.save(tmp_path / "m")
+    probes, _ = read_labelled(ROOT / "corpora" / "mail" / "test")
+    probes += [b"", b"zzz unseen words only", "caf\u00e9 na\u00efve lunch".encode()]
+    for probe in probes:
+        loaded = nbtext.load(tmp_path / "m")
+        np.testing.assert_allclose(loaded.predict_log_proba([probe]), clf.predict_log_proba([probe]), rtol=1e-12)
+        assert "lookup" not in loaded.__dict__ and "feature_count" not in loaded.__dict__
+
+
+def test_token_index_finds_every_token():
+    from nbtext.vocabindex import TokenIndex, build_keys
+
+    tokens = sorted({"apple", "été", "日本語", "a b", "zz", "url:example.com", "subject:free", "x" * 300})
+    keys, order = build_keys(tokens)
+    index = TokenIndex("\0".join(tokens).encode(), len(tokens), keys, order)
+    assert index.find(tokens).tolist() == list(range(len(tokens)))
+    assert index.find(["missing", "appl", "apples", ""]).tolist() == [-1, -1, -1, -1]
+    assert index.tokens() == tokens
