@@ -141,13 +141,18 @@ def load(path):
         classes = header["classes"]
         n_classes, n_tokens = len(classes), header["n_tokens"]
         blob = arrays["vocabulary"].tobytes()
-        tokens = TokenIndex(blob, n_tokens, arrays["token_keys"], arrays["token_order"])
+        if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
+            keys, order = arrays["token_keys"], arrays["token_order"]
+            if keys.shape != (n_tokens,) or order.shape != (n_tokens,) or (
+                n_tokens and (order.min() < 0 or order.max() >= n_tokens)
+            ):
+                raise ValueError("token index arrays do not agree")
+            tokens = TokenIndex(blob, n_tokens, keys, order)
+        else:
+            tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
         indptr, indices = arrays["count_indptr"], arrays["count_indices"]
         if (
             blob.count(b"\0") != max(n_tokens - 1, 0)
-            or arrays["token_keys"].shape != (n_tokens,)
-            or arrays["token_order"].shape != (n_tokens,)
-            or (n_tokens and (arrays["token_order"].min() < 0 or arrays["token_order"].max() >= n_tokens))
             or arrays["class_count"].shape != (n_classes,)
             or indptr.shape != (n_classes + 1,)
             or indptr[-1] != len(indices)
