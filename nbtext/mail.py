@@ -39,15 +39,23 @@ MAIL_HEADERS = frozenset(
 )
 
 
+def starts_mbox(data):
+    """True for bytes that start with an mbox envelope line (`From sender date`) followed by
+    a header line; "From tomorrow onwards..." is text."""
+    lines = data[:2048].split(b"\n", 2)
+    return lines[0].startswith(b"From ") and len(lines) > 1 and bool(_HEADER_LINE.match(lines[1]))
+
+
 def looks_like_mail(data):
     """True for bytes that start like a message: an mbox `From ` line, or header lines.
 
+    An mbox envelope line counts only when a header line follows it.
     Header lines: the first line is `Name: value`; the second is another header line, a
     continuation, or the blank line that ends the header block (with a body after it);
     and one of the block's first header names is a mail or news header (MAIL_HEADERS).
     """
     if data.startswith(b"From "):
-        return True
+        return starts_mbox(data)
     lines = data[:2048].split(b"\n", 2)
     if len(lines) < 2 or not _HEADER_LINE.match(lines[0]):
         return False
@@ -63,7 +71,7 @@ def looks_like_mail(data):
 
 def strip_envelope(data):
     """The message without a leading mbox `From ` line (it is not a header)."""
-    if data.startswith(b"From "):
+    if data.startswith(b"From ") and starts_mbox(data):
         end = data.find(b"\n")
         return b"" if end < 0 else data[end + 1 :]
     return data

@@ -52,9 +52,12 @@ def is_maildir(path):
 
 
 def is_mbox(path):
+    """A file that starts with an mbox envelope line followed by a header line."""
+    from nbtext.mail import starts_mbox
+
     try:
         with open(path, "rb") as f:
-            return f.read(5) == b"From "
+            return starts_mbox(f.read(2048))
     except OSError:
         return False
 

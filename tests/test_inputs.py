@@ -76,6 +76,12 @@ def test_lines_and_nul_streams(mail_model):
     assert [(r[0], r[1]) for r in rows] == [("-:1", "spam"), ("-:2", "ham")]
 
 
+def test_a_text_file_starting_with_from_is_no_mbox(mail_model, tmp_path):
+    (tmp_path / "note.txt").write_text("From tomorrow on: free prize money\nFrom then on, more prizes\n")
+    rows = run("predict", "-m", mail_model, tmp_path / "note.txt").stdout.splitlines()
+    assert [r.split("\t")[0] for r in rows] == [str(tmp_path / "note.txt")]  # one document, not PATH:N
+
+
 def test_lines_of_a_file_are_named_path_n(mail_model, tmp_path):
     (tmp_path / "t.txt").write_text("free prize\nmeeting notes\n")
     out = run("predict", "-m", mail_model, "--lines", tmp_path / "t.txt").stdout

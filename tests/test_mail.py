@@ -104,6 +104,8 @@ def test_detection():
     assert not looks_like_mail(b"Note: buy milk\nand bread")
     assert not looks_like_mail(b"just some text: here\nmore")
     assert not looks_like_mail(b"one line only")
+    assert not looks_like_mail(b"From tomorrow onwards eve 6 to 3 work.")  # an SMS, not an mbox
+    assert not looks_like_mail(b"From here on\nthe text goes on")
     tokenizer = Tokenizer(input="text")
     assert tokenizer(b"Subject: xy\n\nbody") == ["subject", "xy", "body"]
     assert Tokenizer(input="auto")(b"Subject: xy\n\nbody") == ["subject:xy", "body"]
