@@ -126,14 +126,18 @@ def _weighted_sums(nb, token_batches):
 
 
 def content_hash(data):
-    """The journal's key for a document: 16 bytes of BLAKE2b of its bytes."""
+    """The journal's key for a document: 16 bytes of BLAKE2b of its bytes, without an mbox
+    envelope line and trailing line ends, so a message read from a folder, a Maildir or
+    an mbox file is the same message."""
     from hashlib import blake2b  # loading OpenSSL costs a pipeline's start-up 3 ms: only when training
+
+    from nbtext.mail import strip_envelope
 
     if isinstance(data, tuple):  # a table row
         data = "\x1f".join(data)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return blake2b(data, digest_size=16).digest()
+    return blake2b(strip_envelope(data).rstrip(b"\r\n"), digest_size=16).digest()
 
 
 def update(model, batches, on_error=None):

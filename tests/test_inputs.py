@@ -59,6 +59,14 @@ def test_predict_names_mbox_messages_path_n(mail_model, tmp_path):
     assert [r[1] for r in rows] == ["spam", "ham", "spam"]
 
 
+def test_a_message_learned_from_a_folder_is_known_in_an_mbox(mail_model, tmp_path):
+    """The journal keys a message without its envelope line: relearning the training
+    messages from an mbox moves them instead of counting them twice."""
+    write_mbox(tmp_path / "again.mbox", SPAM)
+    result = run("train", "--update", "-m", mail_model, "ham=" + str(tmp_path / "again.mbox"))
+    assert result.exit_code == 0 and "added 0, moved 2, already known 0" in result.stderr
+
+
 def test_maildir_reads_cur_and_new_only(mail_model, tmp_path):
     write_maildir(tmp_path / "box", [SPAM[0], HAM[1]])
     rows = [l.split("\t") for l in run("predict", "-m", mail_model, tmp_path / "box").stdout.splitlines()]
