@@ -146,6 +146,27 @@ def bench_scaling(reps, results):
     results["scaling-memory"] = {name: summary(v) for name, v in memory.items()}
 
 
+def stream_file(lines):
+    """build/bench/lines-N.txt: the SMS corpus's messages, one per line, cycled to N lines."""
+    path = WORK / f"lines-{lines}.txt"
+    if not path.exists():
+        texts = [p.read_text(encoding="utf-8").replace("\n", " ") for p in sorted((DATA / "sms").glob("*/*/*"))]
+        with open(path, "w", encoding="utf-8") as out:
+            for i in range(lines):
+                out.write(texts[i % len(texts)] + "\n")
+    return path
+
+
+def bench_stream(results):
+    """A million lines through `nbtext predict --lines`: memory must not grow with the input."""
+    model = WORK / "sms.model"
+    results["stream"], results["stream-memory"] = {}, {}
+    for lines in (100_000, 1_000_000):
+        seconds, mib, _, _ = run([NBTEXT, "predict", "-m", str(model), "--lines"], str(stream_file(lines)))
+        results["stream"][f"{lines:,} lines"] = summary([seconds])
+        results["stream-memory"][f"{lines:,} lines"] = summary([mib])
+
+
 def machine():
     """The machine's facts, read in a child process: the bench process itself imports no
     numpy, so the children it forks (and their peak RSS) start small."""
@@ -187,6 +208,8 @@ def targets(r):
     rows.append(("one message: nbtext predict / python -c 'import numpy'", latency, "<= 1.25", latency <= 1.25))
     memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
     rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
+    stream = ratio(r["stream-memory"]["1,000,000 lines"]["median"], r["stream-memory"]["100,000 lines"]["median"])
+    rows.append(("peak RSS of predict --lines, 1,000,000 / 100,000 lines", stream, "<= 1.1", stream <= 1.1))
     jobs = ratio(med("scaling", "x8 -j 1"), med("scaling", "x8 -j 2"))
     rows.append(("train 20news x8: -j 1 time / -j 2 time", jobs, ">= 1.6", jobs >= 1.6))
     return rows
@@ -236,6 +259,8 @@ def main():
     bench_latency(max(args.reps, 10) * 2, results)
     print("bench: 20news x1 / x8, -j 1 / -j 2 ...", file=sys.stderr)
     bench_scaling(max(2, args.reps // 2), results)
+    print("bench: a million lines through predict --lines ...", file=sys.stderr)
+    bench_stream(results)
     results["targets"] = targets(results)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
