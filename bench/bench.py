@@ -12,7 +12,6 @@ table to stdout and everything to bench/results/latest.json.
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -196,7 +195,7 @@ def targets(r):
         speedup = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext"))
         rows.append((f"train {corpus}: sklearn time / nbtext time", speedup, ">= 2", speedup >= 2))
         single = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext -j 1"))
-        rows.append((f"  (the same with nbtext -j 1, one process)", single, ">= 2", single >= 2))
+        rows.append(("  (the same with nbtext -j 1, one process)", single, ">= 2", single >= 2))
         floor = ratio(med(f"train/{corpus}", "nbtext"), med(f"train/{corpus}", "floor"))
         rows.append((f"train {corpus}: nbtext time / floor time", floor, "<= 1.5", floor <= 1.5))
     for corpus in CORPORA:
