@@ -17,7 +17,7 @@ import click
 
 from nbtext import __version__
 from nbtext.errors import NbtextError
-from nbtext.oneshot import DEFAULT_MODEL, classify, decide, filter_stdin, load_model
+from nbtext.oneshot import DEFAULT_MODEL, classify, decide, filter_stdin, is_label_status, load_model
 BATCH = 1000
 
 
@@ -392,7 +392,7 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
     if is_label is not None:
-        return predict_is(model_path, alpha, is_label, unsure_below, verbose)
+        return is_label_status(model_path, is_label, alpha, unsure_below, verbose)
     with user_errors():
         model = load_model(model_path, alpha)
         if table is not None:
@@ -488,23 +488,6 @@ def write_labels(model, docs, unsure_below, skipped):
         sys.stdout.flush()
         done += len(kept)
     return skipped.summary(done)
-
-
-def predict_is(model_path, alpha, is_label, unsure_below, verbose):
-    """bogofilter's convention: 0 is LABEL, 1 is not, 2 unsure, 3 error; silent unless -v."""
-    try:
-        model = load_model(model_path, alpha)
-        if is_label not in model.classes:
-            raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
-        probabilities = model.predict_proba([sys.stdin.buffer.read()])[0]
-        label, p = decide(model, probabilities, unsure_below)
-    except NbtextError as e:
-        if verbose:
-            click.echo(f"Error: {e}", err=True)
-        return 3
-    if verbose:
-        click.echo(f"{label}\t{p:.4f}")
-    return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
 # --- eval ----------------------------------------------------------------------------

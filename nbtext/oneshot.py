@@ -1,10 +1,11 @@
-"""The commands a mail pipeline runs once per message: `predict` of stdin and `filter`.
+"""The commands a mail pipeline runs once per message: `predict` of stdin (also with
+`--is LABEL`) and `filter`.
 
 procmail or maildrop start nbtext for every message, so its start-up is paid per message.
-Both commands' work lives here, and `main()` (the `nbtext` executable) serves them without
-importing click when their arguments are plain (`-m FILE`, `--model-file FILE`, `-`);
-anything else goes through the full command line (nbtext.cli), with the same output,
-messages and exit statuses.
+These commands' work lives here, and `main()` (the `nbtext` executable) serves them without
+importing click when their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and
+for predict `--is LABEL` and `-v`); anything else goes through the full command line
+(nbtext.cli), with the same output, messages and exit statuses.
 """
 
 import os
@@ -42,6 +43,23 @@ def classify(model, document, unsure_below=None):
     return decide(model, model.predict_proba([document])[0], unsure_below)[0]
 
 
+def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False):
+    """bogofilter's convention for stdin: 0 if it is `is_label`, 1 if not, 2 if unsure,
+    3 on any error; prints nothing unless `verbose` (then the label, or the error)."""
+    try:
+        model = load_model(model_path, alpha)
+        if is_label not in model.classes:
+            raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
+        label, p = decide(model, model.predict_proba([sys.stdin.buffer.read()])[0], unsure_below)
+    except NbtextError as e:
+        if verbose:
+            print(f"Error: {e}", file=sys.stderr)
+        return 3
+    if verbose:
+        print(f"{label}\t{p:.4f}", flush=True)
+    return 2 if label == "unsure" else 0 if label == is_label else 1
+
+
 def filter_stdin(model_path, alpha=None, unsure_below=None):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
@@ -72,34 +90,42 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
     return status
 
 
-def plain_model_option(args):
-    """The model path if `args` hold nothing but -m FILE / --model-file[=]FILE and '-'
-    (the last -m wins, as in click), the default path if they hold only '-'; else None."""
-    model, i = default_model_path(), 0
+def plain_options(args):
+    """{"model", "is", "verbose", "stdin"} if `args` hold nothing but -m FILE /
+    --model-file[=]FILE (the last wins, as in click), --is LABEL, -v and one '-'; else None."""
+    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False}, 0
     while i < len(args):
         arg = args[i]
-        if arg in ("-m", "--model-file") and i + 1 < len(args):
-            model, i = args[i + 1], i + 2
-        elif arg.startswith("--model-file="):
-            model, i = arg.split("=", 1)[1], i + 1
-        elif arg == "-" and args.count("-") == 1:
-            i += 1
+        if arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
+            options["is" if arg == "--is" else "model"], i = args[i + 1], i + 2
+        elif arg.startswith(("--model-file=", "--is=")):
+            name, value = arg[2:].split("=", 1)
+            options["is" if name == "is" else "model"], i = value, i + 1
+        elif arg in ("-v", "--verbose") or (arg == "-" and not options["stdin"]):
+            options["verbose" if arg != "-" else "stdin"], i = True, i + 1
         else:
             return None
-    return model
+    return options
 
 
 def fast(argv):
-    """Serve `predict` of stdin or `filter` with plain arguments; None when it cannot."""
+    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments; None
+    when it cannot (click then parses them)."""
     if not argv or argv[0] not in ("predict", "filter"):
         return None
-    model = plain_model_option(argv[1:])
-    if model is None or (argv[0] == "filter" and "-" in argv[1:]):
+    options = plain_options(argv[1:])
+    if options is None:
         return None
+    if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None):
+        return None
+    if options["verbose"] and options["is"] is None:
+        return None  # -v without --is: left to the full command line
     try:
         if argv[0] == "filter":
-            return filter_stdin(model)
-        print(classify(load_model(model), sys.stdin.buffer.read()), flush=True)
+            return filter_stdin(options["model"])
+        if options["is"] is not None:
+            return is_label_status(options["model"], options["is"], verbose=options["verbose"])
+        print(classify(load_model(options["model"]), sys.stdin.buffer.read()), flush=True)
         return 0
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -187,11 +187,15 @@ def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path)
     ["predict", "-m", "{corrupt}"],
     ["filter", "-m", "{model}"],
     ["filter", "-m", "{missing}"],
+    ["predict", "-m", "{model}", "--is", "spam"],
+    ["predict", "--is=ham", "-v", "--model-file", "{model}", "-"],
+    ["predict", "-m", "{model}", "--is", "nosuchclass", "-v"],
+    ["predict", "-m", "{missing}", "--is", "spam"],
 ])
 @pytest.mark.parametrize("stdin", [b"Subject: win\n\nfree prize money now\n", b"lunch notes", b""])
 def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_path, args, stdin):
-    """`nbtext predict` of stdin and `nbtext filter` skip click when their arguments are
-    plain (nbtext.oneshot); they must answer exactly as the click commands do."""
+    """`nbtext predict` of stdin (also --is) and `nbtext filter` skip click when their
+    arguments are plain (nbtext.oneshot); they must answer exactly as the click commands do."""
     (tmp_path / "corrupt").write_bytes(b"NBTEXT-MODEL\n\x01")
     args = [a.format(model=demo_model, missing=tmp_path / "missing", corrupt=tmp_path / "corrupt") for a in args]
     fast = subprocess.run([NBTEXT, *args], input=stdin, capture_output=True)
