@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from nbtext.features import csr_from_ids, ids_and_indptr
+from nbtext.features import csr_from_ids, ids_and_indptr, one_hot
 
 
 class CountTable:
@@ -79,14 +79,8 @@ class CountTable:
         self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
             return
-        import scipy.sparse as sp
-
         X = csr_from_ids(ids, indptr, len(self.vocabulary), self.binary)
-        Y = sp.csr_matrix(
-            (np.full(len(rows), float(weight)), rows, np.arange(len(rows) + 1)),
-            shape=(len(rows), len(self.labels)),
-        )
-        product = (Y.T @ X).tocoo()  # feature_count = Yᵀ X
+        product = (one_hot(rows, len(self.labels), weight).T @ X).tocoo()  # feature_count = Yᵀ X
         self._feature_count[product.row, product.col] += product.data
 
     def export(self):

@@ -64,6 +64,15 @@ def csr_from_ids(ids, indptr, n_features, binary):
     return X
 
 
+def one_hot(rows, n_classes, weight=1.0):
+    """Y, the documents x classes CSR matrix with `weight` at (i, class of document i)."""
+    import scipy.sparse as sp
+
+    return sp.csr_matrix(
+        (np.full(len(rows), float(weight)), rows, np.arange(len(rows) + 1)), shape=(len(rows), n_classes)
+    )
+
+
 def count_vector(ids, n_features, binary):
     """One document's dense feature vector, without scipy (the single-document path)."""
     x = np.bincount(ids, minlength=n_features).astype(np.float64)

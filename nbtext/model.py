@@ -231,7 +231,7 @@ class NaiveBayes:
     @cached_property
     def idf(self):
         """idf_j of the kept tokens, from their document frequencies (tf-idf features)."""
-        return idf_weights(self.feature_count[:, self.kept_columns].sum(axis=0), self.class_count.sum())
+        return idf_weights(self._token_totals[self.kept_columns], self.class_count.sum())
 
     def feature_values(self, ids, indptr):
         """The documents' feature values (counts, presence or tf-idf) as a CSR matrix."""
@@ -340,7 +340,7 @@ class NaiveBayes:
     def summary(self, top=0):
         """What `nbtext info` shows: settings, classes with their counts, vocabulary, and
         with `top`, the tokens that most indicate each class."""
-        totals = self.feature_count.sum(axis=1)
+        totals = self._class_totals
         info = {
             "event_model": self.event_model,
             "settings": self.settings,

@@ -10,7 +10,7 @@ import numpy as np
 
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
-from nbtext.features import ids_and_indptr
+from nbtext.features import ids_and_indptr, one_hot
 from nbtext.model import NaiveBayes, tokenized
 from nbtext.settings import make_settings, make_tokenizer, presence_table, resolve_alpha
 from nbtext.sources import Document, in_batches
@@ -110,15 +110,12 @@ def _finish(settings, table, journal, token_batches):
 def _weighted_sums(nb, token_batches):
     """(Yᵀ X, Yᵀ (X∘X) for gaussian, else None) of the tf-idf feature values X: a second
     pass, since the idf and the vocabulary are known only after counting."""
-    import scipy.sparse as sp
-
     row = {label: k for k, label in enumerate(nb.classes)}
     sums = np.zeros((len(nb.classes), nb.n_features))
     squares = np.zeros_like(sums) if nb.event_model == "gaussian" else None
     for token_lists, labels in token_batches:
         X = nb.feature_values(*ids_and_indptr(token_lists, nb.lookup.__getitem__))
-        rows = np.array([row[label] for label in labels], dtype=np.intp)
-        Y = sp.csr_matrix((np.ones(len(rows)), rows, np.arange(len(rows) + 1)), shape=(len(rows), len(nb.classes)))
+        Y = one_hot(np.array([row[label] for label in labels], dtype=np.intp), len(nb.classes))
         sums += np.asarray((Y.T @ X).todense())
         if squares is not None:
             squares += np.asarray((Y.T @ X.multiply(X)).todense())
