@@ -79,8 +79,7 @@ def documents(path, separator=None, label=None, stdin=None):
         return
     check_path(path)
     if os.path.isdir(path):
-        files = maildir_files(path) if is_maildir(path) else folder_files(path)
-        for file in files:
+        for file in files_in(path):
             yield Document(file, None, label, path=file)
     elif separator is not None:
         yield from file_records(path, separator, label)
@@ -90,13 +89,28 @@ def documents(path, separator=None, label=None, stdin=None):
         yield read_file(path, label)
 
 
-def folder_files(folder):
-    """Every file below `folder`, recursively, sorted; hidden files and folders skipped."""
-    found = []
+def files_in(folder):
+    """The documents' files of a folder: a Maildir's messages, or every file below it."""
+    return maildir_files(folder) if is_maildir(folder) else folder_files(folder)
+
+
+def _visible_files(folder):
+    """(parent, [visible file names]) below `folder`, hidden files and folders skipped."""
     for parent, subfolders, files in os.walk(folder):
         subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-        found.extend(os.path.join(parent, f) for f in files if not f.startswith("."))
-    return sorted(found)
+        yield parent, [f for f in files if not f.startswith(".")]
+
+
+def folder_files(folder):
+    """Every file below `folder`, recursively, sorted; hidden files and folders skipped."""
+    return sorted(os.path.join(parent, f) for parent, files in _visible_files(folder) for f in files)
+
+
+def has_files(folder):
+    """Whether `folder` holds a document, found without listing all of them."""
+    if is_maildir(folder):
+        return any(not n.startswith(".") for sub in ("cur", "new") for n in os.listdir(os.path.join(folder, sub)))
+    return any(files for _, files in _visible_files(folder))
 
 
 def maildir_files(maildir):
@@ -212,7 +226,7 @@ def labelled_documents(specs):
     found before any document is read."""
     sources = class_sources(specs)
     for label, path in sources:
-        if os.path.isdir(path) and not (maildir_files(path) if is_maildir(path) else folder_files(path)):
+        if os.path.isdir(path) and not has_files(path):
             raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
     for label, path in sources:
         yield from documents(path, label=label)
