@@ -533,7 +533,8 @@ def evaluate(class_dirs, model_path, output_format, table, text_col, header, lab
         return cross_validation(class_dirs, table, fasttext, label_col, text_col, header, folds,
                                 seed, compare, output_format, settings)
     with user_errors():
-        misplaced = explicit_options((*TRAIN_SETTINGS[:1], *TRAIN_SETTINGS[2:], "seed", "compare"))
+        # every train option but --alpha (which re-smooths the model here) needs --folds
+        misplaced = explicit_options([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"])
         if misplaced:
             raise NbtextError(f"{option_name(misplaced[0])} goes with --folds (cross-validation)")
         alpha = settings["alpha"]

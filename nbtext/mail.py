@@ -11,9 +11,10 @@
 - multipart parts and attached messages (message/rfc822) are walked recursively.
 
 This is a small MIME reader of its own, on bytes and C-level regular expressions,
-because the standard library's email package (policy=default) and html.parser cost
-about 1.4 ms a message, several times the rest of training. tests/mail_reference.py
-is that standard-library reading; the tests check the two agree on real mail.
+because the standard library's email package (policy=default) and html.parser read
+mail about 6 times slower, several times the rest of training (bench/mail_reader.py
+times both). tests/mail_reference.py is that standard-library reading; the tests check
+the two agree on real mail.
 """
 
 import binascii

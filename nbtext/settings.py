@@ -138,7 +138,8 @@ def make_settings(**options):
 def resolve_alpha(settings, mail_documents, documents):
     """The default λ: MAIL_ALPHA for the token models (multinomial, bernoulli) when most
     training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as
-    in Rennie et al.: λ = 0.1 costs it 0.6 points on 20 Newsgroups)."""
+    in Rennie et al.: λ = 0.1 costs it half a point on 20 Newsgroups, 85.17% against
+    85.70%, as `make accuracy` prints)."""
     if settings["alpha"] is None:
         mostly_mail = 2 * mail_documents > documents
         token_model = settings["event_model"] in ("multinomial", "bernoulli")

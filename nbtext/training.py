@@ -21,8 +21,9 @@ DEFAULT_BATCH = 1000
 def train(documents, labels, **options):
     """Train from parallel sequences of documents (str or bytes) and labels.
 
-    Options (all optional): model, alpha, prior, min_count, max_features, ngrams,
-    unknown, input, headers; see TRAIN_DEFAULTS.
+    Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
+    max_features, ngrams, unknown, input, headers, features, tf, idf, length_norm,
+    weight_norm (and columns, for categorical rows); see nbtext.settings.TRAIN_DEFAULTS.
 
     >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
     >>> clf.predict(["cheap lunch pills"])
@@ -40,8 +41,9 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
     """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
 
     The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
-    batches); a Bernoulli model with an UNK feature reads it a second time, since which
-    documents contain a pruned token is known only after counting.
+    batches). It is read a second time for presence features with an UNK feature (which
+    documents hold a pruned token is known only after counting) and for tf-idf features
+    (the idf is known only after counting).
     """
     settings = make_settings(**options)
     table = CountTable(binary=presence_table(settings))
