@@ -190,13 +190,15 @@ class NaiveBayes:
         wanted = self.kept_columns[columns[~is_unk]]
         if self._csr is None or "feature_count" in self.__dict__:
             out[:, ~is_unk] = self.feature_count[:, wanted]
-        else:  # a few columns from the CSR rows, without expanding them
+        else:  # a few columns from the CSR rows (sorted within a row), without expanding them
             data, indices, indptr, _ = self._csr
-            for k in range(len(self.classes)):
-                row = indices[indptr[k] : indptr[k + 1]]  # sorted
-                at = np.minimum(np.searchsorted(row, wanted), max(len(row) - 1, 0))
-                hit = (row[at] == wanted) if len(row) else np.zeros(len(wanted), dtype=bool)
-                out[k, ~is_unk] = np.where(hit, data[indptr[k] + at] if len(row) else 0.0, 0.0)
+            for k, (start, end) in enumerate(zip(indptr[:-1], indptr[1:])):
+                at = start + np.searchsorted(indices[start:end], wanted)
+                hit = at < end
+                hit[hit] = indices[at[hit]] == wanted[hit]
+                values = np.zeros(len(wanted))
+                values[hit] = data[at[hit]]
+                out[k, ~is_unk] = values
         out[:, is_unk] = self._unk_count[:, None]
         return out
 
@@ -210,11 +212,13 @@ class NaiveBayes:
     def _ids_of_one_document(self, tokens):
         """Feature ids of one document's tokens: by the file's token index when the
         vocabulary dict has not been built (one message: no dict of the vocabulary)."""
-        if isinstance(self._tokens, TokenIndex) and "lookup" not in self.__dict__:
-            unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True) if tokens else ([], [])
-            ids = self._kept_position[self._tokens.find(list(unique))][inverse] if tokens else np.zeros(0, np.int64)
-            return ids[ids != DROPPED]
-        return ids_and_indptr([tokens], self.lookup.__getitem__)[0]
+        if not isinstance(self._tokens, TokenIndex) or "lookup" in self.__dict__:
+            return ids_and_indptr([tokens], self.lookup.__getitem__)[0]
+        if not tokens:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True)
+        ids = self._kept_position[self._tokens.find(list(unique))][inverse]  # not found: -1, the last entry
+        return ids[ids != DROPPED]
 
     @cached_property
     def counts(self):
