@@ -470,7 +470,7 @@ def write_predictions(model, docs, output_format, proba, unsure_below, jobs, ski
                 if proba:
                     columns += [f"{q:.4f}" for q in row.tolist()]
                 if explain:
-                    columns.append(" ".join(f"{token}:{value:+.3f}" for token, value in explanations[i]))
+                    columns.append(" ".join(f"{token}:{value:+.4g}" for token, value in explanations[i]))
                 lines.append("\t".join(columns))
         out.write("\n".join(lines) + "\n")
         out.flush()
