@@ -5,26 +5,22 @@
     >>> clf.predict(["cheap pills"])
     ['spam']
     >>> clf.save("nbtext.model"); clf = nbtext.load("nbtext.model")  # doctest: +SKIP
+    >>> nbtext.evaluate(clf, ["pills now"], ["spam"])["accuracy"]  # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
-__all__ = ["NbtextError", "NaiveBayes", "train", "load", "__version__"]
-
 from nbtext.errors import NbtextError
+from nbtext.version import __version__
+
+__all__ = ["NbtextError", "NaiveBayes", "train", "load", "evaluate", "__version__"]
+
+# The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
+_LAZY = {"NaiveBayes": "nbtext.model", "train": "nbtext.training", "load": "nbtext.model",
+         "evaluate": "nbtext.evaluation"}
 
 
 def __getattr__(name):
-    # The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
-    if name == "NaiveBayes":
-        from nbtext.model import NaiveBayes
+    if name in _LAZY:
+        from importlib import import_module
 
-        return NaiveBayes
-    if name == "train":
-        from nbtext.training import train
-
-        return train
-    if name == "load":
-        from nbtext.modelfile import load
-
-        return load
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'nbtext' has no attribute {name!r}")

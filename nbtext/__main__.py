@@ -1,3 +1,3 @@
-from nbtext.oneshot import main
+from nbtext.entry import main
 
 main()

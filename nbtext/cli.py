@@ -1,5 +1,6 @@
-"""The command line: a thin click layer over the Python API (nbtext.training, nbtext.model,
-nbtext.sources).
+"""The command line: a thin click layer over the Python API (nbtext.training,
+nbtext.evaluation, nbtext.crossval, nbtext.model, nbtext.sources): option parsing, output
+formatting and error translation.
 
 Only this module imports click. Library errors (NbtextError) become `Error: ...` on
 stderr with exit status 1; usage errors exit 2. numpy and scipy are imported only by the
@@ -15,10 +16,10 @@ from contextlib import contextmanager
 
 import click
 
-from nbtext import __version__
+from nbtext import choices
 from nbtext.errors import NbtextError
-from nbtext.oneshot import DEFAULT_MODEL, classify, decide, filter_stdin, is_label_status, load_model
-BATCH = 1000
+from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model
+from nbtext.version import __version__
 
 
 class OneLineErrors(click.Group):
@@ -85,7 +86,7 @@ class Skipped:
 
 # --- options shared by several commands -------------------------------------------------
 model_option = click.option(
-    "-m", "--model-file", "model_path", default=DEFAULT_MODEL, envvar="NBTEXT_MODEL",
+    "-m", "--model-file", "model_path", default=choices.DEFAULT_MODEL, envvar="NBTEXT_MODEL",
     show_default=True, help="Model file to read (or set $NBTEXT_MODEL).",
 )
 alpha_override = click.option(
@@ -105,66 +106,29 @@ unsure_option = click.option(
 
 def table_options(labelled):
     """--table / --fasttext and their column options."""
-
-    def decorate(f):
-        options = [
-            click.option("--table", type=str, default=None,
-                         help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
-            click.option("--text-col", default="2", show_default=True,
-                         help="--table: the text column, by header name or 1-based number."),
-            click.option("--header/--no-header", default=None,
-                         help="--table: whether the first row names the columns "
-                              "[default: when a column is given by name]."),
+    options = [
+        click.option("--table", type=str, default=None,
+                     help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
+        click.option("--text-col", default="2", show_default=True,
+                     help="--table: the text column, by header name or 1-based number."),
+        click.option("--header/--no-header", default=None,
+                     help="--table: whether the first row names the columns "
+                          "[default: when a column is given by name]."),
+    ]
+    if labelled:
+        options += [
+            click.option("--label-col", default="1", show_default=True,
+                         help="--table: the label column, by header name or 1-based number."),
+            click.option("--fasttext", type=str, default=None,
+                         help="Documents from fastText lines: __label__spam some text."),
         ]
-        if labelled:
-            options += [
-                click.option("--label-col", default="1", show_default=True,
-                             help="--table: the label column, by header name or 1-based number."),
-                click.option("--fasttext", type=str, default=None,
-                             help="Documents from fastText lines: __label__spam some text."),
-            ]
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
+    return lambda f: apply(options, f)
 
 
-def labelled_input(class_dirs, table, fasttext, label_col, text_col, header, columns=None):
-    """A callable returning the labelled Documents of the arguments (so they can be read twice).
-
-    With `columns` (a categorical model's features), the rows of --table are the documents."""
-    from nbtext import sources
-
-    given = [bool(class_dirs), table is not None, fasttext is not None]
-    if sum(given) != 1:
-        raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
-    if columns is not None:
-        if table is None:
-            raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
-        sources.check_path(table)
-        return lambda: _require_labels(sources.table_rows(table, columns, label_col))
-    if table is not None:
-        sources.check_path(table)
-        return lambda: _require_labels(sources.table_documents(table, label_col, text_col, header))
-    if fasttext is not None:
-        sources.check_path(fasttext)
-        return lambda: sources.fasttext_documents(fasttext)
-    sources.class_sources(class_dirs)  # paths checked now, before anything is read
-    return lambda: sources.labelled_documents(class_dirs)
-
-
-def _require_labels(docs):
-    for doc in docs:
-        if not doc.label:
-            raise NbtextError(f"{doc.name} has an empty label")
-        yield doc
-
-
-def in_batches(docs, size=BATCH):
-    from nbtext.sources import in_batches as batches
-
-    return batches(docs, size)
+def apply(options, f):
+    for option in reversed(options):
+        f = option(f)
+    return f
 
 
 def with_progress(docs, label):
@@ -181,17 +145,6 @@ def with_progress(docs, label):
                 yield doc
 
     return counted()
-
-
-def check_writable(path):
-    """Fail before reading any corpus if the model file could not be written."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise NbtextError(f"{path} is a folder; give a file name with -o")
-    if not os.path.isdir(folder):
-        raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -212,9 +165,8 @@ def cli():
 
 # --- train ---------------------------------------------------------------------------
 TRAIN_OPTIONS = [
-    click.option("--model", "event_model",
-                 type=click.Choice(["multinomial", "bernoulli", "complement", "gaussian", "categorical"]),
-                 default="multinomial", show_default=True,
+    click.option("--model", type=click.Choice(choices.EVENT_MODELS),
+                 default=choices.TRAIN_DEFAULTS["model"], show_default=True,
                  help="Event model: token counts (multinomial), token presence (bernoulli), "
                       "complement NB (Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the "
                       "columns of a --table (categorical)."),
@@ -223,53 +175,46 @@ TRAIN_OPTIONS = [
                       "[default: 1; 0.1 when most training documents are e-mail]. "
                       "--model categorical also takes 0 (no smoothing: a value never seen "
                       "with a class then rules that class out)."),
-    click.option("--prior", type=click.Choice(["smoothed", "empirical", "uniform"]),
-                 default="smoothed", show_default=True,
+    click.option("--prior", type=click.Choice(choices.PRIORS),
+                 default=choices.TRAIN_DEFAULTS["prior"], show_default=True,
                  help="Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c."),
-    click.option("--min-count", type=click.IntRange(min=1), default=2, show_default=True,
+    click.option("--min-count", type=click.IntRange(min=1), default=choices.TRAIN_DEFAULTS["min_count"],
+                 show_default=True,
                  help="Tokens seen fewer times are pruned (counted as UNK)."),
     click.option("--max-features", type=click.IntRange(min=1), default=None,
                  help="Keep only the N most frequent tokens."),
-    click.option("--ngrams", type=click.IntRange(min=1), default=1, show_default=True,
+    click.option("--ngrams", type=click.IntRange(min=1), default=choices.TRAIN_DEFAULTS["ngrams"],
+                 show_default=True,
                  help="Add word n-grams up to N."),
-    click.option("--unknown", type=click.Choice(["unk", "ignore"]), default=None,
+    click.option("--unknown", type=click.Choice(choices.UNKNOWN_MODES), default=None,
                  help="Pruned and unseen tokens: count them as UNK, or drop them "
                       "[default: unk; ignore with --features tfidf]."),
-    click.option("--features", type=click.Choice(["counts", "binary", "tfidf"]), default=None,
+    click.option("--features", type=click.Choice(choices.FEATURES), default=None,
                  help="Feature values: token counts, presence, or tf-idf [default: the model's: "
                       "counts (multinomial), binary (bernoulli), tfidf (complement, gaussian)]."),
-    click.option("--tf", type=click.Choice(["raw", "log"]), default=None,
+    click.option("--tf", type=click.Choice(choices.TF_MODES), default=None,
                  help="tf-idf: the count itself, or log(1 + count) [default: log for complement, else raw]."),
     click.option("--idf/--no-idf", default=None, help="tf-idf: weight by inverse document frequency [default: on]."),
     click.option("--length-norm/--no-length-norm", default=None,
                  help="tf-idf: scale each document to unit L2 length [default: on]."),
     click.option("--weight-norm/--no-weight-norm", default=None,
                  help="complement: normalize each class's weights to unit L1 length [default: off]."),
-    click.option("--input", "input_mode", type=click.Choice(["auto", "mail", "text"]), default="auto",
+    click.option("--input", type=click.Choice(choices.INPUT_MODES), default=choices.TRAIN_DEFAULTS["input"],
                  show_default=True, help="Parse documents as e-mail: when they look like it, always, never."),
-    click.option("--headers", default="subject,from,to,content-type", show_default=True,
+    click.option("--headers", default=",".join(choices.DEFAULT_HEADERS), show_default=True,
                  help="Mail headers whose words become tagged tokens (subject:free)."),
 ]
-TRAIN_SETTINGS = ("event_model", "alpha", "prior", "min_count", "max_features", "ngrams",
-                  "unknown", "input_mode", "headers", "features", "tf", "idf", "length_norm", "weight_norm")
+TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
 
 
 def train_options(f):
-    for option in reversed(TRAIN_OPTIONS):
-        f = option(f)
-    return f
+    return apply(TRAIN_OPTIONS, f)
 
 
 def train_kwargs(params):
     """The keyword arguments of nbtext.training.train_corpus from the train options' values."""
-    return {
-        "model": params["event_model"], "alpha": params["alpha"], "prior": params["prior"],
-        "min_count": params["min_count"], "max_features": params["max_features"],
-        "ngrams": params["ngrams"], "unknown": params["unknown"], "input": params["input_mode"],
-        "headers": tuple(h.strip() for h in params["headers"].split(",") if h.strip()),
-        "features": params["features"], "tf": params["tf"], "idf": params["idf"],
-        "length_norm": params["length_norm"], "weight_norm": params["weight_norm"],
-    }
+    return {**{name: params[name] for name in TRAIN_SETTINGS},
+            "headers": tuple(h.strip() for h in params["headers"].split(",") if h.strip())}
 
 
 def explicit_options(names):
@@ -279,7 +224,7 @@ def explicit_options(names):
 
 
 def option_name(param):
-    return "--" + {"event_model": "model", "input_mode": "input"}.get(param, param).replace("_", "-")
+    return "--" + param.replace("_", "-")
 
 
 @cli.command()
@@ -311,18 +256,19 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
     """
-    from nbtext.training import train_corpus, update as update_model
+    from nbtext.modelfile import check_writable
+    from nbtext.settings import table_rows_model
+    from nbtext.sources import in_batches, labelled_input, table_columns
+    from nbtext.training import DEFAULT_BATCH as BATCH, train_corpus, update as update_model
 
     with user_errors():
         if output is None:
-            output = model_path if update else os.environ.get("NBTEXT_MODEL", DEFAULT_MODEL)
+            output = model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         options = train_kwargs(settings)
-        if options["model"] == "categorical":
-            from nbtext.sources import table_columns
-
+        if table_rows_model(options["model"]):
             if table is None:
-                raise NbtextError("--model categorical reads a table: give --table FILE --label-col NAME")
+                raise NbtextError(f"--model {options['model']} reads a table: give --table FILE --label-col NAME")
             options["columns"] = table_columns(table, label_col)
         docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header, options.get("columns"))
         skipped = Skipped()
@@ -331,11 +277,11 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
             explicit = explicit_options(TRAIN_SETTINGS)
             if explicit:
                 raise NbtextError(f"--update keeps the model's own settings; drop {option_name(explicit[0])}")
-            model, stats = update_model(load_model(model_path), lambda: in_batches(docs()), skipped)
+            model, stats = update_model(load_model(model_path), lambda: in_batches(docs(), BATCH), skipped)
         else:
             if jobs is None:
                 jobs = min(os.cpu_count() or 1, MAX_AUTO_JOBS)
-            model = train_corpus(lambda: in_batches(docs()), on_error=skipped, jobs=jobs, **options)
+            model = train_corpus(lambda: in_batches(docs(), BATCH), on_error=skipped, jobs=jobs, **options)
         model.save(output)
         seconds = time.perf_counter() - started
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
@@ -345,7 +291,7 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
     click.echo(
         f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
         f"documents ({per_class}); "
-        f"vocabulary {len(model.kept_columns):,} tokens{unk} of {len(model.tokens):,} seen; "
+        f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         f"{seconds:.2f} s -> {output}",
         err=True,
     )
@@ -357,7 +303,7 @@ def train(class_dirs, output, update, model_path, table, text_col, header, label
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @model_option
 @alpha_override
-@click.option("--format", "output_format", type=click.Choice(["tsv", "json"]), default="tsv",
+@click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
               show_default=True, help="tsv: name, label, probability; json: one object per line.")
 @click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns.")
 @click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N).")
@@ -400,7 +346,7 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
                 raise NbtextError("give PATH... or --table FILE, not both")
             from nbtext.sources import table_documents, table_rows
 
-            if model.event_model == "categorical":
+            if model.event.default_features is None:  # a model of table rows
                 docs = table_rows(table, model.settings["tokenizer"]["columns"])
             else:
                 docs = table_documents(table, None, text_col, header)
@@ -412,6 +358,8 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
             click.echo(classify(model, sys.stdin.buffer.read(), unsure_below))
             return 0
         else:
+            from nbtext.sources import path_documents
+
             docs = path_documents(paths or ("-",), separator)
         skipped = Skipped()
         done = write_predictions(model, with_progress(docs, "classifying"),
@@ -419,37 +367,10 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
     return skipped.summary(done)
 
 
-def path_documents(paths, separator):
-    from nbtext.sources import check_path, documents
-
-    for path in paths:
-        check_path(path)  # all of them, before the first line is written
-    for path in paths:
-        yield from documents(path, separator)
-
-
-def scored_batches(model, docs, jobs, skipped, explain=0):
-    """(documents, log-probabilities, explanations or None) per batch, in input order,
-    on `jobs` processes."""
-    from nbtext.sources import Document
-
-    if jobs > 1:
-        from nbtext.parallel import CHUNK, score_in_workers
-
-        for kept, log_proba, explanations, errors in score_in_workers(model, in_batches(docs, CHUNK), jobs, explain):
-            for name, message in errors:
-                skipped(Document(name, None), message)
-            if kept:
-                yield kept, log_proba, explanations
-        return
-    for batch in in_batches(docs):
-        kept, log_proba, explanations = model.score(batch, skipped, explain)
-        if kept:
-            yield kept, log_proba, explanations
-
-
 def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped, explain=0):
     import numpy as np
+
+    from nbtext.parallel import scored_batches
 
     out = sys.stdout
     if proba and output_format == "tsv":
@@ -459,7 +380,7 @@ def write_predictions(model, docs, output_format, proba, unsure_below, jobs, ski
     for kept, log_proba, explanations in scored_batches(model, docs, jobs, skipped, explain):
         lines = []
         for i, (doc, row) in enumerate(zip(kept, np.exp(log_proba))):
-            label, p = decide(model, row, unsure_below)
+            label, p = model.decide(row, unsure_below)
             if output_format == "json":
                 record = {"path": doc.name, "label": label, "probabilities": dict(zip(model.classes, row.tolist()))}
                 if explain:
@@ -482,9 +403,11 @@ def write_labels(model, docs, unsure_below, skipped):
     """One label per line, one line per row of a table (in the table's order)."""
     import numpy as np
 
+    from nbtext.parallel import scored_batches
+
     done = 0
     for kept, log_proba, _ in scored_batches(model, docs, 1, skipped):
-        sys.stdout.write("".join(decide(model, row, unsure_below)[0] + "\n" for row in np.exp(log_proba)))
+        sys.stdout.write("".join(model.decide(row, unsure_below)[0] + "\n" for row in np.exp(log_proba)))
         sys.stdout.flush()
         done += len(kept)
     return skipped.summary(done)
@@ -494,7 +417,7 @@ def write_labels(model, docs, unsure_below, skipped):
 @cli.command(name="eval")
 @click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]")
 @model_option
-@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
+@click.option("--format", "output_format", type=click.Choice(choices.EVAL_FORMATS), default="table",
               show_default=True, help="A readable table, or one JSON object.")
 @table_options(labelled=True)
 @unsure_option
@@ -527,7 +450,9 @@ def evaluate(class_dirs, model_path, output_format, table, text_col, header, lab
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
     """
-    from nbtext.metrics import evaluate as score, format_report, json_safe, log_loss, roc_auc
+    from nbtext.evaluation import evaluate as score
+    from nbtext.metrics import format_report, json_safe
+    from nbtext.sources import labelled_input
 
     if folds is not None:
         return cross_validation(class_dirs, table, fasttext, label_col, text_col, header, folds,
@@ -537,68 +462,38 @@ def evaluate(class_dirs, model_path, output_format, table, text_col, header, lab
         misplaced = explicit_options([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"])
         if misplaced:
             raise NbtextError(f"{option_name(misplaced[0])} goes with --folds (cross-validation)")
-        alpha = settings["alpha"]
-        model = load_model(model_path, alpha)
-        columns = model.settings["tokenizer"]["columns"] if model.event_model == "categorical" else None
+        model = load_model(model_path, settings["alpha"])
+        columns = model.settings["tokenizer"]["columns"] if model.event.default_features is None else None
         docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header, columns)
-        known = set(model.classes)
-
-        def checked():
-            for doc in docs():
-                if doc.label not in known:
-                    raise NbtextError(
-                        f"label {doc.label!r} is not a class of the model (its classes: {', '.join(model.classes)})"
-                    )
-                yield doc
-
         skipped = Skipped()
-        import numpy as np
-
-        truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
-        index = {label: k for k, label in enumerate(model.classes)}
-        for kept, log_proba, _ in scored_batches(model, checked(), jobs, skipped):
-            for doc, row in zip(kept, log_proba):
-                true_log_proba.append(float(row[index[doc.label]]))
-                if len(model.classes) == 2:
-                    log_odds.append(float(row[1] - row[0]))
-                    positives.append(doc.label == model.classes[1])
-                label, _ = decide(model, np.exp(row), unsure_below)
-                if label == "unsure":
-                    unsure += 1
-                    continue
-                truth.append(doc.label)
-                guesses.append(label)
-        report = score(truth, guesses, model.classes)
-        report["log_loss"] = log_loss(true_log_proba)
-        if len(model.classes) == 2:
-            report["roc_auc"] = roc_auc(log_odds, positives)
-        if unsure_below is not None:
-            report["unsure"] = unsure
-            report["unsure_below"] = unsure_below
+        report = score(model, docs(), unsure_below=unsure_below, jobs=jobs, on_error=skipped)
     if output_format == "json":
         click.echo(json.dumps(json_safe(report)))
     else:
         click.echo(format_report(report))
-    return skipped.summary(len(truth) + unsure)
+    return skipped.summary(report["n"] + report.get("unsure", 0))
 
 
 def cross_validation(class_dirs, table, fasttext, label_col, text_col, header, folds, seed, compare,
                      output_format, settings):
     from nbtext.crossval import cross_validate
     from nbtext.metrics import json_safe
+    from nbtext.sources import labelled_input
 
     with user_errors():
         docs = labelled_input(class_dirs, table, fasttext, label_col, text_col, header)
-        models = [m.strip() for m in compare.split(",")] if compare else [settings["event_model"]]
+        models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
         skipped = Skipped()
         results = cross_validate(docs(), folds, seed, models, skipped, **train_kwargs(settings))
     if output_format == "json":
+        for r in results.values():
+            del r["smooths"]
         click.echo(json.dumps(json_safe({"folds": folds, "seed": seed, "models": results})))
     else:
         click.echo(f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds")
         click.echo(f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}")
         for name, r in results.items():
-            alpha = "-" if name == "gaussian" else f"{r['alpha']:g}"  # gaussian does not smooth
+            alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
             click.echo(f"{name:14s}\t{alpha:>5s}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
                        f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
     return skipped.summary(sum(f["n"] for f in next(iter(results.values()))["folds"]))
@@ -612,7 +507,7 @@ FEW_DOCUMENTS = 20
 @model_option
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Show the N tokens that most indicate each class.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+@click.option("--format", "output_format", type=click.Choice(choices.INFO_FORMATS), default="text",
               show_default=True)
 def info(model_path, top, output_format):
     """Describe a model: event model, settings, classes, vocabulary, UNK share.
@@ -626,12 +521,13 @@ def info(model_path, top, output_format):
       nbtext info --format json | jq .classes
     """
     with user_errors():
-        summary = load_model(model_path).summary(top or 0)
+        model = load_model(model_path)
+        summary = model.summary(top or 0)
     if output_format == "json":
         click.echo(json.dumps(summary, ensure_ascii=False))
         return 0
     s = summary["settings"]
-    unit = "documents with" if summary["event_model"] == "bernoulli" else "tokens"
+    unit = model.event.count_unit
     t = s["tokenizer"]
     lines = [
         f"model file     {model_path} (format {summary.get('format_version', '?')}, "

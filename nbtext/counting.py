@@ -4,7 +4,7 @@ With Y the one-hot label matrix (documents x classes) and X the document-term ma
 (documents x tokens), one sparse product per batch gives
 
     class_count   = column sums of Y          (documents per class)
-    feature_count = Yᵀ X                      (token occurrences, or documents containing
+    token_counts  = Yᵀ X                      (token occurrences, or documents containing
                                                the token when X is binary)
 
 Nothing but these counts and the vocabulary is kept, so memory is
@@ -16,6 +16,8 @@ from collections import defaultdict
 import numpy as np
 
 from nbtext.features import csr_from_ids, ids_and_indptr, one_hot
+from nbtext.sources import document_key, tokenized
+from nbtext.weighting import counts_presence
 
 
 class CountTable:
@@ -27,11 +29,11 @@ class CountTable:
 
     def __init__(self, binary):
         self.binary = binary
-        self.vocabulary = defaultdict()
-        self.vocabulary.default_factory = self.vocabulary.__len__  # new token -> next column
+        self.token_columns = defaultdict()
+        self.token_columns.default_factory = self.token_columns.__len__  # new token -> next column
         self.labels = {}
         self._class_count = np.zeros(0)
-        self._feature_count = np.zeros((0, 0))
+        self._token_counts = np.zeros((0, 0))
 
     @property
     def class_count(self):
@@ -39,30 +41,30 @@ class CountTable:
         return self._class_count[: len(self.labels)]
 
     @property
-    def feature_count(self):
-        """Counts, shape (n_classes, n_tokens)."""
-        return self._feature_count[: len(self.labels), : len(self.vocabulary)]
+    def token_counts(self):
+        """Counts of every token, shape (n_classes, n_tokens)."""
+        return self._token_counts[: len(self.labels), : len(self.token_columns)]
 
     def _reserve(self, n_classes, n_tokens):
-        rows, cols = self._feature_count.shape
+        rows, cols = self._token_counts.shape
         if n_classes <= rows and n_tokens <= cols:
             return
         grown = np.zeros((max(n_classes, 2 * rows), max(n_tokens, 2 * cols)))
-        grown[:rows, :cols] = self._feature_count
-        self._feature_count = grown
+        grown[:rows, :cols] = self._token_counts
+        self._token_counts = grown
         if grown.shape[0] > len(self._class_count):
             class_count = np.zeros(grown.shape[0])
             class_count[: len(self._class_count)] = self._class_count
             self._class_count = class_count
 
     @classmethod
-    def from_counts(cls, binary, classes, tokens, class_count, feature_count):
+    def from_counts(cls, binary, classes, tokens, class_count, token_counts):
         """A table holding existing counts (a trained model's), to add documents to."""
         table = cls(binary)
         table.labels.update((label, k) for k, label in enumerate(classes))
-        table.vocabulary.update((token, j) for j, token in enumerate(tokens))
+        table.token_columns.update((token, j) for j, token in enumerate(tokens))
         table._class_count = np.array(class_count, dtype=np.float64)
-        table._feature_count = np.array(feature_count, dtype=np.float64).reshape(len(classes), len(tokens))
+        table._token_counts = np.array(token_counts, dtype=np.float64).reshape(len(classes), len(tokens))
         return table
 
     def add(self, token_lists, labels, weight=1.0):
@@ -74,41 +76,49 @@ class CountTable:
             (self.labels.setdefault(label, len(self.labels)) for label in labels),
             dtype=np.intp,
         )
-        ids, indptr = ids_and_indptr(token_lists, self.vocabulary.__getitem__)
-        self._reserve(len(self.labels), len(self.vocabulary))
+        ids, indptr = ids_and_indptr(token_lists, self.token_columns.__getitem__)
+        self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
             return
-        X = csr_from_ids(ids, indptr, len(self.vocabulary), self.binary)
-        product = (one_hot(rows, len(self.labels), weight).T @ X).tocoo()  # feature_count = Yᵀ X
-        self._feature_count[product.row, product.col] += product.data
+        X = csr_from_ids(ids, indptr, len(self.token_columns), self.binary)
+        product = (one_hot(rows, len(self.labels), weight).T @ X).tocoo()  # token_counts = Yᵀ X
+        self._token_counts[product.row, product.col] += product.data
 
     def export(self):
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
-        rows, cols = np.nonzero(self.feature_count)
+        rows, cols = np.nonzero(self.token_counts)
         return (
-            list(self.labels), list(self.vocabulary), self.class_count.copy(),
-            rows.astype(np.int32), cols.astype(np.int32), self.feature_count[rows, cols],
+            list(self.labels), list(self.token_columns), self.class_count.copy(),
+            rows.astype(np.int32), cols.astype(np.int32), self.token_counts[rows, cols],
         )
 
     def merge(self, exported):
         """Add counts exported by another table (a worker that counted other documents)."""
         labels, tokens, class_count, rows, cols, data = exported
         row_map = np.array([self.labels.setdefault(l, len(self.labels)) for l in labels], dtype=np.intp)
-        col_map = np.fromiter(map(self.vocabulary.__getitem__, tokens), dtype=np.intp, count=len(tokens))
-        self._reserve(len(self.labels), len(self.vocabulary))
+        col_map = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+        self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[row_map] += class_count
-        self._feature_count[row_map[rows], col_map[cols]] += data  # (row, col) pairs are unique
+        self._token_counts[row_map[rows], col_map[cols]] += data  # (row, col) pairs are unique
 
     def sorted_view(self):
-        """(classes, tokens, class_count, feature_count), classes and tokens sorted."""
+        """(classes, tokens, class_count, token_counts), classes and tokens sorted."""
         classes = sorted(self.labels)
         row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
-        tokens = sorted(self.vocabulary)
-        col_order = np.fromiter(map(self.vocabulary.__getitem__, tokens), dtype=np.intp, count=len(tokens))
-        feature_count = self.feature_count
+        tokens = sorted(self.token_columns)
+        col_order = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+        token_counts = self.token_counts
         if len(classes) and len(tokens):
-            feature_count = feature_count[np.ix_(row_order, col_order)]
+            token_counts = token_counts[np.ix_(row_order, col_order)]
         else:
-            feature_count = np.zeros((len(classes), len(tokens)))
-        return classes, tokens, self.class_count[row_order], feature_count
+            token_counts = np.zeros((len(classes), len(tokens)))
+        return classes, tokens, self.class_count[row_order], token_counts
+
+
+def count_batch(settings, tokenize, batch, on_error=None):
+    """The counts of one batch of labelled Documents: (CountTable, [(journal key, label)])."""
+    kept, token_lists = tokenized(tokenize, batch, on_error)
+    table = CountTable(binary=counts_presence(settings))
+    table.add(token_lists, [doc.label for doc in kept])
+    return table, [(document_key(doc.data), doc.label) for doc in kept]

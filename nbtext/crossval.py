@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 from nbtext.errors import NbtextError
+from nbtext.event_models import EVENT_MODELS
 from nbtext.metrics import evaluate
-from nbtext.model import tokenized
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.sources import tokenized
 from nbtext.training import fit_tokens
 
 
@@ -63,7 +64,8 @@ def cross_validate(documents, k, seed, models, on_error=None, **options):
                 [token_lists[i] for i in test]).argmax(axis=1).tolist()]
             report = evaluate([labels[i] for i in test], guesses, model.classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
-        results[name] = {"alpha": settings["alpha"], "folds": folds, **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
+        results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
+                         **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
     return results
 
 

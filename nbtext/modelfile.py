@@ -12,10 +12,11 @@ Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes
 is no pickle anywhere, so a hostile file can at worst be refused. The payload carries a
 CRC-32, so a truncated or corrupted file is refused rather than misread.
 
-Arrays: class_count (c,) f8; the (c, V) feature counts as CSR rows count_data f8,
+Arrays: class_count (c,) f8; the (c, V) token counts as CSR rows count_data f8,
 count_indices i4 (sorted within a row), count_indptr i8; vocabulary, the V tokens as UTF-8
 joined by NUL (tokens never contain NUL), sorted; token_keys (V,) u8 and token_order (V,)
-i4, each token's 64-bit key (nbtext.vocabindex) in sorted order and the token it belongs to; unk_doc_count (c,) f8 for a Bernoulli model with UNK; journal_hashes (n, 16) u1 and
+i4, each token's 64-bit key (nbtext.vocabindex) in sorted order and the token it belongs
+to; unk_doc_count (c,) f8 for presence features with UNK; journal_hashes (n, 16) u1 and
 journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned;
 weighted_sums (and, gaussian, weighted_squares) (c, d) f8, the class sums of tf-idf values.
 """
@@ -24,11 +25,14 @@ import json
 import os
 import struct
 import zlib
+from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
-from nbtext import __version__
 from nbtext.errors import NbtextError
+from nbtext.settings import check_settings
+from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
 MAGIC = b"NBTEXT-MODEL\n"
@@ -38,9 +42,27 @@ _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
 
-def save(model, path):
-    """Write `model` to `path` atomically: a temporary file in the same folder, then rename."""
-    arrays = _arrays(model)
+@dataclass
+class ModelState:
+    """What a model file holds: the settings and the stored arrays, nothing derived
+    (nbtext.model.NaiveBayes is built from it and gives it back)."""
+
+    settings: dict
+    classes: list
+    tokens: object  # every token seen, sorted: a list of str, or (read) a TokenIndex
+    n_tokens: int
+    class_count: np.ndarray  # (c,)
+    token_counts: tuple  # the (c, V) counts as CSR rows: (data, indices, indptr)
+    unk_doc_count: Optional[np.ndarray] = None  # (c,)
+    tfidf_sums: Optional[np.ndarray] = None  # (c, d)
+    tfidf_squares: Optional[np.ndarray] = None  # (c, d)
+    journal: Optional[tuple] = None  # ((n, 16) hashes, (n,) label indices)
+    file_info: dict = field(default_factory=dict)  # read: the format version, the nbtext version
+
+
+def save(state, path):
+    """Write a ModelState to `path` atomically: a temporary file in the same folder, then rename."""
+    arrays = _arrays(state)
     table, chunks, offset = {}, [], 0
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
@@ -55,9 +77,9 @@ def save(model, path):
     header = {
         "nbtext_version": __version__,
         "format_version": FORMAT_VERSION,
-        "settings": model.settings,
-        "classes": model.classes,
-        "n_tokens": len(model.tokens),
+        "settings": state.settings,
+        "classes": state.classes,
+        "n_tokens": state.n_tokens,
         "arrays": table,
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
@@ -66,37 +88,44 @@ def save(model, path):
     write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)), header_bytes, payload])
 
 
-def _arrays(model):
-    counts = model.feature_count
-    rows, cols = np.nonzero(counts)
-    indptr = np.zeros(len(model.classes) + 1, dtype="<i8")
-    np.cumsum(np.bincount(rows, minlength=len(model.classes)), out=indptr[1:])
-    vocabulary = "\0".join(model.tokens).encode("utf-8", "surrogatepass")
-    if vocabulary.count(b"\0") != max(len(model.tokens) - 1, 0):
+def _arrays(state):
+    data, indices, indptr = state.token_counts
+    tokens = state.tokens.tokens() if isinstance(state.tokens, TokenIndex) else state.tokens
+    vocabulary = "\0".join(tokens).encode("utf-8", "surrogatepass")
+    if vocabulary.count(b"\0") != max(len(tokens) - 1, 0):
         raise NbtextError("a token contains a NUL character and cannot be stored")
-    keys, order = build_keys(model.tokens)
+    keys, order = build_keys(tokens)
     arrays = {
-        "class_count": model.class_count.astype("<f8"),
+        "class_count": state.class_count.astype("<f8"),
         "token_keys": keys.astype("<u8"),
         "token_order": order.astype("<i4"),
-        "count_data": counts[rows, cols].astype("<f8"),
-        "count_indices": cols.astype("<i4"),
-        "count_indptr": indptr,
+        "count_data": np.asarray(data).astype("<f8"),
+        "count_indices": np.asarray(indices).astype("<i4"),
+        "count_indptr": np.asarray(indptr).astype("<i8"),
         "vocabulary": np.frombuffer(vocabulary, dtype="|u1"),
     }
-    if model.unk_doc_count is not None:
-        arrays["unk_doc_count"] = model.unk_doc_count.astype("<f8")
-    if model.weighted is not None:
-        sums, squares = model.weighted
-        arrays["weighted_sums"] = np.asarray(sums, dtype="<f8")
-        if squares is not None:
-            arrays["weighted_squares"] = np.asarray(squares, dtype="<f8")
-    if model.journal:
-        row = {label: k for k, label in enumerate(model.classes)}
-        keys = b"".join(model.journal)
-        arrays["journal_hashes"] = np.frombuffer(keys, dtype="|u1").reshape(len(model.journal), 16)
-        arrays["journal_labels"] = np.array([row[label] for label in model.journal.values()], dtype="<i4")
+    if state.unk_doc_count is not None:
+        arrays["unk_doc_count"] = state.unk_doc_count.astype("<f8")
+    if state.tfidf_sums is not None:
+        arrays["weighted_sums"] = np.asarray(state.tfidf_sums, dtype="<f8")
+        if state.tfidf_squares is not None:
+            arrays["weighted_squares"] = np.asarray(state.tfidf_squares, dtype="<f8")
+    if state.journal is not None:
+        hashes, labels = state.journal
+        arrays["journal_hashes"] = np.asarray(hashes, dtype="|u1")
+        arrays["journal_labels"] = np.asarray(labels, dtype="<i4")
     return arrays
+
+
+def check_writable(path):
+    """Fail before any corpus is read if a model file could not be written at `path`."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise NbtextError(f"{path} is a folder; give a file name with -o")
+    if not os.path.isdir(folder):
+        raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
 
 
 def write_atomically(path, chunks):
@@ -124,11 +153,8 @@ def write_atomically(path, chunks):
         raise
 
 
-def load(path):
-    """Read a model file; any problem with it is an NbtextError naming the file."""
-    from nbtext.model import NaiveBayes
-    from nbtext.settings import check_settings
-
+def read_state(path):
+    """The ModelState of a model file; any problem with it is an NbtextError naming the file."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -136,64 +162,63 @@ def load(path):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
     header, payload = _split(data, path)
     try:
-        arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items()}
-        settings = header["settings"]
-        classes = header["classes"]
-        n_classes, n_tokens = len(classes), header["n_tokens"]
-        blob = arrays["vocabulary"].tobytes()
-        if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
-            keys, order = arrays["token_keys"], arrays["token_order"]
-            if keys.shape != (n_tokens,) or order.shape != (n_tokens,) or (
-                n_tokens and (order.min() < 0 or order.max() >= n_tokens)
-            ):
-                raise ValueError("token index arrays do not agree")
-            tokens = TokenIndex(blob, n_tokens, keys, order)
-        else:
-            tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
-        indptr, indices = arrays["count_indptr"], arrays["count_indices"]
-        if (
-            blob.count(b"\0") != max(n_tokens - 1, 0)
-            or arrays["class_count"].shape != (n_classes,)
-            or indptr.shape != (n_classes + 1,)
-            or indptr[-1] != len(indices)
-            or len(indices) != len(arrays["count_data"])
-            or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens))
-            or np.any(np.diff(indptr) < 0)
-        ):
-            raise ValueError("array shapes do not agree")
-        same_row = np.diff(np.repeat(np.arange(n_classes), np.diff(indptr))) == 0
-        if np.any((np.diff(indices.astype(np.int64)) <= 0) & same_row):
-            raise ValueError("count indices are not sorted within a class")
-        feature_count = (arrays["count_data"], indices, indptr, n_tokens)  # expanded when needed
-        check_settings(
-            settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
-            settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
-        )
-        weighted = None
-        if "weighted_sums" in arrays:
-            weighted = (arrays["weighted_sums"], arrays.get("weighted_squares"))
-            if weighted[0].ndim != 2 or weighted[0].shape[0] != n_classes or (
-                weighted[1] is not None and weighted[1].shape != weighted[0].shape
-            ):
-                raise ValueError("weighted arrays do not agree")
-        model = NaiveBayes(
-            settings, classes, tokens, arrays["class_count"], feature_count,
-            arrays.get("unk_doc_count"), _journal(arrays, classes), weighted,
-        )
-        if weighted is not None and weighted[0].shape[1] != model.n_features:
-            raise ValueError("weighted arrays do not match the vocabulary")
-        model.file_info = {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]}
-        return model
+        return _state(header, payload)
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
 
 
+def _state(header, payload):
+    """The ModelState of a checksummed header and payload, every shape and index checked."""
+    arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items()}
+    settings = header["settings"]
+    classes = header["classes"]
+    n_classes, n_tokens = len(classes), header["n_tokens"]
+    blob = arrays["vocabulary"].tobytes()
+    if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
+        keys, order = arrays["token_keys"], arrays["token_order"]
+        if keys.shape != (n_tokens,) or order.shape != (n_tokens,) or (
+            n_tokens and (order.min() < 0 or order.max() >= n_tokens)
+        ):
+            raise ValueError("token index arrays do not agree")
+        tokens = TokenIndex(blob, n_tokens, keys, order)
+    else:
+        tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
+    indptr, indices = arrays["count_indptr"], arrays["count_indices"]
+    if (
+        blob.count(b"\0") != max(n_tokens - 1, 0)
+        or arrays["class_count"].shape != (n_classes,)
+        or indptr.shape != (n_classes + 1,)
+        or indptr[-1] != len(indices)
+        or len(indices) != len(arrays["count_data"])
+        or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens))
+        or np.any(np.diff(indptr) < 0)
+    ):
+        raise ValueError("array shapes do not agree")
+    same_row = np.diff(np.repeat(np.arange(n_classes), np.diff(indptr))) == 0
+    if np.any((np.diff(indices.astype(np.int64)) <= 0) & same_row):
+        raise ValueError("count indices are not sorted within a class")
+    check_settings(
+        settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
+        settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
+    )
+    sums, squares = arrays.get("weighted_sums"), arrays.get("weighted_squares")
+    if sums is not None and (
+        sums.ndim != 2 or sums.shape[0] != n_classes or (squares is not None and squares.shape != sums.shape)
+    ):
+        raise ValueError("weighted arrays do not agree")
+    return ModelState(
+        settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
+        arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
+        {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
+    )
+
+
 def _journal(arrays, classes):
     """(hashes, class indices) of the journal, checked (the model decodes it when needed)."""
     if "journal_hashes" not in arrays:
-        return {}
+        return None
     hashes, labels = arrays["journal_hashes"], arrays["journal_labels"]
     if hashes.ndim != 2 or hashes.shape[1] != 16 or labels.shape != (len(hashes),):
         raise ValueError("journal arrays do not agree")

@@ -2,18 +2,17 @@
 `--is LABEL`) and `filter`.
 
 procmail or maildrop start nbtext for every message, so its start-up is paid per message.
-These commands' work lives here, and `main()` (the `nbtext` executable) serves them without
-importing click when their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and
-for predict `--is LABEL` and `-v`); anything else goes through the full command line
-(nbtext.cli), with the same output, messages and exit statuses.
+These commands' work lives here, and `fast()` serves them without importing click when
+their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict `--is
+LABEL` and `-v`); nbtext.entry hands anything else to the full command line (nbtext.cli),
+with the same output, messages and exit statuses.
 """
 
 import os
 import sys
 
+from nbtext.choices import DEFAULT_MODEL
 from nbtext.errors import NbtextError
-
-DEFAULT_MODEL = "nbtext.model"
 
 
 def default_model_path():
@@ -21,7 +20,7 @@ def default_model_path():
 
 
 def load_model(path, alpha=None):
-    from nbtext.modelfile import load
+    from nbtext.model import load
 
     if not os.path.exists(path):
         raise NbtextError(f"model {path} does not exist (train one with 'nbtext train', or pass -m FILE)")
@@ -29,18 +28,9 @@ def load_model(path, alpha=None):
     return model if alpha is None else model.with_alpha(alpha)
 
 
-def decide(model, probabilities, unsure_below=None):
-    """(label, its probability): the most probable class, or 'unsure' below the threshold."""
-    k = int(probabilities.argmax())
-    p = float(probabilities[k])
-    if unsure_below is not None and p < unsure_below:
-        return "unsure", p
-    return model.classes[k], p
-
-
 def classify(model, document, unsure_below=None):
     """The label of one document (bytes; empty is the empty document)."""
-    return decide(model, model.predict_proba([document])[0], unsure_below)[0]
+    return model.decide(model.predict_proba([document])[0], unsure_below)[0]
 
 
 def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False):
@@ -50,7 +40,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         model = load_model(model_path, alpha)
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
-        label, p = decide(model, model.predict_proba([sys.stdin.buffer.read()])[0], unsure_below)
+        label, p = model.decide(model.predict_proba([sys.stdin.buffer.read()])[0], unsure_below)
     except NbtextError as e:
         if verbose:
             print(f"Error: {e}", file=sys.stderr)
@@ -82,7 +72,7 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
             if not is_mail:
                 raise NbtextError("not a mail message (no header block)")
             probabilities = model.predict_proba([message])[0]
-            fields = verdict_fields(*decide(model, probabilities, unsure_below))
+            fields = verdict_fields(*model.decide(probabilities, unsure_below))
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
     sys.stdout.buffer.write(with_headers(message, fields, is_mail))
@@ -133,12 +123,3 @@ def fast(argv):
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-
-
-def main():
-    status = fast(sys.argv[1:])
-    if status is None:
-        from nbtext.cli import main as full
-
-        full()
-    sys.exit(status)

@@ -12,12 +12,13 @@ import multiprocessing
 import warnings
 from collections import deque
 
-from nbtext.counting import CountTable
-from nbtext.model import tokenized
-from nbtext.settings import make_tokenizer, presence_table
-from nbtext.training import content_hash
+from nbtext.counting import count_batch
+from nbtext.errors import NbtextError
+from nbtext.settings import make_tokenizer
+from nbtext.sources import Document, in_batches
 
-CHUNK = 1000
+CHUNK = 1000  # documents a worker reads, parses and scores or counts at a time
+BATCH = 1000  # documents scored at a time in one process
 
 _state = {}  # what the forked workers inherit: the model or the settings
 
@@ -41,15 +42,13 @@ def _ordered(function, chunks, jobs):
 
 
 def count_chunk(docs):
-    """A worker's partial counts: (exported CountTable, [(hash, label)], [(name, error)],
+    """A worker's partial counts: (exported CountTable, [(journal key, label)], [(name, error)],
     number of documents read as e-mail)."""
     settings = _state["settings"]
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-    table = CountTable(binary=presence_table(settings))
-    table.add(token_lists, [doc.label for doc in kept])
-    return table.export(), [(content_hash(d.data), d.label) for d in kept], errors, tokenize.mail_documents
+    table, keys = count_batch(settings, tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
+    return table.export(), keys, errors, tokenize.mail_documents
 
 
 def count_in_workers(settings, chunks, jobs):
@@ -67,8 +66,21 @@ def score_chunk(docs):
     return [doc._replace(data=None) for doc in kept], log_proba, explanations, errors
 
 
-def score_in_workers(model, chunks, jobs, explain=0):
-    """score_chunk results for every chunk of documents, in order."""
-    model.lookup, model._weights  # derive once here, not once per worker
-    _state["model"], _state["explain"] = model, explain
-    return _ordered(score_chunk, chunks, jobs)
+def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
+    """(documents, log-probabilities, explanations or None) per batch, in input order, on
+    `jobs` processes; documents that cannot be read or parsed go to `on_error`."""
+    if jobs > 1:
+        model.vocabulary.lookup, model.linear_form  # derive once here, not once per worker
+        _state["model"], _state["explain"] = model, explain
+        for kept, log_proba, explanations, errors in _ordered(score_chunk, in_batches(docs, CHUNK), jobs):
+            for name, message in errors:
+                if on_error is None:
+                    raise NbtextError(f"{name}: {message}")
+                on_error(Document(name, None), message)
+            if kept:
+                yield kept, log_proba, explanations
+        return
+    for batch in in_batches(docs, BATCH):
+        kept, log_proba, explanations = model.score(batch, on_error, explain)
+        if kept:
+            yield kept, log_proba, explanations

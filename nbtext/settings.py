@@ -1,18 +1,17 @@
-"""Train settings: their defaults, their checks, and the settings dict a model stores.
+"""Train settings: their checks, and the settings dict a model stores.
 
 Every setting that changes what a model computes travels in the model file, so a loaded
-model tokenizes, weights and smooths exactly as it was trained to.
+model tokenizes, weights and smooths exactly as it was trained to. The choices and the
+defaults are nbtext.choices'; what each event model allows is nbtext.event_models'.
 """
 
 import math
 
-from nbtext.categorical import RowTokenizer
+from nbtext.choices import FEATURES, INPUT_MODES, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
 from nbtext.errors import NbtextError
-from nbtext.event_models import EVENT_MODELS, PRIORS
-from nbtext.tokenize import DEFAULT_HEADERS, INPUT_MODES, Tokenizer
-from nbtext.weighting import FEATURES, TF_MODES
+from nbtext.event_models import EVENT_MODELS
+from nbtext.tokenize import RowTokenizer, Tokenizer
 
-UNKNOWN_MODES = ("unk", "ignore")
 TEXT_ALPHA = 1.0  # Laplace
 # Mail has a large, sparse vocabulary (header tags, hosts, HTML leftovers) where add-one
 # smoothing gives rare tokens far too much mass: on the SpamAssassin split λ = 0.1 makes
@@ -27,8 +26,8 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
     if prior not in PRIORS:
         raise NbtextError(f"unknown prior {prior!r} (choose from {', '.join(PRIORS)})")
     if unknown not in UNKNOWN_MODES:
-        raise NbtextError(f"unknown --unknown mode {unknown!r} (choose from unk, ignore)")
-    check_alpha(alpha, zero_allowed=event_model == "categorical")
+        raise NbtextError(f"unknown --unknown mode {unknown!r} (choose from {', '.join(UNKNOWN_MODES)})")
+    check_alpha(alpha, zero_allowed=EVENT_MODELS[event_model].zero_alpha)
     if not isinstance(min_count, int) or min_count < 1:
         raise NbtextError(f"--min-count must be a whole number >= 1, not {min_count!r}")
     if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
@@ -43,43 +42,6 @@ def check_alpha(alpha, zero_allowed=False):
             f"--alpha must be a number > 0, not {alpha!r} (1 is Laplace smoothing, below 1 Lidstone; "
             "0 only for --model categorical)"
         )
-
-
-TRAIN_DEFAULTS = {
-    "model": "multinomial",
-    "alpha": None,  # TEXT_ALPHA, or MAIL_ALPHA when most training documents are e-mail
-    "prior": "smoothed",
-    "min_count": 2,
-    "max_features": None,
-    "ngrams": 1,
-    "unknown": None,  # "unk", or "ignore" with tf-idf features
-    "input": "auto",
-    "headers": DEFAULT_HEADERS,
-    "columns": None,  # categorical: the feature columns of the table, in order
-    # feature values; None: the event model's own default (MODEL_FEATURES)
-    "features": None,
-    "tf": None,
-    "idf": None,
-    "length_norm": None,
-    "weight_norm": None,
-}
-
-# Each event model's default feature values. Complement NB's are Rennie et al.'s (2003)
-# transforms for topic classification: log tf, idf, length normalization; their fourth,
-# weight normalization, costs 0.3 points on 20 Newsgroups here and is off by default
-# (`make accuracy` measures each; the README has the table).
-MODEL_FEATURES = {
-    "multinomial": {"features": "counts", "tf": "raw", "idf": True, "length_norm": True, "weight_norm": False},
-    "bernoulli": {"features": "binary", "tf": "raw", "idf": False, "length_norm": False, "weight_norm": False},
-    "complement": {"features": "tfidf", "tf": "log", "idf": True, "length_norm": True, "weight_norm": False},
-    "gaussian": {"features": "tfidf", "tf": "raw", "idf": True, "length_norm": True, "weight_norm": False},
-}
-
-
-def presence_table(settings):
-    """Whether training counts documents (presence) rather than occurrences per token:
-    for bernoulli, binary features, and tf-idf (whose document frequencies give the idf)."""
-    return settings["event_model"] == "bernoulli" or settings.get("features") in ("binary", "tfidf")
 
 
 def make_tokenizer(settings):
@@ -99,24 +61,23 @@ def make_settings(**options):
     check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
-    if o["model"] == "categorical":
+    event = EVENT_MODELS[o["model"]]
+    if event.default_features is None:  # a model of table rows
         if not o["columns"]:
-            raise NbtextError("--model categorical reads a table: give --table FILE --label-col NAME")
+            raise NbtextError(f"--model {event.name} reads a table: give --table FILE --label-col NAME")
         # every value counts: no pruning, and unseen values are handled per feature
         return {
-            "event_model": "categorical", "alpha": None if o["alpha"] is None else float(o["alpha"]),
+            "event_model": event.name, "alpha": None if o["alpha"] is None else float(o["alpha"]),
             "prior": o["prior"], "min_count": 1, "max_features": None, "unknown": "ignore",
             "tokenizer": RowTokenizer(o["columns"]).settings(),
         }
-    shape = {k: (MODEL_FEATURES[o["model"]][k] if o[k] is None else o[k]) for k in MODEL_FEATURES["multinomial"]}
+    shape = {k: (event.default_features[k] if o[k] is None else o[k]) for k in event.default_features}
     if shape["features"] not in FEATURES:
         raise NbtextError(f"unknown --features {shape['features']!r} (choose from {', '.join(FEATURES)})")
     if shape["tf"] not in TF_MODES:
         raise NbtextError(f"unknown --tf {shape['tf']!r} (choose from {', '.join(TF_MODES)})")
-    if o["model"] == "bernoulli" and shape["features"] != "binary":
-        raise NbtextError("--model bernoulli models token presence: drop --features (or use --model multinomial)")
-    if o["model"] == "gaussian" and shape["features"] != "tfidf":
-        raise NbtextError("--model gaussian takes --features tfidf (real-valued features)")
+    if shape["features"] not in event.feature_kinds:
+        raise NbtextError(event.feature_kind_error)
     unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" else "unk")
     if unknown == "unk" and shape["features"] == "tfidf":
         raise NbtextError(
@@ -124,7 +85,7 @@ def make_settings(**options):
             "to weight it by (use --unknown ignore)"
         )
     return {
-        "event_model": o["model"],
+        "event_model": event.name,
         "alpha": None if o["alpha"] is None else float(o["alpha"]),
         "prior": o["prior"],
         "min_count": o["min_count"],
@@ -142,5 +103,9 @@ def resolve_alpha(settings, mail_documents, documents):
     85.70%, as `make accuracy` prints)."""
     if settings["alpha"] is None:
         mostly_mail = 2 * mail_documents > documents
-        token_model = settings["event_model"] in ("multinomial", "bernoulli")
-        settings["alpha"] = MAIL_ALPHA if mostly_mail and token_model else TEXT_ALPHA
+        settings["alpha"] = MAIL_ALPHA if mostly_mail and EVENT_MODELS[settings["event_model"]].mail_alpha else TEXT_ALPHA
+
+
+def table_rows_model(event_model):
+    """Whether an event model classifies table rows (its documents are rows of columns)."""
+    return EVENT_MODELS[event_model].default_features is None

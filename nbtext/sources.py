@@ -131,6 +131,37 @@ def read_file(path, label=None):
         return Document(path, None, label, error=e.strerror or str(e))
 
 
+def tokenized(tokenize, batch, on_error=None):
+    """(documents, token lists) of a batch, leaving out documents that cannot be read or
+    parsed: each is passed to `on_error(document, message)`, or raises without one."""
+    kept, token_lists = [], []
+    for doc in map(loaded, batch):
+        try:
+            if doc.error is not None:
+                raise NbtextError(f"cannot read it ({doc.error})")
+            token_lists.append(tokenize(doc.data))
+            kept.append(doc)
+        except NbtextError as e:
+            if on_error is None:
+                raise NbtextError(f"{doc.name}: {e}") from None
+            on_error(doc, str(e))
+    return kept, token_lists
+
+
+def document_key(data):
+    """The journal's key for a document's data: its content hash without an mbox envelope
+    line and trailing line ends, so a message read from a folder, a Maildir or an mbox
+    file is the same message."""
+    from nbtext.journal import content_hash
+    from nbtext.mail import strip_envelope
+
+    if isinstance(data, tuple):  # a table row
+        data = "\x1f".join(data)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return content_hash(strip_envelope(data))
+
+
 def loaded(doc):
     """The document with its data read, if it was still to be read from its path."""
     if doc.data is None and doc.path is not None and doc.error is None:
@@ -203,6 +234,45 @@ def _ready(fd):
 
 
 # --- labelled inputs ---------------------------------------------------------------------
+def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
+                   columns=None):
+    """A callable returning the labelled Documents of train's and eval's arguments (so the
+    corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
+    one of them. With `columns` (a categorical model's features), the documents are the
+    rows of --table. Every path is checked now, before anything is read."""
+    given = [bool(class_dirs), table is not None, fasttext is not None]
+    if sum(given) != 1:
+        raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
+    if columns is not None:
+        if table is None:
+            raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
+        check_path(table)
+        return lambda: _require_labels(table_rows(table, columns, label_col))
+    if table is not None:
+        check_path(table)
+        return lambda: _require_labels(table_documents(table, label_col, text_col, header))
+    if fasttext is not None:
+        check_path(fasttext)
+        return lambda: fasttext_documents(fasttext)
+    class_sources(class_dirs)
+    return lambda: labelled_documents(class_dirs)
+
+
+def _require_labels(docs):
+    for doc in docs:
+        if not doc.label:
+            raise NbtextError(f"{doc.name} has an empty label")
+        yield doc
+
+
+def path_documents(paths, separator=None):
+    """The documents of every PATH in turn; all of them are checked before the first is read."""
+    for path in paths:
+        check_path(path)
+    for path in paths:
+        yield from documents(path, separator)
+
+
 def class_sources(specs):
     """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or `LABEL=PATH`."""
     sources = []

@@ -6,6 +6,9 @@ travel inside the model file, so prediction always tokenizes exactly as training
 
 import re
 
+from nbtext.choices import DEFAULT_HEADERS, INPUT_MODES
+from nbtext.errors import NbtextError
+
 # `\w\w+` finds exactly the tokens of scikit-learn's `(?u)\b\w\w+\b` (a maximal run of
 # word characters is its own match either way) and runs about 25% faster.
 TOKEN_PATTERN = re.compile(r"\w\w+")
@@ -28,9 +31,6 @@ def word_ngrams(tokens, max_n):
         grams.extend(map(" ".join, zip(*(tokens[i:] for i in range(n)))))
     return grams
 
-
-INPUT_MODES = ("auto", "mail", "text")
-DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # as nbtext.mail, without importing it
 
 
 def text_tokens(text):
@@ -90,3 +90,23 @@ class Tokenizer:
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)
         return tokens
+
+
+class RowTokenizer:
+    """A table row (a tuple of cell values, in `columns` order) -> ["column=value", ...]:
+    one token per column, for categorical Naive Bayes."""
+
+    def __init__(self, columns):
+        for name in columns:
+            if "=" in name:
+                raise NbtextError(f"column name {name!r} contains '='; rename it")
+        self.columns = list(columns)
+        self.mail_documents = 0
+
+    def settings(self):
+        return {"kind": "row", "columns": self.columns}
+
+    def __call__(self, row):
+        if isinstance(row, (str, bytes)):
+            raise NbtextError("a categorical model classifies table rows (use --table FILE)")
+        return [f"{column}={value}" for column, value in zip(self.columns, row)]

@@ -10,10 +10,13 @@ import numpy as np
 
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
-from nbtext.features import ids_and_indptr, one_hot
-from nbtext.model import NaiveBayes, tokenized
-from nbtext.settings import make_settings, make_tokenizer, presence_table, resolve_alpha
-from nbtext.sources import Document, in_batches
+from nbtext.event_models import EVENT_MODELS
+from nbtext.features import one_hot
+from nbtext.counts import ClassCounts
+from nbtext.model import NaiveBayes, vocabulary_of
+from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.sources import Document, document_key, in_batches, tokenized
+from nbtext.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 
 DEFAULT_BATCH = 1000
 
@@ -23,7 +26,7 @@ def train(documents, labels, **options):
 
     Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
     max_features, ngrams, unknown, input, headers, features, tf, idf, length_norm,
-    weight_norm (and columns, for categorical rows); see nbtext.settings.TRAIN_DEFAULTS.
+    weight_norm (and columns, for categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
 
     >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
     >>> clf.predict(["cheap lunch pills"])
@@ -46,26 +49,26 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
     (the idf is known only after counting).
     """
     settings = make_settings(**options)
-    table = CountTable(binary=presence_table(settings))
+    table = CountTable(binary=counts_presence(settings))
     journal = {}
     if jobs > 1:
         from nbtext.parallel import count_in_workers
 
         mail_documents = 0
-        for exported, hashes, errors, mail_count in count_in_workers(settings, batches(), jobs):
+        for exported, keys, errors, mail_count in count_in_workers(settings, batches(), jobs):
             for name, message in errors:
                 if on_error is None:
                     raise NbtextError(f"{name}: {message}")
                 on_error(Document(name, None), message)
             table.merge(exported)
-            journal.update(hashes)
+            journal.update(keys)
             mail_documents += mail_count
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():
             kept, token_lists = tokenized(tokenizer, batch, on_error)
             table.add(token_lists, [doc.label for doc in kept])
-            journal.update((content_hash(doc.data), doc.label) for doc in kept)
+            journal.update((document_key(doc.data), doc.label) for doc in kept)
         mail_documents = tokenizer.mail_documents
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     return _finish(settings, table, journal, lambda: _token_batches(settings, batches()))
@@ -81,62 +84,69 @@ def _token_batches(settings, batches):
 
 def fit_tokens(settings, token_lists, labels):
     """A model from documents already tokenized with `settings` (cross-validation folds)."""
-    table = CountTable(binary=presence_table(settings))
+    table = CountTable(binary=counts_presence(settings))
     table.add(token_lists, labels)
     return _finish(settings, table, {}, lambda: [(token_lists, labels)])
 
 
 def _finish(settings, table, journal, token_batches):
-    """The model of a finished count table (pruning checked, Bernoulli UNK counted from
-    `token_batches()`, the corpus again as (token lists, labels) per batch)."""
-    classes, tokens, class_count, feature_count = table.sorted_view()
-    if len(classes) < (1 if settings["event_model"] == "categorical" else 2):
+    """The model of a finished count table: the vocabulary pruned and checked, then (a
+    second pass over `token_batches()`, the corpus as (token lists, labels) per batch)
+    the documents holding a pruned token for presence features with UNK, or the tf-idf
+    sums for tf-idf features."""
+    classes, tokens, class_count, token_counts = table.sorted_view()
+    if len(classes) < EVENT_MODELS[settings["event_model"]].min_classes:
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"
             + (f" ({classes[0]!r})" if classes else "")
         )
-    nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, journal=journal)
-    if not len(nb.kept_columns) and not nb.has_unk:
+    token_counts = ClassCounts(token_counts)
+    vocabulary = vocabulary_of(settings, tokens, token_counts)
+    if not vocabulary.n_kept and not vocabulary.has_unk:
         raise NbtextError(
             f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
         )
-    if nb.binary and nb.has_unk and len(nb.kept_columns) < len(tokens):
-        unk_doc_count = _documents_with_unk(nb, token_batches())
-        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, unk_doc_count, journal)
-    if nb.features == "tfidf":
-        weighted = _weighted_sums(nb, token_batches())
-        nb = NaiveBayes(settings, classes, tokens, class_count, feature_count, None, journal, weighted)
-    return nb
+    unk_doc_count = tfidf_sums = tfidf_squares = None
+    if is_binary(settings) and vocabulary.has_unk and vocabulary.n_kept < len(tokens):
+        unk_doc_count = _documents_with_unk(vocabulary, classes, token_batches())
+    if is_tfidf(settings):
+        idf = idf_weights(token_counts.token_totals[vocabulary.kept], class_count.sum())
+        squares = EVENT_MODELS[settings["event_model"]].tfidf_squares
+        tfidf_sums, tfidf_squares = _tfidf_sums(settings, vocabulary, idf, classes, token_batches(), squares)
+    return NaiveBayes(settings, classes, class_count, token_counts, vocabulary, unk_doc_count,
+                      tfidf_sums, tfidf_squares, journal)
 
 
-def _weighted_sums(nb, token_batches):
-    """(Yᵀ X, Yᵀ (X∘X) for gaussian, else None) of the tf-idf feature values X: a second
-    pass, since the idf and the vocabulary are known only after counting."""
-    row = {label: k for k, label in enumerate(nb.classes)}
-    sums = np.zeros((len(nb.classes), nb.n_features))
-    squares = np.zeros_like(sums) if nb.event_model == "gaussian" else None
+def _class_rows(classes, labels):
+    row = {label: k for k, label in enumerate(classes)}
+    return np.array([row[label] for label in labels], dtype=np.intp)
+
+
+def _tfidf_sums(settings, vocabulary, idf, classes, token_batches, squares):
+    """(Yᵀ X, and Yᵀ (X∘X) when `squares`, else None) of the tf-idf feature values X: a
+    second pass, since the idf and the vocabulary are known only after counting."""
+    sums = np.zeros((len(classes), vocabulary.n_features))
+    sums_of_squares = np.zeros_like(sums) if squares else None
     for token_lists, labels in token_batches:
-        X = nb.feature_values(*ids_and_indptr(token_lists, nb.lookup.__getitem__))
-        Y = one_hot(np.array([row[label] for label in labels], dtype=np.intp), len(nb.classes))
+        X = feature_matrix(*vocabulary.ids(token_lists), vocabulary.n_features, settings, idf)
+        Y = one_hot(_class_rows(classes, labels), len(classes))
         sums += np.asarray((Y.T @ X).todense())
-        if squares is not None:
-            squares += np.asarray((Y.T @ X.multiply(X)).todense())
-    return sums, squares
+        if sums_of_squares is not None:
+            sums_of_squares += np.asarray((Y.T @ X.multiply(X)).todense())
+    return sums, sums_of_squares
 
 
-def content_hash(data):
-    """The journal's key for a document: 16 bytes of BLAKE2b of its bytes, without an mbox
-    envelope line and trailing line ends, so a message read from a folder, a Maildir or
-    an mbox file is the same message."""
-    from hashlib import blake2b  # loading OpenSSL costs a pipeline's start-up 3 ms: only when training
-
-    from nbtext.mail import strip_envelope
-
-    if isinstance(data, tuple):  # a table row
-        data = "\x1f".join(data)
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return blake2b(strip_envelope(data).rstrip(b"\r\n"), digest_size=16).digest()
+def _documents_with_unk(vocabulary, classes, token_batches):
+    """Per class, how many documents contain at least one token outside the vocabulary."""
+    unk_doc_count = np.zeros(len(classes))
+    for token_lists, labels in token_batches:
+        ids, indptr = vocabulary.ids(token_lists)
+        doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
+        has_unk = np.zeros(len(labels), dtype=bool)
+        has_unk[doc_of_id[ids == vocabulary.unk_column]] = True
+        rows = _class_rows(classes, labels)
+        unk_doc_count += np.bincount(rows[has_unk], minlength=len(classes))
+    return unk_doc_count
 
 
 def update(model, batches, on_error=None):
@@ -147,7 +157,7 @@ def update(model, batches, on_error=None):
     label is moved: its counts leave the old class and join the new one.
     Returns (new model, {"added": n, "moved": n, "duplicates": n}).
     """
-    if model.features == "tfidf":
+    if is_tfidf(model.settings):
         raise NbtextError("cannot --update a model of tf-idf features (every idf changes); retrain it")
     if model.binary and model.has_unk:
         raise NbtextError(
@@ -155,7 +165,8 @@ def update(model, batches, on_error=None):
             "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
         )
     table = CountTable.from_counts(
-        presence_table(model.settings), model.classes, model.tokens, model.class_count, model.feature_count
+        counts_presence(model.settings), model.classes, model.vocabulary.tokens, model.class_count,
+        model.token_counts.dense,
     )
     journal = dict(model.journal)
     stats = {"added": 0, "moved": 0, "duplicates": 0}
@@ -163,7 +174,7 @@ def update(model, batches, on_error=None):
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
         for doc, tokens in zip(kept, token_lists):
-            key = content_hash(doc.data)
+            key = document_key(doc.data)
             previous = journal.get(key)
             if previous == doc.label:
                 stats["duplicates"] += 1
@@ -181,18 +192,3 @@ def update(model, batches, on_error=None):
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
     return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
-
-
-def _documents_with_unk(nb, token_batches):
-    """Per class, how many documents contain at least one token outside the vocabulary."""
-    unk_column = len(nb.kept_columns)
-    row = {label: k for k, label in enumerate(nb.classes)}
-    unk_doc_count = np.zeros(len(nb.classes))
-    for token_lists, labels in token_batches:
-        ids, indptr = ids_and_indptr(token_lists, nb.lookup.__getitem__)
-        doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
-        has_unk = np.zeros(len(labels), dtype=bool)
-        has_unk[doc_of_id[ids == unk_column]] = True
-        rows = np.array([row[label] for label in labels], dtype=np.intp)
-        unk_doc_count += np.bincount(rows[has_unk], minlength=len(nb.classes))
-    return unk_doc_count

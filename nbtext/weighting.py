@@ -10,13 +10,34 @@ The idf is scikit-learn's TfidfTransformer(smooth_idf=True) formula, so the two 
 
 import numpy as np
 
-FEATURES = ("counts", "binary", "tfidf")
-TF_MODES = ("raw", "log")
+from nbtext.features import csr_from_ids
 
 
 def idf_weights(document_frequency, n_documents):
     """idf_j = log((1 + N) / (1 + df_j)) + 1."""
     return np.log((1.0 + n_documents) / (1.0 + document_frequency)) + 1.0
+
+
+def is_binary(settings):
+    """Whether the features are token presence (0/1): then training counts documents."""
+    return settings.get("features") == "binary"
+
+
+def is_tfidf(settings):
+    """Whether the features are tf-idf values: then training counts document frequencies."""
+    return settings.get("features") == "tfidf"
+
+
+def counts_presence(settings):
+    """Whether training counts documents containing a token rather than its occurrences:
+    for presence features, and for tf-idf (whose document frequencies give the idf)."""
+    return is_binary(settings) or is_tfidf(settings)
+
+
+def feature_matrix(ids, indptr, n_features, settings, idf=None):
+    """The documents' feature values as a CSR matrix, from their flat feature ids."""
+    X = csr_from_ids(ids, indptr, n_features, is_binary(settings))
+    return transform(X, settings, idf) if is_tfidf(settings) else X
 
 
 def transform(X, settings, idf=None):

@@ -125,7 +125,7 @@ def test_hidden_files_are_skipped_and_bad_bytes_survive(tmp_path):
         (tmp_path / label / ".hidden").write_bytes(b"x" * 10)
     assert run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "spam", tmp_path / "ham").exit_code == 0
     model = nbtext.load(tmp_path / "m")
-    assert model.class_count.tolist() == [1, 1] and "xxxxxxxxxx" not in model.tokens
+    assert model.class_count.tolist() == [1, 1] and "xxxxxxxxxx" not in model.vocabulary.tokens
 
 
 def test_errors_are_one_line(tmp_path, demo_model):

@@ -37,9 +37,9 @@ def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
     vectorizer = TfidfVectorizer()
     X = vectorizer.fit_transform(texts)
     peer = MultinomialNB(alpha=1.0).fit(X, labels)
-    np.testing.assert_allclose(ours.counts, peer.feature_count_, rtol=1e-12)
+    np.testing.assert_allclose(ours.feature_sums, peer.feature_count_, rtol=1e-12)
     ids_indptr = __import__("nbtext.features", fromlist=["x"]).ids_and_indptr(
-        [ours.tokenize(t) for t in texts[:5]], ours.lookup.__getitem__)
+        [ours.tokenize(t) for t in texts[:5]], ours.vocabulary.lookup.__getitem__)
     rows = ours.feature_values(*ids_indptr)
     np.testing.assert_allclose(np.sqrt(rows.multiply(rows).sum(axis=1)).A.ravel(), 1.0)
 
@@ -47,7 +47,7 @@ def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
 def test_log_tf_is_log_one_plus_tf():
     docs = ["aa aa aa bb", "bb cc", "cc dd"]
     clf = nbtext.train(docs, ["x", "x", "y"], model="complement", tf="log", idf=False, length_norm=False, min_count=1)
-    x = dict(zip(clf.vocabulary, np.asarray(clf.counts).sum(axis=0)))
+    x = dict(zip(clf.feature_names, np.asarray(clf.feature_sums).sum(axis=0)))
     assert x["aa"] == pytest.approx(np.log(4)) and x["bb"] == pytest.approx(2 * np.log(2))
 
 

@@ -47,8 +47,8 @@ def test_train_from_mbox_and_maildir(mail_model):
     model = nbtext.load(mail_model)
     assert model.classes == ["ham", "spam"]  # spam.mbox is class 'spam'
     assert model.class_count.tolist() == [6, 6]  # tmp/ is not read
-    assert "subject:prize" not in model.tokens and "subject:offer" in model.tokens
-    assert "partial" not in model.tokens
+    assert "subject:prize" not in model.vocabulary.tokens and "subject:offer" in model.vocabulary.tokens
+    assert "partial" not in model.vocabulary.tokens
 
 
 def test_predict_names_mbox_messages_path_n(mail_model, tmp_path):

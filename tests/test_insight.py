@@ -45,16 +45,16 @@ def test_info_reports_counts_and_the_most_indicative_tokens(demo_model):
     summary = json.loads(result.stdout)
     model = nbtext.load(demo_model)
     assert summary["documents"] == 78 and summary["classes"]["spam"]["documents"] == 39
-    assert summary["classes"]["ham"]["count"] == model.feature_count[0].sum()
-    assert summary["vocabulary"] == len(model.kept_columns) and summary["format_version"] == 1
-    unk = model.counts[:, -1].sum() / model.feature_count.sum()
+    assert summary["classes"]["ham"]["count"] == model.token_counts.dense[0].sum()
+    assert summary["vocabulary"] == model.vocabulary.n_kept and summary["format_version"] == 1
+    unk = model.feature_sums[:, -1].sum() / model.token_counts.dense.sum()
     assert summary["unk_share"] == pytest.approx(unk)
     for label, top in summary["top"].items():
         k = model.classes.index(label)
         other = 1 - k
         theta = np.exp(model.feature_log_prob)
         for token, score in top:
-            j = model.vocabulary.index(token)
+            j = model.feature_names.index(token)
             # two classes: "all the other classes" is the other class
             assert score == pytest.approx(np.log(theta[k, j]) - np.log(theta[other, j]))
         scores = [s for _, s in top]
@@ -81,9 +81,9 @@ def test_explain_gives_log_odds_contributions(demo_model):
     win, lose = model.classes.index(record["label"]), 1 - model.classes.index(record["label"])
     counts = {t: model.tokenize(doc).count(t) for t in set(model.tokenize(doc))}
     expected = sorted(
-        ((t, n * (theta[win, model.vocabulary.index(t)] - theta[lose, model.vocabulary.index(t)]))
-         for t, n in counts.items() if t in model.vocabulary),
-        key=lambda pair: (-round(pair[1], 9), model.vocabulary.index(pair[0])))[:3]  # ties: column order
+        ((t, n * (theta[win, model.feature_names.index(t)] - theta[lose, model.feature_names.index(t)]))
+         for t, n in counts.items() if t in model.feature_names),
+        key=lambda pair: (-round(pair[1], 9), model.feature_names.index(pair[0])))[:3]  # ties: column order
     assert [t for t, _ in record["explanation"]] == [t for t, _ in expected]
     assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
     tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")

@@ -12,14 +12,14 @@ LABELS = ["spam", "spam", "ham", "ham", "ham"]
 @pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
 def test_pruned_and_never_seen_tokens_score_the_same(model_name):
     clf = nbtext.train(DOCS + ["rareword here"], LABELS + ["spam"], model=model_name, min_count=2)
-    assert "rareword" in clf.tokens and "rareword" not in clf.vocabulary  # seen, then pruned
+    assert "rareword" in clf.vocabulary.tokens and "rareword" not in clf.feature_names  # seen, then pruned
     pruned, unseen = clf.predict_log_proba(["cheap rareword", "cheap zzzunseen"])
     np.testing.assert_array_equal(pruned, unseen)
 
 
 def test_unk_probability_is_learned_from_pruned_tokens():
     clf = nbtext.train(DOCS, LABELS, model="multinomial", min_count=2, alpha=1.0)
-    counts = dict(zip(clf.vocabulary, clf.counts.T.tolist()))
+    counts = dict(zip(clf.feature_names, clf.feature_sums.T.tolist()))
     ham, spam = clf.classes.index("ham"), clf.classes.index("spam")
     # spam tokens: cheap x3 (kept), pills, offer, now (pruned: seen once) -> UNK 3
     assert counts["<UNK>"][spam] == 3
@@ -30,7 +30,7 @@ def test_unk_probability_is_learned_from_pruned_tokens():
 
 def test_bernoulli_unk_counts_documents_with_a_pruned_token():
     clf = nbtext.train(DOCS, LABELS, model="bernoulli", min_count=2)
-    unk = clf.counts[:, -1]
+    unk = clf.feature_sums[:, -1]
     # documents with at least one token seen in fewer than 2 documents overall:
     # spam: "cheap pills cheap" (pills), "cheap offer now" -> 2; ham: "lunch at noon" (at),
     # "lunch meeting notes" (meeting), "notes from noon" (from) -> 3
@@ -39,7 +39,7 @@ def test_bernoulli_unk_counts_documents_with_a_pruned_token():
 
 def test_ignore_drops_unknown_tokens():
     clf = nbtext.train(DOCS, LABELS, unknown="ignore", min_count=1)
-    assert "<UNK>" not in clf.vocabulary
+    assert "<UNK>" not in clf.feature_names
     np.testing.assert_array_equal(
         clf.predict_log_proba(["cheap"]), clf.predict_log_proba(["cheap neverseen tokens"])
     )
@@ -47,7 +47,7 @@ def test_ignore_drops_unknown_tokens():
 
 def test_max_features_keeps_the_most_frequent():
     clf = nbtext.train(DOCS, LABELS, min_count=1, max_features=2)
-    assert clf.vocabulary == ["cheap", "lunch", "<UNK>"]  # cheap 3; lunch, noon, notes 2: first in order
+    assert clf.feature_names == ["cheap", "lunch", "<UNK>"]  # cheap 3; lunch, noon, notes 2: first in order
 
 
 def test_a_million_tokens_give_finite_probabilities_that_sum_to_one():

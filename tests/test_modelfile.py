@@ -20,14 +20,14 @@ def test_round_trip_gives_identical_predictions(tmp_path, model_name, unknown):
     clf = nbtext.train(DOCS, LABELS, model=model_name, unknown=unknown, alpha=0.3, ngrams=2, prior="uniform")
     clf.save(tmp_path / "m")
     loaded = nbtext.load(tmp_path / "m")
-    assert loaded.settings == clf.settings and loaded.classes == clf.classes and loaded.tokens == clf.tokens
+    assert loaded.settings == clf.settings and loaded.classes == clf.classes and loaded.vocabulary.tokens == clf.vocabulary.tokens
     np.testing.assert_array_equal(loaded.predict_log_proba(PROBES), clf.predict_log_proba(PROBES))
 
 
 def test_non_ascii_tokens_survive(tmp_path):
     clf = nbtext.train(["été café été", "naïve résumé naïve", "日本語 日本語"], ["fr", "fr2", "ja"])
     clf.save(tmp_path / "m")
-    assert nbtext.load(tmp_path / "m").tokens == clf.tokens
+    assert nbtext.load(tmp_path / "m").vocabulary.tokens == clf.vocabulary.tokens
 
 
 @pytest.fixture
@@ -127,7 +127,8 @@ def test_one_document_from_a_file_needs_no_vocabulary_dict(tmp_path, unknown):
     for probe in probes:
         loaded = nbtext.load(tmp_path / "m")
         np.testing.assert_allclose(loaded.predict_log_proba([probe]), clf.predict_log_proba([probe]), rtol=1e-12)
-        assert "lookup" not in loaded.__dict__ and "feature_count" not in loaded.__dict__
+        # one message: no dict of the vocabulary, the CSR counts never expanded
+        assert "lookup" not in loaded.vocabulary.__dict__ and not loaded.token_counts.expanded
 
 
 def test_token_index_finds_every_token():

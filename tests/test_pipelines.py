@@ -131,9 +131,9 @@ def test_update_equals_training_on_everything(tmp_path):
     assert run("train", "-o", tmp_path / "all", *both).exit_code == 0
     updated, retrained = nbtext.load(tmp_path / "m"), nbtext.load(tmp_path / "all")
     assert updated.classes == retrained.classes == ["eggs", "ham", "spam"]
-    assert updated.tokens == retrained.tokens
+    assert updated.vocabulary.tokens == retrained.vocabulary.tokens
     np.testing.assert_array_equal(updated.class_count, retrained.class_count)
-    np.testing.assert_array_equal(updated.feature_count, retrained.feature_count)
+    np.testing.assert_array_equal(updated.token_counts.dense, retrained.token_counts.dense)
     assert updated.journal == retrained.journal
     probes = ["free eggs", "meeting prize", "unknown words here"]
     np.testing.assert_allclose(updated.predict_proba(probes), retrained.predict_proba(probes), rtol=1e-12)
@@ -145,7 +145,7 @@ def test_update_counts_a_message_once_and_moves_it(tmp_path):
     before = nbtext.load(tmp_path / "m")
     again = run("train", "--update", "-m", tmp_path / "m", *first)
     assert "added 0, moved 0, already known 4" in again.stderr
-    np.testing.assert_array_equal(nbtext.load(tmp_path / "m").feature_count, before.feature_count)
+    np.testing.assert_array_equal(nbtext.load(tmp_path / "m").token_counts.dense, before.token_counts.dense)
     # "lunch at noon" relearned as spam: it leaves ham
     (tmp_path / "moved" / "spam").mkdir(parents=True)
     (tmp_path / "moved" / "spam" / "x").write_text("lunch at noon")
@@ -156,8 +156,8 @@ def test_update_counts_a_message_once_and_moves_it(tmp_path):
     run("train", "-o", tmp_path / "expected", *expected)
     reference = nbtext.load(tmp_path / "expected")
     np.testing.assert_array_equal(after.class_count, reference.class_count)
-    assert after.tokens == reference.tokens
-    np.testing.assert_array_equal(after.feature_count, reference.feature_count)
+    assert after.vocabulary.tokens == reference.vocabulary.tokens
+    np.testing.assert_array_equal(after.token_counts.dense, reference.token_counts.dense)
 
 
 def test_update_refuses_settings_and_bernoulli_unk(tmp_path):

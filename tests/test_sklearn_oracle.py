@@ -26,7 +26,7 @@ def compare(model_name, train_texts, train_labels, test_texts):
     peer = (BernoulliNB if model_name == "bernoulli" else MultinomialNB)(alpha=1.0)
     peer.fit(X, train_labels)
     # same vocabulary, same column order (both sorted), same classes
-    assert ours.vocabulary == list(vectorizer.get_feature_names_out())
+    assert ours.feature_names == list(vectorizer.get_feature_names_out())
     assert ours.classes == list(peer.classes_)
     np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=0, atol=1e-9)
     np.testing.assert_allclose(ours.class_log_prior, peer.class_log_prior_, rtol=0, atol=1e-12)
@@ -81,9 +81,9 @@ def test_complement_on_tfidf_equals_sklearn(news20):
                         input="text")
     vectorizer = TfidfVectorizer()
     peer = ComplementNB(alpha=1.0, norm=False).fit(vectorizer.fit_transform(decode(train_texts)), train_labels)
-    assert ours.vocabulary == list(vectorizer.get_feature_names_out())
+    assert ours.feature_names == list(vectorizer.get_feature_names_out())
     np.testing.assert_allclose(ours.idf, vectorizer.idf_, rtol=1e-12)
-    np.testing.assert_allclose(-ours._weights[0], -peer.feature_log_prob_, rtol=1e-9)
+    np.testing.assert_allclose(-ours.linear_form[0], -peer.feature_log_prob_, rtol=1e-9)
     jll = ours.joint_log_likelihood(test_texts)
     np.testing.assert_allclose(jll, vectorizer.transform(decode(test_texts)) @ peer.feature_log_prob_.T, rtol=1e-9)
     assert ours.predict(test_texts) == list(peer.predict(vectorizer.transform(decode(test_texts))))
@@ -94,7 +94,7 @@ def test_weight_normalization_is_rennies():
     labels = ["a", "a", "b", "b"]
     clf = nbtext.train(docs, labels, model="complement", weight_norm=True, min_count=1, features="counts",
                        unknown="ignore")
-    W = clf._weights[0]
+    W = clf.linear_form[0]
     np.testing.assert_allclose(np.abs(W).sum(axis=1), 1.0)  # each class's weights, L1-normalized
     # class a's weights come from class b's counts: θ̃ = (B_b + 1) / (Σ B_b + d)
     counts_b = np.array([1, 0, 2, 2])  # apple, banana, cherry, date in class b
@@ -112,7 +112,7 @@ def test_gaussian_on_tfidf_equals_sklearn():
     train_texts, train_labels = read_labelled(folder / "train")
     test_texts, _ = read_labelled(folder / "test")
     ours = nbtext.train(train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text")
-    vocabulary = ours.vocabulary
+    vocabulary = ours.feature_names
     vectorizer = TfidfVectorizer(vocabulary=vocabulary)
     X = vectorizer.fit_transform(decode(train_texts)).toarray()
     peer = GaussianNB().fit(X, train_labels)

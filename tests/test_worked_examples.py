@@ -43,7 +43,7 @@ def test_bernoulli_zero_count_is_smoothed_to_one_tenth():
     labels = ["a"] * 8 + ["b"] * 2
     clf = nbtext.train(docs, labels, model="bernoulli", **EXACT)
     a = clf.classes.index("a")
-    banana = clf.vocabulary.index("banana")
+    banana = clf.feature_names.index("banana")
     assert math.exp(clf.feature_log_prob[a, banana]) == pytest.approx(1 / 10, rel=1e-12)
     # Without smoothing "banana" would rule class a out; with it, class a keeps a real chance.
     proba = clf.predict_proba(["apple banana"])[0]
@@ -64,7 +64,7 @@ def test_priors(prior, expected_c):
 def test_multinomial_with_unk_uses_d_including_unk():
     # min_count 2 keeps only "chinese" (count 6 in c, 1 in j); everything else is UNK.
     clf = nbtext.train(TRAIN, LABELS, model="multinomial", min_count=2, alpha=0.5)
-    assert clf.vocabulary == ["chinese", "<UNK>"]
+    assert clf.feature_names == ["chinese", "<UNK>"]
     c = clf.classes.index("c")
     # class c: 8 tokens, 5 chinese, 3 others -> UNK; d = 2 features
     assert np.exp(clf.feature_log_prob[c]) == pytest.approx([(5 + 0.5) / (8 + 1), (3 + 0.5) / (8 + 1)])

@@ -1,0 +1,59 @@
+"""Scoring a model on labelled documents: the report `nbtext eval` prints.
+
+    >>> report = nbtext.evaluate(model, ["free pills", "lunch at noon"], ["spam", "ham"])
+    >>> report["accuracy"], report["confusion"]
+"""
+
+import numpy as np
+
+from nbtext.errors import NbtextError
+from nbtext.metrics import evaluate as score, log_loss, roc_auc
+from nbtext.parallel import scored_batches
+from nbtext.sources import Document
+
+
+def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None):
+    """The report of `model` on labelled documents (see nbtext.metrics.evaluate), with
+    `log_loss`, `roc_auc` (two classes; the second class is the positive one) and, with
+    `unsure_below`, how many documents were `unsure` (they are left out of the rest).
+
+    `documents` are labelled Documents (nbtext.sources), or texts with `labels` beside them.
+    A label the model does not know is an error.
+    """
+    if labels is not None:
+        labels = list(labels)
+        documents = list(documents)
+        if len(documents) != len(labels):
+            raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
+        documents = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(documents, labels))]
+    index = {label: k for k, label in enumerate(model.classes)}
+
+    def checked():
+        for doc in documents:
+            if doc.label not in index:
+                raise NbtextError(
+                    f"label {doc.label!r} is not a class of the model (its classes: {', '.join(model.classes)})"
+                )
+            yield doc
+
+    truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
+    for kept, log_proba, _ in scored_batches(model, checked(), jobs, on_error):
+        for doc, row in zip(kept, log_proba):
+            true_log_proba.append(float(row[index[doc.label]]))
+            if len(model.classes) == 2:
+                log_odds.append(float(row[1] - row[0]))
+                positives.append(doc.label == model.classes[1])
+            label, _ = model.decide(np.exp(row), unsure_below)
+            if label == "unsure":
+                unsure += 1
+                continue
+            truth.append(doc.label)
+            guesses.append(label)
+    report = score(truth, guesses, model.classes)
+    report["log_loss"] = log_loss(true_log_proba)
+    if len(model.classes) == 2:
+        report["roc_auc"] = roc_auc(log_odds, positives)
+    if unsure_below is not None:
+        report["unsure"] = unsure
+        report["unsure_below"] = unsure_below
+    return report
