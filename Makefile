@@ -31,8 +31,9 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 	$(BIN)/nbtext eval -m $(DEMO) corpora/mail/test/spam corpora/mail/test/ham
 	@echo 'free prize, click now to claim' | $(BIN)/nbtext predict -m $(DEMO)
 
-test: install corpora  ## run the tests (the real corpora are extracted first when $(SHARED) has them)
-	$(BIN)/python -m pytest -q
+test: install corpora  ## the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -n auto
 
 bench: install corpora  ## speed and memory against scikit-learn and the Python floor (several minutes)
 	$(BIN)/python bench/bench.py

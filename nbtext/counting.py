@@ -96,7 +96,7 @@ class CountTable:
     def merge(self, exported):
         """Add counts exported by another table (a worker that counted other documents)."""
         labels, tokens, class_count, rows, cols, data = exported
-        row_map = np.array([self.labels.setdefault(l, len(self.labels)) for l in labels], dtype=np.intp)
+        row_map = np.array([self.labels.setdefault(label, len(self.labels)) for label in labels], dtype=np.intp)
         col_map = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[row_map] += class_count

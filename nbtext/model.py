@@ -181,7 +181,8 @@ class NaiveBayes:
 
     def feature_values(self, ids, indptr):
         """The documents' feature values (counts, presence or tf-idf) as a CSR matrix."""
-        return feature_matrix(ids, indptr, self.n_features, self.settings, self.idf if is_tfidf(self.settings) else None)
+        idf = self.idf if is_tfidf(self.settings) else None
+        return feature_matrix(ids, indptr, self.n_features, self.settings, idf)
 
     @cached_property
     def linear_form(self):

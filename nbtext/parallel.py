@@ -20,7 +20,16 @@ from nbtext.sources import Document, in_batches
 CHUNK = 1000  # documents a worker reads, parses and scores or counts at a time
 BATCH = 1000  # documents scored at a time in one process
 
+MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
+
 _state = {}  # what the forked workers inherit: the model or the settings
+
+
+def default_jobs():
+    """The worker processes `train` uses by default: the machine's cores, at most MAX_AUTO_JOBS."""
+    import os
+
+    return min(os.cpu_count() or 1, MAX_AUTO_JOBS)
 
 
 def _ordered(function, chunks, jobs):

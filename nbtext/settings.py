@@ -37,7 +37,8 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
 
 
 def check_alpha(alpha, zero_allowed=False):
-    if not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha < 0 or (alpha == 0 and not zero_allowed):
+    number = isinstance(alpha, (int, float)) and math.isfinite(alpha)
+    if not number or alpha < 0 or (alpha == 0 and not zero_allowed):
         raise NbtextError(
             f"--alpha must be a number > 0, not {alpha!r} (1 is Laplace smoothing, below 1 Lidstone; "
             "0 only for --model categorical)"
@@ -103,7 +104,8 @@ def resolve_alpha(settings, mail_documents, documents):
     85.70%, as `make accuracy` prints)."""
     if settings["alpha"] is None:
         mostly_mail = 2 * mail_documents > documents
-        settings["alpha"] = MAIL_ALPHA if mostly_mail and EVENT_MODELS[settings["event_model"]].mail_alpha else TEXT_ALPHA
+        mail_default = mostly_mail and EVENT_MODELS[settings["event_model"]].mail_alpha
+        settings["alpha"] = MAIL_ALPHA if mail_default else TEXT_ALPHA
 
 
 def table_rows_model(event_model):

@@ -265,6 +265,18 @@ def _require_labels(docs):
         yield doc
 
 
+def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None):
+    """The documents `predict` classifies: those of PATH... (stdin if none), or the rows of
+    --table (their --text-col column, or with `columns`, a table model's columns by name)."""
+    if table is None:
+        return path_documents(paths or ("-",), separator)
+    if paths:
+        raise NbtextError("give PATH... or --table FILE, not both")
+    if columns is not None:
+        return table_rows(table, columns)
+    return table_documents(table, None, text_col, header)
+
+
 def path_documents(paths, separator=None):
     """The documents of every PATH in turn; all of them are checked before the first is read."""
     for path in paths:
@@ -348,8 +360,10 @@ def table_documents(path, label_col="1", text_col="2", header=None):
             yield Document(f"{path}:{n}", row[text_index], label)
 
 
-def table_columns(path, label_col):
+def table_columns(path, label_col, model="categorical"):
     """The feature columns of a table with a header row: every column but the label."""
+    if path is None:
+        raise NbtextError(f"--model {model} reads a table: give --table FILE --label-col NAME")
     check_path(path)
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         names = next(_table_reader(f, path), None)

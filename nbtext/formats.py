@@ -1,0 +1,138 @@
+"""What the commands print: prediction lines, the eval report, the cross-validation
+table, the model summary. Plain functions of plain values, so each is testable without
+a command line (nbtext.cli writes what they return).
+"""
+
+import json
+import math
+
+FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
+
+
+def train_summary(model, stats, seconds, output):
+    """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
+    per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
+    unk = " + UNK" if model.has_unk else ""
+    learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
+               if stats is not None else "")
+    return (
+        f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
+        f"documents ({per_class}); "
+        f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
+        f"{seconds:.2f} s -> {output}"
+    )
+
+
+def proba_header(classes, explain):
+    """The #header line of `predict --proba` (TSV)."""
+    return "#path\tlabel\tprobability\t" + "\t".join(classes) + ("\texplanation" if explain else "")
+
+
+def prediction_lines(model, kept, probabilities, explanations, output_format, proba=False, unsure_below=None):
+    """One line per document: `labels` (the label alone), `tsv` (name, label, probability,
+    with `proba` every class's, with explanations the top features) or `json`."""
+    lines = []
+    for i, (doc, row) in enumerate(zip(kept, probabilities)):
+        label, p = model.decide(row, unsure_below)
+        if output_format == "labels":
+            lines.append(label)
+        elif output_format == "json":
+            record = {"path": doc.name, "label": label, "probabilities": dict(zip(model.classes, row.tolist()))}
+            if explanations is not None:
+                record["explanation"] = [list(pair) for pair in explanations[i]]
+            lines.append(json.dumps(record, ensure_ascii=False))
+        else:
+            columns = [doc.name, label, f"{p:.4f}"]
+            if proba:
+                columns += [f"{q:.4f}" for q in row.tolist()]
+            if explanations is not None:
+                columns.append(" ".join(f"{token}:{value:+.4g}" for token, value in explanations[i]))
+            lines.append("\t".join(columns))
+    return lines
+
+
+def _fmt(value):
+    return "-" if math.isnan(value) else f"{value:.4f}"
+
+
+def format_report(report):
+    """A readable, tab-separated table of the report."""
+    classes = report["classes"]
+    width = max([len(c) for c in classes] + [len("macro avg")])
+    lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
+    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("unsure", "unsure")):
+        if key in report:
+            value = report[key]
+            lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
+    lines.append("")
+    lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
+    for label in classes:
+        m = report["per_class"][label]
+        lines.append(
+            f"{label:<{width}}\t{_fmt(m['precision'])}\t{_fmt(m['recall'])}\t{_fmt(m['f1'])}\t{m['support']}"
+        )
+    lines.append(
+        f"{'macro avg':<{width}}\t{_fmt(report['macro_precision'])}\t{_fmt(report['macro_recall'])}"
+        f"\t{_fmt(report['macro_f1'])}\t{report['n']}"
+    )
+    lines.append("")
+    lines.append("confusion (rows: true class, columns: predicted)")
+    lines.append("\t".join([f"{'':<{width}}"] + classes))
+    for label, row in zip(classes, report["confusion"]):
+        lines.append("\t".join([f"{label:<{width}}"] + [str(v) for v in row]))
+    return "\n".join(lines)
+
+
+def crossval_table(folds, seed, results):
+    """The cross-validation table: mean ± standard deviation per model."""
+    lines = [
+        f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
+        f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}",
+    ]
+    for name, r in results.items():
+        alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
+        lines.append(f"{name:14s}\t{alpha:>5s}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+                     f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
+    return "\n".join(lines)
+
+
+def model_summary(summary, model_path, unit):
+    """`nbtext info`'s text: (lines for stdout, warnings for stderr). `unit` is what a
+    class's count counts (tokens, or documents with a token)."""
+    s = summary["settings"]
+    t = s["tokenizer"]
+    lines = [
+        f"model file     {model_path} (format {summary.get('format_version', '?')}, "
+        f"nbtext {summary.get('nbtext_version', '?')})",
+        f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
+        f"tokenizer      columns {', '.join(t['columns'])}" if t.get("kind") == "row" else
+        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
+        f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
+        + (f", max features {s['max_features']}" if s["max_features"] else "")
+        + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
+        + ("UNK" if summary["unk"] else "ignored"),
+    ]
+    if "unk_share" in summary:
+        lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
+    lines.append(f"documents      {summary['documents']:,}")
+    lines.append("classes")
+    for label, c in summary["classes"].items():
+        lines.append(f"  {label}\t{c['documents']:,} documents\t{c['count']:,.0f} {unit}")
+    warnings = [
+        f"class {label!r} has only {c['documents']} training documents"
+        for label, c in summary["classes"].items() if c["documents"] < FEW_DOCUMENTS
+    ]
+    lines += [f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens)
+              for label, tokens in summary.get("top", {}).items()]
+    return lines, warnings
+
+
+def json_safe(value):
+    """NaN -> None, recursively, so the report is valid JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
