@@ -344,6 +344,7 @@ def filter_message(model_path, alpha, unsure_below):
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged
+      nbtext filter --unsure-below 0.9 < message | grep '^X-Nbtext'
       # procmail:  :0 fw
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """

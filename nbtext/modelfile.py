@@ -25,9 +25,6 @@ import json
 import os
 import struct
 import zlib
-from dataclasses import dataclass, field
-from typing import Optional
-
 import numpy as np
 
 from nbtext.errors import NbtextError
@@ -42,22 +39,24 @@ _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
 
-@dataclass
 class ModelState:
     """What a model file holds: the settings and the stored arrays, nothing derived
-    (nbtext.model.NaiveBayes is built from it and gives it back)."""
+    (nbtext.model.NaiveBayes is built from it and gives it back). A plain class, not a
+    dataclass: importing dataclasses costs every one-message start-up 2 ms."""
 
-    settings: dict
-    classes: list
-    tokens: object  # every token seen, sorted: a list of str, or (read) a TokenIndex
-    n_tokens: int
-    class_count: np.ndarray  # (c,)
-    token_counts: tuple  # the (c, V) counts as CSR rows: (data, indices, indptr)
-    unk_doc_count: Optional[np.ndarray] = None  # (c,)
-    tfidf_sums: Optional[np.ndarray] = None  # (c, d)
-    tfidf_squares: Optional[np.ndarray] = None  # (c, d)
-    journal: Optional[tuple] = None  # ((n, 16) hashes, (n,) label indices)
-    file_info: dict = field(default_factory=dict)  # read: the format version, the nbtext version
+    def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None):
+        self.settings = settings  # dict
+        self.classes = classes  # list of labels
+        self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
+        self.n_tokens = n_tokens
+        self.class_count = class_count  # (c,)
+        self.token_counts = token_counts  # the (c, V) counts as CSR rows: (data, indices, indptr)
+        self.unk_doc_count = unk_doc_count  # (c,) or None
+        self.tfidf_sums = tfidf_sums  # (c, d) or None
+        self.tfidf_squares = tfidf_squares  # (c, d) or None
+        self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
+        self.file_info = file_info or {}  # read: the format version and the nbtext version
 
 
 def save(state, path):

@@ -360,8 +360,9 @@ def table_documents(path, label_col="1", text_col="2", header=None):
             yield Document(f"{path}:{n}", row[text_index], label)
 
 
-def table_columns(path, label_col, model="categorical"):
-    """The feature columns of a table with a header row: every column but the label."""
+def table_columns(path, label_col, model):
+    """The feature columns of a table with a header row: every column but the label (`model`
+    names the event model that asked, for the message when there is no table)."""
     if path is None:
         raise NbtextError(f"--model {model} reads a table: give --table FILE --label-col NAME")
     check_path(path)

@@ -31,15 +31,27 @@ def demo_corpus():
 @pytest.fixture(scope="session")
 def demo_model(tmp_path_factory):
     """A model trained by the command line on corpora/mail/train."""
+    path = tmp_path_factory.mktemp("model") / "demo.model"
+    train = ROOT / "corpora" / "mail" / "train"
+    result = run("train", "-o", path, train / "spam", train / "ham")
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def run(*args, input=None, env=None):
+    """The click command line, in this process: `nbtext ARGS...` (paths may be Path objects)."""
     from click.testing import CliRunner
 
     from nbtext.cli import cli
 
-    path = tmp_path_factory.mktemp("model") / "demo.model"
-    train = ROOT / "corpora" / "mail" / "train"
-    result = CliRunner().invoke(cli, ["train", "-o", str(path), str(train / "spam"), str(train / "ham")])
-    assert result.exit_code == 0, result.stderr
-    return path
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
+
+
+def one_line_error(result, text):
+    """The command failed with one line on stderr, `Error: ...` containing `text`."""
+    assert result.exit_code != 0
+    assert result.stderr.startswith("Error: ") and text in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
 def read_labelled(folder):

@@ -4,18 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import nbtext
-from nbtext.cli import cli
 
-from conftest import ROOT
+from conftest import ROOT, run
 
 DATING = ROOT / "corpora" / "dating"
-
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def train(tmp_path, table, alpha):

@@ -9,22 +9,10 @@ from click.testing import CliRunner
 import nbtext
 from nbtext.cli import cli
 
-from conftest import ROOT, read_labelled
+from conftest import ROOT, one_line_error, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
-
-
-def run(*args, input=None, env=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
-
-
-
-
-def one_line_error(result, text):
-    assert result.exit_code != 0
-    assert result.stderr.startswith("Error: ") and text in result.stderr, result.stderr
-    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
 def test_train_writes_a_model_and_a_summary(tmp_path):
@@ -156,9 +144,13 @@ def test_output_is_checked_before_reading_the_corpus(tmp_path):
 
 
 def test_every_command_help_has_an_example():
-    for command in ("train", "predict", "eval"):
+    """Each command's --help shows at least two example command lines of its own (indented
+    lines that start with `nbtext COMMAND`, which the Usage line is not)."""
+    for command in ("train", "predict", "eval", "info", "filter"):
         result = run(command, "--help")
-        assert result.exit_code == 0 and f"nbtext {command}" in result.stdout
+        examples = [line for line in result.stdout.splitlines() if line.lstrip().startswith(f"nbtext {command} ")
+                    and line.startswith("  ")]
+        assert result.exit_code == 0 and len(examples) >= 2, (command, result.stdout)
     assert run("--version").stdout.strip().endswith(nbtext.__version__)
 
 

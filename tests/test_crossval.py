@@ -3,19 +3,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import nbtext
-from nbtext.cli import cli
 from nbtext.crossval import stratified_folds
 
-from conftest import ROOT, read_labelled
+from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
-
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def test_folds_are_stratified_and_seeded():
@@ -26,6 +20,16 @@ def test_folds_are_stratified_and_seeded():
         assert share["a"] == 10 and share["b"] == 4 and share["c"] in (1, 2)
     assert np.array_equal(fold, stratified_folds(labels, 5, seed=1))
     assert not np.array_equal(fold, stratified_folds(labels, 5, seed=2))
+
+
+def test_small_classes_are_spread_over_the_folds():
+    """Each class is dealt on from where the last one stopped: ten classes of three
+    documents fill five folds with six each (dealt from fold 0 every time, folds 0-2 would
+    get ten and folds 3-4 none)."""
+    labels = [f"class{c}" for c in range(10) for _ in range(3)]
+    for seed in range(3):
+        sizes = np.bincount(stratified_folds(labels, 5, seed), minlength=5)
+        assert sizes.tolist() == [6, 6, 6, 6, 6]
 
 
 def test_each_fold_equals_training_on_the_other_folds(tmp_path):

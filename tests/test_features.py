@@ -2,15 +2,13 @@
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.naive_bayes import MultinomialNB
 
 import nbtext
-from nbtext.cli import cli
 from nbtext.errors import NbtextError
 
-from conftest import ROOT, read_labelled
+from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
 
@@ -65,7 +63,7 @@ def test_refused_combinations(options, message):
 @pytest.mark.parametrize("model_name", ["complement", "gaussian"])
 def test_tfidf_models_round_trip_and_cli(tmp_path, model_name):
     folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
-    result = CliRunner().invoke(cli, ["train", "--model", model_name, "-o", str(tmp_path / "m"), *map(str, folders)])
+    result = run("train", "--model", model_name, "-o", tmp_path / "m", *folders)
     assert result.exit_code == 0, result.stderr
     model = nbtext.load(tmp_path / "m")
     assert model.settings["features"] == "tfidf" and model.settings["unknown"] == "ignore"
@@ -74,5 +72,5 @@ def test_tfidf_models_round_trip_and_cli(tmp_path, model_name):
     np.testing.assert_array_equal(model.predict_log_proba(texts), again.predict_log_proba(texts))
     accuracy = np.mean([p == l for p, l in zip(model.predict(texts), labels)])
     assert accuracy > 0.75  # it learned something (chance is 0.5)
-    update = CliRunner().invoke(cli, ["train", "--update", "-m", str(tmp_path / "m"), *map(str, folders)])
+    update = run("train", "--update", "-m", tmp_path / "m", *folders)
     assert update.exit_code == 1 and "tf-idf" in update.stderr

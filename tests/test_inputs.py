@@ -5,18 +5,14 @@ import os
 import threading
 
 import pytest
-from click.testing import CliRunner
 
 import nbtext
-from nbtext.cli import cli
 from nbtext.sources import PAUSE, stream_records
+
+from conftest import run
 
 SPAM = [b"Subject: win money\n\nCheap pills, free prize, click now", b"Subject: offer\n\nFree prize money now"]
 HAM = [b"Subject: lunch\n\nMeeting notes for lunch on Thursday", b"Subject: notes\n\nThe meeting notes are attached"]
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
 def write_mbox(path, messages):
@@ -49,6 +45,28 @@ def test_train_from_mbox_and_maildir(mail_model):
     assert model.class_count.tolist() == [6, 6]  # tmp/ is not read
     assert "subject:prize" not in model.vocabulary.tokens and "subject:offer" in model.vocabulary.tokens
     assert "partial" not in model.vocabulary.tokens
+
+
+def test_the_headers_trained_with_are_stored_and_used(tmp_path):
+    """--headers travels in the model: a loaded model reads the same headers, so a word of
+    the From header is a token of a --headers from model and none of a subject-only one."""
+    spam = [b"From: deals@shop.example\nSubject: hello\n\nsee you", b"From: deals@shop.example\nSubject: hi\n\nsee"]
+    ham = [b"From: alice@home.example\nSubject: hello\n\nsee you", b"From: alice@home.example\nSubject: hi\n\nsee"]
+    write_mbox(tmp_path / "spam.mbox", spam)
+    write_mbox(tmp_path / "ham.mbox", ham)
+    probe = b"From: deals@shop.example\nSubject: hello\n\nsee you"
+    for headers, tokens in (("subject,from", ["subject", "from"]), ("subject", ["subject"])):
+        path = tmp_path / f"{headers}.model"
+        result = run("train", "--min-count", "1", "--headers", headers, "-o", path,
+                     tmp_path / "spam.mbox", tmp_path / "ham.mbox")
+        assert result.exit_code == 0, result.stderr
+        model = nbtext.load(path)
+        assert model.settings["tokenizer"]["headers"] == tokens
+        assert ("from:shop" in model.vocabulary.tokens) == ("from" in tokens)
+        assert model.tokenize(probe) == nbtext.train(spam + ham, ["s", "s", "h", "h"], headers=tuple(tokens),
+                                                     min_count=1).tokenize(probe)
+        label = run("predict", "-m", path, input=probe).stdout.strip()
+        assert label == ("spam" if "from" in tokens else model.classes[0])  # a tie without From: the first
 
 
 def test_predict_names_mbox_messages_path_n(mail_model, tmp_path):

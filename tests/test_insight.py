@@ -4,22 +4,14 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from sklearn.metrics import log_loss, roc_auc_score
 
 import nbtext
-from nbtext.cli import cli
 from nbtext.metrics import roc_auc
 
-from conftest import ROOT, read_labelled
+from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
-
-
 
 
 def test_log_loss_and_roc_auc_match_sklearn(demo_model):

@@ -102,3 +102,15 @@ def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
     np.testing.assert_array_equal(a[2], b[2])
     np.testing.assert_array_equal(a[3], b[3])
     assert a[3].sum() == sum(len(t) for t in tokens)
+
+
+def test_log_normalize_when_every_class_is_ruled_out():
+    """A row whose every class has log-likelihood −inf (λ = 0 rules them all out) is uniform,
+    not NaN; other rows are normalized as usual."""
+    from nbtext.event_models import log_normalize
+
+    jll = np.array([[-np.inf, -np.inf, -np.inf], [np.log(2.0), 0.0, -np.inf]])
+    log_proba = log_normalize(jll)
+    np.testing.assert_allclose(np.exp(log_proba[0]), [1 / 3] * 3)
+    np.testing.assert_allclose(np.exp(log_proba[1]), [2 / 3, 1 / 3, 0.0])
+    assert np.isfinite(jll[1, :2]).all()  # the input is not modified

@@ -7,22 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import nbtext
-from nbtext.cli import cli
 from nbtext.mailfilter import header_end, with_headers
 
-from conftest import ROOT, real_corpus
+from conftest import ROOT, real_corpus, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
-
-
 
 
 def test_is_exit_statuses(demo_model, tmp_path):
