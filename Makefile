@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test bench accuracy corpora clean
+.PHONY: help install demo test bench accuracy corpora mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -41,6 +41,11 @@ bench: install corpora  ## speed and memory against scikit-learn and the Python 
 accuracy: install corpora  ## train and evaluate on the real corpora (the figures in the README)
 	$(BIN)/python bench/accuracy.py
 
+mutants: install  ## mutation testing of the scoring core (mutmut; the fast tests, not the real corpora; long)
+	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
+	SHARED=/nonexistent $(BIN)/mutmut run --max-children 2 || true
+	$(BIN)/mutmut results
+
 corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
 
 $(DATA)/%/.extracted: $(SHARED)/corpora/%.tar.gz
@@ -49,4 +54,4 @@ $(DATA)/%/.extracted: $(SHARED)/corpora/%.tar.gz
 	@touch $@
 
 clean:  ## remove build products (keeps .venv and data/)
-	rm -rf build .pytest_cache .hypothesis nbtext.egg-info
+	rm -rf build .pytest_cache .hypothesis nbtext.egg-info mutants
