@@ -59,7 +59,7 @@ class NaiveBayes:
         self.tfidf_sums = tfidf_sums
         self.tfidf_squares = tfidf_squares
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
-        self.file_info = file_info or {}  # what loading learned about the file
+        self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -286,7 +286,7 @@ class NaiveBayes:
             "tokens_seen": self.vocabulary.n_tokens,
             "vocabulary": self.vocabulary.n_kept,
             "unk": self.has_unk,
-            **self.file_info,
+            **{key: self.file_info[key] for key in ("format_version", "nbtext_version") if key in self.file_info},
         }
         if self.has_unk and self.event.reports_unk_share and totals.sum():
             info["unk_share"] = float(self.unk_count.sum() / totals.sum())

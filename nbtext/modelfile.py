@@ -56,7 +56,7 @@ class ModelState:
         self.tfidf_sums = tfidf_sums  # (c, d) or None
         self.tfidf_squares = tfidf_squares  # (c, d) or None
         self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
-        self.file_info = file_info or {}  # read: the format version and the nbtext version
+        self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
 
 
 def save(state, path):
@@ -161,11 +161,13 @@ def read_state(path):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
     header, payload = _split(data, path)
     try:
-        return _state(header, payload)
+        state = _state(header, payload)
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
+    state.file_info["bytes"] = len(data)
+    return state
 
 
 def _state(header, payload):
