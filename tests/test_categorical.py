@@ -78,6 +78,18 @@ def test_unseen_values(tmp_path):
     assert dict(zip(strict.classes, skipped)) == pytest.approx({"是": yes, "否": no}, abs=1e-12)
 
 
+def test_unseen_values_with_lidstone_smoothing(tmp_path):
+    """λ = 0.5 (so λ and 1/λ differ): an unseen value gets λ / (N_k + n_j·λ), seen ones
+    (B + λ) / (N_k + n_j·λ), the prior (N_k + λ) / (N + 2λ)."""
+    model = train(tmp_path, "train.tsv", 1)[0].with_alpha(0.5)
+    unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")
+    jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
+    a = 0.5
+    yes = (8 + a) / (17 + 2 * a) * (3 + a) / (8 + 3 * a) * (3 + a) / (8 + 3 * a) * a / (8 + 3 * a) \
+        * (1 + a) / (8 + 3 * a) * (5 + a) / (8 + 3 * a) * (2 + a) / (8 + 2 * a)
+    assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
+
+
 def test_alpha_zero_only_for_categorical(tmp_path):
     result = run("train", "--alpha", "0", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam",
                  ROOT / "corpora/mail/train/ham")

@@ -80,3 +80,30 @@ def test_explain_gives_log_odds_contributions(demo_model):
     assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
     tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")
     assert tsv[3].split(" ")[0] == f"{expected[0][0]}:{expected[0][1]:+.4g}"
+
+
+def test_indicative_tokens_are_seen_in_their_class_and_never_unk():
+    """A class's top tokens occur in it, and UNK is no token: class c holds only pruned
+    tokens (UNK), so it has no indicative token at all."""
+    docs = ["apple apple banana", "apple cherry zzz1", "date date fig", "fig grape zzz2", "kiwi zzz3 zzz4"]
+    clf = nbtext.train(docs, ["a", "a", "b", "b", "c"], min_count=2, alpha=0.5)
+    top = clf.indicative(10)
+    assert top["c"] == [] and clf.feature_counts[2, -1] > 0
+    for k, label in enumerate(clf.classes[:2]):
+        assert top[label] and "<UNK>" not in dict(top[label])
+        assert all(clf.feature_counts[k, clf.feature_names.index(t)] > 0 for t, _ in top[label])
+
+
+def test_explain_with_three_classes_compares_winner_and_runner_up():
+    docs = ["apple apple banana", "apple cherry", "date date fig", "fig grape date", "kiwi lemon", "lemon lemon"]
+    clf = nbtext.train(docs, ["a", "a", "b", "b", "c", "c"], min_count=1, unknown="ignore")
+    doc = "apple lemon lemon date"
+    log_proba = clf.predict_log_proba([doc])[0]
+    order = np.argsort(log_proba)
+    winner, runner_up = order[-1], order[-2]
+    W = clf.feature_log_prob
+    expected = {t: doc.split().count(t) * (W[winner, clf.feature_names.index(t)] - W[runner_up, clf.feature_names.index(t)])
+                for t in set(doc.split())}
+    explanation = clf.explain(clf.tokenize(doc), log_proba, 4)
+    assert dict(explanation) == pytest.approx(expected)
+    assert [v for _, v in explanation] == sorted(expected.values(), reverse=True)

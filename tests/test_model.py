@@ -78,6 +78,36 @@ def test_with_alpha_resmooths_without_retraining():
     assert not np.allclose(resmoothed.feature_log_prob, clf.feature_log_prob)
 
 
+@pytest.mark.parametrize("options", [
+    {"model": "multinomial"}, {"model": "bernoulli"}, {"model": "bernoulli", "unknown": "ignore"},
+    {"model": "multinomial", "features": "binary"}, {"model": "multinomial", "features": "tfidf"},
+    {"model": "complement"}, {"model": "gaussian"},
+])
+def test_with_alpha_equals_training_with_that_alpha(options, tmp_path):
+    """Every event model and feature kind: re-smoothing keeps every stored count (UNK
+    documents, tf-idf sums, the journal) and gives what training with λ gives."""
+    probes = DOCS + ["cheap cheap unseen words", "noon pills lunch"]
+    trained = nbtext.train(DOCS + ["rareword offer"], LABELS + ["spam"], alpha=1.0, **options)
+    resmoothed = trained.with_alpha(0.3)
+    retrained = nbtext.train(DOCS + ["rareword offer"], LABELS + ["spam"], alpha=0.3, **options)
+    np.testing.assert_allclose(resmoothed.predict_log_proba(probes), retrained.predict_log_proba(probes),
+                               rtol=1e-12, atol=1e-12)
+    assert resmoothed.journal == trained.journal and len(trained.journal) == len(DOCS) + 1
+    resmoothed.save(tmp_path / "m")
+    assert (tmp_path / "m").read_bytes() == _saved(retrained, tmp_path / "r")
+
+
+def _saved(model, path):
+    model.save(path)
+    return path.read_bytes()
+
+
+def test_decide_at_the_threshold():
+    clf = nbtext.train(DOCS, LABELS)
+    assert clf.decide(np.array([0.25, 0.75]), unsure_below=0.75) == ("spam", 0.75)  # not below: decided
+    assert clf.decide(np.array([0.25, 0.75]), unsure_below=0.76) == ("unsure", 0.75)
+
+
 @pytest.mark.parametrize("alpha", [0, -1, float("nan"), float("inf")])
 def test_alpha_must_be_positive(alpha):
     with pytest.raises(NbtextError, match="--alpha must be a number > 0"):

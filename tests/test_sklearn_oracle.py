@@ -19,11 +19,11 @@ def decode(texts):
     return [t.decode("utf-8", errors="replace") if isinstance(t, bytes) else t for t in texts]
 
 
-def compare(model_name, train_texts, train_labels, test_texts):
-    ours = nbtext.train(train_texts, train_labels, model=model_name, **EXACT)
+def compare(model_name, train_texts, train_labels, test_texts, alpha=1.0):
+    ours = nbtext.train(train_texts, train_labels, model=model_name, **{**EXACT, "alpha": alpha})
     vectorizer = CountVectorizer(binary=model_name == "bernoulli")
     X = vectorizer.fit_transform(decode(train_texts))
-    peer = (BernoulliNB if model_name == "bernoulli" else MultinomialNB)(alpha=1.0)
+    peer = (BernoulliNB if model_name == "bernoulli" else MultinomialNB)(alpha=alpha)
     peer.fit(X, train_labels)
     # same vocabulary, same column order (both sorted), same classes
     assert ours.feature_names == list(vectorizer.get_feature_names_out())
@@ -59,12 +59,13 @@ documents = st.lists(words, max_size=12).map(" ".join)
     st.lists(st.tuples(documents, st.sampled_from(["x", "y", "z"])), min_size=3, max_size=30),
     st.lists(documents, min_size=2, max_size=5),
     st.sampled_from(["multinomial", "bernoulli"]),
+    st.sampled_from([0.1, 0.5, 1.0, 2.5]),
 )
-def test_random_corpora_equal_sklearn(pairs, test_texts, model_name):
+def test_random_corpora_equal_sklearn(pairs, test_texts, model_name, alpha):
     texts = [t for t, _ in pairs]
-    labels = [l for _, l in pairs]
+    labels = [label for _, label in pairs]
     assume(len(set(labels)) >= 2 and any(texts))  # both tools refuse the others
-    ours, theirs = compare(model_name, texts, labels, test_texts)
+    ours, theirs = compare(model_name, texts, labels, test_texts, alpha)
     assert ours == theirs
 
 
