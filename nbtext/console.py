@@ -3,13 +3,12 @@ progress. nbtext.cli's commands use these; with nbtext.cli, the only module that
 click.
 """
 
-import os
 import sys
 from contextlib import contextmanager
 
 import click
 
-from nbtext.errors import NbtextError
+from nbtext.errors import INTERRUPTED, NbtextError, quiet_stdout
 
 
 class OneLineErrors(click.Group):
@@ -26,6 +25,10 @@ class OneLineErrors(click.Group):
         warnings.showwarning = lambda message, *rest: click.echo(f"nbtext: warning: {message}", err=True)
         extra.pop("standalone_mode", None)
         argv = list(sys.argv[1:] if args is None else args)
+        if not argv:  # `nbtext` alone: the help, which is no error
+            with click.Context(self, info_name="nbtext") as ctx:
+                click.echo(self.get_help(ctx))
+            sys.exit(0)
         try:
             status = super().main(argv, "nbtext", standalone_mode=False, **extra)
         except click.UsageError as e:
@@ -37,14 +40,25 @@ class OneLineErrors(click.Group):
         except click.ClickException as e:
             click.echo(f"Error: {e.format_message()}", err=True)
             sys.exit(e.exit_code)
-        except click.Abort:
+        except (click.Abort, KeyboardInterrupt):  # Ctrl-C (click has closed the ^C line)
             click.echo("Aborted!", err=True)
-            sys.exit(1)
+            sys.exit(INTERRUPTED)
         except BrokenPipeError:
-            # Point stdout at devnull so the interpreter's final flush cannot fail again.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            quiet_stdout()
+            sys.exit(1)
+        except OSError as e:  # writing the output: a full disk, a closed or broken file
+            click.echo(f"Error: {os_error(e)}", err=True)
+            quiet_stdout()
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
+
+
+
+def os_error(e, action="cannot write output"):
+    """One line for an OSError: what failed, why, and on which file."""
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return f"{action}: {e.strerror or e}{where}"
+
 
 
 @contextmanager

@@ -3,13 +3,30 @@
 
 import sys
 
+from nbtext.errors import INTERRUPTED, quiet_stdout
+
 
 def main():
-    from nbtext.oneshot import fast
+    # Names that are not UTF-8 (files, folders, hence labels) travel as surrogate escapes:
+    # they go out as the bytes they came in as, never as an encoding error.
+    try:
+        sys.stdout.reconfigure(errors="surrogateescape")
+    except (AttributeError, ValueError):
+        pass
+    try:
+        from nbtext.oneshot import fast
 
-    status = fast(sys.argv[1:])
-    if status is None:
-        from nbtext.cli import main as full
+        status = fast(sys.argv[1:])
+        if status is None:
+            from nbtext.cli import main as full
 
-        full()
+            full()
+    except KeyboardInterrupt:  # Ctrl-C on the click-free path
+        print("Aborted!", file=sys.stderr)
+        quiet_stdout()
+        sys.exit(INTERRUPTED)
+    except OSError as e:  # writing stdout on the click-free path
+        print(f"Error: cannot write output: {e.strerror or e}", file=sys.stderr)
+        quiet_stdout()
+        sys.exit(1)
     sys.exit(status)

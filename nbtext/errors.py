@@ -1,5 +1,21 @@
-"""The one exception the library raises for bad input; the CLI prints it as `Error: ...`."""
+"""The one exception the library raises for bad input (the CLI prints it as `Error: ...`),
+and the exit statuses and clean-up the command line shares."""
+
+import os
+import sys
+
+INTERRUPTED = 130  # the shell's status for a command ended by SIGINT (128 + 2): Ctrl-C
+TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: a delivery agent keeps the message and retries
 
 
 class NbtextError(Exception):
     """A problem the user can fix: a bad path, a corrupt model, an invalid setting."""
+
+
+def quiet_stdout():
+    """Point stdout at devnull, so the interpreter's last flush of it cannot fail again
+    (after a closed pipe or a failed write)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

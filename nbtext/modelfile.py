@@ -133,7 +133,10 @@ def write_atomically(path, chunks):
 
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as out:
             for chunk in chunks:
@@ -144,11 +147,13 @@ def write_atomically(path, chunks):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):  # a full disk, a read-only or special file system, permissions
+            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
         raise
 
 

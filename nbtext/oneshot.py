@@ -12,7 +12,7 @@ import os
 import sys
 
 from nbtext.choices import DEFAULT_MODEL
-from nbtext.errors import NbtextError
+from nbtext.errors import TEMPFAIL, NbtextError, quiet_stdout
 
 
 def default_model_path():
@@ -54,7 +54,8 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
     Returns the exit status: 1 when the model cannot be loaded (the message still passes
-    through, marked `error`), else 0. Problems go to stderr.
+    through, marked `error`), TEMPFAIL (75) when the message cannot be written out, else
+    0. Problems go to stderr.
     """
     from nbtext.mail import looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
@@ -75,8 +76,15 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
             fields = verdict_fields(*model.decide(probabilities, unsure_below))
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
-    sys.stdout.buffer.write(with_headers(message, fields, is_mail))
-    sys.stdout.buffer.flush()
+    try:
+        sys.stdout.buffer.write(with_headers(message, fields, is_mail))
+        sys.stdout.buffer.flush()
+    except OSError as e:
+        # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
+        # it and try again later (procmail and maildrop do), so nothing is lost.
+        print(f"Error: cannot write the message: {e.strerror or e}", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
     return status
 
 
@@ -121,5 +129,5 @@ def fast(argv):
         print(f"Error: {e}", file=sys.stderr)
         return 1
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        quiet_stdout()
         return 1

@@ -32,6 +32,14 @@ def default_jobs():
     return min(os.cpu_count() or 1, MAX_AUTO_JOBS)
 
 
+def _ignore_interrupts():
+    """In a worker: Ctrl-C is the main process's to handle (it ends the pool); a worker
+    that took it too would print a traceback of its own."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _ordered(function, chunks, jobs):
     """function(chunk) for every chunk, computed by `jobs` processes, yielded in order."""
     context = multiprocessing.get_context("fork")
@@ -39,7 +47,7 @@ def _ordered(function, chunks, jobs):
         # Python 3.12+ warns about forking a process with threads; ours are BLAS's idle
         # pool threads, which OpenBLAS re-creates after a fork.
         warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
-        pool = context.Pool(jobs)
+        pool = context.Pool(jobs, initializer=_ignore_interrupts)
     with pool:
         pending = deque()
         for chunk in chunks:

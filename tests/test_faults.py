@@ -1,0 +1,150 @@
+"""Faults: a full disk, an unwritable place, Ctrl-C, a kill -9. Each ends in one line and
+the right exit status, and nothing is lost: no half-written model, no temporary file."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import nbtext
+
+from conftest import ROOT, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+DEMO = ROOT / "corpora" / "mail"
+needs_executable = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+
+
+def nbtext_to(stdout, *args, stdin=b""):
+    with open(stdout, "wb") as out:
+        return subprocess.run([NBTEXT, *map(str, args)], input=stdin, stdout=out, stderr=subprocess.PIPE)
+
+
+def test_no_command_prints_the_help():
+    result = run()
+    assert result.exit_code == 0 and result.stdout.startswith("Usage: nbtext") and "train" in result.stdout
+
+
+@needs_executable
+@needs_dev_full
+@pytest.mark.parametrize("args", [
+    ["predict", "-m", "{model}"],  # the click-free path
+    ["predict", "-m", "{model}", DEMO / "test" / "ham"],
+    ["eval", "-m", "{model}", DEMO / "test" / "spam", DEMO / "test" / "ham"],
+    ["info", "-m", "{model}"],
+])
+def test_a_full_disk_is_one_line(demo_model, args):
+    args = [str(a).format(model=demo_model) for a in args]
+    result = nbtext_to("/dev/full", *args, stdin=b"free prize now")
+    assert result.returncode == 1
+    assert result.stderr.decode() == "Error: cannot write output: No space left on device\n"
+
+
+@needs_executable
+@needs_dev_full
+def test_filter_that_cannot_write_the_message_asks_for_a_retry(demo_model):
+    result = nbtext_to("/dev/full", "filter", "-m", demo_model, stdin=b"Subject: hi\n\nfree prize\n")
+    assert result.returncode == 75  # EX_TEMPFAIL: the delivery agent keeps the message
+    assert result.stderr.decode() == "Error: cannot write the message: No space left on device\n"
+
+
+def test_an_unwritable_place_is_one_line_and_leaves_no_temporary_file(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    model = folder / "m"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    before = model.read_bytes()
+    os.chmod(folder, 0o500)  # no new files here (root may still write: then skip)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("this user writes into read-only folders")
+        result = run("train", "--update", "-m", model, "spam=" + str(DEMO / "test" / "spam"))
+    finally:
+        os.chmod(folder, 0o700)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert model.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["m"]
+
+
+def test_a_failed_write_is_one_line_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """The disk fills up while the model is written: one line, the old model, no leftovers."""
+    model = tmp_path / "m"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    before = model.read_bytes()
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = run("train", "-o", model, DEMO / "test" / "spam", DEMO / "test" / "ham")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: cannot write {model}: No space left on device\n"
+    assert model.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m"]
+
+
+@needs_executable
+def test_a_special_file_system_is_one_line(tmp_path):
+    result = subprocess.run([NBTEXT, "train", "-o", "/proc/nbtext-test.model", DEMO / "train" / "spam",
+                             DEMO / "train" / "ham"], capture_output=True)
+    assert result.returncode == 1 and result.stderr.decode().startswith("Error: ")
+    assert result.stderr.count(b"\n") == 1 and b"Traceback" not in result.stderr
+
+
+def many_documents(folder, n):
+    for label in ("spam", "ham"):
+        (folder / label).mkdir(parents=True)
+        for i in range(n):
+            (folder / label / f"{i}.txt").write_text(f"{label} words {i} " * 50)
+    return [folder / "spam", folder / "ham"]
+
+
+@needs_executable
+@pytest.mark.parametrize("command", [
+    ["train", "-j", "1", "--fasttext", "/dev/stdin"],
+    ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
+    ["predict", "--lines", "-m", "{model}"],
+    ["predict", "--lines", "-j", "2", "-m", "{model}"],
+])
+def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
+    """Ctrl-C while nbtext waits for more input (workers busy or idle): status 130, the
+    one word, no traceback from the main process or a worker."""
+    command = [a.format(model=demo_model) for a in command]
+    if command[0] == "train":
+        command += ["-o", str(tmp_path / "m")]
+    process = subprocess.Popen([NBTEXT, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
+    process.stdin.write(lines)
+    process.stdin.flush()
+    time.sleep(2)  # read, and waiting for more
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.decode().strip() == "Aborted!" and b"Traceback" not in stderr
+    assert not (tmp_path / "m").exists()
+
+
+@needs_executable
+def test_kill_9_while_writing_leaves_the_old_model_or_the_new(tmp_path):
+    """However a training dies, the model file is a whole model: the old one or the new."""
+    folders = many_documents(tmp_path / "corpus", 1500)
+    model = tmp_path / "m"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    old = model.read_bytes()
+    outcomes = set()
+    for delay in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0):
+        process = subprocess.Popen([NBTEXT, "train", "-j", "1", "-o", model, *folders],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.kill()
+        process.wait()
+        loaded = nbtext.load(model)  # never corrupt
+        outcomes.add("old" if model.read_bytes() == old else "new")
+        assert loaded.classes in (["ham", "spam"],)
+        if "new" in outcomes:
+            break
+    assert outcomes <= {"old", "new"} and "old" in outcomes  # killed while training at least once

@@ -1,0 +1,113 @@
+"""Input written by an adversary: the mail reader runs in time linear in its input and
+never raises. Each hostile shape is timed at 100 KB and 400 KB: linear gives a ratio of
+about 4, quadratic 16; the test asks for less than 6 (a ratio, not a clock)."""
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from nbtext.mail import mail_tokens
+from nbtext.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
+
+
+def message(body, content_type=b"text/html", encoding=b"", headers=b""):
+    return (b"From: a@example.com\nSubject: hi\nContent-Type: " + content_type + b"\n"
+            + (b"Content-Transfer-Encoding: " + encoding + b"\n" if encoding else b"") + headers + b"\n" + body)
+
+
+def repeat(unit, size):
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+SHAPES = {  # name -> a message of about `size` bytes
+    "unclosed comments": lambda n: message(repeat(b"<!--", n)),
+    "comments, scripts, links": lambda n: message(repeat(b"<!--", n // 3) + repeat(b"<script", n // 3)
+                                                  + repeat(b"<a href=", n // 3)),
+    "'<!-- x ' repeated": lambda n: message(repeat(b"<!-- x ", n)),
+    "unclosed scripts": lambda n: message(repeat(b"<script>", n)),
+    "unclosed tags and attributes": lambda n: message(repeat(b'<a b="', n)),
+    "unclosed quoted links": lambda n: message(repeat(b'<a href="x ', n)),
+    "blank base64, then !": lambda n: message(repeat(b" \t", n) + b"!", b"text/plain", b"base64"),
+    "broken base64": lambda n: message(repeat(b"QUJD====\n \n", n), b"text/plain", b"base64"),
+    "thousands of MIME parts": lambda n: message(repeat(b"--b\nContent-Type: text/plain\n\nx\n", n),
+                                                 b'multipart/mixed; boundary="b"'),
+    "nested multiparts": lambda n: message(repeat(b"--b\nContent-Type: multipart/mixed; boundary=b\n\n", n),
+                                           b'multipart/mixed; boundary="b"'),
+    "encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?utf-8?q?a?= ", n) + b"\n\nhi",
+    "unclosed encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?a?q?x ", n) + b"\n\nhi",
+    "broken encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?utf-8?b?", n) + b"\n\nhi",
+    "folded giant header": lambda n: b"From: a@example.com\nSubject: a\n" + repeat(b" folded\n", n) + b"\nhi",
+    "unclosed quoted parameters": lambda n: b"From: a@example.com\nContent-Type: text/plain"
+                                            + repeat(b'; a="', n) + b"\n\nhi",
+    "a million parameters": lambda n: b"From: a@example.com\nContent-Type: text/plain" + repeat(b"; a=b", n)
+                                      + b"\n\nhi",
+    "URLs": lambda n: message(repeat(b"http://", n), b"text/plain"),
+    "NUL bytes": lambda n: message(repeat(b"\0", n), b"text/plain"),
+    "quoted-printable soft breaks": lambda n: message(repeat(b"=\n", n), b"text/plain", b"quoted-printable"),
+    "header names without a colon": lambda n: b"From: a@example.com\n" + repeat(b"X" * 100 + b"\n", n) + b"\nhi",
+}
+
+
+def seconds(data, repeats=3):
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        mail_tokens(data, DEFAULT_HEADERS, text_tokens)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def ratio(small, large, rounds=5):
+    """time(large) / time(small), each the fastest of `rounds` runs taken in turn."""
+    small_times, large_times = [], []
+    for _ in range(rounds):
+        small_times.append(seconds(small, 1))
+        large_times.append(seconds(large, 1))
+    return min(large_times) / max(min(small_times), 1e-4)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_reading_is_linear(shape):
+    small, large = SHAPES[shape](100_000), SHAPES[shape](400_000)
+    seconds(small, 1)  # warm up (regular expressions compiled, codecs loaded)
+    # A shared machine can slow one run; quadratic work gives 16 every time, so the best
+    # of three measurements is still a fair test of linearity.
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 6):
+        ratios.append(ratio(small, large))
+    assert min(ratios) < 6, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"
+
+
+# --- fuzzing: whatever a message holds, it is read as its words ------------------------
+CHARSETS = [b"utf-8", b"idna", b"punycode", b"undefined", b"base64", b"x-unknown", b"koi8-r", b"utf-7",
+            b"latin-1\0", b"rot13", b"zlib", b"", b"\xff"]
+ATOMS = [
+    b"From: a@example.com\n", b"Subject: =?", b"?q?", b"?b?", b"?=", b"Content-Type: ", b"text/html", b"text/plain",
+    b"multipart/mixed", b"message/rfc822", b"; boundary=", b"; charset=", b"; name*=", b"''%41", b"%", b"'",
+    b"Content-Transfer-Encoding: base64\n", b"Content-Transfer-Encoding: quoted-printable\n", b"\n", b"\r\n",
+    b"\n\n", b"--b\n", b"--b--\n", b"b", b"<!--", b"-->", b"<script>", b"<a href='http://", b"\0", b"\xff\xfe",
+    b"=", b"=E9", b"=\n", b"QUJD", b"====", b"\"", b";", b" ", b"\t", b"http://x.example:99999/", b"[::1",
+    b"Content-Disposition: attachment; filename*=", b"From x  Mon Jun 24 17:54:30 2002\n",
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(ATOMS), st.sampled_from(CHARSETS), st.binary(max_size=8)), max_size=40))
+def test_any_message_is_read_as_its_words(atoms):
+    data = b"".join(atoms)
+    tokens = Tokenizer(input="mail")(data)
+    assert isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)
+
+
+@pytest.mark.parametrize("charset", [c.decode("latin-1") for c in CHARSETS])
+def test_declared_charsets_never_fail(charset):
+    """An encoded word or a body in any declared charset is read (a charset that names no
+    text codec: the raw words, or the body as UTF-8); an RFC 2231 name in one is too."""
+    for body in (b"hello caf\xc3\xa9", b"xn--abc- hello", b"hello \xff\xfe\x00"):
+        for name in ("", f"; name*={charset}''%41%42"):
+            data = (f"From: a@example.com\nSubject: =?{charset}?q?hi?=\nContent-Type: text/plain; "
+                    f"charset={charset}{name}\n\n").encode("latin-1") + body
+            tokens = mail_tokens(data, DEFAULT_HEADERS, text_tokens)
+            assert "subject:hi" in tokens
+            assert ("filename:ab" if name else "hello") in tokens
