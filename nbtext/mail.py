@@ -43,6 +43,15 @@ MAIL_HEADERS = frozenset(
 )
 
 
+_ENVELOPE = re.compile(rb"From \S+ +(?:[A-Z][a-z]{2} +){1,2}\d{1,2} +\d{1,2}:\d{2}")  # From sender Mon Jun 24 17:54
+
+
+def is_envelope_line(line):
+    """An mbox envelope line: `From sender@example.com  Mon Jun 24 17:54:30 2002` (the
+    sender may be `-`; the weekday may be missing)."""
+    return bool(_ENVELOPE.match(line))
+
+
 def starts_mbox(data):
     """True for bytes that start with an mbox envelope line (`From sender date`) followed by
     a header line; "From tomorrow onwards..." is text."""

@@ -83,7 +83,9 @@ def save(state, path):
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
     }
-    header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8")
+    # Labels from file names that are not UTF-8 hold surrogate escapes: written as the
+    # bytes they were, and read back to the same labels.
+    header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
     write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)), header_bytes, payload])
 
 
@@ -255,7 +257,7 @@ def _split(data, path):
     if len(data) < start + header_length:
         raise NbtextError(f"{path} is truncated")
     try:
-        header = json.loads(data[start : start + header_length].decode("utf-8"))
+        header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
         payload = memoryview(data)[start + header_length :]
         expected, crc = header["payload_bytes"], header["payload_crc32"]
     except (ValueError, KeyError, TypeError):

@@ -21,6 +21,7 @@ from collections import namedtuple
 
 from nbtext.errors import NbtextError
 
+MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
 PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
 
 
@@ -57,7 +58,7 @@ def is_mbox(path):
 
     try:
         with open(path, "rb") as f:
-            return starts_mbox(f.read(2048))
+            return starts_mbox(f.read(MBOX_SNIFF))
     except OSError:
         return False
 
@@ -79,48 +80,90 @@ def documents(path, separator=None, label=None, stdin=None):
         return
     check_path(path)
     if os.path.isdir(path):
-        for file in files_in(path):
-            yield Document(file, None, label, path=file)
+        for file, kind in files_in(path):
+            if kind is None:
+                yield Document(file, None, label, path=file)
+            else:  # reading a FIFO or a socket would wait forever: say so and go on
+                yield Document(file, None, label, error=f"not a regular file (a {kind})")
     elif separator is not None:
         yield from file_records(path, separator, label)
-    elif is_mbox(path):
-        yield from mbox_messages(path, label)
     else:
-        yield read_file(path, label)
+        yield from file_documents(path, label)
+
+
+def file_documents(path, label=None):
+    """The one document of a file, or every message of an mbox file. The file is opened
+    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing."""
+    from nbtext.mail import starts_mbox
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(MBOX_SNIFF)
+            if starts_mbox(head):
+                yield from mbox_messages(f, path, label, head)
+                return
+            yield Document(path, head + f.read(), label)
+    except OSError as e:
+        yield Document(path, None, label, error=e.strerror or str(e))
 
 
 def files_in(folder):
-    """The documents' files of a folder: a Maildir's messages, or every file below it."""
+    """(path, None) for each document file of a folder (a Maildir's messages, or every file
+    below it), or (path, kind) for a FIFO, socket or device found among them."""
     return maildir_files(folder) if is_maildir(folder) else folder_files(folder)
 
 
+def _special(entry):
+    """None for a regular file (or a link to one); else what it is: 'FIFO', 'socket', ..."""
+    import stat
+
+    try:
+        if entry.is_file():
+            return None
+        mode = entry.stat().st_mode
+    except OSError:
+        return "file that cannot be read"
+    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+
+
 def _visible_files(folder):
-    """(parent, [visible file names]) below `folder`, hidden files and folders skipped."""
-    for parent, subfolders, files in os.walk(folder):
-        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-        yield parent, [f for f in files if not f.startswith(".")]
+    """(path, kind) of every visible file below `folder` (kind as _special), hidden files
+    and folders skipped; a folder is listed once, with os.scandir (no stat per file)."""
+    pending = [folder]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                if not entry.is_symlink():  # as os.walk: a link to a folder is not followed
+                    pending.append(entry.path)
+            else:
+                yield entry.path, _special(entry)
 
 
 def folder_files(folder):
     """Every file below `folder`, recursively, sorted; hidden files and folders skipped."""
-    return sorted(os.path.join(parent, f) for parent, files in _visible_files(folder) for f in files)
+    return sorted(_visible_files(folder))
 
 
 def has_files(folder):
     """Whether `folder` holds a document, found without listing all of them."""
     if is_maildir(folder):
         return any(not n.startswith(".") for sub in ("cur", "new") for n in os.listdir(os.path.join(folder, sub)))
-    return any(files for _, files in _visible_files(folder))
+    return next(_visible_files(folder), None) is not None
 
 
 def maildir_files(maildir):
     """The messages of a Maildir: the files of cur/ and new/ (tmp/ holds unfinished ones)."""
-    return [
-        os.path.join(maildir, sub, name)
-        for sub in ("cur", "new")
-        for name in sorted(os.listdir(os.path.join(maildir, sub)))
-        if not name.startswith(".")
-    ]
+    found = []
+    for sub in ("cur", "new"):
+        entries = sorted(os.scandir(os.path.join(maildir, sub)), key=lambda entry: entry.name)
+        found += [(entry.path, _special(entry)) for entry in entries if not entry.name.startswith(".")]
+    return found
 
 
 def read_file(path, label=None):
@@ -169,19 +212,32 @@ def loaded(doc):
     return doc
 
 
-def mbox_messages(path, label=None):
-    """Each message of an mbox file, without its `From ` envelope line, named PATH:N."""
-    n, lines = 0, None
-    with open(path, "rb") as f:
-        for line in f:
-            if line.startswith(b"From "):
-                if lines is not None:
-                    yield Document(f"{path}:{n}", b"".join(lines), label)
-                n, lines = n + 1, []
-            elif lines is not None:
-                lines.append(line)
-    if lines is not None:
-        yield Document(f"{path}:{n}", b"".join(lines), label)
+def mbox_messages(f, path, label=None, head=b""):
+    """Each message of an mbox file (`f` open, `head` its first bytes already read),
+    without its `From ` envelope line, named PATH:N.
+
+    A `From ` line starts a message only after a blank line (or at the start) and when it
+    reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
+    readers check: an unescaped "From here on..." in a body stays in its message."""
+    from itertools import chain
+
+    from nbtext.mail import is_envelope_line
+
+    lines = head.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
+        lines[-1] += f.readline()
+    n, message, after_blank = 0, None, True
+    for line in chain(lines, f):
+        # the first line starts the first message: it is what made the file an mbox
+        if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
+            if message is not None:
+                yield Document(f"{path}:{n}", b"".join(message), label)
+            n, message = n + 1, []
+        elif message is not None:
+            message.append(line)
+        after_blank = line in (b"\n", b"\r\n")
+    if message is not None:
+        yield Document(f"{path}:{n}", b"".join(message), label)
 
 
 def file_records(path, separator, label=None):
@@ -296,7 +352,7 @@ def class_sources(specs):
         else:
             path = spec
             label = os.path.basename(os.path.normpath(os.path.abspath(path)))
-            if is_mbox(path) and label.endswith((".mbox", ".mbx")):
+            if label.endswith((".mbox", ".mbx")) and os.path.isfile(path) and is_mbox(path):
                 label = label.rsplit(".", 1)[0]
         check_path(path)
         sources.append((label, path))
@@ -335,8 +391,22 @@ def _table_reader(f, path):
 
     csv.field_size_limit(sys.maxsize)
     if path.lower().endswith(".csv"):
-        return csv.reader(f)
+        return _checked_rows(csv.reader(f, strict=True), path)
     return csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+def _checked_rows(reader, path):
+    """The rows of a csv reader; a quoted field never closed (which would swallow every row
+    after it) is an error that names the line where its row starts."""
+    import csv
+
+    start = 1
+    try:
+        for row in reader:
+            yield row
+            start = reader.line_num + 1
+    except csv.Error as e:
+        raise NbtextError(f"{path}:{start}: {e} (a quote that is never closed?)") from None
 
 
 def table_documents(path, label_col="1", text_col="2", header=None):

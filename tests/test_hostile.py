@@ -111,3 +111,88 @@ def test_declared_charsets_never_fail(charset):
             tokens = mail_tokens(data, DEFAULT_HEADERS, text_tokens)
             assert "subject:hi" in tokens
             assert ("filename:ab" if name else "hello") in tokens
+
+
+# --- hostile files and names ---------------------------------------------------------------
+def test_a_fifo_in_a_class_folder_is_skipped_and_named(tmp_path):
+    import os
+
+    from conftest import run
+
+    for label in ("spam", "ham"):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1.txt").write_text(f"{label} words here")
+    os.mkfifo(tmp_path / "spam" / "pipe")
+    result = run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "spam", tmp_path / "ham")
+    assert result.exit_code == 1  # trained, with one document skipped
+    assert f"skipped {tmp_path / 'spam' / 'pipe'}: cannot read it (not a regular file (a FIFO))" in result.stderr
+    assert (tmp_path / "m").exists()
+
+
+def test_a_pipe_is_read_once(tmp_path, demo_model):
+    """A path that is a pipe (`<(cat msg)`): its first bytes are not lost to the mbox sniff."""
+    import os
+    import threading
+
+    from conftest import run
+
+    text = b"free prize money click now " * 100 + b"lunch notes meeting"  # 2.7 KB
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(text))
+    writer.start()
+    result = run("predict", "-m", demo_model, "--format", "json", fifo)
+    writer.join()
+    import json
+
+    from nbtext.oneshot import load_model
+
+    model = load_model(str(demo_model))
+    assert json.loads(result.stdout)["probabilities"]["spam"] == pytest.approx(model.predict_proba([text])[0][1])
+
+
+def test_names_that_are_not_utf8(tmp_path):
+    """A class folder sp\\xe4m and a file \\xff: trained, saved, loaded, printed as their bytes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbtext
+
+    root = os.fsencode(tmp_path)
+    spam, ham = root + b"/sp\xe4m", root + b"/ham"
+    os.mkdir(spam), os.mkdir(ham)
+    for folder, text in ((spam, b"cheap pills"), (ham, b"lunch notes")):
+        with open(folder + b"/\xff.txt", "wb") as f:
+            f.write(text)
+    executable = Path(sys.executable).with_name("nbtext")
+    model = tmp_path / "m"
+    result = subprocess.run([executable, "train", "--min-count", "1", "-o", model, spam, ham], capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert nbtext.load(model).classes == ["ham", os.fsdecode(b"sp\xe4m")]
+    result = subprocess.run([executable, "predict", "-m", model, spam], capture_output=True)
+    assert result.returncode == 0 and result.stdout.startswith(spam + b"/\xff.txt\tsp\xe4m\t")
+
+
+def test_unescaped_from_lines_stay_in_their_message(tmp_path):
+    from nbtext.sources import documents
+
+    mbox = tmp_path / "box"
+    mbox.write_bytes(
+        b"From a@example.com  Mon Jun 24 17:54:30 2002\nSubject: one\n\nFrom here on, we meet on Mondays.\n"
+        b"From the desk of the editor\n\n"
+        b"From b@example.com  Tue Jun 25 09:00:00 2002\nSubject: two\n\nbody\n"
+    )
+    messages = list(documents(str(mbox)))
+    assert [d.name for d in messages] == [f"{mbox}:1", f"{mbox}:2"]
+    assert b"From here on" in messages[0].data and b"From the desk" in messages[0].data
+
+
+def test_a_csv_quote_never_closed_is_refused_with_its_line(tmp_path):
+    from conftest import one_line_error, run
+
+    table = tmp_path / "t.csv"
+    table.write_text('label,text\nspam,"win money\nham,lunch today\nham,notes\nspam,free prize\n')
+    one_line_error(run("train", "--table", table, "--label-col", "label", "--text-col", "text",
+                       "-o", tmp_path / "m"), f"{table}:2: unexpected end of data")
