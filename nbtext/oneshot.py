@@ -57,11 +57,11 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
     through, marked `error`), TEMPFAIL (75) when the message cannot be written out, else
     0. Problems go to stderr.
     """
-    from nbtext.mail import looks_like_mail
+    from nbtext.mail import has_header_block, looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
 
     message = sys.stdin.buffer.read()
-    is_mail = looks_like_mail(message)
+    is_mail = looks_like_mail(message) or has_header_block(message)
     status, fields = 0, verdict_fields("error", None)
     try:
         model = load_model(model_path, alpha)

@@ -168,3 +168,20 @@ def test_train_jobs_gives_the_same_model(tmp_path):
     assert run("train", "-j", "1", "-o", tmp_path / "one", *folders).exit_code == 0
     assert run("train", "-j", "2", "-o", tmp_path / "two", *folders).exit_code == 0
     assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
+
+
+@pytest.mark.parametrize("head", [
+    b"Received: from " + b"relay.example.org " * 200 + b"\n",  # a first line over 2 KB
+    b"".join(b"X-Spam-Check-%d: passed by a very long filter chain of some sort\n" % i for i in range(40)),
+    b"ARC-Seal: i=1; a=rsa-sha256; t=1; cv=none;\n d=example.org; s=arc; b=" + b"A" * 3000 + b"\n",
+])
+def test_filter_keeps_a_long_or_unusual_header_block_a_header_block(demo_model, head):
+    """filter adds its lines at the end of the header block, even when the block starts
+    with a line over 2 KB or only X-, ARC or DKIM headers fill its first 2 KB."""
+    message = head + b"Subject: free prize\nFrom: a@example.com\n\nclaim your free prize now\n"
+    result = run("filter", "-m", demo_model, input=message)
+    out = result.stdout_bytes
+    assert result.exit_code == 0 and out.startswith(head)
+    header, body = out.split(b"\n\n", 1)
+    assert body == b"claim your free prize now\n"
+    assert header.endswith(b"X-Nbtext-Class: spam\nX-Nbtext-Probability: " + header.rsplit(b": ", 1)[1])
