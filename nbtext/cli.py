@@ -18,7 +18,7 @@ import click
 from nbtext import choices
 from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress
 from nbtext.errors import NbtextError
-from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model
+from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.version import __version__
 
 
@@ -51,6 +51,18 @@ alpha_override = click.option("--alpha", type=float, default=None,
                               help="Re-smooth with this λ instead of the model's (no retraining needed).")
 jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1,
                            help="Worker processes for reading, parsing and tokenizing.")
+def set_max_bytes(ctx, param, value):
+    from nbtext.sources import limit_bytes
+
+    limit_bytes(value)
+    return value
+
+
+max_bytes_option = click.option(
+    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
+    callback=set_max_bytes, is_eager=True,
+    help="Read at most the first N bytes of each document (said once on stderr); filter passes "
+         "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
                              help="Label 'unsure' when the winning class's probability is below P.")
 table_option = options(
@@ -108,6 +120,7 @@ def cli():
 @click.option("--update", is_flag=True,
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
 @model_option
+@max_bytes_option
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes for reading, parsing, tokenizing and counting "
                    "[default: the machine's cores, at most 4; -j 1: one process].")
@@ -166,6 +179,7 @@ def train(output, update, model_path, jobs, **params):
 @click.option("-0", "--null", "separator", flag_value=b"\0", help="NUL-separated documents.")
 @table_option
 @unsure_option
+@max_bytes_option
 @click.option("--is", "is_label", default=None, metavar="LABEL",
               help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.")
 @click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
@@ -201,7 +215,7 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
     with user_errors():
         model = load_model(model_path, alpha)
         if table is None and paths in ((), ("-",)) and separator is None and labels_only:
-            click.echo(classify(model, sys.stdin.buffer.read(), unsure_below))
+            click.echo(classify(model, stdin_document(), unsure_below))
             return 0
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"))
         if table is not None and labels_only:
@@ -238,6 +252,7 @@ def write_predictions(model, docs, output_format, proba, unsure_below, jobs, ski
               help="A readable table, or one JSON object.")
 @unsure_option
 @jobs_option
+@max_bytes_option
 @click.option("--folds", type=click.IntRange(min=2), default=None, metavar="K",
               help="Stratified K-fold cross-validation of the train options (no model file).")
 @click.option("--seed", type=int, default=0, help="--folds: the shuffle's seed.")
@@ -334,6 +349,7 @@ def info(model_path, top, output_format):
 @model_option
 @alpha_override
 @unsure_option
+@max_bytes_option
 def filter_message(model_path, alpha, unsure_below):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 

@@ -13,6 +13,9 @@ def main():
         sys.stdout.reconfigure(errors="surrogateescape")
     except (AttributeError, ValueError):
         pass
+    import warnings  # already imported by Python itself: free
+
+    warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
     try:
         from nbtext.oneshot import fast
 

@@ -28,6 +28,13 @@ def load_model(path, alpha=None):
     return model if alpha is None else model.with_alpha(alpha)
 
 
+def stdin_document():
+    """The document on stdin, up to --max-bytes (the rest is left unread)."""
+    from nbtext.sources import cut, max_bytes
+
+    return cut(sys.stdin.buffer.read(max_bytes() + 1), "stdin")
+
+
 def classify(model, document, unsure_below=None):
     """The label of one document (bytes; empty is the empty document)."""
     return model.decide(model.predict_proba([document])[0], unsure_below)[0]
@@ -40,7 +47,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         model = load_model(model_path, alpha)
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
-        label, p = model.decide(model.predict_proba([sys.stdin.buffer.read()])[0], unsure_below)
+        label, p = model.decide(model.predict_proba([stdin_document()])[0], unsure_below)
     except NbtextError as e:
         if verbose:
             print(f"Error: {e}", file=sys.stderr)
@@ -59,6 +66,7 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
     """
     from nbtext.mail import has_header_block, looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
+    from nbtext.sources import cut
 
     message = sys.stdin.buffer.read()
     is_mail = looks_like_mail(message) or has_header_block(message)
@@ -72,7 +80,7 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
         try:
             if not is_mail:
                 raise NbtextError("not a mail message (no header block)")
-            probabilities = model.predict_proba([message])[0]
+            probabilities = model.predict_proba([cut(message, "the message")])[0]
             fields = verdict_fields(*model.decide(probabilities, unsure_below))
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
@@ -123,7 +131,7 @@ def fast(argv):
             return filter_stdin(options["model"])
         if options["is"] is not None:
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
-        print(classify(load_model(options["model"]), sys.stdin.buffer.read()), flush=True)
+        print(classify(load_model(options["model"]), stdin_document()), flush=True)
         return 0
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -19,9 +19,45 @@ import os
 import sys
 from collections import namedtuple
 
+from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 
 MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
+
+# The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
+# unread, so time and memory are bounded per document. One notice per process says so.
+_limit = {"max_bytes": DEFAULT_MAX_BYTES, "said": False}
+
+
+def limit_bytes(max_bytes):
+    """Read at most `max_bytes` bytes of each document from now on (in this process and
+    the workers it forks)."""
+    if not isinstance(max_bytes, int) or max_bytes < 1:
+        raise NbtextError(f"--max-bytes must be a whole number >= 1, not {max_bytes!r}")
+    _limit.update(max_bytes=max_bytes, said=False)
+
+
+def max_bytes():
+    return _limit["max_bytes"]
+
+
+def cut(data, name):
+    """`data` up to the size limit; the first document cut says so, once."""
+    if len(data) <= _limit["max_bytes"]:
+        return data
+    if not _limit["said"]:
+        import warnings
+
+        _limit["said"] = True
+        warnings.warn(f"{name} is over {_limit['max_bytes']:,} bytes: only its first {_limit['max_bytes']:,} "
+                      "bytes are read (so are those of any other document over --max-bytes)", stacklevel=2)
+    return data[: _limit["max_bytes"]]
+
+
+def bounded_lines(f):
+    """The lines of a binary file, a line over the size limit in pieces of at most the limit
+    (so one giant line never sits in memory whole)."""
+    return iter(lambda: f.readline(_limit["max_bytes"] + 1), b"")
 PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
 
 
@@ -73,7 +109,7 @@ def documents(path, separator=None, label=None, stdin=None):
     if path == "-":
         stdin = stdin if stdin is not None else sys.stdin.buffer
         if separator is None:
-            yield Document("-", stdin.read(), label)
+            yield Document("-", cut(stdin.read(_limit["max_bytes"] + 1), "-"), label)
         else:
             for n, record in enumerate(stream_records(stdin, separator), 1):
                 yield record if record is PAUSE else Document(f"-:{n}", record, label)
@@ -102,7 +138,7 @@ def file_documents(path, label=None):
             if starts_mbox(head):
                 yield from mbox_messages(f, path, label, head)
                 return
-            yield Document(path, head + f.read(), label)
+            yield Document(path, cut(head + f.read(_limit["max_bytes"] + 1 - len(head)), path), label)
     except OSError as e:
         yield Document(path, None, label, error=e.strerror or str(e))
 
@@ -169,7 +205,7 @@ def maildir_files(maildir):
 def read_file(path, label=None):
     try:
         with open(path, "rb") as f:
-            return Document(path, f.read(), label)
+            return Document(path, cut(f.read(_limit["max_bytes"] + 1), path), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))
 
@@ -226,18 +262,19 @@ def mbox_messages(f, path, label=None, head=b""):
     lines = head.splitlines(keepends=True)
     if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
         lines[-1] += f.readline()
-    n, message, after_blank = 0, None, True
-    for line in chain(lines, f):
+    n, message, size, after_blank = 0, None, 0, True
+    for line in chain(lines, bounded_lines(f)):
         # the first line starts the first message: it is what made the file an mbox
         if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
             if message is not None:
-                yield Document(f"{path}:{n}", b"".join(message), label)
-            n, message = n + 1, []
-        elif message is not None:
+                yield Document(f"{path}:{n}", cut(b"".join(message), f"{path}:{n}"), label)
+            n, message, size = n + 1, [], 0
+        elif size <= _limit["max_bytes"]:  # past the limit, the rest of the message is left out
             message.append(line)
+            size += len(line)
         after_blank = line in (b"\n", b"\r\n")
     if message is not None:
-        yield Document(f"{path}:{n}", b"".join(message), label)
+        yield Document(f"{path}:{n}", cut(b"".join(message), f"{path}:{n}"), label)
 
 
 def file_records(path, separator, label=None):
@@ -254,19 +291,27 @@ def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
     input is ready yet, so a consumer can flush its batch instead of waiting.
     """
     fd = _fileno(stream)
-    pending = b""
+    pending, pending_bytes = [], 0  # the record so far, in chunks: never copied per chunk
+    limit = _limit["max_bytes"]
     while True:
         if pause and fd is not None and not _ready(fd):
             yield PAUSE
         chunk = os.read(fd, chunk_size) if fd is not None else stream.read(chunk_size)
         if not chunk:
             break
-        pieces = (pending + chunk).split(separator)
-        pending = pieces.pop()
+        if separator not in chunk:
+            if pending_bytes <= limit:  # past the limit, the rest of the record is left out
+                pending.append(chunk)
+                pending_bytes += len(chunk)
+            continue
+        pieces = chunk.split(separator)
+        pieces[0] = b"".join(pending) + pieces[0]
+        last = pieces.pop()
+        pending, pending_bytes = [last], len(last)
         for piece in pieces:
-            yield _strip_cr(piece, separator)
-    if pending:
-        yield _strip_cr(pending, separator)
+            yield _strip_cr(cut(piece, "a record"), separator)
+    if pending_bytes:
+        yield _strip_cr(cut(b"".join(pending), "a record"), separator)
 
 
 def _strip_cr(record, separator):
@@ -389,10 +434,10 @@ def _table_reader(f, path):
     """A csv reader for a TSV file, or a CSV file when the name ends in .csv."""
     import csv
 
-    csv.field_size_limit(sys.maxsize)
+    csv.field_size_limit(_limit["max_bytes"])
     if path.lower().endswith(".csv"):
         return _checked_rows(csv.reader(f, strict=True), path)
-    return csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+    return _checked_rows(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), path)
 
 
 def _checked_rows(reader, path):
@@ -406,7 +451,8 @@ def _checked_rows(reader, path):
             yield row
             start = reader.line_num + 1
     except csv.Error as e:
-        raise NbtextError(f"{path}:{start}: {e} (a quote that is never closed?)") from None
+        hint = " (a quote that is never closed?)" if "end of data" in str(e) else " (--max-bytes)"
+        raise NbtextError(f"{path}:{start}: {e}{hint}") from None
 
 
 def table_documents(path, label_col="1", text_col="2", header=None):
@@ -466,11 +512,17 @@ def table_rows(path, columns, label_col=None):
 
 
 def fasttext_documents(path):
-    """Documents from fastText lines: `__label__spam some text` (the first label counts)."""
+    """Documents from fastText lines: `__label__spam some text` (the first label counts).
+    A line over --max-bytes is read up to the limit."""
     check_path(path)
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            words = line.split()
+    with open(path, "rb") as f:
+        n, line_start = 0, True
+        for piece in bounded_lines(f):
+            starts, line_start = line_start, piece.endswith(b"\n")
+            if not starts:
+                continue  # the rest of a line over the limit
+            n += 1
+            words = cut(piece, f"{path}:{n}").decode("utf-8", errors="replace").split()
             labels = [w for w in words if w.startswith("__label__")]
             if not labels:
                 if words:

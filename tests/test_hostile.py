@@ -196,3 +196,50 @@ def test_a_csv_quote_never_closed_is_refused_with_its_line(tmp_path):
     table.write_text('label,text\nspam,"win money\nham,lunch today\nham,notes\nspam,free prize\n')
     one_line_error(run("train", "--table", table, "--label-col", "label", "--text-col", "text",
                        "-o", tmp_path / "m"), f"{table}:2: unexpected end of data")
+
+
+# --- the size policy ----------------------------------------------------------------------
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
+def test_max_bytes_reads_the_first_bytes_and_says_so_once(tmp_path, demo_model):
+    import json
+
+    from conftest import run
+    from nbtext.oneshot import load_model
+
+    long_doc = b"lunch notes meeting " * 50 + b"free prize money " * 500  # 9.5 KB, ham words first
+    for i in range(3):
+        (tmp_path / f"{i}.txt").write_bytes(long_doc)
+    result = run("predict", "-m", demo_model, "--max-bytes", "1000", "--format", "json", tmp_path)
+    assert result.exit_code == 0
+    assert result.stderr.count("\n") == 1 and "only its first 1,000 bytes are read" in result.stderr
+    model = load_model(str(demo_model))
+    expected = model.predict_proba([long_doc[:1000]])[0]
+    for line in result.stdout.splitlines():
+        assert json.loads(line)["probabilities"]["spam"] == pytest.approx(expected[1])
+    assert expected[1] != pytest.approx(model.predict_proba([long_doc])[0][1])
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+def test_filter_passes_the_whole_message_on_past_max_bytes(demo_model):
+    from conftest import run
+
+    message = b"Subject: notes\n\n" + b"lunch notes meeting " * 50 + b"free prize money " * 500
+    result = run("filter", "-m", demo_model, "--max-bytes", "500", input=message)
+    assert result.exit_code == 0 and result.stdout_bytes.replace(b"X-Nbtext-Class: ham\n", b"", 1).startswith(
+        b"Subject: notes\nX-Nbtext-Probability: ")
+    assert result.stdout_bytes.endswith(message[16:])
+
+
+def test_a_giant_record_is_cut_and_read_in_linear_time():
+    import io
+
+    from nbtext.sources import limit_bytes, max_bytes, stream_records
+
+    before = max_bytes()
+    limit_bytes(1000)
+    try:
+        with pytest.warns(UserWarning, match="only its first 1,000 bytes"):
+            records = list(stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False))
+    finally:
+        limit_bytes(before)
+    assert [len(r) for r in records] == [1000, 5, 1000]
