@@ -39,7 +39,8 @@ def train_option(name):
     if name in choices.TRAIN_FLAGS:
         return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
     kind = (click.Choice(choices.TRAIN_CHOICES[name]) if name in choices.TRAIN_CHOICES
-            else click.IntRange(min=1) if name in choices.TRAIN_COUNTS else float if name == "alpha" else str)
+            else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None) if name in choices.TRAIN_COUNTS
+            else float if name == "alpha" else str)
     return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text)
 
 

@@ -28,6 +28,7 @@ import zlib
 import numpy as np
 
 from nbtext.errors import NbtextError
+from nbtext.schema import check_header
 from nbtext.settings import check_settings
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
@@ -168,10 +169,13 @@ def read_state(path):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
     header, payload = _split(data, path)
     try:
+        check_header(header, len(payload), len(data))
         state = _state(header, payload)
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt: {e}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
+    except ValueError as e:
+        raise NbtextError(f"{path} is corrupt: {e}") from None
+    except (KeyError, TypeError, IndexError, AttributeError, UnicodeDecodeError, OverflowError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
     state.file_info["bytes"] = len(data)
     return state
@@ -211,6 +215,9 @@ def _state(header, payload):
         settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
         settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
     )
+    for name in ("class_count", "count_data", "unk_doc_count", "weighted_sums", "weighted_squares"):
+        if name in arrays and not (np.isfinite(arrays[name]).all() and (arrays[name] >= 0).all()):
+            raise ValueError(f"{name} holds a count that is negative, infinite or not a number")
     sums, squares = arrays.get("weighted_sums"), arrays.get("weighted_squares")
     if sums is not None and (
         sums.ndim != 2 or sums.shape[0] != n_classes or (squares is not None and squares.shape != sums.shape)
@@ -260,7 +267,9 @@ def _split(data, path):
         header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
         payload = memoryview(data)[start + header_length :]
         expected, crc = header["payload_bytes"], header["payload_crc32"]
-    except (ValueError, KeyError, TypeError):
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (expected, crc)):
+            raise TypeError("sizes must be whole numbers")
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise NbtextError(f"{path} is corrupt (unreadable header)") from None
     if len(payload) < expected:
         raise NbtextError(f"{path} is truncated")

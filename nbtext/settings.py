@@ -7,7 +7,7 @@ defaults are nbtext.choices'; what each event model allows is nbtext.event_model
 
 import math
 
-from nbtext.choices import FEATURES, INPUT_MODES, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
+from nbtext.choices import FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.tokenize import RowTokenizer, Tokenizer
@@ -32,8 +32,8 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
         raise NbtextError(f"--min-count must be a whole number >= 1, not {min_count!r}")
     if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
         raise NbtextError(f"--max-features must be a whole number >= 1, not {max_features!r}")
-    if not isinstance(ngrams, int) or ngrams < 1:
-        raise NbtextError(f"--ngrams must be a whole number >= 1, not {ngrams!r}")
+    if not isinstance(ngrams, int) or not 1 <= ngrams <= MAX_NGRAMS:
+        raise NbtextError(f"--ngrams must be a whole number from 1 to {MAX_NGRAMS}, not {ngrams!r}")
 
 
 def check_alpha(alpha, zero_allowed=False):

@@ -1,0 +1,137 @@
+"""The model file's header, checked whole before any array is touched.
+
+A model file is input too (people share them; a mail server loads one per message), so
+every field is checked for its type and range, the settings must be ones `nbtext train`
+could have written, and the arrays' shapes and offsets must fit the payload, all with
+Python integers (no overflow) and before anything is allocated. A file whose dense
+(classes × tokens) table would need far more memory than its size can justify is refused
+with the reason. Any problem is a ValueError with a message; modelfile names the file.
+"""
+
+import math
+
+from nbtext.choices import FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, UNKNOWN_MODES
+from nbtext.event_models import EVENT_MODELS
+
+# name: (dtype, number of dimensions); the first five are in every model file
+ARRAYS = {
+    "class_count": ("<f8", 1), "count_data": ("<f8", 1), "count_indices": ("<i4", 1), "count_indptr": ("<i8", 1),
+    "vocabulary": ("|u1", 1), "token_keys": ("<u8", 1), "token_order": ("<i4", 1), "unk_doc_count": ("<f8", 1),
+    "weighted_sums": ("<f8", 2), "weighted_squares": ("<f8", 2), "journal_hashes": ("|u1", 2),
+    "journal_labels": ("<i4", 1),
+}
+REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocabulary")
+ITEMSIZE = {"<f8": 8, "<i4": 4, "<i8": 8, "<u8": 8, "|u1": 1}
+# What a (classes × tokens) table of floats may cost for a file of a given size: legitimate
+# models stay far below (20 Newsgroups: 10 MB for a 3 MB file).
+DENSE_PER_FILE_BYTE, DENSE_FLOOR = 64, 256 << 20
+FEATURE_KEYS = ("features", "tf", "idf", "length_norm", "weight_norm")
+TEXT_TOKENIZER = {"pattern", "lowercase", "ngrams", "input", "headers"}
+
+
+def _whole(value, name, low=0, high=None):
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be a whole number in [{low}, {high if high is not None else '...'}]")
+    return value
+
+
+def _is(value, kind, name):
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ValueError(f"{name} has the wrong type")
+    return value
+
+
+def check_header(header, payload_bytes, file_bytes):
+    """Raise ValueError unless `header` is one nbtext could have written for this payload."""
+    _is(header, dict, "the header")
+    for key in ("nbtext_version", "format_version", "settings", "classes", "n_tokens", "arrays"):
+        if key not in header:
+            raise ValueError(f"the header has no {key}")
+    _is(header["nbtext_version"], str, "nbtext_version")
+    _whole(header["format_version"], "format_version", 1)
+    classes = _is(header["classes"], list, "classes")
+    if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
+        raise ValueError("classes must be distinct, non-empty names")
+    n_tokens = _whole(header["n_tokens"], "n_tokens", 0, payload_bytes)
+    arrays = _is(header["arrays"], dict, "arrays")
+    for name in REQUIRED:
+        if name not in arrays:
+            raise ValueError(f"the array {name} is missing")
+    for name, spec in arrays.items():
+        _check_array(name, spec, payload_bytes)
+    dense = len(classes) * n_tokens * 8
+    if dense > DENSE_PER_FILE_BYTE * file_bytes + DENSE_FLOOR:
+        raise ValueError(
+            f"its {len(classes):,} classes × {n_tokens:,} tokens would need {dense / 2**30:.1f} GiB of tables, "
+            f"more than a file of {file_bytes:,} bytes can justify"
+        )
+    settings = check_settings_record(header["settings"], classes)
+    if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
+        event = EVENT_MODELS[settings["event_model"]]
+        for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):
+            if name not in arrays:
+                raise ValueError(f"a model of tf-idf features without {name}")
+
+
+def _check_array(name, spec, payload_bytes):
+    if name not in ARRAYS:
+        raise ValueError(f"unknown array {name!r}")
+    _is(spec, dict, f"the spec of {name}")
+    dtype, rank = ARRAYS[name]
+    if spec.get("dtype") != dtype:
+        raise ValueError(f"{name} must be of dtype {dtype}")
+    shape = _is(spec.get("shape"), list, f"the shape of {name}")
+    if len(shape) != rank:
+        raise ValueError(f"{name} must have {rank} dimension(s)")
+    size = ITEMSIZE[dtype]
+    for n in shape:
+        size *= _whole(n, f"a dimension of {name}", 0, payload_bytes)
+    offset = _whole(spec.get("offset"), f"the offset of {name}", 0, payload_bytes)
+    if offset + size > payload_bytes:
+        raise ValueError(f"{name} runs past the end of the payload")
+
+
+def check_settings_record(settings, classes=()):
+    """Raise ValueError unless `settings` are ones `nbtext train` could have written."""
+    _is(settings, dict, "settings")
+    model = settings.get("event_model")
+    if model not in EVENT_MODELS:
+        raise ValueError(f"unknown event model {model!r}")
+    alpha = settings.get("alpha")
+    event = EVENT_MODELS[model]
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not math.isfinite(alpha) or alpha < 0 \
+            or (alpha == 0 and not event.zero_alpha):
+        raise ValueError(f"bad alpha {alpha!r}")
+    if settings.get("prior") not in PRIORS or settings.get("unknown") not in UNKNOWN_MODES:
+        raise ValueError("bad prior or unknown mode")
+    _whole(settings.get("min_count"), "min_count", 1)
+    if settings.get("max_features") is not None:
+        _whole(settings["max_features"], "max_features", 1)
+    tokenizer = _is(settings.get("tokenizer"), dict, "the tokenizer settings")
+    if (tokenizer.get("kind") == "row") != (event.default_features is None):
+        raise ValueError(f"a {model} model with the wrong kind of tokenizer")
+    if tokenizer.get("kind") == "row":
+        columns = _is(tokenizer.get("columns"), list, "the table columns")
+        if set(tokenizer) != {"kind", "columns"} or not all(isinstance(c, str) and "=" not in c for c in columns):
+            raise ValueError("bad table columns")
+        return settings
+    if set(tokenizer) != TEXT_TOKENIZER or tokenizer["lowercase"] is not True or not isinstance(
+            tokenizer["pattern"], str) or tokenizer["input"] not in INPUT_MODES:
+        raise ValueError("bad tokenizer settings")
+    _whole(tokenizer["ngrams"], "ngrams", 1, MAX_NGRAMS)
+    headers = _is(tokenizer["headers"], list, "the mail headers")
+    if not all(isinstance(h, str) for h in headers):
+        raise ValueError("bad mail headers")
+    for key in FEATURE_KEYS:
+        if key not in settings:
+            continue  # files of nbtext's first builds: the event model's defaults
+        value = settings[key]
+        allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)
+        if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:
+            raise ValueError(f"bad {key} {value!r}")
+    features = settings.get("features", event.default_features["features"])
+    if features not in event.feature_kinds:
+        raise ValueError(f"a {model} model of {features} features")
+    if features == "tfidf" and settings["unknown"] == "unk":
+        raise ValueError("tf-idf features with an UNK feature")
+    return settings

@@ -1,0 +1,145 @@
+"""A model file is input too: crafted, truncated or bit-flipped files are refused with one
+`Error:` line naming the file, before any large allocation."""
+
+import json
+import random
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbtext import modelfile
+from nbtext.errors import NbtextError
+from nbtext.model import load
+
+from conftest import run
+
+MAGIC = modelfile.MAGIC
+
+
+def parts(data):
+    """(header dict, payload bytes) of a model file."""
+    start = len(MAGIC) + 12
+    _, length = struct.unpack_from("<IQ", data, len(MAGIC))
+    return json.loads(data[start:start + length]), data[start + length:]
+
+
+def assemble(header, payload, crc=True):
+    if crc:
+        header = {**header, "payload_bytes": len(payload), "payload_crc32": zlib.crc32(payload)}
+    text = json.dumps(header, ensure_ascii=False).encode()
+    return MAGIC + struct.pack("<IQ", 1, len(text)) + text + payload
+
+
+def refused(tmp_path, data):
+    path = tmp_path / "crafted.model"
+    path.write_bytes(data)
+    with pytest.raises(NbtextError, match=str(path).replace("\\", "\\\\")):
+        load(str(path))
+    return path
+
+
+def with_key(d, dotted, value):
+    """A deep copy of d with the dotted key set (or deleted when value is ...)."""
+    d = json.loads(json.dumps(d))
+    *parents, last = dotted.split(".")
+    node = d
+    for key in parents:
+        node = node[key]
+    if value is ...:
+        del node[last]
+    else:
+        node[last] = value
+    return d
+
+
+CRAFTED = [
+    ("n_tokens", None), ("n_tokens", "12"), ("n_tokens", 12.0), ("n_tokens", 10**20), ("n_tokens", -1),
+    ("classes", []), ("classes", ["ham", "ham"]), ("classes", [1, 2]), ("classes", None),
+    ("settings.alpha", None), ("settings.alpha", "0.1"), ("settings.alpha", -1), ("settings.alpha", 0),
+    ("settings.min_count", 0), ("settings.min_count", 2.5), ("settings.max_features", "all"),
+    ("settings.prior", "psychic"), ("settings.event_model", "neural"), ("settings.tokenizer.ngrams", 10**6),
+    ("settings.tokenizer.ngrams", True), ("settings.tokenizer.input", "pdf"), ("settings.tokenizer", ...),
+    ("settings.features", "tfidf"), ("settings.tf", "sqrt"), ("settings.idf", "yes"),
+    ("settings", ...), ("settings", []), ("arrays.class_count", ...), ("arrays.class_count.shape", [10**18]),
+    ("arrays.class_count.shape", [2, 1]), ("arrays.class_count.dtype", "|O"), ("arrays.class_count.offset", -8),
+    ("arrays.class_count.offset", 10**12), ("arrays.count_data.shape", [3]), ("arrays.count_indptr.shape", [2]),
+    ("arrays.pickle", {"dtype": "|O", "shape": [1], "offset": 0}), ("arrays", None),
+    ("format_version", "1"), ("nbtext_version", 1), ("payload_bytes", None), ("payload_crc32", "x"),
+]
+
+
+@pytest.mark.parametrize("key, value", CRAFTED, ids=[f"{k}={v!r}"[:40] for k, v in CRAFTED])
+def test_a_crafted_header_is_refused(tmp_path, demo_model, key, value):
+    header, payload = parts(Path(demo_model).read_bytes())
+    crc = not key.startswith("payload")
+    refused(tmp_path, assemble(with_key(header, key, value), payload, crc))
+
+
+def test_json_nested_a_thousand_deep_is_refused(tmp_path, demo_model):
+    header, payload = parts(Path(demo_model).read_bytes())
+    text = json.dumps(header)[:-1] + ', "x": ' + "[" * 1000 + "]" * 1000 + "}"
+    data = MAGIC + struct.pack("<IQ", 1, len(text)) + text.encode() + payload
+    refused(tmp_path, data)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+@pytest.mark.parametrize("array", ["class_count", "count_data"])
+def test_counts_that_are_not_finite_and_non_negative_are_refused(tmp_path, demo_model, bad, array):
+    header, payload = parts(Path(demo_model).read_bytes())
+    payload = bytearray(payload)
+    offset = header["arrays"][array]["offset"]
+    payload[offset:offset + 8] = struct.pack("<d", bad)
+    refused(tmp_path, assemble(header, bytes(payload)))
+
+
+def test_a_small_file_claiming_a_huge_table_is_refused_before_allocating(tmp_path):
+    """4,000 classes × 200,000 tokens in a few MB: predict would build a dense 6 GB table."""
+    classes = [f"c{i}" for i in range(4000)]
+    tokens = [f"t{j}" for j in range(200_000)]
+    import nbtext
+    from nbtext.counts import ClassCounts
+    from nbtext.model import NaiveBayes
+    from nbtext.vocabulary import Vocabulary
+
+    small = nbtext.train(["a b", "c d"], ["x", "y"], min_count=1)
+    counts = ClassCounts(csr=(np.ones(4000), np.arange(4000, dtype=np.int32), np.arange(4001)), shape=(4000, 200_000))
+    huge = NaiveBayes(small.settings, classes, np.ones(4000), counts, Vocabulary(tokens, np.arange(200_000), True))
+    huge.save(tmp_path / "huge.model")
+    size = (tmp_path / "huge.model").stat().st_size
+    assert size < 10_000_000
+    code = f"import nbtext; nbtext.load({str(tmp_path / 'huge.model')!r})"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "would need" in result.stderr and "GiB" in result.stderr
+    # the same through the command line: one line, exit 1
+    cli = run("predict", "-m", tmp_path / "huge.model", input="a b")
+    assert cli.exit_code == 1 and cli.stderr.startswith("Error: ") and cli.stderr.count("\n") == 1
+
+
+def test_truncation_anywhere_is_refused(tmp_path, demo_model):
+    data = Path(demo_model).read_bytes()
+    for end in range(0, len(data), max(1, len(data) // 400)):
+        refused(tmp_path, data[:end])
+
+
+def test_random_bit_flips_are_refused_or_harmless(tmp_path, demo_model):
+    """A flipped bit in the payload fails the checksum; one in the header gives a refusal
+    or a header that is still valid: never a traceback."""
+    data = Path(demo_model).read_bytes()
+    rng = random.Random(7)
+    path = tmp_path / "flipped.model"
+    for _ in range(300):
+        flipped = bytearray(data)
+        i = rng.randrange(len(data))
+        flipped[i] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(flipped))
+        try:
+            model = load(str(path))
+        except NbtextError as e:
+            assert str(path) in str(e)
+        else:
+            model.predict_proba(["free prize lunch"])  # a still-valid header: usable
