@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test bench accuracy corpora mutants clean
+.PHONY: help install demo test bench accuracy corpora mutants fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -45,6 +45,14 @@ mutants: install  ## mutation testing of the scoring core (mutmut; the fast test
 	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
 	SHARED=/nonexistent $(BIN)/mutmut run --max-children 2 || true
 	$(BIN)/mutmut results
+
+FUZZ_SECONDS ?= 300
+fuzz: install  ## coverage-guided fuzzing (atheris) of the mail, table and model readers, FUZZ_SECONDS each
+	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
+	@mkdir -p build/fuzz
+	for target in mail table model; do \
+	  $(BIN)/python fuzz/fuzz.py $$target -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$target- || exit 1; \
+	done
 
 corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
 

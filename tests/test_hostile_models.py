@@ -143,3 +143,31 @@ def test_random_bit_flips_are_refused_or_harmless(tmp_path, demo_model):
             assert str(path) in str(e)
         else:
             model.predict_proba(["free prize lunch"])  # a still-valid header: usable
+
+
+# --- fuzzing with a fixed budget (`make fuzz` runs atheris for longer) -----------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_any_bytes_after_the_magic_are_refused_or_loaded(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("fuzz") / "m.model"
+    path.write_bytes(MAGIC + data)
+    with pytest.raises(NbtextError):
+        load(str(path))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(['"', ",", "\t", "\n", "\r", "spam", "ham", "text", "\0", "é"]), max_size=40),
+       st.sampled_from(["t.csv", "t.tsv"]))
+def test_any_table_is_read_or_refused_in_one_line(tmp_path_factory, pieces, name):
+    from nbtext.sources import table_documents
+
+    path = tmp_path_factory.mktemp("fuzz") / name
+    path.write_text("".join(pieces), encoding="utf-8")
+    try:
+        for doc in table_documents(str(path), "1", "2"):
+            assert isinstance(doc.data, str)
+    except NbtextError as e:
+        assert "\n" not in str(e)
