@@ -84,6 +84,10 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
             fields = verdict_fields(*model.decide(probabilities, unsure_below))
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
+        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:
+            # A fault of nbtext's, not of the message: the message still goes on (tagged
+            # `error`), since a filter in the delivery path must never lose one.
+            print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
     try:
         sys.stdout.buffer.write(with_headers(message, fields, is_mail))
         sys.stdout.buffer.flush()

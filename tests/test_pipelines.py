@@ -185,3 +185,17 @@ def test_filter_keeps_a_long_or_unusual_header_block_a_header_block(demo_model, 
     header, body = out.split(b"\n\n", 1)
     assert body == b"claim your free prize now\n"
     assert header.endswith(b"X-Nbtext-Class: spam\nX-Nbtext-Probability: " + header.rsplit(b": ", 1)[1])
+
+
+def test_filter_passes_the_message_on_even_when_classifying_fails(demo_model, monkeypatch):
+    """A fault inside classification still writes the message out, tagged error."""
+    from nbtext.model import NaiveBayes
+
+    def broken(self, documents):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(NaiveBayes, "predict_proba", broken)
+    message = b"Subject: hi\n\nfree prize\n"
+    result = run("filter", "-m", demo_model, input=message)
+    assert result.exit_code == 0 and result.stdout_bytes == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
+    assert "cannot classify the message (ValueError: a bug)" in result.stderr
