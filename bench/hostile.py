@@ -24,7 +24,8 @@ def peak_mib(model, data, folder):
     path.write_bytes(data)
     process = subprocess.Popen([NBTEXT, "predict", "-m", model, str(path)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(process.pid, 0)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss / 1024
 
 

@@ -70,6 +70,21 @@ def test_an_unwritable_place_is_one_line_and_leaves_no_temporary_file(tmp_path):
     assert model.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["m"]
 
 
+def test_an_immutable_model_is_one_line_and_kept(tmp_path):
+    model = tmp_path / "m"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    before = model.read_bytes()
+    if subprocess.run(["chattr", "+i", str(model)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        result = run("train", "--update", "-m", model, "spam=" + str(DEMO / "test" / "spam"))
+    finally:
+        subprocess.run(["chattr", "-i", str(model)])
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: cannot write {model}: ")
+    assert result.stderr.count("\n") == 1 and model.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]
+
+
 def test_a_failed_write_is_one_line_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     """The disk fills up while the model is written: one line, the old model, no leftovers."""
     model = tmp_path / "m"

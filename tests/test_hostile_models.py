@@ -120,10 +120,31 @@ def test_a_small_file_claiming_a_huge_table_is_refused_before_allocating(tmp_pat
     assert cli.exit_code == 1 and cli.stderr.startswith("Error: ") and cli.stderr.count("\n") == 1
 
 
-def test_truncation_anywhere_is_refused(tmp_path, demo_model):
-    data = Path(demo_model).read_bytes()
-    for end in range(0, len(data), max(1, len(data) // 400)):
+def test_truncation_at_every_point_is_refused(tmp_path):
+    import nbtext
+
+    nbtext.train(["cheap pills", "lunch notes", "free prize"], ["spam", "ham", "spam"], min_count=1).save(
+        tmp_path / "small.model")
+    data = (tmp_path / "small.model").read_bytes()
+    for end in range(len(data)):
         refused(tmp_path, data[:end])
+
+
+def test_a_hostile_small_file_is_refused_before_allocating(tmp_path, demo_model):
+    """1 KB that claims a billion tokens: refused at the size of a normal start-up."""
+    import os
+
+    header, payload = parts(Path(demo_model).read_bytes())
+    header = with_key(with_key(header, "n_tokens", 10**9), "arrays.count_data.shape", [10**9])
+    path = refused(tmp_path, assemble(header, payload[:1024]))
+    peaks = []
+    for model in (demo_model, path):
+        process = subprocess.Popen([sys.executable, "-c", f"import nbtext\ntry: nbtext.load({str(model)!r})\n"
+                                    "except nbtext.NbtextError: pass"])
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
+        peaks.append(usage.ru_maxrss)
+    assert peaks[1] <= peaks[0] * 1.1
 
 
 def test_random_bit_flips_are_refused_or_harmless(tmp_path, demo_model):
