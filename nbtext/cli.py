@@ -97,7 +97,7 @@ def typed_options(names):
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
-@click.version_option(__version__, "--version", prog_name="nbtext")
+@click.version_option(__version__, "-V", "--version", prog_name="nbtext")
 def cli():
     """nbtext: a Naive Bayes text classifier for the shell.
 
@@ -177,7 +177,10 @@ def train(output, update, model_path, jobs, **params):
               help="tsv: name, label, probability; json: one object per line.")
 @click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns.")
 @click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N).")
-@click.option("-0", "--null", "separator", flag_value=b"\0", help="NUL-separated documents.")
+@click.option("-0", "--null", "separator", flag_value=b"\0",
+              help="NUL-separated documents (with --files-from: NUL-separated paths).")
+@click.option("--files-from", default=None, metavar="FILE",
+              help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do.")
 @table_option
 @unsure_option
 @max_bytes_option
@@ -188,7 +191,7 @@ def train(output, update, model_path, jobs, **params):
               help="Add the N tokens that pushed the winner over the runner-up most, "
                    "with their contribution in log-odds.")
 @jobs_option
-def predict(paths, model_path, alpha, output_format, proba, separator, table, text_col, header,
+def predict(paths, model_path, alpha, output_format, proba, separator, files_from, table, text_col, header,
             unsure_below, is_label, verbose, explain, jobs):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
@@ -206,15 +209,22 @@ def predict(paths, model_path, alpha, output_format, proba, separator, table, te
       cat message.txt | nbtext predict
       nbtext predict -m mail.model ~/Maildir inbox.mbox note.txt
       nbtext predict --lines < tweets.txt | cut -f2 | sort | uniq -c
+      find ~/Mail -name '*.eml' -print0 | nbtext predict -0 --files-from -
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
     if is_label is not None:
         return is_label_status(model_path, is_label, alpha, unsure_below, verbose)
-    from nbtext.sources import predict_input
+    from nbtext.sources import listed_paths, predict_input
 
     labels_only = not (proba or explain or output_format != "tsv")
     with user_errors():
         model = load_model(model_path, alpha)
+        if files_from is not None:
+            if paths or table is not None:
+                raise NbtextError("give PATH..., --table FILE or --files-from FILE (one of them)")
+            paths, separator = tuple(listed_paths(files_from, separator or b"\n")), None
+            if not paths:
+                return 0
         if table is None and paths in ((), ("-",)) and separator is None and labels_only:
             click.echo(classify(model, stdin_document(), unsure_below))
             return 0

@@ -378,6 +378,20 @@ def predict_input(paths=(), separator=None, table=None, text_col="2", header=Non
     return table_documents(table, None, text_col, header)
 
 
+def listed_paths(path, separator=b"\n"):
+    """The paths listed in a file (`-`: stdin), one a line or NUL-separated (`--files-from`,
+    as tar and rsync read it): `find ... -print0 | nbtext predict -0 --files-from -`."""
+    check_path(path)
+    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    try:
+        for record in stream_records(stream, separator, pause=False):
+            if record:
+                yield os.fsdecode(record)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
 def path_documents(paths, separator=None):
     """The documents of every PATH in turn; all of them are checked before the first is read."""
     for path in paths:
@@ -394,6 +408,7 @@ def class_sources(specs):
             label, path = spec.split("=", 1)
             if not label:
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
+            path = os.path.expanduser(path)  # the shell leaves ~ after = alone (dash, zsh)
         else:
             path = spec
             label = os.path.basename(os.path.normpath(os.path.abspath(path)))
@@ -407,7 +422,17 @@ def class_sources(specs):
 def labelled_documents(specs):
     """Documents of every CLASS_DIR, labelled. A class with no documents is an error,
     found before any document is read."""
-    sources = class_sources(specs)
+    sources, seen = [], {}
+    for label, path in class_sources(specs):
+        real = os.path.realpath(path)
+        if real in seen:  # the same folder or file twice: its documents count once
+            import warnings
+
+            warnings.warn(f"{path} is given twice (as {seen[real]!r} and {label!r}): read once, as {seen[real]!r}",
+                          stacklevel=2)
+            continue
+        seen[real] = label
+        sources.append((label, path))
     for label, path in sources:
         if os.path.isdir(path) and not has_files(path):
             raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")

@@ -196,3 +196,30 @@ def test_jobs_give_the_same_output(mail_model, tmp_path):
     two = run("predict", "-m", mail_model, "-j", "2", tmp_path / "inbox")
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout and len(one.stdout.splitlines()) == 120
+
+
+def test_files_from_a_list_lines_or_nul_separated(demo_model, tmp_path):
+    from conftest import ROOT
+
+    files = sorted(str(p) for p in (ROOT / "corpora" / "mail" / "test" / "spam").iterdir())[:3]
+    direct = run("predict", "-m", demo_model, *files).stdout
+    listing = tmp_path / "list"
+    listing.write_text("\n".join(files) + "\n")
+    assert run("predict", "-m", demo_model, "--files-from", listing).stdout == direct
+    assert run("predict", "-m", demo_model, "-0", "--files-from", "-", input="\0".join(files)).stdout == direct
+    assert run("predict", "-m", demo_model, "--files-from", "-", input="").stdout == ""
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
+def test_label_paths_expand_the_home_folder_and_a_path_twice_counts_once(tmp_path):
+    home = tmp_path / "home"
+    for label in ("spam", "ham"):
+        (home / label).mkdir(parents=True)
+        (home / label / "1.txt").write_text(f"{label} words")
+    result = run("train", "--min-count", "1", "-o", tmp_path / "m", "junk=~/spam", "ham=~/ham", "more=~/ham",
+                 env={"HOME": str(home)})
+    assert result.exit_code == 0, result.stderr
+    assert "is given twice (as 'ham' and 'more'): read once, as 'ham'" in result.stderr
+    model = nbtext.load(tmp_path / "m")
+    assert model.classes == ["ham", "junk"] and model.class_count.tolist() == [1, 1]
+    assert run("-V").stdout == run("--version").stdout != ""
