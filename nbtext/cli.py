@@ -10,15 +10,15 @@ so one message through `nbtext predict` starts fast.
 
 import json
 import os
-import sys
 import time
 
 import click
 
 from nbtext import choices
-from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress
+from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress, write_batches
 from nbtext.errors import NbtextError
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.sources import limit_bytes
 from nbtext.version import __version__
 
 
@@ -52,16 +52,9 @@ alpha_override = click.option("--alpha", type=float, default=None,
                               help="Re-smooth with this λ instead of the model's (no retraining needed).")
 jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1,
                            help="Worker processes for reading, parsing and tokenizing.")
-def set_max_bytes(ctx, param, value):
-    from nbtext.sources import limit_bytes
-
-    limit_bytes(value)
-    return value
-
-
 max_bytes_option = click.option(
     "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
-    callback=set_max_bytes, is_eager=True,
+    callback=lambda ctx, param, value: limit_bytes(value), is_eager=True,
     help="Read at most the first N bytes of each document (said once on stderr); filter passes "
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
@@ -141,7 +134,7 @@ def train(output, update, model_path, jobs, **params):
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
     """
     from nbtext.formats import train_summary
-    from nbtext.modelfile import check_writable
+    from nbtext.modelfile import check_writable, locked
     from nbtext.parallel import default_jobs
     from nbtext.settings import table_rows_model
     from nbtext.sources import in_batches, labelled_input, table_columns
@@ -160,10 +153,12 @@ def train(output, update, model_path, jobs, **params):
             typed = typed_options(TRAIN_SETTINGS)
             if typed:
                 raise NbtextError(f"--update keeps the model's own settings; drop {typed[0]}")
-            model, stats = update_model(load_model(model_path), batches, skipped)
+            with locked(model_path):  # read, change and write: one learner at a time
+                model, stats = update_model(load_model(model_path), batches, skipped)
+                model.save(output)
         else:
             model = train_corpus(batches, on_error=skipped, jobs=jobs or default_jobs(), **settings)
-        model.save(output)
+            model.save(output)
     click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))
 
@@ -213,22 +208,17 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
     if is_label is not None:
-        return is_label_status(model_path, is_label, alpha, unsure_below, verbose)
-    from nbtext.sources import listed_paths, predict_input
+        return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths)
+    from nbtext.sources import predict_input
 
     labels_only = not (proba or explain or output_format != "tsv")
     with user_errors():
         model = load_model(model_path, alpha)
-        if files_from is not None:
-            if paths or table is not None:
-                raise NbtextError("give PATH..., --table FILE or --files-from FILE (one of them)")
-            paths, separator = tuple(listed_paths(files_from, separator or b"\n")), None
-            if not paths:
-                return 0
-        if table is None and paths in ((), ("-",)) and separator is None and labels_only:
+        if table is None and files_from is None and paths in ((), ("-",)) and separator is None and labels_only:
             click.echo(classify(model, stdin_document(), unsure_below))
             return 0
-        docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"))
+        docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
+                             files_from)
         if table is not None and labels_only:
             output_format, jobs = "labels", 1  # one label per row, in the table's order
         skipped = Skipped()
@@ -239,20 +229,12 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
 
 def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped, explain=0):
     """Stream the lines of nbtext.formats.prediction_lines, batch by batch, in input order."""
-    import numpy as np
-
-    from nbtext.formats import prediction_lines, proba_header
+    from nbtext.formats import prediction_line_batches, proba_header
     from nbtext.parallel import scored_batches
 
-    if proba and output_format == "tsv":
-        sys.stdout.write(proba_header(model.classes, explain) + "\n")
-    done = 0
-    for kept, log_proba, explanations in scored_batches(model, docs, jobs, skipped, explain):
-        lines = prediction_lines(model, kept, np.exp(log_proba), explanations, output_format, proba, unsure_below)
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
-        done += len(kept)
-    return done
+    header = [proba_header(model.classes, explain)] if proba and output_format == "tsv" else []
+    scored = scored_batches(model, docs, jobs, skipped, explain)
+    return write_batches(header, prediction_line_batches(model, scored, output_format, proba, unsure_below))
 
 
 # --- eval ----------------------------------------------------------------------------
@@ -323,6 +305,37 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     return skipped.summary(done)
 
 
+# --- forget --------------------------------------------------------------------------
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@model_option
+@max_bytes_option
+def forget(model_path, paths):
+    """Unlearn documents: take the counts of each document the model's journal knows (by
+    content) out of the class it was learned under. A document the journal does not know
+    is named on stderr and left alone. Learning, forgetting and learning again gives back
+    the same model file.
+
+    \b
+      nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S
+      nbtext forget -m mail.model wrongly-learned.mbox
+    """
+    from nbtext.formats import forget_summary
+    from nbtext.modelfile import locked
+    from nbtext.sources import in_batches, path_documents
+    from nbtext.training import DEFAULT_BATCH, forget as forget_documents
+
+    skipped, started = Skipped(), time.perf_counter()
+
+    with user_errors(), locked(model_path):
+        model, stats = forget_documents(
+            load_model(model_path), lambda: in_batches(path_documents(paths), DEFAULT_BATCH), skipped,
+            lambda doc: click.echo(f"nbtext: not learned, left alone: {doc.name}", err=True))
+        model.save(model_path)
+    click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
+    return skipped.summary(stats["forgotten"] + stats["unknown"])
+
+
 # --- info ----------------------------------------------------------------------------
 @cli.command()
 @model_option
@@ -361,13 +374,17 @@ def info(model_path, top, output_format):
 @alpha_override
 @unsure_option
 @max_bytes_option
-def filter_message(model_path, alpha, unsure_below):
+@click.option("--explain", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Add X-Nbtext-Evidence: the N tokens that decided, with their log-odds.")
+def filter_message(model_path, alpha, unsure_below, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
     X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block, with
     the message's own line endings; every other byte passes through unchanged. A
     message that cannot be parsed gets X-Nbtext-Class: error; if the model cannot be
-    loaded the message still passes through (with that header) and the exit status is 1.
+    loaded the message still passes through (with that header) and the exit status is 1;
+    75 if it cannot be written out (the delivery agent retries). Earlier X-Nbtext-* lines
+    are replaced.
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged
@@ -375,7 +392,7 @@ def filter_message(model_path, alpha, unsure_below):
       # procmail:  :0 fw
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """
-    return filter_stdin(model_path, alpha, unsure_below)
+    return filter_stdin(model_path, alpha, unsure_below, explain)
 
 
 def main():

@@ -32,7 +32,8 @@ class OneLineErrors(click.Group):
         try:
             status = super().main(argv, "nbtext", standalone_mode=False, **extra)
         except click.UsageError as e:
-            if "--is" in argv:
+            if "--is" in argv:  # bogofilter's convention: 3 for any error, said in one line
+                click.echo(f"Error: {e.format_message()}", err=True)
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
             click.echo(f"Error: {e.format_message()}{hint}", err=True)
@@ -102,3 +103,16 @@ def with_progress(docs, label):
                 yield doc
 
     return counted()
+
+
+def write_batches(first_lines, line_batches):
+    """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
+    pipeline sees every batch at once); returns the count summed."""
+    if first_lines:
+        sys.stdout.write("\n".join(first_lines) + "\n")
+    done = 0
+    for count, lines in line_batches:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+        done += count
+    return done

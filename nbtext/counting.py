@@ -106,7 +106,9 @@ class CountTable:
         """(classes, tokens, class_count, token_counts), classes and tokens sorted."""
         classes = sorted(self.labels)
         row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
-        tokens = sorted(self.token_columns)
+        # a token whose every count went back to 0 (its documents forgotten) is as unseen
+        totals = np.abs(self.token_counts).sum(axis=0) if len(self.labels) else np.zeros(len(self.token_columns))
+        tokens = sorted(t for t, j in self.token_columns.items() if totals[j] > 0)
         col_order = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         token_counts = self.token_counts
         if len(classes) and len(tokens):

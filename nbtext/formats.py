@@ -28,6 +28,21 @@ def proba_header(classes, explain):
     return "#path\tlabel\tprobability\t" + "\t".join(classes) + ("\texplanation" if explain else "")
 
 
+def prediction_line_batches(model, scored, output_format, proba=False, unsure_below=None):
+    """(documents, lines) per batch of nbtext.parallel.scored_batches' output."""
+    import numpy as np
+
+    for kept, log_proba, explanations in scored:
+        yield len(kept), prediction_lines(model, kept, np.exp(log_proba), explanations, output_format, proba,
+                                          unsure_below)
+
+
+def forget_summary(model, stats, seconds, output):
+    """The line `forget` writes to stderr."""
+    return (f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
+            f"{int(model.class_count.sum()):,} documents remain; {seconds:.2f} s -> {output}")
+
+
 def prediction_lines(model, kept, probabilities, explanations, output_format, proba=False, unsure_below=None):
     """One line per document: `labels` (the label alone), `tsv` (name, label, probability,
     with `proba` every class's, with explanations the top features) or `json`."""

@@ -6,6 +6,7 @@ message's own line endings, and everything else is passed through byte for byte.
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
+EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the tokens that decided
 
 
 def header_end(message):
@@ -37,13 +38,36 @@ def with_headers(message, fields, is_mail=True):
     if not is_mail:
         return lines + newline + message
     at = header_end(message)
-    before = message[:at]
+    before = without_verdicts(message[:at])
     if before and not before.endswith(b"\n"):  # a last header line with no line ending
         before += newline
     return before + lines + message[at:]
 
 
-def verdict_fields(label, probability):
+def without_verdicts(head):
+    """A header block without earlier X-Nbtext-* lines (and their continuations): a
+    message filtered twice carries one verdict, the last."""
+    if b"x-nbtext-" not in head.lower():
+        return head
+    kept, dropping = [], False
+    for line in head.splitlines(keepends=True):
+        if line[:1] in (b" ", b"\t"):  # a continuation belongs to the line before
+            if not dropping:
+                kept.append(line)
+            continue
+        dropping = line[:9].lower() == b"x-nbtext-"
+        if not dropping:
+            kept.append(line)
+    return b"".join(kept)
+
+
+def verdict_fields(label, probability, evidence=()):
+    """The header fields of a verdict; `evidence` [(token, log-odds)] adds X-Nbtext-Evidence."""
     if label == "error":
         return [(CLASS_HEADER, "error")]
-    return [(CLASS_HEADER, label), (PROBABILITY_HEADER, f"{probability:.4f}")]
+    fields = [(CLASS_HEADER, label), (PROBABILITY_HEADER, f"{probability:.4f}")]
+    if evidence:
+        # header text is ASCII: a token that is not becomes its escapes
+        text = "; ".join(f"{token}:{value:+.2f}" for token, value in evidence)
+        fields.append((EVIDENCE_HEADER, text.encode("ascii", "backslashreplace").decode("ascii")))
+    return fields

@@ -131,11 +131,21 @@ def check_writable(path):
 
 
 def write_atomically(path, chunks):
-    """Write bytes so that `path` is either the old file or the complete new one, never half."""
+    """Write bytes so that `path` is either the old file or the complete new one, never half.
+
+    A temporary file in the same folder, then rename. A path that is a symbolic link is
+    written through to the file it points to (the link stays a link); an existing file keeps
+    its mode and, where the writer may set it, its owner; a new file gets the mode the umask
+    gives."""
     import tempfile
 
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    folder = os.path.dirname(os.path.abspath(target))
+    try:
+        existing = os.stat(target)
+    except OSError:
+        existing = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
     except OSError as e:
@@ -146,10 +156,18 @@ def write_atomically(path, chunks):
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
-        os.replace(tmp, path)
+        if existing is not None:
+            os.chmod(tmp, existing.st_mode & 0o7777)
+            if (existing.st_uid, existing.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, existing.st_uid, existing.st_gid)
+                except PermissionError:
+                    pass  # only root may give a file away: it is then the writer's
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
+        os.replace(tmp, target)
     except BaseException as e:
         try:
             os.unlink(tmp)
@@ -158,6 +176,33 @@ def write_atomically(path, chunks):
         if isinstance(e, OSError):  # a full disk, a read-only or special file system, permissions
             raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
         raise
+
+
+class locked:
+    """An exclusive lock on a model while it is read, changed and written (`train
+    --update`, `forget`): `with locked(path): ...`. The lock is a file beside the model,
+    PATH.lock, held with flock; two learners take turns, and readers (predict, filter)
+    never wait, since a model is only ever replaced whole by rename."""
+
+    def __init__(self, path):
+        real = os.path.realpath(os.fspath(path))
+        self.lock_path = real + ".lock"
+
+    def __enter__(self):
+        import fcntl
+
+        try:
+            self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as e:
+            raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
 
 
 def read_state(path):

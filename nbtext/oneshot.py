@@ -23,7 +23,8 @@ def load_model(path, alpha=None):
     from nbtext.model import load
 
     if not os.path.exists(path):
-        raise NbtextError(f"model {path} does not exist (train one with 'nbtext train', or pass -m FILE)")
+        origin = " (from $NBTEXT_MODEL)" if os.environ.get("NBTEXT_MODEL") == path else ""
+        raise NbtextError(f"model {path}{origin} does not exist (train one with 'nbtext train', or pass -m FILE)")
     model = load(path)
     return model if alpha is None else model.with_alpha(alpha)
 
@@ -40,33 +41,49 @@ def classify(model, document, unsure_below=None):
     return model.decide(model.predict_proba([document])[0], unsure_below)[0]
 
 
-def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False):
-    """bogofilter's convention for stdin: 0 if it is `is_label`, 1 if not, 2 if unsure,
-    3 on any error; prints nothing unless `verbose` (then the label, or the error)."""
+def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=()):
+    """bogofilter's convention for one message (stdin, or the one file in `paths`): 0 if it
+    is `is_label`, 1 if not, 2 if unsure, 3 on any error. An error is always one line on
+    stderr (a delivery log shows it); the label is printed only if `verbose`."""
+    if len(paths) > 1:
+        print("Error: --is classifies one message: give one FILE, or none for stdin", file=sys.stderr)
+        return 3
+    path = paths[0] if paths else None
     try:
         model = load_model(model_path, alpha)
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
-        label, p = model.decide(model.predict_proba([stdin_document()])[0], unsure_below)
+        if path is None or path == "-":
+            document = stdin_document()
+        else:
+            from nbtext.sources import file_documents
+
+            document = next(file_documents(path))
+            if document.error is not None:
+                raise NbtextError(f"cannot read {path} ({document.error})")
+            document = document.data
+        label, p = model.decide(model.predict_proba([document])[0], unsure_below)
     except NbtextError as e:
-        if verbose:
-            print(f"Error: {e}", file=sys.stderr)
+        print(f"Error: {e}", file=sys.stderr)
         return 3
     if verbose:
         print(f"{label}\t{p:.4f}", flush=True)
     return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
-def filter_stdin(model_path, alpha=None, unsure_below=None):
+def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
-    Returns the exit status: 1 when the model cannot be loaded (the message still passes
-    through, marked `error`), TEMPFAIL (75) when the message cannot be written out, else
-    0. Problems go to stderr.
+    Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
+    tokens that decided. Returns the exit status: 1 when the model cannot be loaded (the
+    message still passes through, marked `error`), TEMPFAIL (75) when the message cannot be
+    written out, else 0. Problems go to stderr.
     """
     from nbtext.mail import has_header_block, looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
-    from nbtext.sources import cut
+    import numpy as np
+
+    from nbtext.sources import Document, cut
 
     message = sys.stdin.buffer.read()
     is_mail = looks_like_mail(message) or has_header_block(message)
@@ -80,8 +97,10 @@ def filter_stdin(model_path, alpha=None, unsure_below=None):
         try:
             if not is_mail:
                 raise NbtextError("not a mail message (no header block)")
-            probabilities = model.predict_proba([cut(message, "the message")])[0]
-            fields = verdict_fields(*model.decide(probabilities, unsure_below))
+            kept, log_proba, explanations = model.score([Document("-", cut(message, "the message"))],
+                                                         explain=explain)
+            probabilities = np.exp(log_proba[0])
+            fields = verdict_fields(*model.decide(probabilities, unsure_below), explanations[0] if explain else ())
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
         except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:

@@ -366,9 +366,15 @@ def _require_labels(docs):
         yield doc
 
 
-def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None):
-    """The documents `predict` classifies: those of PATH... (stdin if none), or the rows of
-    --table (their --text-col column, or with `columns`, a table model's columns by name)."""
+def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None,
+                  files_from=None):
+    """The documents `predict` classifies: those of PATH... (stdin if none), or the files
+    listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
+    rows of --table (their --text-col column, or with `columns`, a table model's columns)."""
+    if files_from is not None:
+        if paths or table is not None:
+            raise NbtextError("give PATH..., --table FILE or --files-from FILE (one of them)")
+        return path_documents(tuple(listed_paths(files_from, separator or b"\n")))
     if table is None:
         return path_documents(paths or ("-",), separator)
     if paths:

@@ -149,6 +149,47 @@ def _documents_with_unk(vocabulary, classes, token_batches):
     return unk_doc_count
 
 
+def _learnable(model, verb):
+    if is_tfidf(model.settings):
+        raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
+    if model.binary and model.has_unk:
+        raise NbtextError(
+            f"cannot {verb} a Bernoulli or binary-feature model with an UNK feature (which past "
+            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
+        )
+    return CountTable.from_counts(
+        counts_presence(model.settings), model.classes, model.vocabulary.tokens, model.class_count,
+        model.token_counts.dense,
+    )
+
+
+def forget(model, batches, on_error=None, on_unknown=None):
+    """`model` without the documents of `batches()` that its journal knows: each one's counts
+    leave the class the journal holds it under (whatever label the batch gives it). A
+    document the journal does not know goes to `on_unknown(document)` and is left alone.
+    Learning, forgetting and learning again gives back the same model.
+    Returns (new model, {"forgotten": n, "unknown": n})."""
+    table = _learnable(model, "forget documents of")
+    journal = dict(model.journal)
+    stats = {"forgotten": 0, "unknown": 0}
+    for batch in batches():
+        kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        remove_tokens, remove_labels = [], []
+        for doc, tokens in zip(kept, token_lists):
+            label = journal.pop(document_key(doc.data), None)
+            if label is None:
+                stats["unknown"] += 1
+                if on_unknown is not None:
+                    on_unknown(doc)
+                continue
+            remove_tokens.append(tokens)
+            remove_labels.append(label)
+            stats["forgotten"] += 1
+        if remove_tokens:
+            table.add(remove_tokens, remove_labels, weight=-1.0)
+    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
+
+
 def update(model, batches, on_error=None):
     """`model` plus the documents of `batches()`: equal to training on all of them at once.
 
@@ -157,17 +198,7 @@ def update(model, batches, on_error=None):
     label is moved: its counts leave the old class and join the new one.
     Returns (new model, {"added": n, "moved": n, "duplicates": n}).
     """
-    if is_tfidf(model.settings):
-        raise NbtextError("cannot --update a model of tf-idf features (every idf changes); retrain it")
-    if model.binary and model.has_unk:
-        raise NbtextError(
-            "cannot --update a Bernoulli or binary-feature model with an UNK feature (which past "
-            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
-        )
-    table = CountTable.from_counts(
-        counts_presence(model.settings), model.classes, model.vocabulary.tokens, model.class_count,
-        model.token_counts.dense,
-    )
+    table = _learnable(model, "--update")
     journal = dict(model.journal)
     stats = {"added": 0, "moved": 0, "duplicates": 0}
     for batch in batches():

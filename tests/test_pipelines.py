@@ -23,12 +23,30 @@ def test_is_exit_statuses(demo_model, tmp_path):
     assert run("predict", "-m", demo_model, "--is", "spam", input=hammy).exit_code == 1
     unsure = run("predict", "-m", demo_model, "--is", "spam", "--unsure-below", "0.999999999", input=spammy)
     assert unsure.exit_code == 2
-    for model, label in ((tmp_path / "missing", "spam"), (demo_model, "nosuchclass")):
+    # errors: status 3 and always one line on stderr (a delivery log shows it), never stdout
+    for model, label, said in ((tmp_path / "missing", "spam", "does not exist"),
+                               (demo_model, "nosuchclass", "is not a class of the model (ham, spam)")):
         result = run("predict", "-m", model, "--is", label, input=spammy)
-        assert result.exit_code == 3 and result.stdout == "" and result.stderr == ""
-    assert run("predict", "-m", demo_model, "--is", "spam", "--bogus-option", input=spammy).exit_code == 3
+        assert result.exit_code == 3 and result.stdout == "" and result.stderr.count("\n") == 1
+        assert result.stderr.startswith("Error: ") and said in result.stderr
+    bogus = run("predict", "-m", demo_model, "--is", "spam", "--bogus-option", input=spammy)
+    assert bogus.exit_code == 3 and bogus.stderr.startswith("Error: No such option")
     verbose = run("predict", "-m", demo_model, "--is", "spam", "-v", input=spammy)
     assert verbose.exit_code == 0 and verbose.stdout.startswith("spam\t")
+    # a file argument is the message (not stdin); more than one is refused
+    message = tmp_path / "msg"
+    message.write_text(spammy)
+    assert run("predict", "-m", demo_model, "--is", "spam", message, input=hammy).exit_code == 0
+    two = run("predict", "-m", demo_model, "--is", "spam", message, message)
+    assert two.exit_code == 3 and two.stderr == "Error: --is classifies one message: give one FILE, or none for stdin\n"
+
+
+def test_the_no_model_error_names_nbtext_model(tmp_path):
+    from conftest import one_line_error
+
+    missing = str(tmp_path / "gone.model")
+    one_line_error(run("predict", input="x", env={"NBTEXT_MODEL": missing}),
+                   f"model {missing} (from $NBTEXT_MODEL) does not exist")
 
 
 def test_unsure_label_and_eval_counts(demo_model):
@@ -191,11 +209,85 @@ def test_filter_passes_the_message_on_even_when_classifying_fails(demo_model, mo
     """A fault inside classification still writes the message out, tagged error."""
     from nbtext.model import NaiveBayes
 
-    def broken(self, documents):
+    def broken(self, *args, **kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(NaiveBayes, "predict_proba", broken)
+    monkeypatch.setattr(NaiveBayes, "joint_log_likelihood_of_tokens", broken)
     message = b"Subject: hi\n\nfree prize\n"
     result = run("filter", "-m", demo_model, input=message)
     assert result.exit_code == 0 and result.stdout_bytes == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
     assert "cannot classify the message (ValueError: a bug)" in result.stderr
+
+
+def test_filter_twice_leaves_one_verdict_and_evidence(demo_model):
+    message = b"Subject: win\nX-Nbtext-Class: ham\n  folded old verdict\nX-NBTEXT-Probability: 0.1\n\nfree prize now\n"
+    once = run("filter", "-m", demo_model, "--explain", "2", input=message).stdout_bytes
+    twice = run("filter", "-m", demo_model, "--explain", "2", input=once).stdout_bytes
+    assert once == twice
+    head, body = once.split(b"\n\n", 1)
+    assert body == b"free prize now\n" and head.lower().count(b"x-nbtext-class") == 1
+    assert b"folded old verdict" not in head
+    evidence = [line for line in head.split(b"\n") if line.startswith(b"X-Nbtext-Evidence: ")]
+    assert len(evidence) == 1 and evidence[0].count(b":") == 3  # header colon + two token:value pairs
+
+
+def test_learn_forget_relearn_is_the_same_model(tmp_path):
+    base = tmp_path / "base.model"
+    assert run("train", "-o", base, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    learned = tmp_path / "learned.model"
+    learned.write_bytes(base.read_bytes())
+    assert run("train", "--update", "-m", learned, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
+    forgot = tmp_path / "forgot.model"
+    forgot.write_bytes(learned.read_bytes())
+    unknown = tmp_path / "never-learned.txt"
+    unknown.write_text("a message nobody taught the model")
+    result = run("forget", "-m", forgot, DEMO / "test" / "spam", unknown)
+    assert result.exit_code == 0
+    assert f"not learned, left alone: {unknown}" in result.stderr and "forgot 13, not learned 1" in result.stderr
+    assert forgot.read_bytes() == base.read_bytes()  # forgetting = never having learned
+    assert run("train", "--update", "-m", forgot, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
+    assert forgot.read_bytes() == learned.read_bytes()
+
+
+def test_two_concurrent_updates_both_land(tmp_path):
+    """Two `train --update` at once on one model (a procmail recipe learning from two
+    folders): the lock makes them take turns, and the counts are those of one update with
+    both sets of messages."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    executable = Path(sys.executable).with_name("nbtext")
+    first, second = tmp_path / "a", tmp_path / "b"
+    for folder, label in ((first, "spam"), (second, "ham")):
+        folder.mkdir()
+        for i in range(300):
+            (folder / f"{i}.txt").write_text(f"{label} message {i} with words {i % 17} and more {i % 5}")
+    model, reference = tmp_path / "m", tmp_path / "ref"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    reference.write_bytes(model.read_bytes())
+    runs = [subprocess.Popen([executable, "train", "--update", "-m", model, f"{label}={folder}"],
+                             stderr=subprocess.PIPE) for folder, label in ((first, "spam"), (second, "ham"))]
+    assert [p.wait() for p in runs] == [0, 0], [p.stderr.read() for p in runs]
+    for p in runs:
+        p.stderr.close()
+    assert run("train", "--update", "-m", reference, f"spam={first}", f"ham={second}").exit_code == 0
+    together, apart = nbtext.load(reference), nbtext.load(model)
+    assert apart.class_count.tolist() == together.class_count.tolist()
+    np.testing.assert_array_equal(apart.token_counts.dense, together.token_counts.dense)
+    assert set(apart.journal.items()) == set(together.journal.items())
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640])
+def test_writing_a_model_keeps_its_mode_and_its_symlink(tmp_path, mode):
+    import os
+
+    real = tmp_path / "models" / "mail.model"
+    real.parent.mkdir()
+    assert run("train", "-o", real, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    os.chmod(real, mode)
+    link = tmp_path / "current.model"
+    link.symlink_to(real)
+    assert run("train", "--update", "-m", link, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert (real.stat().st_mode & 0o777) == mode and nbtext.load(real).class_count.sum() == 78 + 13
