@@ -7,15 +7,18 @@
 import numpy as np
 
 from nbtext.errors import NbtextError
-from nbtext.metrics import evaluate as score, log_loss, roc_auc
+from nbtext.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
 from nbtext.parallel import scored_batches
 from nbtext.sources import Document
 
 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None):
     """The report of `model` on labelled documents (see nbtext.metrics.evaluate), with
-    `log_loss`, `roc_auc` (two classes; the second class is the positive one) and, with
-    `unsure_below`, how many documents were `unsure` (they are left out of the rest).
+    `log_loss`, `roc_auc` (two classes; the second class is the positive one), `ece` (the
+    expected calibration error, 10 bins, over all documents) and, with `unsure_below`, how
+    many documents were `unsure` (left out of the rest), how many the most probable class
+    gets wrong over all documents (`errors`), and how many of those were unsure
+    (`unsure_errors`).
 
     `documents` are labelled Documents (nbtext.sources), or texts with `labels` beside them.
     A label the model does not know is an error.
@@ -37,15 +40,21 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
             yield doc
 
     truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
+    confidences, right, unsure_errors = [], [], 0
     for kept, log_proba, _ in scored_batches(model, checked(), jobs, on_error):
         for doc, row in zip(kept, log_proba):
             true_log_proba.append(float(row[index[doc.label]]))
             if len(model.classes) == 2:
                 log_odds.append(float(row[1] - row[0]))
                 positives.append(doc.label == model.classes[1])
-            label, _ = model.decide(np.exp(row), unsure_below)
+            probabilities = np.exp(row)
+            best, _ = model.decide(probabilities)
+            confidences.append(float(probabilities.max()))
+            right.append(best == doc.label)
+            label, _ = model.decide(probabilities, unsure_below)
             if label == "unsure":
                 unsure += 1
+                unsure_errors += best != doc.label
                 continue
             truth.append(doc.label)
             guesses.append(label)
@@ -53,7 +62,11 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     report["log_loss"] = log_loss(true_log_proba)
     if len(model.classes) == 2:
         report["roc_auc"] = roc_auc(log_odds, positives)
+    report["ece"] = expected_calibration_error(confidences, right)
     if unsure_below is not None:
         report["unsure"] = unsure
         report["unsure_below"] = unsure_below
+        # of the documents the most probable class gets wrong, how many the band catches
+        report["errors"] = right.count(False)
+        report["unsure_errors"] = unsure_errors
     return report

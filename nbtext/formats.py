@@ -75,10 +75,13 @@ def format_report(report):
     classes = report["classes"]
     width = max([len(c) for c in classes] + [len("macro avg")])
     lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
-    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("unsure", "unsure")):
+    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("ece", "ECE"),
+                      ("unsure", "unsure")):
         if key in report:
             value = report[key]
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
+    if "unsure_errors" in report:
+        lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
     lines.append("")
     lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
     for label in classes:

@@ -13,6 +13,21 @@ def log_loss(true_log_probabilities):
     return -sum(values) / len(values) if values else math.nan
 
 
+def expected_calibration_error(confidences, correct, bins=10):
+    """ECE: Σ_b (n_b / N) · |accuracy_b − mean confidence_b| over `bins` equal-width bins of
+    the winning class's probability (a document of confidence 1.0 is in the last bin)."""
+    n = len(confidences)
+    if not n:
+        return math.nan
+    totals = [[0, 0.0, 0] for _ in range(bins)]  # documents, confidence summed, correct
+    for confidence, right in zip(confidences, correct):
+        b = totals[min(int(confidence * bins), bins - 1)]
+        b[0] += 1
+        b[1] += confidence
+        b[2] += bool(right)
+    return sum(abs(right / count - summed / count) * count / n for count, summed, right in totals if count)
+
+
 def roc_auc(scores, positives):
     """Area under the ROC curve: P(score of a random positive > that of a random negative),
     ties counting one half (the Mann-Whitney U statistic, from the ranks of the scores)."""

@@ -107,3 +107,30 @@ def test_explain_with_three_classes_compares_winner_and_runner_up():
     explanation = clf.explain(clf.tokenize(doc), log_proba, 4)
     assert dict(explanation) == pytest.approx(expected)
     assert [v for _, v in explanation] == sorted(expected.values(), reverse=True)
+
+
+def test_expected_calibration_error_by_hand():
+    from nbtext.metrics import expected_calibration_error
+
+    # bins [0.5, 0.6): 0.55 right, 0.55 wrong -> |0.5 - 0.55| = 0.05, weight 2/5
+    # bin [0.9, 1.0]: 0.95, 1.0, 0.92 all right -> |1 - 0.9567| = 0.0433, weight 3/5
+    ece = expected_calibration_error([0.55, 0.55, 0.95, 1.0, 0.92], [True, False, True, True, True])
+    assert ece == pytest.approx(2 / 5 * 0.05 + 3 / 5 * (1 - (0.95 + 1.0 + 0.92) / 3))
+
+
+def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
+    from nbtext.metrics import expected_calibration_error
+
+    report = json.loads(run("eval", "-m", demo_model, "--unsure-below", "0.9", "--format", "json",
+                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    model = nbtext.load(demo_model)
+    texts, labels = read_labelled(DEMO / "test")
+    proba = model.predict_proba(texts)
+    best = [model.classes[k] for k in proba.argmax(axis=1)]
+    right = [b == t for b, t in zip(best, labels)]
+    assert report["ece"] == pytest.approx(expected_calibration_error(proba.max(axis=1).tolist(), right))
+    assert report["errors"] == right.count(False)
+    assert report["unsure_errors"] == sum(1 for p, r in zip(proba.max(axis=1), right) if p < 0.9 and not r)
+    table = run("eval", "-m", demo_model, "--unsure-below", "0.9", DEMO / "test" / "spam", DEMO / "test" / "ham")
+    assert f"ECE\t{report['ece']:.4f}" in table.stdout
+    assert f"errors unsure\t{report['unsure_errors']} of {report['errors']}" in table.stdout

@@ -6,7 +6,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this tree's nbtext, not an installed one
 
 from golden_cases import FILES, produce  # noqa: E402
 
