@@ -14,7 +14,8 @@ EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIV
 .PHONY: help install demo test bench accuracy corpora mutants fuzz clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(SHARED)|$(SHARED)|g' -e 's|$$(BIN)|$(BIN)|g' \
+	  -e 's|FUZZ_SECONDS|FUZZ_SECONDS=$(FUZZ_SECONDS)|' | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 install: $(STAMP)  ## create .venv with nbtext and its test extras
 

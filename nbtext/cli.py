@@ -46,7 +46,8 @@ def train_option(name):
 
 TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
-model_option = click.option("-m", "--model-file", "model_path", default=choices.DEFAULT_MODEL,
+PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
+model_option = click.option("-m", "--model-file", "model_path", type=PATH, default=choices.DEFAULT_MODEL,
                             envvar="NBTEXT_MODEL", help="Model file to read (or set $NBTEXT_MODEL).")
 alpha_override = click.option("--alpha", type=float, default=None,
                               help="Re-smooth with this λ instead of the model's (no retraining needed).")
@@ -60,17 +61,17 @@ max_bytes_option = click.option(
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
                              help="Label 'unsure' when the winning class's probability is below P.")
 table_option = options(
-    click.option("--table", default=None, help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
+    click.option("--table", type=PATH, default=None, help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
     click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
     click.option("--header/--no-header", default=None,
                  help="--table: whether the first row names the columns [default: when a column is given by name]."),
 )
 INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header")  # labelled_input's
 labelled_options = options(
-    click.argument("class_dirs", nargs=-1, metavar="[CLASS_DIR...]"),
+    click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,
     click.option("--label-col", default="1", help="--table: the label column, by header name or 1-based number."),
-    click.option("--fasttext", default=None, help="Documents from fastText lines: __label__spam some text."),
+    click.option("--fasttext", type=PATH, default=None, help="Documents from fastText lines: __label__spam some text."),
 )
 
 
@@ -109,7 +110,7 @@ def cli():
 @cli.command()
 @labelled_options
 @train_options
-@click.option("-o", "--output", default=None,
+@click.option("-o", "--output", type=PATH, default=None,
               help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
 @click.option("--update", is_flag=True,
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
@@ -165,7 +166,7 @@ def train(output, update, model_path, jobs, **params):
 
 # --- predict -------------------------------------------------------------------------
 @cli.command()
-@click.argument("paths", nargs=-1, metavar="[PATH...]")
+@click.argument("paths", nargs=-1, type=PATH, metavar="[PATH...]")
 @model_option
 @alpha_override
 @click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
@@ -174,7 +175,7 @@ def train(output, update, model_path, jobs, **params):
 @click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N).")
 @click.option("-0", "--null", "separator", flag_value=b"\0",
               help="NUL-separated documents (with --files-from: NUL-separated paths).")
-@click.option("--files-from", default=None, metavar="FILE",
+@click.option("--files-from", type=PATH, default=None, metavar="FILE",
               help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do.")
 @table_option
 @unsure_option
@@ -307,7 +308,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
 
 # --- forget --------------------------------------------------------------------------
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, type=PATH, metavar="PATH...")
 @model_option
 @max_bytes_option
 def forget(model_path, paths):

@@ -3,6 +3,7 @@ progress. nbtext.cli's commands use these; with nbtext.cli, the only module that
 click.
 """
 
+import os
 import sys
 from contextlib import contextmanager
 
@@ -25,7 +26,7 @@ class OneLineErrors(click.Group):
         warnings.showwarning = lambda message, *rest: click.echo(f"nbtext: warning: {message}", err=True)
         extra.pop("standalone_mode", None)
         argv = list(sys.argv[1:] if args is None else args)
-        if not argv:  # `nbtext` alone: the help, which is no error
+        if not argv and "_NBTEXT_COMPLETE" not in os.environ:  # `nbtext` alone: the help, no error
             with click.Context(self, info_name="nbtext") as ctx:
                 click.echo(self.get_help(ctx))
             sys.exit(0)

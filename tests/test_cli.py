@@ -195,3 +195,16 @@ def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_pa
     assert fast.returncode == full.exit_code
     assert fast.stdout == full.stdout_bytes
     assert fast.stderr.decode() == full.stderr
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_shell_completion_of_commands_and_paths():
+    import os
+
+    def complete(words, cword):
+        env = {**os.environ, "_NBTEXT_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+        return subprocess.run([NBTEXT], env=env, capture_output=True, text=True).stdout.split()
+
+    assert complete("nbtext pre", 1) == ["plain,predict"]
+    assert complete("nbtext predict -m te", 3) == ["file,te"]  # a path: the shell completes it
+    assert complete("nbtext train --model ber", 3) == ["plain,bernoulli"]
