@@ -61,7 +61,7 @@ max_bytes_option = click.option(
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
                              help="Label 'unsure' when the winning class's probability is below P.")
 table_option = options(
-    click.option("--table", type=PATH, default=None, help="Documents from a TSV file (CSV if it ends in .csv), one per row."),
+    click.option("--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file, one per row."),
     click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
     click.option("--header/--no-header", default=None,
                  help="--table: whether the first row names the columns [default: when a column is given by name]."),
@@ -312,10 +312,9 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
 @model_option
 @max_bytes_option
 def forget(model_path, paths):
-    """Unlearn documents: take the counts of each document the model's journal knows (by
-    content) out of the class it was learned under. A document the journal does not know
-    is named on stderr and left alone. Learning, forgetting and learning again gives back
-    the same model file.
+    """Unlearn documents: each document the model's journal knows (by content) leaves the
+    class it was learned under; one it does not know is named on stderr and left alone.
+    Learning, forgetting and learning again gives back the same model file.
 
     \b
       nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S
@@ -327,7 +326,6 @@ def forget(model_path, paths):
     from nbtext.training import DEFAULT_BATCH, forget as forget_documents
 
     skipped, started = Skipped(), time.perf_counter()
-
     with user_errors(), locked(model_path):
         model, stats = forget_documents(
             load_model(model_path), lambda: in_batches(path_documents(paths), DEFAULT_BATCH), skipped,
