@@ -60,3 +60,9 @@ def test_one_message_imports_neither_click_nor_scipy(demo_model):
     result = subprocess.run([sys.executable, "-c", code], input="free prize now", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["spam", "[]"]
+
+
+def test_the_command_line_stays_thin():
+    """cli.py holds option parsing and error translation only (issue 8: under 400 lines)."""
+    lines = (PACKAGE / "cli.py").read_text(encoding="utf-8").count("\n")
+    assert lines < 400, f"nbtext/cli.py has {lines} lines: move logic into the library"
