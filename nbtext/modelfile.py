@@ -128,6 +128,14 @@ def check_writable(path):
         raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
+    import tempfile
+
+    try:  # what the write will do (a special or read-only file system says no only here)
+        fd, probe = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def write_atomically(path, chunks):
