@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import click
 
-from nbtext.errors import INTERRUPTED, NbtextError, quiet_stdout
+from nbtext.errors import INTERRUPTED, NbtextError, os_error, quiet_stdout
 
 
 class OneLineErrors(click.Group):
@@ -53,14 +53,6 @@ class OneLineErrors(click.Group):
             quiet_stdout()
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)
-
-
-
-def os_error(e, action="cannot write output"):
-    """One line for an OSError: what failed, why, and on which file."""
-    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
-    return f"{action}: {e.strerror or e}{where}"
-
 
 
 @contextmanager

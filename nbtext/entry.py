@@ -3,7 +3,7 @@
 
 import sys
 
-from nbtext.errors import INTERRUPTED, quiet_stdout
+from nbtext.errors import INTERRUPTED, os_error, quiet_stdout
 
 
 def main():
@@ -29,7 +29,7 @@ def main():
         quiet_stdout()
         sys.exit(INTERRUPTED)
     except OSError as e:  # writing stdout on the click-free path
-        print(f"Error: cannot write output: {e.strerror or e}", file=sys.stderr)
+        print(f"Error: {os_error(e)}", file=sys.stderr)
         quiet_stdout()
         sys.exit(1)
     sys.exit(status)

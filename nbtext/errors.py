@@ -12,6 +12,12 @@ class NbtextError(Exception):
     """A problem the user can fix: a bad path, a corrupt model, an invalid setting."""
 
 
+def os_error(e, action="cannot write output"):
+    """One line for an OSError: what failed, why, and on which file."""
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return f"{action}: {e.strerror or e}{where}"
+
+
 def quiet_stdout():
     """Point stdout at devnull, so the interpreter's last flush of it cannot fail again
     (after a closed pipe or a failed write)."""

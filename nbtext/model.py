@@ -17,7 +17,7 @@ from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS, class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.features import count_vector
 from nbtext.journal import decode as decode_journal, encode as encode_journal
-from nbtext.modelfile import ModelState
+from nbtext.modelfile import ModelState, save as save_state
 from nbtext.settings import check_alpha, make_tokenizer
 from nbtext.sources import tokenized
 from nbtext.vocabulary import Vocabulary, kept_tokens
@@ -90,9 +90,7 @@ class NaiveBayes:
 
     def save(self, path):
         """Write the model atomically to `path` (see nbtext.modelfile for the format)."""
-        from nbtext.modelfile import save
-
-        save(self.to_state(), path)
+        save_state(self.to_state(), path)
 
     # --- settings -----------------------------------------------------------------------
     @property

@@ -29,7 +29,6 @@ import numpy as np
 
 from nbtext.errors import NbtextError
 from nbtext.schema import check_header
-from nbtext.settings import check_settings
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
@@ -224,9 +223,7 @@ def read_state(path):
     try:
         check_header(header, len(payload), len(data))
         state = _state(header, payload)
-    except NbtextError as e:
-        raise NbtextError(f"{path} is corrupt: {e}") from None
-    except ValueError as e:
+    except (NbtextError, ValueError) as e:  # what the checks say, in their words
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, IndexError, AttributeError, UnicodeDecodeError, OverflowError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None
@@ -264,10 +261,6 @@ def _state(header, payload):
     same_row = np.diff(np.repeat(np.arange(n_classes), np.diff(indptr))) == 0
     if np.any((np.diff(indices.astype(np.int64)) <= 0) & same_row):
         raise ValueError("count indices are not sorted within a class")
-    check_settings(
-        settings["event_model"], settings["alpha"], settings["prior"], settings["min_count"],
-        settings["max_features"], settings["unknown"], settings["tokenizer"].get("ngrams", 1),
-    )
     for name in ("class_count", "count_data", "unk_doc_count", "weighted_sums", "weighted_squares"):
         if name in arrays and not (np.isfinite(arrays[name]).all() and (arrays[name] >= 0).all()):
             raise ValueError(f"{name} holds a count that is negative, infinite or not a number")

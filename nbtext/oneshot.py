@@ -12,7 +12,7 @@ import os
 import sys
 
 from nbtext.choices import DEFAULT_MODEL
-from nbtext.errors import TEMPFAIL, NbtextError, quiet_stdout
+from nbtext.errors import TEMPFAIL, NbtextError, os_error, quiet_stdout
 
 
 def default_model_path():
@@ -79,10 +79,10 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     message still passes through, marked `error`), TEMPFAIL (75) when the message cannot be
     written out, else 0. Problems go to stderr.
     """
-    from nbtext.mail import has_header_block, looks_like_mail
-    from nbtext.mailfilter import verdict_fields, with_headers
     import numpy as np
 
+    from nbtext.mail import has_header_block, looks_like_mail
+    from nbtext.mailfilter import verdict_fields, with_headers
     from nbtext.sources import Document, cut
 
     message = sys.stdin.buffer.read()
@@ -97,8 +97,8 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
         try:
             if not is_mail:
                 raise NbtextError("not a mail message (no header block)")
-            kept, log_proba, explanations = model.score([Document("-", cut(message, "the message"))],
-                                                         explain=explain)
+            _, log_proba, explanations = model.score([Document("-", cut(message, "the message"))],
+                                                      explain=explain)
             probabilities = np.exp(log_proba[0])
             fields = verdict_fields(*model.decide(probabilities, unsure_below), explanations[0] if explain else ())
         except NbtextError as e:
@@ -113,7 +113,7 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     except OSError as e:
         # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
         # it and try again later (procmail and maildrop do), so nothing is lost.
-        print(f"Error: cannot write the message: {e.strerror or e}", file=sys.stderr)
+        print(f"Error: {os_error(e, 'cannot write the message')}", file=sys.stderr)
         quiet_stdout()
         return TEMPFAIL
     return status

@@ -65,7 +65,7 @@ def check_header(header, payload_bytes, file_bytes):
             f"its {len(classes):,} classes × {n_tokens:,} tokens would need {dense / 2**30:.1f} GiB of tables, "
             f"more than a file of {file_bytes:,} bytes can justify"
         )
-    settings = check_settings_record(header["settings"], classes)
+    settings = check_settings_record(header["settings"])
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
         for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):
@@ -91,7 +91,7 @@ def _check_array(name, spec, payload_bytes):
         raise ValueError(f"{name} runs past the end of the payload")
 
 
-def check_settings_record(settings, classes=()):
+def check_settings_record(settings):
     """Raise ValueError unless `settings` are ones `nbtext train` could have written."""
     _is(settings, dict, "settings")
     model = settings.get("event_model")
