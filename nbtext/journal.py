@@ -16,9 +16,12 @@ def content_hash(data):
 
 
 def encode(journal, classes):
-    """(hashes as one bytes blob, label index of each) of a {hash: label} journal, in its order."""
+    """(hashes as one bytes blob, label index of each) of a {hash: label} journal, sorted by
+    hash: the file does not depend on the order documents were read in, so a merge of
+    models and one training on all their documents write the same bytes."""
     row = {label: k for k, label in enumerate(classes)}
-    return b"".join(journal), [row[label] for label in journal.values()]
+    hashes = sorted(journal)
+    return b"".join(hashes), [row[journal[h]] for h in hashes]
 
 
 def decode(blob, label_indices, classes):

@@ -45,10 +45,12 @@ class NaiveBayes:
                      features; token_counts then holds document frequencies), and
       tfidf_squares  their squares Yᵀ (X∘X) (gaussian)
       journal        {content hash: label} of the documents learned (nbtext.journal)
+      corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
+                     choose λ as one training would (None in files of older builds)
     """
 
     def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None):
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -60,6 +62,7 @@ class NaiveBayes:
         self.tfidf_squares = tfidf_squares
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
+        self.corpus = corpus
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -70,7 +73,7 @@ class NaiveBayes:
         model = cls(
             state.settings, state.classes, state.class_count, token_counts,
             vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
-            state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info,
+            state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -85,7 +88,7 @@ class NaiveBayes:
         return ModelState(
             self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
-            journal if len(journal[0]) else None,
+            journal if len(journal[0]) else None, corpus=self.corpus,
         )
 
     def save(self, path):
@@ -116,7 +119,7 @@ class NaiveBayes:
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
             self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
-            self.file_info,
+            self.file_info, self.corpus,
         )
 
     # --- derived once, on first use -------------------------------------------------------

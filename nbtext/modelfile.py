@@ -8,6 +8,10 @@ Layout (all integers little-endian):
     H bytes               header: UTF-8 JSON (settings, classes, array table, checksum)
     payload               the arrays, raw, each at an 8-byte aligned offset
 
+The header's `corpus` record says what a merge needs to decide as one training on all the
+documents would: how many documents were read as e-mail, and whether λ is the default
+(chosen from that count) or was given.
+
 Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes; there
 is no pickle anywhere, so a hostile file can at worst be refused. The payload carries a
 CRC-32, so a truncated or corrupted file is refused rather than misread.
@@ -45,7 +49,7 @@ class ModelState:
     dataclass: importing dataclasses costs every one-message start-up 2 ms."""
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None):
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -57,6 +61,7 @@ class ModelState:
         self.tfidf_squares = tfidf_squares  # (c, d) or None
         self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
+        self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
 
 
 def save(state, path):
@@ -80,6 +85,7 @@ def save(state, path):
         "classes": state.classes,
         "n_tokens": state.n_tokens,
         "arrays": table,
+        **({"corpus": state.corpus} if state.corpus is not None else {}),
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
     }
@@ -273,6 +279,7 @@ def _state(header, payload):
         settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
         arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
         {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
+        header.get("corpus"),
     )
 
 

@@ -66,6 +66,12 @@ def check_header(header, payload_bytes, file_bytes):
             f"more than a file of {file_bytes:,} bytes can justify"
         )
     settings = check_settings_record(header["settings"])
+    if "corpus" in header:
+        corpus = _is(header["corpus"], dict, "the corpus record")
+        if set(corpus) != {"mail_documents", "default_alpha"}:
+            raise ValueError("bad corpus record")
+        _whole(corpus["mail_documents"], "mail_documents", 0)
+        _is(corpus["default_alpha"], bool, "default_alpha")
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
         for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):

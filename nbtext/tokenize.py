@@ -77,6 +77,12 @@ class Tokenizer:
 
         return looks_like_mail(data)
 
+    def reads_as_mail(self, document):
+        """Whether this tokenizer reads `document` (str or bytes) as an e-mail message."""
+        if self.input == "text":
+            return False
+        return self.is_mail(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+
     def __call__(self, document):
         if self.input != "text":
             data = document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document
@@ -105,6 +111,9 @@ class RowTokenizer:
 
     def settings(self):
         return {"kind": "row", "columns": self.columns}
+
+    def reads_as_mail(self, row):
+        return False
 
     def __call__(self, row):
         if isinstance(row, (str, bytes)):

@@ -49,6 +49,7 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
     (the idf is known only after counting).
     """
     settings = make_settings(**options)
+    default_alpha = settings["alpha"] is None
     table = CountTable(binary=counts_presence(settings))
     journal = {}
     if jobs > 1:
@@ -71,7 +72,8 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
             journal.update((document_key(doc.data), doc.label) for doc in kept)
         mail_documents = tokenizer.mail_documents
     resolve_alpha(settings, mail_documents, table.class_count.sum())
-    return _finish(settings, table, journal, lambda: _token_batches(settings, batches()))
+    corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
+    return _finish(settings, table, journal, lambda: _token_batches(settings, batches()), corpus)
 
 
 def _token_batches(settings, batches):
@@ -89,11 +91,12 @@ def fit_tokens(settings, token_lists, labels):
     return _finish(settings, table, {}, lambda: [(token_lists, labels)])
 
 
-def _finish(settings, table, journal, token_batches):
+def _finish(settings, table, journal, token_batches, corpus=None):
     """The model of a finished count table: the vocabulary pruned and checked, then (a
     second pass over `token_batches()`, the corpus as (token lists, labels) per batch)
     the documents holding a pruned token for presence features with UNK, or the tf-idf
-    sums for tf-idf features."""
+    sums for tf-idf features. `corpus` is the model's record of what it was trained on
+    (nbtext.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     if len(classes) < EVENT_MODELS[settings["event_model"]].min_classes:
         raise NbtextError(
@@ -114,7 +117,7 @@ def _finish(settings, table, journal, token_batches):
         squares = EVENT_MODELS[settings["event_model"]].tfidf_squares
         tfidf_sums, tfidf_squares = _tfidf_sums(settings, vocabulary, idf, classes, token_batches(), squares)
     return NaiveBayes(settings, classes, class_count, token_counts, vocabulary, unk_doc_count,
-                      tfidf_sums, tfidf_squares, journal)
+                      tfidf_sums, tfidf_squares, journal, corpus=corpus)
 
 
 def _class_rows(classes, labels):
@@ -172,6 +175,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
     table = _learnable(model, "forget documents of")
     journal = dict(model.journal)
     stats = {"forgotten": 0, "unknown": 0}
+    mail_documents = _mail_documents(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         remove_tokens, remove_labels = [], []
@@ -185,9 +189,11 @@ def forget(model, batches, on_error=None, on_unknown=None):
             remove_tokens.append(tokens)
             remove_labels.append(label)
             stats["forgotten"] += 1
+            mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
+    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+                   _corpus(model, mail_documents)), stats
 
 
 def update(model, batches, on_error=None):
@@ -201,6 +207,7 @@ def update(model, batches, on_error=None):
     table = _learnable(model, "--update")
     journal = dict(model.journal)
     stats = {"added": 0, "moved": 0, "duplicates": 0}
+    mail_documents = _mail_documents(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
@@ -216,10 +223,21 @@ def update(model, batches, on_error=None):
                 stats["moved"] += 1
             else:
                 stats["added"] += 1
+                mail_documents += model.tokenize.reads_as_mail(doc.data)
             add_tokens.append(tokens)
             add_labels.append(doc.label)
             journal[key] = doc.label
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches())), stats
+    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+                   _corpus(model, mail_documents)), stats
+
+
+def _mail_documents(model):
+    return model.corpus["mail_documents"] if model.corpus is not None else 0
+
+
+def _corpus(model, mail_documents):
+    """The corpus record of a changed model (unknown stays unknown: files of older builds)."""
+    return None if model.corpus is None else {**model.corpus, "mail_documents": mail_documents}
