@@ -6,16 +6,17 @@
     ['spam']
     >>> clf.save("nbtext.model"); clf = nbtext.load("nbtext.model")  # doctest: +SKIP
     >>> nbtext.evaluate(clf, ["pills now"], ["spam"])["accuracy"]  # doctest: +SKIP
+    >>> both = nbtext.merge([nbtext.load("a.model"), nbtext.load("b.model")])  # doctest: +SKIP
 """
 
 from nbtext.errors import NbtextError
 from nbtext.version import __version__
 
-__all__ = ["NbtextError", "NaiveBayes", "train", "load", "evaluate", "__version__"]
+__all__ = ["NbtextError", "NaiveBayes", "train", "load", "evaluate", "merge", "__version__"]
 
 # The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
 _LAZY = {"NaiveBayes": "nbtext.model", "train": "nbtext.training", "load": "nbtext.model",
-         "evaluate": "nbtext.evaluation"}
+         "evaluate": "nbtext.evaluation", "merge": "nbtext.merging"}
 
 
 def __getattr__(name):

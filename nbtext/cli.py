@@ -2,7 +2,7 @@
 nbtext.evaluation, nbtext.crossval, nbtext.model, nbtext.sources): option parsing, error
 translation, and writing what nbtext.formats formats.
 
-Only this module and nbtext.console import click. Library errors (NbtextError) become
+Only this module, nbtext.options and nbtext.console import click. Library errors (NbtextError) become
 `Error: ...` on stderr with exit status 1 (nbtext.console); usage errors exit 2. numpy
 and scipy are imported only by the commands that need them, and scipy only for batches,
 so one message through `nbtext predict` starts fast.
@@ -18,76 +18,11 @@ from nbtext import choices
 from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress, write_batches
 from nbtext.errors import NbtextError
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
-from nbtext.sources import limit_bytes
+from nbtext.options import (
+    PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
+    split_params, table_option, train_options, typed_options, unsure_option,
+)
 from nbtext.version import __version__
-
-
-# --- options ---------------------------------------------------------------------------
-def options(*decorators):
-    """One decorator of several click options (in the order given)."""
-    def apply(f):
-        for decorator in reversed(decorators):
-            f = decorator(f)
-        return f
-
-    return apply
-
-
-def train_option(name):
-    """The click option of a train setting, from nbtext.choices (type, default and help)."""
-    flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], choices.TRAIN_HELP[name]
-    if name in choices.TRAIN_FLAGS:
-        return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
-    kind = (click.Choice(choices.TRAIN_CHOICES[name]) if name in choices.TRAIN_CHOICES
-            else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None) if name in choices.TRAIN_COUNTS
-            else float if name == "alpha" else str)
-    return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text)
-
-
-TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
-train_options = options(*map(train_option, TRAIN_SETTINGS))
-PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
-model_option = click.option("-m", "--model-file", "model_path", type=PATH, default=choices.DEFAULT_MODEL,
-                            envvar="NBTEXT_MODEL", help="Model file to read (or set $NBTEXT_MODEL).")
-alpha_override = click.option("--alpha", type=float, default=None,
-                              help="Re-smooth with this λ instead of the model's (no retraining needed).")
-jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=1,
-                           help="Worker processes for reading, parsing and tokenizing.")
-max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
-    callback=lambda ctx, param, value: limit_bytes(value), is_eager=True,
-    help="Read at most the first N bytes of each document (said once on stderr); filter passes "
-         "the whole message on.")
-unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
-                             help="Label 'unsure' when the winning class's probability is below P.")
-table_option = options(
-    click.option("--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file, one per row."),
-    click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
-    click.option("--header/--no-header", default=None,
-                 help="--table: whether the first row names the columns [default: when a column is given by name]."),
-)
-INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header")  # labelled_input's
-labelled_options = options(
-    click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
-    table_option,
-    click.option("--label-col", default="1", help="--table: the label column, by header name or 1-based number."),
-    click.option("--fasttext", type=PATH, default=None, help="Documents from fastText lines: __label__spam some text."),
-)
-
-
-def split_params(params):
-    """(labelled_input's keyword arguments, nbtext.training's train options) of a command's params."""
-    inputs = {name: params.pop(name) for name in INPUTS}
-    settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
-    settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
-    return inputs, settings
-
-
-def typed_options(names):
-    """The option names of `names` that the user typed on the command line."""
-    ctx = click.get_current_context()
-    return ["--" + n.replace("_", "-") for n in names
-            if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})

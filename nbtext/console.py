@@ -1,6 +1,6 @@
 """How the command line talks to the terminal: one-line errors, the documents skipped,
-progress. nbtext.cli's commands use these; with nbtext.cli, the only module that imports
-click.
+progress. nbtext.cli's commands use these; with nbtext.cli and nbtext.options, the only
+modules that import click.
 """
 
 import os

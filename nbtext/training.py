@@ -73,7 +73,7 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
         mail_documents = tokenizer.mail_documents
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
-    return _finish(settings, table, journal, lambda: _token_batches(settings, batches()), corpus)
+    return model_of_table(settings, table, journal, lambda: _token_batches(settings, batches()), corpus)
 
 
 def _token_batches(settings, batches):
@@ -88,10 +88,10 @@ def fit_tokens(settings, token_lists, labels):
     """A model from documents already tokenized with `settings` (cross-validation folds)."""
     table = CountTable(binary=counts_presence(settings))
     table.add(token_lists, labels)
-    return _finish(settings, table, {}, lambda: [(token_lists, labels)])
+    return model_of_table(settings, table, {}, lambda: [(token_lists, labels)])
 
 
-def _finish(settings, table, journal, token_batches, corpus=None):
+def model_of_table(settings, table, journal, token_batches, corpus=None):
     """The model of a finished count table: the vocabulary pruned and checked, then (a
     second pass over `token_batches()`, the corpus as (token lists, labels) per batch)
     the documents holding a pruned token for presence features with UNK, or the tf-idf
@@ -192,7 +192,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
             mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+    return model_of_table(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
                    _corpus(model, mail_documents)), stats
 
 
@@ -230,7 +230,7 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return _finish(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+    return model_of_table(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
                    _corpus(model, mail_documents)), stats
 
 

@@ -1,0 +1,100 @@
+"""Merging models: one model of all the documents several models learned.
+
+Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
+included), so a merge is exact: counts are summed by token and classes by name, journals
+united (for a document in two of them, the later model's label holds, as the later
+input's would in one training), and then pruning (--min-count, --max-features) and the
+default λ are decided again on the sums. The result equals, byte for byte, the model of
+one training on all the documents.
+
+Two kinds of model cannot be merged exactly, and are refused: tf-idf features (each idf
+is a function of every document) and presence features with an UNK feature once tokens
+are pruned (which documents held a pruned token is not in the counts).
+"""
+
+import numpy as np
+
+from nbtext.counting import CountTable
+from nbtext.errors import NbtextError
+from nbtext.settings import resolve_alpha
+from nbtext.training import model_of_table
+from nbtext.weighting import counts_presence, is_tfidf
+
+
+def merge(models, names=None):
+    """The model of all the documents of `models` (NaiveBayes objects, trained with the same
+    settings). `names` (e.g. their paths) name them in errors."""
+    models = list(models)
+    names = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    if not models:
+        raise NbtextError("give the models to merge")
+    for model, name in zip(models, names):
+        _check_mergeable(model, name)
+    settings = _common_settings(models, names)
+    table = CountTable(binary=counts_presence(settings))
+    journal, mail_documents = {}, 0
+    for model in models:
+        table.merge(exported_counts(model))
+        journal.update(model.journal)
+        mail_documents += model.corpus["mail_documents"]
+    default_alpha = models[0].corpus["default_alpha"]
+    if default_alpha:  # chosen again from the documents of all of them, as one training would
+        settings["alpha"] = None
+        resolve_alpha(settings, mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": mail_documents, "default_alpha": default_alpha}
+    return model_of_table(settings, table, journal, _documents_needed, corpus)
+
+
+def exported_counts(model):
+    """A model's counts in CountTable.export's form, to merge into a table (sparse: no
+    (classes × tokens) table of each model is made)."""
+    data, indices, indptr = model.token_counts.csr()
+    rows = np.repeat(np.arange(len(model.classes), dtype=np.int32), np.diff(indptr))
+    return (list(model.classes), model.vocabulary.tokens, np.asarray(model.class_count, dtype=np.float64),
+            rows, np.asarray(indices, dtype=np.int32), np.asarray(data, dtype=np.float64))
+
+
+def _check_mergeable(model, name):
+    if is_tfidf(model.settings):
+        raise NbtextError(
+            f"cannot merge {name}: its tf-idf features need every document's idf; merge models of "
+            "--features counts or binary, or train on all the documents at once"
+        )
+    if model.corpus is None:
+        raise NbtextError(
+            f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "
+            "(documents read as mail); train it again"
+        )
+
+
+def _common_settings(models, names):
+    """The settings all `models` share (λ aside when every one chose the default λ)."""
+    first = models[0]
+    for model, name in zip(models[1:], names[1:]):
+        if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
+            given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
+            raise NbtextError(
+                f"cannot merge {names[0]} and {name}: {given} was trained with --alpha, {default} with "
+                "the default λ; train them with the same options"
+            )
+        for key in sorted(set(first.settings) | set(model.settings)):
+            if key == "alpha" and first.corpus["default_alpha"]:
+                continue
+            ours, theirs = first.settings.get(key), model.settings.get(key)
+            if ours != theirs:
+                if key == "tokenizer":
+                    key = next(k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k))
+                    ours, theirs = ours.get(key), theirs.get(key)
+                raise NbtextError(
+                    f"cannot merge {names[0]} and {name}: their {key} differs ({ours!r} and {theirs!r}); "
+                    "train them with the same options"
+                )
+    return dict(first.settings)
+
+
+def _documents_needed():
+    raise NbtextError(
+        "cannot merge models of presence features with an UNK feature once tokens are pruned (which "
+        "documents held a pruned token is not in the counts): train on all the documents at once, "
+        "or train the parts with --unknown ignore or --min-count 1"
+    )
