@@ -54,7 +54,9 @@ def cli():
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Worker processes for reading, parsing, tokenizing and counting "
                    "[default: the machine's cores, at most 4; -j 1: one process].")
-def train(output, update, model_path, jobs, **params):
+@click.option("--shard", default=None, metavar="K/N",
+              help="Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later.")
+def train(output, update, model_path, jobs, shard, **params):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -68,12 +70,13 @@ def train(output, update, model_path, jobs, **params):
       nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
+      nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
     """
     from nbtext.formats import train_summary
     from nbtext.modelfile import check_writable, locked
     from nbtext.parallel import default_jobs
-    from nbtext.settings import table_rows_model
-    from nbtext.sources import in_batches, labelled_input, table_columns
+    from nbtext.settings import make_settings, merge_refusal, table_rows_model
+    from nbtext.sources import in_batches, labelled_input, parse_shard, table_columns
     from nbtext.training import DEFAULT_BATCH, train_corpus, update as update_model
 
     inputs, settings = split_params(params)
@@ -82,7 +85,12 @@ def train(output, update, model_path, jobs, **params):
         check_writable(output)
         if table_rows_model(settings["model"]):
             settings["columns"] = table_columns(inputs["table"], inputs["label_col"], settings["model"])
-        docs = labelled_input(**inputs, columns=settings.get("columns"))
+        if shard is not None:
+            shard, refusal = parse_shard(shard), merge_refusal(make_settings(**settings))
+            if update or refusal:
+                raise NbtextError(f"--shard makes a part to merge, and {refusal}" if refusal
+                                  else "--shard trains a new part; it does not go with --update")
+        docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
         batches = lambda: in_batches(docs(), DEFAULT_BATCH)  # noqa: E731
         skipped, started, stats = Skipped(), time.perf_counter(), None
         if update:
@@ -93,7 +101,7 @@ def train(output, update, model_path, jobs, **params):
                 model, stats = update_model(load_model(model_path), batches, skipped)
                 model.save(output)
         else:
-            model = train_corpus(batches, on_error=skipped, jobs=jobs or default_jobs(), **settings)
+            model = train_corpus(batches, skipped, jobs or default_jobs(), shard is not None, **settings)
             model.save(output)
     click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))
@@ -268,6 +276,38 @@ def forget(model_path, paths):
         model.save(model_path)
     click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
     return skipped.summary(stats["forgotten"] + stats["unknown"])
+
+
+# --- merge ---------------------------------------------------------------------------
+@cli.command()
+@click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
+@click.option("-o", "--output", type=PATH, default=None, help="Model file to write [default: $NBTEXT_MODEL or nbtext.model].")
+def merge(models, output):
+    """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
+    into one: the same file, byte for byte, as one training on all their documents.
+
+    Counts are summed by token and classes by name, the journals united, then pruning and
+    the default λ are decided again. The models must have the same settings; tf-idf
+    models, and presence models with an UNK feature once tokens are pruned, are refused.
+
+    
+      nbtext merge -o mail.model part1.model part2.model part3.model
+      nbtext merge -o all.model old.model this-month.model
+    """
+    from nbtext.formats import train_summary
+    from nbtext.merging import merge as merge_models
+    from nbtext.modelfile import check_writable, locked
+
+    started = time.perf_counter()
+    with user_errors():
+        output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
+        check_writable(output)
+        with locked(output):  # the output may be one of the models, and a learner may be at it
+            model = merge_models([load_model(path) for path in models], models)
+            model.save(output)
+    click.echo(f"merged {len(models)} models: " + train_summary(model, None, time.perf_counter() - started, output),
+               err=True)
+    return 0
 
 
 # --- info ----------------------------------------------------------------------------

@@ -28,6 +28,8 @@ def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
     """
     if totals is None:
         d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
+    if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
+        return np.zeros_like(feature_sums, dtype=np.float64)
     return np.log(feature_sums + alpha) - np.log(totals + d * alpha)[:, None]
 
 

@@ -2,8 +2,8 @@
 
 Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
 included), so a merge is exact: counts are summed by token and classes by name, journals
-united (for a document in two of them, the later model's label holds, as the later
-input's would in one training), and then pruning (--min-count, --max-features) and the
+united (a document two of them learned counts twice, as it would in one training that
+read it twice, and is held under the later model's label; a warning says how many), and then pruning (--min-count, --max-features) and the
 default λ are decided again on the sums. The result equals, byte for byte, the model of
 one training on all the documents.
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
-from nbtext.settings import resolve_alpha
+from nbtext.settings import TFIDF_MERGE, UNK_MERGE, resolve_alpha
 from nbtext.training import model_of_table
 from nbtext.weighting import counts_presence, is_tfidf
 
@@ -32,11 +32,19 @@ def merge(models, names=None):
         _check_mergeable(model, name)
     settings = _common_settings(models, names)
     table = CountTable(binary=counts_presence(settings))
-    journal, mail_documents = {}, 0
+    journal, mail_documents, shared = {}, 0, 0
     for model in models:
         table.merge(exported_counts(model))
-        journal.update(model.journal)
+        learned = model.journal
+        shared += len(learned.keys() & journal.keys())
+        journal.update(learned)
         mail_documents += model.corpus["mail_documents"]
+    if shared:
+        import warnings
+
+        were = "document was" if shared == 1 else "documents were"
+        warnings.warn(f"{shared:,} {were} learned by more than one of the models: counted once for each "
+                      "(merge models of disjoint parts)", stacklevel=2)
     default_alpha = models[0].corpus["default_alpha"]
     if default_alpha:  # chosen again from the documents of all of them, as one training would
         settings["alpha"] = None
@@ -56,10 +64,7 @@ def exported_counts(model):
 
 def _check_mergeable(model, name):
     if is_tfidf(model.settings):
-        raise NbtextError(
-            f"cannot merge {name}: its tf-idf features need every document's idf; merge models of "
-            "--features counts or binary, or train on all the documents at once"
-        )
+        raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
     if model.corpus is None:
         raise NbtextError(
             f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "
@@ -93,8 +98,4 @@ def _common_settings(models, names):
 
 
 def _documents_needed():
-    raise NbtextError(
-        "cannot merge models of presence features with an UNK feature once tokens are pruned (which "
-        "documents held a pruned token is not in the counts): train on all the documents at once, "
-        "or train the parts with --unknown ignore or --min-count 1"
-    )
+    raise NbtextError(f"cannot merge these models once tokens are pruned: {UNK_MERGE}")

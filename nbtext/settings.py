@@ -108,6 +108,25 @@ def resolve_alpha(settings, mail_documents, documents):
         settings["alpha"] = MAIL_ALPHA if mail_default else TEXT_ALPHA
 
 
+TFIDF_MERGE = ("its tf-idf features need every document's idf; use --features counts or binary, "
+               "or train on all the documents at once")
+UNK_MERGE = ("which documents held a pruned token is not in the counts of presence features with an UNK "
+             "feature; train with --unknown ignore or --min-count 1, or on all the documents at once")
+
+
+def merge_refusal(settings):
+    """Why models of these settings could not be merged exactly (nbtext.merging), or None.
+    (Presence features with UNK merge while no token is pruned: only --min-count 1 and no
+    --max-features promise that before the counts are known.)"""
+    features = settings.get("features")
+    if features == "tfidf":
+        return TFIDF_MERGE
+    if features == "binary" and settings["unknown"] == "unk" and (
+            settings["min_count"] > 1 or settings["max_features"] is not None):
+        return UNK_MERGE
+    return None
+
+
 def table_rows_model(event_model):
     """Whether an event model classifies table rows (its documents are rows of columns)."""
     return EVENT_MODELS[event_model].default_features is None

@@ -336,11 +336,12 @@ def _ready(fd):
 
 # --- labelled inputs ---------------------------------------------------------------------
 def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
-                   columns=None):
+                   columns=None, shard=None):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
     one of them. With `columns` (a categorical model's features), the documents are the
-    rows of --table. Every path is checked now, before anything is read."""
+    rows of --table. With `shard` (k, n), only the documents of shard k of n (see
+    `in_shard`). Every path is checked now, before anything is read."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
@@ -348,15 +349,54 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
         check_path(table)
-        return lambda: _require_labels(table_rows(table, columns, label_col))
+        return lambda: _sharded(_require_labels(table_rows(table, columns, label_col)), table, "", shard)
     if table is not None:
         check_path(table)
-        return lambda: _require_labels(table_documents(table, label_col, text_col, header))
+        return lambda: _sharded(_require_labels(table_documents(table, label_col, text_col, header)), table, "",
+                                shard)
     if fasttext is not None:
         check_path(fasttext)
-        return lambda: fasttext_documents(fasttext)
+        return lambda: _sharded(fasttext_documents(fasttext), fasttext, "", shard)
     class_sources(class_dirs)
-    return lambda: labelled_documents(class_dirs)
+    return lambda: labelled_documents(class_dirs, shard)
+
+
+# --- shards: a part of a corpus, chosen with no coordination --------------------------------
+def parse_shard(spec):
+    """(k, n) of a `K/N` shard (1 <= K <= N), as GNU split numbers its parts."""
+    k, _, n = str(spec).partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise NbtextError(f"--shard must be K/N with 1 <= K <= N, such as 2/8 (not {spec!r})")
+    return int(k), int(n)
+
+
+def in_shard(key, shard):
+    """Whether the document named `key` falls in shard (k, n): a stable hash of the name
+    (BLAKE2b, not Python's salted hash()), so every machine and run agrees."""
+    from hashlib import blake2b
+
+    k, n = shard
+    digest = blake2b(key.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % n == k - 1
+
+
+def _sharded(docs, root, label, shard):
+    """The documents of `docs` (all from the source `root`) in `shard`, or all of them. A
+    document's key is its name relative to its source, with the label: `spam/0001.eml`,
+    `spam/inbox.mbox:7`, `sms.tsv:12`, so where the corpus is mounted does not matter.
+    Files of a folder are chosen before they are read; an mbox file is read whole by every
+    shard, which keeps its own messages."""
+    if shard is None:
+        yield from docs
+        return
+    base, folder = os.path.basename(os.path.normpath(root)), os.path.isdir(root)
+    for doc in docs:
+        if folder:
+            name = os.path.relpath(doc.name, root)
+        else:  # a file: itself, or its messages and rows PATH:N
+            name = base + doc.name[len(root):] if doc.name.startswith(root) else doc.name
+        if in_shard(f"{label}/{name}" if label else name, shard):
+            yield doc
 
 
 def _require_labels(docs):
@@ -425,7 +465,7 @@ def class_sources(specs):
     return sources
 
 
-def labelled_documents(specs):
+def labelled_documents(specs, shard=None):
     """Documents of every CLASS_DIR, labelled. A class with no documents is an error,
     found before any document is read."""
     sources, seen = [], {}
@@ -443,7 +483,7 @@ def labelled_documents(specs):
         if os.path.isdir(path) and not has_files(path):
             raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
     for label, path in sources:
-        yield from documents(path, label=label)
+        yield from _sharded(documents(path, label=label), path, label, shard)
 
 
 def _column(spec, header, path):

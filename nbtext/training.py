@@ -40,8 +40,10 @@ def train(documents, labels, **options):
     return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), **options)
 
 
-def train_corpus(batches, on_error=None, jobs=1, **options):
+def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
+    `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
+    be missing, so one class is enough.
 
     The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
     batches). It is read a second time for presence features with an UNK feature (which
@@ -73,7 +75,10 @@ def train_corpus(batches, on_error=None, jobs=1, **options):
         mail_documents = tokenizer.mail_documents
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
-    return model_of_table(settings, table, journal, lambda: _token_batches(settings, batches()), corpus)
+    if partial and not table.labels:
+        raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
+    return model_of_table(settings, table, journal, lambda: _token_batches(settings, batches()), corpus,
+                          min_classes=1 if partial else None)
 
 
 def _token_batches(settings, batches):
@@ -91,21 +96,21 @@ def fit_tokens(settings, token_lists, labels):
     return model_of_table(settings, table, {}, lambda: [(token_lists, labels)])
 
 
-def model_of_table(settings, table, journal, token_batches, corpus=None):
+def model_of_table(settings, table, journal, token_batches, corpus=None, min_classes=None):
     """The model of a finished count table: the vocabulary pruned and checked, then (a
     second pass over `token_batches()`, the corpus as (token lists, labels) per batch)
     the documents holding a pruned token for presence features with UNK, or the tf-idf
     sums for tf-idf features. `corpus` is the model's record of what it was trained on
     (nbtext.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
-    if len(classes) < EVENT_MODELS[settings["event_model"]].min_classes:
+    if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"
             + (f" ({classes[0]!r})" if classes else "")
         )
     token_counts = ClassCounts(token_counts)
     vocabulary = vocabulary_of(settings, tokens, token_counts)
-    if not vocabulary.n_kept and not vocabulary.has_unk:
+    if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none
         raise NbtextError(
             f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
         )

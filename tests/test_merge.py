@@ -1,0 +1,168 @@
+"""Merge and shards (issue 11): a merge of models equals, byte for byte, the model of one
+training on all their documents; `train --shard K/N` parts merge into that model too."""
+
+import random
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import nbtext
+from nbtext.sources import Document, in_batches, in_shard
+from nbtext.training import train_corpus
+from conftest import ROOT, one_line_error, real_corpus, run
+
+WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the"]
+
+
+def trained(docs, labels, **options):
+    """A model of a part of a corpus (one class is enough, as for a shard)."""
+    corpus = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(docs, labels))]
+    return train_corpus(lambda: in_batches(corpus, 7), partial=True, **options)
+
+
+def file_bytes(model, path):
+    model.save(path)
+    return path.read_bytes()
+
+
+document = st.builds(
+    lambda words, mail: ("From: a@b.c\nSubject: " + words[0] + "\n\n" if mail else "") + " ".join(words),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), st.booleans(),
+)
+options = st.fixed_dictionaries({
+    "model": st.sampled_from(["multinomial", "bernoulli"]),
+    "min_count": st.integers(1, 3),
+    "max_features": st.sampled_from([None, 4]),
+    "ngrams": st.integers(1, 2),
+    "alpha": st.sampled_from([None, 0.5]),
+    "features": st.sampled_from([None, "counts", "binary"]),
+})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
+       options=options, parts=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, parts, seed):
+    if options["model"] == "bernoulli":
+        options = {**options, "features": None, "unknown": "ignore"}
+    docs, labels = zip(*corpus)
+    if len(set(labels)) < 2:
+        return
+    if options["features"] == "binary":  # presence with UNK merges while nothing is pruned
+        options = {**options, "min_count": 1, "max_features": None}
+    rng = random.Random(seed)
+    part_of = [rng.randrange(parts) for _ in docs]
+    models = []
+    for k in range(parts):
+        members = [i for i in range(len(docs)) if part_of[i] == k]
+        if members:
+            models.append(trained([docs[i] for i in members], [labels[i] for i in members], **options))
+    # the order of one training: part by part (a document in two parts under two labels is
+    # held under the later one, as the later input would be)
+    order = sorted(range(len(docs)), key=lambda i: part_of[i])
+    warnings.simplefilter("ignore")  # a document in two parts: said, and counted twice as in one training
+    try:
+        whole = nbtext.train([docs[i] for i in order], [labels[i] for i in order], **options)
+    except nbtext.NbtextError as e:  # e.g. nothing left after pruning: the merge says the same
+        with pytest.raises(nbtext.NbtextError, match=str(e)[:20]):
+            nbtext.merge(models)
+        return
+    merged = nbtext.merge(models)
+    assert file_bytes(merged, tmp_path / "merged.model") == file_bytes(whole, tmp_path / "whole.model")
+
+
+def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
+    """λ = 0.1 when most documents are mail: a part of mail and a larger part of text
+    merge into a text model (λ = 1), as one training on both is."""
+    mail = ["From: a@b.c\nSubject: free prize\n\nclick now"] * 3
+    text = ["lunch at noon", "meeting report now", "free lunch", "the report", "noon meeting"]
+    part1 = trained(mail, ["spam"] * 3)
+    part2 = trained(text, ["ham", "ham", "spam", "ham", "ham"])
+    assert part1.alpha == 0.1 and part2.alpha == 1.0
+    merged = nbtext.merge([part1, part2])
+    assert merged.alpha == 1.0 and merged.corpus == {"mail_documents": 3, "default_alpha": True}
+    whole = trained(mail + text, ["spam"] * 3 + ["ham", "ham", "spam", "ham", "ham"])
+    assert file_bytes(merged, tmp_path / "m") == file_bytes(whole, tmp_path / "w")
+
+
+def test_update_and_forget_keep_the_count_of_mail_documents():
+    mail = "From: a@b.c\nSubject: free prize\n\nclick now"
+    model = trained([mail, "lunch at noon"], ["spam", "ham"])
+    more, _ = nbtext.training.update(model, lambda: [[Document("x", mail.replace("now", "today"), "spam"),
+                                                      Document("y", mail, "spam")]])
+    assert more.corpus["mail_documents"] == 2  # the new message; the known one counts once
+    fewer, stats = nbtext.training.forget(more, lambda: [[Document("z", mail)]])
+    assert stats["forgotten"] == 1 and fewer.corpus["mail_documents"] == 1
+
+
+def test_shards_split_a_corpus_with_no_document_lost_or_repeated():
+    names = [f"spam/{i:04d}.eml" for i in range(2000)]
+    owners = [[k for k in range(1, 5) if in_shard(name, (k, 4))] for name in names]
+    assert all(len(o) == 1 for o in owners)
+    sizes = [sum(o == [k] for o in owners) for k in range(1, 5)]
+    assert min(sizes) > 400, sizes  # a hash spreads them evenly (500 each, give or take)
+
+
+@pytest.mark.parametrize("corpus, parts", [("spamassassin", 3), ("20news", 2)])
+def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts):
+    train = real_corpus(corpus) / "train"
+    classes = sorted(str(p) for p in train.iterdir() if p.is_dir())
+    for k in range(1, parts + 1):
+        result = run("train", "--shard", f"{k}/{parts}", "-o", tmp_path / f"part{k}.model", *classes)
+        assert result.exit_code == 0, result.stderr
+    result = run("merge", "-o", tmp_path / "merged.model", *[tmp_path / f"part{k}.model" for k in range(1, parts + 1)])
+    assert result.exit_code == 0 and result.stderr.startswith(f"merged {parts} models: "), result.stderr
+    assert run("train", "-o", tmp_path / "whole.model", *classes).exit_code == 0
+    assert (tmp_path / "merged.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
+
+
+def test_an_mbox_is_shared_out_by_message(tmp_path):
+    box = tmp_path / "spam.mbox"
+    box.write_bytes(b"".join(b"From a@b Mon Jun 24 17:54:30 2002\nSubject: offer %d\n\nfree prize %d\n\n" % (i, i)
+                             for i in range(40)))
+    ham = ROOT / "corpora" / "mail" / "train" / "ham"
+    counts = []
+    for k in (1, 2):
+        result = run("train", "--shard", f"{k}/2", "--min-count", "1", "-o", tmp_path / f"{k}.model", box, ham)
+        assert result.exit_code == 0, result.stderr
+        counts.append(dict(zip(*[nbtext.load(tmp_path / f"{k}.model").classes,
+                                 nbtext.load(tmp_path / f"{k}.model").class_count])))
+    assert counts[0]["spam"] + counts[1]["spam"] == 40 and 0 < counts[0]["spam"] < 40
+
+
+@pytest.mark.filterwarnings("ignore:.*learned by more than one")  # the same corpus twice
+def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
+    train = ROOT / "corpora" / "mail" / "train"
+    spam, ham = train / "spam", train / "ham"
+
+    def model(name, *options):
+        assert run("train", "-o", tmp_path / name, *options, spam, ham).exit_code == 0
+        return tmp_path / name
+
+    counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "min_count differs (2 and 3)")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")),
+                   "was trained with --alpha")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("d.model", "--model", "complement")),
+                   "tf-idf features need every document's idf")
+    one_line_error(run("merge", "-o", tmp_path / "x", model("e.model", "--model", "bernoulli", "--min-count", "5"), model(
+        "f.model", "--model", "bernoulli", "--min-count", "5")), "pruned token")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")),
+                   "headers differs")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, tmp_path / "missing.model"), "does not exist")
+    one_line_error(run("train", "--shard", "3/2", spam, ham), "--shard must be K/N")
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
+def test_a_model_merged_with_itself_counts_its_documents_twice(tmp_path):
+    """Merging is adding (the journal knows each document once, the counts do not dedupe:
+    as training on the same folder given under two names would)."""
+    train = ROOT / "corpora" / "mail" / "train"
+    assert run("train", "-o", tmp_path / "a.model", train / "spam", train / "ham").exit_code == 0
+    result = run("merge", "-o", tmp_path / "a2.model", tmp_path / "a.model", tmp_path / "a.model")
+    assert result.exit_code == 0 and "nbtext: warning: 78 documents were learned by more than one" in result.stderr
+    once, twice = nbtext.load(tmp_path / "a.model"), nbtext.load(tmp_path / "a2.model")
+    assert list(twice.class_count) == [2 * n for n in once.class_count]
+    assert twice.journal == once.journal
