@@ -97,5 +97,5 @@ def _common_settings(models, names):
     return dict(first.settings)
 
 
-def _documents_needed():
+def _documents_needed(function):
     raise NbtextError(f"cannot merge these models once tokens are pruned: {UNK_MERGE}")

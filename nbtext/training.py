@@ -6,6 +6,8 @@ documents to a trained model; `fit_tokens()` fits already-tokenized documents
 (cross-validation folds).
 """
 
+from functools import partial
+
 import numpy as np
 
 from nbtext.counting import CountTable
@@ -51,21 +53,11 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     (the idf is known only after counting).
     """
     settings = make_settings(**options)
-    default_alpha = settings["alpha"] is None
-    table = CountTable(binary=counts_presence(settings))
-    journal = {}
+    table, journal = CountTable(binary=counts_presence(settings)), {}
     if jobs > 1:
         from nbtext.parallel import count_in_workers
 
-        mail_documents = 0
-        for exported, keys, errors, mail_count in count_in_workers(settings, batches(), jobs):
-            for name, message in errors:
-                if on_error is None:
-                    raise NbtextError(f"{name}: {message}")
-                on_error(Document(name, None), message)
-            table.merge(exported)
-            journal.update(keys)
-            mail_documents += mail_count
+        mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs), on_error)
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():
@@ -73,34 +65,61 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
             table.add(token_lists, [doc.label for doc in kept])
             journal.update((document_key(doc.data), doc.label) for doc in kept)
         mail_documents = tokenizer.mail_documents
+    return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial)
+
+
+def add_counted(table, journal, counted, on_error=None):
+    """Add partial counts (nbtext.counting.count_batch's, as workers send them: exported
+    table, journal pairs, errors, documents read as mail), in order, to `table` and
+    `journal`; the documents that could not be read go to `on_error`. Returns the number
+    of documents read as mail."""
+    mail_documents = 0
+    for exported, keys, errors, mail_count in counted:
+        for name, message in errors:
+            if on_error is None:
+                raise NbtextError(f"{name}: {message}")
+            on_error(Document(name, None), message)
+        table.merge(exported)
+        journal.update(keys)
+        mail_documents += mail_count
+    return mail_documents
+
+
+def trained_model(settings, table, journal, mail_documents, over_batches, partial=False):
+    """The model of a counted corpus (by one process, by workers or by a cluster): the
+    default λ chosen, then `model_of_table`."""
+    default_alpha = settings["alpha"] is None
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
-    return model_of_table(settings, table, journal, lambda: _token_batches(settings, batches()), corpus,
-                          min_classes=1 if partial else None)
+    return model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
 
 
-def _token_batches(settings, batches):
-    """(token lists, labels) per batch of Documents; unreadable ones were reported already."""
-    tokenize = make_tokenizer(settings["tokenizer"])
-    for batch in batches:
-        kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
-        yield token_lists, [doc.label for doc in kept]
+def over_batches(settings, batches):
+    """`over(function)`: function(token lists, labels) for each batch of `batches()`, in
+    order (a second pass over the corpus; unreadable documents were reported already)."""
+    def over(function):
+        tokenize = make_tokenizer(settings["tokenizer"])
+        for batch in batches():
+            kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
+            yield function(token_lists, [doc.label for doc in kept])
+
+    return over
 
 
 def fit_tokens(settings, token_lists, labels):
     """A model from documents already tokenized with `settings` (cross-validation folds)."""
     table = CountTable(binary=counts_presence(settings))
     table.add(token_lists, labels)
-    return model_of_table(settings, table, {}, lambda: [(token_lists, labels)])
+    return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)])
 
 
-def model_of_table(settings, table, journal, token_batches, corpus=None, min_classes=None):
+def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None):
     """The model of a finished count table: the vocabulary pruned and checked, then (a
-    second pass over `token_batches()`, the corpus as (token lists, labels) per batch)
-    the documents holding a pruned token for presence features with UNK, or the tf-idf
-    sums for tf-idf features. `corpus` is the model's record of what it was trained on
+    second pass over the corpus: `over_batches(function)` yields function(token lists,
+    labels) of each batch, in order) the documents holding a pruned token for presence
+    features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on
     (nbtext.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
@@ -116,11 +135,18 @@ def model_of_table(settings, table, journal, token_batches, corpus=None, min_cla
         )
     unk_doc_count = tfidf_sums = tfidf_squares = None
     if is_binary(settings) and vocabulary.has_unk and vocabulary.n_kept < len(tokens):
-        unk_doc_count = _documents_with_unk(vocabulary, classes, token_batches())
+        unk_doc_count = np.zeros(len(classes))
+        for (count,) in over_batches(partial(documents_with_unk, vocabulary, classes)):
+            unk_doc_count += count
     if is_tfidf(settings):
         idf = idf_weights(token_counts.token_totals[vocabulary.kept], class_count.sum())
         squares = EVENT_MODELS[settings["event_model"]].tfidf_squares
-        tfidf_sums, tfidf_squares = _tfidf_sums(settings, vocabulary, idf, classes, token_batches(), squares)
+        tfidf_sums = np.zeros((len(classes), vocabulary.n_features))
+        tfidf_squares = np.zeros_like(tfidf_sums) if squares else None
+        for sums, sums_of_squares in over_batches(partial(tfidf_sums_of, settings, vocabulary, idf, classes, squares)):
+            tfidf_sums += sums
+            if squares:
+                tfidf_squares += sums_of_squares
     return NaiveBayes(settings, classes, class_count, token_counts, vocabulary, unk_doc_count,
                       tfidf_sums, tfidf_squares, journal, corpus=corpus)
 
@@ -130,31 +156,23 @@ def _class_rows(classes, labels):
     return np.array([row[label] for label in labels], dtype=np.intp)
 
 
-def _tfidf_sums(settings, vocabulary, idf, classes, token_batches, squares):
-    """(Yᵀ X, and Yᵀ (X∘X) when `squares`, else None) of the tf-idf feature values X: a
-    second pass, since the idf and the vocabulary are known only after counting."""
-    sums = np.zeros((len(classes), vocabulary.n_features))
-    sums_of_squares = np.zeros_like(sums) if squares else None
-    for token_lists, labels in token_batches:
-        X = feature_matrix(*vocabulary.ids(token_lists), vocabulary.n_features, settings, idf)
-        Y = one_hot(_class_rows(classes, labels), len(classes))
-        sums += np.asarray((Y.T @ X).todense())
-        if sums_of_squares is not None:
-            sums_of_squares += np.asarray((Y.T @ X.multiply(X)).todense())
-    return sums, sums_of_squares
+def tfidf_sums_of(settings, vocabulary, idf, classes, squares, token_lists, labels):
+    """(Yᵀ X, and Yᵀ (X∘X) when `squares`, else None) of a batch's tf-idf feature values X:
+    a second pass, since the idf and the vocabulary are known only after counting."""
+    X = feature_matrix(*vocabulary.ids(token_lists), vocabulary.n_features, settings, idf)
+    Y = one_hot(_class_rows(classes, labels), len(classes))
+    sums = np.asarray((Y.T @ X).todense())
+    return sums, (np.asarray((Y.T @ X.multiply(X)).todense()) if squares else None)
 
 
-def _documents_with_unk(vocabulary, classes, token_batches):
-    """Per class, how many documents contain at least one token outside the vocabulary."""
-    unk_doc_count = np.zeros(len(classes))
-    for token_lists, labels in token_batches:
-        ids, indptr = vocabulary.ids(token_lists)
-        doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
-        has_unk = np.zeros(len(labels), dtype=bool)
-        has_unk[doc_of_id[ids == vocabulary.unk_column]] = True
-        rows = _class_rows(classes, labels)
-        unk_doc_count += np.bincount(rows[has_unk], minlength=len(classes))
-    return unk_doc_count
+def documents_with_unk(vocabulary, classes, token_lists, labels):
+    """(Per class, how many documents of a batch contain a token outside the vocabulary,)"""
+    ids, indptr = vocabulary.ids(token_lists)
+    doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
+    has_unk = np.zeros(len(labels), dtype=bool)
+    has_unk[doc_of_id[ids == vocabulary.unk_column]] = True
+    rows = _class_rows(classes, labels)
+    return (np.bincount(rows[has_unk], minlength=len(classes)).astype(np.float64),)
 
 
 def _learnable(model, verb):
@@ -197,7 +215,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
             mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return model_of_table(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+    return model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
                    _corpus(model, mail_documents)), stats
 
 
@@ -235,7 +253,7 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return model_of_table(model.settings, table, journal, lambda: _token_batches(model.settings, batches()),
+    return model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
                    _corpus(model, mail_documents)), stats
 
 
