@@ -17,10 +17,11 @@ import click
 from nbtext import choices
 from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress, write_batches
 from nbtext.errors import NbtextError
+from nbtext.formats import proba_header
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    split_params, table_option, train_options, typed_options, unsure_option,
+    scheduler_option, split_params, table_option, train_options, typed_options, unsure_option,
 )
 from nbtext.version import __version__
 
@@ -56,7 +57,8 @@ def cli():
                    "[default: the machine's cores, at most 4; -j 1: one process].")
 @click.option("--shard", default=None, metavar="K/N",
               help="Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later.")
-def train(output, update, model_path, jobs, shard, **params):
+@scheduler_option
+def train(output, update, model_path, jobs, shard, scheduler, **params):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -71,6 +73,7 @@ def train(output, update, model_path, jobs, shard, **params):
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
+      nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
     from nbtext.formats import train_summary
     from nbtext.modelfile import check_writable, locked
@@ -90,19 +93,25 @@ def train(output, update, model_path, jobs, shard, **params):
             if update or refusal:
                 raise NbtextError(f"--shard makes a part to merge, and {refusal}" if refusal
                                   else "--shard trains a new part; it does not go with --update")
-        docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
-        batches = lambda: in_batches(docs(), DEFAULT_BATCH)  # noqa: E731
         skipped, started, stats = Skipped(), time.perf_counter(), None
-        if update:
-            typed = typed_options(TRAIN_SETTINGS)
-            if typed:
-                raise NbtextError(f"--update keeps the model's own settings; drop {typed[0]}")
-            with locked(model_path):  # read, change and write: one learner at a time
-                model, stats = update_model(load_model(model_path), batches, skipped)
-                model.save(output)
-        else:
-            model = train_corpus(batches, skipped, jobs or default_jobs(), shard is not None, **settings)
+        if scheduler is not None and not update:  # --update runs here
+            from nbtext.cluster import train_on_scheduler
+
+            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, **settings)
             model.save(output)
+        else:
+            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
+            batches = lambda: in_batches(docs(), DEFAULT_BATCH)  # noqa: E731
+            if update:
+                typed = typed_options(TRAIN_SETTINGS)
+                if typed:
+                    raise NbtextError(f"--update keeps the model's own settings; drop {typed[0]}")
+                with locked(model_path):  # read, change and write: one learner at a time
+                    model, stats = update_model(load_model(model_path), batches, skipped)
+                    model.save(output)
+            else:
+                model = train_corpus(batches, skipped, jobs or default_jobs(), shard is not None, **settings)
+                model.save(output)
     click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))
 
@@ -130,8 +139,9 @@ def train(output, update, model_path, jobs, shard, **params):
               help="Add the N tokens that pushed the winner over the runner-up most, "
                    "with their contribution in log-odds.")
 @jobs_option
+@scheduler_option
 def predict(paths, model_path, alpha, output_format, proba, separator, files_from, table, text_col, header,
-            unsure_below, is_label, verbose, explain, jobs):
+            unsure_below, is_label, verbose, explain, jobs, scheduler):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone
@@ -142,7 +152,8 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
     Otherwise one line per document, in input order (folders recursively, sorted):
     name<TAB>label<TAB>probability of that label. mbox messages are named PATH:N,
     records of --lines / -0 streams -:N. A document that cannot be read or parsed is
-    reported on stderr and skipped (exit status 1 at the end).
+    reported on stderr and skipped (exit status 1 at the end). With --scheduler, PATHs
+    (and --files-from) are scored on the cluster's workers; stdin streams stay here.
 
     \b
       cat message.txt | nbtext predict
@@ -166,6 +177,15 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
         if table is not None and labels_only:
             output_format, jobs = "labels", 1  # one label per row, in the table's order
         skipped = Skipped()
+        if scheduler is not None and table is None and (separator is None or files_from is not None):
+            from nbtext.cluster import connect, predict_on_cluster
+            from nbtext.sources import listed_paths
+
+            paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
+            with connect(scheduler) as client:
+                batches = predict_on_cluster(client, model_path, alpha, paths, output_format, proba, unsure_below,
+                                             explain or 0, skipped)
+                return skipped.summary(write_batches(proba_header(model, output_format, proba, explain), batches))
         done = write_predictions(model, with_progress(docs, "classifying"),
                                  output_format, proba, unsure_below, jobs, skipped, explain)
     return skipped.summary(done)
@@ -173,12 +193,12 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
 
 def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped, explain=0):
     """Stream the lines of nbtext.formats.prediction_lines, batch by batch, in input order."""
-    from nbtext.formats import prediction_line_batches, proba_header
+    from nbtext.formats import prediction_line_batches
     from nbtext.parallel import scored_batches
 
-    header = [proba_header(model.classes, explain)] if proba and output_format == "tsv" else []
     scored = scored_batches(model, docs, jobs, skipped, explain)
-    return write_batches(header, prediction_line_batches(model, scored, output_format, proba, unsure_below))
+    return write_batches(proba_header(model, output_format, proba, explain),
+                         prediction_line_batches(model, scored, output_format, proba, unsure_below))
 
 
 # --- eval ----------------------------------------------------------------------------

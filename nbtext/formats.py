@@ -23,9 +23,11 @@ def train_summary(model, stats, seconds, output):
     )
 
 
-def proba_header(classes, explain):
-    """The #header line of `predict --proba` (TSV)."""
-    return "#path\tlabel\tprobability\t" + "\t".join(classes) + ("\texplanation" if explain else "")
+def proba_header(model, output_format, proba, explain):
+    """The #header line of `predict --proba` (TSV), as a list of no lines or one."""
+    if not (proba and output_format == "tsv"):
+        return []
+    return ["#path\tlabel\tprobability\t" + "\t".join(model.classes) + ("\texplanation" if explain else "")]
 
 
 def prediction_line_batches(model, scored, output_format, proba=False, unsure_below=None):

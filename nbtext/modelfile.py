@@ -225,6 +225,11 @@ def read_state(path):
             data = f.read()
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
+    return parse_state(data, path)
+
+
+def parse_state(data, path):
+    """The ModelState of a model file's bytes (`path` names it in errors)."""
     header, payload = _split(data, path)
     try:
         check_header(header, len(payload), len(data))

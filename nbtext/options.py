@@ -73,3 +73,7 @@ def typed_options(names):
     ctx = click.get_current_context()
     return ["--" + n.replace("_", "-") for n in names
             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+scheduler_option = click.option(
+    "--scheduler", default=None, metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
+    help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
+         "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'.")

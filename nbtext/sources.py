@@ -127,13 +127,20 @@ def documents(path, separator=None, label=None, stdin=None):
         yield from file_documents(path, label)
 
 
-def file_documents(path, label=None):
+def is_url(path):
+    """Whether a PATH is a URL (s3://bucket/spam/, memory://...), which only `--scheduler`
+    reads (through fsspec, on the workers)."""
+    return "://" in str(path)
+
+
+def file_documents(path, label=None, opener=None):
     """The one document of a file, or every message of an mbox file. The file is opened
-    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing."""
+    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing.
+    `opener(path)` opens it for binary reading (default: open; fsspec.open for URLs)."""
     from nbtext.mail import starts_mbox
 
     try:
-        with open(path, "rb") as f:
+        with (opener or _open_binary)(path) as f:
             head = f.read(MBOX_SNIFF)
             if starts_mbox(head):
                 yield from mbox_messages(f, path, label, head)
@@ -202,9 +209,13 @@ def maildir_files(maildir):
     return found
 
 
-def read_file(path, label=None):
+def _open_binary(path):
+    return open(path, "rb")
+
+
+def read_file(path, label=None, opener=None):
     try:
-        with open(path, "rb") as f:
+        with (opener or _open_binary)(path) as f:
             return Document(path, cut(f.read(_limit["max_bytes"] + 1), path), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))
@@ -446,31 +457,37 @@ def path_documents(paths, separator=None):
         yield from documents(path, separator)
 
 
-def class_sources(specs):
-    """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or `LABEL=PATH`."""
+def class_sources(specs, urls=False):
+    """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or
+    `LABEL=PATH`; with `urls`, a PATH may be a URL (not checked here: the workers read it)."""
     sources = []
     for spec in specs:
-        if not os.path.exists(spec) and "=" in spec:
+        if not os.path.exists(spec) and "=" in spec.split("://")[0]:
             label, path = spec.split("=", 1)
             if not label:
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
             path = os.path.expanduser(path)  # the shell leaves ~ after = alone (dash, zsh)
+        elif urls and is_url(spec):
+            path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
         else:
             path = spec
             label = os.path.basename(os.path.normpath(os.path.abspath(path)))
             if label.endswith((".mbox", ".mbx")) and os.path.isfile(path) and is_mbox(path):
                 label = label.rsplit(".", 1)[0]
-        check_path(path)
+        if is_url(path) and not urls:
+            raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
+        if not is_url(path):
+            check_path(path)
         sources.append((label, path))
     return sources
 
 
-def labelled_documents(specs, shard=None):
-    """Documents of every CLASS_DIR, labelled. A class with no documents is an error,
-    found before any document is read."""
+def labelled_sources(specs, urls=False):
+    """[(label, path)] of CLASS_DIR arguments, a folder or file given twice read once (with
+    a warning). A class with no documents is an error, found before any is read."""
     sources, seen = [], {}
-    for label, path in class_sources(specs):
-        real = os.path.realpath(path)
+    for label, path in class_sources(specs, urls):
+        real = path if is_url(path) else os.path.realpath(path)
         if real in seen:  # the same folder or file twice: its documents count once
             import warnings
 
@@ -482,7 +499,12 @@ def labelled_documents(specs, shard=None):
     for label, path in sources:
         if os.path.isdir(path) and not has_files(path):
             raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
-    for label, path in sources:
+    return sources
+
+
+def labelled_documents(specs, shard=None):
+    """Documents of every CLASS_DIR, labelled (see labelled_sources)."""
+    for label, path in labelled_sources(specs):
         yield from _sharded(documents(path, label=label), path, label, shard)
 
 

@@ -1,0 +1,273 @@
+"""Training and prediction on a Dask cluster (`--scheduler ADDRESS`; the `dask` extra).
+
+The client only lists the inputs: each partition is a list of entries (a file that is one
+document, or a file that may be an mbox), about a local batch's worth. The workers read,
+parse, tokenize and count their partitions themselves (local paths they can see, or fsspec
+URLs such as s3://bucket/spam/, opened with fsspec's own configuration for credentials),
+and the partial counts are added up on the workers, pairwise in a tree, in input order.
+The client receives one table and writes the model, the same as a local training (the
+counts are whole numbers, summed exactly in any order; the second pass of tf-idf or UNK
+models sums per-partition results on the client, in input order, as a local training sums
+its batches). A worker that dies has its tasks run again by Dask; the model is written
+only once every partition has been counted, each exactly once.
+
+Prediction scores partitions on the workers (the model file is sent to each worker once)
+and writes their lines, in input order, as a local run does.
+"""
+
+from collections import deque
+from functools import partial
+
+from nbtext.errors import NbtextError
+from nbtext.sources import (
+    Document, file_documents, files_in, is_url, labelled_sources, limit_bytes, max_bytes, read_file, tokenized,
+)
+from nbtext.version import __version__
+
+EXTRA = "pip install 'nbtext[dask]'"
+PARTITION = 1000  # entries (files) a task reads: a local batch, so tf-idf sums add up as locally
+CONNECT_SECONDS = 10
+
+
+# --- the client ------------------------------------------------------------------------
+def connect(address):
+    """A distributed.Client of the scheduler at `address`, its workers checked to run this
+    nbtext version."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise NbtextError(f"--scheduler needs the dask extra: {EXTRA}") from None
+    try:
+        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise NbtextError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    try:
+        versions = client.run(_worker_version)
+    except Exception as e:  # noqa: BLE001 (a worker that cannot import nbtext, or none)
+        client.close()
+        raise NbtextError(f"the Dask workers at {address} cannot run nbtext ({e}); install nbtext {__version__} "
+                          "on them") from None
+    others = sorted({v for v in versions.values() if v != __version__})
+    if not versions or others:
+        client.close()
+        found = f"nbtext {', '.join(others)}" if others else "no workers"
+        raise NbtextError(f"the Dask cluster at {address} has {found}, this client nbtext {__version__}: "
+                          "install the same version on both")
+    return client
+
+
+def _worker_version():
+    from nbtext.version import __version__ as version
+
+    return version
+
+
+def _opener(location):
+    """How a worker opens an entry for binary reading: open, or fsspec for a URL."""
+    if not is_url(location):
+        return None
+    import fsspec
+
+    return lambda url: fsspec.open(url, "rb").open()
+
+
+def source_entries(label, path):
+    """The entries of one labelled source: (kind, location, label), kind 'file' (a file of a
+    folder: one document) or 'source' (a file given itself: one document, or an mbox's
+    messages), as a local training reads them. URLs are listed with fsspec."""
+    if not is_url(path):
+        import os
+
+        if os.path.isdir(path):
+            return [("file" if kind is None else f"not a regular file (a {kind})", file, label)
+                    for file, kind in files_in(path)]
+        return [("source", path, label)]
+    try:
+        import fsspec
+    except ImportError:
+        raise NbtextError(f"URLs need the dask extra (fsspec): {EXTRA}") from None
+    fs, root = fsspec.core.url_to_fs(path)
+    if not fs.exists(root):
+        raise NbtextError(f"{path} does not exist")
+    if not fs.isdir(root):
+        return [("source", path, label)]
+    base = root.rstrip("/")
+    folders = [f"{base}/cur", f"{base}/new"] if fs.isdir(f"{base}/cur") and fs.isdir(f"{base}/new") else [base]
+    entries = []
+    for folder in folders:  # named as given: s3://bucket/spam/ + the path below it
+        for found in sorted(fs.find(folder)):
+            below = found[len(base) + 1:]
+            if not any(part.startswith(".") for part in found[len(folder) + 1:].split("/")):
+                entries.append(("file", f"{path.rstrip('/')}/{below}", label))
+    if not entries:
+        raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
+    return entries
+
+
+def labelled_entries(specs):
+    """Every entry of train's CLASS_DIR arguments (local paths or URLs), in input order."""
+    entries = []
+    for label, path in labelled_sources(specs, urls=True):
+        entries += source_entries(label, path)
+    return entries
+
+
+def path_entries(paths):
+    """Every entry of predict's PATH arguments (no labels)."""
+    import os
+
+    entries = []
+    for path in paths:
+        if path == "-":
+            raise NbtextError("--scheduler reads PATHs the workers can open, not stdin")
+        if not is_url(path) and not os.path.exists(path):
+            raise NbtextError(f"{path} does not exist")
+        entries += source_entries(None, path)
+    return entries
+
+
+def partitions(entries, size=PARTITION):
+    return [entries[i:i + size] for i in range(0, len(entries), size)]
+
+
+def _tree_sum(client, futures, combine):
+    """One future of combine(...) over `futures`, pairwise and in order, on the workers."""
+    while len(futures) > 1:
+        paired = [client.submit(combine, futures[i], futures[i + 1], pure=False)
+                  for i in range(0, len(futures) - 1, 2)]
+        futures = paired + ([futures[-1]] if len(futures) % 2 else [])
+    return futures[0]
+
+
+def train_on_scheduler(address, specs, shard=None, on_error=None, **options):
+    """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
+    if shard is not None or not specs:
+        raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
+    with connect(address) as client:
+        return train_on_cluster(client, specs, on_error, **options)
+
+
+def train_on_cluster(client, specs, on_error=None, **options):
+    """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
+    equal to nbtext.training.train_corpus on the same documents."""
+    from nbtext.counting import CountTable
+    from nbtext.settings import make_settings
+    from nbtext.training import add_counted, trained_model
+    from nbtext.weighting import counts_presence
+
+    settings = make_settings(**options)
+    parts = partitions(labelled_entries(specs))
+    limit = max_bytes()
+    counted = client.map(count_partition, parts, settings=settings, limit=limit, pure=False)
+    total = _tree_sum(client, counted, combine_counts).result()
+    table, journal = CountTable(binary=counts_presence(settings)), {}
+    mail_documents = add_counted(table, journal, [total], on_error)
+    over = partial(_over_partitions, client, parts, settings, limit)
+    return trained_model(settings, table, journal, mail_documents, over)
+
+
+def _over_partitions(client, parts, settings, limit, function):
+    """function(token lists, labels) of each partition, computed on the workers, in order
+    (nbtext.training.over_batches' counterpart), at most 2 per worker in flight."""
+    shipped = client.scatter(function, broadcast=True)
+    yield from _in_order(client, second_pass_partition, parts, settings=settings, limit=limit, function=shipped)
+
+
+def _in_order(client, task, parts, **arguments):
+    """task(part, **arguments) for each part, on the workers, yielded in order; at most two
+    a worker in flight, so the client's memory stays bounded."""
+    window = 2 * max(1, len(client.nthreads()))
+    pending = deque()
+    for part in parts:
+        pending.append(client.submit(task, part, **arguments, pure=False))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def predict_on_cluster(client, model_path, alpha, paths, output_format, proba, unsure_below, explain,
+                       on_error=None):
+    """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
+    (with the model of `model_path`, re-smoothed with `alpha` unless None), in input order."""
+    with open(model_path, "rb") as f:
+        model_bytes = client.scatter(f.read(), broadcast=True)
+    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output_format=output_format, proba=proba,
+                     unsure_below=unsure_below, explain=explain)
+    for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
+        for name, message in errors:
+            if on_error is None:
+                raise NbtextError(f"{name}: {message}")
+            on_error(Document(name, None), message)
+        yield n, lines
+
+
+# --- on the workers ----------------------------------------------------------------------
+def entry_documents(entries):
+    """The Documents of a partition's entries, read where this runs."""
+    for kind, location, label in entries:
+        if kind == "file":
+            yield read_file(location, label, _opener(location))
+        elif kind == "source":
+            yield from file_documents(location, label, _opener(location))
+        else:  # a FIFO, socket or device found in a folder: said, not read
+            yield Document(location, None, label, error=kind)
+
+
+def count_partition(entries, settings, limit):
+    """A worker's partial counts of a partition (as nbtext.parallel.count_chunk's)."""
+    from nbtext.counting import count_batch
+    from nbtext.settings import make_tokenizer
+
+    limit_bytes(limit)
+    tokenize = make_tokenizer(settings["tokenizer"])
+    errors = []
+    table, keys = count_batch(settings, tokenize, list(entry_documents(entries)),
+                              lambda doc, message: errors.append((doc.name, message)))
+    return table.export(), keys, errors, tokenize.mail_documents
+
+
+def combine_counts(first, second):
+    """Two partitions' partial counts as one (the second's journal after the first's)."""
+    from nbtext.counting import CountTable
+
+    table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
+    table.merge(first[0])
+    table.merge(second[0])
+    return table.export(), first[1] + second[1], first[2] + second[2], first[3] + second[3]
+
+
+def second_pass_partition(entries, settings, limit, function):
+    from nbtext.settings import make_tokenizer
+
+    limit_bytes(limit)
+    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries)),
+                                  lambda doc, message: None)
+    return function(token_lists, [doc.label for doc in kept])
+
+
+_models = {}  # on a worker: the models it has loaded, by the hash of their file
+
+
+def score_partition(entries, model_bytes, alpha, limit, output_format, proba, unsure_below, explain):
+    """(documents scored, their output lines, [(name, error)]) of a partition."""
+    import numpy as np
+
+    from nbtext.formats import prediction_lines
+    from nbtext.model import NaiveBayes
+    from nbtext.modelfile import parse_state
+
+    limit_bytes(limit)
+    key = (hash(model_bytes), alpha)
+    if key not in _models:
+        _models.clear()
+        model = NaiveBayes.from_state(parse_state(model_bytes, "the model"))
+        _models[key] = model if alpha is None else model.with_alpha(alpha)
+    model = _models[key]
+    errors = []
+    kept, log_proba, explanations = model.score(list(entry_documents(entries)),
+                                                lambda doc, message: errors.append((doc.name, message)), explain)
+    if not kept:
+        return 0, [], errors
+    lines = prediction_lines(model, kept, np.exp(log_proba), explanations, output_format, proba, unsure_below)
+    return len(kept), lines, errors

@@ -1,0 +1,136 @@
+"""Training and prediction on a Dask cluster (issue 11), on one machine with
+distributed.LocalCluster: the same model file and the same output lines as a local run."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT, one_line_error, real_corpus, run
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install '.[dask]')")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:Port .* is already in use"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+MAIL = ROOT / "corpora" / "mail"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes with a nanny each (a killed worker is started again)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def threaded_cluster():
+    """Workers as threads of this process: they see its memory:// file system."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+        yield c
+
+
+def trained_bytes(tmp_path, name, *args):
+    result = run("train", "-o", tmp_path / name, *args)
+    assert result.exit_code == 0, result.stderr
+    return (tmp_path / name).read_bytes()
+
+
+@pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3")])
+def test_train_on_a_cluster_writes_the_local_model(tmp_path, cluster, options):
+    """Counting on the workers, and the second pass of tf-idf and UNK models too."""
+    classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    local = trained_bytes(tmp_path, "local.model", *options, *classes)
+    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, *options,
+                         *classes) == local
+
+
+def test_train_on_a_cluster_from_the_environment_on_a_real_corpus(tmp_path, cluster, monkeypatch):
+    train = real_corpus("spamassassin") / "train"
+    local = trained_bytes(tmp_path, "local.model", train / "spam", train / "ham")
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+    assert trained_bytes(tmp_path, "cluster.model", f"spam=file://{train}/spam", train / "ham") == local
+
+
+@pytest.mark.parametrize("options", [(), ("--proba", "--explain", "3"), ("--format", "json", "--alpha", "0.5")])
+def test_predict_on_a_cluster_writes_the_local_lines_in_order(tmp_path, cluster, options):
+    test = real_corpus("spamassassin") / "test"
+    model = tmp_path / "m.model"
+    assert run("train", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    local = run("predict", "-m", model, *options, test / "ham", test / "spam")
+    remote = run("predict", "-m", model, "--scheduler", cluster.scheduler_address, *options, test / "ham", test / "spam")
+    assert remote.exit_code == 0, remote.stderr
+    assert remote.stdout == local.stdout and remote.stdout.count("\n") > 1000
+
+
+def test_fsspec_urls_are_read_by_the_workers(tmp_path, threaded_cluster):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    for label in ("spam", "ham"):
+        for path in sorted((MAIL / "train" / label).iterdir()):
+            fs.pipe(f"/corpus/{label}/{path.name}", path.read_bytes())
+    fs.pipe("/corpus/spam/.hidden", b"never read")
+    local = trained_bytes(tmp_path, "local.model", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    address = threaded_cluster.scheduler_address
+    assert trained_bytes(tmp_path, "url.model", "--scheduler", address, "memory://corpus/spam",
+                         "ham=memory://corpus/ham") == local
+    result = run("predict", "-m", tmp_path / "url.model", "--scheduler", address, "memory://corpus/ham")
+    assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("memory://corpus/ham/")
+    one_line_error(run("train", "-o", tmp_path / "x", "--scheduler", address, "memory://nothing/here", MAIL / "train" /
+                       "ham"), "memory://nothing/here does not exist")
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tmp_path, cluster):
+    from nbtext.cluster import train_on_cluster
+
+    train = real_corpus("20news") / "train"
+    classes = sorted(str(p) for p in train.iterdir())
+    client = distributed.Client(cluster.scheduler_address, set_as_default=False)
+    try:
+        pids = client.run(os.getpid)
+        done = {}
+        job = threading.Thread(target=lambda: done.update(model=train_on_cluster(client, classes)))
+        job.start()
+        deadline = time.monotonic() + 60
+        while not any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        busy = next(worker for worker, tasks in client.processing().items() if tasks)
+        os.kill(pids[busy], signal.SIGKILL)  # a crash, mid-partition
+        killed_while_running = job.is_alive()
+        job.join(timeout=300)
+        assert killed_while_running and "model" in done
+        assert busy not in client.run(os.getpid)  # that worker is gone (its nanny started a new one)
+    finally:
+        client.close()
+    done["model"].save(tmp_path / "cluster.model")
+    assert (tmp_path / "cluster.model").read_bytes() == trained_bytes(tmp_path, "local.model", *classes)
+
+
+def test_cluster_errors_are_one_line(tmp_path, threaded_cluster, monkeypatch):
+    spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
+    address = threaded_cluster.scheduler_address
+    monkeypatch.setattr("nbtext.cluster.__version__", "0.0.1")
+    one_line_error(run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+                   "has nbtext 0.1.0, this client nbtext 0.0.1: install the same version on both")
+    monkeypatch.undo()
+    one_line_error(run("train", "--scheduler", address, "--shard", "1/2", "-o", tmp_path / "x", spam, ham),
+                   "without --shard")
+    assert run("train", "-o", tmp_path / "m.model", spam, ham).exit_code == 0
+    here = run("predict", "--scheduler", "tcp://127.0.0.1:9", "-m", tmp_path / "m.model", input="free prize now")
+    assert here.exit_code == 0 and here.stdout.strip() in ("spam", "ham")  # stdin is classified here
+    one_line_error(run("train", "-o", tmp_path / "x", "s3://bucket/spam", ham), "only --scheduler")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
+    one_line_error(run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+                   "--scheduler needs the dask extra: pip install 'nbtext[dask]'")
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr("nbtext.cluster.CONNECT_SECONDS", 1)
+    one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "x", MAIL / "train" / "spam",
+                       MAIL / "train" / "ham"), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
