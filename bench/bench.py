@@ -221,7 +221,7 @@ def report(r):
     for key, value in r.items():
         if key in ("machine", "reps", "targets") or key.startswith("accuracy"):
             continue
-        unit = "MiB" if "memory" in key else "s"
+        unit = "MiB" if "memory" in key else "bytes" if "shipped" in key else "s"
         lines.append(key)
         for name, s in value.items():
             if isinstance(s, dict):
@@ -261,6 +261,12 @@ def main():
     print("bench: a million lines through predict --lines ...", file=sys.stderr)
     bench_stream(results)
     results["targets"] = targets(results)
+    print("bench: 20news x1 / x8 on Dask clusters of 1 and 2 workers ...", file=sys.stderr)
+    from cluster import bench_cluster, cluster_targets  # bench/cluster.py: needs the dask extra
+
+    bench_cluster(max(2, args.reps // 2), results)
+    results["cluster-shipped"] = {k: summary([v]) for k, v in results["cluster-shipped"].items()}
+    results["targets"] += cluster_targets(results)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)

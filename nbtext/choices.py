@@ -10,7 +10,7 @@ FEATURES = ("counts", "binary", "tfidf")
 TF_MODES = ("raw", "log")
 INPUT_MODES = ("auto", "mail", "text")
 UNKNOWN_MODES = ("unk", "ignore")
-PREDICT_FORMATS = ("tsv", "json")
+PREDICT_FORMATS = ("tsv", "json", "fasttext")
 EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")
 

@@ -17,11 +17,11 @@ import click
 from nbtext import choices
 from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress, write_batches
 from nbtext.errors import NbtextError
-from nbtext.formats import proba_header
+from nbtext.formats import Output, proba_header
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    scheduler_option, split_params, table_option, train_options, typed_options, unsure_option,
+    predict_options, scheduler_option, split_params, train_options, typed_options, unsure_option,
 )
 from nbtext.version import __version__
 
@@ -121,15 +121,7 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
 @click.argument("paths", nargs=-1, type=PATH, metavar="[PATH...]")
 @model_option
 @alpha_override
-@click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
-              help="tsv: name, label, probability; json: one object per line.")
-@click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns.")
-@click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N).")
-@click.option("-0", "--null", "separator", flag_value=b"\0",
-              help="NUL-separated documents (with --files-from: NUL-separated paths).")
-@click.option("--files-from", type=PATH, default=None, metavar="FILE",
-              help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do.")
-@table_option
+@predict_options
 @unsure_option
 @max_bytes_option
 @click.option("--is", "is_label", default=None, metavar="LABEL",
@@ -140,12 +132,12 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
                    "with their contribution in log-odds.")
 @jobs_option
 @scheduler_option
-def predict(paths, model_path, alpha, output_format, proba, separator, files_from, table, text_col, header,
-            unsure_below, is_label, verbose, explain, jobs, scheduler):
+def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
+            table, text_col, header, unsure_below, is_label, verbose, explain, jobs, scheduler):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone
-    (a full line with --proba, --explain or --format json). Empty stdin is the empty
+    (a full line with --proba, -k, --explain or --format json). Empty stdin is the empty
     document: it gets the label the prior favours. --table FILE classifies the rows of a
     table (the --text-col column; a categorical model's own columns, found by name) and
     prints one label per row.
@@ -160,45 +152,46 @@ def predict(paths, model_path, alpha, output_format, proba, separator, files_fro
       nbtext predict -m mail.model ~/Maildir inbox.mbox note.txt
       nbtext predict --lines < tweets.txt | cut -f2 | sort | uniq -c
       find ~/Mail -name '*.eml' -print0 | nbtext predict -0 --files-from -
+      nbtext predict -k 3 --threshold 0.1 --format fasttext --fasttext test.txt
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
     if is_label is not None:
         return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths)
     from nbtext.sources import predict_input
 
-    labels_only = not (proba or explain or output_format != "tsv")
+    output = Output(output_format, proba, unsure_below, top, threshold)
+    labels_only = output == Output("tsv", False, unsure_below) and not explain
     with user_errors():
         model = load_model(model_path, alpha)
-        if table is None and files_from is None and paths in ((), ("-",)) and separator is None and labels_only:
+        from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
+        if from_stdin and separator is None and labels_only:
             click.echo(classify(model, stdin_document(), unsure_below))
             return 0
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
-                             files_from)
+                             files_from, fasttext_input)
         if table is not None and labels_only:
-            output_format, jobs = "labels", 1  # one label per row, in the table's order
-        skipped = Skipped()
-        if scheduler is not None and table is None and (separator is None or files_from is not None):
+            output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
+        skipped, head = Skipped(), proba_header(model, output, explain, header)
+        if scheduler is not None and not from_stdin and table is None and fasttext_input is None and (
+                separator is None or files_from is not None):
             from nbtext.cluster import connect, predict_on_cluster
             from nbtext.sources import listed_paths
 
             paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
             with connect(scheduler) as client:
-                batches = predict_on_cluster(client, model_path, alpha, paths, output_format, proba, unsure_below,
-                                             explain or 0, skipped)
-                return skipped.summary(write_batches(proba_header(model, output_format, proba, explain), batches))
-        done = write_predictions(model, with_progress(docs, "classifying"),
-                                 output_format, proba, unsure_below, jobs, skipped, explain)
+                return skipped.summary(write_batches(head, predict_on_cluster(
+                    client, model_path, alpha, paths, output, explain or 0, skipped)))
+        done = write_predictions(model, with_progress(docs, "classifying"), output, jobs, skipped, explain, head)
     return skipped.summary(done)
 
 
-def write_predictions(model, docs, output_format, proba, unsure_below, jobs, skipped, explain=0):
+def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
     """Stream the lines of nbtext.formats.prediction_lines, batch by batch, in input order."""
     from nbtext.formats import prediction_line_batches
     from nbtext.parallel import scored_batches
 
     scored = scored_batches(model, docs, jobs, skipped, explain)
-    return write_batches(proba_header(model, output_format, proba, explain),
-                         prediction_line_batches(model, scored, output_format, proba, unsure_below))
+    return write_batches(list(head), prediction_line_batches(model, scored, output))
 
 
 # --- eval ----------------------------------------------------------------------------

@@ -4,7 +4,7 @@ The client only lists the inputs: each partition is a list of entries (a file th
 document, or a file that may be an mbox), about a local batch's worth. The workers read,
 parse, tokenize and count their partitions themselves (local paths they can see, or fsspec
 URLs such as s3://bucket/spam/, opened with fsspec's own configuration for credentials),
-and the partial counts are added up on the workers, pairwise in a tree, in input order.
+and the partial counts are added up on the workers, in a tree, in input order.
 The client receives one table and writes the model, the same as a local training (the
 counts are whole numbers, summed exactly in any order; the second pass of tf-idf or UNK
 models sums per-partition results on the client, in input order, as a local training sums
@@ -27,6 +27,7 @@ from nbtext.version import __version__
 EXTRA = "pip install 'nbtext[dask]'"
 PARTITION = 1000  # entries (files) a task reads: a local batch, so tf-idf sums add up as locally
 CONNECT_SECONDS = 10
+FAN_IN = 16  # partial counts a worker adds up in one task
 
 
 # --- the client ------------------------------------------------------------------------
@@ -131,11 +132,10 @@ def partitions(entries, size=PARTITION):
 
 
 def _tree_sum(client, futures, combine):
-    """One future of combine(...) over `futures`, pairwise and in order, on the workers."""
+    """One future of combine(...) over `futures`, FAN_IN at a time and in order, on the
+    workers (a combine costs a table of the vocabulary: few and wide beats many and small)."""
     while len(futures) > 1:
-        paired = [client.submit(combine, futures[i], futures[i + 1], pure=False)
-                  for i in range(0, len(futures) - 1, 2)]
-        futures = paired + ([futures[-1]] if len(futures) % 2 else [])
+        futures = [client.submit(combine, *futures[i:i + FAN_IN], pure=False) for i in range(0, len(futures), FAN_IN)]
     return futures[0]
 
 
@@ -161,7 +161,7 @@ def train_on_cluster(client, specs, on_error=None, **options):
     counted = client.map(count_partition, parts, settings=settings, limit=limit, pure=False)
     total = _tree_sum(client, counted, combine_counts).result()
     table, journal = CountTable(binary=counts_presence(settings)), {}
-    mail_documents = add_counted(table, journal, [total], on_error)
+    mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
     over = partial(_over_partitions, client, parts, settings, limit)
     return trained_model(settings, table, journal, mail_documents, over)
 
@@ -186,20 +186,19 @@ def _in_order(client, task, parts, **arguments):
         yield pending.popleft().result()
 
 
-def predict_on_cluster(client, model_path, alpha, paths, output_format, proba, unsure_below, explain,
-                       on_error=None):
+def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None):
     """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
     (with the model of `model_path`, re-smoothed with `alpha` unless None), in input order."""
     with open(model_path, "rb") as f:
         model_bytes = client.scatter(f.read(), broadcast=True)
-    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output_format=output_format, proba=proba,
-                     unsure_below=unsure_below, explain=explain)
+    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain)
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
         for name, message in errors:
             if on_error is None:
                 raise NbtextError(f"{name}: {message}")
             on_error(Document(name, None), message)
-        yield n, lines
+        if n:
+            yield n, lines.split("\0")
 
 
 # --- on the workers ----------------------------------------------------------------------
@@ -224,17 +223,40 @@ def count_partition(entries, settings, limit):
     errors = []
     table, keys = count_batch(settings, tokenize, list(entry_documents(entries)),
                               lambda doc, message: errors.append((doc.name, message)))
-    return table.export(), keys, errors, tokenize.mail_documents
+    return packed((table.export(), keys, errors, tokenize.mail_documents))
 
 
-def combine_counts(first, second):
-    """Two partitions' partial counts as one (the second's journal after the first's)."""
+def combine_counts(*parts):
+    """Partitions' partial counts as one (journals, errors in order)."""
     from nbtext.counting import CountTable
 
     table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
-    table.merge(first[0])
-    table.merge(second[0])
-    return table.export(), first[1] + second[1], first[2] + second[2], first[3] + second[3]
+    keys, errors, mail_documents = [], [], 0
+    for exported, part_keys, part_errors, part_mail in map(unpacked, parts):
+        table.merge(exported)
+        keys += part_keys
+        errors += part_errors
+        mail_documents += part_mail
+    return packed((table.export(), keys, errors, mail_documents))
+
+
+def packed(counted):
+    """Partial counts as a few large objects, cheap to send: Dask serializes a list of a
+    hundred thousand small strings and hashes 40 times slower than one string of them."""
+    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents = counted
+    key_labels = sorted({label for _, label in keys})
+    index = {label: k for k, label in enumerate(key_labels)}
+    return ((labels, "\0".join(tokens), class_count, rows, cols, data),  # a token never holds NUL
+            (b"".join(key for key, _ in keys), [index[label] for _, label in keys], key_labels),
+            errors, mail_documents)
+
+
+def unpacked(counted):
+    (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail = counted
+    from nbtext.journal import HASH_BYTES
+
+    keys = [(hashes[HASH_BYTES * i:HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
+    return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail
 
 
 def second_pass_partition(entries, settings, limit, function):
@@ -249,11 +271,11 @@ def second_pass_partition(entries, settings, limit, function):
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 
-def score_partition(entries, model_bytes, alpha, limit, output_format, proba, unsure_below, explain):
+def score_partition(entries, model_bytes, alpha, limit, output, explain):
     """(documents scored, their output lines, [(name, error)]) of a partition."""
     import numpy as np
 
-    from nbtext.formats import prediction_lines
+    from nbtext.formats import Output, prediction_lines
     from nbtext.model import NaiveBayes
     from nbtext.modelfile import parse_state
 
@@ -268,6 +290,6 @@ def score_partition(entries, model_bytes, alpha, limit, output_format, proba, un
     kept, log_proba, explanations = model.score(list(entry_documents(entries)),
                                                 lambda doc, message: errors.append((doc.name, message)), explain)
     if not kept:
-        return 0, [], errors
-    lines = prediction_lines(model, kept, np.exp(log_proba), explanations, output_format, proba, unsure_below)
-    return len(kept), lines, errors
+        return 0, "", errors
+    lines = prediction_lines(model, kept, np.exp(log_proba), explanations, Output(*output))
+    return len(kept), "\0".join(lines), errors  # one string ships far faster than many (see packed)

@@ -82,20 +82,57 @@ class Skipped:
         return 1 if self.count else 0
 
 
-def with_progress(docs, label):
-    """A progress counter on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
+PROGRESS_AFTER = 1.0  # seconds: a job shorter than this draws no bar
+
+
+def shows_progress(quiet=False):
+    """Progress is drawn on a terminal only: never in a pipe, under CI, or with --quiet."""
+    return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def with_progress(docs, label, total=None, quiet=False):
+    """`docs`, drawing a progress bar on stderr as they are consumed, once the job has run
+    for a second: with a known `total`, the bar, the documents per second and the time
+    left (as click's progressbar and fastText's Progress line show them); without one, a
+    counter and the rate. Only where `shows_progress`."""
+    if not shows_progress(quiet):
         return docs
+    import time
 
     def counted():
-        with click.progressbar(length=0, label=label, file=sys.stderr, show_pos=True,
-                               show_percent=False, show_eta=False) as bar:
+        started, bar, done = time.monotonic(), None, 0
+        def rate(_):
+            per_second = f"{done / max(time.monotonic() - started, 1e-9):,.0f} documents/s"
+            return per_second if known else f"{done:,} documents, {per_second}"
+
+        known = total is not None
+        try:
             for doc in docs:
-                bar.length += 1
-                bar.update(1)
+                done += 1
+                if bar is None and time.monotonic() - started >= PROGRESS_AFTER:
+                    known = known and total >= done
+                    bar = click.progressbar(
+                        length=total if known else 0, label=label, file=sys.stderr, show_pos=known, show_eta=known,
+                        show_percent=known, item_show_func=rate,
+                        bar_template="%(label)s  [%(bar)s]  %(info)s" if known else "%(label)s  %(info)s")
+                    bar.__enter__()
+                    bar.update(done - 1)
+                if bar is not None:
+                    if bar.length < done:  # past the count: the rate alone from now on
+                        bar.length = done
+                    bar.update(1)
                 yield doc
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
 
     return counted()
+
+
+def announce(text, quiet=False):
+    """A line on a terminal's stderr that says what a long job is doing now (a fold, a model)."""
+    if shows_progress(quiet):
+        click.echo(f"nbtext: {text}", err=True)
 
 
 def write_batches(first_lines, line_batches):

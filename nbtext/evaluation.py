@@ -21,7 +21,8 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     (`unsure_errors`).
 
     `documents` are labelled Documents (nbtext.sources), or texts with `labels` beside them.
-    A label the model does not know is an error.
+    Documents whose label the model does not know are left out of the report, and a
+    warning says how many; so does one when every document is of one class.
     """
     if labels is not None:
         labels = list(labels)
@@ -31,12 +32,14 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
         documents = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(documents, labels))]
     index = {label: k for k, label in enumerate(model.classes)}
 
+    unknown, seen = {}, set()
+
     def checked():
         for doc in documents:
             if doc.label not in index:
-                raise NbtextError(
-                    f"label {doc.label!r} is not a class of the model (its classes: {', '.join(model.classes)})"
-                )
+                unknown[doc.label] = unknown.get(doc.label, 0) + 1
+                continue
+            seen.add(doc.label)
             yield doc
 
     truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
@@ -58,6 +61,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
                 continue
             truth.append(doc.label)
             guesses.append(label)
+    _warn_about_labels(model, unknown, seen)
     report = score(truth, guesses, model.classes)
     report["log_loss"] = log_loss(true_log_proba)
     if len(model.classes) == 2:
@@ -70,3 +74,20 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
         report["errors"] = right.count(False)
         report["unsure_errors"] = unsure_errors
     return report
+
+
+def _warn_about_labels(model, unknown, seen):
+    """One line each: labels the model does not know (their documents left out), one class."""
+    import warnings
+
+    known = ", ".join(model.classes)
+    if unknown and not seen:
+        raise NbtextError(f"no document has a label the model knows (labels {', '.join(sorted(unknown))}; "
+                          f"the model's classes: {known})")
+    if unknown:
+        n = sum(unknown.values())
+        warnings.warn(f"{n:,} document{'s' if n != 1 else ''} with labels the model does not know "
+                      f"({', '.join(sorted(unknown))}; its classes: {known}) left out of the report", stacklevel=3)
+    if len(seen) == 1 and len(model.classes) > 1:
+        warnings.warn(f"every document is of one class ({next(iter(seen))}): the other classes' recall and "
+                      "the ROC AUC say nothing", stacklevel=3)

@@ -5,6 +5,7 @@ a command line (nbtext.cli writes what they return).
 
 import json
 import math
+from collections import namedtuple
 
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
 
@@ -23,20 +24,25 @@ def train_summary(model, stats, seconds, output):
     )
 
 
-def proba_header(model, output_format, proba, explain):
-    """The #header line of `predict --proba` (TSV), as a list of no lines or one."""
-    if not (proba and output_format == "tsv"):
+# How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
+# label alone), proba (every class's probability), unsure_below, top (-k: the N most probable
+# labels) and threshold (labels below it left out of those).
+Output = namedtuple("Output", "format proba unsure_below top threshold", defaults=(False, None, None, None))
+
+
+def proba_header(model, output, explain, header):
+    """The #header line of `predict --proba --header` (TSV), as a list of no lines or one."""
+    if not (header and output.proba and output.format == "tsv"):
         return []
     return ["#path\tlabel\tprobability\t" + "\t".join(model.classes) + ("\texplanation" if explain else "")]
 
 
-def prediction_line_batches(model, scored, output_format, proba=False, unsure_below=None):
+def prediction_line_batches(model, scored, output):
     """(documents, lines) per batch of nbtext.parallel.scored_batches' output."""
     import numpy as np
 
     for kept, log_proba, explanations in scored:
-        yield len(kept), prediction_lines(model, kept, np.exp(log_proba), explanations, output_format, proba,
-                                          unsure_below)
+        yield len(kept), prediction_lines(model, kept, np.exp(log_proba), explanations, output)
 
 
 def forget_summary(model, stats, seconds, output):
@@ -45,22 +51,41 @@ def forget_summary(model, stats, seconds, output):
             f"{int(model.class_count.sum()):,} documents remain; {seconds:.2f} s -> {output}")
 
 
-def prediction_lines(model, kept, probabilities, explanations, output_format, proba=False, unsure_below=None):
+def ranked(model, probabilities, output):
+    """[(label, probability)] of -k / --threshold: the `top` most probable labels (1 when
+    only --threshold is given) with a probability of at least `threshold`; None without
+    either."""
+    if output.top is None and output.threshold is None:
+        return None
+    order = sorted(range(len(model.classes)), key=lambda k: -probabilities[k])[: output.top or 1]
+    return [(model.classes[k], float(probabilities[k])) for k in order
+            if output.threshold is None or probabilities[k] >= output.threshold]
+
+
+def prediction_lines(model, kept, probabilities, explanations, output):
     """One line per document: `labels` (the label alone), `tsv` (name, label, probability,
-    with `proba` every class's, with explanations the top features) or `json`."""
+    or with -k the top labels and theirs; with `proba` every class's, with explanations
+    the top features), `json`, or `fasttext` (`__label__spam 0.9987`, as fastText's
+    predict-prob)."""
     lines = []
     for i, (doc, row) in enumerate(zip(kept, probabilities)):
-        label, p = model.decide(row, unsure_below)
-        if output_format == "labels":
+        label, p = model.decide(row, output.unsure_below)
+        top = ranked(model, row, output)
+        if output.format == "labels":
             lines.append(label)
-        elif output_format == "json":
+        elif output.format == "fasttext":
+            lines.append(" ".join(f"__label__{name} {q:.4f}" for name, q in (top if top is not None else [(label, p)])))
+        elif output.format == "json":
             record = {"path": doc.name, "label": label, "probabilities": dict(zip(model.classes, row.tolist()))}
+            if top is not None:
+                record["top"] = [list(pair) for pair in top]
             if explanations is not None:
                 record["explanation"] = [list(pair) for pair in explanations[i]]
             lines.append(json.dumps(record, ensure_ascii=False))
         else:
-            columns = [doc.name, label, f"{p:.4f}"]
-            if proba:
+            columns = [doc.name, label, f"{p:.4f}"] if top is None else \
+                [doc.name] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+            if output.proba:
                 columns += [f"{q:.4f}" for q in row.tolist()]
             if explanations is not None:
                 columns.append(" ".join(f"{token}:{value:+.4g}" for token, value in explanations[i]))

@@ -45,11 +45,30 @@ max_bytes_option = click.option(
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None,
                              help="Label 'unsure' when the winning class's probability is below P.")
-table_option = options(
+TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
+table_file_options = options(
     click.option("--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file, one per row."),
     click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
+)
+table_option = options(table_file_options, click.option("--header/--no-header", default=None, help=TABLE_HEADER))
+predict_options = options(
+    click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
+                 help="tsv: name, label, probability; json: one object per line; fasttext: __label__spam 0.9987."),
+    click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns."),
+    click.option("-k", "--top", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="The N most probable labels, each with its probability (as fasttext predict-prob)."),
+    click.option("--threshold", type=click.FloatRange(0, 1), default=None, metavar="P",
+                 help="Leave out labels below probability P (of -k's, or the one label)."),
+    click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N)."),
+    click.option("-0", "--null", "separator", flag_value=b"\0",
+                 help="NUL-separated documents (with --files-from: NUL-separated paths)."),
+    click.option("--files-from", type=PATH, default=None, metavar="FILE",
+                 help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do."),
+    click.option("--fasttext", "fasttext_input", type=PATH, default=None, metavar="FILE",
+                 help="Classify fastText lines (their __label__ words ignored, as fasttext predict does)."),
+    table_file_options,
     click.option("--header/--no-header", default=None,
-                 help="--table: whether the first row names the columns [default: when a column is given by name]."),
+                 help=TABLE_HEADER[:-1] + "; with --proba, write a #header line naming the columns."),
 )
 INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header")  # labelled_input's
 labelled_options = options(

@@ -418,18 +418,19 @@ def _require_labels(docs):
 
 
 def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None,
-                  files_from=None):
+                  files_from=None, fasttext=None):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
-    rows of --table (their --text-col column, or with `columns`, a table model's columns)."""
+    rows of --table (their --text-col column, or with `columns`, a table model's columns),
+    or the lines of a --fasttext file (their labels ignored)."""
+    if sum([bool(paths), table is not None, files_from is not None, fasttext is not None]) > 1:
+        raise NbtextError("give PATH..., --table FILE, --files-from FILE or --fasttext FILE (one of them)")
+    if fasttext is not None:
+        return (doc._replace(label=None) for doc in fasttext_documents(fasttext, labelled=False))
     if files_from is not None:
-        if paths or table is not None:
-            raise NbtextError("give PATH..., --table FILE or --files-from FILE (one of them)")
         return path_documents(tuple(listed_paths(files_from, separator or b"\n")))
     if table is None:
         return path_documents(paths or ("-",), separator)
-    if paths:
-        raise NbtextError("give PATH... or --table FILE, not both")
     if columns is not None:
         return table_rows(table, columns)
     return table_documents(table, None, text_col, header)
@@ -447,6 +448,22 @@ def listed_paths(path, separator=b"\n"):
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def count_documents(paths):
+    """How many documents PATHs hold, counted by listing (cheap next to reading them), or
+    None where that is not known before reading: stdin, mbox files, line streams."""
+    total = 0
+    for path in paths:
+        if path == "-" or not os.path.exists(path):
+            return None
+        if os.path.isdir(path):
+            total += sum(1 for _ in files_in(path))
+        elif is_mbox(path):
+            return None
+        else:
+            total += 1
+    return total
 
 
 def path_documents(paths, separator=None):
@@ -604,9 +621,10 @@ def table_rows(path, columns, label_col=None):
             yield Document(f"{path}:{n}", tuple(row[i].strip() for i in indices), label)
 
 
-def fasttext_documents(path):
-    """Documents from fastText lines: `__label__spam some text` (the first label counts).
-    A line over --max-bytes is read up to the limit."""
+def fasttext_documents(path, labelled=True):
+    """Documents from fastText lines: `__label__spam some text` (the first label counts;
+    without `labelled`, as `fasttext predict` reads them: a line without a label is a
+    document too). A line over --max-bytes is read up to the limit."""
     check_path(path)
     with open(path, "rb") as f:
         n, line_start = 0, True
@@ -617,9 +635,9 @@ def fasttext_documents(path):
             n += 1
             words = cut(piece, f"{path}:{n}").decode("utf-8", errors="replace").split()
             labels = [w for w in words if w.startswith("__label__")]
-            if not labels:
+            if not labels and labelled:
                 if words:
                     raise NbtextError(f"{path}:{n} has no __label__ (expected '__label__LABEL text')")
                 continue
             text = " ".join(w for w in words if not w.startswith("__label__"))
-            yield Document(f"{path}:{n}", text, labels[0][len("__label__"):])
+            yield Document(f"{path}:{n}", text, labels[0][len("__label__"):] if labels else None)

@@ -71,7 +71,8 @@ def test_predict_json_and_proba(demo_model):
         assert set(r["probabilities"]) == {"ham", "spam"}
         assert sum(r["probabilities"].values()) == pytest.approx(1.0)
         assert r["label"] == max(r["probabilities"], key=r["probabilities"].get)
-    result = run("predict", "-m", demo_model, "--proba", *files)
+    assert not run("predict", "-m", demo_model, "--proba", *files).stdout.startswith("#")  # pipelines stay clean
+    result = run("predict", "-m", demo_model, "--proba", "--header", *files)
     header, *lines = result.stdout.splitlines()
     assert header == "#path\tlabel\tprobability\tham\tspam"
     for line in lines:
@@ -135,7 +136,7 @@ def test_errors_are_one_line(tmp_path, demo_model):
     other = tmp_path / "other"
     other.mkdir()
     (other / "1").write_text("x")
-    one_line_error(run("eval", "-m", demo_model, other, DEMO / "test" / "ham"), "label 'other' is not a class")
+    one_line_error(run("eval", "-m", demo_model, other), "no document has a label the model knows (labels other")
 
 
 def test_output_is_checked_before_reading_the_corpus(tmp_path):
@@ -208,3 +209,44 @@ def test_shell_completion_of_commands_and_paths():
     assert complete("nbtext pre", 1) == ["plain,predict"]
     assert complete("nbtext predict -m te", 3) == ["file,te"]  # a path: the shell completes it
     assert complete("nbtext train --model ber", 3) == ["plain,bernoulli"]
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints them as one line each
+def test_eval_warns_about_one_class_and_unknown_labels(demo_model, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "1").write_text("free prize")
+    (other / "2").write_text("lunch")
+    result = run("eval", "-m", demo_model, "--format", "json", other, DEMO / "test" / "spam")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "nbtext: warning: 2 documents with labels the model does not know (other; its classes: ham, spam) left out "
+        "of the report",
+        "nbtext: warning: every document is of one class (spam): the other classes' recall and the ROC AUC say "
+        "nothing"]
+    assert json.loads(result.stdout)["n"] == len(list((DEMO / "test" / "spam").iterdir()))
+
+
+def test_fasttext_habits(demo_model, tmp_path):
+    """-k N, --threshold P, --format fasttext, and --fasttext FILE (labels ignored)."""
+    import numpy as np
+
+    model = nbtext.load(demo_model)
+    texts = ["claim your free prize now", "meeting notes for lunch", ""]
+    probabilities = model.predict_proba(texts)
+    lines = tmp_path / "test.txt"
+    lines.write_text("__label__spam claim your free prize now\nmeeting notes for lunch __label__ham\n\n")
+    out = run("predict", "-m", demo_model, "-k", "2", "--format", "fasttext", "--fasttext", lines).stdout.splitlines()
+    assert len(out) == 3  # a line for every line, the empty one included (the prior decides it)
+    for line, row in zip(out, probabilities):
+        order = np.argsort(-row)
+        assert line == " ".join(f"__label__{model.classes[k]} {row[k]:.4f}" for k in order)
+    top = run("predict", "-m", demo_model, "-k", "2", "--threshold", "0.5", "--fasttext", lines).stdout.splitlines()
+    for i, (line, row) in enumerate(zip(top, probabilities)):
+        kept = [value for k in np.argsort(-row, kind="stable") if row[k] >= 0.5
+                for value in (model.classes[k], f"{row[k]:.4f}")]
+        assert line.split("\t") == [f"{lines}:{i + 1}"] + kept and kept  # the empty line: a tie, both at 0.5
+    one = run("predict", "-m", demo_model, "--threshold", "0.99999999", input=texts[1])
+    assert one.exit_code == 0 and one.stdout == "-\n"  # no label reaches the threshold: the name alone
+    record = json.loads(run("predict", "-m", demo_model, "-k", "1", "--format", "json", input=texts[0]).stdout)
+    assert record["top"] == [[model.classes[int(probabilities[0].argmax())], pytest.approx(probabilities[0].max())]]

@@ -139,7 +139,7 @@ def test_sms_style_headerless_table(tmp_path):
     out = run("predict", "-m", tmp_path / "m", "--table", table, "--text-col", "2").stdout
     assert out.splitlines() == ["ham", "spam", "ham", "spam"]  # one label per row
     out = run("predict", "-m", tmp_path / "m", "--table", table, "--proba").stdout
-    assert [l.split("\t")[:2] for l in out.splitlines()[1:]] == [
+    assert [l.split("\t")[:2] for l in out.splitlines()] == [
         [f"{table}:1", "ham"], [f"{table}:2", "spam"], [f"{table}:3", "ham"], [f"{table}:4", "spam"]]
 
 
