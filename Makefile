@@ -17,13 +17,13 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(SHARED)|$(SHARED)|g' -e 's|$$(BIN)|$(BIN)|g' \
 	  -e 's|FUZZ_SECONDS|FUZZ_SECONDS=$(FUZZ_SECONDS)|' | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-install: $(STAMP)  ## create .venv with nbtext and its test and dask extras
+install: $(STAMP)  ## create .venv with nbtext and its test, dask and plot extras
 
 # A regular (not editable) install: an editable one adds an import hook that costs every
 # `nbtext` process about 8 ms at start-up. It is redone whenever the package changes.
 $(STAMP): pyproject.toml $(wildcard nbtext/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check '.[test,dask]'
+	$(BIN)/pip install --quiet --disable-pip-version-check '.[test,dask,plot]'
 	@touch $@
 
 demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test

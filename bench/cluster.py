@@ -44,10 +44,10 @@ class Cluster:
                                             "--scheduler-file", scheduler_file], **quiet)]
         while not os.path.exists(scheduler_file):
             time.sleep(0.05)
-        for _ in range(self.workers):  # one process each, no nanny: the bench counts every process's CPU
+        for _ in range(self.workers):  # one process each (and its nanny): the bench counts every process's CPU
             self.processes.append(subprocess.Popen(
-                [DASK, "worker", "--scheduler-file", scheduler_file, "--nthreads", "1", "--dashboard-address", ":0",
-                 "--no-nanny"], **quiet))
+                [DASK, "worker", "--scheduler-file", scheduler_file, "--nthreads", "1", "--dashboard-address", ":0"],
+                **quiet))
         self.client = Client(scheduler_file=scheduler_file, set_as_default=False)
         self.client.wait_for_workers(self.workers, timeout=120)
         self.startup = time.perf_counter() - started

@@ -1,11 +1,10 @@
-"""The command line: a thin click layer over the Python API (nbtext.training,
-nbtext.evaluation, nbtext.crossval, nbtext.model, nbtext.sources): option parsing, error
-translation, and writing what nbtext.formats formats.
+"""The command line: a thin click layer over the Python API (training, evaluation,
+crossval, merging, cluster, model, sources): option parsing (the options are
+nbtext.options'), error translation, and writing what nbtext.formats formats.
 
-Only this module, nbtext.options and nbtext.console import click. Library errors (NbtextError) become
-`Error: ...` on stderr with exit status 1 (nbtext.console); usage errors exit 2. numpy
-and scipy are imported only by the commands that need them, and scipy only for batches,
-so one message through `nbtext predict` starts fast.
+Library errors (NbtextError) become `Error: ...` on stderr with exit status 1
+(nbtext.console); usage errors exit 2. numpy and scipy are imported only by the commands
+that need them, so one message through `nbtext predict` starts fast.
 """
 
 import json
@@ -15,13 +14,14 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import OneLineErrors, Skipped, user_errors, with_progress, write_batches
+from nbtext.console import OneLineErrors, Skipped, announce, user_errors, with_progress, write_batches
 from nbtext.errors import NbtextError
 from nbtext.formats import Output, proba_header
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    predict_options, scheduler_option, split_params, train_options, typed_options, unsure_option,
+    plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, split_params, train_options,
+    unsure_option,
 )
 from nbtext.version import __version__
 
@@ -58,7 +58,8 @@ def cli():
 @click.option("--shard", default=None, metavar="K/N",
               help="Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later.")
 @scheduler_option
-def train(output, update, model_path, jobs, shard, scheduler, **params):
+@quiet_option
+def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -78,8 +79,8 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
     from nbtext.formats import train_summary
     from nbtext.modelfile import check_writable, locked
     from nbtext.parallel import default_jobs
-    from nbtext.settings import make_settings, merge_refusal, table_rows_model
-    from nbtext.sources import in_batches, labelled_input, parse_shard, table_columns
+    from nbtext.settings import shard_of, table_rows_model
+    from nbtext.sources import in_batches, labelled_input, table_columns
     from nbtext.training import DEFAULT_BATCH, train_corpus, update as update_model
 
     inputs, settings = split_params(params)
@@ -88,11 +89,7 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
         check_writable(output)
         if table_rows_model(settings["model"]):
             settings["columns"] = table_columns(inputs["table"], inputs["label_col"], settings["model"])
-        if shard is not None:
-            shard, refusal = parse_shard(shard), merge_refusal(make_settings(**settings))
-            if update or refusal:
-                raise NbtextError(f"--shard makes a part to merge, and {refusal}" if refusal
-                                  else "--shard trains a new part; it does not go with --update")
+        shard = shard_of(shard, settings, update)
         skipped, started, stats = Skipped(), time.perf_counter(), None
         if scheduler is not None and not update:  # --update runs here
             from nbtext.cluster import train_on_scheduler
@@ -101,11 +98,10 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
             model.save(output)
         else:
             docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
-            batches = lambda: in_batches(docs(), DEFAULT_BATCH)  # noqa: E731
+            batches = lambda: in_batches(with_progress(  # noqa: E731
+                docs(), "training", inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:
-                typed = typed_options(TRAIN_SETTINGS)
-                if typed:
-                    raise NbtextError(f"--update keeps the model's own settings; drop {typed[0]}")
+                refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
                 with locked(model_path):  # read, change and write: one learner at a time
                     model, stats = update_model(load_model(model_path), batches, skipped)
                     model.save(output)
@@ -132,8 +128,9 @@ def train(output, update, model_path, jobs, shard, scheduler, **params):
                    "with their contribution in log-odds.")
 @jobs_option
 @scheduler_option
+@quiet_option
 def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
-            table, text_col, header, unsure_below, is_label, verbose, explain, jobs, scheduler):
+            table, text_col, header, unsure_below, is_label, verbose, explain, jobs, scheduler, quiet):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone
@@ -174,14 +171,13 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
         skipped, head = Skipped(), proba_header(model, output, explain, header)
         if scheduler is not None and not from_stdin and table is None and fasttext_input is None and (
                 separator is None or files_from is not None):
-            from nbtext.cluster import connect, predict_on_cluster
-            from nbtext.sources import listed_paths
+            from nbtext.cluster import predict_on_scheduler
 
-            paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
-            with connect(scheduler) as client:
-                return skipped.summary(write_batches(head, predict_on_cluster(
-                    client, model_path, alpha, paths, output, explain or 0, skipped)))
-        done = write_predictions(model, with_progress(docs, "classifying"), output, jobs, skipped, explain, head)
+            return skipped.summary(write_batches(head, predict_on_scheduler(
+                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped)))
+        listed = () if separator or files_from else paths  # a count known from listing: a bar with the time left
+        done = write_predictions(model, with_progress(docs, "classifying", listed, quiet), output, jobs, skipped,
+                                 explain, head)
     return skipped.summary(done)
 
 
@@ -209,7 +205,9 @@ def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
 @click.option("--compare", default=None, metavar="MODELS",
               help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.")
 @train_options
-def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, **params):
+@quiet_option
+@plot_option
+def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, quiet, plot, **params):
     """Score a model on labelled documents (given as in train).
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
@@ -227,29 +225,39 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
       nbtext eval -m nbtext.model test/spam test/ham
       nbtext eval --table sms-test.tsv --unsure-below 0.9
       nbtext eval --format json test/spam test/ham | jq .accuracy
+      nbtext eval --plot report.png test/spam test/ham
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
     """
     from nbtext.crossval import cross_validate
     from nbtext.evaluation import evaluate as score
     from nbtext.formats import crossval_table, format_report, json_safe
+    from nbtext.plots import check_plot_path, eval_plot
     from nbtext.sources import labelled_input
 
     inputs, settings = split_params(params)
     skipped = Skipped()
     with user_errors():
+        if plot:
+            check_plot_path(plot)
+            if folds is not None:
+                raise NbtextError("--plot draws a model's report: it does not go with --folds")
         if folds is not None:
             models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-            results = cross_validate(labelled_input(**inputs)(), folds, seed, models, skipped, **settings)
+            docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
+            results = cross_validate(docs, folds, seed, models, skipped,
+                                     lambda name, f: announce(f"fold {f + 1}/{folds}: {name}", quiet), **settings)
             done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         else:
             # every train option but --alpha (which re-smooths the model here) needs --folds
-            misplaced = typed_options([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"])
-            if misplaced:
-                raise NbtextError(f"{misplaced[0]} goes with --folds (cross-validation)")
+            refuse_typed([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"],
+                         "{} goes with --folds (cross-validation)")
             model = load_model(model_path, settings["alpha"])
             docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns"))
-            report = score(model, docs(), unsure_below=unsure_below, jobs=jobs, on_error=skipped)
+            docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
+            report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
+            if plot:
+                eval_plot(report, curves, plot)
             done = report["n"] + report.get("unsure", 0)
     if folds is not None and output_format == "json":
         for r in results.values():
@@ -297,11 +305,9 @@ def forget(model_path, paths):
 @click.option("-o", "--output", type=PATH, default=None, help="Model file to write [default: $NBTEXT_MODEL or nbtext.model].")
 def merge(models, output):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
-    into one: the same file, byte for byte, as one training on all their documents.
-
-    Counts are summed by token and classes by name, the journals united, then pruning and
-    the default λ are decided again. The models must have the same settings; tf-idf
-    models, and presence models with an UNK feature once tokens are pruned, are refused.
+    into one: the same file, byte for byte, as one training on all their documents. The
+    models must have the same settings; tf-idf models, and presence models with an UNK
+    feature once tokens are pruned, are refused.
 
     
       nbtext merge -o mail.model part1.model part2.model part3.model
@@ -329,7 +335,8 @@ def merge(models, output):
 @click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
               help="Show the N tokens that most indicate each class.")
 @click.option("--format", "output_format", type=click.Choice(choices.INFO_FORMATS), default="text")
-def info(model_path, top, output_format):
+@plot_option
+def info(model_path, top, output_format, plot):
     """Describe a model: event model, settings, classes, vocabulary, UNK share.
 
     --top N lists, per class, the tokens with the largest log θ(token | class) −
@@ -339,12 +346,18 @@ def info(model_path, top, output_format):
       nbtext info -m mail.model
       nbtext info --top 15 -m news.model
       nbtext info --format json | jq .classes
+      nbtext info --plot tokens.png --top 20
     """
     from nbtext.formats import model_summary
+    from nbtext.plots import check_plot_path, info_plot
 
     with user_errors():
+        if plot:
+            check_plot_path(plot)
         model = load_model(model_path)
-        summary = model.summary(top or 0)
+        summary = model.summary(top or (15 if plot else 0))
+        if plot:
+            info_plot(summary, plot)
     if output_format == "json":
         click.echo(json.dumps(summary, ensure_ascii=False))
         return 0

@@ -186,6 +186,15 @@ def _in_order(client, task, parts, **arguments):
         yield pending.popleft().result()
 
 
+def predict_on_scheduler(address, model_path, alpha, paths, files_from, separator, output, explain, on_error=None):
+    """`nbtext predict --scheduler ADDRESS PATH...` (or --files-from FILE): line batches."""
+    from nbtext.sources import listed_paths
+
+    paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
+    with connect(address) as client:
+        yield from predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error)
+
+
 def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None):
     """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
     (with the model of `model_path`, re-smoothed with `alpha` unless None), in input order."""

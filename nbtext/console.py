@@ -90,14 +90,17 @@ def shows_progress(quiet=False):
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
-def with_progress(docs, label, total=None, quiet=False):
+def with_progress(docs, label, paths=(), quiet=False, labelled=False):
     """`docs`, drawing a progress bar on stderr as they are consumed, once the job has run
-    for a second: with a known `total`, the bar, the documents per second and the time
-    left (as click's progressbar and fastText's Progress line show them); without one, a
-    counter and the rate. Only where `shows_progress`."""
+    for a second: when `paths` (CLASS_DIR specs with `labelled`) say how many documents
+    there are, the bar, the documents per second and the time left (as click's progressbar
+    and fastText's Progress line show them); else a counter and the rate. Only where
+    `shows_progress`, so a pipe never pays for the counting."""
     if not shows_progress(quiet):
         return docs
     import time
+
+    total = _total(paths, labelled)
 
     def counted():
         started, bar, done = time.monotonic(), None, 0
@@ -127,6 +130,18 @@ def with_progress(docs, label, total=None, quiet=False):
                 bar.__exit__(None, None, None)
 
     return counted()
+
+
+def _total(paths, labelled):
+    """The number of documents of PATHs (or CLASS_DIR specs), by listing; None if unknown."""
+    from nbtext.sources import class_sources, count_documents
+
+    if not paths:
+        return None
+    try:
+        return count_documents([path for _, path in class_sources(paths)] if labelled else paths)
+    except (NbtextError, OSError):
+        return None  # a URL, or an error the job itself will report
 
 
 def announce(text, quiet=False):

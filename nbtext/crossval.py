@@ -31,11 +31,11 @@ def stratified_folds(labels, k, seed):
     return fold
 
 
-def cross_validate(documents, k, seed, models, on_error=None, **options):
+def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, **options):
     """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
 
     `documents` are labelled Documents; `models` the event models to compare (the other
-    options are shared).
+    options are shared). `on_fold(model, fold)` is told which one starts (0-based).
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
@@ -57,6 +57,8 @@ def cross_validate(documents, k, seed, models, on_error=None, **options):
         resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
         for f in range(k):
+            if on_fold is not None:
+                on_fold(name, f)
             train = np.flatnonzero(fold != f).tolist()
             test = np.flatnonzero(fold == f).tolist()
             model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])

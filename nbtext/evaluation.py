@@ -12,7 +12,7 @@ from nbtext.parallel import scored_batches
 from nbtext.sources import Document
 
 
-def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None):
+def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):
     """The report of `model` on labelled documents (see nbtext.metrics.evaluate), with
     `log_loss`, `roc_auc` (two classes; the second class is the positive one), `ece` (the
     expected calibration error, 10 bins, over all documents) and, with `unsure_below`, how
@@ -22,7 +22,9 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
 
     `documents` are labelled Documents (nbtext.sources), or texts with `labels` beside them.
     Documents whose label the model does not know are left out of the report, and a
-    warning says how many; so does one when every document is of one class.
+    warning says how many; so does one when every document is of one class. A `curves`
+    dict gets what the pictures of `eval --plot` need: every document's `confidences` and
+    whether it was `right`, and for two classes `log_odds` and `positives`.
     """
     if labels is not None:
         labels = list(labels)
@@ -62,6 +64,8 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
             truth.append(doc.label)
             guesses.append(label)
     _warn_about_labels(model, unknown, seen)
+    if curves is not None:
+        curves.update(confidences=confidences, right=right, log_odds=log_odds, positives=positives)
     report = score(truth, guesses, model.classes)
     report["log_loss"] = log_loss(true_log_proba)
     if len(model.classes) == 2:

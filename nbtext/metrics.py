@@ -13,19 +13,41 @@ def log_loss(true_log_probabilities):
     return -sum(values) / len(values) if values else math.nan
 
 
-def expected_calibration_error(confidences, correct, bins=10):
-    """ECE: Σ_b (n_b / N) · |accuracy_b − mean confidence_b| over `bins` equal-width bins of
-    the winning class's probability (a document of confidence 1.0 is in the last bin)."""
-    n = len(confidences)
-    if not n:
-        return math.nan
-    totals = [[0, 0.0, 0] for _ in range(bins)]  # documents, confidence summed, correct
+def reliability_bins(confidences, correct, bins=10):
+    """[(documents, confidence summed, correct)] for `bins` equal-width bins of the winning
+    class's probability (a document of confidence 1.0 is in the last bin)."""
+    totals = [[0, 0.0, 0] for _ in range(bins)]
     for confidence, right in zip(confidences, correct):
         b = totals[min(int(confidence * bins), bins - 1)]
         b[0] += 1
         b[1] += confidence
         b[2] += bool(right)
+    return [tuple(b) for b in totals]
+
+
+def expected_calibration_error(confidences, correct, bins=10):
+    """ECE: Σ_b (n_b / N) · |accuracy_b − mean confidence_b| over `bins` equal-width bins."""
+    n = len(confidences)
+    if not n:
+        return math.nan
+    totals = reliability_bins(confidences, correct, bins)
     return sum(abs(right / count - summed / count) * count / n for count, summed, right in totals if count)
+
+
+def roc_curve(scores, positives):
+    """(false positive rates, true positive rates) as the threshold falls through the
+    scores, tied scores taken together; from (0, 0) to (1, 1)."""
+    n_pos = sum(positives)
+    n_neg = len(positives) - n_pos
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    fpr, tpr, tp, fp = [0.0], [0.0], 0, 0
+    for rank, i in enumerate(order):
+        tp += bool(positives[i])
+        fp += not positives[i]
+        if rank + 1 == len(order) or scores[order[rank + 1]] != scores[i]:
+            fpr.append(fp / n_neg if n_neg else math.nan)
+            tpr.append(tp / n_pos if n_pos else math.nan)
+    return fpr, tpr
 
 
 def roc_auc(scores, positives):

@@ -5,6 +5,7 @@ the only modules that import click."""
 import click
 
 from nbtext import choices
+from nbtext.errors import NbtextError
 from nbtext.sources import limit_bytes
 
 
@@ -92,7 +93,18 @@ def typed_options(names):
     ctx = click.get_current_context()
     return ["--" + n.replace("_", "-") for n in names
             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+
+
+def refuse_typed(names, message):
+    """An NbtextError, `message` naming the option, if the user typed one of `names`."""
+    typed = typed_options(names)
+    if typed:
+        raise NbtextError(message.format(typed[0]))
 scheduler_option = click.option(
     "--scheduler", default=None, metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
     help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
          "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'.")
+quiet_option = click.option("-q", "--quiet", is_flag=True,
+                            help="No progress bar (one is drawn on a terminal for jobs of over a second).")
+plot_option = click.option("--plot", type=PATH, default=None, metavar="FILE",
+                           help="Draw the pictures to FILE.png or FILE.svg (pip install 'nbtext[plot]').")

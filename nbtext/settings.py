@@ -127,6 +127,21 @@ def merge_refusal(settings):
     return None
 
 
+def shard_of(spec, options, update=False):
+    """(k, n) of train's --shard K/N (None without it), refused where its part could not be
+    merged exactly or where it makes no sense (--update)."""
+    if spec is None:
+        return None
+    from nbtext.sources import parse_shard
+
+    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options))
+    if refusal:
+        raise NbtextError(f"--shard makes a part to merge, and {refusal}")
+    if update:
+        raise NbtextError("--shard trains a new part; it does not go with --update")
+    return shard
+
+
 def table_rows_model(event_model):
     """Whether an event model classifies table rows (its documents are rows of columns)."""
     return EVENT_MODELS[event_model].default_features is None

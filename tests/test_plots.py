@@ -1,0 +1,36 @@
+"""Pictures (issue 12): eval --plot and info --plot render real files; without matplotlib
+the command says which extra to install, in one line."""
+
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT, one_line_error, run
+
+MAIL = ROOT / "corpora" / "mail"
+
+
+def test_eval_and_info_draw_png_and_svg(demo_model, tmp_path):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    png, svg = tmp_path / "report.png", tmp_path / "tokens.svg"
+    result = run("eval", "-m", demo_model, "--plot", png, MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert result.exit_code == 0 and result.stdout.startswith("documents\t"), result.stderr
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and png.stat().st_size > 10_000
+    assert run("info", "-m", demo_model, "--plot", svg, "--top", "5").exit_code == 0
+    drawing = svg.read_text()
+    assert drawing.lstrip().startswith("<?xml") and "<svg" in drawing and "</svg>" in drawing
+    # the tokens drawn are the model's most indicative ones (as `info --top` lists them)
+    top = run("info", "-m", demo_model, "--top", "5", "--format", "json").stdout
+    tokens = [token for token, _ in json.loads(top)["top"]["spam"]]
+    assert all(f">{token}<" in drawing for token in tokens)  # text kept as text in an SVG
+
+
+def test_plot_errors_are_one_line(demo_model, tmp_path, monkeypatch):
+    spam, ham = MAIL / "test" / "spam", MAIL / "test" / "ham"
+    one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "r.pdf", spam, ham), "a .png or .svg file")
+    one_line_error(run("eval", "--folds", "2", "--plot", tmp_path / "r.png", spam, ham), "does not go with --folds")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
+    one_line_error(run("info", "-m", demo_model, "--plot", tmp_path / "t.png"),
+                   "--plot needs the plot extra: pip install 'nbtext[plot]'")
+    assert not (tmp_path / "t.png").exists() and not (tmp_path / "r.pdf").exists()

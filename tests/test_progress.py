@@ -1,0 +1,72 @@
+"""Progress on a terminal (issue 12): a bar with the total, the rate and the time left when
+stderr is a TTY (checked through a pseudo-terminal), nothing in a pipe, under CI or -q."""
+
+import os
+import pty
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, real_corpus, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+
+
+def on_a_terminal(*args, env=None):
+    """(stdout, what the terminal showed on stderr) of `nbtext ARGS` with stderr a pseudo-terminal."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | (env or {})
+    with tempfile.TemporaryFile() as out:  # not a pipe: a full pipe would stop the command while we read
+        process = subprocess.Popen([str(NBTEXT), *map(str, args)], stdout=out, stderr=slave, env=env)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the other end closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert process.wait() == 0
+        os.close(master)
+        out.seek(0)
+        return out.read().decode(), shown.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "m.model"
+    assert run("train", "-o", path, ROOT / "corpora" / "mail" / "train" / "spam",
+               ROOT / "corpora" / "mail" / "train" / "ham").exit_code == 0
+    return path
+
+
+def test_a_long_job_on_a_terminal_shows_the_total_rate_and_time_left(model):
+    test = real_corpus("20news") / "test"
+    total = sum(len(files) for _, _, files in os.walk(test))
+    stdout, shown = on_a_terminal("predict", "-m", model, test)
+    assert stdout.count("\n") == total  # the lines themselves go to stdout, untouched
+    assert "classifying" in shown and f"/{total}" in shown and "documents/s" in shown
+    assert re.search(r"\d+%", shown) and re.search(r"\d\d:\d\d:\d\d", shown)  # percent, time left 00:00:02
+
+
+def test_no_progress_in_a_pipe_under_ci_or_with_quiet(model):
+    test = real_corpus("20news") / "test"
+    assert "classifying" not in on_a_terminal("predict", "-q", "-m", model, test)[1]
+    assert "classifying" not in on_a_terminal("predict", "-m", model, test, env={"CI": "true"})[1]
+    piped = subprocess.run([str(NBTEXT), "predict", "-m", str(model), str(test)], capture_output=True,
+                           env={k: v for k, v in os.environ.items() if k != "CI"})
+    assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_cross_validation_says_which_fold_runs(model):
+    mail = ROOT / "corpora" / "mail" / "train"
+    _, shown = on_a_terminal("eval", "--folds", "3", "--compare", "multinomial,bernoulli", mail / "spam", mail / "ham")
+    for name in ("multinomial", "bernoulli"):
+        for f in (1, 2, 3):
+            assert f"nbtext: fold {f}/3: {name}" in shown
