@@ -36,7 +36,7 @@ test: install corpora  ## the layer contract, then the tests on every core (real
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto
 
-bench: install corpora  ## speed and memory against scikit-learn and the Python floor (several minutes)
+bench: install corpora  ## speed and memory against scikit-learn and the Python floor, a Dask cluster against -j 1 (minutes)
 	$(BIN)/python bench/bench.py
 
 accuracy: install corpora  ## train and evaluate on the real corpora (the figures in the README)
