@@ -134,3 +134,18 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr("nbtext.cluster.CONNECT_SECONDS", 1)
     one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "x", MAIL / "train" / "spam",
                        MAIL / "train" / "ham"), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+
+
+def test_a_document_that_cannot_be_read_is_reported_as_locally(tmp_path, cluster):
+    import shutil
+
+    spam = tmp_path / "spam"
+    shutil.copytree(MAIL / "train" / "spam", spam)
+    os.mkfifo(spam / "a-fifo")  # a worker must not wait on it forever
+    local = run("train", "-o", tmp_path / "local.model", spam, MAIL / "train" / "ham")
+    remote = run("train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "cluster.model", spam,
+                 MAIL / "train" / "ham")
+    assert remote.exit_code == local.exit_code == 1
+    said = f"nbtext: skipped {spam / 'a-fifo'}: cannot read it (not a regular file (a FIFO))"
+    assert said in remote.stderr and said in local.stderr
+    assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
