@@ -5,6 +5,7 @@ Layout (all integers little-endian):
     b"NBTEXT-MODEL\\n"     13-byte magic
     u32                   format version (FORMAT_VERSION)
     u64                   header length H
+    u32                   CRC-32 of the header (format 2; files of format 1 have none)
     H bytes               header: UTF-8 JSON (settings, classes, array table, checksum)
     payload               the arrays, raw, each at an 8-byte aligned offset
 
@@ -13,8 +14,9 @@ documents would: how many documents were read as e-mail, and whether λ is the d
 (chosen from that count) or was given.
 
 Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes; there
-is no pickle anywhere, so a hostile file can at worst be refused. The payload carries a
-CRC-32, so a truncated or corrupted file is refused rather than misread.
+is no pickle anywhere, so a hostile file can at worst be refused. The header and the
+payload each carry a CRC-32, so a truncated or corrupted file is refused rather than
+misread (a flipped digit of λ included).
 
 Arrays: class_count (c,) f8; the (c, V) token counts as CSR rows count_data f8,
 count_indices i4 (sorted within a row), count_indptr i8; vocabulary, the V tokens as UTF-8
@@ -37,8 +39,9 @@ from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
 MAGIC = b"NBTEXT-MODEL\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _PREAMBLE = struct.Struct("<IQ")  # format version, header length
+_HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the preamble
 _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
@@ -92,7 +95,8 @@ def save(state, path):
     # Labels from file names that are not UTF-8 hold surrogate escapes: written as the
     # bytes they were, and read back to the same labels.
     header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)), header_bytes, payload])
+    write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
+                            _HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload])
 
 
 def _arrays(state):
@@ -319,6 +323,13 @@ def _split(data, path):
             f"{path} has model format version {version}, newer than this nbtext {__version__} "
             f"reads (up to {FORMAT_VERSION}); upgrade nbtext"
         )
+    if version >= 2:  # the header's own checksum, before its JSON is parsed
+        if len(data) < start + _HEADER_CRC.size + header_length:
+            raise NbtextError(f"{path} is truncated")
+        (header_crc,) = _HEADER_CRC.unpack_from(data, start)
+        start += _HEADER_CRC.size
+        if zlib.crc32(memoryview(data)[start : start + header_length]) != header_crc:
+            raise NbtextError(f"{path} is corrupt (header checksum mismatch)")
     if len(data) < start + header_length:
         raise NbtextError(f"{path} is truncated")
     try:
@@ -329,6 +340,9 @@ def _split(data, path):
             raise TypeError("sizes must be whole numbers")
     except (ValueError, KeyError, TypeError, RecursionError):
         raise NbtextError(f"{path} is corrupt (unreadable header)") from None
+    if header.get("format_version") != version:
+        raise NbtextError(f"{path} is corrupt (its header says format {header.get('format_version')!r}, "
+                          f"its preamble {version})")
     if len(payload) < expected:
         raise NbtextError(f"{path} is truncated")
     if len(payload) != expected or zlib.crc32(payload) != crc:

@@ -22,17 +22,22 @@ MAGIC = modelfile.MAGIC
 
 
 def parts(data):
-    """(header dict, payload bytes) of a model file."""
-    start = len(MAGIC) + 12
-    _, length = struct.unpack_from("<IQ", data, len(MAGIC))
+    """(header dict, payload bytes) of a model file (format 2: the header's CRC after the preamble)."""
+    version, length = struct.unpack_from("<IQ", data, len(MAGIC))
+    start = len(MAGIC) + 12 + (4 if version >= 2 else 0)
     return json.loads(data[start:start + length]), data[start + length:]
 
 
-def assemble(header, payload, crc=True):
+def assemble(header, payload, crc=True, version=modelfile.FORMAT_VERSION):
+    """A model file of `header` and `payload`, its checksums right (the payload's only with
+    `crc`): so what is tested is the check of the header's contents."""
     if crc:
         header = {**header, "payload_bytes": len(payload), "payload_crc32": zlib.crc32(payload)}
+    if isinstance(header, dict) and "format_version" in header and not isinstance(header["format_version"], str):
+        header = {**header, "format_version": version}
     text = json.dumps(header, ensure_ascii=False).encode()
-    return MAGIC + struct.pack("<IQ", 1, len(text)) + text + payload
+    header_crc = struct.pack("<I", zlib.crc32(text)) if version >= 2 else b""
+    return MAGIC + struct.pack("<IQ", version, len(text)) + header_crc + text + payload
 
 
 def refused(tmp_path, data):
@@ -82,9 +87,27 @@ def test_a_crafted_header_is_refused(tmp_path, demo_model, key, value):
 
 def test_json_nested_a_thousand_deep_is_refused(tmp_path, demo_model):
     header, payload = parts(Path(demo_model).read_bytes())
-    text = json.dumps(header)[:-1] + ', "x": ' + "[" * 1000 + "]" * 1000 + "}"
-    data = MAGIC + struct.pack("<IQ", 1, len(text)) + text.encode() + payload
+    text = (json.dumps(header)[:-1] + ', "x": ' + "[" * 1000 + "]" * 1000 + "}").encode()
+    data = MAGIC + struct.pack("<IQI", 2, len(text), zlib.crc32(text)) + text + payload
     refused(tmp_path, data)
+
+
+def test_a_changed_header_byte_is_refused_by_its_checksum(tmp_path, demo_model):
+    """λ 1.0 -> 7.0 is a header the schema would accept: the header's CRC-32 refuses it."""
+    data = Path(demo_model).read_bytes()
+    assert b'"alpha": 1.0' in data
+    path = refused(tmp_path, data.replace(b'"alpha": 1.0', b'"alpha": 7.0', 1))
+    assert "header checksum mismatch" in run("info", "-m", path).stderr
+
+
+def test_a_format_1_file_still_loads(tmp_path, demo_model):
+    """Files written before the header had a checksum (format 1) load as they did."""
+    header, payload = parts(Path(demo_model).read_bytes())
+    old = tmp_path / "old.model"
+    old.write_bytes(assemble(header, payload, version=1))
+    model, current = load(str(old)), load(str(demo_model))
+    assert model.file_info["format_version"] == 1 and model.classes == current.classes
+    assert np.array_equal(model.feature_log_prob, current.feature_log_prob)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
