@@ -15,6 +15,7 @@ Prediction scores partitions on the workers (the model file is sent to each work
 and writes their lines, in input order, as a local run does.
 """
 
+import os
 from collections import deque
 from functools import partial
 
@@ -74,11 +75,10 @@ def _opener(location):
 
 def source_entries(label, path):
     """The entries of one labelled source: (kind, location, label), kind 'file' (a file of a
-    folder: one document) or 'source' (a file given itself: one document, or an mbox's
-    messages), as a local training reads them. URLs are listed with fsspec."""
+    folder: one document), 'source' (a file given itself: one document, or an mbox's
+    messages), or why it cannot be read (a FIFO found in a folder), as a local training
+    reads them. URLs are listed with fsspec."""
     if not is_url(path):
-        import os
-
         if os.path.isdir(path):
             return [("file" if kind is None else f"not a regular file (a {kind})", file, label)
                     for file, kind in files_in(path)]
@@ -115,8 +115,6 @@ def labelled_entries(specs):
 
 def path_entries(paths):
     """Every entry of predict's PATH arguments (no labels)."""
-    import os
-
     entries = []
     for path in paths:
         if path == "-":
@@ -158,8 +156,9 @@ def train_on_cluster(client, specs, on_error=None, **options):
     settings = make_settings(**options)
     parts = partitions(labelled_entries(specs))
     limit = max_bytes()
-    counted = client.map(count_partition, parts, settings=settings, limit=limit, pure=False)
-    total = _tree_sum(client, counted, combine_counts).result()
+    # no reference is kept to the partitions' futures: each partial count is freed once added
+    total = _tree_sum(client, client.map(count_partition, parts, settings=settings, limit=limit, pure=False),
+                      combine_counts).result()
     table, journal = CountTable(binary=counts_presence(settings)), {}
     mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
     over = partial(_over_partitions, client, parts, settings, limit)
