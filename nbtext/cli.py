@@ -21,7 +21,7 @@ from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, 
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
     plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, split_params, train_options,
-    unsure_option,
+    typed_options, unsure_option,
 )
 from nbtext.version import __version__
 
@@ -91,7 +91,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             settings["columns"] = table_columns(inputs["table"], inputs["label_col"], settings["model"])
         shard = shard_of(shard, settings, update)
         skipped, started, stats = Skipped(), time.perf_counter(), None
-        if scheduler is not None and not update:  # --update runs here
+        if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
             from nbtext.cluster import train_on_scheduler
 
             model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, **settings)
@@ -302,7 +302,7 @@ def forget(model_path, paths):
 # --- merge ---------------------------------------------------------------------------
 @cli.command()
 @click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
-@click.option("-o", "--output", type=PATH, default=None, help="Model file to write [default: $NBTEXT_MODEL or nbtext.model].")
+@click.option("-o", "--output", type=PATH, default=None, help="File to write [default: $NBTEXT_MODEL or nbtext.model].")
 def merge(models, output):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
     into one: the same file, byte for byte, as one training on all their documents. The

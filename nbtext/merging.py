@@ -3,9 +3,9 @@
 Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
 included), so a merge is exact: counts are summed by token and classes by name, journals
 united (a document two of them learned counts twice, as it would in one training that
-read it twice, and is held under the later model's label; a warning says how many), and then pruning (--min-count, --max-features) and the
-default λ are decided again on the sums. The result equals, byte for byte, the model of
-one training on all the documents.
+read it twice, and is held under the later model's label; a warning says how many), and
+then pruning (--min-count, --max-features) and the default λ are decided again on the
+sums. The result equals, byte for byte, the model of one training on all the documents.
 
 Two kinds of model cannot be merged exactly, and are refused: tf-idf features (each idf
 is a function of every document) and presence features with an UNK feature once tokens

@@ -149,3 +149,17 @@ def test_a_document_that_cannot_be_read_is_reported_as_locally(tmp_path, cluster
     said = f"nbtext: skipped {spam / 'a-fifo'}: cannot read it (not a regular file (a FIFO))"
     assert said in remote.stderr and said in local.stderr
     assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+
+
+def test_the_environment_variable_leaves_what_a_cluster_cannot_do_local(tmp_path, monkeypatch):
+    """$DASK_SCHEDULER_ADDRESS set (even to nothing that answers) does not stop a --table,
+    a --shard or an --update training: those run here. Typed on the command line, it is
+    an error for them."""
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")
+    table = tmp_path / "t.tsv"
+    table.write_text("ham\tlunch at noon\nspam\tfree prize now\nham\tnotes at noon\nspam\tclaim a free prize\n")
+    assert run("train", "--table", table, "--min-count", "1", "-o", tmp_path / "t.model").exit_code == 0
+    spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
+    assert run("train", "--shard", "1/2", "-o", tmp_path / "s.model", spam, ham).exit_code == 0
+    one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "--table", table, "-o", tmp_path / "x"),
+                   "--scheduler trains from CLASS_DIR")
