@@ -162,7 +162,7 @@ def train_on_cluster(client, specs, on_error=None, **options):
     table, journal = CountTable(binary=counts_presence(settings)), {}
     mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
     over = partial(_over_partitions, client, parts, settings, limit)
-    return trained_model(settings, table, journal, mail_documents, over)
+    return trained_model(settings, table, journal, mail_documents, over, calibration=options.get("calibration", "none"))
 
 
 def _over_partitions(client, parts, settings, limit, function):

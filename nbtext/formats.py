@@ -159,6 +159,9 @@ def model_summary(summary, model_path, unit):
     ]
     if "unk_share" in summary:
         lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
+    if "calibration" in summary:
+        c = summary["calibration"]
+        lines.append(f"calibration    temperature T = {c['temperature']:.4g} (fitted on {c['documents']:,} documents)")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():

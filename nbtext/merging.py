@@ -16,7 +16,7 @@ import numpy as np
 
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
-from nbtext.settings import TFIDF_MERGE, UNK_MERGE, resolve_alpha
+from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
 from nbtext.training import model_of_table
 from nbtext.weighting import counts_presence, is_tfidf
 
@@ -65,6 +65,8 @@ def exported_counts(model):
 def _check_mergeable(model, name):
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
+    if model.calibration is not None:
+        raise NbtextError(f"cannot merge {name}, a calibrated model: {CALIBRATED_MERGE}")
     if model.corpus is None:
         raise NbtextError(
             f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "

@@ -47,10 +47,13 @@ class NaiveBayes:
       journal        {content hash: label} of the documents learned (nbtext.journal)
       corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
                      choose λ as one training would (None in files of older builds)
+      calibration    {"method": "temperature", "temperature": T, "documents": n} or None:
+                     posteriors are softmax(jll / T) (nbtext.calibration)
     """
 
     def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None):
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
+                 calibration=None):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -63,6 +66,7 @@ class NaiveBayes:
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
         self.corpus = corpus
+        self.calibration = calibration
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -74,6 +78,7 @@ class NaiveBayes:
             state.settings, state.classes, state.class_count, token_counts,
             vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
             state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
+            state.calibration,
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -88,7 +93,7 @@ class NaiveBayes:
         return ModelState(
             self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
-            journal if len(journal[0]) else None, corpus=self.corpus,
+            journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
         )
 
     def save(self, path):
@@ -119,7 +124,7 @@ class NaiveBayes:
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
             self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
-            self.file_info, self.corpus,
+            self.file_info, self.corpus, self.calibration,
         )
 
     # --- derived once, on first use -------------------------------------------------------
@@ -244,7 +249,7 @@ class NaiveBayes:
         kept, token_lists = tokenized(self.tokenize, documents, on_error)
         if not kept:
             return kept, np.zeros((0, len(self.classes))), None
-        log_proba = log_normalize(self.joint_log_likelihood_of_tokens(token_lists))
+        log_proba = self.posterior(self.joint_log_likelihood_of_tokens(token_lists))
         explanations = None
         if explain:
             explanations = [self.explain(t, row, explain) for t, row in zip(token_lists, log_proba)]
@@ -258,9 +263,16 @@ class NaiveBayes:
             return "unsure", p
         return self.classes[k], p
 
+    def posterior(self, jll):
+        """log P(k | document) of joint log-likelihoods: log_softmax(jll), or with a fitted
+        temperature T, log_softmax(jll / T) (the same argmax)."""
+        if self.calibration is not None:
+            jll = jll / self.calibration["temperature"]
+        return log_normalize(jll)
+
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""
-        return log_normalize(self.joint_log_likelihood(documents))
+        return self.posterior(self.joint_log_likelihood(documents))
 
     def predict_proba(self, documents):
         """P(k | document), shape (n_documents, n_classes); rows sum to 1."""
@@ -288,6 +300,7 @@ class NaiveBayes:
             "vocabulary": self.vocabulary.n_kept,
             "unk": self.has_unk,
             **{key: self.file_info[key] for key in ("format_version", "nbtext_version") if key in self.file_info},
+            **({"calibration": self.calibration} if self.calibration is not None else {}),
         }
         if self.has_unk and self.event.reports_unk_share and totals.sum():
             info["unk_share"] = float(self.unk_count.sum() / totals.sum())

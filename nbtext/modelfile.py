@@ -52,7 +52,8 @@ class ModelState:
     dataclass: importing dataclasses costs every one-message start-up 2 ms."""
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None):
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
+                 calibration=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -65,6 +66,7 @@ class ModelState:
         self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
+        self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
 
 
 def save(state, path):
@@ -89,6 +91,7 @@ def save(state, path):
         "n_tokens": state.n_tokens,
         "arrays": table,
         **({"corpus": state.corpus} if state.corpus is not None else {}),
+        **({"calibration": state.calibration} if state.calibration is not None else {}),
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
     }
@@ -288,7 +291,7 @@ def _state(header, payload):
         settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
         arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
         {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
-        header.get("corpus"),
+        header.get("corpus"), header.get("calibration"),
     )
 
 

@@ -72,6 +72,14 @@ def check_header(header, payload_bytes, file_bytes):
             raise ValueError("bad corpus record")
         _whole(corpus["mail_documents"], "mail_documents", 0)
         _is(corpus["default_alpha"], bool, "default_alpha")
+    if "calibration" in header:
+        calibration = _is(header["calibration"], dict, "the calibration record")
+        if set(calibration) != {"method", "temperature", "documents"} or calibration["method"] != "temperature":
+            raise ValueError("bad calibration record")
+        T = calibration["temperature"]
+        if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
+            raise ValueError(f"bad temperature {T!r}")
+        _whole(calibration["documents"], "calibration documents", 0)
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
         for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):

@@ -7,7 +7,7 @@ defaults are nbtext.choices'; what each event model allows is nbtext.event_model
 
 import math
 
-from nbtext.choices import FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
+from nbtext.choices import CALIBRATIONS, FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.tokenize import RowTokenizer, Tokenizer
@@ -58,6 +58,8 @@ def make_settings(**options):
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
     o = {**TRAIN_DEFAULTS, **options}
+    if o["calibration"] not in CALIBRATIONS:
+        raise NbtextError(f"unknown --calibration {o['calibration']!r} (choose from {', '.join(CALIBRATIONS)})")
     alpha = TEXT_ALPHA if o["alpha"] is None else o["alpha"]  # checked now, resolved after counting
     check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
     if o["input"] not in INPUT_MODES:
@@ -114,11 +116,17 @@ UNK_MERGE = ("which documents held a pruned token is not in the counts of presen
              "feature; train with --unknown ignore or --min-count 1, or on all the documents at once")
 
 
-def merge_refusal(settings):
+CALIBRATED_MERGE = ("a temperature is fitted on the documents of one training; train the parts with "
+                    "--calibration none, or on all the documents at once")
+
+
+def merge_refusal(settings, calibration="none"):
     """Why models of these settings could not be merged exactly (nbtext.merging), or None.
     (Presence features with UNK merge while no token is pruned: only --min-count 1 and no
     --max-features promise that before the counts are known.)"""
     features = settings.get("features")
+    if calibration != "none":
+        return CALIBRATED_MERGE
     if features == "tfidf":
         return TFIDF_MERGE
     if features == "binary" and settings["unknown"] == "unk" and (
@@ -134,7 +142,7 @@ def shard_of(spec, options, update=False):
         return None
     from nbtext.sources import parse_shard
 
-    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options))
+    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options), options.get("calibration", "none"))
     if refusal:
         raise NbtextError(f"--shard makes a part to merge, and {refusal}")
     if update:

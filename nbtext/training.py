@@ -53,6 +53,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     (the idf is known only after counting).
     """
     settings = make_settings(**options)
+    calibration = options.get("calibration", "none")
     table, journal = CountTable(binary=counts_presence(settings)), {}
     if jobs > 1:
         from nbtext.parallel import count_in_workers
@@ -65,7 +66,8 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
             table.add(token_lists, [doc.label for doc in kept])
             journal.update((document_key(doc.data), doc.label) for doc in kept)
         mail_documents = tokenizer.mail_documents
-    return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial)
+    return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial,
+                         calibration)
 
 
 def add_counted(table, journal, counted, on_error=None):
@@ -85,15 +87,21 @@ def add_counted(table, journal, counted, on_error=None):
     return mail_documents
 
 
-def trained_model(settings, table, journal, mail_documents, over_batches, partial=False):
+def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none"):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
-    default λ chosen, then `model_of_table`."""
+    default λ chosen, then `model_of_table`; with `calibration` "temperature", a
+    temperature fitted on a sample of the corpus (one more pass, nbtext.calibration)."""
     default_alpha = settings["alpha"] is None
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
-    return model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
+    model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
+    if calibration == "temperature":
+        from nbtext.calibration import temperature_of
+
+        model.calibration = temperature_of(model, over_batches)
+    return model
 
 
 def over_batches(settings, batches):
@@ -215,8 +223,8 @@ def forget(model, batches, on_error=None, on_unknown=None):
             mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                   _corpus(model, mail_documents)), stats
+    return _kept(model, model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                       _corpus(model, mail_documents))), stats
 
 
 def update(model, batches, on_error=None):
@@ -253,8 +261,15 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                   _corpus(model, mail_documents)), stats
+    return _kept(model, model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                       _corpus(model, mail_documents))), stats
+
+
+def _kept(model, changed):
+    """The changed model, with the old one's temperature (it is not fitted again: documents
+    added or forgotten move it little; retrain to fit it anew)."""
+    changed.calibration = model.calibration
+    return changed
 
 
 def _mail_documents(model):

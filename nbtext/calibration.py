@@ -1,0 +1,121 @@
+"""Calibrated probabilities (`train --calibration temperature`): temperature scaling.
+
+Naive Bayes counts every token's evidence as independent, so its posteriors are far too
+sure: on the SpamAssassin test split nearly every message gets 1.0000, errors included. A
+temperature T > 0 fitted at train time keeps the decision and makes the probabilities say
+what they mean:
+
+    P(k | x) = softmax_k( jll_k(x) / T )        (argmax, hence accuracy, unchanged)
+
+T minimizes the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
+document) of out-of-fold predictions on a sample of the training documents (at most
+SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
+ones). Not the log-loss: a handful of errors with log-odds in the hundreds then decide T
+alone, and every other message comes out unsure. Chosen on training data only (T fitted
+on 4/5 of the out-of-fold sample, measured on the rest): expected calibration error 0.0095
+against 0.034 (log-loss) on SpamAssassin, 0.050 against 0.098 on 20 Newsgroups
+(multinomial), 0.018 against 0.019 on SMS, 0.039 against 0.037 on 20 Newsgroups
+(complement). A Naive Bayes fold model needs no retraining: it is the model's feature sums
+minus those of the fold's documents (K = FOLDS folds of the sample; the vocabulary, its
+pruning and the idf stay the full model's).
+"""
+
+import copy
+from functools import partial
+from hashlib import blake2b
+
+import numpy as np
+
+from nbtext.errors import NbtextError
+from nbtext.event_models import log_normalize
+from nbtext.features import one_hot
+
+SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
+FOLDS = 5
+BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
+
+
+def _hash(tokens):
+    """A document's stable 64-bit hash, from its tokens (what every worker has)."""
+    digest = blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def sample_of_batch(rate, token_lists, labels):
+    """The documents of a batch in the calibration sample: ([token lists], [labels], [hashes])."""
+    limit = rate * 2.0**64
+    kept = [(tokens, label, h) for tokens, label in zip(token_lists, labels) if (h := _hash(tokens)) < limit]
+    return tuple(map(list, zip(*kept))) if kept else ([], [], [])
+
+
+def temperature_of(model, over_batches):
+    """{"method": "temperature", "temperature": T, "documents": n} for a trained model, from
+    a pass over its corpus (`over_batches`, as nbtext.training.model_of_table takes it)."""
+    if model.event.own_jll:
+        raise NbtextError(f"--calibration temperature is for the text models, not --model {model.event_model}")
+    rate = min(1.0, SAMPLE / max(float(model.class_count.sum()), 1.0))
+    token_lists, labels, hashes = [], [], []
+    for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
+        token_lists += batch_tokens
+        labels += batch_labels
+        hashes += batch_hashes
+    if len(set(labels)) < 2 or len(labels) < FOLDS:
+        raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
+    jll = out_of_fold_jll(model, token_lists, labels, [h % FOLDS for h in hashes])
+    rows = np.array([model.classes.index(label) for label in labels])
+    return {"method": "temperature", "temperature": 1.0 / fit_inverse_temperature(jll, rows),
+            "documents": len(labels)}
+
+
+def out_of_fold_jll(model, token_lists, labels, folds):
+    """The joint log-likelihood of each document under the model without its fold's
+    documents: (n, classes)."""
+    ids, indptr = model.vocabulary.ids(token_lists)
+    X = model.feature_values(ids, indptr)
+    rows = np.array([model.classes.index(label) for label in labels])
+    folds = np.asarray(folds)
+    jll = np.zeros((len(labels), len(model.classes)))
+    for f in np.unique(folds):
+        held_out = np.flatnonzero(folds == f)
+        view = _without(model, one_hot(rows[held_out], len(model.classes)), X[held_out])
+        weights, bias, squared = model.event.linear_form(view)
+        part = np.asarray(X[held_out] @ weights.T) + bias
+        if squared is not None:
+            part -= 0.5 * np.asarray(X[held_out].multiply(X[held_out]) @ squared.T)
+        jll[held_out] = part + view._prior_term
+    return jll
+
+
+def _without(model, Y, X):
+    """A shallow copy of `model` whose counts leave out the documents of (Y, X), with what
+    was derived from the counts forgotten (it is derived again, from the new counts)."""
+    view = copy.copy(model)
+    view.__dict__ = {k: v for k, v in model.__dict__.items()
+                     if k not in ("feature_log_prob", "linear_form", "class_log_prior", "_prior_term")}
+    sums = np.asarray((Y.T @ X).todense())
+    view.class_count = np.maximum(model.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0)
+    if model.tfidf_sums is None:  # feature_sums is feature_counts, or the tf-idf sums
+        view.feature_counts = np.maximum(model.feature_counts - sums, 0.0)
+    else:
+        view.tfidf_sums = np.maximum(model.tfidf_sums - sums, 0.0)
+        if model.tfidf_squares is not None:
+            view.tfidf_squares = np.maximum(model.tfidf_squares - np.asarray((Y.T @ X.multiply(X)).todense()), 0.0)
+    return view
+
+
+def fit_inverse_temperature(jll, rows):
+    """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
+    `rows`, within BETA_RANGE."""
+    from scipy.optimize import minimize_scalar
+
+    finite = np.isfinite(jll).all(axis=1)
+    jll, rows = jll[finite], rows[finite]
+    truth = np.zeros_like(jll)
+    truth[np.arange(len(rows)), rows] = 1.0
+
+    def loss(log_beta):
+        return ((np.exp(log_normalize(np.exp(log_beta) * jll)) - truth) ** 2).sum(axis=1).mean()
+
+    low, high = np.log(BETA_RANGE[0]), np.log(BETA_RANGE[1])
+    return float(np.exp(minimize_scalar(loss, bounds=(low, high), method="bounded",
+                                        options={"xatol": 1e-6}).x))

@@ -1,0 +1,93 @@
+"""Calibrated probabilities (issue 9): `train --calibration temperature` fits T on
+out-of-fold predictions; the labels stay those of the raw model, the probabilities are
+softmax(jll / T)."""
+
+import json
+
+import numpy as np
+import pytest
+
+import nbtext
+from nbtext.calibration import fit_inverse_temperature, out_of_fold_jll
+from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
+
+MAIL = ROOT / "corpora" / "mail"
+
+
+def test_the_brier_fit_recovers_a_known_temperature():
+    """Labels drawn from softmax(z), scores z·T0: a proper scoring rule gives back 1/T0."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(20000, 3)) * 2.0
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.array([rng.choice(3, p=row) for row in p])
+    beta = fit_inverse_temperature(z * 7.0, rows)
+    assert beta == pytest.approx(1 / 7.0, rel=0.05)
+
+
+def test_a_fold_model_is_the_counts_without_the_fold():
+    """out_of_fold_jll against the multinomial formula worked by hand on the counts minus
+    the held-out documents' counts (same vocabulary, λ, prior)."""
+    texts, labels = read_labelled(MAIL / "train")
+    model = nbtext.train(texts, labels, min_count=1, alpha=0.5)
+    folds = [i % 3 for i in range(len(texts))]
+    tokens = [model.tokenize(t) for t in texts]
+    jll = out_of_fold_jll(model, tokens, labels, folds)
+    X = model.feature_values(*model.vocabulary.ids(tokens)).toarray()
+    rows = np.array([model.classes.index(label) for label in labels])
+    for f in range(3):
+        held = np.array(folds) == f
+        B = model.feature_counts - np.array([X[held & (rows == k)].sum(axis=0) for k in range(2)])
+        N = model.class_count - np.array([(held & (rows == k)).sum() for k in range(2)])
+        d, a = model.n_features, 0.5
+        log_theta = np.log(B + a) - np.log(B.sum(axis=1, keepdims=True) + d * a)
+        prior = np.log(N + a) - np.log(N.sum() + 2 * a)
+        assert np.allclose(jll[held], X[held] @ log_theta.T + prior)
+
+
+def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_path):
+    texts, labels = read_labelled(MAIL / "train")
+    raw = nbtext.train(texts, labels)
+    calibrated = nbtext.train(texts, labels, calibration="temperature")
+    T = calibrated.calibration["temperature"]
+    assert T > 0 and calibrated.calibration["documents"] == len(texts)
+    calibrated.save(tmp_path / "c.model")
+    loaded = nbtext.load(tmp_path / "c.model")
+    assert loaded.calibration == calibrated.calibration
+    test, _ = read_labelled(MAIL / "test")
+    assert loaded.predict(test) == raw.predict(test)
+    jll = raw.joint_log_likelihood(test) / T
+    expected = np.exp(jll - jll.max(axis=1, keepdims=True))
+    assert np.allclose(loaded.predict_proba(test), expected / expected.sum(axis=1, keepdims=True))
+
+
+def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
+    spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
+    model = tmp_path / "c.model"
+    assert run("train", "--calibration", "temperature", "-o", model, spam, ham).exit_code == 0
+    shown = run("info", "-m", model).stdout
+    assert "calibration    temperature T = " in shown and "(fitted on 78 documents)" in shown
+    before = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
+    extra = tmp_path / "more"
+    extra.mkdir()
+    (extra / "1").write_text("a brand new free prize offer")
+    assert run("train", "--update", "-m", model, f"spam={extra}").exit_code == 0
+    assert json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"] == before  # kept
+    assert run("train", "-o", tmp_path / "raw.model", spam, ham).exit_code == 0
+    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "a calibrated model")
+    one_line_error(run("train", "--shard", "1/2", "--calibration", "temperature", "-o", tmp_path / "s", spam, ham),
+                   "a temperature is fitted on the documents of one training")
+
+
+def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):
+    """Defaults plus --calibration temperature, on the test split: ECE <= 0.02, and at the
+    README's band (0.95) at least half of the errors unsure while at most 5% of messages are."""
+    data = real_corpus("spamassassin")
+    model = tmp_path / "sa.model"
+    assert run("train", "--calibration", "temperature", "-o", model, data / "train" / "spam",
+               data / "train" / "ham").exit_code == 0
+    report = json.loads(run("eval", "-m", model, "--unsure-below", "0.95", "--format", "json", data / "test" / "spam",
+                            data / "test" / "ham").stdout)
+    total = report["n"] + report["unsure"]
+    assert report["ece"] <= 0.02
+    assert report["unsure_errors"] * 2 >= report["errors"] > 0 and report["unsure"] <= 0.05 * total
