@@ -22,10 +22,9 @@ pruning and the idf stay the full model's).
 
 import copy
 from functools import partial
-from hashlib import blake2b
-
 import numpy as np
 
+from nbtext.counting import sample_of_batch
 from nbtext.errors import NbtextError
 from nbtext.event_models import log_normalize
 from nbtext.features import one_hot
@@ -35,30 +34,49 @@ FOLDS = 5
 BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
 
 
-def _hash(tokens):
-    """A document's stable 64-bit hash, from its tokens (what every worker has)."""
-    digest = blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
+class Candidates:
+    """The calibration sample gathered while counting, so that no second pass is needed:
+    every document whose hash is under a bound that only falls, 4·SAMPLE over the documents
+    read so far. The final rate, SAMPLE over the documents counted, is never above it (while
+    at least a quarter of the documents read are counted), so the documents kept are all
+    those the final rate takes, and more; `sample(rate)` cuts them to it."""
+
+    def __init__(self):
+        self.read = 0
+        self.kept = ([], [], [])  # token lists, labels, hashes
+
+    def bound_after(self, n):
+        """The rate for a batch of `n` more documents (what a worker is told with its chunk)."""
+        self.read += n
+        return min(1.0, 4 * SAMPLE / self.read)
+
+    def add(self, candidates, rate):
+        """A batch's documents under `rate` (sample_of_batch's), then all of them cut to it."""
+        limit = rate * 2.0**64
+        tokens, labels, hashes = (old + new for old, new in zip(self.kept, candidates))
+        keep = [i for i, h in enumerate(hashes) if h < limit]
+        self.kept = ([tokens[i] for i in keep], [labels[i] for i in keep], [hashes[i] for i in keep])
+
+    def sample(self, rate):
+        limit = rate * 2.0**64
+        return tuple([part[i] for i, h in enumerate(self.kept[2]) if h < limit] for part in self.kept)
 
 
-def sample_of_batch(rate, token_lists, labels):
-    """The documents of a batch in the calibration sample: ([token lists], [labels], [hashes])."""
-    limit = rate * 2.0**64
-    kept = [(tokens, label, h) for tokens, label in zip(token_lists, labels) if (h := _hash(tokens)) < limit]
-    return tuple(map(list, zip(*kept))) if kept else ([], [], [])
-
-
-def temperature_of(model, over_batches):
+def temperature_of(model, over_batches, candidates=None):
     """{"method": "temperature", "temperature": T, "documents": n} for a trained model, from
-    a pass over its corpus (`over_batches`, as nbtext.training.model_of_table takes it)."""
+    the `candidates` gathered while counting, or else a pass over its corpus
+    (`over_batches`, as nbtext.training.model_of_table takes it)."""
     if model.event.own_jll:
         raise NbtextError(f"--calibration temperature is for the text models, not --model {model.event_model}")
     rate = min(1.0, SAMPLE / max(float(model.class_count.sum()), 1.0))
-    token_lists, labels, hashes = [], [], []
-    for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
-        token_lists += batch_tokens
-        labels += batch_labels
-        hashes += batch_hashes
+    if candidates is not None:
+        token_lists, labels, hashes = candidates.sample(rate)
+    else:
+        token_lists, labels, hashes = [], [], []
+        for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
+            token_lists += batch_tokens
+            labels += batch_labels
+            hashes += batch_hashes
     if len(set(labels)) < 2 or len(labels) < FOLDS:
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
     jll = out_of_fold_jll(model, token_lists, labels, [h % FOLDS for h in hashes])

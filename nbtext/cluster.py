@@ -229,8 +229,8 @@ def count_partition(entries, settings, limit):
     limit_bytes(limit)
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys = count_batch(settings, tokenize, list(entry_documents(entries)),
-                              lambda doc, message: errors.append((doc.name, message)))
+    table, keys, _ = count_batch(settings, tokenize, list(entry_documents(entries)),
+                                 lambda doc, message: errors.append((doc.name, message)))
     return packed((table.export(), keys, errors, tokenize.mail_documents))
 
 

@@ -118,9 +118,28 @@ class CountTable:
         return classes, tokens, self.class_count[row_order], token_counts
 
 
-def count_batch(settings, tokenize, batch, on_error=None):
-    """The counts of one batch of labelled Documents: (CountTable, [(journal key, label)])."""
+def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None):
+    """The counts of one batch of labelled Documents: (CountTable, [(journal key, label)],
+    with `sample_rate` the calibration candidates of sample_of_batch, else None)."""
     kept, token_lists = tokenized(tokenize, batch, on_error)
     table = CountTable(binary=counts_presence(settings))
-    table.add(token_lists, [doc.label for doc in kept])
-    return table, [(document_key(doc.data), doc.label) for doc in kept]
+    labels = [doc.label for doc in kept]
+    table.add(token_lists, labels)
+    candidates = None if sample_rate is None else sample_of_batch(sample_rate, token_lists, labels)
+    return table, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
+
+
+def _hash(tokens):
+    """A document's stable 64-bit hash, from its tokens (what every worker has)."""
+    from hashlib import blake2b
+
+    digest = blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def sample_of_batch(rate, token_lists, labels):
+    """The documents of a batch in a hash-chosen sample of `rate` (nbtext.calibration's):
+    ([token lists], [labels], [hashes])."""
+    limit = rate * 2.0**64
+    kept = [(tokens, label, h) for tokens, label in zip(token_lists, labels) if (h := _hash(tokens)) < limit]
+    return tuple(map(list, zip(*kept))) if kept else ([], [], [])

@@ -58,20 +58,37 @@ def _ordered(function, chunks, jobs):
             yield pending.popleft().get()
 
 
-def count_chunk(docs):
-    """A worker's partial counts: (exported CountTable, [(journal key, label)], [(name, error)],
-    number of documents read as e-mail)."""
+def count_chunk(chunk):
+    """A worker's partial counts of (documents, calibration rate or None): (exported
+    CountTable, [(journal key, label)], [(name, error)], number of documents read as
+    e-mail, the calibration candidates under the rate or None)."""
+    docs, rate = chunk
     settings = _state["settings"]
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys = count_batch(settings, tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-    return table.export(), keys, errors, tokenize.mail_documents
+    table, keys, candidates = count_batch(settings, tokenize, docs,
+                                          lambda doc, message: errors.append((doc.name, message)), rate)
+    return table.export(), keys, errors, tokenize.mail_documents, candidates
 
 
-def count_in_workers(settings, chunks, jobs):
-    """count_chunk results for every chunk of labelled documents, in order."""
+def count_in_workers(settings, chunks, jobs, candidates=None):
+    """count_chunk results for every chunk of labelled documents, in order, as
+    nbtext.training.add_counted takes them; the calibration candidates go to `candidates`
+    (nbtext.calibration.Candidates) when it is given."""
     _state["settings"] = settings
-    return _ordered(count_chunk, chunks, jobs)
+    rated = ((chunk, candidates.bound_after(len(chunk)) if candidates is not None else None) for chunk in chunks)
+    rates = deque()  # the rate each chunk in flight was given, in order
+
+    def remembered():
+        for chunk, rate in rated:
+            rates.append(rate)
+            yield chunk, rate
+
+    for exported, keys, errors, mail_count, found in _ordered(count_chunk, remembered(), jobs):
+        rate = rates.popleft()
+        if candidates is not None:
+            candidates.add(found, rate)
+        yield exported, keys, errors, mail_count
 
 
 def score_chunk(docs):

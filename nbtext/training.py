@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.counting import CountTable
+from nbtext.counting import CountTable, sample_of_batch
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.features import one_hot
@@ -55,26 +55,37 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     settings = make_settings(**options)
     calibration = options.get("calibration", "none")
     table, journal = CountTable(binary=counts_presence(settings)), {}
+    candidates = None
+    if calibration == "temperature":  # the calibration sample is gathered while counting
+        from nbtext.calibration import Candidates
+
+        candidates = Candidates()
     if jobs > 1:
         from nbtext.parallel import count_in_workers
 
-        mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs), on_error)
+        mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs, candidates),
+                                     on_error)
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():
             kept, token_lists = tokenized(tokenizer, batch, on_error)
-            table.add(token_lists, [doc.label for doc in kept])
+            labels = [doc.label for doc in kept]
+            table.add(token_lists, labels)
             journal.update((document_key(doc.data), doc.label) for doc in kept)
+            if candidates is not None:
+                rate = candidates.bound_after(len(batch))
+                candidates.add(sample_of_batch(rate, token_lists, labels), rate)
         mail_documents = tokenizer.mail_documents
     return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial,
-                         calibration)
+                         calibration, candidates)
 
 
 def add_counted(table, journal, counted, on_error=None):
     """Add partial counts (nbtext.counting.count_batch's, as workers send them: exported
-    table, journal pairs, errors, documents read as mail), in order, to `table` and
-    `journal`; the documents that could not be read go to `on_error`. Returns the number
-    of documents read as mail."""
+    table, journal pairs, errors, documents read as mail, and with -j the calibration
+    candidates, which nbtext.parallel takes), in order, to `table` and `journal`; the
+    documents that could not be read go to `on_error`. Returns the number of documents
+    read as mail."""
     mail_documents = 0
     for exported, keys, errors, mail_count in counted:
         for name, message in errors:
@@ -87,10 +98,12 @@ def add_counted(table, journal, counted, on_error=None):
     return mail_documents
 
 
-def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none"):
+def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
+                  candidates=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
     default λ chosen, then `model_of_table`; with `calibration` "temperature", a
-    temperature fitted on a sample of the corpus (one more pass, nbtext.calibration)."""
+    temperature fitted on a sample of the corpus (gathered while counting as `candidates`,
+    or else in one more pass; nbtext.calibration)."""
     default_alpha = settings["alpha"] is None
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
@@ -100,7 +113,7 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
     if calibration == "temperature":
         from nbtext.calibration import temperature_of
 
-        model.calibration = temperature_of(model, over_batches)
+        model.calibration = temperature_of(model, over_batches, candidates)
     return model
 
 

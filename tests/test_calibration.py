@@ -91,3 +91,22 @@ def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):
     total = report["n"] + report["unsure"]
     assert report["ece"] <= 0.02
     assert report["unsure_errors"] * 2 >= report["errors"] > 0 and report["unsure"] <= 0.05 * total
+
+
+def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_path):
+    """-j 1 and -j 2 gather the calibration sample as they count; the model file equals
+    the one whose sample a separate pass takes (as a Dask cluster does), byte for byte."""
+    from nbtext.calibration import temperature_of
+    from nbtext.sources import in_batches, labelled_input
+    from nbtext.training import over_batches, train_corpus
+
+    data = real_corpus("sms") / "train"
+    docs = labelled_input([str(data / "spam"), str(data / "ham")])
+    batches = lambda: in_batches(docs(), 1000)  # noqa: E731
+    one = train_corpus(batches, jobs=1, calibration="temperature")
+    two = train_corpus(batches, jobs=2, calibration="temperature")
+    passed = temperature_of(one, over_batches(one.settings, batches))
+    one.save(tmp_path / "1.model")
+    two.save(tmp_path / "2.model")
+    assert (tmp_path / "1.model").read_bytes() == (tmp_path / "2.model").read_bytes()
+    assert one.calibration == passed and passed["documents"] > 1000

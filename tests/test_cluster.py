@@ -163,3 +163,10 @@ def test_the_environment_variable_leaves_what_a_cluster_cannot_do_local(tmp_path
     assert run("train", "--shard", "1/2", "-o", tmp_path / "s.model", spam, ham).exit_code == 0
     one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "--table", table, "-o", tmp_path / "x"),
                    "--scheduler trains from CLASS_DIR")
+
+
+def test_a_calibrated_training_on_a_cluster_is_the_local_one(tmp_path, cluster):
+    classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    local = trained_bytes(tmp_path, "local.model", "--calibration", "temperature", *classes)
+    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address,
+                         "--calibration", "temperature", *classes) == local
