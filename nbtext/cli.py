@@ -14,8 +14,9 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import OneLineErrors, Skipped, announce, user_errors, with_progress, write_batches
-from nbtext.errors import NbtextError
+from nbtext.console import (
+    OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors, with_progress, write_batches,
+)
 from nbtext.formats import Output, proba_header
 from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
@@ -94,7 +95,8 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
         if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
             from nbtext.cluster import train_on_scheduler
 
-            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, **settings)
+            progress = progress_drawer(quiet)
+            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, **settings)
             model.save(output)
         else:
             docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
@@ -173,11 +175,11 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
                 separator is None or files_from is not None):
             from nbtext.cluster import predict_on_scheduler
 
-            return skipped.summary(write_batches(head, predict_on_scheduler(
-                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped)))
-        listed = () if separator or files_from else paths  # a count known from listing: a bar with the time left
-        done = write_predictions(model, with_progress(docs, "classifying", listed, quiet), output, jobs, skipped,
-                                 explain, head)
+            return skipped.summary(write_batches(head, batch_progress(predict_on_scheduler(
+                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped),
+                "classifying on the cluster", paths, quiet)))
+        docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
+        done = write_predictions(model, docs, output, jobs, skipped, explain, head)
     return skipped.summary(done)
 
 
@@ -239,9 +241,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     skipped = Skipped()
     with user_errors():
         if plot:
-            check_plot_path(plot)
-            if folds is not None:
-                raise NbtextError("--plot draws a model's report: it does not go with --folds")
+            check_plot_path(plot, folds)
         if folds is not None:
             models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
             docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)

@@ -137,17 +137,18 @@ def _tree_sum(client, futures, combine):
     return futures[0]
 
 
-def train_on_scheduler(address, specs, shard=None, on_error=None, **options):
+def train_on_scheduler(address, specs, shard=None, on_error=None, progress=None, **options):
     """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
     if shard is not None or not specs:
         raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
     with connect(address) as client:
-        return train_on_cluster(client, specs, on_error, **options)
+        return train_on_cluster(client, specs, on_error, progress, **options)
 
 
-def train_on_cluster(client, specs, on_error=None, **options):
+def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
-    equal to nbtext.training.train_corpus on the same documents."""
+    equal to nbtext.training.train_corpus on the same documents. `progress(items, label,
+    total, size)` (nbtext.console.drawn) is shown the partitions as they are counted."""
     from nbtext.counting import CountTable
     from nbtext.settings import make_settings
     from nbtext.training import add_counted, trained_model
@@ -156,9 +157,19 @@ def train_on_cluster(client, specs, on_error=None, **options):
     settings = make_settings(**options)
     parts = partitions(labelled_entries(specs))
     limit = max_bytes()
-    # no reference is kept to the partitions' futures: each partial count is freed once added
-    total = _tree_sum(client, client.map(count_partition, parts, settings=settings, limit=limit, pure=False),
-                      combine_counts).result()
+    counted = client.map(count_partition, parts, settings=settings, limit=limit, pure=False)
+    root = _tree_sum(client, list(counted), combine_counts)
+    if progress is not None:  # each partition's future is let go once counted, so it is freed once added
+        from distributed import as_completed
+
+        sizes = {future.key: len(part) for future, part in zip(counted, parts)}  # files, each a document
+        files_only = all(kind == "file" for part in parts for kind, _, _ in part)
+        done = as_completed(counted, loop=client.loop)  # the client is not Dask's default one
+        for _ in progress(done, "counting on the cluster", sum(sizes.values()) if files_only else None,
+                          lambda future: sizes[future.key]):
+            pass
+    del counted
+    total = root.result()
     table, journal = CountTable(binary=counts_presence(settings)), {}
     mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
     over = partial(_over_partitions, client, parts, settings, limit)

@@ -98,20 +98,37 @@ def with_progress(docs, label, paths=(), quiet=False, labelled=False):
     `shows_progress`, so a pipe never pays for the counting."""
     if not shows_progress(quiet):
         return docs
-    import time
+    return drawn(docs, label, _total(paths, labelled))
 
-    total = _total(paths, labelled)
+
+def progress_drawer(quiet=False):
+    """`drawn` where progress is shown, else None (for library calls that take a drawer)."""
+    return drawn if shows_progress(quiet) else None
+
+
+def batch_progress(batches, label, paths=(), quiet=False):
+    """with_progress for (documents, lines) batches (a cluster's predictions)."""
+    if not shows_progress(quiet):
+        return batches
+    return drawn(batches, label, _total(paths, False), lambda batch: batch[0])
+
+
+def drawn(items, label, total=None, size=None):
+    """`items`, a progress bar advancing by size(item) documents each (1 by default)."""
+    import time
 
     def counted():
         started, bar, done = time.monotonic(), None, 0
+
         def rate(_):
             per_second = f"{done / max(time.monotonic() - started, 1e-9):,.0f} documents/s"
             return per_second if known else f"{done:,} documents, {per_second}"
 
         known = total is not None
         try:
-            for doc in docs:
-                done += 1
+            for item in items:
+                step = 1 if size is None else size(item)
+                done += step
                 if bar is None and time.monotonic() - started >= PROGRESS_AFTER:
                     known = known and total >= done
                     bar = click.progressbar(
@@ -119,12 +136,12 @@ def with_progress(docs, label, paths=(), quiet=False, labelled=False):
                         show_percent=known, item_show_func=rate,
                         bar_template="%(label)s  [%(bar)s]  %(info)s" if known else "%(label)s  %(info)s")
                     bar.__enter__()
-                    bar.update(done - 1)
+                    bar.update(done - step)
                 if bar is not None:
                     if bar.length < done:  # past the count: the rate alone from now on
                         bar.length = done
-                    bar.update(1)
-                yield doc
+                    bar.update(step)
+                yield item
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)

@@ -18,10 +18,12 @@ EXTRA = "pip install 'nbtext[plot]'"
 FORMATS = (".png", ".svg")
 
 
-def check_plot_path(path):
-    """Refuse a --plot file of another type before any work is done."""
+def check_plot_path(path, folds=None):
+    """Refuse a --plot file of another type, or (eval) --plot with --folds, before any work."""
     if os.path.splitext(str(path))[1].lower() not in FORMATS:
         raise NbtextError(f"--plot writes a .png or .svg file, not {path}")
+    if folds is not None:
+        raise NbtextError("--plot draws a model's report: it does not go with --folds")
 
 
 def _pyplot():

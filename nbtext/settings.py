@@ -7,7 +7,9 @@ defaults are nbtext.choices'; what each event model allows is nbtext.event_model
 
 import math
 
-from nbtext.choices import CALIBRATIONS, FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES
+from nbtext.choices import (
+    CALIBRATIONS, FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES,
+)
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.tokenize import RowTokenizer, Tokenizer

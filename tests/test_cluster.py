@@ -170,3 +170,18 @@ def test_a_calibrated_training_on_a_cluster_is_the_local_one(tmp_path, cluster):
     local = trained_bytes(tmp_path, "local.model", "--calibration", "temperature", *classes)
     assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address,
                          "--calibration", "temperature", *classes) == local
+
+
+def test_cluster_jobs_show_progress_on_a_terminal(tmp_path, cluster):
+    from test_progress import on_a_terminal
+
+    test = real_corpus("20news") / "test"
+    total = sum(len(files) for _, _, files in os.walk(test))
+    model = tmp_path / "m.model"
+    assert run("train", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    stdout, shown = on_a_terminal("predict", "--scheduler", cluster.scheduler_address, "-m", model, test)
+    assert stdout.count("\n") == total and "classifying on the cluster" in shown and f"/{total}" in shown
+    train = real_corpus("20news") / "train"
+    _, shown = on_a_terminal("train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "t.model",
+                             *sorted(train.iterdir()))
+    assert "counting on the cluster" in shown and "documents/s" in shown

@@ -72,11 +72,12 @@ def test_reading_is_linear(shape):
     small, large = SHAPES[shape](100_000), SHAPES[shape](400_000)
     seconds(small, 1)  # warm up (regular expressions compiled, codecs loaded)
     # A shared machine can slow one run; quadratic work gives 16 every time, so the best
-    # of three measurements is still a fair test of linearity.
+    # of three measurements under 8 (linear: 4) is still a fair test of linearity. (6 once
+    # failed on the fastest shape, NUL bytes, with both cores busy with other tests.)
     ratios = []
-    while len(ratios) < 3 and (not ratios or ratios[-1] >= 6):
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
         ratios.append(ratio(small, large))
-    assert min(ratios) < 6, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"
+    assert min(ratios) < 8, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"
 
 
 # --- fuzzing: whatever a message holds, it is read as its words ------------------------
