@@ -21,7 +21,8 @@ from functools import partial
 
 from nbtext.errors import NbtextError
 from nbtext.sources import (
-    Document, file_documents, files_in, is_url, labelled_sources, limit_bytes, max_bytes, read_file, tokenized,
+    Document, file_documents, files_in, is_url, labelled_sources, limit_bytes, max_bytes, read_file, report_errors,
+    tokenized,
 )
 from nbtext.version import __version__
 
@@ -212,10 +213,7 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
         model_bytes = client.scatter(f.read(), broadcast=True)
     arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain)
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
-        for name, message in errors:
-            if on_error is None:
-                raise NbtextError(f"{name}: {message}")
-            on_error(Document(name, None), message)
+        report_errors(errors, on_error)
         if n:
             yield n, lines.split("\0")
 

@@ -13,9 +13,8 @@ import warnings
 from collections import deque
 
 from nbtext.counting import count_batch
-from nbtext.errors import NbtextError
 from nbtext.settings import make_tokenizer
-from nbtext.sources import Document, in_batches
+from nbtext.sources import in_batches, report_errors
 
 CHUNK = 1000  # documents a worker reads, parses and scores or counts at a time
 BATCH = 1000  # documents scored at a time in one process
@@ -107,10 +106,7 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
         model.vocabulary.lookup, model.linear_form  # derive once here, not once per worker
         _state["model"], _state["explain"] = model, explain
         for kept, log_proba, explanations, errors in _ordered(score_chunk, in_batches(docs, CHUNK), jobs):
-            for name, message in errors:
-                if on_error is None:
-                    raise NbtextError(f"{name}: {message}")
-                on_error(Document(name, None), message)
+            report_errors(errors, on_error)
             if kept:
                 yield kept, log_proba, explanations
         return

@@ -67,6 +67,8 @@ def make_settings(**options):
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     event = EVENT_MODELS[o["model"]]
+    if o["calibration"] == "temperature" and event.own_jll:  # refused before any corpus is read
+        raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
     if event.default_features is None:  # a model of table rows
         if not o["columns"]:
             raise NbtextError(f"--model {event.name} reads a table: give --table FILE --label-col NAME")

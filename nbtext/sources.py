@@ -238,6 +238,15 @@ def tokenized(tokenize, batch, on_error=None):
     return kept, token_lists
 
 
+def report_errors(errors, on_error=None):
+    """Pass the [(name, message)] a worker could not read or parse to `on_error(document,
+    message)`, as `tokenized` does in one process; without `on_error`, the first is raised."""
+    for name, message in errors:
+        if on_error is None:
+            raise NbtextError(f"{name}: {message}")
+        on_error(Document(name, None), message)
+
+
 def document_key(data):
     """The journal's key for a document's data: its content hash without an mbox envelope
     line and trailing line ends, so a message read from a folder, a Maildir or an mbox

@@ -17,7 +17,7 @@ from nbtext.features import one_hot
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
-from nbtext.sources import Document, document_key, in_batches, tokenized
+from nbtext.sources import Document, document_key, in_batches, report_errors, tokenized
 from nbtext.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 
 DEFAULT_BATCH = 1000
@@ -88,10 +88,7 @@ def add_counted(table, journal, counted, on_error=None):
     read as mail."""
     mail_documents = 0
     for exported, keys, errors, mail_count in counted:
-        for name, message in errors:
-            if on_error is None:
-                raise NbtextError(f"{name}: {message}")
-            on_error(Document(name, None), message)
+        report_errors(errors, on_error)
         table.merge(exported)
         journal.update(keys)
         mail_documents += mail_count

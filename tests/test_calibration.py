@@ -77,6 +77,9 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "a calibrated model")
     one_line_error(run("train", "--shard", "1/2", "--calibration", "temperature", "-o", tmp_path / "s", spam, ham),
                    "a temperature is fitted on the documents of one training")
+    dating = ROOT / "corpora" / "dating" / "train.tsv"
+    one_line_error(run("train", "--model", "categorical", "--calibration", "temperature", "--table", dating,
+                       "--label-col", "约会", "-o", tmp_path / "d"), "is for the text models, not --model categorical")
 
 
 def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):

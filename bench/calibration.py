@@ -1,0 +1,66 @@
+"""Which objective fits the temperature: the Brier score (nbtext.calibration's) or the
+log-loss, judged on training data only, as the project's accuracy choices are.
+
+    .venv/bin/python bench/calibration.py          # after `make corpora`
+
+For each corpus: a model of its training split, the out-of-fold joint log-likelihoods of
+its calibration sample (as `train --calibration temperature` computes them), then five
+times: T fitted on 4/5 of the sample by each objective, the expected calibration error and
+log-loss measured on the other 1/5. Prints the means.
+"""
+
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nbtext.calibration import BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, out_of_fold_jll  # noqa: E402
+from nbtext.counting import sample_of_batch  # noqa: E402
+from nbtext.event_models import log_normalize  # noqa: E402
+from nbtext.metrics import expected_calibration_error  # noqa: E402
+from nbtext.sources import in_batches, labelled_input  # noqa: E402
+from nbtext.training import over_batches, train_corpus  # noqa: E402
+
+CASES = [("spamassassin", "multinomial"), ("20news", "multinomial"), ("20news", "complement"), ("sms", "multinomial")]
+
+
+def log_loss_beta(jll, rows):
+    """β = 1/T minimizing the log-loss of softmax(β · jll) (the objective not chosen)."""
+    picked = np.arange(len(rows))
+    loss = lambda b: -log_normalize(np.exp(b) * jll)[picked, rows].mean()  # noqa: E731
+    return float(np.exp(minimize_scalar(loss, bounds=np.log(BETA_RANGE), method="bounded").x))
+
+
+def main():
+    for corpus, event_model in CASES:
+        train = ROOT / "data" / corpus / "train"
+        if not train.is_dir():
+            sys.exit(f"bench: data/{corpus} is missing; run 'make corpora' first")
+        docs = labelled_input([str(p) for p in sorted(train.iterdir()) if p.is_dir()])
+        batches = lambda: in_batches(docs(), 1000)  # noqa: E731
+        model = train_corpus(batches, jobs=2, model=event_model)
+        rate = min(1.0, SAMPLE / model.class_count.sum())
+        tokens, labels, hashes = [], [], []
+        for t, l, h in over_batches(model.settings, batches)(partial(sample_of_batch, rate)):
+            tokens, labels, hashes = tokens + t, labels + l, hashes + h
+        jll = out_of_fold_jll(model, tokens, labels, [h % FOLDS for h in hashes])
+        rows = np.array([model.classes.index(label) for label in labels])
+        part = np.array(hashes) // FOLDS % 5
+        for name, fit in (("Brier", fit_inverse_temperature), ("log-loss", log_loss_beta)):
+            eces, losses = [], []
+            for f in range(5):
+                fitted, held = np.flatnonzero(part != f), np.flatnonzero(part == f)
+                log_p = log_normalize(fit(jll[fitted], rows[fitted]) * jll[held])
+                p = np.exp(log_p)
+                eces.append(expected_calibration_error(p.max(1).tolist(), (p.argmax(1) == rows[held]).tolist()))
+                losses.append(-log_p[np.arange(len(held)), rows[held]].mean())
+            print(f"{corpus:13s} {event_model:12s} {name:9s} ECE {np.mean(eces):.4f}  log-loss {np.mean(losses):.4f}")
+
+
+if __name__ == "__main__":
+    main()
