@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from nbtext.calibration import BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, out_of_fold_jll  # noqa: E402
 from nbtext.counting import sample_of_batch  # noqa: E402
-from nbtext.event_models import log_normalize  # noqa: E402
+from nbtext.formulas import log_normalize  # noqa: E402
 from nbtext.metrics import expected_calibration_error  # noqa: E402
 from nbtext.sources import in_batches, labelled_input  # noqa: E402
 from nbtext.training import over_batches, train_corpus  # noqa: E402

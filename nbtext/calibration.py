@@ -26,7 +26,7 @@ import numpy as np
 
 from nbtext.counting import sample_of_batch
 from nbtext.errors import NbtextError
-from nbtext.event_models import log_normalize
+from nbtext.formulas import log_normalize
 from nbtext.features import one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)

@@ -9,115 +9,14 @@ prediction is a single sparse product:
 Categorical NB (table rows) brings its own joint log-likelihood. `feature_sums` has shape
 (n_classes, n_features): per class, the sum of the documents' feature values (token
 counts, documents containing the token, or tf-idf sums); `class_count` shape (n_classes,);
-λ is the Lidstone smoothing constant (λ = 1 is Laplace).
+λ is the Lidstone smoothing constant (λ = 1 is Laplace). The formulas are in
+nbtext.formulas (numpy); this module imports neither, so a model file's header can be
+checked, and one message scored (nbtext.purescore), without numpy.
 """
-
-import numpy as np
 
 from nbtext import choices
 
-VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
 
-
-# --- the formulas ---------------------------------------------------------------------
-def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
-    """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features.
-
-    `feature_sums` may hold only some columns when `totals` (Σ_j B_kj over all d
-    features, per class) and `d` are given.
-    """
-    if totals is None:
-        d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
-    if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
-        return np.zeros_like(feature_sums, dtype=np.float64)
-    return np.log(feature_sums + alpha) - np.log(totals + d * alpha)[:, None]
-
-
-def bernoulli_log_prob(feature_sums, class_count, alpha):
-    """(log θ_kj, log(1 − θ_kj)), θ_kj = (D_kj + λ) / (N_k + 2λ).
-
-    Both come straight from the counts: 1 − θ_kj = (N_k − D_kj + λ) / (N_k + 2λ).
-    (Seed 000 writes N_k + dλ in the denominator; each feature has two values, so 2λ.)
-    """
-    denominator = np.log(class_count + 2 * alpha)[:, None]
-    log_present = np.log(feature_sums + alpha) - denominator
-    log_absent = np.log(class_count[:, None] - feature_sums + alpha) - denominator
-    return log_present, log_absent
-
-
-def complement_weights(feature_sums, alpha, weight_norm):
-    """Complement NB (Rennie et al. 2003): w_kj = log θ̃_kj, θ̃ estimated from every class
-    but k, θ̃_kj = (Σ_{k'≠k} B_k'j + λ) / (Σ_{k'≠k} Σ_j B_k'j + d·λ); with weight
-    normalization w_kj / Σ_j |w_kj|. A document goes to the class whose complement fits
-    it worst, so the weights are −w (argmax of −x·w)."""
-    complement = feature_sums.sum(axis=0, keepdims=True) - feature_sums
-    w = multinomial_log_prob(complement, alpha)
-    if weight_norm:
-        w = w / np.abs(w).sum(axis=1, keepdims=True)
-    return -w
-
-
-def gaussian_weights(class_count, sums, squares):
-    """x_j ~ N(μ_kj, σ²_kj) with μ = S1/N_k and σ² = S2/N_k − μ² (S1 = Yᵀ X, S2 = Yᵀ X∘X),
-    floored at σ² + VAR_SMOOTHING · max_j Var(x_j) so a zero variance cannot blow up.
-
-    Σ_j log N(x_j; μ, σ²) = Σ_j [−½ log 2πσ² − μ²/2σ²] + x·(μ/σ²) − ½ (x∘x)·(1/σ²):
-    returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
-    n = class_count[:, None]
-    mean = sums / n
-    variance = np.maximum(squares / n - mean**2, 0.0)
-    total = class_count.sum()
-    overall_variance = squares.sum(axis=0) / total - (sums.sum(axis=0) / total) ** 2
-    variance = variance + VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
-    precision = 1.0 / variance
-    bias = (-0.5 * np.log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
-    return mean * precision, bias, precision
-
-
-def categorical_log_prob(feature_sums, class_count, alpha, feature_of, n_columns):
-    """log P(x_j = v | k) for every `column=value` token, shape (n_classes, n_tokens):
-    (B_k,(j,v) + λ) / (N_k + n_j·λ), n_j the number of values column j takes."""
-    n_values = np.bincount(feature_of, minlength=n_columns)  # n_j
-    denominator = class_count[:, None] + n_values[None, :] * alpha  # N_k + n_j·λ
-    with np.errstate(divide="ignore"):  # λ = 0: an unseen (class, value) pair is log 0 = -inf
-        return np.log(feature_sums + alpha) - np.log(denominator[:, feature_of])
-
-
-def categorical_unseen_log_prob(class_count, alpha, feature_of, n_columns):
-    """log λ / (N_k + n_j·λ), a value never seen in training, per (class, column); None for
-    λ = 0, where it would rule every class out (such values are skipped instead)."""
-    if alpha <= 0:
-        return None
-    n_values = np.bincount(feature_of, minlength=n_columns)
-    return np.log(alpha) - np.log(class_count[:, None] + n_values[None, :] * alpha)
-
-
-def class_log_prior(class_count, alpha, prior):
-    """log P(k): smoothed (N_k + λ)/(N + c·λ), empirical N_k/N, or uniform 1/c."""
-    n_classes = len(class_count)
-    if prior == "smoothed":
-        with np.errstate(divide="ignore"):  # λ = 0 (categorical): an empty class has log 0
-            return np.log(class_count + alpha) - np.log(class_count.sum() + n_classes * alpha)
-    if prior == "empirical":
-        with np.errstate(divide="ignore"):  # a class with no documents gets log 0 = -inf
-            return np.log(class_count) - np.log(class_count.sum())
-    if prior == "uniform":
-        return np.full(n_classes, -np.log(n_classes))
-    raise ValueError(f"unknown prior {prior!r}")
-
-
-def log_normalize(jll):
-    """Rows of log-posteriors from joint log-likelihoods, by log-sum-exp (no overflow)."""
-    top = jll.max(axis=1, keepdims=True)
-    impossible = ~np.isfinite(top[:, 0])  # every class ruled out (zero probabilities, λ = 0)
-    if impossible.any():
-        jll = jll.copy()
-        jll[impossible] = 0.0  # nothing to tell the classes apart: uniform
-        top[impossible] = 0.0
-    return jll - (top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True)))
-
-
-# --- the event models -----------------------------------------------------------------
 def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm=False):
     """An event model's default feature values (nbtext.weighting; the settings' key order)."""
     return {"features": features, "tf": tf, "idf": idf, "length_norm": length_norm, "weight_norm": weight_norm}
@@ -149,10 +48,14 @@ class EventModel:
 
     def log_theta(self, feature_sums, class_count, alpha, model):
         """log θ_kj, shape (n_classes, n_features), of the given class sums."""
+        from nbtext.formulas import multinomial_log_prob
+
         return multinomial_log_prob(feature_sums, alpha)
 
     def linear_form(self, model):
         """(W, b, W2) with jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 None but for gaussian."""
+        import numpy as np
+
         return self.log_theta(model.feature_sums, model.class_count, model.alpha, model), \
             np.zeros(len(model.classes)), None
 
@@ -174,9 +77,13 @@ class Bernoulli(EventModel):
     unk_from_documents = True
 
     def log_theta(self, feature_sums, class_count, alpha, model):
+        from nbtext.formulas import bernoulli_log_prob
+
         return bernoulli_log_prob(feature_sums, class_count, alpha)[0]
 
     def linear_form(self, model):
+        from nbtext.formulas import bernoulli_log_prob
+
         # Σ_j [x_j log θ_j + (1 − x_j) log(1 − θ_j)] = x·(log θ − log(1 − θ)) + Σ_j log(1 − θ_j):
         # absent features are counted without ever forming a dense (1 − X).
         log_present, log_absent = bernoulli_log_prob(model.feature_sums, model.class_count, model.alpha)
@@ -192,6 +99,10 @@ class Complement(EventModel):
     prior_in_jll = False  # as in Rennie et al.
 
     def linear_form(self, model):
+        import numpy as np
+
+        from nbtext.formulas import complement_weights
+
         W = complement_weights(model.feature_sums, model.alpha, model.settings.get("weight_norm", False))
         return W, np.zeros(len(model.classes)), None
 
@@ -205,6 +116,8 @@ class Gaussian(EventModel):
     tfidf_squares = True
 
     def linear_form(self, model):
+        from nbtext.formulas import gaussian_weights
+
         return gaussian_weights(model.class_count, model.tfidf_sums, model.tfidf_squares)
 
 
@@ -224,17 +137,25 @@ class Categorical(EventModel):
 
     def _columns(self, model):
         """(the column index of every feature `column=value`, the number of columns)."""
+        import numpy as np
+
         columns = model.settings["tokenizer"]["columns"]
         position = {name: j for j, name in enumerate(columns)}
         feature_of = np.array([position[t.split("=", 1)[0]] for t in model.feature_names], dtype=np.intp)
         return feature_of, len(columns)
 
     def log_theta(self, feature_sums, class_count, alpha, model):
+        from nbtext.formulas import categorical_log_prob
+
         return categorical_log_prob(feature_sums, class_count, alpha, *self._columns(model))
 
     def joint_log_likelihood(self, model, rows):
         """Σ_j log P(x_j | k) for each row (without the prior): gathered per row, never a
         dense product, where 0·(−inf) would be NaN."""
+        import numpy as np
+
+        from nbtext.formulas import categorical_unseen_log_prob
+
         columns = model.settings["tokenizer"]["columns"]
         position = {name: j for j, name in enumerate(columns)}
         lookup = model.vocabulary.lookup

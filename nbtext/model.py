@@ -14,7 +14,8 @@ import numpy as np
 
 from nbtext.counts import ClassCounts
 from nbtext.errors import NbtextError
-from nbtext.event_models import EVENT_MODELS, class_log_prior, log_normalize, multinomial_log_prob
+from nbtext.event_models import EVENT_MODELS
+from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.features import count_vector
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile import ModelState, save as save_state

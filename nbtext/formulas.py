@@ -1,0 +1,108 @@
+"""The formulas of the event models, in numpy: smoothed log-probabilities, the class prior,
+and log-sum-exp normalization (nbtext.event_models says which model uses which).
+
+Shapes: `feature_sums` (n_classes, n_features), per class the sum of the documents' feature
+values; `class_count` (n_classes,); λ (`alpha`) is the Lidstone smoothing constant
+(λ = 1 is Laplace).
+"""
+
+import numpy as np
+
+VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
+
+
+def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
+    """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features.
+
+    `feature_sums` may hold only some columns when `totals` (Σ_j B_kj over all d
+    features, per class) and `d` are given.
+    """
+    if totals is None:
+        d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
+    if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
+        return np.zeros_like(feature_sums, dtype=np.float64)
+    return np.log(feature_sums + alpha) - np.log(totals + d * alpha)[:, None]
+
+
+def bernoulli_log_prob(feature_sums, class_count, alpha):
+    """(log θ_kj, log(1 − θ_kj)), θ_kj = (D_kj + λ) / (N_k + 2λ).
+
+    Both come straight from the counts: 1 − θ_kj = (N_k − D_kj + λ) / (N_k + 2λ).
+    (Seed 000 writes N_k + dλ in the denominator; each feature has two values, so 2λ.)
+    """
+    denominator = np.log(class_count + 2 * alpha)[:, None]
+    log_present = np.log(feature_sums + alpha) - denominator
+    log_absent = np.log(class_count[:, None] - feature_sums + alpha) - denominator
+    return log_present, log_absent
+
+
+def complement_weights(feature_sums, alpha, weight_norm):
+    """Complement NB (Rennie et al. 2003): w_kj = log θ̃_kj, θ̃ estimated from every class
+    but k, θ̃_kj = (Σ_{k'≠k} B_k'j + λ) / (Σ_{k'≠k} Σ_j B_k'j + d·λ); with weight
+    normalization w_kj / Σ_j |w_kj|. A document goes to the class whose complement fits
+    it worst, so the weights are −w (argmax of −x·w)."""
+    complement = feature_sums.sum(axis=0, keepdims=True) - feature_sums
+    w = multinomial_log_prob(complement, alpha)
+    if weight_norm:
+        w = w / np.abs(w).sum(axis=1, keepdims=True)
+    return -w
+
+
+def gaussian_weights(class_count, sums, squares):
+    """x_j ~ N(μ_kj, σ²_kj) with μ = S1/N_k and σ² = S2/N_k − μ² (S1 = Yᵀ X, S2 = Yᵀ X∘X),
+    floored at σ² + VAR_SMOOTHING · max_j Var(x_j) so a zero variance cannot blow up.
+
+    Σ_j log N(x_j; μ, σ²) = Σ_j [−½ log 2πσ² − μ²/2σ²] + x·(μ/σ²) − ½ (x∘x)·(1/σ²):
+    returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
+    n = class_count[:, None]
+    mean = sums / n
+    variance = np.maximum(squares / n - mean**2, 0.0)
+    total = class_count.sum()
+    overall_variance = squares.sum(axis=0) / total - (sums.sum(axis=0) / total) ** 2
+    variance = variance + VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
+    precision = 1.0 / variance
+    bias = (-0.5 * np.log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
+    return mean * precision, bias, precision
+
+
+def categorical_log_prob(feature_sums, class_count, alpha, feature_of, n_columns):
+    """log P(x_j = v | k) for every `column=value` token, shape (n_classes, n_tokens):
+    (B_k,(j,v) + λ) / (N_k + n_j·λ), n_j the number of values column j takes."""
+    n_values = np.bincount(feature_of, minlength=n_columns)  # n_j
+    denominator = class_count[:, None] + n_values[None, :] * alpha  # N_k + n_j·λ
+    with np.errstate(divide="ignore"):  # λ = 0: an unseen (class, value) pair is log 0 = -inf
+        return np.log(feature_sums + alpha) - np.log(denominator[:, feature_of])
+
+
+def categorical_unseen_log_prob(class_count, alpha, feature_of, n_columns):
+    """log λ / (N_k + n_j·λ), a value never seen in training, per (class, column); None for
+    λ = 0, where it would rule every class out (such values are skipped instead)."""
+    if alpha <= 0:
+        return None
+    n_values = np.bincount(feature_of, minlength=n_columns)
+    return np.log(alpha) - np.log(class_count[:, None] + n_values[None, :] * alpha)
+
+
+def class_log_prior(class_count, alpha, prior):
+    """log P(k): smoothed (N_k + λ)/(N + c·λ), empirical N_k/N, or uniform 1/c."""
+    n_classes = len(class_count)
+    if prior == "smoothed":
+        with np.errstate(divide="ignore"):  # λ = 0 (categorical): an empty class has log 0
+            return np.log(class_count + alpha) - np.log(class_count.sum() + n_classes * alpha)
+    if prior == "empirical":
+        with np.errstate(divide="ignore"):  # a class with no documents gets log 0 = -inf
+            return np.log(class_count) - np.log(class_count.sum())
+    if prior == "uniform":
+        return np.full(n_classes, -np.log(n_classes))
+    raise ValueError(f"unknown prior {prior!r}")
+
+
+def log_normalize(jll):
+    """Rows of log-posteriors from joint log-likelihoods, by log-sum-exp (no overflow)."""
+    top = jll.max(axis=1, keepdims=True)
+    impossible = ~np.isfinite(top[:, 0])  # every class ruled out (zero probabilities, λ = 0)
+    if impossible.any():
+        jll = jll.copy()
+        jll[impossible] = 0.0  # nothing to tell the classes apart: uniform
+        top[impossible] = 0.0
+    return jll - (top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True)))
