@@ -14,6 +14,7 @@ import atheris
 with atheris.instrument_imports():
     import nbtext.mail
     import nbtext.modelfile
+    import nbtext.purescore
     import nbtext.schema
     import nbtext.sources
     import nbtext.tokenize
@@ -48,6 +49,10 @@ def model(data):
         load(path).predict_proba(["free prize lunch"])
     except NbtextError:
         pass
+    # The pure-Python reader of one message's worth (nbtext.purescore): None or an answer, never an exception.
+    pure = nbtext.purescore.of_file(nbtext.modelfile.MAGIC + data, path)
+    if pure is not None:
+        nbtext.purescore.probabilities(pure, b"free prize lunch")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,9 @@ class EventModel:
     tfidf_squares = False  # training also sums the squares of the tf-idf values
     local_smoothing = False  # one document of counts smooths only its own columns
     own_jll = False  # brings joint_log_likelihood() instead of the linear form
+    # How one document of counts or presence is scored without numpy (nbtext.purescore):
+    # "counts", Σ_j x_j log θ_kj; "presence", Bernoulli's; None: not that way.
+    pure_form = None
 
     def log_theta(self, feature_sums, class_count, alpha, model):
         """log θ_kj, shape (n_classes, n_features), of the given class sums."""
@@ -65,6 +68,7 @@ class Multinomial(EventModel):
     mail_alpha = True
     reports_unk_share = True
     local_smoothing = True
+    pure_form = "counts"
 
 
 class Bernoulli(EventModel):
@@ -75,6 +79,7 @@ class Bernoulli(EventModel):
     mail_alpha = True
     count_unit = "documents with"
     unk_from_documents = True
+    pure_form = "presence"
 
     def log_theta(self, feature_sums, class_count, alpha, model):
         from nbtext.formulas import bernoulli_log_prob

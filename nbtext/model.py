@@ -15,10 +15,11 @@ import numpy as np
 from nbtext.counts import ClassCounts
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
-from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.features import count_vector
+from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile import ModelState, save as save_state
+from nbtext.purescore import decide
 from nbtext.settings import check_alpha, make_tokenizer
 from nbtext.sources import tokenized
 from nbtext.vocabulary import Vocabulary, kept_tokens
@@ -95,7 +96,32 @@ class NaiveBayes:
             self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
             journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
+            one_document=self.one_document_record(),
         )
+
+    def one_document_record(self):
+        """What scoring one document without numpy needs besides the counts of its own tokens
+        (nbtext.purescore), or None where that path does not serve: the number of features d,
+        each class's UNK count, the multinomial's totals T_k = Σ_j B_kj (UNK's included) or
+        Bernoulli's Σ_j log(1 − θ_kj), and with --max-features the kept tokens' rule: a token
+        is kept if its total count is above `kept`[0], or equal to it and its index at most
+        `kept`[1] (ties keep the earlier token)."""
+        form = self.event.pure_form
+        if form is None or is_tfidf(self.settings):
+            return None
+        unk = self.unk_count if self.has_unk else np.zeros(len(self.classes))
+        record = {"features": self.n_features, "unk": unk.tolist() if self.has_unk else None}
+        if form == "counts":
+            record["totals"] = (self._kept_totals + unk).tolist()  # as _one_document_locally sums them
+        else:
+            record["absent"] = self.linear_form[1].tolist()
+        record["kept"] = None
+        if self.settings["max_features"] is not None and self.vocabulary.n_kept:
+            kept = self.vocabulary.kept
+            kept_totals = self.token_counts.token_totals[kept]
+            least = kept_totals.min()
+            record["kept"] = [float(least), int(kept[kept_totals == least].max())]
+        return record
 
     def save(self, path):
         """Write the model atomically to `path` (see nbtext.modelfile for the format)."""
@@ -258,11 +284,7 @@ class NaiveBayes:
 
     def decide(self, probabilities, unsure_below=None):
         """(label, its probability): the most probable class, or 'unsure' below the threshold."""
-        k = int(probabilities.argmax())
-        p = float(probabilities[k])
-        if unsure_below is not None and p < unsure_below:
-            return "unsure", p
-        return self.classes[k], p
+        return decide(self.classes, probabilities, unsure_below)
 
     def posterior(self, jll):
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or with a fitted
@@ -353,9 +375,16 @@ class NaiveBayes:
 
 def load(path):
     """The model of a model file; any problem with it is an NbtextError naming the file."""
-    from nbtext.modelfile import read_state
+    from nbtext.container import read_bytes
 
-    state = read_state(path)
+    return from_bytes(read_bytes(path), path)
+
+
+def from_bytes(data, path):
+    """The model of a model file's bytes (`path` names it in errors)."""
+    from nbtext.modelfile import parse_state
+
+    state = parse_state(data, path)
     try:
         return NaiveBayes.from_state(state)
     except NbtextError as e:

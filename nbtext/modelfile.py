@@ -11,7 +11,9 @@ Layout (all integers little-endian):
 
 The header's `corpus` record says what a merge needs to decide as one training on all the
 documents would: how many documents were read as e-mail, and whether λ is the default
-(chosen from that count) or was given.
+(chosen from that count) or was given. Its `one_document` record is derived, as the token
+keys are: what scoring one message without numpy needs besides its own tokens' counts
+(nbtext.purescore; written by nbtext.model, ignored when a model is loaded whole).
 
 Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes; there
 is no pickle anywhere, so a hostile file can at worst be refused. The header and the
@@ -29,19 +31,16 @@ weighted_sums (and, gaussian, weighted_squares) (c, d) f8, the class sums of tf-
 
 import json
 import os
-import struct
 import zlib
+
 import numpy as np
 
+from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, split
 from nbtext.errors import NbtextError
 from nbtext.schema import check_header
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
-MAGIC = b"NBTEXT-MODEL\n"
-FORMAT_VERSION = 2
-_PREAMBLE = struct.Struct("<IQ")  # format version, header length
-_HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the preamble
 _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
@@ -53,7 +52,7 @@ class ModelState:
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None):
+                 calibration=None, one_document=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -67,6 +66,7 @@ class ModelState:
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
+        self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
 
 
 def save(state, path):
@@ -92,14 +92,15 @@ def save(state, path):
         "arrays": table,
         **({"corpus": state.corpus} if state.corpus is not None else {}),
         **({"calibration": state.calibration} if state.calibration is not None else {}),
+        **({"one_document": state.one_document} if state.one_document is not None else {}),
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
     }
     # Labels from file names that are not UTF-8 hold surrogate escapes: written as the
     # bytes they were, and read back to the same labels.
     header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    write_atomically(path, [MAGIC, _PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
-                            _HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload])
+    write_atomically(path, [MAGIC, PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
+                            HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload])
 
 
 def _arrays(state):
@@ -227,17 +228,12 @@ class locked:
 
 def read_state(path):
     """The ModelState of a model file; any problem with it is an NbtextError naming the file."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
-    return parse_state(data, path)
+    return parse_state(read_bytes(path), path)
 
 
 def parse_state(data, path):
     """The ModelState of a model file's bytes (`path` names it in errors)."""
-    header, payload = _split(data, path)
+    header, payload = split(data, path)
     try:
         check_header(header, len(payload), len(data))
         state = _state(header, payload)
@@ -291,7 +287,7 @@ def _state(header, payload):
         settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
         arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
         {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
-        header.get("corpus"), header.get("calibration"),
+        header.get("corpus"), header.get("calibration"), header.get("one_document"),
     )
 
 
@@ -305,52 +301,6 @@ def _journal(arrays, classes):
     if len(labels) and (labels.min() < 0 or labels.max() >= len(classes)):
         raise ValueError("journal label out of range")
     return hashes, labels
-
-
-def _split(data, path):
-    """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
-    if not data.startswith(MAGIC):
-        if data[:1] == b"\x80" or data[:2] in (b"(d", b"(l", b"}q", b"]q"):
-            kind = "a Python pickle (nbtext never loads pickles)"
-        elif not data:
-            kind = "an empty file"
-        else:
-            kind = "not an nbtext model file"
-        raise NbtextError(f"{path} is {kind}; train one with 'nbtext train'")
-    start = len(MAGIC) + _PREAMBLE.size
-    if len(data) < start:
-        raise NbtextError(f"{path} is truncated")
-    version, header_length = _PREAMBLE.unpack_from(data, len(MAGIC))
-    if version > FORMAT_VERSION:
-        raise NbtextError(
-            f"{path} has model format version {version}, newer than this nbtext {__version__} "
-            f"reads (up to {FORMAT_VERSION}); upgrade nbtext"
-        )
-    if version >= 2:  # the header's own checksum, before its JSON is parsed
-        if len(data) < start + _HEADER_CRC.size + header_length:
-            raise NbtextError(f"{path} is truncated")
-        (header_crc,) = _HEADER_CRC.unpack_from(data, start)
-        start += _HEADER_CRC.size
-        if zlib.crc32(memoryview(data)[start : start + header_length]) != header_crc:
-            raise NbtextError(f"{path} is corrupt (header checksum mismatch)")
-    if len(data) < start + header_length:
-        raise NbtextError(f"{path} is truncated")
-    try:
-        header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
-        payload = memoryview(data)[start + header_length :]
-        expected, crc = header["payload_bytes"], header["payload_crc32"]
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (expected, crc)):
-            raise TypeError("sizes must be whole numbers")
-    except (ValueError, KeyError, TypeError, RecursionError):
-        raise NbtextError(f"{path} is corrupt (unreadable header)") from None
-    if header.get("format_version") != version:
-        raise NbtextError(f"{path} is corrupt (its header says format {header.get('format_version')!r}, "
-                          f"its preamble {version})")
-    if len(payload) < expected:
-        raise NbtextError(f"{path} is truncated")
-    if len(payload) != expected or zlib.crc32(payload) != crc:
-        raise NbtextError(f"{path} is corrupt (checksum mismatch)")
-    return header, payload
 
 
 def _array(payload, spec):

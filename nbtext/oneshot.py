@@ -19,14 +19,64 @@ def default_model_path():
     return os.environ.get("NBTEXT_MODEL") or DEFAULT_MODEL
 
 
-def load_model(path, alpha=None):
-    from nbtext.model import load
+def model_bytes(path):
+    """The bytes of the model file at `path`; a missing one is an error saying what to do."""
+    from nbtext.container import read_bytes
 
     if not os.path.exists(path):
         origin = " (from $NBTEXT_MODEL)" if os.environ.get("NBTEXT_MODEL") == path else ""
         raise NbtextError(f"model {path}{origin} does not exist (train one with 'nbtext train', or pass -m FILE)")
-    model = load(path)
+    return read_bytes(path)
+
+
+def load_model(path, alpha=None):
+    return numpy_model(model_bytes(path), path, alpha)
+
+
+def numpy_model(data, path, alpha=None):
+    from nbtext.model import from_bytes
+
+    model = from_bytes(data, path)
     return model if alpha is None else model.with_alpha(alpha)
+
+
+class OneMessageModel:
+    """The model of a one-message command: one document scored in pure Python when the
+    file allows it (nbtext.purescore, which never imports numpy), else by the model loaded
+    whole (`.model`, loaded on first use)."""
+
+    def __init__(self, path, alpha=None):
+        from nbtext.purescore import of_file
+
+        self.path, self.alpha = path, alpha
+        self._data = model_bytes(path)
+        self.pure = of_file(self._data, path) if alpha is None else None
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = numpy_model(self._data, self.path, self.alpha)
+        return self._model
+
+    @property
+    def classes(self):
+        return self.pure.classes if self.pure is not None else self.model.classes
+
+    def pure_probabilities(self, document):
+        """P(k | document) as a list, or None when the model loaded whole must score it."""
+        from nbtext.purescore import probabilities
+
+        return probabilities(self.pure, document) if self.pure is not None else None
+
+    def decide(self, document, unsure_below=None):
+        """(label, its probability) of one document (bytes), as NaiveBayes.decide."""
+        from nbtext.purescore import decide
+
+        probabilities = self.pure_probabilities(document)
+        if probabilities is None:
+            probabilities = self.model.predict_proba([document])[0]
+        return decide(self.classes, probabilities, unsure_below)
 
 
 def stdin_document():
@@ -50,7 +100,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         return 3
     path = paths[0] if paths else None
     try:
-        model = load_model(model_path, alpha)
+        model = OneMessageModel(model_path, alpha)
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
         if path is None or path == "-":
@@ -62,7 +112,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
             if document.error is not None:
                 raise NbtextError(f"cannot read {path} ({document.error})")
             document = document.data
-        label, p = model.decide(model.predict_proba([document])[0], unsure_below)
+        label, p = model.decide(document, unsure_below)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 3
@@ -79,17 +129,16 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     message still passes through, marked `error`), TEMPFAIL (75) when the message cannot be
     written out, else 0. Problems go to stderr.
     """
-    import numpy as np
-
     from nbtext.mail import has_header_block, looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
+    from nbtext.purescore import decide
     from nbtext.sources import Document, cut
 
     message = sys.stdin.buffer.read()
     is_mail = looks_like_mail(message) or has_header_block(message)
     status, fields = 0, verdict_fields("error", None)
     try:
-        model = load_model(model_path, alpha)
+        model = OneMessageModel(model_path, alpha)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         status = 1
@@ -97,10 +146,16 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
         try:
             if not is_mail:
                 raise NbtextError("not a mail message (no header block)")
-            _, log_proba, explanations = model.score([Document("-", cut(message, "the message"))],
-                                                      explain=explain)
-            probabilities = np.exp(log_proba[0])
-            fields = verdict_fields(*model.decide(probabilities, unsure_below), explanations[0] if explain else ())
+            document = cut(message, "the message")
+            probabilities = None if explain else model.pure_probabilities(document)
+            explanations = [()]
+            if probabilities is None:  # scored by the whole model (errors named as for any document)
+                import numpy as np
+
+                _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
+                probabilities = np.exp(log_proba[0])
+            fields = verdict_fields(*decide(model.classes, probabilities, unsure_below),
+                                    explanations[0] if explain else ())
         except NbtextError as e:
             print(f"nbtext: {e}", file=sys.stderr)
         except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:
@@ -154,7 +209,7 @@ def fast(argv):
             return filter_stdin(options["model"])
         if options["is"] is not None:
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
-        print(classify(load_model(options["model"]), stdin_document()), flush=True)
+        print(OneMessageModel(options["model"]).decide(stdin_document())[0], flush=True)
         return 0
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)

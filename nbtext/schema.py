@@ -80,11 +80,31 @@ def check_header(header, payload_bytes, file_bytes):
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
             raise ValueError(f"bad temperature {T!r}")
         _whole(calibration["documents"], "calibration documents", 0)
+    if "one_document" in header:
+        check_one_document(header["one_document"], len(classes), n_tokens)
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
         for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):
             if name not in arrays:
                 raise ValueError(f"a model of tf-idf features without {name}")
+
+
+def check_one_document(record, n_classes, n_tokens):
+    """Raise ValueError unless the derived `one_document` record (nbtext.model) is well formed."""
+    _is(record, dict, "the one_document record")
+    if set(record) not in ({"features", "unk", "totals", "kept"}, {"features", "unk", "absent", "kept"}):
+        raise ValueError("bad one_document record")
+    _whole(record["features"], "the number of features", 0, n_tokens + 1)
+    for key in ("unk", "totals", "absent"):
+        values = record.get(key)
+        if values is not None and not (isinstance(values, list) and len(values) == n_classes and all(
+                isinstance(v, float) and math.isfinite(v) for v in values)):
+            raise ValueError(f"bad {key} in the one_document record")
+    kept = record["kept"]
+    if kept is not None and not (isinstance(kept, list) and len(kept) == 2 and isinstance(kept[0], float)):
+        raise ValueError("bad kept rule in the one_document record")
+    if kept is not None:
+        _whole(kept[1], "the kept rule's last token", 0, n_tokens)
 
 
 def _check_array(name, spec, payload_bytes):

@@ -208,11 +208,13 @@ def test_filter_keeps_a_long_or_unusual_header_block_a_header_block(demo_model, 
 def test_filter_passes_the_message_on_even_when_classifying_fails(demo_model, monkeypatch):
     """A fault inside classification still writes the message out, tagged error."""
     from nbtext.model import NaiveBayes
+    from nbtext.purescore import PureModel
 
     def broken(self, *args, **kwargs):
         raise ValueError("a bug")
 
     monkeypatch.setattr(NaiveBayes, "joint_log_likelihood_of_tokens", broken)
+    monkeypatch.setattr(PureModel, "joint_log_likelihood", broken)  # the pure path then hands it to numpy
     message = b"Subject: hi\n\nfree prize\n"
     result = run("filter", "-m", demo_model, input=message)
     assert result.exit_code == 0 and result.stdout_bytes == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"

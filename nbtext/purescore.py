@@ -1,0 +1,191 @@
+"""One document scored in pure Python, straight from a model file's bytes: no numpy.
+
+A mail pipeline starts nbtext once per message, and importing numpy is most of such a
+start-up. For the count models (an event model's `pure_form`), one document needs only
+its own few hundred tokens: each is found by its 64-bit key and confirmed by its bytes
+(nbtext.vocabindex.find_one), and its count in each class's CSR row by bisect. What would
+need every token (the features kept, the totals, Bernoulli's Σ_j log(1 − θ_kj)) is in
+the header's derived `one_document` record, which the numpy model writes (nbtext.model):
+
+    counts:    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
+    presence:  jll_k = log P(k) + Σ_{j: x_j = 1} [log(D_kj + λ) − log(N_k − D_kj + λ)]
+                                + Σ_j log(1 − θ_kj)
+
+x_j is the token's count (or 1 with presence features), B_kj / D_kj the class's count of
+feature j, T_k the class's total, d the number of features, N_k the class's documents.
+Pruned and unseen tokens are UNK (its counts in the record) or dropped. The posterior is
+softmax(jll / T) with a calibrated temperature T, as NaiveBayes.posterior.
+
+Whatever this path does not serve (other event models, tf-idf, files without the
+record, a big-endian machine, a file that fails a check) gives None: the caller then
+loads the model with numpy, which also reports a bad file in its usual words.
+"""
+
+import math
+import sys
+from bisect import bisect_left
+
+from nbtext.container import split
+from nbtext.errors import NbtextError
+from nbtext.event_models import EVENT_MODELS
+from nbtext.schema import ITEMSIZE, check_header
+from nbtext.settings import make_tokenizer
+from nbtext.vocabindex import encode, find_one
+
+_TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
+_USED = ("class_count", "token_keys", "token_order", "vocabulary", "count_data", "count_indices", "count_indptr")
+
+
+class Unserved(Exception):
+    """This model, or this document, is one for the numpy path."""
+
+
+class PureModel:
+    """What scores one document from a model file, as sequences over the file's bytes."""
+
+    def __init__(self, header, payload):
+        settings = header["settings"]
+        event = EVENT_MODELS[settings["event_model"]]
+        record = header.get("one_document")
+        self.form = event.pure_form
+        if record is None or self.form is None or settings.get("features") not in ("counts", "binary") \
+                or ("totals" in record) != (self.form == "counts"):
+            raise Unserved
+        if "token_keys" not in header["arrays"]:
+            raise Unserved
+        arrays = {name: _array(payload, header["arrays"][name]) for name in _USED}
+        self.classes = header["classes"]
+        self.alpha = float(settings["alpha"])
+        self.min_count = settings["min_count"]
+        self.presence = settings["features"] == "binary" or self.form == "presence"
+        self.tokenize = make_tokenizer(settings["tokenizer"])
+        self.class_count = arrays["class_count"]
+        self.keys, self.order = arrays["token_keys"], arrays["token_order"]
+        self.blob = bytes(arrays["vocabulary"])
+        self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
+        self.n_features, self.unk, self.kept_rule = record["features"], record["unk"], record["kept"]
+        self.constant = record.get("totals") or record.get("absent")
+        n_classes = len(self.classes)
+        indptr = list(self.indptr)
+        if len(indptr) != n_classes + 1 or indptr[0] != 0 or indptr[-1] != len(self.indices) \
+                or len(self.data) != len(self.indices) or any(a > b for a, b in zip(indptr, indptr[1:])):
+            raise Unserved
+        self.log_prior = _log_prior(list(self.class_count), self.alpha, settings["prior"])
+        self.temperature = (header.get("calibration") or {}).get("temperature", 1.0)
+
+    def counts(self, index):
+        """The counts of token `index` in each class (0 where its CSR row has none)."""
+        counts = []
+        indptr, indices, data = self.indptr, self.indices, self.data
+        for k in range(len(self.classes)):
+            lo, hi = indptr[k], indptr[k + 1]
+            p = bisect_left(indices, index, lo, hi)
+            counts.append(data[p] if p < hi and indices[p] == index else 0.0)
+        return counts
+
+    def is_kept(self, index, counts):
+        """Whether token `index` (with these counts) is a feature, not pruned."""
+        total = sum(counts)
+        if total < self.min_count:
+            return False
+        if self.kept_rule is None:
+            return True
+        least, last = self.kept_rule
+        return total > least or (total == least and index <= last)
+
+    def features(self, tokens):
+        """[(x_j, the feature's counts per class)] of a document's tokens: its kept tokens,
+        then UNK; x_j counts occurrences, or is 1 with presence features."""
+        features, unknown = [], 0
+        for token, n in _multiset(tokens).items():
+            index = find_one(encode(token), self.keys, self.order, self.blob)
+            if index is None:
+                raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+            counts = self.counts(index) if index >= 0 else None
+            if counts is not None and self.is_kept(index, counts):
+                features.append((n, counts))
+            else:
+                unknown += n
+        if unknown and self.unk is not None:
+            features.append((unknown, self.unk))
+        return [(1, counts) for _, counts in features] if self.presence else features
+
+    def joint_log_likelihood(self, tokens):
+        """jll_k for each class, as the module's formulas say."""
+        alpha, d = self.alpha, self.n_features
+        terms = [[p] for p in self.log_prior]
+        for x, counts in self.features(tokens):
+            for k, count in enumerate(counts):
+                if self.form == "counts":
+                    terms[k].append(x * (math.log(count + alpha) - math.log(self.constant[k] + d * alpha)))
+                else:
+                    terms[k].append(math.log(count + alpha) - math.log(self.class_count[k] - count + alpha))
+        if self.form == "presence":
+            for k, absent in enumerate(self.constant):
+                terms[k].append(absent)
+        return [math.fsum(t) for t in terms]
+
+    def probabilities(self, document):
+        """P(k | document) for each class: softmax(jll / T)."""
+        jll = [v / self.temperature for v in self.joint_log_likelihood(self.tokenize(document))]
+        top = max(jll)
+        if not math.isfinite(top):
+            raise Unserved
+        e = [math.exp(v - top) for v in jll]
+        log_total = top + math.log(math.fsum(e))
+        return [math.exp(v - log_total) for v in jll]
+
+
+def of_file(data, path):
+    """The PureModel of a model file's bytes, or None if this path does not serve it."""
+    if sys.byteorder != "little":
+        return None
+    try:
+        header, payload = split(data, path)
+        check_header(header, len(payload), len(data))
+        return PureModel(header, payload)
+    except (Unserved, NbtextError, ValueError, KeyError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def probabilities(model, document):
+    """P(k | document) by `model` (a PureModel), or None if the numpy path must score it."""
+    try:
+        return model.probabilities(document)
+    except (Unserved, NbtextError, ValueError, OverflowError, ZeroDivisionError, IndexError, TypeError, KeyError):
+        return None  # the numpy path scores it, or says what is wrong in its usual words
+
+
+def decide(classes, probabilities, unsure_below=None):
+    """(label, its probability): the most probable class (the first of equals, as numpy's
+    argmax), or 'unsure' below the threshold."""
+    k = max(range(len(classes)), key=probabilities.__getitem__)
+    p = float(probabilities[k])
+    if unsure_below is not None and p < unsure_below:
+        return "unsure", p
+    return classes[k], p
+
+
+def _array(payload, spec):
+    """A memoryview of a one-dimensional array of the payload (dtype and bounds checked by
+    schema.check_header)."""
+    (length,) = spec["shape"]
+    start = spec["offset"]
+    return payload[start : start + length * ITEMSIZE[spec["dtype"]]].cast(_TYPECODES[spec["dtype"]])
+
+
+def _multiset(tokens):
+    counts = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    return counts
+
+
+def _log_prior(class_count, alpha, prior):
+    """log P(k) as nbtext.formulas.class_log_prior (math.log raises on log 0: Unserved)."""
+    n = len(class_count)
+    if prior == "smoothed":
+        return [math.log(c + alpha) - math.log(sum(class_count) + n * alpha) for c in class_count]
+    if prior == "empirical":
+        return [math.log(c) - math.log(sum(class_count)) for c in class_count]
+    return [-math.log(n)] * n

@@ -1,0 +1,153 @@
+"""One message scored without numpy (nbtext.purescore) gives the numpy model's label and
+probabilities to 1e-12, over random corpora and settings and over the real SpamAssassin
+test messages; whatever it does not serve goes to the numpy path unchanged."""
+
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import real_corpus, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nbtext
+from nbtext import purescore
+from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE, split
+from nbtext.vocabindex import find_one, in_sorted_blob, token_key
+
+WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the", "café", "日本"]
+
+
+def pure_model(model, path):
+    model.save(path)
+    data = Path(path).read_bytes()
+    return purescore.of_file(data, str(path))
+
+
+def agree(model, pure, documents):
+    """The pure path serves every document, with the numpy model's label and probabilities
+    (the label wherever the classes are not tied to 1e-12)."""
+    expected = model.predict_proba(documents)
+    for document, row in zip(documents, expected):
+        got = purescore.probabilities(pure, document)
+        assert got is not None
+        np.testing.assert_allclose(got, row, rtol=0, atol=1e-12)
+        label, _ = purescore.decide(pure.classes, got)
+        top_two = np.sort(row)[-2:]
+        if top_two[1] - top_two[0] > 1e-12:  # not a tie that rounding may break either way
+            assert label == model.decide(row)[0]
+
+
+document = st.builds(
+    lambda words, mail: ("From: a@b.c\nSubject: " + words[0] + "\n\n" if mail and words else "") + " ".join(words),
+    st.lists(st.sampled_from(WORDS + ["unseen", "zzz"]), min_size=0, max_size=40), st.booleans(),
+)
+options = st.fixed_dictionaries({
+    "model": st.sampled_from(["multinomial", "bernoulli"]),
+    "min_count": st.integers(1, 3),
+    "max_features": st.sampled_from([None, 1, 3, 6]),
+    "ngrams": st.integers(1, 2),
+    "alpha": st.sampled_from([None, 0.01, 0.5, 1.0, 3.0]),
+    "prior": st.sampled_from(["smoothed", "empirical", "uniform"]),
+    "unknown": st.sampled_from(["unk", "ignore"]),
+    "features": st.sampled_from([None, "counts", "binary"]),
+})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
+       options=options, queries=st.lists(document, min_size=1, max_size=5))
+def test_pure_scores_equal_numpys_over_random_corpora_and_settings(tmp_path, corpus, options, queries):
+    docs, labels = [d for d, _ in corpus], [label for _, label in corpus]
+    if len(set(labels)) < 2 or (options["model"] == "bernoulli" and options["features"] == "counts"):
+        return
+    try:
+        model = nbtext.train(docs, labels, **options)
+    except nbtext.NbtextError:
+        return  # e.g. every token pruned
+    pure = pure_model(model, tmp_path / "m.model")
+    assert pure is not None
+    agree(nbtext.load(tmp_path / "m.model"), pure, queries + docs[:3])
+
+
+def test_a_calibrated_model_is_scored_with_its_temperature(tmp_path):
+    docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
+    labels = ["spam", "ham", "spam", "ham"] * 10
+    model = nbtext.train(docs, labels, min_count=1, calibration="temperature")
+    assert model.calibration is not None
+    agree(model, pure_model(model, tmp_path / "m.model"), ["free lunch", "money money report", ""])
+
+
+def test_the_real_spamassassin_test_messages(tmp_path):
+    folder = real_corpus("spamassassin")
+    path = tmp_path / "sa.model"
+    assert run("train", "-q", "-o", path, folder / "train" / "spam", folder / "train" / "ham").exit_code == 0
+    pure = purescore.of_file(path.read_bytes(), str(path))
+    model = nbtext.load(path)
+    messages = sorted(p for p in (folder / "test").glob("*/*") if p.is_file())
+    assert len(messages) > 1000
+    agree(model, pure, [p.read_bytes() for p in messages])
+
+
+@pytest.mark.parametrize("options", [{"model": "complement"}, {"model": "gaussian"},
+                                     {"model": "multinomial", "features": "tfidf"}])
+def test_models_it_does_not_serve_are_left_to_numpy(tmp_path, options):
+    model = nbtext.train(["free prize", "lunch noon", "free money", "noon report"], ["s", "h", "s", "h"],
+                         min_count=1, **options)
+    assert pure_model(model, tmp_path / "m.model") is None
+
+
+def without_record(data):
+    """The same model file without its one_document record (as files of older builds)."""
+    header, payload = split(data, "m")
+    del header["one_document"]
+    text = json.dumps(header, ensure_ascii=False).encode()
+    return MAGIC + PREAMBLE.pack(2, len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload)
+
+
+def imported_numpy(model_path, message):
+    code = ("import sys; from nbtext.oneshot import fast; "
+            f"status = fast(['predict', '-m', {str(model_path)!r}]); "
+            "print('numpy' in sys.modules, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True, text=True)
+    return result.stdout, result.stderr.strip()
+
+
+def test_one_message_never_imports_numpy_and_an_older_file_still_classifies(tmp_path, demo_model):
+    label, numpy_loaded = imported_numpy(demo_model, "free prize, click now to claim")
+    assert (label, numpy_loaded) == ("spam\n", "False")
+    older = tmp_path / "older.model"
+    older.write_bytes(without_record(Path(demo_model).read_bytes()))
+    assert imported_numpy(older, "free prize, click now to claim") == ("spam\n", "True")
+
+
+def test_a_changed_record_is_refused_by_the_header_checksum_and_a_bad_one_by_the_schema(tmp_path, demo_model):
+    data = Path(demo_model).read_bytes()
+    header, payload = split(data, "m")
+    header["one_document"]["unk"] = ["x"] * len(header["classes"])
+    text = json.dumps(header).encode()
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(MAGIC + PREAMBLE.pack(2, len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload))
+    assert purescore.of_file(bad.read_bytes(), str(bad)) is None
+    result = run("predict", "-m", bad, input="free prize")
+    assert result.exit_code == 1 and "is corrupt: bad unk in the one_document record" in result.stderr
+
+
+def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
+    tokens = sorted(["free", "lunch", "prize", "日本"])
+    blob = "\0".join(tokens).encode()
+    keyed = sorted((token_key(t.encode()), i) for i, t in enumerate(tokens))
+    keys, order = [k for k, _ in keyed], [i for _, i in keyed]
+    for i, token in enumerate(tokens):
+        assert find_one(token.encode(), keys, order, blob) == i
+    assert find_one(b"lunc", keys, order, blob) == -1 and not in_sorted_blob(blob, b"lunc")
+    # A token whose key another token has (forged) is not that token: its bytes are checked.
+    forged_keys = [token_key(b"zzz") if i == order.index(tokens.index("prize")) else k for i, k in enumerate(keys)]
+    assert find_one(b"zzz", sorted(forged_keys), order, blob) == -1
+    # Two tokens of one key: the numpy path (which compares every candidate) decides.
+    twice = sorted(keys + [token_key(b"free")])
+    assert find_one(b"free", twice, order + [0], blob) is None
