@@ -151,3 +151,23 @@ def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
     # Two tokens of one key: the numpy path (which compares every candidate) decides.
     twice = sorted(keys + [token_key(b"free")])
     assert find_one(b"free", twice, order + [0], blob) is None
+
+
+def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):
+    from nbtext.oneshot import OneMessageModel
+
+    long = " ".join(f"word{i}" for i in range(purescore.MAX_DISTINCT_TOKENS + 1)) + " free prize"
+    one = OneMessageModel(str(demo_model))
+    assert one.pure is not None and one.pure_probabilities(long) is None
+    assert one.decide(long) == nbtext.load(demo_model).decide(nbtext.load(demo_model).predict_proba([long])[0])
+
+
+def test_an_updated_model_is_scored_alike(tmp_path):
+    from nbtext.sources import Document
+    from nbtext.training import update
+
+    model = nbtext.train(["free prize money", "lunch at noon", "click free", "noon report"], ["s", "h", "s", "h"],
+                         min_count=1, max_features=5)
+    more, _ = update(model, lambda: [[Document("a", "money money now click", "s"),
+                                      Document("b", "report at the meeting", "h")]])
+    agree(more, pure_model(more, tmp_path / "m.model"), ["free money meeting", "noon", "unseen words"])
