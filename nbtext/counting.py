@@ -108,7 +108,9 @@ class CountTable:
         row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
         # a token whose every count went back to 0 (its documents forgotten) is as unseen
         totals = np.abs(self.token_counts).sum(axis=0) if len(self.labels) else np.zeros(len(self.token_columns))
-        tokens = sorted(t for t, j in self.token_columns.items() if totals[j] > 0)
+        names = list(self.token_columns)  # in column order: columns are handed out as tokens arrive
+        alive = totals > 0
+        tokens = sorted(names if alive.all() else [names[j] for j in np.flatnonzero(alive).tolist()])
         col_order = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         token_counts = self.token_counts
         if len(classes) and len(tokens):

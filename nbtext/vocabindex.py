@@ -26,7 +26,13 @@ def build_keys(tokens):
     """(keys sorted, token index of each key), stored in the model file."""
     import numpy as np
 
-    keys = np.fromiter((token_key(encode(t)) for t in tokens), dtype=np.uint64, count=len(tokens))
+    encoded = "\0".join(tokens).encode("utf-8", "surrogatepass").split(b"\0") if tokens else []
+    if len(encoded) != len(tokens):  # a token holding a NUL (which a model file refuses)
+        encoded = [encode(t) for t in tokens]
+    # token_key of every token, with the per-token calls made by map at C level
+    crc = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint64, count=len(encoded))
+    adler = np.fromiter(map(zlib.adler32, encoded), dtype=np.uint64, count=len(encoded))
+    keys = (crc << np.uint64(32)) | adler
     order = np.argsort(keys, kind="stable")
     return keys[order], order.astype(np.int32)
 

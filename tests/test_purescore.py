@@ -29,12 +29,14 @@ def pure_model(model, path):
 
 
 def agree(model, pure, documents):
-    """The pure path serves every document, with the numpy model's label and probabilities
-    (the label wherever the classes are not tied to 1e-12)."""
+    """The pure path serves every document but long ones, with the numpy model's label and
+    probabilities (the label wherever the classes are not tied to 1e-12)."""
     expected = model.predict_proba(documents)
     for document, row in zip(documents, expected):
         got = purescore.probabilities(pure, document)
-        assert got is not None
+        if got is None:  # only a long document is left to numpy
+            assert len(set(pure.tokenize(document))) > purescore.MAX_DISTINCT_TOKENS
+            continue
         np.testing.assert_allclose(got, row, rtol=0, atol=1e-12)
         label, _ = purescore.decide(pure.classes, got)
         top_two = np.sort(row)[-2:]
@@ -90,7 +92,10 @@ def test_the_real_spamassassin_test_messages(tmp_path):
     model = nbtext.load(path)
     messages = sorted(p for p in (folder / "test").glob("*/*") if p.is_file())
     assert len(messages) > 1000
-    agree(model, pure, [p.read_bytes() for p in messages])
+    documents = [p.read_bytes() for p in messages]
+    agree(model, pure, documents)
+    served = sum(purescore.probabilities(pure, d) is not None for d in documents)
+    assert served > 0.98 * len(documents)
 
 
 @pytest.mark.parametrize("options", [{"model": "complement"}, {"model": "gaussian"},
