@@ -30,6 +30,7 @@ from nbtext.formulas import log_normalize
 from nbtext.features import one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
+AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
 FOLDS = 5
 BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
 
@@ -62,20 +63,39 @@ class Candidates:
         return tuple([part[i] for i, h in enumerate(self.kept[2]) if h < limit] for part in self.kept)
 
 
-def temperature_of(model, over_batches, candidates=None):
-    """{"method": "temperature", "temperature": T, "documents": n} for a trained model, from
-    the `candidates` gathered while counting, or else a pass over its corpus
-    (`over_batches`, as nbtext.training.model_of_table takes it)."""
-    rate = min(1.0, SAMPLE / max(float(model.class_count.sum()), 1.0))
+def sample_rate(n_documents):
+    """The share of a corpus of `n_documents` in the calibration sample: SAMPLE of them."""
+    return min(1.0, SAMPLE / max(float(n_documents), 1.0))
+
+
+def sample_of(model, over_batches, candidates=None, rate=None):
+    """(token lists, labels, hashes) of the calibration sample of a trained model's corpus:
+    the documents whose hash is under `rate` (by default the model's sample_rate), from the
+    `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
+    as nbtext.training.model_of_table takes it)."""
+    rate = sample_rate(model.class_count.sum()) if rate is None else rate
     if candidates is not None:
-        token_lists, labels, hashes = candidates.sample(rate)
-    else:
-        token_lists, labels, hashes = [], [], []
-        for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
-            token_lists += batch_tokens
-            labels += batch_labels
-            hashes += batch_hashes
-    if len(set(labels)) < 2 or len(labels) < FOLDS:
+        return candidates.sample(rate)
+    token_lists, labels, hashes = [], [], []
+    for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
+        token_lists += batch_tokens
+        labels += batch_labels
+        hashes += batch_hashes
+    return token_lists, labels, hashes
+
+
+def temperature_of(model, sample, required=True):
+    """{"method": "temperature", "temperature": T, "documents": n} for a trained model, fitted
+    on `sample` (sample_of's, or a merge's), or None when the sample is too small for
+    --calibration auto (with `required`, as --calibration temperature, that is an error).
+    The sample is taken in the order of its hashes (then labels), so that every way of
+    training on the same documents (-j, a cluster, shards merged) fits the same T."""
+    token_lists, labels, hashes = sample
+    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
+    token_lists, labels, hashes = ([part[i] for i in order] for part in (token_lists, labels, hashes))
+    if len(set(labels)) < 2 or len(labels) < (FOLDS if required else AUTO_MINIMUM):
+        if not required:
+            return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
     jll = out_of_fold_jll(model, token_lists, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])
@@ -88,6 +108,7 @@ def out_of_fold_jll(model, token_lists, labels, folds):
     documents: (n, classes)."""
     ids, indptr = model.vocabulary.ids(token_lists)
     X = model.feature_values(ids, indptr)
+    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
     rows = np.array([model.classes.index(label) for label in labels])
     folds = np.asarray(folds)
     jll = np.zeros((len(labels), len(model.classes)))
@@ -122,8 +143,6 @@ def _without(model, Y, X):
 def fit_inverse_temperature(jll, rows):
     """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
     `rows`, within BETA_RANGE."""
-    from scipy.optimize import minimize_scalar
-
     finite = np.isfinite(jll).all(axis=1)
     jll, rows = jll[finite], rows[finite]
     truth = np.zeros_like(jll)
@@ -132,6 +151,25 @@ def fit_inverse_temperature(jll, rows):
     def loss(log_beta):
         return ((np.exp(log_normalize(np.exp(log_beta) * jll)) - truth) ** 2).sum(axis=1).mean()
 
-    low, high = np.log(BETA_RANGE[0]), np.log(BETA_RANGE[1])
-    return float(np.exp(minimize_scalar(loss, bounds=(low, high), method="bounded",
-                                        options={"xatol": 1e-6}).x))
+    return float(np.exp(golden_section(loss, np.log(BETA_RANGE[0]), np.log(BETA_RANGE[1]), 1e-6)))
+
+
+def golden_section(f, low, high, tolerance):
+    """The x in [low, high] minimizing a unimodal f, to within `tolerance`: each step keeps
+    the part of the bracket that holds the lower of two inner points (golden ratio), so one
+    new evaluation per step. (scipy.optimize would do, but importing it costs a training
+    about 0.2 s.)"""
+    shrink = (np.sqrt(5.0) - 1.0) / 2.0  # 0.618...
+    a, b = float(low), float(high)
+    c, d = b - shrink * (b - a), a + shrink * (b - a)
+    fc, fd = f(c), f(d)
+    while b - a > tolerance:
+        if fc <= fd:  # the minimum is in [a, d]
+            b, d, fd = d, c, fc
+            c = b - shrink * (b - a)
+            fc = f(c)
+        else:  # in [c, b]
+            a, c, fc = c, d, fd
+            d = a + shrink * (b - a)
+            fd = f(d)
+    return (a + b) / 2.0

@@ -10,7 +10,7 @@ FEATURES = ("counts", "binary", "tfidf")
 TF_MODES = ("raw", "log")
 INPUT_MODES = ("auto", "mail", "text")
 UNKNOWN_MODES = ("unk", "ignore")
-CALIBRATIONS = ("none", "temperature")
+CALIBRATIONS = ("auto", "none", "temperature")
 PREDICT_FORMATS = ("tsv", "json", "fasttext")
 EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")
@@ -37,7 +37,7 @@ TRAIN_DEFAULTS = {
     "idf": None,
     "length_norm": None,
     "weight_norm": None,
-    "calibration": "none",  # how posteriors are calibrated (nbtext.calibration)
+    "calibration": "auto",  # how posteriors are calibrated (nbtext.calibration)
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -62,7 +62,8 @@ TRAIN_HELP = {
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",
     "weight_norm": "complement: normalize each class's weights to unit L1 length [default: off].",
     "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / T) with a temperature T fitted "
-                   "on out-of-fold predictions (probabilities that mean what they say; same labels).",
+                   "on out-of-fold predictions (probabilities that mean what they say; same labels); auto: "
+                   "temperature for the text models once there are 100 documents to fit T on.",
 }
 TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
                  "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}

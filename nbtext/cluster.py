@@ -152,7 +152,7 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     total, size)` (nbtext.console.drawn) is shown the partitions as they are counted."""
     from nbtext.counting import CountTable
     from nbtext.settings import make_settings
-    from nbtext.training import add_counted, trained_model
+    from nbtext.training import add_counted, calibration_of, trained_model
     from nbtext.weighting import counts_presence
 
     settings = make_settings(**options)
@@ -174,7 +174,7 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     table, journal = CountTable(binary=counts_presence(settings)), {}
     mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
     over = partial(_over_partitions, client, parts, settings, limit)
-    return trained_model(settings, table, journal, mail_documents, over, calibration=options.get("calibration", "none"))
+    return trained_model(settings, table, journal, mail_documents, over, calibration=calibration_of(settings, options))
 
 
 def _over_partitions(client, parts, settings, limit, function):

@@ -70,7 +70,8 @@ class CountTable:
     def add(self, token_lists, labels, weight=1.0):
         """Count one batch: `token_lists[i]` is a document's tokens, `labels[i]` its class.
 
-        `weight` -1 takes documents out again (an exact inverse of adding them).
+        `weight` -1 takes documents out again (an exact inverse of adding them). Returns the
+        documents' column ids and CSR row pointer.
         """
         rows = np.fromiter(
             (self.labels.setdefault(label, len(self.labels)) for label in labels),
@@ -80,10 +81,11 @@ class CountTable:
         self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
-            return
+            return ids, indptr
         X = csr_from_ids(ids, indptr, len(self.token_columns), self.binary)
         product = (one_hot(rows, len(self.labels), weight).T @ X).tocoo()  # token_counts = Yᵀ X
         self._token_counts[product.row, product.col] += product.data
+        return ids, indptr
 
     def export(self):
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
@@ -122,12 +124,12 @@ class CountTable:
 
 def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None):
     """The counts of one batch of labelled Documents: (CountTable, [(journal key, label)],
-    with `sample_rate` the calibration candidates of sample_of_batch, else None)."""
+    with `sample_rate` the calibration candidates as packed_sample gives them, else None)."""
     kept, token_lists = tokenized(tokenize, batch, on_error)
     table = CountTable(binary=counts_presence(settings))
     labels = [doc.label for doc in kept]
-    table.add(token_lists, labels)
-    candidates = None if sample_rate is None else sample_of_batch(sample_rate, token_lists, labels)
+    ids, indptr = table.add(token_lists, labels)
+    candidates = None if sample_rate is None else packed_sample(sample_rate, token_lists, labels, ids, indptr)
     return table, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
 
 
@@ -145,3 +147,24 @@ def sample_of_batch(rate, token_lists, labels):
     limit = rate * 2.0**64
     kept = [(tokens, label, h) for tokens, label in zip(token_lists, labels) if (h := _hash(tokens)) < limit]
     return tuple(map(list, zip(*kept))) if kept else ([], [], [])
+
+
+def packed_sample(rate, token_lists, labels, ids, indptr):
+    """sample_of_batch's documents as a worker sends them: each one's tokens as the column
+    ids it has in the batch's table (`ids`, `indptr` from CountTable.add), not as strings,
+    which cost far more to send: ((ids, indptr) of the chosen documents, labels, hashes)."""
+    limit = rate * 2.0**64
+    chosen = [(i, h) for i, tokens in enumerate(token_lists) if (h := _hash(tokens)) < limit]
+    pieces = [ids[indptr[i] : indptr[i + 1]] for i, _ in chosen]
+    chosen_ids = np.concatenate(pieces).astype(np.int32) if pieces else np.zeros(0, dtype=np.int32)
+    chosen_indptr = np.concatenate([[0], np.cumsum([len(piece) for piece in pieces], dtype=np.int64)])
+    return (chosen_ids, chosen_indptr), [labels[i] for i, _ in chosen], [h for _, h in chosen]
+
+
+def unpacked_sample(tokens, packed):
+    """The (token lists, labels, hashes) of a packed_sample, `tokens` being the batch table's
+    tokens in column order (its export's)."""
+    (ids, indptr), labels, hashes = packed
+    ids = ids.tolist()
+    token_lists = [list(map(tokens.__getitem__, ids[a:b])) for a, b in zip(indptr.tolist(), indptr[1:].tolist())]
+    return token_lists, labels, hashes

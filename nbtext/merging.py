@@ -6,6 +6,9 @@ united (a document two of them learned counts twice, as it would in one training
 read it twice, and is held under the later model's label; a warning says how many), and
 then pruning (--min-count, --max-features) and the default λ are decided again on the
 sums. The result equals, byte for byte, the model of one training on all the documents.
+Parts trained with --shard keep their calibration sample (nbtext.calibration) instead of a
+temperature: the merge takes the documents of all the samples that one training's sample
+would hold, and fits T on them.
 
 Two kinds of model cannot be merged exactly, and are refused: tf-idf features (each idf
 is a function of every document) and presence features with an UNK feature once tokens
@@ -14,6 +17,7 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
+from nbtext.calibration import sample_rate, temperature_of
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
 from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
@@ -50,7 +54,28 @@ def merge(models, names=None):
         settings["alpha"] = None
         resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": mail_documents, "default_alpha": default_alpha}
-    return model_of_table(settings, table, journal, _documents_needed, corpus)
+    merged = model_of_table(settings, table, journal, _documents_needed, corpus)
+    samples = [model.calibration_sample for model in models]
+    if any(sample is not None for sample in samples):
+        if any(sample is None for sample in samples):
+            missing = names[samples.index(None)]
+            raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
+                              "train the parts with the same options")
+        merged.calibration = temperature_of(merged, _united(samples, sample_rate(merged.class_count.sum())),
+                                            required=False)
+    return merged
+
+
+def _united(samples, rate):
+    """The documents of the parts' samples under `rate`: one training's sample of them all."""
+    limit = rate * 2.0**64
+    united = ([], [], [])
+    for sample in samples:
+        for tokens, label, h in zip(*sample):
+            if h < limit:
+                for part, value in zip(united, (tokens, label, h)):
+                    part.append(value)
+    return united
 
 
 def exported_counts(model):

@@ -51,11 +51,13 @@ class NaiveBayes:
                      choose λ as one training would (None in files of older builds)
       calibration    {"method": "temperature", "temperature": T, "documents": n} or None:
                      posteriors are softmax(jll / T) (nbtext.calibration)
+      calibration_sample  a part's (--shard) calibration sample, (token lists, labels,
+                     hashes), for `merge` to fit T on all the parts' samples; else None
     """
 
     def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None):
+                 calibration=None, calibration_sample=None):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -69,6 +71,7 @@ class NaiveBayes:
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
         self.corpus = corpus
         self.calibration = calibration
+        self.calibration_sample = calibration_sample
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -80,7 +83,7 @@ class NaiveBayes:
             state.settings, state.classes, state.class_count, token_counts,
             vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
             state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
-            state.calibration,
+            state.calibration, _decoded_sample(state.calibration_sample, state.tokens, state.classes),
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -96,8 +99,25 @@ class NaiveBayes:
             self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
             journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
-            one_document=self.one_document_record(),
+            one_document=self.one_document_record(), calibration_sample=self._encoded_sample(),
         )
+
+    def _encoded_sample(self):
+        """The calibration sample as the file's arrays: each document's tokens as CSR rows of
+        (token index, count) over every token seen, label indices, hashes."""
+        if self.calibration_sample is None:
+            return None
+        token_lists, labels, hashes = self.calibration_sample
+        index = {token: i for i, token in enumerate(self.vocabulary.tokens)}
+        indices, counts, indptr = [], [], [0]
+        for tokens in token_lists:
+            multiset = {}
+            for token in tokens:
+                multiset[index[token]] = multiset.get(index[token], 0) + 1
+            indices += multiset
+            counts += multiset.values()
+            indptr.append(len(indices))
+        return indices, counts, indptr, [self.classes.index(label) for label in labels], hashes
 
     def one_document_record(self):
         """What scoring one document without numpy needs besides the counts of its own tokens
@@ -371,6 +391,17 @@ class NaiveBayes:
                 contribution -= 0.5 * x**2 * (squared[winner, columns] - squared[runner_up, columns])
         top = np.argsort(-contribution, kind="stable")[:n]
         return [(self.feature_names[columns[i]], float(contribution[i])) for i in top]
+
+
+def _decoded_sample(arrays, tokens, classes):
+    """(token lists, labels, hashes) of a file's calibration sample arrays, or None."""
+    if arrays is None:
+        return None
+    indices, counts, indptr, labels, hashes = (a.tolist() for a in arrays)
+    names = tokens.tokens() if hasattr(tokens, "tokens") else tokens
+    token_lists = [[names[j] for j, n in zip(indices[a:b], counts[a:b]) for _ in range(n)]
+                   for a, b in zip(indptr, indptr[1:])]
+    return token_lists, [classes[k] for k in labels], hashes
 
 
 def load(path):

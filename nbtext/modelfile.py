@@ -41,6 +41,7 @@ from nbtext.schema import check_header
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
+SAMPLE_ARRAYS = ("sample_indices", "sample_counts", "sample_indptr", "sample_labels", "sample_hashes")
 _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
@@ -52,7 +53,7 @@ class ModelState:
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, one_document=None):
+                 calibration=None, one_document=None, calibration_sample=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -67,6 +68,8 @@ class ModelState:
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
         self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
+        # a part's (--shard) calibration sample: (token indices, counts, indptr) CSR rows, labels, hashes
+        self.calibration_sample = calibration_sample
 
 
 def save(state, path):
@@ -125,6 +128,9 @@ def _arrays(state):
         arrays["weighted_sums"] = np.asarray(state.tfidf_sums, dtype="<f8")
         if state.tfidf_squares is not None:
             arrays["weighted_squares"] = np.asarray(state.tfidf_squares, dtype="<f8")
+    if state.calibration_sample is not None:
+        for name, array, dtype in zip(SAMPLE_ARRAYS, state.calibration_sample, ("<i4", "<i4", "<i8", "<i4", "<u8")):
+            arrays[name] = np.asarray(array, dtype=dtype)
     if state.journal is not None:
         hashes, labels = state.journal
         arrays["journal_hashes"] = np.asarray(hashes, dtype="|u1")
@@ -288,7 +294,23 @@ def _state(header, payload):
         arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
         {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
         header.get("corpus"), header.get("calibration"), header.get("one_document"),
+        _calibration_sample(arrays, n_tokens, n_classes),
     )
+
+
+def _calibration_sample(arrays, n_tokens, n_classes):
+    """A part's calibration sample arrays (SAMPLE_ARRAYS), checked, or None."""
+    if SAMPLE_ARRAYS[0] not in arrays:
+        return None
+    if any(name not in arrays for name in SAMPLE_ARRAYS):
+        raise ValueError("an incomplete calibration sample")
+    indices, counts, indptr, labels, hashes = (arrays[name] for name in SAMPLE_ARRAYS)
+    if len(indptr) != len(labels) + 1 or hashes.shape != labels.shape or len(counts) != len(indices) \
+            or (len(indptr) and (indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0))) \
+            or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens or counts.min() < 1)) \
+            or (len(labels) and (labels.min() < 0 or labels.max() >= n_classes)):
+        raise ValueError("calibration sample arrays do not agree")
+    return indices, counts, indptr, labels, hashes
 
 
 def _journal(arrays, classes):

@@ -45,8 +45,8 @@ max_bytes_option = click.option(
     help="Read at most the first N bytes of each document (said once on stderr); filter passes "
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",
-                             help="Label 'unsure' when the winning class's probability is below P (a model "
-                                  "trained with --calibration temperature makes P mean what it says).")
+                             help="Label 'unsure' when the winning class's probability is below P (the calibration "
+                                  "of train's default makes P mean what it says).")
 TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
 table_file_options = options(
     click.option("--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file, one per row."),

@@ -18,7 +18,8 @@ ARRAYS = {
     "class_count": ("<f8", 1), "count_data": ("<f8", 1), "count_indices": ("<i4", 1), "count_indptr": ("<i8", 1),
     "vocabulary": ("|u1", 1), "token_keys": ("<u8", 1), "token_order": ("<i4", 1), "unk_doc_count": ("<f8", 1),
     "weighted_sums": ("<f8", 2), "weighted_squares": ("<f8", 2), "journal_hashes": ("|u1", 2),
-    "journal_labels": ("<i4", 1),
+    "journal_labels": ("<i4", 1), "sample_indices": ("<i4", 1), "sample_counts": ("<i4", 1),
+    "sample_indptr": ("<i8", 1), "sample_labels": ("<i4", 1), "sample_hashes": ("<u8", 1),
 }
 REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocabulary")
 ITEMSIZE = {"<f8": 8, "<i4": 4, "<i8": 8, "<u8": 8, "|u1": 1}

@@ -120,17 +120,15 @@ UNK_MERGE = ("which documents held a pruned token is not in the counts of presen
              "feature; train with --unknown ignore or --min-count 1, or on all the documents at once")
 
 
-CALIBRATED_MERGE = ("a temperature is fitted on the documents of one training; train the parts with "
-                    "--calibration none, or on all the documents at once")
+CALIBRATED_MERGE = ("its temperature was fitted on the documents of its own training; merge parts trained "
+                    "with --shard (they keep their calibration sample), or train on all the documents at once")
 
 
-def merge_refusal(settings, calibration="none"):
+def merge_refusal(settings):
     """Why models of these settings could not be merged exactly (nbtext.merging), or None.
     (Presence features with UNK merge while no token is pruned: only --min-count 1 and no
     --max-features promise that before the counts are known.)"""
     features = settings.get("features")
-    if calibration != "none":
-        return CALIBRATED_MERGE
     if features == "tfidf":
         return TFIDF_MERGE
     if features == "binary" and settings["unknown"] == "unk" and (
@@ -146,7 +144,7 @@ def shard_of(spec, options, update=False):
         return None
     from nbtext.sources import parse_shard
 
-    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options), options.get("calibration", "none"))
+    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options))
     if refusal:
         raise NbtextError(f"--shard makes a part to merge, and {refusal}")
     if update:

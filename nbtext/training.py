@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 
+from nbtext.choices import TRAIN_DEFAULTS
 from nbtext.counting import CountTable, sample_of_batch
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
@@ -53,10 +54,10 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     (the idf is known only after counting).
     """
     settings = make_settings(**options)
-    calibration = options.get("calibration", "none")
+    calibration = calibration_of(settings, options)
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
-    if calibration == "temperature":  # the calibration sample is gathered while counting
+    if calibration != "none":  # the calibration sample is gathered while counting
         from nbtext.calibration import Candidates
 
         candidates = Candidates()
@@ -95,22 +96,35 @@ def add_counted(table, journal, counted, on_error=None):
     return mail_documents
 
 
+def calibration_of(settings, options):
+    """--calibration as it applies: "auto" is "none" for a model of table rows (categorical)."""
+    calibration = options.get("calibration", TRAIN_DEFAULTS["calibration"])
+    if calibration == "auto" and EVENT_MODELS[settings["event_model"]].own_jll:
+        return "none"
+    return calibration
+
+
 def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
                   candidates=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
-    default λ chosen, then `model_of_table`; with `calibration` "temperature", a
-    temperature fitted on a sample of the corpus (gathered while counting as `candidates`,
-    or else in one more pass; nbtext.calibration)."""
+    default λ chosen, then `model_of_table`; unless `calibration` is "none", a temperature
+    fitted on a sample of the corpus (gathered while counting as `candidates`, or else in
+    one more pass; nbtext.calibration). A part (`partial`, --shard) keeps its sample
+    instead, for the merge to fit T on all the parts' samples."""
     default_alpha = settings["alpha"] is None
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
     model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
-    if calibration == "temperature":
-        from nbtext.calibration import temperature_of
+    if calibration != "none":
+        from nbtext.calibration import sample_of, temperature_of
 
-        model.calibration = temperature_of(model, over_batches, candidates)
+        sample = sample_of(model, over_batches, candidates)
+        if partial:
+            model.calibration_sample = sample
+        else:
+            model.calibration = temperature_of(model, sample, required=calibration == "temperature")
     return model
 
 

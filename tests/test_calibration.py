@@ -25,6 +25,19 @@ def test_the_brier_fit_recovers_a_known_temperature():
     assert beta == pytest.approx(1 / 7.0, rel=0.05)
 
 
+def test_the_golden_section_search_finds_what_scipy_finds():
+    """nbtext's bounded search (no scipy.optimize import at train time) against scipy's
+    minimize_scalar, on shapes with the minimum inside and at an end of the bracket."""
+    from scipy.optimize import minimize_scalar
+
+    from nbtext.calibration import golden_section
+
+    for f, low, high in [(lambda x: (x - 1.3) ** 2, -9.2, 3.0), (lambda x: np.cosh(x + 4.0), -9.2, 3.0),
+                         (lambda x: np.exp(x), -9.2, 3.0), (lambda x: abs(x - 0.5) ** 1.5 + 0.2 * x, -2, 2)]:
+        expected = minimize_scalar(f, bounds=(low, high), method="bounded", options={"xatol": 1e-9}).x
+        assert golden_section(f, low, high, 1e-6) == pytest.approx(expected, abs=1e-5)
+
+
 def test_a_fold_model_is_the_counts_without_the_fold():
     """out_of_fold_jll against the multinomial formula worked by hand on the counts minus
     the held-out documents' counts (same vocabulary, λ, prior)."""
@@ -75,8 +88,6 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     assert json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"] == before  # kept
     assert run("train", "-o", tmp_path / "raw.model", spam, ham).exit_code == 0
     one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "a calibrated model")
-    one_line_error(run("train", "--shard", "1/2", "--calibration", "temperature", "-o", tmp_path / "s", spam, ham),
-                   "a temperature is fitted on the documents of one training")
     dating = ROOT / "corpora" / "dating" / "train.tsv"
     one_line_error(run("train", "--model", "categorical", "--calibration", "temperature", "--table", dating,
                        "--label-col", "约会", "-o", tmp_path / "d"), "is for the text models, not --model categorical")
@@ -99,7 +110,7 @@ def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):
 def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_path):
     """-j 1 and -j 2 gather the calibration sample as they count; the model file equals
     the one whose sample a separate pass takes (as a Dask cluster does), byte for byte."""
-    from nbtext.calibration import temperature_of
+    from nbtext.calibration import sample_of, temperature_of
     from nbtext.sources import in_batches, labelled_input
     from nbtext.training import over_batches, train_corpus
 
@@ -108,7 +119,7 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
     batches = lambda: in_batches(docs(), 1000)  # noqa: E731
     one = train_corpus(batches, jobs=1, calibration="temperature")
     two = train_corpus(batches, jobs=2, calibration="temperature")
-    passed = temperature_of(one, over_batches(one.settings, batches))
+    passed = temperature_of(one, sample_of(one, over_batches(one.settings, batches)))
     one.save(tmp_path / "1.model")
     two.save(tmp_path / "2.model")
     assert (tmp_path / "1.model").read_bytes() == (tmp_path / "2.model").read_bytes()

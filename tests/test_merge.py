@@ -15,10 +15,11 @@ from conftest import ROOT, one_line_error, real_corpus, run
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the"]
 
 
-def trained(docs, labels, **options):
-    """A model of a part of a corpus (one class is enough, as for a shard)."""
+def trained(docs, labels, partial=True, **options):
+    """A model of a part of a corpus (one class is enough, as for a shard), or with
+    `partial` False of a whole one."""
     corpus = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(docs, labels))]
-    return train_corpus(lambda: in_batches(corpus, 7), partial=True, **options)
+    return train_corpus(lambda: in_batches(corpus, 7), partial=partial, **options)
 
 
 def file_bytes(model, path):
@@ -82,7 +83,7 @@ def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
     assert part1.alpha == 0.1 and part2.alpha == 1.0
     merged = nbtext.merge([part1, part2])
     assert merged.alpha == 1.0 and merged.corpus == {"mail_documents": 3, "default_alpha": True}
-    whole = trained(mail + text, ["spam"] * 3 + ["ham", "ham", "spam", "ham", "ham"])
+    whole = trained(mail + text, ["spam"] * 3 + ["ham", "ham", "spam", "ham", "ham"], partial=False)
     assert file_bytes(merged, tmp_path / "m") == file_bytes(whole, tmp_path / "w")
 
 
@@ -115,6 +116,9 @@ def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts)
     assert result.exit_code == 0 and result.stderr.startswith(f"merged {parts} models: "), result.stderr
     assert run("train", "-o", tmp_path / "whole.model", *classes).exit_code == 0
     assert (tmp_path / "merged.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
+    # by default (--calibration auto) the parts keep their calibration samples and the merge fits T
+    assert nbtext.load(tmp_path / "part1.model").calibration_sample is not None
+    assert nbtext.load(tmp_path / "merged.model").calibration["documents"] > 1000
 
 
 def test_an_mbox_is_shared_out_by_message(tmp_path):

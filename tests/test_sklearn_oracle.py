@@ -12,7 +12,7 @@ import nbtext
 
 from conftest import read_labelled
 
-EXACT = dict(unknown="ignore", min_count=1, prior="empirical", alpha=1.0, input="text")
+EXACT = dict(unknown="ignore", min_count=1, prior="empirical", alpha=1.0, input="text", calibration="none")
 
 
 def decode(texts):
@@ -78,7 +78,7 @@ def test_complement_on_tfidf_equals_sklearn(news20):
 
     train_texts, train_labels = read_labelled(news20 / "train")
     test_texts, _ = read_labelled(news20 / "test")
-    ours = nbtext.train(train_texts, train_labels, model="complement", tf="raw", min_count=1, alpha=1.0,
+    ours = nbtext.train(train_texts, train_labels, model="complement", tf="raw", min_count=1, alpha=1.0, calibration="none",
                         input="text")
     vectorizer = TfidfVectorizer()
     peer = ComplementNB(alpha=1.0, norm=False).fit(vectorizer.fit_transform(decode(train_texts)), train_labels)
@@ -112,7 +112,8 @@ def test_gaussian_on_tfidf_equals_sklearn():
     folder = real_corpus("sms")
     train_texts, train_labels = read_labelled(folder / "train")
     test_texts, _ = read_labelled(folder / "test")
-    ours = nbtext.train(train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text")
+    ours = nbtext.train(train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text",
+                        calibration="none")
     vocabulary = ours.feature_names
     vectorizer = TfidfVectorizer(vocabulary=vocabulary)
     X = vectorizer.fit_transform(decode(train_texts)).toarray()
