@@ -180,3 +180,30 @@ def test_merge_into_one_of_its_inputs(tmp_path):
     assert run("merge", "-o", tmp_path / "a.model", tmp_path / "a.model", tmp_path / "b.model").exit_code == 0
     assert run("train", "-o", tmp_path / "whole.model", train / "spam", train / "ham").exit_code == 0
     assert (tmp_path / "a.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
+
+
+def test_calibrated_parts_merge_into_one_calibrated_training(tmp_path):
+    """Parts keep their calibration samples; the merge fits T on the documents one
+    training's sample takes from them all: the same file, byte for byte."""
+    rng = random.Random(7)
+    docs, labels = [], []
+    for i in range(400):
+        label = rng.choice(["spam", "ham"])
+        words = rng.sample(WORDS[:5] if label == "spam" else WORDS[5:], 3) + rng.sample(WORDS, 2)
+        docs.append(" ".join(words) + f" w{i % 37}")
+        labels.append(label)
+    whole = trained(docs, labels, partial=False, calibration="temperature")
+    assert whole.calibration is not None and whole.calibration["documents"] == 400
+    order = list(range(400))
+    rng.shuffle(order)
+    parts = [trained([docs[i] for i in order[k::3]], [labels[i] for i in order[k::3]]) for k in range(3)]
+    assert all(part.calibration is None and len(part.calibration_sample[1]) > 100 for part in parts)
+    for k, part in enumerate(parts):  # the sample goes through the file
+        part.save(tmp_path / f"{k}.model")
+    merged = nbtext.merge([nbtext.load(tmp_path / f"{k}.model") for k in range(3)])
+    assert file_bytes(merged, tmp_path / "m") == file_bytes(whole, tmp_path / "w")
+    raw = trained([d + " again" for d in docs[:50]], labels[:50], calibration="none")
+    with pytest.raises(nbtext.NbtextError, match="was trained with --calibration none and others were not"):
+        nbtext.merge([parts[0], raw])
+    with pytest.raises(nbtext.NbtextError, match="a calibrated model"):
+        nbtext.merge([whole, parts[0]])
