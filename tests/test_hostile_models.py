@@ -215,3 +215,27 @@ def test_any_table_is_read_or_refused_in_one_line(tmp_path_factory, pieces, name
             assert isinstance(doc.data, str)
     except NbtextError as e:
         assert "\n" not in str(e)
+
+
+def test_a_parts_calibration_sample_is_checked(tmp_path):
+    """A --shard part's sample arrays: indices past the vocabulary, a label past the classes
+    or a row pointer that runs backwards are refused as corrupt (a part is input too)."""
+    import numpy as np
+
+    import nbtext
+    from nbtext.training import train_corpus
+    from nbtext.sources import Document, in_batches
+
+    docs = [Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
+            for i in range(120)]
+    part = train_corpus(lambda: in_batches(docs, 50), partial=True, min_count=1)
+    good = tmp_path / "part.model"
+    part.save(good)
+    assert nbtext.load(good).calibration_sample[1] == part.calibration_sample[1]
+    header, payload = parts(good.read_bytes())
+    for name, value in [("sample_indices", 10**6), ("sample_labels", 5), ("sample_indptr", -1)]:
+        spec = header["arrays"][name]
+        array = np.frombuffer(payload, dtype=spec["dtype"], count=spec["shape"][0], offset=spec["offset"]).copy()
+        array[-1] = value
+        changed = payload[:spec["offset"]] + array.tobytes() + payload[spec["offset"] + array.nbytes:]
+        refused(tmp_path, assemble(header, changed))
