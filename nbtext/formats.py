@@ -162,6 +162,8 @@ def model_summary(summary, model_path, unit):
     if "calibration" in summary:
         c = summary["calibration"]
         lines.append(f"calibration    temperature T = {c['temperature']:.4g} (fitted on {c['documents']:,} documents)")
+    if "calibration_sample" in summary:
+        lines.append(f"calibration    a part's sample of {summary['calibration_sample']:,} documents (merge fits T)")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():

@@ -344,6 +344,7 @@ class NaiveBayes:
             "unk": self.has_unk,
             **{key: self.file_info[key] for key in ("format_version", "nbtext_version") if key in self.file_info},
             **({"calibration": self.calibration} if self.calibration is not None else {}),
+            **({"calibration_sample": len(self.calibration_sample[1])} if self.calibration_sample is not None else {}),
         }
         if self.has_unk and self.event.reports_unk_share and totals.sum():
             info["unk_share"] = float(self.unk_count.sum() / totals.sum())

@@ -118,6 +118,7 @@ def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts)
     assert (tmp_path / "merged.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
     # by default (--calibration auto) the parts keep their calibration samples and the merge fits T
     assert nbtext.load(tmp_path / "part1.model").calibration_sample is not None
+    assert "a part's sample of " in run("info", "-m", tmp_path / "part1.model").stdout
     assert nbtext.load(tmp_path / "merged.model").calibration["documents"] > 1000
 
 
