@@ -25,6 +25,7 @@ loads the model with numpy, which also reports a bad file in its usual words.
 import math
 import sys
 from bisect import bisect_left
+from collections import Counter
 
 from nbtext.container import split
 from nbtext.errors import NbtextError
@@ -68,7 +69,8 @@ class PureModel:
         self.blob = bytes(arrays["vocabulary"])
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
         self.n_features, self.unk, self.kept_rule = record["features"], record["unk"], record["kept"]
-        self.constant = record.get("totals") or record.get("absent")
+        # per class: T_k (counts), or Σ_j log(1 − θ_kj) (presence)
+        self.class_constant = record["totals"] if self.form == "counts" else record["absent"]
         n_classes = len(self.classes)
         indptr = list(self.indptr)
         if len(indptr) != n_classes + 1 or indptr[0] != 0 or indptr[-1] != len(self.indices) \
@@ -101,7 +103,7 @@ class PureModel:
         """[(x_j, the feature's counts per class)] of a document's tokens: its kept tokens,
         then UNK; x_j counts occurrences, or is 1 with presence features."""
         features, unknown = [], 0
-        distinct = _multiset(tokens)
+        distinct = Counter(tokens)
         if len(distinct) > MAX_DISTINCT_TOKENS:
             raise Unserved
         for token, n in distinct.items():
@@ -124,11 +126,11 @@ class PureModel:
         for x, counts in self.features(tokens):
             for k, count in enumerate(counts):
                 if self.form == "counts":
-                    terms[k].append(x * (math.log(count + alpha) - math.log(self.constant[k] + d * alpha)))
+                    terms[k].append(x * (math.log(count + alpha) - math.log(self.class_constant[k] + d * alpha)))
                 else:
                     terms[k].append(math.log(count + alpha) - math.log(self.class_count[k] - count + alpha))
         if self.form == "presence":
-            for k, absent in enumerate(self.constant):
+            for k, absent in enumerate(self.class_constant):
                 terms[k].append(absent)
         return [math.fsum(t) for t in terms]
 
@@ -179,13 +181,6 @@ def _array(payload, spec):
     (length,) = spec["shape"]
     start = spec["offset"]
     return payload[start : start + length * ITEMSIZE[spec["dtype"]]].cast(_TYPECODES[spec["dtype"]])
-
-
-def _multiset(tokens):
-    counts = {}
-    for token in tokens:
-        counts[token] = counts.get(token, 0) + 1
-    return counts
 
 
 def _log_prior(class_count, alpha, prior):
