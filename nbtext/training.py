@@ -208,6 +208,8 @@ def documents_with_unk(vocabulary, classes, token_lists, labels):
 
 
 def _learnable(model, verb):
+    if model.calibration_sample is not None:  # its sample would no longer be its documents'
+        raise NbtextError(f"cannot {verb} a part trained with --shard: merge the parts, then change the merged model")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
     if model.binary and model.has_unk:

@@ -208,3 +208,5 @@ def test_calibrated_parts_merge_into_one_calibrated_training(tmp_path):
         nbtext.merge([parts[0], raw])
     with pytest.raises(nbtext.NbtextError, match="a calibrated model"):
         nbtext.merge([whole, parts[0]])
+    with pytest.raises(nbtext.NbtextError, match="cannot forget documents of a part trained with --shard"):
+        nbtext.training.forget(parts[0], lambda: [[Document("x", docs[order[0]])]])
