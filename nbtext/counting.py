@@ -160,11 +160,3 @@ def packed_sample(rate, token_lists, labels, ids, indptr):
     chosen_indptr = np.concatenate([[0], np.cumsum([len(piece) for piece in pieces], dtype=np.int64)])
     return (chosen_ids, chosen_indptr), [labels[i] for i, _ in chosen], [h for _, h in chosen]
 
-
-def unpacked_sample(tokens, packed):
-    """The (token lists, labels, hashes) of a packed_sample, `tokens` being the batch table's
-    tokens in column order (its export's)."""
-    (ids, indptr), labels, hashes = packed
-    ids = ids.tolist()
-    token_lists = [list(map(tokens.__getitem__, ids[a:b])) for a, b in zip(indptr.tolist(), indptr[1:].tolist())]
-    return token_lists, labels, hashes

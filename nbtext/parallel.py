@@ -12,7 +12,7 @@ import multiprocessing
 import warnings
 from collections import deque
 
-from nbtext.counting import count_batch, unpacked_sample
+from nbtext.counting import count_batch
 from nbtext.settings import make_tokenizer
 from nbtext.sources import in_batches, report_errors
 
@@ -86,7 +86,7 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
     for exported, keys, errors, mail_count, found in _ordered(count_chunk, remembered(), jobs):
         rate = rates.popleft()
         if candidates is not None:
-            candidates.add(unpacked_sample(exported[1], found), rate)
+            candidates.add(found, rate, tokens=exported[1])
         yield exported, keys, errors, mail_count
 
 

@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.choices import TRAIN_DEFAULTS
-from nbtext.counting import CountTable, sample_of_batch
+from nbtext.counting import CountTable, packed_sample
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.features import one_hot
@@ -60,7 +60,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     if calibration != "none":  # the calibration sample is gathered while counting
         from nbtext.calibration import Candidates
 
-        candidates = Candidates()
+        candidates = Candidates(table)
     if jobs > 1:
         from nbtext.parallel import count_in_workers
 
@@ -71,11 +71,11 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
         for batch in batches():
             kept, token_lists = tokenized(tokenizer, batch, on_error)
             labels = [doc.label for doc in kept]
-            table.add(token_lists, labels)
+            ids, indptr = table.add(token_lists, labels)
             journal.update((document_key(doc.data), doc.label) for doc in kept)
             if candidates is not None:
                 rate = candidates.bound_after(len(batch))
-                candidates.add(sample_of_batch(rate, token_lists, labels), rate)
+                candidates.add(packed_sample(rate, token_lists, labels, ids, indptr), rate)
         mail_documents = tokenizer.mail_documents
     return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial,
                          calibration, candidates)

@@ -89,7 +89,7 @@ def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
 
 def test_update_and_forget_keep_the_count_of_mail_documents():
     mail = "From: a@b.c\nSubject: free prize\n\nclick now"
-    model = trained([mail, "lunch at noon"], ["spam", "ham"])
+    model = trained([mail, "lunch at noon"], ["spam", "ham"], partial=False)
     more, _ = nbtext.training.update(model, lambda: [[Document("x", mail.replace("now", "today"), "spam"),
                                                       Document("y", mail, "spam")]])
     assert more.corpus["mail_documents"] == 2  # the new message; the known one counts once
