@@ -20,7 +20,8 @@ def train_summary(model, stats, seconds, output):
         f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
         f"documents ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
-        f"{seconds:.2f} s -> {output}"
+        + (f"calibrated (T = {model.calibration['temperature']:.4g}); " if model.calibration is not None else "")
+        + f"{seconds:.2f} s -> {output}"
     )
 
 

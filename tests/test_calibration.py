@@ -77,7 +77,9 @@ def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_p
 def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     model = tmp_path / "c.model"
-    assert run("train", "--calibration", "temperature", "-o", model, spam, ham).exit_code == 0
+    trained = run("train", "--calibration", "temperature", "-o", model, spam, ham)
+    assert trained.exit_code == 0 and "; calibrated (T = " in trained.stderr
+    assert "calibrated" not in run("train", "-o", tmp_path / "auto.model", spam, ham).stderr  # 78 < 100 documents
     shown = run("info", "-m", model).stdout
     assert "calibration    temperature T = " in shown and "(fitted on 78 documents)" in shown
     before = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
