@@ -130,6 +130,8 @@ def out_of_fold_jll(model, token_lists, labels, folds):
     rows = np.array([model.classes.index(label) for label in labels])
     folds = np.asarray(folds)
     jll = np.zeros((len(labels), len(model.classes)))
+    if model.event.local_smoothing and model.tfidf_sums is None:
+        return _out_of_fold_locally(model, X, rows, folds, jll)
     for f in np.unique(folds):
         held_out = np.flatnonzero(folds == f)
         view = _without(model, one_hot(rows[held_out], len(model.classes)), X[held_out])
@@ -138,6 +140,29 @@ def out_of_fold_jll(model, token_lists, labels, folds):
         if squared is not None:
             part -= 0.5 * np.asarray(X[held_out].multiply(X[held_out]) @ squared.T)
         jll[held_out] = part + view._prior_term
+    return jll
+
+
+def _out_of_fold_locally(model, X, rows, folds, jll):
+    """out_of_fold_jll for a multinomial model, on the sample's own columns only (never a
+    (classes × features) table per fold): log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj
+    + d·λ), S the fold's class sums, T the class totals. The sample's documents hold every
+    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives."""
+    from nbtext.formulas import class_log_prior
+
+    columns = np.unique(X.indices)
+    X = X[:, columns]
+    counts = model.feature_count_columns(columns)
+    totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
+    for f in np.unique(folds):
+        held_out = np.flatnonzero(folds == f)
+        Y = one_hot(rows[held_out], len(model.classes))
+        sums = np.asarray((Y.T @ X[held_out]).todense())
+        class_count = np.maximum(model.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0)
+        log_theta = np.log(np.maximum(counts - sums, 0.0) + model.alpha) - np.log(
+            totals - sums.sum(axis=1) + model.n_features * model.alpha)[:, None]
+        prior = class_log_prior(class_count, model.alpha, model.settings["prior"]) if model.event.prior_in_jll else 0.0
+        jll[held_out] = np.asarray(X[held_out] @ log_theta.T) + prior
     return jll
 
 

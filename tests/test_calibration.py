@@ -74,6 +74,20 @@ def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_p
     assert np.allclose(loaded.predict_proba(test), expected / expected.sum(axis=1, keepdims=True))
 
 
+@pytest.mark.parametrize("options", [{}, {"features": "binary"}, {"max_features": 20, "prior": "uniform"},
+                                     {"unknown": "ignore", "min_count": 1}])
+def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_tables(monkeypatch, options):
+    """out_of_fold_jll's shortcut for the multinomial (only the columns the sample uses) gives
+    the very numbers of the fold views built on the whole (classes × features) table."""
+    texts, labels = read_labelled(MAIL / "train")
+    model = nbtext.train(texts, labels, calibration="none", **options)
+    tokens = [model.tokenize(t) for t in texts]
+    folds = [i % 5 for i in range(len(texts))]
+    local = out_of_fold_jll(model, tokens, labels, folds)
+    monkeypatch.setattr(type(model.event), "local_smoothing", False)
+    assert np.array_equal(local, out_of_fold_jll(model, tokens, labels, folds))
+
+
 def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     model = tmp_path / "c.model"
