@@ -93,9 +93,13 @@ def shipped_bytes_per_document(folders):
     from nbtext.choices import DEFAULT_MAX_BYTES
     from nbtext.settings import make_settings
 
+    from nbtext.calibration import sample_rate
+
     settings = make_settings()
     entries = labelled_entries(folders)
-    shipped = sum(len(pickle.dumps(count_partition(part, settings, DEFAULT_MAX_BYTES))) for part in partitions(entries))
+    rate = sample_rate(len(entries) / 4)  # the calibration candidates' bound, as train --scheduler sets it
+    shipped = sum(len(pickle.dumps(count_partition(part, settings, DEFAULT_MAX_BYTES, rate)))
+                  for part in partitions(entries))
     return shipped / len(entries)
 
 

@@ -72,6 +72,14 @@ class Candidates:
         keep = [i for i, h in enumerate(hashes) if h < limit]
         self.kept = ([documents[i] for i in keep], [labels[i] for i in keep], [hashes[i] for i in keep])
 
+    def packed(self):
+        """The documents kept, as nbtext.counting.packed_sample gives them (ids of the table's
+        columns): what a cluster worker sends on."""
+        documents, labels, hashes = self.kept
+        ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int32)
+        indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents], dtype=np.int64)])
+        return (ids.astype(np.int32), indptr), list(labels), list(hashes)
+
     def sample(self, rate):
         """(token lists, labels, hashes) of the documents under `rate`."""
         limit = rate * 2.0**64

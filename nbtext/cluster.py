@@ -150,15 +150,20 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
     equal to nbtext.training.train_corpus on the same documents. `progress(items, label,
     total, size)` (nbtext.console.drawn) is shown the partitions as they are counted."""
+    from nbtext.calibration import Candidates, sample_rate
     from nbtext.counting import CountTable
     from nbtext.settings import make_settings
     from nbtext.training import add_counted, calibration_of, trained_model
     from nbtext.weighting import counts_presence
 
     settings = make_settings(**options)
+    calibration = calibration_of(settings, options)
     parts = partitions(labelled_entries(specs))
     limit = max_bytes()
-    counted = client.map(count_partition, parts, settings=settings, limit=limit, pure=False)
+    # The calibration sample is gathered while counting, under a bound set from the listing:
+    # 4·SAMPLE over the entries, at least the final rate while a quarter of them are counted.
+    bound = sample_rate(sum(map(len, parts)) / 4) if calibration != "none" else None
+    counted = client.map(count_partition, parts, settings=settings, limit=limit, rate=bound, pure=False)
     root = _tree_sum(client, list(counted), combine_counts)
     if progress is not None:  # each partition's future is let go once counted, so it is freed once added
         from distributed import as_completed
@@ -170,11 +175,16 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
                           lambda future: sizes[future.key]):
             pass
     del counted
-    total = root.result()
+    *total, found = unpacked(root.result())
     table, journal = CountTable(binary=counts_presence(settings)), {}
-    mail_documents = add_counted(table, journal, [unpacked(total)], on_error)
+    mail_documents = add_counted(table, journal, [total], on_error)
+    candidates = None
+    if bound is not None and sample_rate(table.class_count.sum()) <= bound:  # else: one more pass
+        candidates = Candidates(table)
+        candidates.add(found, bound, tokens=total[0][1])
     over = partial(_over_partitions, client, parts, settings, limit)
-    return trained_model(settings, table, journal, mail_documents, over, calibration=calibration_of(settings, options))
+    return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
+                         candidates=candidates)
 
 
 def _over_partitions(client, parts, settings, limit, function):
@@ -230,50 +240,62 @@ def entry_documents(entries):
             yield Document(location, None, label, error=kind)
 
 
-def count_partition(entries, settings, limit):
-    """A worker's partial counts of a partition (as nbtext.parallel.count_chunk's)."""
+def count_partition(entries, settings, limit, rate=None):
+    """A worker's partial counts of a partition (as nbtext.parallel.count_chunk's), with the
+    calibration candidates under `rate` (None: no calibration)."""
     from nbtext.counting import count_batch
     from nbtext.settings import make_tokenizer
 
     limit_bytes(limit)
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys, _ = count_batch(settings, tokenize, list(entry_documents(entries)),
-                                 lambda doc, message: errors.append((doc.name, message)))
-    return packed((table.export(), keys, errors, tokenize.mail_documents))
+    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries)),
+                                     lambda doc, message: errors.append((doc.name, message)), rate)
+    return packed((table.export(), keys, errors, tokenize.mail_documents, found))
 
 
 def combine_counts(*parts):
-    """Partitions' partial counts as one (journals, errors in order)."""
+    """Partitions' partial counts as one (journals, errors and candidates in order)."""
+    from nbtext.calibration import Candidates
     from nbtext.counting import CountTable
 
     table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
-    keys, errors, mail_documents = [], [], 0
-    for exported, part_keys, part_errors, part_mail in map(unpacked, parts):
+    candidates = Candidates(table)
+    keys, errors, mail_documents, any_found = [], [], 0, False
+    for exported, part_keys, part_errors, part_mail, found in map(unpacked, parts):
         table.merge(exported)
+        if found is not None:  # their ids become this table's columns
+            candidates.add(found, 1.0, tokens=exported[1])
+            any_found = True
         keys += part_keys
         errors += part_errors
         mail_documents += part_mail
-    return packed((table.export(), keys, errors, mail_documents))
+    return packed((table.export(), keys, errors, mail_documents, candidates.packed() if any_found else None))
 
 
 def packed(counted):
     """Partial counts as a few large objects, cheap to send: Dask serializes a list of a
     hundred thousand small strings and hashes 40 times slower than one string of them."""
-    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents = counted
+    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents, found = counted
     key_labels = sorted({label for _, label in keys})
     index = {label: k for k, label in enumerate(key_labels)}
+    if found is not None:  # the candidates' hashes as one array
+        import numpy as np
+
+        found = (found[0], found[1], np.array(found[2], dtype=np.uint64))
     return ((labels, "\0".join(tokens), class_count, rows, cols, data),  # a token never holds NUL
             (b"".join(key for key, _ in keys), [index[label] for _, label in keys], key_labels),
-            errors, mail_documents)
+            errors, mail_documents, found)
 
 
 def unpacked(counted):
-    (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail = counted
+    (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail, found = counted
     from nbtext.journal import HASH_BYTES
 
     keys = [(hashes[HASH_BYTES * i:HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
-    return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail
+    if found is not None:
+        found = (found[0], found[1], found[2].tolist())
+    return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
 
 
 def second_pass_partition(entries, settings, limit, function):
