@@ -97,7 +97,7 @@ def shipped_bytes_per_document(folders):
 
     settings = make_settings()
     entries = labelled_entries(folders)
-    rate = sample_rate(len(entries) / 4)  # the calibration candidates' bound, as train --scheduler sets it
+    rate = sample_rate(0.8 * len(entries))  # the calibration candidates' bound, as train --scheduler sets it
     shipped = sum(len(pickle.dumps(count_partition(part, settings, DEFAULT_MAX_BYTES, rate)))
                   for part in partitions(entries))
     return shipped / len(entries)

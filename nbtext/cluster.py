@@ -161,8 +161,9 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     parts = partitions(labelled_entries(specs))
     limit = max_bytes()
     # The calibration sample is gathered while counting, under a bound set from the listing:
-    # 4·SAMPLE over the entries, at least the final rate while a quarter of them are counted.
-    bound = sample_rate(sum(map(len, parts)) / 4) if calibration != "none" else None
+    # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
+    # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
+    bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
     counted = client.map(count_partition, parts, settings=settings, limit=limit, rate=bound, pure=False)
     root = _tree_sum(client, list(counted), combine_counts)
     if progress is not None:  # each partition's future is let go once counted, so it is freed once added
