@@ -185,3 +185,20 @@ def test_cluster_jobs_show_progress_on_a_terminal(tmp_path, cluster):
     _, shown = on_a_terminal("train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "t.model",
                              *sorted(train.iterdir()))
     assert "counting on the cluster" in shown and "documents/s" in shown
+
+
+def test_a_calibrated_cluster_training_with_few_entries_counted_makes_one_more_pass(tmp_path, cluster):
+    """The candidates' bound assumes 80% of the listed entries are counted; with fewer (here
+    FIFOs, said and skipped) the client takes the sample in one more pass: the same file."""
+    spam, ham = tmp_path / "spam", tmp_path / "ham"
+    for folder, words in ((spam, "free prize money click"), (ham, "lunch meeting report noon")):
+        folder.mkdir()
+        for i in range(70):
+            (folder / f"{i}.txt").write_text(f"{words} w{i % 13} {words.split()[i % 4]}")
+    for i in range(40):
+        os.mkfifo(spam / f"fifo-{i}")
+    local = run("train", "-q", "-o", tmp_path / "local.model", spam, ham)
+    remote = run("train", "-q", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "cluster.model", spam, ham)
+    assert remote.exit_code == local.exit_code == 1  # the FIFOs are reported
+    assert "calibrated (T = " in local.stderr and "calibrated (T = " in remote.stderr
+    assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
