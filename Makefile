@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test bench accuracy corpora mutants fuzz clean
+.PHONY: help install demo test bench accuracy profile corpora mutants fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(SHARED)|$(SHARED)|g' -e 's|$$(BIN)|$(BIN)|g' \
@@ -41,6 +41,10 @@ bench: install corpora  ## speed and memory against scikit-learn and the Python 
 
 accuracy: install corpora  ## train and evaluate on the real corpora (the figures in the README)
 	$(BIN)/python bench/accuracy.py
+
+profile: install corpora  ## where a 20news training's time goes, sampled by py-spy (the dev extra)
+	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
+	$(BIN)/python bench/profile.py
 
 mutants: install  ## mutation testing of the scoring core (mutmut; the fast tests, not the real corpora; long)
 	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
