@@ -18,7 +18,7 @@ from nbtext.console import (
     OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors, with_progress, write_batches,
 )
 from nbtext.formats import Output, proba_header
-from nbtext.oneshot import classify, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
     plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, split_params, train_options,
@@ -161,11 +161,11 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     output = Output(output_format, proba, unsure_below, top, threshold)
     labels_only = output == Output("tsv", False, unsure_below) and not explain
     with user_errors():
-        model = load_model(model_path, alpha)
         from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
-        if from_stdin and separator is None and labels_only:
-            click.echo(classify(model, stdin_document(), unsure_below))
+        if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
+            click.echo(OneMessageModel(model_path, alpha).decide(stdin_document(), unsure_below)[0])
             return 0
+        model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
                              files_from, fasttext_input)
         if table is not None and labels_only:

@@ -159,4 +159,3 @@ def packed_sample(rate, token_lists, labels, ids, indptr):
     chosen_ids = np.concatenate(pieces).astype(np.int32) if pieces else np.zeros(0, dtype=np.int32)
     chosen_indptr = np.concatenate([[0], np.cumsum([len(piece) for piece in pieces], dtype=np.int64)])
     return (chosen_ids, chosen_indptr), [labels[i] for i, _ in chosen], [h for _, h in chosen]
-

@@ -86,11 +86,6 @@ def stdin_document():
     return cut(sys.stdin.buffer.read(max_bytes() + 1), "stdin")
 
 
-def classify(model, document, unsure_below=None):
-    """The label of one document (bytes; empty is the empty document)."""
-    return model.decide(model.predict_proba([document])[0], unsure_below)[0]
-
-
 def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=()):
     """bogofilter's convention for one message (stdin, or the one file in `paths`): 0 if it
     is `is_label`, 1 if not, 2 if unsure, 3 on any error. An error is always one line on
