@@ -104,6 +104,9 @@ def bench_corpus(corpus, reps, results):
     times, memory = interleaved({
         "nbtext": ([NBTEXT, "train", "-o", str(model), *train], None),
         "nbtext -j 1": ([NBTEXT, "train", "-j", "1", "-o", str(model), *train], None),
+        # like for like with the peer, which does not calibrate (a scratch file: `model` stays the default's)
+        "nbtext, no calibration": ([NBTEXT, "train", "--calibration", "none", "-o", str(WORK / "raw.model"), *train],
+                                   None),
         "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)], None),
         "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
     }, reps)
@@ -196,6 +199,8 @@ def targets(r):
         rows.append((f"train {corpus}: sklearn time / nbtext time", speedup, ">= 2", speedup >= 2))
         single = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext -j 1"))
         rows.append(("  (the same with nbtext -j 1, one process)", single, ">= 2", single >= 2))
+        raw = ratio(med(f"train/{corpus}", "sklearn"), med(f"train/{corpus}", "nbtext, no calibration"))
+        rows.append(("  (the same with --calibration none, as the peer)", raw, "report", True))
         # issue 12: one process within 2x the Python floor, the default workers (2 cores) within 1.2x
         floor = ratio(med(f"train/{corpus}", "nbtext -j 1"), med(f"train/{corpus}", "floor"))
         rows.append((f"train {corpus}: nbtext -j 1 time / floor time", floor, "<= 2.0", floor <= 2.0))
