@@ -37,10 +37,11 @@ BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper t
 
 class Candidates:
     """The calibration sample gathered while counting, so that no second pass is needed:
-    every document whose hash is under a bound that only falls, 4·SAMPLE over the documents
-    read so far. The final rate, SAMPLE over the documents counted, is never above it (while
-    at least a quarter of the documents read are counted), so the documents kept are all
-    those the final rate takes, and more; `sample(rate)` cuts them to it.
+    every document whose hash is under a bound that only falls, 2·SAMPLE over the documents
+    read so far. The final rate, SAMPLE over the documents counted, is never above it while
+    at least half the documents read are counted, so the documents kept are all those the
+    final rate takes, and more; `sample(rate)` cuts them to it. (`covers(rate)` says whether
+    that held; if not, the sample is taken in one more pass.)
 
     A document is kept as the column ids its tokens have in `table` (the CountTable being
     counted into), 4 bytes a token: as strings, the candidates of 20 Newsgroups held 190 MB."""
@@ -53,19 +54,19 @@ class Candidates:
     def bound_after(self, n):
         """The rate for a batch of `n` more documents (what a worker is told with its chunk)."""
         self.read += n
-        return min(1.0, 4 * SAMPLE / self.read)
+        return min(1.0, 2 * SAMPLE / self.read)
 
-    def add(self, packed, rate, tokens=None):
+    def covers(self, rate):
+        """Whether every document under `rate` was kept: `rate` is at most the last bound."""
+        return rate <= min(1.0, 2 * SAMPLE / max(self.read, 1))
+
+    def add(self, packed, rate, columns=None):
         """A batch's documents under `rate` (nbtext.counting.packed_sample's), then all of them
-        cut to it. Their ids are the table's columns, or with `tokens` (a worker's batch table's
-        tokens in column order) that table's, translated here."""
+        cut to it. Their ids are the table's columns, or those of a worker's batch table, whose
+        column in the table `columns` gives (CountTable.merge's)."""
         (ids, indptr), labels, hashes = packed
-        if tokens is not None and len(ids):
-            used = np.unique(ids)
-            column = np.zeros(int(used[-1]) + 1, dtype=np.int32)
-            column[used] = np.fromiter(map(self.table.token_columns.__getitem__, map(tokens.__getitem__, used.tolist())),
-                                       dtype=np.int32, count=len(used))
-            ids = column[ids]
+        if columns is not None:
+            ids = columns[ids]
         documents = [ids[a:b].copy() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]  # each its own
         limit = rate * 2.0**64
         documents, labels, hashes = (old + new for old, new in zip(self.kept, (documents, labels, hashes)))
@@ -100,7 +101,7 @@ def sample_of(model, over_batches, candidates=None, rate=None):
     `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
     as nbtext.training.model_of_table takes it)."""
     rate = sample_rate(model.class_count.sum()) if rate is None else rate
-    if candidates is not None:
+    if candidates is not None and candidates.covers(rate):
         return candidates.sample(rate)
     token_lists, labels, hashes = [], [], []
     for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):

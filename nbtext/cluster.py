@@ -178,11 +178,11 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     del counted
     *total, found = unpacked(root.result())
     table, journal = CountTable(binary=counts_presence(settings)), {}
-    mail_documents = add_counted(table, journal, [total], on_error)
-    candidates = None
-    if bound is not None and sample_rate(table.class_count.sum()) <= bound:  # else: one more pass
-        candidates = Candidates(table)
-        candidates.add(found, bound, tokens=total[0][1])
+    candidates = Candidates(table) if found is not None else None
+    mail_documents = add_counted(table, journal, [(*total, (found, bound) if found is not None else None)], on_error,
+                                 candidates)
+    if candidates is not None and sample_rate(table.class_count.sum()) > bound:
+        candidates = None  # fewer than 80% of the entries were counted: the sample in one more pass
     over = partial(_over_partitions, client, parts, settings, limit)
     return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
                          candidates=candidates)
@@ -264,9 +264,9 @@ def combine_counts(*parts):
     candidates = Candidates(table)
     keys, errors, mail_documents, any_found = [], [], 0, False
     for exported, part_keys, part_errors, part_mail, found in map(unpacked, parts):
-        table.merge(exported)
+        columns = table.merge(exported)
         if found is not None:  # their ids become this table's columns
-            candidates.add(found, 1.0, tokens=exported[1])
+            candidates.add(found, 1.0, columns=columns)
             any_found = True
         keys += part_keys
         errors += part_errors

@@ -96,13 +96,15 @@ class CountTable:
         )
 
     def merge(self, exported):
-        """Add counts exported by another table (a worker that counted other documents)."""
+        """Add counts exported by another table (a worker that counted other documents).
+        Returns the column in this table of each of that table's columns."""
         labels, tokens, class_count, rows, cols, data = exported
         row_map = np.array([self.labels.setdefault(label, len(self.labels)) for label in labels], dtype=np.intp)
         col_map = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[row_map] += class_count
         self._token_counts[row_map[rows], col_map[cols]] += data  # (row, col) pairs are unique
+        return col_map
 
     def sorted_view(self):
         """(classes, tokens, class_count, token_counts), classes and tokens sorted."""

@@ -72,8 +72,8 @@ def count_chunk(chunk):
 
 def count_in_workers(settings, chunks, jobs, candidates=None):
     """count_chunk results for every chunk of labelled documents, in order, as
-    nbtext.training.add_counted takes them; the calibration candidates go to `candidates`
-    (nbtext.calibration.Candidates) when it is given."""
+    nbtext.training.add_counted takes them; with `candidates` (nbtext.calibration.Candidates)
+    each chunk is given its bound, and its candidates come back with it."""
     _state["settings"] = settings
     rated = ((chunk, candidates.bound_after(len(chunk)) if candidates is not None else None) for chunk in chunks)
     rates = deque()  # the rate each chunk in flight was given, in order
@@ -85,9 +85,7 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
 
     for exported, keys, errors, mail_count, found in _ordered(count_chunk, remembered(), jobs):
         rate = rates.popleft()
-        if candidates is not None:
-            candidates.add(found, rate, tokens=exported[1])
-        yield exported, keys, errors, mail_count
+        yield exported, keys, errors, mail_count, (found, rate) if found is not None else None
 
 
 def score_chunk(docs):

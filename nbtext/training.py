@@ -65,7 +65,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
         from nbtext.parallel import count_in_workers
 
         mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs, candidates),
-                                     on_error)
+                                     on_error, candidates)
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():
@@ -81,16 +81,19 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
                          calibration, candidates)
 
 
-def add_counted(table, journal, counted, on_error=None):
+def add_counted(table, journal, counted, on_error=None, candidates=None):
     """Add partial counts (nbtext.counting.count_batch's, as workers send them: exported
-    table, journal pairs, errors, documents read as mail, and with -j the calibration
-    candidates, which nbtext.parallel takes), in order, to `table` and `journal`; the
-    documents that could not be read go to `on_error`. Returns the number of documents
-    read as mail."""
+    table, journal pairs, errors, documents read as mail, and the calibration candidates
+    with the rate they were taken under, or None), in order, to `table` and `journal`, and
+    the candidates to `candidates` (nbtext.calibration.Candidates); the documents that
+    could not be read go to `on_error`. Returns the number of documents read as mail."""
     mail_documents = 0
-    for exported, keys, errors, mail_count in counted:
+    for exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)
-        table.merge(exported)
+        columns = table.merge(exported)
+        if candidates is not None and sampled is not None:
+            found, rate = sampled
+            candidates.add(found, rate, columns=columns)
         journal.update(keys)
         mail_documents += mail_count
     return mail_documents

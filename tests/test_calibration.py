@@ -140,3 +140,27 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
     two.save(tmp_path / "2.model")
     assert (tmp_path / "1.model").read_bytes() == (tmp_path / "2.model").read_bytes()
     assert one.calibration == passed and passed["documents"] > 1000
+
+
+def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(monkeypatch):
+    """The bound documents are gathered under holds while half the documents read are
+    counted; with fewer, the sample comes from one more pass, and is the same sample."""
+    from nbtext import calibration
+    from nbtext.sources import Document, in_batches
+    from nbtext.training import over_batches, train_corpus
+
+    monkeypatch.setattr(calibration, "SAMPLE", 40)  # so that the bound falls below 1 here
+    readable = [Document(f"{i}", ("free prize money " if i % 2 else "lunch report noon ") + f"w{i % 17}",
+                         "spam" if i % 2 else "ham") for i in range(300)]
+    broken = [Document(f"x{i}", None, "spam", error="unreadable") for i in range(400)]
+    corpus = [d for pair in zip(readable, broken) for d in pair] + broken[300:]
+    batches = lambda: in_batches(corpus, 50)  # noqa: E731
+    passes = []
+    real_sample_of = calibration.sample_of
+    monkeypatch.setattr(calibration, "sample_of", lambda model, over, candidates=None, rate=None: passes.append(
+        candidates is not None and candidates.covers(rate or calibration.sample_rate(model.class_count.sum())))
+        or real_sample_of(model, over, candidates, rate))
+    model = train_corpus(batches, on_error=lambda doc, message: None, jobs=1, calibration="temperature", min_count=1)
+    assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
+    expected = calibration.temperature_of(model, real_sample_of(model, over_batches(model.settings, batches)))
+    assert model.calibration == expected and expected["documents"] > 20
