@@ -24,7 +24,7 @@ import copy
 from functools import partial
 import numpy as np
 
-from nbtext.counting import sample_of_batch
+from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
 from nbtext.formulas import log_normalize
 from nbtext.features import one_hot
@@ -46,19 +46,21 @@ class Candidates:
     A document is kept as the column ids its tokens have in `table` (the CountTable being
     counted into), 4 bytes a token: as strings, the candidates of 20 Newsgroups held 190 MB."""
 
-    def __init__(self, table):
+    def __init__(self, table, bound=1.0):
         self.table = table
         self.read = 0
+        self.bound = bound  # the lowest rate documents were gathered under (a cluster sets its own)
         self.kept = ([], [], [])  # column id arrays, labels, hashes
 
     def bound_after(self, n):
         """The rate for a batch of `n` more documents (what a worker is told with its chunk)."""
         self.read += n
-        return min(1.0, 2 * SAMPLE / self.read)
+        self.bound = min(1.0, 2 * SAMPLE / self.read)
+        return self.bound
 
     def covers(self, rate):
         """Whether every document under `rate` was kept: `rate` is at most the last bound."""
-        return rate <= min(1.0, 2 * SAMPLE / max(self.read, 1))
+        return rate <= self.bound
 
     def add(self, packed, rate, columns=None):
         """A batch's documents under `rate` (nbtext.counting.packed_sample's), then all of them
@@ -68,23 +70,19 @@ class Candidates:
         if columns is not None:
             ids = columns[ids]
         documents = [ids[a:b].copy() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]  # each its own
-        limit = rate * 2.0**64
         documents, labels, hashes = (old + new for old, new in zip(self.kept, (documents, labels, hashes)))
-        keep = [i for i, h in enumerate(hashes) if h < limit]
+        keep = under(rate, hashes)
         self.kept = ([documents[i] for i in keep], [labels[i] for i in keep], [hashes[i] for i in keep])
 
     def packed(self):
         """The documents kept, as nbtext.counting.packed_sample gives them (ids of the table's
         columns): what a cluster worker sends on."""
         documents, labels, hashes = self.kept
-        ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int32)
-        indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents], dtype=np.int64)])
-        return (ids.astype(np.int32), indptr), list(labels), list(hashes)
+        return packed_rows(documents), list(labels), list(hashes)
 
     def sample(self, rate):
         """(token lists, labels, hashes) of the documents under `rate`."""
-        limit = rate * 2.0**64
-        chosen = [i for i, h in enumerate(self.kept[2]) if h < limit]
+        chosen = under(rate, self.kept[2])
         names = list(self.table.token_columns)  # in column order
         token_lists = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
         return token_lists, [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]

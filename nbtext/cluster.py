@@ -178,11 +178,10 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     del counted
     *total, found = unpacked(root.result())
     table, journal = CountTable(binary=counts_presence(settings)), {}
-    candidates = Candidates(table) if found is not None else None
+    # fewer than 80% of the entries counted: Candidates.covers says no, and the sample is one more pass
+    candidates = Candidates(table, bound) if found is not None else None
     mail_documents = add_counted(table, journal, [(*total, (found, bound) if found is not None else None)], on_error,
                                  candidates)
-    if candidates is not None and sample_rate(table.class_count.sum()) > bound:
-        candidates = None  # fewer than 80% of the entries were counted: the sample in one more pass
     over = partial(_over_partitions, client, parts, settings, limit)
     return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
                          candidates=candidates)

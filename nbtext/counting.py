@@ -143,21 +143,32 @@ def _hash(tokens):
     return int.from_bytes(digest, "little")
 
 
+def under(rate, hashes):
+    """The positions of the hashes a sample of `rate` takes (a document is in it when its
+    64-bit hash is below rate · 2⁶⁴): the one rule every calibration sample is cut by."""
+    limit = rate * 2.0**64
+    return [i for i, h in enumerate(hashes) if h < limit]
+
+
 def sample_of_batch(rate, token_lists, labels):
     """The documents of a batch in a hash-chosen sample of `rate` (nbtext.calibration's):
     ([token lists], [labels], [hashes])."""
-    limit = rate * 2.0**64
-    kept = [(tokens, label, h) for tokens, label in zip(token_lists, labels) if (h := _hash(tokens)) < limit]
-    return tuple(map(list, zip(*kept))) if kept else ([], [], [])
+    hashes = [_hash(tokens) for tokens in token_lists]
+    chosen = under(rate, hashes)
+    return [token_lists[i] for i in chosen], [labels[i] for i in chosen], [hashes[i] for i in chosen]
 
 
 def packed_sample(rate, token_lists, labels, ids, indptr):
     """sample_of_batch's documents as a worker sends them: each one's tokens as the column
     ids it has in the batch's table (`ids`, `indptr` from CountTable.add), not as strings,
     which cost far more to send: ((ids, indptr) of the chosen documents, labels, hashes)."""
-    limit = rate * 2.0**64
-    chosen = [(i, h) for i, tokens in enumerate(token_lists) if (h := _hash(tokens)) < limit]
-    pieces = [ids[indptr[i] : indptr[i + 1]] for i, _ in chosen]
-    chosen_ids = np.concatenate(pieces).astype(np.int32) if pieces else np.zeros(0, dtype=np.int32)
-    chosen_indptr = np.concatenate([[0], np.cumsum([len(piece) for piece in pieces], dtype=np.int64)])
-    return (chosen_ids, chosen_indptr), [labels[i] for i, _ in chosen], [h for _, h in chosen]
+    hashes = [_hash(tokens) for tokens in token_lists]
+    chosen = under(rate, hashes)
+    rows = packed_rows([ids[indptr[i] : indptr[i + 1]] for i in chosen])
+    return rows, [labels[i] for i in chosen], [hashes[i] for i in chosen]
+
+
+def packed_rows(rows):
+    """Arrays of column ids as one int32 array and its row pointer (CSR without values)."""
+    ids = np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
+    return ids, np.concatenate([[0], np.cumsum([len(row) for row in rows], dtype=np.int64)])

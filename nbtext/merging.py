@@ -18,7 +18,7 @@ are pruned (which documents held a pruned token is not in the counts).
 import numpy as np
 
 from nbtext.calibration import sample_rate, temperature_of
-from nbtext.counting import CountTable
+from nbtext.counting import CountTable, under
 from nbtext.errors import NbtextError
 from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
 from nbtext.training import model_of_table
@@ -68,14 +68,9 @@ def merge(models, names=None):
 
 def _united(samples, rate):
     """The documents of the parts' samples under `rate`: one training's sample of them all."""
-    limit = rate * 2.0**64
-    united = ([], [], [])
-    for sample in samples:
-        for tokens, label, h in zip(*sample):
-            if h < limit:
-                for part, value in zip(united, (tokens, label, h)):
-                    part.append(value)
-    return united
+    token_lists, labels, hashes = ([d for sample in samples for d in sample[part]] for part in range(3))
+    chosen = under(rate, hashes)
+    return [token_lists[i] for i in chosen], [labels[i] for i in chosen], [hashes[i] for i in chosen]
 
 
 def exported_counts(model):

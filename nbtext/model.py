@@ -8,6 +8,7 @@ when first needed: the smoothed log-probabilities, the prior, the idf. Its parts
     event           the event model (nbtext.event_models): how counts become jll
 """
 
+from collections import Counter
 from functools import cached_property
 
 import numpy as np
@@ -111,9 +112,7 @@ class NaiveBayes:
         index = {token: i for i, token in enumerate(self.vocabulary.tokens)}
         indices, counts, indptr = [], [], [0]
         for tokens in token_lists:
-            multiset = {}
-            for token in tokens:
-                multiset[index[token]] = multiset.get(index[token], 0) + 1
+            multiset = Counter(map(index.__getitem__, tokens))
             indices += multiset
             counts += multiset.values()
             indptr.append(len(indices))

@@ -37,7 +37,7 @@ import numpy as np
 
 from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, split
 from nbtext.errors import NbtextError
-from nbtext.schema import check_header
+from nbtext.schema import ARRAYS, check_header
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
@@ -129,8 +129,8 @@ def _arrays(state):
         if state.tfidf_squares is not None:
             arrays["weighted_squares"] = np.asarray(state.tfidf_squares, dtype="<f8")
     if state.calibration_sample is not None:
-        for name, array, dtype in zip(SAMPLE_ARRAYS, state.calibration_sample, ("<i4", "<i4", "<i8", "<i4", "<u8")):
-            arrays[name] = np.asarray(array, dtype=dtype)
+        for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample):
+            arrays[name] = np.asarray(array, dtype=ARRAYS[name][0])
     if state.journal is not None:
         hashes, labels = state.journal
         arrays["journal_hashes"] = np.asarray(hashes, dtype="|u1")
