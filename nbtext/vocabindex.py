@@ -27,8 +27,8 @@ def build_keys(tokens):
     import numpy as np
 
     encoded = "\0".join(tokens).encode("utf-8", "surrogatepass").split(b"\0") if tokens else []
-    if len(encoded) != len(tokens):  # a token holding a NUL (which a model file refuses)
-        encoded = [encode(t) for t in tokens]
+    if len(encoded) != len(tokens):  # modelfile refuses such a vocabulary before it asks for keys
+        raise ValueError("a token contains a NUL character")
     # token_key of every token, with the per-token calls made by map at C level
     crc = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint64, count=len(encoded))
     adler = np.fromiter(map(zlib.adler32, encoded), dtype=np.uint64, count=len(encoded))
