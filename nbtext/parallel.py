@@ -16,7 +16,11 @@ from nbtext.counting import count_batch
 from nbtext.settings import make_tokenizer
 from nbtext.sources import in_batches, report_errors
 
-CHUNK = 1000  # documents a worker reads, parses and scores or counts at a time
+# Documents a worker reads, parses and scores at a time. Small enough that a test set of a
+# thousand messages is shared by every worker (with chunks of 1,000 one worker did 1,000 of
+# SpamAssassin's 1,185 while the other did 185), large enough that the per-chunk cost of
+# shipping results back stays small (measured: 100 and 200 alike, 1,000 slower by 10-20%).
+CHUNK = 200
 BATCH = 1000  # documents scored at a time in one process
 
 MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
