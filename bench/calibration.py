@@ -1,5 +1,6 @@
-"""Which objective fits the temperature: the Brier score (nbtext.calibration's) or the
-log-loss, judged on training data only, as the project's accuracy choices are.
+"""How the temperature is fitted, judged on training data only, as the project's accuracy
+choices are: the Brier score (nbtext.calibration's) or the log-loss as objective, and one
+temperature for all documents or one growing with their length, T·n^γ (nbtext's).
 
     .venv/bin/python bench/calibration.py          # after `make corpora`
 
@@ -19,7 +20,8 @@ from scipy.optimize import minimize_scalar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.calibration import BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, out_of_fold_jll  # noqa: E402
+from nbtext.calibration import (BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, fit_temperature,  # noqa: E402
+                                out_of_fold_jll)
 from nbtext.counting import sample_of_batch  # noqa: E402
 from nbtext.formulas import log_normalize  # noqa: E402
 from nbtext.metrics import expected_calibration_error  # noqa: E402
@@ -48,18 +50,27 @@ def main():
         tokens, labels, hashes = [], [], []
         for t, l, h in over_batches(model.settings, batches)(partial(sample_of_batch, rate)):
             tokens, labels, hashes = tokens + t, labels + l, hashes + h
-        jll = out_of_fold_jll(model, tokens, labels, [h % FOLDS for h in hashes])
+        jll, lengths = out_of_fold_jll(model, tokens, labels, [h % FOLDS for h in hashes])
         rows = np.array([model.classes.index(label) for label in labels])
         part = np.array(hashes) // FOLDS % 5
-        for name, fit in (("Brier", fit_inverse_temperature), ("log-loss", log_loss_beta)):
+        n = np.maximum(lengths, 1).astype(float)
+
+        def by_length(fitted, held):
+            T, exponent = fit_temperature(jll[fitted], rows[fitted], lengths[fitted])
+            return 1.0 / (T * n[held, None] ** exponent)
+
+        fits = {"Brier, one T": lambda fitted, held: fit_inverse_temperature(jll[fitted], rows[fitted]),
+                "log-loss, one T": lambda fitted, held: log_loss_beta(jll[fitted], rows[fitted]),
+                "Brier, T·n^γ": by_length}
+        for name, fit in fits.items():
             eces, losses = [], []
             for f in range(5):
                 fitted, held = np.flatnonzero(part != f), np.flatnonzero(part == f)
-                log_p = log_normalize(fit(jll[fitted], rows[fitted]) * jll[held])
+                log_p = log_normalize(fit(fitted, held) * jll[held])
                 p = np.exp(log_p)
                 eces.append(expected_calibration_error(p.max(1).tolist(), (p.argmax(1) == rows[held]).tolist()))
                 losses.append(-log_p[np.arange(len(held)), rows[held]].mean())
-            print(f"{corpus:13s} {event_model:12s} {name:9s} ECE {np.mean(eces):.4f}  log-loss {np.mean(losses):.4f}")
+            print(f"{corpus:13s} {event_model:12s} {name:15s} ECE {np.mean(eces):.4f}  log-loss {np.mean(losses):.4f}")
 
 
 if __name__ == "__main__":

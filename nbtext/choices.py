@@ -61,9 +61,10 @@ TRAIN_HELP = {
     "idf": "tf-idf: weight by inverse document frequency [default: on].",
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",
     "weight_norm": "complement: normalize each class's weights to unit L1 length [default: off].",
-    "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / T) with a temperature T fitted "
-                   "on out-of-fold predictions (probabilities that mean what they say; same labels); auto: "
-                   "temperature for the text models once there are 100 documents to fit T on.",
+    "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·n^γ)) with a temperature T "
+                   "and its growth γ with the document's length n fitted on out-of-fold predictions "
+                   "(probabilities that mean what they say; same labels); auto: temperature for the text "
+                   "models once there are 100 documents to fit T on.",
 }
 TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
                  "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}

@@ -20,7 +20,7 @@ def train_summary(model, stats, seconds, output):
         f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
         f"documents ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
-        + (f"calibrated (T = {model.calibration['temperature']:.4g}); " if model.calibration is not None else "")
+        + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + f"{seconds:.2f} s -> {output}"
     )
 
@@ -162,7 +162,9 @@ def model_summary(summary, model_path, unit):
         lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
     if "calibration" in summary:
         c = summary["calibration"]
-        lines.append(f"calibration    temperature T = {c['temperature']:.4g} (fitted on {c['documents']:,} documents)")
+        lines.append(f"calibration    temperature T = {temperature_formula(c)}"
+                     f"{' (n: the tokens of the document)' if c.get('length_exponent') else ''}"
+                     f" (fitted on {c['documents']:,} documents)")
     if "calibration_sample" in summary:
         lines.append(f"calibration    a part's sample of {summary['calibration_sample']:,} documents (merge fits T)")
     lines.append(f"documents      {summary['documents']:,}")
@@ -187,3 +189,9 @@ def json_safe(value):
     if isinstance(value, list):
         return [json_safe(v) for v in value]
     return value
+
+
+def temperature_formula(calibration):
+    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n."""
+    exponent = calibration.get("length_exponent", 0.0)
+    return f"{calibration['temperature']:.4g}" + (f" · n^{exponent:.2f}" if exponent else "")

@@ -50,8 +50,9 @@ class NaiveBayes:
       journal        {content hash: label} of the documents learned (nbtext.journal)
       corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
                      choose λ as one training would (None in files of older builds)
-      calibration    {"method": "temperature", "temperature": T, "documents": n} or None:
-                     posteriors are softmax(jll / T) (nbtext.calibration)
+      calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
+                     "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
+                     document's length (nbtext.calibration; files of older builds have no γ: 0)
       calibration_sample  a part's (--shard) calibration sample, (token lists, labels,
                      hashes), for `merge` to fit T on all the parts' samples; else None
     """
@@ -263,12 +264,19 @@ class NaiveBayes:
 
     def joint_log_likelihood_of_tokens(self, token_lists):
         """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
+        return self.jll_and_lengths(token_lists)[0]
+
+    def jll_and_lengths(self, token_lists):
+        """(joint log-likelihoods, lengths) of tokenized documents: a document's length n is
+        the number of its tokens that enter its likelihood (all of them with an UNK feature,
+        only the vocabulary's with `--unknown ignore`), what a calibrated temperature grows
+        with. (Models of table rows give None: they are never calibrated.)"""
         token_lists = list(token_lists)
         if self.event.own_jll:
-            return self.event.joint_log_likelihood(self, token_lists) + self.class_log_prior
+            return self.event.joint_log_likelihood(self, token_lists) + self.class_log_prior, None
         if len(token_lists) == 1 and self.event.local_smoothing and not self.binary and not is_tfidf(self.settings):
             ids = self.vocabulary.ids_of_one_document(token_lists[0])
-            return self._one_document_locally(ids)[None, :] + self._prior_term
+            return self._one_document_locally(ids)[None, :] + self._prior_term, np.array([len(ids)])
         ids, indptr = self.vocabulary.ids(token_lists)
         weights, bias, squared = self.linear_form
         if len(indptr) == 2 and squared is None and not is_tfidf(self.settings):
@@ -279,7 +287,7 @@ class NaiveBayes:
             jll = np.asarray(X @ weights.T) + bias
             if squared is not None:
                 jll -= 0.5 * np.asarray(X.multiply(X) @ squared.T)
-        return jll + self._prior_term
+        return jll + self._prior_term, np.diff(indptr)
 
     def _one_document_locally(self, ids):
         """Σ_j x_j log θ_kj over the document's own columns only: a pipeline that classifies
@@ -295,7 +303,7 @@ class NaiveBayes:
         kept, token_lists = tokenized(self.tokenize, documents, on_error)
         if not kept:
             return kept, np.zeros((0, len(self.classes))), None
-        log_proba = self.posterior(self.joint_log_likelihood_of_tokens(token_lists))
+        log_proba = self.posterior(*self.jll_and_lengths(token_lists))
         explanations = None
         if explain:
             explanations = [self.explain(t, row, explain) for t, row in zip(token_lists, log_proba)]
@@ -305,16 +313,23 @@ class NaiveBayes:
         """(label, its probability): the most probable class, or 'unsure' below the threshold."""
         return decide(self.classes, probabilities, unsure_below)
 
-    def posterior(self, jll):
-        """log P(k | document) of joint log-likelihoods: log_softmax(jll), or with a fitted
-        temperature T, log_softmax(jll / T) (the same argmax)."""
+    def posterior(self, jll, lengths=None):
+        """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,
+        log_softmax(jll / T(x)) with T(x) = T · n^γ, n = max(length, 1) (the same argmax).
+        `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
         if self.calibration is not None:
-            jll = jll / self.calibration["temperature"]
+            exponent = self.calibration.get("length_exponent", 0.0)
+            if exponent == 0.0:
+                return log_normalize(jll / self.calibration["temperature"])
+            if lengths is None:
+                raise ValueError("this model's temperature grows with the document's length: pass the lengths")
+            n = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
+            jll = jll / (self.calibration["temperature"] * n ** exponent)[:, None]
         return log_normalize(jll)
 
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""
-        return self.posterior(self.joint_log_likelihood(documents))
+        return self.posterior(*self.jll_and_lengths(map(self.tokenize, documents)))
 
     def predict_proba(self, documents):
         """P(k | document), shape (n_documents, n_classes); rows sum to 1."""

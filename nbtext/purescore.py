@@ -14,7 +14,7 @@ the header's derived `one_document` record, which the numpy model writes (nbtext
 x_j is the token's count (or 1 with presence features), B_kj / D_kj the class's count of
 feature j, T_k the class's total, d the number of features, N_k the class's documents.
 Pruned and unseen tokens are UNK (its counts in the record) or dropped. The posterior is
-softmax(jll / T) with a calibrated temperature T, as NaiveBayes.posterior.
+softmax(jll / T(x)) with a calibrated temperature T(x) = T · n^γ, as NaiveBayes.posterior.
 
 Whatever this path does not serve (other event models, tf-idf, files without the
 record, a big-endian machine, a file that fails a check, a document of more than
@@ -77,7 +77,9 @@ class PureModel:
                 or len(self.data) != len(self.indices) or any(a > b for a, b in zip(indptr, indptr[1:])):
             raise Unserved
         self.log_prior = _log_prior(list(self.class_count), self.alpha, settings["prior"])
-        self.temperature = (header.get("calibration") or {}).get("temperature", 1.0)
+        calibration = header.get("calibration") or {}
+        self.temperature = calibration.get("temperature", 1.0)
+        self.length_exponent = calibration.get("length_exponent", 0.0)
 
     def counts(self, index):
         """The counts of token `index` in each class (0 where its CSR row has none)."""
@@ -100,8 +102,9 @@ class PureModel:
         return total > least or (total == least and index <= last)
 
     def features(self, tokens):
-        """[(x_j, the feature's counts per class)] of a document's tokens: its kept tokens,
-        then UNK; x_j counts occurrences, or is 1 with presence features."""
+        """([(x_j, the feature's counts per class)], n) of a document's tokens: its kept
+        tokens, then UNK; x_j counts occurrences, or is 1 with presence features; n is the
+        number of tokens that enter the likelihood (NaiveBayes.jll_and_lengths's length)."""
         features, unknown = [], 0
         distinct = Counter(tokens)
         if len(distinct) > MAX_DISTINCT_TOKENS:
@@ -117,13 +120,15 @@ class PureModel:
                 unknown += n
         if unknown and self.unk is not None:
             features.append((unknown, self.unk))
-        return [(1, counts) for _, counts in features] if self.presence else features
+        length = sum(n for n, _ in features)
+        return ([(1, counts) for _, counts in features] if self.presence else features), length
 
     def joint_log_likelihood(self, tokens):
-        """jll_k for each class, as the module's formulas say."""
+        """(jll_k for each class, as the module's formulas say; the document's length)."""
         alpha, d = self.alpha, self.n_features
         terms = [[p] for p in self.log_prior]
-        for x, counts in self.features(tokens):
+        features, length = self.features(tokens)
+        for x, counts in features:
             for k, count in enumerate(counts):
                 if self.form == "counts":
                     terms[k].append(x * (math.log(count + alpha) - math.log(self.class_constant[k] + d * alpha)))
@@ -132,11 +137,16 @@ class PureModel:
         if self.form == "presence":
             for k, absent in enumerate(self.class_constant):
                 terms[k].append(absent)
-        return [math.fsum(t) for t in terms]
+        return [math.fsum(t) for t in terms], length
 
     def probabilities(self, document):
-        """P(k | document) for each class: softmax(jll / T)."""
-        jll = [v / self.temperature for v in self.joint_log_likelihood(self.tokenize(document))]
+        """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · max(n, 1)^γ."""
+        jll, length = self.joint_log_likelihood(self.tokenize(document))
+        if self.length_exponent == 0.0:
+            jll = [v / self.temperature for v in jll]
+        else:
+            temperature = self.temperature * float(max(length, 1)) ** self.length_exponent
+            jll = [v / temperature for v in jll]
         top = max(jll)
         if not math.isfinite(top):
             raise Unserved

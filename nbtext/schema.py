@@ -75,11 +75,16 @@ def check_header(header, payload_bytes, file_bytes):
         _is(corpus["default_alpha"], bool, "default_alpha")
     if "calibration" in header:
         calibration = _is(header["calibration"], dict, "the calibration record")
-        if set(calibration) != {"method", "temperature", "documents"} or calibration["method"] != "temperature":
+        # files of older builds hold no length_exponent (γ = 0); older builds refuse one that does
+        if set(calibration) - {"length_exponent"} != {"method", "temperature", "documents"} \
+                or calibration["method"] != "temperature":
             raise ValueError("bad calibration record")
         T = calibration["temperature"]
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
             raise ValueError(f"bad temperature {T!r}")
+        exponent = calibration.get("length_exponent", 0.0)
+        if not isinstance(exponent, float) or not 0.0 <= exponent <= 2.0:
+            raise ValueError(f"bad length exponent {exponent!r}")
         _whole(calibration["documents"], "calibration documents", 0)
     if "one_document" in header:
         check_one_document(header["one_document"], len(classes), n_tokens)

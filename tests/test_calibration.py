@@ -1,6 +1,6 @@
-"""Calibrated probabilities (issue 9): `train --calibration temperature` fits T on
+"""Calibrated probabilities (issue 9): `train --calibration temperature` fits T and γ on
 out-of-fold predictions; the labels stay those of the raw model, the probabilities are
-softmax(jll / T)."""
+softmax(jll / (T·n^γ)), n the document's length."""
 
 import json
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.calibration import fit_inverse_temperature, out_of_fold_jll
+from nbtext.calibration import fit_inverse_temperature, fit_temperature, out_of_fold_jll
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
 MAIL = ROOT / "corpora" / "mail"
@@ -25,17 +25,32 @@ def test_the_brier_fit_recovers_a_known_temperature():
     assert beta == pytest.approx(1 / 7.0, rel=0.05)
 
 
-def test_the_golden_section_search_finds_what_scipy_finds():
+def test_the_fit_recovers_a_temperature_that_grows_with_length():
+    """Labels drawn from softmax(z), scores z·T0·n^γ0 for lengths n from 5 to 5,000: the fit
+    gives back T0 and γ0; with lengths that tell nothing (all equal) γ stays near the plain fit."""
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(20000, 3)) * 2.0
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    rows = np.array([rng.choice(3, p=row) for row in p])
+    n = np.exp(rng.uniform(np.log(5), np.log(5000), size=len(rows))).round()
+    T, exponent = fit_temperature(z * (3.0 * n[:, None] ** 0.6), rows, n)
+    assert exponent == pytest.approx(0.6, abs=0.02) and T == pytest.approx(3.0, rel=0.1)
+    T, exponent = fit_temperature(z * 7.0, rows, np.full(len(rows), 40))
+    assert T * 40 ** exponent == pytest.approx(1 / fit_inverse_temperature(z * 7.0, rows), rel=0.01)
+
+
+def test_the_bounded_search_finds_what_scipy_finds():
     """nbtext's bounded search (no scipy.optimize import at train time) against scipy's
     minimize_scalar, on shapes with the minimum inside and at an end of the bracket."""
     from scipy.optimize import minimize_scalar
 
-    from nbtext.calibration import golden_section
+    from nbtext.calibration import minimize_bounded
 
     for f, low, high in [(lambda x: (x - 1.3) ** 2, -9.2, 3.0), (lambda x: np.cosh(x + 4.0), -9.2, 3.0),
                          (lambda x: np.exp(x), -9.2, 3.0), (lambda x: abs(x - 0.5) ** 1.5 + 0.2 * x, -2, 2)]:
         expected = minimize_scalar(f, bounds=(low, high), method="bounded", options={"xatol": 1e-9}).x
-        assert golden_section(f, low, high, 1e-6) == pytest.approx(expected, abs=1e-5)
+        assert minimize_bounded(f, low, high, 1e-6) == pytest.approx(expected, abs=1e-5)
 
 
 def test_a_fold_model_is_the_counts_without_the_fold():
@@ -45,7 +60,8 @@ def test_a_fold_model_is_the_counts_without_the_fold():
     model = nbtext.train(texts, labels, min_count=1, alpha=0.5)
     folds = [i % 3 for i in range(len(texts))]
     tokens = [model.tokenize(t) for t in texts]
-    jll = out_of_fold_jll(model, tokens, labels, folds)
+    jll, lengths = out_of_fold_jll(model, tokens, labels, folds)
+    assert lengths.tolist() == [len(t) for t in tokens]  # with UNK every token counts
     X = model.feature_values(*model.vocabulary.ids(tokens)).toarray()
     rows = np.array([model.classes.index(label) for label in labels])
     for f in range(3):
@@ -62,14 +78,15 @@ def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_p
     texts, labels = read_labelled(MAIL / "train")
     raw = nbtext.train(texts, labels)
     calibrated = nbtext.train(texts, labels, calibration="temperature")
-    T = calibrated.calibration["temperature"]
-    assert T > 0 and calibrated.calibration["documents"] == len(texts)
+    T, exponent = calibrated.calibration["temperature"], calibrated.calibration["length_exponent"]
+    assert T > 0 and 0 <= exponent <= 2 and calibrated.calibration["documents"] == len(texts)
     calibrated.save(tmp_path / "c.model")
     loaded = nbtext.load(tmp_path / "c.model")
     assert loaded.calibration == calibrated.calibration
     test, _ = read_labelled(MAIL / "test")
     assert loaded.predict(test) == raw.predict(test)
-    jll = raw.joint_log_likelihood(test) / T
+    n = np.array([max(len(raw.tokenize(t)), 1) for t in test], dtype=float)
+    jll = raw.joint_log_likelihood(test) / (T * n ** exponent)[:, None]
     expected = np.exp(jll - jll.max(axis=1, keepdims=True))
     assert np.allclose(loaded.predict_proba(test), expected / expected.sum(axis=1, keepdims=True))
 
@@ -83,9 +100,10 @@ def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_table
     model = nbtext.train(texts, labels, calibration="none", **options)
     tokens = [model.tokenize(t) for t in texts]
     folds = [i % 5 for i in range(len(texts))]
-    local = out_of_fold_jll(model, tokens, labels, folds)
+    local, lengths = out_of_fold_jll(model, tokens, labels, folds)
     monkeypatch.setattr(type(model.event), "local_smoothing", False)
-    assert np.array_equal(local, out_of_fold_jll(model, tokens, labels, folds))
+    whole, same_lengths = out_of_fold_jll(model, tokens, labels, folds)
+    assert np.array_equal(local, whole) and np.array_equal(lengths, same_lengths)
 
 
 def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
@@ -164,3 +182,21 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
     assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
     expected = calibration.temperature_of(model, real_sample_of(model, over_batches(model.settings, batches)))
     assert model.calibration == expected and expected["documents"] > 20
+
+
+def test_a_file_with_one_temperature_from_before_the_length_exponent_still_scores(tmp_path):
+    """Files written before γ hold {"method", "temperature", "documents"}: softmax(jll / T),
+    on both scoring paths (numpy for a batch, pure Python for one message)."""
+    from nbtext import purescore
+
+    texts, labels = read_labelled(MAIL / "train")
+    model = nbtext.train(texts, labels, calibration="none")
+    model.calibration = {"method": "temperature", "temperature": 3.5, "documents": 78}
+    model.save(tmp_path / "old.model")
+    loaded = nbtext.load(tmp_path / "old.model")
+    test, _ = read_labelled(MAIL / "test")
+    jll = model.joint_log_likelihood(test) / 3.5
+    expected = np.exp(jll - np.logaddexp.reduce(jll, axis=1, keepdims=True))
+    assert np.allclose(loaded.predict_proba(test), expected, rtol=0, atol=1e-12)
+    pure = purescore.of_file((tmp_path / "old.model").read_bytes(), str(tmp_path / "old.model"))
+    assert purescore.probabilities(pure, test[0]) == pytest.approx(expected[0].tolist(), abs=1e-12)

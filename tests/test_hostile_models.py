@@ -75,6 +75,9 @@ CRAFTED = [
     ("arrays.class_count.offset", 10**12), ("arrays.count_data.shape", [3]), ("arrays.count_indptr.shape", [2]),
     ("arrays.pickle", {"dtype": "|O", "shape": [1], "offset": 0}), ("arrays", None),
     ("format_version", "1"), ("nbtext_version", 1), ("payload_bytes", None), ("payload_crc32", "x"),
+    *(("calibration", {"method": "temperature", "temperature": 2.0, "documents": 100, **extra})
+      for extra in ({"length_exponent": -0.5}, {"length_exponent": 3.0}, {"length_exponent": "0.8"},
+                    {"length_exponent": 1}, {"temperature": 0.0}, {"width": 1.0})),
 ]
 
 

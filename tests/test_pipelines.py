@@ -213,7 +213,7 @@ def test_filter_passes_the_message_on_even_when_classifying_fails(demo_model, mo
     def broken(self, *args, **kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(NaiveBayes, "joint_log_likelihood_of_tokens", broken)
+    monkeypatch.setattr(NaiveBayes, "jll_and_lengths", broken)
     monkeypatch.setattr(PureModel, "joint_log_likelihood", broken)  # the pure path then hands it to numpy
     message = b"Subject: hi\n\nfree prize\n"
     result = run("filter", "-m", demo_model, input=message)

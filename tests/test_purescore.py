@@ -84,6 +84,21 @@ def test_a_calibrated_model_is_scored_with_its_temperature(tmp_path):
     agree(model, pure_model(model, tmp_path / "m.model"), ["free lunch", "money money report", ""])
 
 
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_reads(tmp_path, unknown):
+    """T(x) = T·n^γ: both paths count n alike (unknown tokens too with UNK, not when ignored)."""
+    docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
+    labels = ["spam", "ham", "spam", "ham"] * 10
+    model = nbtext.train(docs, labels, min_count=1, unknown=unknown, calibration="none")
+    model.calibration = {"method": "temperature", "temperature": 0.7, "length_exponent": 0.9, "documents": 40}
+    queries = ["free lunch", "money money report zebra zebra zebra", "", "zebra", "free " * 50 + "lunch " * 40]
+    agree(model, pure_model(model, tmp_path / "m.model"), queries)
+    one = pure_model(model, tmp_path / "m.model").probabilities("money money report zebra zebra zebra")
+    n = 6 if unknown == "unk" else 3
+    jll = model.joint_log_likelihood(["money money report zebra zebra zebra"])[0] / (0.7 * n ** 0.9)
+    assert one == pytest.approx(list(np.exp(jll - np.logaddexp.reduce(jll))), abs=1e-12)
+
+
 def test_the_real_spamassassin_test_messages(tmp_path):
     folder = real_corpus("spamassassin")
     path = tmp_path / "sa.model"
@@ -93,6 +108,7 @@ def test_the_real_spamassassin_test_messages(tmp_path):
     messages = sorted(p for p in (folder / "test").glob("*/*") if p.is_file())
     assert len(messages) > 1000
     documents = [p.read_bytes() for p in messages]
+    assert model.calibration["length_exponent"] > 0  # the default: calibrated, T growing with length
     agree(model, pure, documents)
     served = sum(purescore.probabilities(pure, d) is not None for d in documents)
     assert served > 0.98 * len(documents)
