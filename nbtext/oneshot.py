@@ -81,9 +81,9 @@ class OneMessageModel:
 
 def stdin_document():
     """The document on stdin, up to --max-bytes (the rest is left unread)."""
-    from nbtext.sources import cut, max_bytes
+    from nbtext.sources import cut, max_bytes, read_at_most
 
-    return cut(sys.stdin.buffer.read(max_bytes() + 1), "stdin")
+    return cut(read_at_most(sys.stdin.buffer, max_bytes() + 1), "stdin")
 
 
 def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=()):

@@ -18,6 +18,8 @@ and go on.
 import os
 import sys
 from collections import namedtuple
+from io import UnsupportedOperation
+from stat import S_ISREG
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
@@ -109,7 +111,7 @@ def documents(path, separator=None, label=None, stdin=None):
     if path == "-":
         stdin = stdin if stdin is not None else sys.stdin.buffer
         if separator is None:
-            yield Document("-", cut(stdin.read(_limit["max_bytes"] + 1), "-"), label)
+            yield Document("-", cut(read_at_most(stdin, _limit["max_bytes"] + 1), "-"), label)
         else:
             for n, record in enumerate(stream_records(stdin, separator), 1):
                 yield record if record is PAUSE else Document(f"-:{n}", record, label)
@@ -145,7 +147,7 @@ def file_documents(path, label=None, opener=None):
             if starts_mbox(head):
                 yield from mbox_messages(f, path, label, head)
                 return
-            yield Document(path, cut(head + f.read(_limit["max_bytes"] + 1 - len(head)), path), label)
+            yield Document(path, cut(head + read_at_most(f, _limit["max_bytes"] + 1 - len(head)), path), label)
     except OSError as e:
         yield Document(path, None, label, error=e.strerror or str(e))
 
@@ -213,10 +215,29 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+def read_at_most(f, limit):
+    """f.read(limit), without reserving `limit` bytes for a file that holds fewer: a buffered
+    read(n) allocates n bytes up front, and at the default --max-bytes (10 MB a document)
+    that made reading 20 Newsgroups' 11,314 files take 0.6 s instead of 0.2 s. A regular
+    file is read to its size and one byte more; if that byte came (the file grew since), on
+    up to `limit`. Streams whose size is unknown (pipes, file objects without a descriptor)
+    are read as before."""
+    try:
+        status = os.fstat(f.fileno())
+        left = status.st_size - f.tell() if S_ISREG(status.st_mode) else None
+    except (OSError, AttributeError, ValueError, UnsupportedOperation):
+        left = None
+    if left is None or left + 1 >= limit:
+        return f.read(limit)
+    want = max(left, 0) + 1
+    data = f.read(want)
+    return data + f.read(limit - want) if len(data) == want else data
+
+
 def read_file(path, label=None, opener=None):
     try:
         with (opener or _open_binary)(path) as f:
-            return Document(path, cut(f.read(_limit["max_bytes"] + 1), path), label)
+            return Document(path, cut(read_at_most(f, _limit["max_bytes"] + 1), path), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))
 

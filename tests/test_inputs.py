@@ -226,3 +226,30 @@ def test_label_paths_expand_the_home_folder_and_a_path_twice_counts_once(tmp_pat
     model = nbtext.load(tmp_path / "m")
     assert model.classes == ["ham", "junk"] and model.class_count.tolist() == [1, 1]
     assert run("-V").stdout == run("--version").stdout != ""
+
+
+def test_read_at_most_reads_what_a_plain_read_would(tmp_path, monkeypatch):
+    """read_at_most(f, n) == f.read(n) for regular files smaller and larger than n, from the
+    start or after a first read, for a pipe, and for a file that grew after its size was taken."""
+    import nbtext.sources as sources
+
+    data = bytes(range(256)) * 40
+    path = tmp_path / "doc"
+    path.write_bytes(data)
+    for limit in (1, 100, len(data), len(data) + 1, 10**7):
+        for skip in (0, 7):
+            with open(path, "rb") as f, open(path, "rb") as g:
+                f.read(skip), g.read(skip)
+                assert sources.read_at_most(f, limit) == g.read(limit)
+    read, write = os.pipe()
+    os.write(write, data[:3000])
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        assert sources.read_at_most(f, 10**7) == data[:3000]
+    real_fstat = os.fstat
+    stale = lambda fd: os.stat_result((*real_fstat(fd)[:6], 10, *real_fstat(fd)[7:]))  # noqa: E731  size 10
+    monkeypatch.setattr(sources.os, "fstat", stale)
+    with open(path, "rb") as f:
+        assert sources.read_at_most(f, 10**7) == data  # read on past the stale size
+    with open(path, "rb") as f:
+        assert sources.read_at_most(f, 500) == data[:500]
