@@ -162,8 +162,8 @@ def model_summary(summary, model_path, unit):
         lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
     if "calibration" in summary:
         c = summary["calibration"]
-        lines.append(f"calibration    temperature T = {temperature_formula(c)}"
-                     f"{' (n: the tokens of the document)' if c.get('length_exponent') else ''}"
+        of_length = ", n the document's tokens" if c.get("length_exponent") else ""
+        lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {c['documents']:,} documents)")
     if "calibration_sample" in summary:
         lines.append(f"calibration    a part's sample of {summary['calibration_sample']:,} documents (merge fits T)")

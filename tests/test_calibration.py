@@ -115,6 +115,7 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     shown = run("info", "-m", model).stdout
     assert "calibration    temperature T = " in shown and "(fitted on 78 documents)" in shown
     before = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
+    assert (" · n^" in shown and ", n the document's tokens" in shown) == (before["length_exponent"] > 0)
     extra = tmp_path / "more"
     extra.mkdir()
     (extra / "1").write_text("a brand new free prize offer")
