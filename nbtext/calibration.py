@@ -141,16 +141,16 @@ def temperature_of(model, sample, required=True):
 def out_of_fold_jll(model, token_lists, labels, folds):
     """(jll, n): the joint log-likelihood of each document under the model without its
     fold's documents, (n, classes), and each document's length n (its tokens that enter
-    the likelihood, as NaiveBayes.lengths counts them)."""
+    the likelihood, as NaiveBayes.jll_and_lengths counts them)."""
     ids, indptr = model.vocabulary.ids(token_lists)
     lengths = np.diff(indptr)
-    X = model.feature_values(ids, indptr)
-    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
-    rows = np.array([model.classes.index(label) for label in labels])
+    rows = np.array([model.classes.index(label) for label in labels], dtype=np.intp)
     folds = np.asarray(folds)
     jll = np.zeros((len(labels), len(model.classes)))
     if model.event.local_smoothing and model.tfidf_sums is None:
-        return _out_of_fold_locally(model, X, rows, folds, jll), lengths
+        return _out_of_fold_locally(model, ids, lengths, rows, folds, jll), lengths
+    X = model.feature_values(ids, indptr)
+    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
     for f in np.unique(folds):
         held_out = np.flatnonzero(folds == f)
         view = _without(model, one_hot(rows[held_out], len(model.classes)), X[held_out])
@@ -162,26 +162,41 @@ def out_of_fold_jll(model, token_lists, labels, folds):
     return jll, lengths
 
 
-def _out_of_fold_locally(model, X, rows, folds, jll):
+def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
     """out_of_fold_jll for a multinomial model, on the sample's own columns only (never a
     (classes × features) table per fold): log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj
     + d·λ), S the fold's class sums, T the class totals. The sample's documents hold every
-    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives."""
+    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives.
+
+    In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
+    (document, column) cells in order, each with its count (or 1 for presence); every sum
+    runs over the cells in that order, as a canonical CSR matrix's products do."""
     from nbtext.formulas import class_log_prior
 
-    columns = np.unique(X.indices)
-    X = X[:, columns]
+    n_classes = len(model.classes)
+    columns, local = np.unique(ids, return_inverse=True)
+    document = np.repeat(np.arange(len(lengths)), lengths)
+    cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
+    cell_document, cell_column = np.divmod(cells, len(columns))
+    x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
     counts = model.feature_count_columns(columns)
     totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
     for f in np.unique(folds):
         held_out = np.flatnonzero(folds == f)
-        Y = one_hot(rows[held_out], len(model.classes))
-        sums = np.asarray((Y.T @ X[held_out]).todense())
-        class_count = np.maximum(model.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0)
+        held = folds[cell_document] == f
+        # S: the fold's class sums on the sample's columns
+        sums = np.bincount(rows[cell_document[held]] * len(columns) + cell_column[held], weights=x[held],
+                           minlength=n_classes * len(columns)).reshape(n_classes, len(columns))
+        class_count = np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0)
         log_theta = np.log(np.maximum(counts - sums, 0.0) + model.alpha) - np.log(
             totals - sums.sum(axis=1) + model.n_features * model.alpha)[:, None]
         prior = class_log_prior(class_count, model.alpha, model.settings["prior"]) if model.event.prior_in_jll else 0.0
-        jll[held_out] = np.asarray(X[held_out] @ log_theta.T) + prior
+        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them)
+        position = np.searchsorted(held_out, cell_document[held])
+        terms = log_theta[:, cell_column[held]] * x[held]
+        part = np.stack([np.bincount(position, weights=terms[k], minlength=len(held_out)) for k in range(n_classes)],
+                        axis=1)
+        jll[held_out] = part + prior
     return jll
 
 
