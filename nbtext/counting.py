@@ -49,7 +49,10 @@ class CountTable:
         rows, cols = self._token_counts.shape
         if n_classes <= rows and n_tokens <= cols:
             return
-        grown = np.zeros((max(n_classes, 2 * rows), max(n_tokens, 2 * cols)))
+        # double only the side that is short: doubling both at once made 20news' table
+        # (20 classes x 145,806 tokens) grow to 32 x 518,712 (133 MB) from 16 x 259,356
+        grown = np.zeros((rows if n_classes <= rows else max(n_classes, 2 * rows),
+                          cols if n_tokens <= cols else max(n_tokens, 2 * cols)))
         grown[:rows, :cols] = self._token_counts
         self._token_counts = grown
         if grown.shape[0] > len(self._class_count):
