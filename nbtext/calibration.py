@@ -29,7 +29,7 @@ import numpy as np
 
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
-from nbtext.features import one_hot
+from nbtext.features import DROPPED, one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -88,12 +88,28 @@ class Candidates:
         documents, labels, hashes = self.kept
         return packed_rows(documents), list(labels), list(hashes)
 
-    def sample(self, rate):
-        """(token lists, labels, hashes) of the documents under `rate`."""
+    def sample(self, rate, vocabulary=None):
+        """(documents, labels, hashes) of the documents under `rate`: each document its
+        tokens, or, given the trained model's `vocabulary`, its feature ids (what
+        vocabulary.ids would give for its tokens, without turning ids into strings and back)."""
         chosen = under(rate, self.kept[2])
-        names = list(self.table.token_columns)  # in column order
-        token_lists = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
-        return token_lists, [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
+        if vocabulary is None:
+            names = list(self.table.token_columns)  # in column order
+            documents = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
+        else:
+            feature_of_column = self.feature_columns(vocabulary)
+            documents = [ids[ids != DROPPED] for ids in (feature_of_column[self.kept[0][i]] for i in chosen)]
+        return documents, [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
+
+    def feature_columns(self, vocabulary):
+        """The feature column of each of the table's columns: a kept token's own, else the
+        UNK column (or DROPPED), as vocabulary.lookup maps tokens."""
+        kept = vocabulary.feature_names[: vocabulary.n_kept]
+        columns = np.fromiter(map(self.table.token_columns.get, kept), dtype=np.int64, count=len(kept))
+        feature = np.full(len(self.table.token_columns), vocabulary.n_kept if vocabulary.has_unk else DROPPED,
+                          dtype=np.int64)
+        feature[columns] = np.arange(vocabulary.n_kept)
+        return feature
 
 
 def sample_rate(n_documents):
@@ -101,14 +117,15 @@ def sample_rate(n_documents):
     return min(1.0, SAMPLE / max(float(n_documents), 1.0))
 
 
-def sample_of(model, over_batches, candidates=None, rate=None):
-    """(token lists, labels, hashes) of the calibration sample of a trained model's corpus:
+def sample_of(model, over_batches, candidates=None, rate=None, as_tokens=True):
+    """(documents, labels, hashes) of the calibration sample of a trained model's corpus:
     the documents whose hash is under `rate` (by default the model's sample_rate), from the
     `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
-    as nbtext.training.model_of_table takes it)."""
+    as nbtext.training.model_of_table takes it). Each document is its token list; without
+    `as_tokens`, candidates give their feature ids instead (temperature_of takes both)."""
     rate = sample_rate(model.class_count.sum()) if rate is None else rate
     if candidates is not None and candidates.covers(rate):
-        return candidates.sample(rate)
+        return candidates.sample(rate, None if as_tokens else model.vocabulary)
     token_lists, labels, hashes = [], [], []
     for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
         token_lists += batch_tokens
@@ -119,19 +136,23 @@ def sample_of(model, over_batches, candidates=None, rate=None):
 
 def temperature_of(model, sample, required=True):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
-    a trained model (T(x) = T · n(x)^γ), fitted
-    on `sample` (sample_of's, or a merge's), or None when the sample is too small for
+    a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
+    document its tokens or its feature ids), or None when the sample is too small for
     --calibration auto (with `required`, as --calibration temperature, that is an error).
     The sample is taken in the order of its hashes (then labels), so that every way of
     training on the same documents (-j, a cluster, shards merged) fits the same T."""
-    token_lists, labels, hashes = sample
+    documents, labels, hashes = sample
     order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
-    token_lists, labels, hashes = ([part[i] for i in order] for part in (token_lists, labels, hashes))
+    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
     if len(set(labels)) < 2 or len(labels) < (FOLDS if required else AUTO_MINIMUM):
         if not required:
             return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
-    jll, lengths = out_of_fold_jll(model, token_lists, labels, [h % FOLDS for h in hashes])
+    if isinstance(documents[0], np.ndarray):  # feature ids already (Candidates.sample's)
+        ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
+    else:
+        ids, indptr = model.vocabulary.ids(documents)
+    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])
     temperature, exponent = fit_temperature(jll, rows, lengths)
     return {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
@@ -142,7 +163,11 @@ def out_of_fold_jll(model, token_lists, labels, folds):
     """(jll, n): the joint log-likelihood of each document under the model without its
     fold's documents, (n, classes), and each document's length n (its tokens that enter
     the likelihood, as NaiveBayes.jll_and_lengths counts them)."""
-    ids, indptr = model.vocabulary.ids(token_lists)
+    return out_of_fold_jll_of_ids(model, *model.vocabulary.ids(token_lists), labels, folds)
+
+
+def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
+    """out_of_fold_jll of documents given as their feature ids (flat, with a CSR row pointer)."""
     lengths = np.diff(indptr)
     rows = np.array([model.classes.index(label) for label in labels], dtype=np.intp)
     folds = np.asarray(folds)

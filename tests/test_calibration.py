@@ -176,9 +176,9 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
     batches = lambda: in_batches(corpus, 50)  # noqa: E731
     passes = []
     real_sample_of = calibration.sample_of
-    monkeypatch.setattr(calibration, "sample_of", lambda model, over, candidates=None, rate=None: passes.append(
+    monkeypatch.setattr(calibration, "sample_of", lambda model, over, candidates=None, rate=None, **kw: passes.append(
         candidates is not None and candidates.covers(rate or calibration.sample_rate(model.class_count.sum())))
-        or real_sample_of(model, over, candidates, rate))
+        or real_sample_of(model, over, candidates, rate, **kw))
     model = train_corpus(batches, on_error=lambda doc, message: None, jobs=1, calibration="temperature", min_count=1)
     assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
     expected = calibration.temperature_of(model, real_sample_of(model, over_batches(model.settings, batches)))
@@ -201,3 +201,30 @@ def test_a_file_with_one_temperature_from_before_the_length_exponent_still_score
     assert np.allclose(loaded.predict_proba(test), expected, rtol=0, atol=1e-12)
     pure = purescore.of_file((tmp_path / "old.model").read_bytes(), str(tmp_path / "old.model"))
     assert purescore.probabilities(pure, test[0]) == pytest.approx(expected[0].tolist(), abs=1e-12)
+
+
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_candidates_give_the_feature_ids_their_tokens_have(unknown):
+    """Candidates.sample(rate, vocabulary) maps the table's columns to features directly: the
+    ids of each document are those vocabulary.ids gives its tokens (pruned tokens to UNK, or
+    dropped with --unknown ignore)."""
+    from nbtext.calibration import Candidates
+    from nbtext.counting import CountTable, packed_sample
+    from nbtext.training import model_of_table
+
+    texts, labels = read_labelled(MAIL / "train")
+    trained = nbtext.train(texts, labels, calibration="none", unknown=unknown, min_count=2)
+    token_lists = [trained.tokenize(t) for t in texts]
+    table = CountTable(binary=False)
+    ids, indptr = table.add(token_lists, labels)
+    candidates = Candidates(table)
+    candidates.add(packed_sample(1.0, token_lists, labels, ids, indptr), 1.0)
+    model = model_of_table(trained.settings, table, {}, lambda function: [function(token_lists, labels)])
+    assert model.vocabulary.n_kept < model.vocabulary.n_tokens  # some tokens are pruned
+    as_tokens, token_labels, token_hashes = candidates.sample(1.0)
+    as_ids, id_labels, id_hashes = candidates.sample(1.0, model.vocabulary)
+    assert (id_labels, id_hashes) == (token_labels, token_hashes) and len(as_ids) == len(texts)
+    for tokens, feature_ids in zip(as_tokens, as_ids):
+        assert feature_ids.tolist() == model.vocabulary.ids([tokens])[0].tolist()
+    shorter = sum(len(f) < len(t) for t, f in zip(as_tokens, as_ids))
+    assert (shorter > 0) == (unknown == "ignore")
