@@ -64,6 +64,20 @@ def csr_from_ids(ids, indptr, n_features, binary):
     return X
 
 
+def scores_of_counts(ids, indptr, weights):
+    """Σ_j x_ij W_kj for each document i, (documents, rows of W), x_ij the count of id j in
+    document i's flat ids. In numpy alone, so that scoring a batch never imports scipy (about
+    0.2 s, more than these sums cost over a run's first few thousand documents), and to the
+    bit what csr_from_ids(ids, indptr, d, False) @ Wᵀ gives: each sum starts at 0 and adds
+    the document's entries in order, as the CSR product does."""
+    n_documents = len(indptr) - 1
+    document = np.repeat(np.arange(n_documents), np.diff(indptr))
+    scores = np.empty((n_documents, weights.shape[0]))
+    for k, row in enumerate(weights):
+        scores[:, k] = np.bincount(document, weights=row[ids], minlength=n_documents)
+    return scores
+
+
 def one_hot(rows, n_classes, weight=1.0):
     """Y, the documents x classes CSR matrix with `weight` at (i, class of document i)."""
     import scipy.sparse as sp

@@ -16,7 +16,7 @@ import numpy as np
 from nbtext.counts import ClassCounts
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
-from nbtext.features import count_vector
+from nbtext.features import count_vector, scores_of_counts
 from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile import ModelState, save as save_state
@@ -282,6 +282,8 @@ class NaiveBayes:
         if len(indptr) == 2 and squared is None and not is_tfidf(self.settings):
             # one document: numpy only, scipy is never imported
             jll = (weights @ count_vector(ids, weights.shape[1], self.binary) + bias)[None, :]
+        elif squared is None and not self.binary and not is_tfidf(self.settings):
+            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
         else:
             X = self.feature_values(ids, indptr)
             jll = np.asarray(X @ weights.T) + bias

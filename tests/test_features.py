@@ -2,11 +2,14 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.naive_bayes import MultinomialNB
 
 import nbtext
 from nbtext.errors import NbtextError
+from nbtext.features import csr_from_ids, scores_of_counts
 
 from conftest import ROOT, read_labelled, run
 
@@ -74,3 +77,44 @@ def test_tfidf_models_round_trip_and_cli(tmp_path, model_name):
     assert accuracy > 0.75  # it learned something (chance is 0.5)
     update = run("train", "--update", "-m", tmp_path / "m", *folders)
     assert update.exit_code == 1 and "tf-idf" in update.stderr
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 6), max_size=12), min_size=1, max_size=8),
+       st.lists(st.floats(-50, 50, allow_nan=False), min_size=21, max_size=21))
+def test_scores_of_counts_are_the_csr_products_to_the_bit(documents, values):
+    """The numpy sums that spare a batch scipy's import equal csr_from_ids(...) @ Wᵀ exactly,
+    repeated ids and empty documents included."""
+    ids = np.array([i for d in documents for i in d], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents])]).astype(np.int64)
+    weights = np.array(values).reshape(3, 7)
+    expected = np.asarray(csr_from_ids(ids, indptr, 7, False) @ weights.T)
+    assert np.array_equal(scores_of_counts(ids, indptr, weights), expected)
+
+
+def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
+    """scipy is imported by what needs it (presence, tf-idf, gaussian, training), not by
+    scoring a batch with counts; the probabilities are those of the CSR product."""
+    import subprocess
+    import sys
+
+    texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
+    nbtext.train(texts, labels).save(tmp_path / "m.model")
+    test, _ = read_labelled(ROOT / "corpora" / "mail" / "test")
+    paths = [tmp_path / f"{i}.txt" for i in range(len(test))]
+    for path, text in zip(paths, test):
+        path.write_bytes(text)
+    script = ("import json, sys, nbtext; m = nbtext.load(sys.argv[1]); "
+              "p = m.predict_proba([open(path, 'rb').read() for path in sys.argv[2:]]); "
+              "print(json.dumps(p.tolist()), any(n.split('.')[0] == 'scipy' for n in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.model"), *map(str, paths)],
+                            capture_output=True, text=True, cwd=ROOT, check=True)
+    probabilities, imported = result.stdout.rsplit(" ", 1)
+    assert imported.strip() == "False" and len(test) > 2
+    model = nbtext.load(tmp_path / "m.model")
+    W, b, _ = model.linear_form
+    ids, indptr = model.vocabulary.ids([model.tokenize(t) for t in test])
+    jll = np.asarray(csr_from_ids(ids, indptr, W.shape[1], False) @ W.T) + b + model._prior_term
+    expected = np.exp(jll - np.logaddexp.reduce(jll, axis=1, keepdims=True))
+    assert np.array_equal(np.array(__import__("json").loads(probabilities)), model.predict_proba(test))
+    assert np.allclose(model.predict_proba(test), expected, rtol=0, atol=1e-12)
