@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from nbtext.features import csr_from_ids, ids_and_indptr, one_hot
+from nbtext.features import ids_and_indptr
 from nbtext.sources import document_key, tokenized
 from nbtext.weighting import counts_presence
 
@@ -85,9 +85,16 @@ class CountTable:
         self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
             return ids, indptr
-        X = csr_from_ids(ids, indptr, len(self.token_columns), self.binary)
-        product = (one_hot(rows, len(self.labels), weight).T @ X).tocoo()  # token_counts = Yᵀ X
-        self._token_counts[product.row, product.col] += product.data
+        # token_counts += Yᵀ X, in numpy alone (no scipy import for counting: about 0.2 s a
+        # process): each (class, column) pair once, with how often it occurs, or (presence)
+        # in how many documents. Whole numbers, so the sums are exact in any order.
+        n_columns = len(self.token_columns)
+        document, column = np.repeat(np.arange(len(rows)), np.diff(indptr)), ids
+        if self.binary:
+            document, column = np.divmod(np.unique(document * n_columns + ids), n_columns)
+        pairs, counts = np.unique(rows[document] * n_columns + column, return_counts=True)
+        classes, columns = np.divmod(pairs, n_columns)
+        self._token_counts[classes, columns] += weight * counts
         return ids, indptr
 
     def export(self):

@@ -118,3 +118,31 @@ def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
     expected = np.exp(jll - np.logaddexp.reduce(jll, axis=1, keepdims=True))
     assert np.array_equal(np.array(__import__("json").loads(probabilities)), model.predict_proba(test))
     assert np.allclose(model.predict_proba(test), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("features", ["counts", "binary"])
+def test_counting_needs_no_scipy(tmp_path, features):
+    """CountTable.add sums Yᵀ X in numpy: a default training imports no scipy, and the counts
+    are those of the sparse product (exact: whole numbers)."""
+    import subprocess
+    import sys
+
+    from nbtext.counting import CountTable
+    from nbtext.features import one_hot
+
+    script = ("import sys, nbtext; from conftest import read_labelled, ROOT; "
+              "texts, labels = read_labelled(ROOT / 'corpora' / 'mail' / 'train'); "
+              f"nbtext.train(texts, labels, features={features!r}); "
+              "print(any(n.split('.')[0] == 'scipy' for n in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                            cwd=ROOT / "tests", env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert result.stdout.strip() == "False"
+    texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
+    model = nbtext.train(texts, labels, features=features)
+    token_lists = [model.tokenize(t) for t in texts]
+    table = CountTable(binary=features == "binary")
+    ids, indptr = table.add(token_lists, labels)
+    rows = np.array([table.labels[label] for label in labels])
+    expected = (one_hot(rows, len(table.labels)).T @ csr_from_ids(ids, indptr, len(table.token_columns),
+                                                                   features == "binary")).toarray()
+    assert np.array_equal(table.token_counts, expected) and expected.sum() > 0
