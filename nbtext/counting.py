@@ -1,7 +1,7 @@
 """Counting a labelled corpus: the sufficient statistics that are the model.
 
 With Y the one-hot label matrix (documents x classes) and X the document-term matrix
-(documents x tokens), one sparse product per batch gives
+(documents x tokens), each batch adds (summed by its (class, token) pairs, in numpy)
 
     class_count   = column sums of Y          (documents per class)
     token_counts  = Yᵀ X                      (token occurrences, or documents containing
