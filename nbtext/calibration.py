@@ -27,6 +27,7 @@ import copy
 from functools import partial
 import numpy as np
 
+from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
 from nbtext.features import DROPPED, one_hot
@@ -35,7 +36,7 @@ SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
 FOLDS = 5
 BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
-EXPONENT_RANGE = (0.0, 2.0)  # γ: from one temperature for all to T growing as the squared length
+EXPONENT_RANGE = LENGTH_EXPONENT_RANGE  # γ: from one temperature for all to T growing as the squared length
 # How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
 # tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
 # table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.

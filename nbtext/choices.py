@@ -11,6 +11,9 @@ TF_MODES = ("raw", "log")
 INPUT_MODES = ("auto", "mail", "text")
 UNKNOWN_MODES = ("unk", "ignore")
 CALIBRATIONS = ("auto", "none", "temperature")
+# γ of a calibrated temperature T·n^γ (nbtext.calibration fits it, nbtext.schema checks it):
+# from one temperature for all to T growing as the squared length
+LENGTH_EXPONENT_RANGE = (0.0, 2.0)
 PREDICT_FORMATS = ("tsv", "json", "fasttext")
 EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")

@@ -10,7 +10,7 @@ with the reason. Any problem is a ValueError with a message; modelfile names the
 
 import math
 
-from nbtext.choices import FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, UNKNOWN_MODES
+from nbtext.choices import FEATURES, INPUT_MODES, LENGTH_EXPONENT_RANGE, MAX_NGRAMS, PRIORS, TF_MODES, UNKNOWN_MODES
 from nbtext.event_models import EVENT_MODELS
 
 # name: (dtype, number of dimensions); the first five are in every model file
@@ -83,7 +83,7 @@ def check_header(header, payload_bytes, file_bytes):
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
             raise ValueError(f"bad temperature {T!r}")
         exponent = calibration.get("length_exponent", 0.0)
-        if not isinstance(exponent, float) or not 0.0 <= exponent <= 2.0:
+        if not isinstance(exponent, float) or not LENGTH_EXPONENT_RANGE[0] <= exponent <= LENGTH_EXPONENT_RANGE[1]:
             raise ValueError(f"bad length exponent {exponent!r}")
         _whole(calibration["documents"], "calibration documents", 0)
     if "one_document" in header:
