@@ -12,8 +12,9 @@ INPUT_MODES = ("auto", "mail", "text")
 UNKNOWN_MODES = ("unk", "ignore")
 CALIBRATIONS = ("auto", "none", "temperature")
 # γ of a calibrated temperature T·n^γ (nbtext.calibration fits it, nbtext.schema checks it):
-# from one temperature for all to T growing as the squared length
-LENGTH_EXPONENT_RANGE = (0.0, 2.0)
+# from one temperature for all (0) to the mean evidence per token (1); beyond 1 a longer
+# document would be less sure than a shorter one of the same per-token evidence
+LENGTH_EXPONENT_RANGE = (0.0, 1.0)
 PREDICT_FORMATS = ("tsv", "json", "fasttext")
 EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")

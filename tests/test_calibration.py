@@ -38,6 +38,8 @@ def test_the_fit_recovers_a_temperature_that_grows_with_length():
     assert exponent == pytest.approx(0.6, abs=0.02) and T == pytest.approx(3.0, rel=0.1)
     T, exponent = fit_temperature(z * 7.0, rows, np.full(len(rows), 40))
     assert T * 40 ** exponent == pytest.approx(1 / fit_inverse_temperature(z * 7.0, rows), rel=0.01)
+    _, exponent = fit_temperature(z * (3.0 * n[:, None] ** 1.5), rows, n)  # beyond the range: its edge
+    assert 0.99 <= exponent <= 1.0
 
 
 def test_the_bounded_search_finds_what_scipy_finds():
