@@ -123,27 +123,33 @@ def sample_rate(n_documents):
     return min(1.0, SAMPLE / max(float(n_documents), 1.0))
 
 
-def sample_of(model, over_batches, candidates=None, rate=None, as_tokens=True):
+def sample_of(model, over_batches, candidates=None, rate=None, tokens=False):
     """(documents, labels, hashes) of the calibration sample of a trained model's corpus:
     the documents whose hash is under `rate` (by default the model's sample_rate), from the
     `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
-    as nbtext.training.model_of_table takes it). Each document is its token list; without
-    `as_tokens`, candidates give their feature ids instead (temperature_of takes both)."""
+    as nbtext.training.model_of_table takes it). Each document is its feature ids (what
+    temperature_of takes), or with `tokens` its token list (what a part's file keeps)."""
     rate = sample_rate(model.class_count.sum()) if rate is None else rate
     if candidates is not None and candidates.covers(rate):
-        return candidates.sample(rate, None if as_tokens else model.vocabulary)
+        return candidates.sample(rate, None if tokens else model.vocabulary)
     token_lists, labels, hashes = [], [], []
     for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
         token_lists += batch_tokens
         labels += batch_labels
         hashes += batch_hashes
-    return token_lists, labels, hashes
+    return (token_lists if tokens else feature_rows(model.vocabulary, token_lists)), labels, hashes
+
+
+def feature_rows(vocabulary, token_lists):
+    """Each document's feature ids (an array), as vocabulary.ids gives them."""
+    ids, indptr = vocabulary.ids(token_lists)
+    return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
 def temperature_of(model, sample, required=True):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
     a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
-    document its tokens or its feature ids), or None when the sample is too small for
+    document its feature ids), or None when the sample is too small for
     --calibration auto (with `required`, as --calibration temperature, that is an error).
     The sample is taken in the order of its hashes (then labels), so that every way of
     training on the same documents (-j, a cluster, shards merged) fits the same T."""
@@ -154,10 +160,7 @@ def temperature_of(model, sample, required=True):
         if not required:
             return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
-    if isinstance(documents[0], np.ndarray):  # feature ids already (Candidates.sample's)
-        ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
-    else:
-        ids, indptr = model.vocabulary.ids(documents)
+    ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
     jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])
     temperature, exponent = fit_temperature(jll, rows, lengths)

@@ -17,7 +17,7 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
-from nbtext.calibration import sample_rate, temperature_of
+from nbtext.calibration import feature_rows, sample_rate, temperature_of
 from nbtext.counting import CountTable, under
 from nbtext.errors import NbtextError
 from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
@@ -61,7 +61,8 @@ def merge(models, names=None):
             missing = names[samples.index(None)]
             raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
                               "train the parts with the same options")
-        merged.calibration = temperature_of(merged, _united(samples, sample_rate(merged.class_count.sum())),
+        token_lists, labels, hashes = _united(samples, sample_rate(merged.class_count.sum()))
+        merged.calibration = temperature_of(merged, (feature_rows(merged.vocabulary, token_lists), labels, hashes),
                                             required=False)
     return merged
 

@@ -142,11 +142,8 @@ class PureModel:
     def probabilities(self, document):
         """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · max(n, 1)^γ."""
         jll, length = self.joint_log_likelihood(self.tokenize(document))
-        if self.length_exponent == 0.0:
-            jll = [v / self.temperature for v in jll]
-        else:
-            temperature = self.temperature * float(max(length, 1)) ** self.length_exponent
-            jll = [v / temperature for v in jll]
+        temperature = self.temperature * float(max(length, 1)) ** self.length_exponent  # γ = 0: T itself
+        jll = [v / temperature for v in jll]
         top = max(jll)
         if not math.isfinite(top):
             raise Unserved

@@ -123,7 +123,7 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
     if calibration != "none":
         from nbtext.calibration import sample_of, temperature_of
 
-        sample = sample_of(model, over_batches, candidates, as_tokens=partial)  # a part's file holds tokens
+        sample = sample_of(model, over_batches, candidates, tokens=partial)  # a part's file holds tokens
         if partial:
             model.calibration_sample = sample
         else:
