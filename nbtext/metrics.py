@@ -8,9 +8,10 @@ import math
 
 
 def log_loss(true_log_probabilities):
-    """−mean log P(true class | document), from log-probabilities (so never log 0)."""
+    """−mean log P(true class | document), from log-probabilities (so never log 0). At
+    least 0: a certain right answer has log P = 0 (+ 0.0 makes −0.0 print as 0)."""
     values = list(true_log_probabilities)
-    return -sum(values) / len(values) if values else math.nan
+    return max(-sum(values) / len(values), 0.0) + 0.0 if values else math.nan
 
 
 def reliability_bins(confidences, correct, bins=10):
