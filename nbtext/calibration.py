@@ -273,15 +273,16 @@ def fit_inverse_temperature(jll, rows):
 
 
 def fit_temperature(jll, rows, lengths):
-    """(T, γ) minimizing the mean Brier score of softmax(jll / (T · n^γ)), n = max(lengths, 1),
-    γ within EXPONENT_RANGE.
+    """(T, γ) minimizing the mean Brier score of softmax(jll / (T · n^γ)), n = lengths, γ
+    within EXPONENT_RANGE; documents of length 0 keep their raw posterior
+    (NaiveBayes.posterior), so they do not enter the fit.
 
     Nested one-dimensional searches: for each γ the best scale, then the best γ. The scale
     is fitted at the mean log-length c, 1/T(x) = exp(a − γ (log n − c)), where it hardly
     moves with γ."""
-    finite = np.isfinite(jll).all(axis=1)
-    jll, rows = jll[finite], rows[finite]
-    log_n = np.log(np.maximum(np.asarray(lengths, dtype=np.float64)[finite], 1.0))
+    lengths = np.asarray(lengths, dtype=np.float64)
+    kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
+    jll, rows, log_n = jll[kept], rows[kept], np.log(lengths[kept])
     centre = log_n.mean() if len(log_n) else 0.0
     whole = np.log(BETA_RANGE)
     best = {}  # γ -> (loss, a)

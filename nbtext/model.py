@@ -317,7 +317,9 @@ class NaiveBayes:
 
     def posterior(self, jll, lengths=None):
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,
-        log_softmax(jll / T(x)) with T(x) = T · n^γ, n = max(length, 1) (the same argmax).
+        log_softmax(jll / T(x)) with T(x) = T · n^γ, n the document's length (the same
+        argmax). A document of length 0 has no evidence to temper: it keeps its raw
+        posterior (the prior, for the multinomial), where T(1) would make the prior sure.
         `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
         if self.calibration is not None:
             exponent = self.calibration.get("length_exponent", 0.0)
@@ -325,8 +327,9 @@ class NaiveBayes:
                 return log_normalize(jll / self.calibration["temperature"])
             if lengths is None:
                 raise ValueError("this model's temperature grows with the document's length: pass the lengths")
-            n = np.maximum(np.asarray(lengths, dtype=np.float64), 1.0)
-            jll = jll / (self.calibration["temperature"] * n ** exponent)[:, None]
+            n = np.asarray(lengths, dtype=np.float64)
+            scale = np.where(n > 0, self.calibration["temperature"] * np.maximum(n, 1.0) ** exponent, 1.0)
+            jll = jll / scale[:, None]
         return log_normalize(jll)
 
     def predict_log_proba(self, documents):

@@ -140,9 +140,12 @@ class PureModel:
         return [math.fsum(t) for t in terms], length
 
     def probabilities(self, document):
-        """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · max(n, 1)^γ."""
+        """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · n^γ, or 1 for a
+        document of length 0 (as NaiveBayes.posterior)."""
         jll, length = self.joint_log_likelihood(self.tokenize(document))
         temperature = self.temperature * float(max(length, 1)) ** self.length_exponent  # γ = 0: T itself
+        if length == 0 and self.length_exponent:
+            temperature = 1.0
         jll = [v / temperature for v in jll]
         top = max(jll)
         if not math.isfinite(top):

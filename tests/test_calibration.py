@@ -42,6 +42,20 @@ def test_the_fit_recovers_a_temperature_that_grows_with_length():
     assert 0.99 <= exponent <= 1.0
 
 
+def test_documents_of_length_0_do_not_move_the_fit():
+    """They keep their raw posterior whatever T and γ are, so adding them changes nothing."""
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(1, 400, size=600)
+    rows = rng.integers(0, 2, size=600)
+    evidence = rng.normal(1.0, 1.0, size=600) * lengths * np.where(rows == 1, 1, -1)
+    jll = np.stack([-evidence / 2, evidence / 2], axis=1)
+    fitted = fit_temperature(jll, rows, lengths)
+    empty_jll = np.tile([[0.3, -0.3]], (50, 1))
+    with_empty = fit_temperature(np.vstack([jll, empty_jll]), np.concatenate([rows, np.ones(50, int)]),
+                                 np.concatenate([lengths, np.zeros(50, int)]))
+    assert with_empty == fitted
+
+
 def test_the_bounded_search_finds_what_scipy_finds():
     """nbtext's bounded search (no scipy.optimize import at train time) against scipy's
     minimize_scalar, on shapes with the minimum inside and at an end of the bracket."""
