@@ -72,9 +72,9 @@ class EventModel:
 class Multinomial(EventModel):
     name = "multinomial"
     # Chosen by 5-fold cross-validation on the SpamAssassin and 20 Newsgroups training splits
-    # (with mail_presence; the README's accuracy section): λ 0.1 / 0.03 / 0.01 make 44 / 43 / 50
-    # errors of 4,862 on SpamAssassin (mean of 5 fold draws) and 1,135 / 1,105 / 1,076 of 11,314
-    # on 20news; min count 1 against 2 (λ 0.03): 43 against 50, and 1,105 against 1,138.
+    # (with mail_presence; bench/defaults.py, errors as the mean of 5 shuffles): λ 0.1 / 0.03 /
+    # 0.01 make 44 / 43 / 50 errors of 4,862 on SpamAssassin and 1,134 / 1,102 / 1,074 of
+    # 11,314 on 20news; min count 2 instead of 1 makes 50 and 1,140.
     mail_alpha = 0.03
     mail_min_count = 1
     mail_presence = True
