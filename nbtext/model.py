@@ -219,7 +219,12 @@ class NaiveBayes:
     @cached_property
     def feature_counts(self):
         """The counts of every feature, (n_classes, n_features), UNK's column included."""
-        return self.feature_count_columns(np.arange(self.n_features))
+        column_of_token = np.full(self.vocabulary.n_tokens, -1, dtype=np.intp)
+        column_of_token[self.vocabulary.kept] = np.arange(self.vocabulary.n_kept)  # feature j is kept[j]
+        counts = self.token_counts.placed(column_of_token, self.n_features)
+        if self.has_unk:
+            counts[:, self.vocabulary.unk_column] = self.unk_count
+        return counts
 
     @property
     def feature_sums(self):

@@ -144,3 +144,17 @@ def test_log_normalize_when_every_class_is_ruled_out():
     np.testing.assert_allclose(np.exp(log_proba[0]), [1 / 3] * 3)
     np.testing.assert_allclose(np.exp(log_proba[1]), [2 / 3, 1 / 3, 0.0])
     assert np.isfinite(jll[1, :2]).all()  # the input is not modified
+
+
+@pytest.mark.parametrize("options", [{"min_count": 1}, {"min_count": 2}, {"max_features": 3, "unknown": "ignore"}])
+def test_every_features_counts_are_those_of_the_columns_one_by_one(tmp_path, options):
+    """feature_counts (one scatter) equals feature_count_columns (a search per column), for a
+    model counted here (dense) and the same model loaded from its file (CSR rows)."""
+    docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report now"] * 3
+    labels = ["spam", "ham", "spam", "ham"] * 3
+    trained = nbtext.train(docs + ["rare words once"], labels + ["ham"], calibration="none", **options)
+    trained.save(tmp_path / "m.model")
+    for model in (trained, nbtext.load(tmp_path / "m.model")):
+        every = np.arange(model.n_features)
+        np.testing.assert_array_equal(model.feature_counts, model.feature_count_columns(every))
+        assert model.feature_counts.sum() > 0
