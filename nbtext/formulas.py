@@ -21,7 +21,12 @@ def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
         d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
     if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
         return np.zeros_like(feature_sums, dtype=np.float64)
-    return np.log(feature_sums + alpha) - np.log(totals + d * alpha)[:, None]
+    # in place, one (classes × features) array: the same operations, without two more
+    # temporaries of that size to allocate and fault in (20 Newsgroups: 23 MB each)
+    log_theta = feature_sums + alpha
+    np.log(log_theta, out=log_theta)
+    log_theta -= np.log(totals + d * alpha)[:, None]
+    return log_theta
 
 
 def bernoulli_log_prob(feature_sums, class_count, alpha):
