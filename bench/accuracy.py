@@ -16,12 +16,10 @@ DATA = ROOT / "data"
 NBTEXT = str(Path(sys.executable).parent / "nbtext")
 
 SETTINGS = {
-    "spamassassin": [[], ["--features", "counts", "--alpha", "0.1", "--min-count", "2"],
-                     ["--features", "counts"], ["--alpha", "1"], ["--input", "text"], ["--features", "binary"],
+    "spamassassin": [[], ["--alpha", "1"], ["--input", "text"], ["--features", "binary"],
                      ["--model", "bernoulli"], ["--model", "complement"]],
     "sms": [[], ["--alpha", "0.1"], ["--model", "bernoulli"], ["--model", "complement"]],
-    "20news": [[], ["--features", "counts", "--alpha", "0.1", "--min-count", "2"], ["--alpha", "1"],
-               ["--input", "text"], ["--input", "text", "--alpha", "0.1"],
+    "20news": [[], ["--alpha", "1"], ["--input", "text"], ["--input", "text", "--alpha", "0.1"],
                ["--features", "binary"], ["--features", "tfidf"],
                ["--model", "bernoulli"],
                ["--model", "complement"], ["--model", "complement", "--weight-norm"],

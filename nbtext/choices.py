@@ -26,9 +26,9 @@ DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -
 
 TRAIN_DEFAULTS = {
     "model": "multinomial",
-    "alpha": None,  # 1, or the model's own when most training documents are e-mail (nbtext.settings)
+    "alpha": None,  # 1, or 0.1 when most training documents are e-mail (nbtext.settings)
     "prior": "smoothed",
-    "min_count": None,  # 2, or 1 for the multinomial when most training documents are e-mail
+    "min_count": 2,
     "max_features": None,
     "ngrams": 1,
     "unknown": None,  # "unk", or "ignore" with tf-idf features
@@ -48,12 +48,11 @@ TRAIN_DEFAULTS = {
 TRAIN_HELP = {
     "model": "Event model: token counts (multinomial), token presence (bernoulli), complement NB "
              "(Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the columns of a --table (categorical).",
-    "alpha": "Smoothing λ > 0: 1 is Laplace, below 1 Lidstone [default: 1; when most training documents "
-             "are e-mail, 0.03 (multinomial) or 0.1 (bernoulli)]. --model categorical also takes 0 (no "
-             "smoothing: a value never seen with a class then rules that class out).",
+    "alpha": "Smoothing λ > 0: 1 is Laplace, below 1 Lidstone [default: 1; 0.1 when most training "
+             "documents are e-mail]. --model categorical also takes 0 (no smoothing: a value never seen "
+             "with a class then rules that class out).",
     "prior": "Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.",
-    "min_count": "Tokens seen fewer times are pruned (counted as UNK) [default: 2; 1 for the multinomial "
-                 "when most training documents are e-mail].",
+    "min_count": "Tokens seen fewer times are pruned (counted as UNK).",
     "max_features": "Keep only the N most frequent tokens.",
     "ngrams": "Add word n-grams up to N.",
     "unknown": "Pruned and unseen tokens: count them as UNK, or drop them [default: unk; ignore with "
@@ -61,8 +60,7 @@ TRAIN_HELP = {
     "input": "Parse documents as e-mail: when they look like it, always, never.",
     "headers": "Mail headers whose words become tagged tokens (subject:free).",
     "features": "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
-                "(multinomial; each token once per e-mail message), binary (bernoulli), tfidf (complement, "
-                "gaussian)].",
+                "(multinomial), binary (bernoulli), tfidf (complement, gaussian)].",
     "tf": "tf-idf: the count itself, or log(1 + count) [default: log for complement, else raw].",
     "idf": "tf-idf: weight by inverse document frequency [default: on].",
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",

@@ -11,7 +11,7 @@ import numpy as np
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.metrics import evaluate
-from nbtext.settings import make_settings, make_tokenizer, resolve_defaults
+from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
 from nbtext.sources import tokenized
 from nbtext.training import fit_tokens
 
@@ -54,7 +54,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, **op
     results = {}
     for name in models:
         settings = make_settings(**{**options, "model": name})
-        resolve_defaults(settings, tokenizer.mail_documents, len(labels))
+        resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
         for f in range(k):
             if on_fold is not None:

@@ -36,13 +36,7 @@ class EventModel:
     feature_kind_error = None  # the message when another is asked for
     zero_alpha = False  # whether λ = 0 is allowed
     prior_in_jll = True  # whether log P(k) enters the joint log-likelihood
-    # The defaults when most training documents are e-mail (nbtext.settings.resolve_defaults):
-    # λ and --min-count, or None for the text defaults (λ = 1, min count 2).
-    mail_alpha = None
-    mail_min_count = None
-    # whether, unless --features is given, a message's tokens count once each (their presence;
-    # nbtext.tokenize.Tokenizer's mail_presence) while plain text keeps its counts
-    mail_presence = False
+    mail_alpha = False  # whether λ defaults to 0.1 when most training documents are e-mail
     smooths = True  # whether λ enters at all
     min_classes = 2
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
@@ -71,13 +65,7 @@ class EventModel:
 
 class Multinomial(EventModel):
     name = "multinomial"
-    # Chosen by 5-fold cross-validation on the SpamAssassin and 20 Newsgroups training splits
-    # (with mail_presence; bench/defaults.py, errors as the mean of 5 shuffles): λ 0.1 / 0.03 /
-    # 0.01 make 44 / 43 / 50 errors of 4,862 on SpamAssassin and 1,134 / 1,102 / 1,074 of
-    # 11,314 on 20news; min count 2 instead of 1 makes 50 and 1,140.
-    mail_alpha = 0.03
-    mail_min_count = 1
-    mail_presence = True
+    mail_alpha = True
     reports_unk_share = True
     local_smoothing = True
     pure_form = "counts"
@@ -88,10 +76,7 @@ class Bernoulli(EventModel):
     default_features = feature_defaults("binary", idf=False, length_norm=False)
     feature_kinds = ("binary",)
     feature_kind_error = "--model bernoulli models token presence: drop --features (or use --model multinomial)"
-    # λ 0.1 against 1: 8 errors against 12 on the SpamAssassin test split in nbtext's first
-    # builds; cross-validated, λ 0.03 is no better (67 errors of 4,862 either way) and min
-    # count 1 is worse (77), so pruning stays at the text default.
-    mail_alpha = 0.1
+    mail_alpha = True
     count_unit = "documents with"
     unk_from_documents = True
     pure_form = "presence"

@@ -152,8 +152,7 @@ def model_summary(summary, model_path, unit):
         f"nbtext {summary.get('nbtext_version', '?')})",
         f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
         f"tokenizer      columns {', '.join(t['columns'])}" if t.get("kind") == "row" else
-        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}"
-        + (", each token once per message" if t.get("mail_presence") else ""),
+        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
         f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
         + (f", max features {s['max_features']}" if s["max_features"] else "")
         + f") of {summary['tokens_seen']:,} seen; unknown tokens: "

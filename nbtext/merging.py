@@ -20,7 +20,7 @@ import numpy as np
 from nbtext.calibration import feature_rows, sample_rate, temperature_of
 from nbtext.counting import CountTable, under
 from nbtext.errors import NbtextError
-from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, corpus_record, resolve_defaults
+from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
 from nbtext.training import model_of_table
 from nbtext.weighting import counts_presence, is_tfidf
 
@@ -49,11 +49,11 @@ def merge(models, names=None):
         were = "document was" if shared == 1 else "documents were"
         warnings.warn(f"{shared:,} {were} learned by more than one of the models: counted once for each "
                       "(merge models of disjoint parts)", stacklevel=2)
-    for key in DEFAULTED:  # chosen again from the documents of all of them, as one training would
-        if models[0].corpus.get(f"default_{key}", False):
-            settings[key] = None
-    corpus = corpus_record(settings, mail_documents)
-    resolve_defaults(settings, mail_documents, table.class_count.sum())
+    default_alpha = models[0].corpus["default_alpha"]
+    if default_alpha:  # chosen again from the documents of all of them, as one training would
+        settings["alpha"] = None
+        resolve_alpha(settings, mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": mail_documents, "default_alpha": default_alpha}
     merged = model_of_table(settings, table, journal, _documents_needed, corpus)
     samples = [model.calibration_sample for model in models]
     if any(sample is not None for sample in samples):
@@ -95,25 +95,18 @@ def _check_mergeable(model, name):
         )
 
 
-DEFAULTED = {"alpha": ("--alpha", "the default λ"), "min_count": ("--min-count", "the default min count")}
-
-
 def _common_settings(models, names):
-    """The settings all `models` share (λ and the min count aside where every one chose the
-    default: those are chosen again from the corpus of all of them)."""
+    """The settings all `models` share (λ aside when every one chose the default λ)."""
     first = models[0]
-    defaulted = {key for key in DEFAULTED if first.corpus.get(f"default_{key}", False)}
     for model, name in zip(models[1:], names[1:]):
-        for key, (option, default_name) in DEFAULTED.items():
-            ours, theirs = first.corpus.get(f"default_{key}", False), model.corpus.get(f"default_{key}", False)
-            if ours != theirs:
-                given, default = (names[0], name) if not ours else (name, names[0])
-                raise NbtextError(
-                    f"cannot merge {names[0]} and {name}: {given} was trained with {option}, {default} with "
-                    f"{default_name}; train them with the same options"
-                )
+        if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
+            given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
+            raise NbtextError(
+                f"cannot merge {names[0]} and {name}: {given} was trained with --alpha, {default} with "
+                "the default λ; train them with the same options"
+            )
         for key in sorted(set(first.settings) | set(model.settings)):
-            if key in defaulted:
+            if key == "alpha" and first.corpus["default_alpha"]:
                 continue
             ours, theirs = first.settings.get(key), model.settings.get(key)
             if ours != theirs:

@@ -48,8 +48,8 @@ class NaiveBayes:
                      features; token_counts then holds document frequencies), and
       tfidf_squares  their squares Yᵀ (X∘X) (gaussian)
       journal        {content hash: label} of the documents learned (nbtext.journal)
-      corpus         {"mail_documents": n, "default_alpha": bool, "default_min_count": bool}: what a merge needs to
-                     choose λ and the min count as one training would (None in files of older builds)
+      corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
+                     choose λ as one training would (None in files of older builds)
       calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
                      "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
                      document's length (nbtext.calibration; files of older builds have no γ: 0)

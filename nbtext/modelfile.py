@@ -65,7 +65,7 @@ class ModelState:
         self.tfidf_squares = tfidf_squares  # (c, d) or None
         self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
-        self.corpus = corpus  # nbtext.settings.corpus_record, or None (older files)
+        self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
         self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
         # a part's (--shard) calibration sample: (token indices, counts, indptr) CSR rows, labels, hashes

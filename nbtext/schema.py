@@ -69,12 +69,10 @@ def check_header(header, payload_bytes, file_bytes):
     settings = check_settings_record(header["settings"])
     if "corpus" in header:
         corpus = _is(header["corpus"], dict, "the corpus record")
-        # files of older builds hold no default_min_count (their min count was given or 2)
-        if set(corpus) - {"default_min_count"} != {"mail_documents", "default_alpha"}:
+        if set(corpus) != {"mail_documents", "default_alpha"}:
             raise ValueError("bad corpus record")
         _whole(corpus["mail_documents"], "mail_documents", 0)
         _is(corpus["default_alpha"], bool, "default_alpha")
-        _is(corpus.get("default_min_count", False), bool, "default_min_count")
     if "calibration" in header:
         calibration = _is(header["calibration"], dict, "the calibration record")
         # files of older builds hold no length_exponent (γ = 0); older builds refuse one that does
@@ -157,8 +155,7 @@ def check_settings_record(settings):
         if set(tokenizer) != {"kind", "columns"} or not all(isinstance(c, str) and "=" not in c for c in columns):
             raise ValueError("bad table columns")
         return settings
-    if set(tokenizer) - {"mail_presence"} != TEXT_TOKENIZER or tokenizer.get("mail_presence", True) is not True \
-            or tokenizer["lowercase"] is not True or not isinstance(
+    if set(tokenizer) != TEXT_TOKENIZER or tokenizer["lowercase"] is not True or not isinstance(
             tokenizer["pattern"], str) or tokenizer["input"] not in INPUT_MODES:
         raise ValueError("bad tokenizer settings")
     _whole(tokenizer["ngrams"], "ngrams", 1, MAX_NGRAMS)

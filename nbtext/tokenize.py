@@ -1,5 +1,4 @@
-"""Documents to tokens: (mail parsing) -> decode -> lowercase -> word tokens -> word n-grams
-(-> each token once, for a message, when the settings say so).
+"""Documents to tokens: (mail parsing) -> decode -> lowercase -> word tokens -> word n-grams.
 
 Each step is a small function; `Tokenizer` glues them together with the settings that
 travel inside the model file, so prediction always tokenizes exactly as training did.
@@ -44,12 +43,9 @@ class Tokenizer:
 
     input: "text" reads every document as plain text; "mail" parses every document as an
     RFC 822 message (nbtext.mail); "auto" parses those that start like one.
-    mail_presence: a message gives each of its tokens once (its first occurrences, in
-    order), so counting its tokens counts their presence (Boolean multinomial NB, which
-    Metsis et al. 2006 found best on mail); plain text keeps its counts.
     """
 
-    def __init__(self, ngrams=1, input="auto", headers=DEFAULT_HEADERS, mail_presence=False):
+    def __init__(self, ngrams=1, input="auto", headers=DEFAULT_HEADERS):
         if not isinstance(ngrams, int) or ngrams < 1:
             raise ValueError("ngrams must be a whole number >= 1")
         if input not in INPUT_MODES:
@@ -58,24 +54,19 @@ class Tokenizer:
         self.mail_documents = 0  # how many documents this tokenizer has read as e-mail
         self.input = input
         self.headers = tuple(h.lower() for h in headers)
-        self.mail_presence = bool(mail_presence)
 
     def settings(self):
-        """What the model file stores to rebuild this tokenizer (`mail_presence` only when
-        set, so the files of models without it are as before)."""
-        settings = {
+        """What the model file stores to rebuild this tokenizer."""
+        return {
             "pattern": TOKEN_PATTERN.pattern, "lowercase": True, "ngrams": self.ngrams,
             "input": self.input, "headers": list(self.headers),
         }
-        if self.mail_presence:
-            settings["mail_presence"] = True
-        return settings
 
     @classmethod
     def from_settings(cls, settings):
         if settings.get("pattern") != TOKEN_PATTERN.pattern or settings.get("lowercase") is not True:
             raise ValueError(f"unsupported tokenizer settings: {settings!r}")
-        return cls(settings["ngrams"], settings["input"], settings["headers"], settings.get("mail_presence", False))
+        return cls(settings["ngrams"], settings["input"], settings["headers"])
 
     def is_mail(self, data):
         if self.input == "text":
@@ -98,9 +89,9 @@ class Tokenizer:
             if self.is_mail(data):
                 from nbtext.mail import mail_tokens
 
-                tokens = word_ngrams(mail_tokens(data, self.headers, text_tokens), self.ngrams)
+                tokens = mail_tokens(data, self.headers, text_tokens)
                 self.mail_documents += 1
-                return list(dict.fromkeys(tokens)) if self.mail_presence else tokens
+                return word_ngrams(tokens, self.ngrams)
         tokens = _find_tokens(decode(document).lower())
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)

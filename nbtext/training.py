@@ -17,7 +17,7 @@ from nbtext.event_models import EVENT_MODELS
 from nbtext.features import one_hot
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
-from nbtext.settings import corpus_record, make_settings, make_tokenizer, resolve_defaults
+from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
 from nbtext.sources import Document, document_key, in_batches, report_errors, tokenized
 from nbtext.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 
@@ -110,12 +110,13 @@ def calibration_of(settings, options):
 def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
                   candidates=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
-    corpus's defaults chosen (λ, min count), then `model_of_table`; unless `calibration` is "none", a temperature
+    default λ chosen, then `model_of_table`; unless `calibration` is "none", a temperature
     fitted on a sample of the corpus (gathered while counting as `candidates`, or else in
     one more pass; nbtext.calibration). A part (`partial`, --shard) keeps its sample
     instead, for the merge to fit T on all the parts' samples."""
-    corpus = corpus_record(settings, mail_documents)
-    resolve_defaults(settings, mail_documents, table.class_count.sum())
+    default_alpha = settings["alpha"] is None
+    resolve_alpha(settings, mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
     model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)

@@ -35,11 +35,6 @@ def news20():
 
 
 @pytest.fixture(scope="session")
-def spamassassin():
-    return real_corpus("spamassassin")
-
-
-@pytest.fixture(scope="session")
 def demo_corpus():
     return ROOT / "corpora" / "mail"
 

@@ -74,17 +74,15 @@ def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, par
 
 
 def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
-    """λ = 0.03 and min count 1 when most documents are mail: a part of mail and a larger
-    part of text merge into a text model (λ = 1, min count 2), as one training on both is."""
+    """λ = 0.1 when most documents are mail: a part of mail and a larger part of text
+    merge into a text model (λ = 1), as one training on both is."""
     mail = ["From: a@b.c\nSubject: free prize\n\nclick now"] * 3
     text = ["lunch at noon", "meeting report now", "free lunch", "the report", "noon meeting"]
     part1 = trained(mail, ["spam"] * 3)
     part2 = trained(text, ["ham", "ham", "spam", "ham", "ham"])
-    assert (part1.alpha, part1.settings["min_count"]) == (0.03, 1)
-    assert (part2.alpha, part2.settings["min_count"]) == (1.0, 2)
+    assert part1.alpha == 0.1 and part2.alpha == 1.0
     merged = nbtext.merge([part1, part2])
-    assert (merged.alpha, merged.settings["min_count"]) == (1.0, 2)
-    assert merged.corpus == {"mail_documents": 3, "default_alpha": True, "default_min_count": True}
+    assert merged.alpha == 1.0 and merged.corpus == {"mail_documents": 3, "default_alpha": True}
     whole = trained(mail + text, ["spam"] * 3 + ["ham", "ham", "spam", "ham", "ham"], partial=False)
     assert file_bytes(merged, tmp_path / "m") == file_bytes(whole, tmp_path / "w")
 
@@ -148,9 +146,7 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
         return tmp_path / name
 
     counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "b.model was trained with --min-count")
-    one_line_error(run("merge", "-o", tmp_path / "x", model("b2.model", "--min-count", "2"), pruned),
-                   "min_count differs (2 and 3)")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "min_count differs (2 and 3)")
     one_line_error(run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")),
                    "was trained with --alpha")
     one_line_error(run("merge", "-o", tmp_path / "x", counts, model("d.model", "--model", "complement")),

@@ -124,25 +124,3 @@ def test_gaussian_on_tfidf_equals_sklearn():
     np.testing.assert_allclose(ours.joint_log_likelihood(test_texts), peer.predict_joint_log_proba(X_test),
                                rtol=1e-7)
     assert ours.predict(test_texts) == list(peer.predict(X_test))
-
-
-def test_mail_presence_on_spamassassin_is_boolean_multinomial_nb(spamassassin):
-    """The mail default (each token once per message, λ = 0.03, min count 1) is
-    CountVectorizer(binary=True) + MultinomialNB(alpha=0.03) over the same tokens: nbtext's
-    mail reader gives the tokens, scikit-learn binarizes, counts and smooths."""
-    from nbtext.tokenize import Tokenizer
-
-    train_texts, train_labels = read_labelled(spamassassin / "train")
-    test_texts, _ = read_labelled(spamassassin / "test")
-    ours = nbtext.train(train_texts, train_labels, unknown="ignore", prior="empirical", calibration="none")
-    assert (ours.alpha, ours.settings["min_count"], ours.settings["tokenizer"]["mail_presence"]) == (0.03, 1, True)
-    every_token = Tokenizer()  # the mail reader's tokens, repeats kept: binarizing is scikit-learn's
-    vectorizer = CountVectorizer(analyzer=lambda tokens: tokens, binary=True)
-    X = vectorizer.fit_transform(map(every_token, train_texts))
-    assert X.max() == 1 and sum(map(len, map(every_token, train_texts[:50]))) > X[:50].sum()  # repeats were there
-    peer = MultinomialNB(alpha=0.03).fit(X, train_labels)
-    assert ours.feature_names == list(vectorizer.get_feature_names_out())
-    np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=0, atol=1e-9)
-    X_test = vectorizer.transform(map(every_token, test_texts))
-    np.testing.assert_allclose(ours.predict_log_proba(test_texts), peer.predict_log_proba(X_test), rtol=1e-9, atol=1e-6)
-    assert ours.predict(test_texts) == list(peer.predict(X_test))

@@ -38,25 +38,3 @@ def test_bad_utf8_becomes_replacement_characters():
 def test_settings_round_trip():
     tokenizer = Tokenizer(ngrams=2)
     assert Tokenizer.from_settings(tokenizer.settings()).ngrams == 2
-
-
-MESSAGE = b"From: a@b.c\nSubject: free free prize\n\nFree money, free now. Money!\n"
-TEXT = "free money, free now. money!"
-
-
-def test_mail_presence_gives_a_message_each_token_once_and_text_its_counts():
-    counted, present = Tokenizer(ngrams=2), Tokenizer(ngrams=2, mail_presence=True)
-    every = counted(MESSAGE)
-    assert every.count("free") == 2 and every.count("subject:free") == 2 and every.count("free money") == 1
-    once = present(MESSAGE)
-    assert once == list(dict.fromkeys(every))  # first occurrences, in order
-    assert len(once) == len(set(once)) < len(every)
-    assert present(TEXT) == counted(TEXT) and present(TEXT).count("free") == 2  # plain text keeps its counts
-    assert present.mail_documents == 1
-
-
-def test_mail_presence_travels_in_the_settings_only_when_set():
-    assert "mail_presence" not in Tokenizer().settings()  # files of models without it stay as they were
-    settings = Tokenizer(mail_presence=True).settings()
-    assert settings["mail_presence"] is True and Tokenizer.from_settings(settings).mail_presence
-    assert not Tokenizer.from_settings(Tokenizer().settings()).mail_presence
