@@ -21,10 +21,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.crossval import stratified_folds  # noqa: E402
+from nbtext.crossval import held_out_guesses, stratified_folds  # noqa: E402
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha  # noqa: E402
 from nbtext.sources import labelled_input, tokenized  # noqa: E402
-from nbtext.training import fit_tokens  # noqa: E402
 
 SETTINGS = {
     "defaults (counts, λ 0.1, min count 2)": {},
@@ -38,18 +37,15 @@ SUBSETS = [(200, 20), (500, 50), (1000, 100), (2000, 200), (60, 60), (100, 300),
 
 def cross_validated(token_lists, labels, mail_documents, options, k=5, seed=0):
     """(errors, ham flagged as spam) of k-fold cross-validation with train `options`."""
-    labels = np.asarray(labels)
+    settings = make_settings(calibration="none", **options)
+    resolve_alpha(settings, mail_documents, len(labels))
     fold = stratified_folds(labels, k, seed)
     errors = flagged = 0
     for f in range(k):
-        train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-        settings = make_settings(calibration="none", **options)
-        resolve_alpha(settings, mail_documents, len(train))
-        model = fit_tokens(settings, [token_lists[i] for i in train], labels[train].tolist())
-        jll, _ = model.jll_and_lengths([token_lists[i] for i in test])
-        predicted = np.array(model.classes)[jll.argmax(axis=1)]
-        errors += int((predicted != labels[test]).sum())
-        flagged += int(((labels[test] == "ham") & (predicted == "spam")).sum())
+        test, guesses, _ = held_out_guesses(settings, token_lists, labels, fold, f)
+        for truth, guess in zip((labels[i] for i in test), guesses):
+            errors += guess != truth
+            flagged += truth == "ham" and guess == "spam"
     return errors, flagged
 
 
@@ -70,8 +66,8 @@ def main():
             for _ in range(4)]
         cells = []
         for options in SETTINGS.values():
-            results = [cross_validated([token_lists[i] for i in chosen], labels[chosen], len(chosen), options)
-                       for chosen in draws]
+            results = [cross_validated([token_lists[i] for i in chosen], labels[chosen].tolist(), len(chosen),
+                                       options) for chosen in draws]
             errors, flagged = np.mean(results, axis=0)
             cells.append(f"{errors:6.1f} / {flagged:5.1f}")
         name = "all 3334:1528" if subset is None else f"{subset[0]}:{subset[1]}"

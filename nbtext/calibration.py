@@ -8,8 +8,10 @@ fitted at train time keeps the decision and makes the probabilities say what the
 
     P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · n(x)^γ      (argmax unchanged)
 
-n(x) is the number of the document's tokens that enter its likelihood (at least 1): γ = 0 is
-one temperature for all, γ = 1 divides by the length (the mean evidence per token). T and γ
+n(x) is the number of the document's tokens that enter its likelihood: γ = 0 is one
+temperature for all, γ = 1 divides by the length (the mean evidence per token). A document
+with n = 0 has no evidence to temper and keeps its raw posterior (the prior, for the
+multinomial). T and γ
 minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
 document) of out-of-fold predictions on a sample of the training documents (at most
 SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same

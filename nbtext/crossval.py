@@ -59,16 +59,23 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, **op
         for f in range(k):
             if on_fold is not None:
                 on_fold(name, f)
-            train = np.flatnonzero(fold != f).tolist()
-            test = np.flatnonzero(fold == f).tolist()
-            model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
-            guesses = [model.classes[j] for j in model.joint_log_likelihood_of_tokens(
-                [token_lists[i] for i in test]).argmax(axis=1).tolist()]
-            report = evaluate([labels[i] for i in test], guesses, model.classes)
+            test, guesses, classes = held_out_guesses(settings, token_lists, labels, fold, f)
+            report = evaluate([labels[i] for i in test], guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
         results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
                          **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
     return results
+
+
+def held_out_guesses(settings, token_lists, labels, fold, f):
+    """(the indices of fold f's documents, the label a model of the other folds gives each,
+    that model's classes): one step of K-fold cross-validation of tokenized documents."""
+    train = np.flatnonzero(fold != f).tolist()
+    test = np.flatnonzero(fold == f).tolist()
+    model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+    guesses = [model.classes[j] for j in model.joint_log_likelihood_of_tokens(
+        [token_lists[i] for i in test]).argmax(axis=1).tolist()]
+    return test, guesses, model.classes
 
 
 def _spread(folds, metric):

@@ -333,7 +333,7 @@ class NaiveBayes:
             if lengths is None:
                 raise ValueError("this model's temperature grows with the document's length: pass the lengths")
             n = np.asarray(lengths, dtype=np.float64)
-            scale = np.where(n > 0, self.calibration["temperature"] * np.maximum(n, 1.0) ** exponent, 1.0)
+            scale = np.where(n > 0, self.calibration["temperature"] * n ** exponent, 1.0)
             jll = jll / scale[:, None]
         return log_normalize(jll)
 

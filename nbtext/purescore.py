@@ -143,9 +143,10 @@ class PureModel:
         """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · n^γ, or 1 for a
         document of length 0 (as NaiveBayes.posterior)."""
         jll, length = self.joint_log_likelihood(self.tokenize(document))
-        temperature = self.temperature * float(max(length, 1)) ** self.length_exponent  # γ = 0: T itself
         if length == 0 and self.length_exponent:
-            temperature = 1.0
+            temperature = 1.0  # no evidence to temper
+        else:
+            temperature = self.temperature * float(length) ** self.length_exponent  # γ = 0: T itself
         jll = [v / temperature for v in jll]
         top = max(jll)
         if not math.isfinite(top):

@@ -92,8 +92,9 @@ def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_read
     model = nbtext.train(docs, labels, min_count=1, unknown=unknown, calibration="none")
     model.calibration = {"method": "temperature", "temperature": 0.7, "length_exponent": 0.9, "documents": 40}
     queries = ["free lunch", "money money report zebra zebra zebra", "", "zebra", "free " * 50 + "lunch " * 40]
-    agree(model, pure_model(model, tmp_path / "m.model"), queries)
-    one = pure_model(model, tmp_path / "m.model").probabilities("money money report zebra zebra zebra")
+    pure = pure_model(model, tmp_path / "m.model")
+    agree(model, pure, queries)
+    one = pure.probabilities("money money report zebra zebra zebra")
     n = 6 if unknown == "unk" else 3
     jll = model.joint_log_likelihood(["money money report zebra zebra zebra"])[0] / (0.7 * n ** 0.9)
     assert one == pytest.approx(list(np.exp(jll - np.logaddexp.reduce(jll))), abs=1e-12)
@@ -101,10 +102,9 @@ def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_read
     # T(1) = 0.7 would have made it sharper
     prior = list(np.exp(model.class_log_prior - np.logaddexp.reduce(model.class_log_prior)))
     for empty in ["", "zebra"] if unknown == "ignore" else [""]:
-        assert pure_model(model, tmp_path / "m.model").probabilities(empty) == pytest.approx(prior, abs=1e-12)
+        assert pure.probabilities(empty) == pytest.approx(prior, abs=1e-12)
         assert list(model.predict_proba([empty])[0]) == pytest.approx(prior, abs=1e-12)
-    assert max(pure_model(model, tmp_path / "m.model").probabilities("zebra" if unknown == "unk" else "lunch")) \
-        > max(prior)  # one token: tempered by T(1)
+    assert max(pure.probabilities("zebra" if unknown == "unk" else "lunch")) > max(prior)  # one token: T(1)
 
 
 def test_the_real_spamassassin_test_messages(tmp_path):
