@@ -79,7 +79,7 @@ def looks_like_mail(data):
     elif not (_HEADER_LINE.match(second) or second[:1] in (b" ", b"\t")):
         return False
     head = data[:2048].split(b"\n\n", 1)[0]
-    return any(name.lower() in MAIL_HEADERS for name, _ in _FIELD.findall(head))
+    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # stops at the first
 
 
 # A header block: header lines (each maybe folded), then a blank line or the end. Every
@@ -110,7 +110,9 @@ def split_message(data):
     head, body = (data, b"") if blank is None else (data[: blank.start()], data[blank.end() :])
     fields = {}
     for name, value in _FIELD.findall(head):
-        fields.setdefault(name.lower().decode("ascii"), []).append(_FOLD.sub(b"", value).rstrip(b"\r"))
+        if b"\n" in value:  # folded: unfold (most values are one line, spared the regex call)
+            value = _FOLD.sub(b"", value)
+        fields.setdefault(name.lower().decode("ascii"), []).append(value.rstrip(b"\r"))
     return fields, body
 
 
@@ -357,7 +359,7 @@ def mail_tokens(data, headers, find_tokens):
     tokens = []
     for name in headers:
         for raw in fields.get(name, ()):
-            tokens.extend(f"{name}:{t}" for t in find_tokens(header_text(raw)))
+            tokens.extend(map(f"{name}:".__add__, find_tokens(header_text(raw))))
     _part_tokens(fields, body, find_tokens, tokens, 0)
     return tokens
 
@@ -376,7 +378,7 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
     if not kind.startswith("text/") or filename or disposition.lower().startswith("attachment"):
         tokens.append(f"attachment:{kind}")
         if filename:
-            tokens.extend(f"filename:{t}" for t in find_tokens(filename))
+            tokens.extend(map("filename:".__add__, find_tokens(filename)))
         return
     text = decoded(decode_body(body, fields), params.get("charset"))
     hosts = []
