@@ -12,10 +12,9 @@ import multiprocessing
 import warnings
 from collections import deque
 
-from nbtext.counting import BatchCounter, packed_sample
+from nbtext.counting import count_batch
 from nbtext.settings import make_tokenizer
-from nbtext.sources import document_key, in_batches, report_errors, tokenized
-from nbtext.weighting import counts_presence
+from nbtext.sources import in_batches, report_errors
 
 # Documents a worker reads, parses and scores at a time. Small enough that a test set of a
 # thousand messages is shared by every worker (with chunks of 1,000 one worker did 1,000 of
@@ -27,7 +26,6 @@ BATCH = 1000  # documents scored at a time in one process
 MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
 
 _state = {}  # what the forked workers inherit: the model or the settings
-_worker = {}  # a worker's own state (its BatchCounter), which the main process never fills
 
 
 def default_jobs():
@@ -64,22 +62,16 @@ def _ordered(function, chunks, jobs):
 
 
 def count_chunk(chunk):
-    """A worker's partial counts of (documents, calibration rate or None): (exported counts
-    with the tokens new since its last chunk (BatchCounter.count's), [(journal key,
-    label)], [(name, error)], number of documents read as e-mail, the calibration
-    candidates under the rate or None, the worker's id)."""
+    """A worker's partial counts of (documents, calibration rate or None): (exported
+    CountTable, [(journal key, label)], [(name, error)], number of documents read as
+    e-mail, the calibration candidates under the rate or None)."""
     docs, rate = chunk
     settings = _state["settings"]
-    if "counter" not in _worker:  # this worker's first chunk (a fresh fork holds no counter)
-        _worker["counter"] = BatchCounter(binary=counts_presence(settings))
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-    labels = [doc.label for doc in kept]
-    exported, ids, indptr = _worker["counter"].count(token_lists, labels)
-    candidates = None if rate is None else packed_sample(rate, token_lists, labels, ids, indptr)
-    keys = [(document_key(doc.data), label) for doc, label in zip(kept, labels)]
-    return exported, keys, errors, tokenize.mail_documents, candidates, _worker["counter"].id
+    table, keys, candidates = count_batch(settings, tokenize, docs,
+                                          lambda doc, message: errors.append((doc.name, message)), rate)
+    return table.export(), keys, errors, tokenize.mail_documents, candidates
 
 
 def count_in_workers(settings, chunks, jobs, candidates=None):
@@ -95,9 +87,9 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
             rates.append(rate)
             yield chunk, rate
 
-    for exported, keys, errors, mail_count, found, worker in _ordered(count_chunk, remembered(), jobs):
+    for exported, keys, errors, mail_count, found in _ordered(count_chunk, remembered(), jobs):
         rate = rates.popleft()
-        yield exported, keys, errors, mail_count, (found, rate) if found is not None else None, worker
+        yield exported, keys, errors, mail_count, (found, rate) if found is not None else None
 
 
 def score_chunk(docs):

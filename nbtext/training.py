@@ -82,17 +82,15 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
 
 
 def add_counted(table, journal, counted, on_error=None, candidates=None):
-    """Add partial counts (as nbtext.parallel.count_in_workers yields them: exported counts
-    with the tokens new since that worker's last batch, journal pairs, errors, documents
-    read as mail, the calibration candidates with the rate they were taken under or None,
-    and the worker's id), in order, to `table` and `journal`, and the candidates to
-    `candidates` (nbtext.calibration.Candidates); the documents that could not be read go
-    to `on_error`. Returns the number of documents read as mail."""
+    """Add partial counts (nbtext.counting.count_batch's, as workers send them: exported
+    table, journal pairs, errors, documents read as mail, and the calibration candidates
+    with the rate they were taken under, or None), in order, to `table` and `journal`, and
+    the candidates to `candidates` (nbtext.calibration.Candidates); the documents that
+    could not be read go to `on_error`. Returns the number of documents read as mail."""
     mail_documents = 0
-    known = {}  # a worker's columns in `table`, which its next counts' columns follow
-    for exported, keys, errors, mail_count, sampled, worker in counted:
+    for exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)
-        columns = known[worker] = table.merge(exported, known.get(worker, np.zeros(0, dtype=np.intp)))
+        columns = table.merge(exported)
         if candidates is not None and sampled is not None:
             found, rate = sampled
             candidates.add(found, rate, columns=columns)

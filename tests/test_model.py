@@ -1,7 +1,5 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import nbtext
 from nbtext.counting import CountTable
@@ -134,32 +132,6 @@ def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
     np.testing.assert_array_equal(a[2], b[2])
     np.testing.assert_array_equal(a[3], b[3])
     assert a[3].sum() == sum(len(t) for t in tokens)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.lists(st.lists(st.sampled_from("ab bc cd de ef fg".split()), max_size=6), max_size=4),
-                          st.lists(st.sampled_from(["spam", "ham", "news"]), min_size=4, max_size=4),
-                          st.integers(0, 1)), max_size=6),
-       st.booleans())
-def test_workers_counters_merged_batch_by_batch_equal_counting_at_once(batches, binary):
-    """Two workers' BatchCounters, each sending only its new tokens with every batch (an
-    empty batch, or one whose documents hold no token, included), merged in the order the
-    batches were dealt out: the same table as counting every document in one process."""
-    from nbtext.counting import BatchCounter
-
-    whole, merged = CountTable(binary=binary), CountTable(binary=binary)
-    counters, known = [BatchCounter(binary), BatchCounter(binary)], {}
-    for token_lists, labels, worker in batches:
-        labels = labels[: len(token_lists)]
-        whole.add(token_lists, labels)
-        exported, ids, indptr = counters[worker].count(token_lists, labels)
-        known[worker] = merged.merge(exported, known.get(worker, np.zeros(0, dtype=np.intp)))
-        # the documents' columns, mapped to the merged table, are their own tokens there
-        assert [merged.token_columns[t] for d in token_lists for t in d] == known[worker][ids].tolist()
-    a, b = whole.sorted_view(), merged.sorted_view()
-    assert a[:2] == b[:2]
-    np.testing.assert_array_equal(a[2], b[2])
-    np.testing.assert_array_equal(a[3], b[3])
 
 
 def test_log_normalize_when_every_class_is_ruled_out():
