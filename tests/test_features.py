@@ -134,8 +134,10 @@ def test_counting_needs_no_scipy(tmp_path, features):
               "texts, labels = read_labelled(ROOT / 'corpora' / 'mail' / 'train'); "
               f"nbtext.train(texts, labels, features={features!r}); "
               "print(any(n.split('.')[0] == 'scipy' for n in sys.modules))")
+    # run from the project root (where mutmut's copy finds its configuration under `make mutants`)
+    path = __import__("os").pathsep.join([str(ROOT), str(ROOT / "tests")])
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                            cwd=ROOT / "tests", env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+                            cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": path})
     assert result.stdout.strip() == "False"
     texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
     model = nbtext.train(texts, labels, features=features)
