@@ -48,6 +48,9 @@ profile: install corpora  ## where a 20news training's time goes, sampled by py-
 
 mutants: install  ## mutation testing of the scoring core (mutmut; the fast tests, not the real corpora; long)
 	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
+	@# from scratch: a kept mutants/ keeps its old map of which tests call which function,
+	@# which goes stale when code moves between modules (its survivors were then false)
+	rm -rf mutants
 	SHARED=/nonexistent $(BIN)/mutmut run --max-children 2 || true
 	$(BIN)/mutmut results
 
