@@ -57,6 +57,7 @@ def main():
     tokenizer = make_tokenizer(make_settings()["tokenizer"])
     documents, token_lists = tokenized(tokenizer, list(labelled_input([str(train / "ham"), str(train / "spam")])()))
     labels = np.array([doc.label for doc in documents])
+    read_as_mail = np.array([tokenizer.reads_as_mail(doc.data) for doc in documents])  # for the default λ
     ham, spam = np.flatnonzero(labels == "ham"), np.flatnonzero(labels == "spam")
     print("errors / ham flagged as spam, 5-fold CV, mean of the draws")
     print(f"{'ham:spam':>12s}  " + "  ".join(f"{name:>38s}" for name in SETTINGS))
@@ -67,8 +68,8 @@ def main():
             for _ in range(4)]
         cells = []
         for options in SETTINGS.values():
-            results = [cross_validated([token_lists[i] for i in chosen], labels[chosen].tolist(), len(chosen),
-                                       options) for chosen in draws]
+            results = [cross_validated([token_lists[i] for i in chosen], labels[chosen].tolist(),
+                                       int(read_as_mail[chosen].sum()), options) for chosen in draws]
             errors, flagged = np.mean(results, axis=0)
             cells.append(f"{errors:6.1f} / {flagged:5.1f}")
         name = "all 3334:1528" if subset is None else f"{subset[0]}:{subset[1]}"

@@ -79,7 +79,7 @@ def looks_like_mail(data):
     elif not (_HEADER_LINE.match(second) or second[:1] in (b" ", b"\t")):
         return False
     head = data[:2048].split(b"\n\n", 1)[0]
-    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # stops at the first
+    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # [1]: the name; stops at the first
 
 
 # A header block: header lines (each maybe folded), then a blank line or the end. Every

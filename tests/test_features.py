@@ -124,6 +124,7 @@ def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
 def test_counting_needs_no_scipy(tmp_path, features):
     """CountTable.add sums Yᵀ X in numpy: a default training imports no scipy, and the counts
     are those of the sparse product (exact: whole numbers)."""
+    import os
     import subprocess
     import sys
 
@@ -135,9 +136,9 @@ def test_counting_needs_no_scipy(tmp_path, features):
               f"nbtext.train(texts, labels, features={features!r}); "
               "print(any(n.split('.')[0] == 'scipy' for n in sys.modules))")
     # run from the project root (where mutmut's copy finds its configuration under `make mutants`)
-    path = __import__("os").pathsep.join([str(ROOT), str(ROOT / "tests")])
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                            cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": path})
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": path})
     assert result.stdout.strip() == "False"
     texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
     model = nbtext.train(texts, labels, features=features)
