@@ -61,13 +61,22 @@ def gaussian_weights(class_count, sums, squares):
     returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
     n = class_count[:, None]
     mean = sums / n
-    variance = np.maximum(squares / n - mean**2, 0.0)
+    variance = _variance(squares / n, mean)
     total = class_count.sum()
-    overall_variance = squares.sum(axis=0) / total - (sums.sum(axis=0) / total) ** 2
+    overall_variance = _variance(squares.sum(axis=0) / total, sums.sum(axis=0) / total)
     variance = variance + VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
     precision = 1.0 / variance
     bias = (-0.5 * np.log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
     return mean * precision, bias, precision
+
+
+def _variance(mean_square, mean):
+    """E[x²] − μ², and 0 where that difference is within its own rounding (a few units in
+    the last place of E[x²]): values all equal (a class whose documents share a feature's
+    value) then have variance 0, as a two-pass variance gives, not a rounding residue that
+    the VAR_SMOOTHING floor would turn into a precision of 10⁹ times the noise."""
+    variance = mean_square - mean**2
+    return np.where(variance > 4 * np.finfo(float).eps * mean_square, variance, 0.0)
 
 
 def categorical_log_prob(feature_sums, class_count, alpha, feature_of, n_columns):
