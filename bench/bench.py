@@ -107,6 +107,11 @@ def bench_corpus(corpus, reps, results):
         # like for like with the peer, which does not calibrate (a scratch file: `model` stays the default's)
         "nbtext, no calibration": ([NBTEXT, "train", "--calibration", "none", "-o", str(WORK / "raw.model"), *train],
                                    None),
+        # like for like with the floor, which neither parses mail nor calibrates
+        "nbtext -j 1, floor's job": ([NBTEXT, "train", "-j", "1", "--input", "text", "--calibration", "none", "-o",
+                                      str(WORK / "raw.model"), *train], None),
+        "nbtext, floor's job": ([NBTEXT, "train", "--input", "text", "--calibration", "none", "-o",
+                                 str(WORK / "raw.model"), *train], None),
         "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)], None),
         "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
     }, reps)
@@ -206,6 +211,9 @@ def targets(r):
         rows.append((f"train {corpus}: nbtext -j 1 time / floor time", floor, "<= 2.0", floor <= 2.0))
         floor = ratio(med(f"train/{corpus}", "nbtext"), med(f"train/{corpus}", "floor"))
         rows.append((f"train {corpus}: nbtext time / floor time", floor, "<= 1.2", floor <= 1.2))
+        for name in ("nbtext -j 1", "nbtext"):  # the same job as the floor: --input text --calibration none
+            floor = ratio(med(f"train/{corpus}", f"{name}, floor's job"), med(f"train/{corpus}", "floor"))
+            rows.append((f"  ({name}, text and no calibration, as the floor)", floor, "report", True))
     for corpus in CORPORA:
         one = ratio(med(f"predict/{corpus}", "sklearn"), med(f"predict/{corpus}", "nbtext"))
         two = ratio(med(f"predict/{corpus}", "sklearn"), med(f"predict/{corpus}", "nbtext -j 2"))
