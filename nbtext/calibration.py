@@ -329,7 +329,8 @@ def minimize_softening(loss, tolerance):
             break
     if beyond is None:
         return best
-    return minimize_bounded(loss, max(beyond - step, softest), beyond + step, tolerance)
+    refined = minimize_bounded(loss, max(beyond - step, softest), beyond + step, tolerance)
+    return refined if loss(refined) <= lowest else beyond  # never worse than the range's answer
 
 
 def minimize_bounded(f, low, high, tolerance):

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import nbtext
 from nbtext.calibration import fit_inverse_temperature, fit_temperature, out_of_fold_jll
@@ -58,6 +59,29 @@ def test_the_fit_looks_past_the_soft_end_of_its_range():
     T, exponent = fit_temperature(z * 3e9, rows, np.full(len(rows), 40))
     assert T * 40 ** exponent == pytest.approx(3e9, rel=0.05)
     assert BETA_RANGE[0] < fit_inverse_temperature(z * 7.0, rows) < BETA_RANGE[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-3, 15), st.integers(2, 5), st.booleans())
+def test_looking_past_the_soft_end_never_does_worse_than_the_range(seed, log_scale, n_classes, informative):
+    """Scores of any scale (1e-3 to 1e15), labels that follow them or not: the fitted 1/T is
+    positive and finite, and its Brier score is no worse than that of the best 1/T the
+    bounded search finds within BETA_RANGE alone."""
+    from nbtext.calibration import BETA_RANGE, SCALE_TOLERANCE, brier_of_scaled, minimize_bounded
+
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(300, n_classes)) * 2.0
+    rows = z.argmax(axis=1) if informative else rng.integers(0, n_classes, size=300)
+    rows = np.where(rng.random(300) < 0.1, rng.integers(0, n_classes, size=300), rows)  # some errors
+    jll = z * 10.0**log_scale
+    loss = lambda a: brier_of_scaled(jll, rows, a)  # noqa: E731
+    beta = fit_inverse_temperature(jll, rows)
+    assert 0.0 < beta < np.inf
+    in_range = minimize_bounded(loss, *np.log(BETA_RANGE), 1e-6)
+    assert loss(np.log(beta)) <= loss(in_range) + 1e-12
+    T, exponent = fit_temperature(jll, rows, np.full(300, 50))  # one length: T(x) = T·50^γ for all
+    assert 0.0 < T < np.inf
+    assert loss(-np.log(T * 50**exponent)) <= loss(minimize_bounded(loss, *np.log(BETA_RANGE), SCALE_TOLERANCE)) + 1e-9
 
 
 def test_documents_of_length_0_do_not_move_the_fit():
