@@ -14,7 +14,7 @@ from collections import deque
 
 from nbtext.counting import count_batch
 from nbtext.settings import make_tokenizer
-from nbtext.sources import in_batches, report_errors
+from nbtext.sources import PAUSE, in_batches, report_errors
 
 # Documents a worker reads, parses and scores at a time. Small enough that a test set of a
 # thousand messages is shared by every worker (with chunks of 1,000 one worker did 1,000 of
@@ -24,6 +24,10 @@ CHUNK = 200
 BATCH = 1000  # documents scored at a time in one process
 
 MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
+# predict's and eval's default -j: one process while the job is short (forking workers and
+# sending them chunks would cost more than it saves), the cores' workers for what is left
+# once scoring has run this long.
+AUTO_SECONDS = 0.2  # measured: 0.5 left SpamAssassin's test split (1,185 messages) mostly to one process
 
 _state = {}  # what the forked workers inherit: the model or the settings
 
@@ -54,6 +58,10 @@ def _ordered(function, chunks, jobs):
     with pool:
         pending = deque()
         for chunk in chunks:
+            if chunk is PAUSE:  # a stream waits for its producer: hand on every answer due so far
+                while pending:
+                    yield pending.popleft().get()
+                continue
             pending.append(pool.apply_async(function, (chunk,)))
             if len(pending) >= 2 * jobs:
                 yield pending.popleft().get()
@@ -103,11 +111,33 @@ def score_chunk(docs):
 
 def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
     """(documents, log-probabilities, explanations or None) per batch, in input order, on
-    `jobs` processes; documents that cannot be read or parsed go to `on_error`."""
+    `jobs` processes; documents that cannot be read or parsed go to `on_error`. `jobs`
+    None: in this process until reading and scoring have taken AUTO_SECONDS, then, if
+    documents remain, on default_jobs() workers (the same results either way: every
+    document is scored on its own). A stream's pause hands on every answer due, so
+    a slow producer's lines are answered as they come on workers too."""
+    if jobs is None:
+        jobs, docs = default_jobs(), iter(docs)
+        if jobs > 1:
+            from time import perf_counter
+
+            spent = 0.0  # seconds spent reading and scoring (not waiting for a stream's producer)
+            for batch in in_batches(docs, CHUNK):
+                started = perf_counter()
+                kept, log_proba, explanations = model.score(batch, on_error, explain)
+                spent += perf_counter() - started
+                if kept:
+                    yield kept, log_proba, explanations
+                if spent > AUTO_SECONDS:
+                    break
+            docs = _remaining(docs)
+            if docs is None:
+                return
     if jobs > 1:
         model.vocabulary.lookup, model.linear_form  # derive once here, not once per worker
         _state["model"], _state["explain"] = model, explain
-        for kept, log_proba, explanations, errors in _ordered(score_chunk, in_batches(docs, CHUNK), jobs):
+        chunks = in_batches(docs, CHUNK, pauses=True)
+        for kept, log_proba, explanations, errors in _ordered(score_chunk, chunks, jobs):
             report_errors(errors, on_error)
             if kept:
                 yield kept, log_proba, explanations
@@ -116,3 +146,11 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
         kept, log_proba, explanations = model.score(batch, on_error, explain)
         if kept:
             yield kept, log_proba, explanations
+
+
+def _remaining(docs):
+    """The iterator `docs` as it stands, or None when it has nothing left."""
+    from itertools import chain
+
+    first = next(docs, _remaining)
+    return None if first is _remaining else chain([first], docs)

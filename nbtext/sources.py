@@ -69,14 +69,17 @@ PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush
 Document = namedtuple("Document", "name data label error path", defaults=(None, None, None))
 
 
-def in_batches(docs, size):
-    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived."""
+def in_batches(docs, size, pauses=False):
+    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived (and
+    with `pauses` is passed on after it, for a consumer that holds batches back)."""
     batch = []
     for doc in docs:
         if doc is PAUSE:
             if batch:
                 yield batch
                 batch = []
+            if pauses:
+                yield PAUSE
             continue
         batch.append(doc)
         if len(batch) == size:
@@ -113,8 +116,13 @@ def documents(path, separator=None, label=None, stdin=None):
         if separator is None:
             yield Document("-", cut(read_at_most(stdin, _limit["max_bytes"] + 1), "-"), label)
         else:
-            for n, record in enumerate(stream_records(stdin, separator), 1):
-                yield record if record is PAUSE else Document(f"-:{n}", record, label)
+            n = 0  # records, not the pauses between them
+            for record in stream_records(stdin, separator):
+                if record is PAUSE:
+                    yield PAUSE
+                    continue
+                n += 1
+                yield Document(f"-:{n}", record, label)
         return
     check_path(path)
     if os.path.isdir(path):

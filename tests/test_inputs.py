@@ -190,15 +190,47 @@ def test_unreadable_documents_are_reported_and_skipped(mail_model, tmp_path):
     assert "2 documents done, 1 skipped" in result.stderr and result.exit_code == 1
 
 
-def test_jobs_give_the_same_output(mail_model, tmp_path):
+def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch):
+    """-j 1, -j 2 and the default, which hands what is left after AUTO_SECONDS (here 0:
+    after the first chunk) to the cores' workers, write the same lines in the same order."""
+    import nbtext.parallel as parallel
     from nbtext.parallel import CHUNK
 
     copies = 2 * CHUNK // len(SPAM + HAM) + 3  # three chunks, the last one short: order kept across them
     write_mbox(tmp_path / "inbox", (SPAM + HAM) * copies)
-    one = run("predict", "-m", mail_model, tmp_path / "inbox")
+    one = run("predict", "-m", mail_model, "-j", "1", tmp_path / "inbox")
     two = run("predict", "-m", mail_model, "-j", "2", tmp_path / "inbox")
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout and len(one.stdout.splitlines()) == copies * len(SPAM + HAM)
+    pools = []
+    ordered = parallel._ordered
+    monkeypatch.setattr(parallel, "_ordered", lambda *args: pools.append(args[2]) or ordered(*args))
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    auto = run("predict", "-m", mail_model, tmp_path / "inbox")
+    assert auto.exit_code == 0 and auto.stdout == one.stdout and pools == [2]  # the rest went to 2 workers
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 3600.0)
+    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
+
+
+def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_path, monkeypatch):
+    import nbtext.parallel as parallel
+    from nbtext.parallel import CHUNK
+
+    copies = CHUNK // len(SPAM) + 1
+    write_mbox(tmp_path / "spam.mbox", SPAM * copies)
+    write_mbox(tmp_path / "ham.mbox", HAM * copies)
+    args = ("eval", "-m", mail_model, "--format", "json", f"spam={tmp_path / 'spam.mbox'}",
+            f"ham={tmp_path / 'ham.mbox'}")
+    one = run(*args, "-j", "1")
+    pools = []
+    ordered = parallel._ordered
+    monkeypatch.setattr(parallel, "_ordered", lambda *a: pools.append(a[2]) or ordered(*a))
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    auto = run(*args)
+    assert one.exit_code == auto.exit_code == 0 and pools == [2]
+    assert json.loads(auto.stdout) == json.loads(one.stdout) and json.loads(one.stdout)["n"] > CHUNK
 
 
 def test_files_from_a_list_lines_or_nul_separated(demo_model, tmp_path):

@@ -293,3 +293,25 @@ def test_writing_a_model_keeps_its_mode_and_its_symlink(tmp_path, mode):
     assert run("train", "--update", "-m", link, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert (real.stat().st_mode & 0o777) == mode and nbtext.load(real).class_count.sum() == 78 + 13
+
+
+@pytest.mark.parametrize("jobs", [["-j", "1"], ["-j", "2"], []])
+def test_a_slow_producers_lines_are_answered_as_they_come(demo_model, jobs):
+    """`predict --lines` on a pipe: each line is answered before the next is written, with
+    workers too (-j 2 held the answers back until four chunks were waiting, so a line
+    written by hand got none until stdin closed) and with the default."""
+    import select
+
+    process = subprocess.Popen([NBTEXT, "predict", "--lines", *jobs, "-m", demo_model], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE)
+    try:
+        for n, line in enumerate([b"free prize money now\n", b"meeting notes for lunch\n"], 1):
+            process.stdin.write(line)
+            process.stdin.flush()
+            ready, _, _ = select.select([process.stdout], [], [], 30.0)  # liveness, not speed
+            assert ready, f"no answer to line {n} while the producer waits"
+            assert process.stdout.readline().startswith(f"-:{n}\t".encode())
+    finally:
+        process.stdin.close()
+        process.stdout.close()
+    assert process.wait(30) == 0
