@@ -33,10 +33,14 @@ _state = {}  # what the forked workers inherit: the model or the settings
 
 
 def default_jobs():
-    """The worker processes `train` uses by default: the machine's cores, at most MAX_AUTO_JOBS."""
+    """The worker processes used by default: the cores this process may run on, at most
+    MAX_AUTO_JOBS; 1 where processes cannot be forked (the workers are forks)."""
     import os
 
-    return min(os.cpu_count() or 1, MAX_AUTO_JOBS)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(cores or 1, MAX_AUTO_JOBS)
 
 
 def _ignore_interrupts():

@@ -213,6 +213,23 @@ def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch):
     assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
 
 
+def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
+    """At most 4; a process pinned to one core (taskset, a container's cpuset) gets one;
+    without fork (the workers are forks) there are none to start."""
+    import multiprocessing
+
+    import nbtext.parallel as parallel
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert parallel.default_jobs() == 4
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert parallel.default_jobs() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert parallel.default_jobs() == 2
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert parallel.default_jobs() == 1
+
+
 def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_path, monkeypatch):
     import nbtext.parallel as parallel
     from nbtext.parallel import CHUNK
