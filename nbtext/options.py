@@ -39,7 +39,8 @@ alpha_override = click.option("--alpha", type=float, default=None,
                               help="Re-smooth with this λ instead of the model's (no retraining needed).")
 jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                            help="Worker processes for reading, parsing and scoring.  [default: one; "
-                                "the cores (at most 4) for what is left after 0.2 s of work]")
+                                "the cores (at most 4) for what is left after 0.2 s of work, if each "
+                                "document took 0.2 ms or more]")
 max_bytes_option = click.option(
     "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
     callback=lambda ctx, param, value: limit_bytes(value), is_eager=True,

@@ -206,10 +206,14 @@ def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch):
     ordered = parallel._ordered
     monkeypatch.setattr(parallel, "_ordered", lambda *args: pools.append(args[2]) or ordered(*args))
     monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "WORKER_WORTHY", 0.0)
     monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
     auto = run("predict", "-m", mail_model, tmp_path / "inbox")
     assert auto.exit_code == 0 and auto.stdout == one.stdout and pools == [2]  # the rest went to 2 workers
     monkeypatch.setattr(parallel, "AUTO_SECONDS", 3600.0)
+    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "WORKER_WORTHY", 3600.0)  # documents too light to be worth sending
     assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
 
 
@@ -244,6 +248,7 @@ def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_p
     ordered = parallel._ordered
     monkeypatch.setattr(parallel, "_ordered", lambda *a: pools.append(a[2]) or ordered(*a))
     monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "WORKER_WORTHY", 0.0)
     monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
     auto = run(*args)
     assert one.exit_code == auto.exit_code == 0 and pools == [2]
