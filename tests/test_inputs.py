@@ -190,7 +190,21 @@ def test_unreadable_documents_are_reported_and_skipped(mail_model, tmp_path):
     assert "2 documents done, 1 skipped" in result.stderr and result.exit_code == 1
 
 
-def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch):
+@pytest.fixture
+def pools(monkeypatch):
+    """The worker pools started (their sizes), with -j's default set to hand over after
+    the first chunk (AUTO_SECONDS 0, any document heavy enough) to 2 workers."""
+    import nbtext.parallel as parallel
+
+    started, ordered = [], parallel._ordered
+    monkeypatch.setattr(parallel, "_ordered", lambda *args: started.append(args[2]) or ordered(*args))
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "WORKER_WORTHY", 0.0)
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    return started
+
+
+def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch, pools):
     """-j 1, -j 2 and the default, which hands what is left after AUTO_SECONDS (here 0:
     after the first chunk) to the cores' workers, write the same lines in the same order."""
     import nbtext.parallel as parallel
@@ -202,19 +216,14 @@ def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch):
     two = run("predict", "-m", mail_model, "-j", "2", tmp_path / "inbox")
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout and len(one.stdout.splitlines()) == copies * len(SPAM + HAM)
-    pools = []
-    ordered = parallel._ordered
-    monkeypatch.setattr(parallel, "_ordered", lambda *args: pools.append(args[2]) or ordered(*args))
-    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
-    monkeypatch.setattr(parallel, "WORKER_WORTHY", 0.0)
-    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    assert pools == [2]  # -j 2's
     auto = run("predict", "-m", mail_model, tmp_path / "inbox")
-    assert auto.exit_code == 0 and auto.stdout == one.stdout and pools == [2]  # the rest went to 2 workers
+    assert auto.exit_code == 0 and auto.stdout == one.stdout and pools == [2, 2]  # the rest went to 2 workers
     monkeypatch.setattr(parallel, "AUTO_SECONDS", 3600.0)
-    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
+    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2, 2]  # no pool
     monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
     monkeypatch.setattr(parallel, "WORKER_WORTHY", 3600.0)  # documents too light to be worth sending
-    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2]  # no pool
+    assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2, 2]  # no pool
 
 
 def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
@@ -234,8 +243,7 @@ def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
     assert parallel.default_jobs() == 1
 
 
-def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_path, monkeypatch):
-    import nbtext.parallel as parallel
+def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_path, pools):
     from nbtext.parallel import CHUNK
 
     copies = CHUNK // len(SPAM) + 1
@@ -244,12 +252,6 @@ def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_p
     args = ("eval", "-m", mail_model, "--format", "json", f"spam={tmp_path / 'spam.mbox'}",
             f"ham={tmp_path / 'ham.mbox'}")
     one = run(*args, "-j", "1")
-    pools = []
-    ordered = parallel._ordered
-    monkeypatch.setattr(parallel, "_ordered", lambda *a: pools.append(a[2]) or ordered(*a))
-    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
-    monkeypatch.setattr(parallel, "WORKER_WORTHY", 0.0)
-    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
     auto = run(*args)
     assert one.exit_code == auto.exit_code == 0 and pools == [2]
     assert json.loads(auto.stdout) == json.loads(one.stdout) and json.loads(one.stdout)["n"] > CHUNK
