@@ -246,7 +246,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
             models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
             docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
             results = cross_validate(docs, folds, seed, models, skipped,
-                                     lambda name, f: announce(f"fold {f + 1}/{folds}: {name}", quiet), **settings)
+                                     lambda name, f: announce(f"fold {f + 1}/{folds}: {name}", quiet), jobs, **settings)
             done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         else:
             # every train option but --alpha (which re-smooths the model here) needs --folds

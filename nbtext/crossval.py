@@ -5,6 +5,7 @@ and scores the held-out one. The corpus's tokens are held in memory for this.
 """
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -31,12 +32,16 @@ def stratified_folds(labels, k, seed):
     return fold
 
 
-def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, **options):
+def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs=1, **options):
     """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
 
     `documents` are labelled Documents; `models` the event models to compare (the other
-    options are shared). `on_fold(model, fold)` is told which one starts (0-based).
+    options are shared). `on_fold(model, fold)` is told which one starts (0-based). The
+    folds run on `jobs` forked workers once the corpus is tokenized (None: in this process
+    while they are quick, nbtext.parallel.ordered_runs).
     """
+    from nbtext.parallel import ordered_runs
+
     if k < 2:
         raise NbtextError("--folds must be at least 2")
     tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])
@@ -56,15 +61,21 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, **op
         settings = make_settings(**{**options, "model": name})
         resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
-        for f in range(k):
-            if on_fold is not None:
-                on_fold(name, f)
-            test, guesses, classes = held_out_guesses(settings, token_lists, labels, fold, f)
+        run = partial(held_out_guesses, settings, token_lists, labels, fold)
+        for test, guesses, classes in ordered_runs(run, _announced(on_fold, name, k), jobs):
             report = evaluate([labels[i] for i in test], guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
         results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
                          **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
     return results
+
+
+def _announced(on_fold, name, k):
+    """The folds 0..k-1, each told to `on_fold(name, f)` as it starts."""
+    for f in range(k):
+        if on_fold is not None:
+            on_fold(name, f)
+        yield f
 
 
 def held_out_guesses(settings, token_lists, labels, fold, f):

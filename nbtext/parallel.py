@@ -166,3 +166,32 @@ def _remaining(docs):
 
     first = next(docs, _remaining)
     return None if first is _remaining else chain([first], docs)
+
+
+def ordered_runs(function, items, jobs=None):
+    """function(item) for each item, in order, on `jobs` forked workers, which inherit
+    `function` (it is never sent: it may hold a whole tokenized corpus). `jobs` None: in
+    this process while the runs have taken under AUTO_SECONDS, then default_jobs() workers
+    for the items left (cross-validation's folds: the same results either way)."""
+    from time import perf_counter
+
+    items = iter(items)
+    if jobs is None:
+        jobs, started = default_jobs(), perf_counter()
+        for item in items:
+            yield function(item)
+            if jobs > 1 and perf_counter() - started > AUTO_SECONDS:
+                break
+        items = _remaining(items)
+        if items is None:
+            return
+    if jobs > 1:
+        _state["run"] = function
+        yield from _ordered(_run, items, jobs)
+        return
+    for item in items:
+        yield function(item)
+
+
+def _run(item):
+    return _state["run"](item)

@@ -69,3 +69,25 @@ def test_crossval_errors(tmp_path):
     assert "fewer than --folds 50" in run("eval", "--folds", "50", *folders).stderr
     assert "unknown model 'nope'" in run("eval", "--folds", "3", "--compare", "multinomial,nope", *folders).stderr
     assert "--seed goes with --folds" in run("eval", "--seed", "3", *folders).stderr
+
+
+def test_folds_on_workers_give_the_same_report(monkeypatch):
+    """-j 1, -j 2 and the default (here handing over to 2 workers after the first fold)
+    report the same folds, for every compared model; the folds are announced as they start."""
+    import nbtext.parallel as parallel
+
+    args = ("eval", "--folds", "4", "--compare", "multinomial,bernoulli", "--format", "json",
+            DEMO / "train" / "spam", DEMO / "train" / "ham")
+    one = run(*args, "-j", "1")
+    pools, ordered = [], parallel._ordered
+    monkeypatch.setattr(parallel, "_ordered", lambda *a: pools.append(a[2]) or ordered(*a))
+    two = run(*args, "-j", "2")
+    monkeypatch.setattr(parallel, "AUTO_SECONDS", 0.0)
+    monkeypatch.setattr(parallel, "default_jobs", lambda: 2)
+    auto = run(*args)
+    assert one.exit_code == two.exit_code == auto.exit_code == 0
+    assert json.loads(one.stdout) == json.loads(two.stdout) == json.loads(auto.stdout)
+    assert len(json.loads(one.stdout)["models"]["multinomial"]["folds"]) == 4
+    assert pools == [2, 2, 2, 2]  # -j 2: both models' folds; the default: both models' last three
+    table = run("eval", "--folds", "4", "-j", "2", DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert table.exit_code == 0 and table.stdout.startswith("4-fold stratified cross-validation")
