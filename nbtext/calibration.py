@@ -276,7 +276,7 @@ def fit_inverse_temperature(jll, rows):
     finite = np.isfinite(jll).all(axis=1)
     jll, rows = jll[finite], rows[finite]
     loss = partial(brier_of_scaled, jll, rows)
-    return float(np.exp(minimize_softening(loss, 1e-6)))
+    return float(np.exp(minimize_softening(loss, 1e-6)[0]))
 
 
 def fit_temperature(jll, rows, lengths):
@@ -295,9 +295,9 @@ def fit_temperature(jll, rows, lengths):
 
     def best_scale(exponent):
         loss = lambda a: brier_of_scaled(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
-        a = minimize_softening(loss, SCALE_TOLERANCE)
-        best[exponent] = (loss(a), a)
-        return best[exponent][0]
+        a, value = minimize_softening(loss, SCALE_TOLERANCE)
+        best[exponent] = (value, a)
+        return value
 
     exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, EXPONENT_TOLERANCE)
     a = best[exponent][1]  # Brent's answer is a point it evaluated
@@ -306,7 +306,7 @@ def fit_temperature(jll, rows, lengths):
 
 
 def minimize_softening(loss, tolerance):
-    """The log(1/T) minimizing `loss` (of log(1/T)): Brent's search over log BETA_RANGE, then
+    """(x, loss(x)) for the x = log(1/T) minimizing `loss`: Brent's search over log BETA_RANGE, then
     a look beyond its soft end, a tenfold softer each step until the probabilities are all
     but uniform (the loss within 1% of theirs); where a step beats the answer, Brent's
     search between its two neighbours gives it. (Not a wider range for one search: the loss
@@ -317,8 +317,8 @@ def minimize_softening(loss, tolerance):
     low, high = np.log(BETA_RANGE)
     best = minimize_bounded(loss, low, high, tolerance)
     lowest = loss(best)
-    uniform = loss(np.log(SOFTEST_BETA))  # every posterior 1/classes
-    step, softest, beyond = np.log(10.0), np.log(SOFTEST_BETA), None
+    softest, step, beyond = np.log(SOFTEST_BETA), np.log(10.0), None
+    uniform = loss(softest)  # every posterior 1/classes
     point = low
     while point > softest:
         point -= step
@@ -328,9 +328,10 @@ def minimize_softening(loss, tolerance):
         if abs(uniform - value) <= 1e-2 * uniform:
             break
     if beyond is None:
-        return best
+        return best, lowest
     refined = minimize_bounded(loss, max(beyond - step, softest), beyond + step, tolerance)
-    return refined if loss(refined) <= lowest else beyond  # never worse than the range's answer
+    value = loss(refined)
+    return (refined, value) if value <= lowest else (beyond, lowest)  # never worse than the range's answer
 
 
 def minimize_bounded(f, low, high, tolerance):

@@ -12,6 +12,7 @@ import numpy as np
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.metrics import evaluate
+from nbtext.parallel import ordered_runs
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
 from nbtext.sources import tokenized
 from nbtext.training import fit_tokens
@@ -40,8 +41,6 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     folds run on `jobs` forked workers once the corpus is tokenized (None: in this process
     while they are quick, nbtext.parallel.ordered_runs).
     """
-    from nbtext.parallel import ordered_runs
-
     if k < 2:
         raise NbtextError("--folds must be at least 2")
     tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])

@@ -35,7 +35,7 @@ AUTO_SECONDS = 0.2  # measured: 0.5 left SpamAssassin's test split (1,185 messag
 # gained a third and a fifth.
 WORKER_WORTHY = 200e-6
 
-_state = {}  # what the forked workers inherit: the model or the settings
+_state = {}  # what the forked workers inherit: the settings, the model, or ordered_runs' function
 
 
 def default_jobs():
@@ -124,8 +124,10 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
     `jobs` processes; documents that cannot be read or parsed go to `on_error`. `jobs`
     None: in this process until reading and scoring have taken AUTO_SECONDS, then, if
     documents remain and each took WORKER_WORTHY or more, on default_jobs() workers (the
-    same results either way: every document is scored on its own). A stream's pause hands on every answer due, so
-    a slow producer's lines are answered as they come on workers too."""
+    same results either way: every document is scored on its own). A stream's pause
+    hands on every answer due, so a slow producer's lines are answered as they come on
+    workers too. (ordered_runs is the same rule for whole runs; this one keeps BATCH-sized
+    batches when it stays in one process, and passes `on_error` documents, not names.)"""
     if jobs is None:
         jobs, docs = default_jobs(), iter(docs)
         if jobs > 1:
