@@ -18,7 +18,8 @@ and go on.
 import os
 import sys
 from collections import namedtuple
-from io import UnsupportedOperation
+from contextlib import contextmanager
+from io import TextIOWrapper, UnsupportedOperation
 from stat import S_ISREG
 
 from nbtext.choices import DEFAULT_MAX_BYTES
@@ -223,6 +224,31 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+@contextmanager
+def opened_input(path, text=False):
+    """A file named on the command line (--table, --fasttext, --files-from, a --lines
+    file), open for reading: bytes, or with `text` UTF-8 text for csv (bad bytes replaced).
+    `-` is stdin (left open after). A file that cannot be opened is an NbtextError that
+    names it: "cannot read PATH: Is a directory", never an OSError."""
+    if path == "-":
+        stream = sys.stdin.buffer
+        if not text:
+            yield stream
+            return
+        wrapper = TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+        try:
+            yield wrapper
+        finally:
+            wrapper.detach()  # closing the wrapper would close stdin
+        return
+    try:
+        f = open(path, newline="", encoding="utf-8", errors="replace") if text else open(path, "rb")
+    except OSError as e:
+        raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
+    with f:
+        yield f
+
+
 def read_at_most(f, limit):
     """f.read(limit), without reserving `limit` bytes for a file that holds fewer: a buffered
     read(n) allocates n bytes up front, and at the default --max-bytes (10 MB a document)
@@ -327,7 +353,7 @@ def mbox_messages(f, path, label=None, head=b""):
 
 
 def file_records(path, separator, label=None):
-    with open(path, "rb") as f:
+    with opened_input(path) as f:
         for n, record in enumerate(stream_records(f, separator, pause=False), 1):
             yield Document(f"{path}:{n}", record, label)
 
@@ -478,14 +504,10 @@ def listed_paths(path, separator=b"\n"):
     """The paths listed in a file (`-`: stdin), one a line or NUL-separated (`--files-from`,
     as tar and rsync read it): `find ... -print0 | nbtext predict -0 --files-from -`."""
     check_path(path)
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-    try:
+    with opened_input(path) as stream:
         for record in stream_records(stream, separator, pause=False):
             if record:
                 yield os.fsdecode(record)
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
 
 
 def count_documents(paths):
@@ -609,7 +631,7 @@ def table_documents(path, label_col="1", text_col="2", header=None):
     check_path(path)
     if header is None:
         header = not all(str(col).isdigit() for col in (label_col, text_col) if col is not None)
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    with opened_input(path, text=True) as f:
         rows = _table_reader(f, path)
         names = next(rows, None) if header else None
         label_index = None if label_col is None else _column(label_col, names, path)
@@ -630,7 +652,10 @@ def table_columns(path, label_col, model):
     if path is None:
         raise NbtextError(f"--model {model} reads a table: give --table FILE --label-col NAME")
     check_path(path)
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    if path == "-" or not (os.path.isfile(path) or os.path.isdir(path)):  # a folder: opened_input says so
+        raise NbtextError(f"--model {model} reads its table twice (the header, then the rows): "
+                          f"give a regular file, not {'stdin' if path == '-' else 'a pipe'}")
+    with opened_input(path, text=True) as f:
         names = next(_table_reader(f, path), None)
     if not names:
         raise NbtextError(f"{path} is empty (a categorical table needs a header row)")
@@ -642,7 +667,7 @@ def table_rows(path, columns, label_col=None):
     """Documents whose data are a row's cells, as a tuple in `columns` order (found by
     header name; other columns, and the label column when `label_col` is None, are ignored)."""
     check_path(path)
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+    with opened_input(path, text=True) as f:
         rows = _table_reader(f, path)
         names = next(rows, None)
         if not names:
@@ -664,7 +689,7 @@ def fasttext_documents(path, labelled=True):
     without `labelled`, as `fasttext predict` reads them: a line without a label is a
     document too). A line over --max-bytes is read up to the limit."""
     check_path(path)
-    with open(path, "rb") as f:
+    with opened_input(path) as f:
         n, line_start = 0, True
         for piece in bounded_lines(f):
             starts, line_start = line_start, piece.endswith(b"\n")

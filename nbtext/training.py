@@ -77,8 +77,8 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
                 rate = candidates.bound_after(len(batch))
                 candidates.add(packed_sample(rate, token_lists, labels, ids, indptr), rate)
         mail_documents = tokenizer.mail_documents
-    return trained_model(settings, table, journal, mail_documents, over_batches(settings, batches), partial,
-                         calibration, candidates)
+    second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
+    return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates)
 
 
 def add_counted(table, journal, counted, on_error=None, candidates=None):
@@ -131,14 +131,25 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
     return model
 
 
-def over_batches(settings, batches):
+def over_batches(settings, batches, expected=None):
     """`over(function)`: function(token lists, labels) for each batch of `batches()`, in
-    order (a second pass over the corpus; unreadable documents were reported already)."""
+    order (a second pass over the corpus; unreadable documents were reported already).
+    With `expected`, the documents the first pass read: a second pass that reads another
+    number (stdin or a pipe, which can be read only once; a file changed meanwhile) is an
+    error, not a model counted from two different corpora."""
     def over(function):
         tokenize = make_tokenizer(settings["tokenizer"])
+        read = 0
         for batch in batches():
             kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
+            read += len(kept)
             yield function(token_lists, [doc.label for doc in kept])
+        if expected is not None and read != expected:
+            raise NbtextError(
+                f"this model reads its corpus twice, and the second reading found {read:,} documents "
+                f"where the first found {expected:,}: stdin and pipes can be read only once (give "
+                "regular files), and files must not change while train runs"
+            )
 
     return over
 

@@ -9,7 +9,7 @@ import pytest
 import nbtext
 from nbtext.sources import PAUSE, stream_records
 
-from conftest import run
+from conftest import one_line_error, run
 
 SPAM = [b"Subject: win money\n\nCheap pills, free prize, click now", b"Subject: offer\n\nFree prize money now"]
 HAM = [b"Subject: lunch\n\nMeeting notes for lunch on Thursday", b"Subject: notes\n\nThe meeting notes are attached"]
@@ -163,6 +163,50 @@ def test_fasttext_lines(tmp_path):
     data.write_text("no label here\n")
     result = run("train", "--fasttext", data, "-o", tmp_path / "m")
     assert "has no __label__" in result.stderr and result.exit_code == 1
+
+
+def test_dash_is_stdin_for_fasttext_and_table_inputs(demo_model, tmp_path):
+    lines = "__label__spam free prize now\n__label__ham lunch notes at noon\n"
+    data = tmp_path / "ft.txt"
+    data.write_text(lines)
+    from_file = run("predict", "-m", demo_model, "--fasttext", data)
+    from_stdin = run("predict", "-m", demo_model, "--fasttext", "-", input=lines)
+    assert from_stdin.exit_code == 0, from_stdin.stderr
+    assert from_stdin.stdout == from_file.stdout.replace(str(data), "-") and from_stdin.stdout.startswith("-:1\t")
+    table = "text\nfree prize now\nlunch notes at noon\n"
+    (tmp_path / "t.tsv").write_text(table)
+    args = ("predict", "-m", demo_model, "--text-col", "text", "--table")
+    assert run(*args, "-", input=table).stdout == run(*args, tmp_path / "t.tsv").stdout != ""
+    report = run("eval", "-m", demo_model, "--format", "json", "--fasttext", "-", input=lines)
+    assert report.exit_code == 0 and json.loads(report.stdout)["n"] == 2
+
+
+@pytest.mark.parametrize("option", ["--fasttext", "--table", "--files-from"])
+def test_an_input_that_cannot_be_opened_is_named_as_read_not_written(demo_model, tmp_path, option):
+    # (a folder where a file is wanted: an OSError used to come out as "cannot write output")
+    one_line_error(run("predict", "-m", demo_model, option, tmp_path), f"cannot read {tmp_path}: Is a directory")
+    if option != "--files-from":
+        one_line_error(run("train", option, tmp_path, "-o", tmp_path / "m"), f"cannot read {tmp_path}")
+
+
+def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
+    # presence features with an UNK feature: which documents hold a pruned token is found in
+    # a second reading, which a pipe (here stdin) answers with nothing
+    lines = "".join(f"__label__{'spam' if i % 2 else 'ham'} word{i % 7} word{i} shared\n" for i in range(40))
+    (tmp_path / "ft.txt").write_text(lines)
+    train = ("train", "--model", "bernoulli", "--calibration", "none", "-o")
+    assert run(*train, tmp_path / "file.model", "--fasttext", tmp_path / "ft.txt").exit_code == 0
+    result = run(*train, tmp_path / "pipe.model", "--fasttext", "-", input=lines)
+    one_line_error(result, "the second reading found 0 documents where the first found 40")
+    assert not (tmp_path / "pipe.model").exists()
+    # one reading (counts): stdin gives the file's model, byte for byte
+    result = run("train", "-o", tmp_path / "stdin.model", "--fasttext", "-", input=lines)
+    assert result.exit_code == 0, result.stderr
+    run("train", "-o", tmp_path / "file.model", "--fasttext", tmp_path / "ft.txt")
+    assert (tmp_path / "stdin.model").read_bytes() == (tmp_path / "file.model").read_bytes()
+    categorical = run("train", "--model", "categorical", "--table", "-", "--label-col", "y", "-o", tmp_path / "c",
+                      input="x\ty\na\tb\n")
+    one_line_error(categorical, "reads its table twice (the header, then the rows): give a regular file, not stdin")
 
 
 def test_real_sms_table_matches_the_folders(tmp_path):
