@@ -5,6 +5,7 @@ and scores the held-out one. The corpus's tokens are held in memory for this.
 """
 
 import math
+from collections import Counter
 from functools import partial
 
 import numpy as np
@@ -21,12 +22,16 @@ from nbtext.training import fit_tokens
 def stratified_folds(labels, k, seed):
     """fold[i] in 0..k-1 for every document: each class is shuffled (with `seed`) and dealt
     round-robin, so every fold gets its share of every class."""
-    labels = np.asarray(labels)
     fold = np.empty(len(labels), dtype=np.intp)
+    if not len(labels):
+        return fold
     rng = np.random.default_rng(seed)
+    # each class's members in document order, classes in sorted order: one sort, not a
+    # scan of every label per class (quadratic when most lines have a label of their own)
+    _, class_of, sizes = np.unique(np.asarray(labels), return_inverse=True, return_counts=True)
+    by_class = np.argsort(class_of.ravel(), kind="stable")
     offset = 0
-    for label in sorted(set(labels.tolist())):
-        members = np.flatnonzero(labels == label)
+    for members in np.split(by_class, np.cumsum(sizes)[:-1]):
         rng.shuffle(members)
         fold[members] = (np.arange(len(members)) + offset) % k  # offset: small classes spread out
         offset += len(members)
@@ -46,13 +51,14 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
-    counts = {label: labels.count(label) for label in set(labels)}
+    counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
     smallest = min(counts, key=counts.get)
     if counts[smallest] < k:
         raise NbtextError(
-            f"class {smallest!r} has {counts[smallest]} documents, fewer than --folds {k} (try fewer folds)"
+            f"class {smallest!r} has {counts[smallest]} document{'s' if counts[smallest] != 1 else ''}, "
+            f"fewer than --folds {k} (try fewer folds)"
         )
     fold = stratified_folds(labels, k, seed)
     results = {}
