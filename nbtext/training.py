@@ -301,8 +301,24 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
+    _warn_new_classes(model.classes, table.labels)
     return _kept(model, model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
                                        _corpus(model, mail_documents))), stats
+
+
+def _warn_new_classes(known, labels):
+    """Say which classes an update adds: a file given without LABEL= is a class named after
+    it (`--update -m mail.model msg.eml` makes a third class 'msg.eml', not more spam)."""
+    def listed(names):
+        return ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+
+    had = set(known)
+    new = [repr(label) for label in labels if label not in had]
+    if new:
+        import warnings
+
+        warnings.warn(f"new class{'es' if len(new) > 1 else ''} {listed(new)} (the model had {listed(known)}); "
+                      "to learn documents as a class the model has, name it: LABEL=PATH", stacklevel=2)
 
 
 def _kept(model, changed):
