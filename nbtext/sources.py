@@ -492,7 +492,8 @@ def predict_input(paths=(), separator=None, table=None, text_col="2", header=Non
     if fasttext is not None:
         return (doc._replace(label=None) for doc in fasttext_documents(fasttext, labelled=False))
     if files_from is not None:
-        return path_documents(tuple(listed_paths(files_from, separator or b"\n")))
+        check_path(files_from)
+        return listed_documents(listed_paths(files_from, separator or b"\n"))
     if table is None:
         return path_documents(paths or ("-",), separator)
     if columns is not None:
@@ -524,6 +525,18 @@ def count_documents(paths):
         else:
             total += 1
     return total
+
+
+def listed_documents(paths):
+    """The documents of listed paths, as the list is read (`find | nbtext predict
+    --files-from -` starts before find ends). A listed path that is gone (a Maildir message
+    renamed since it was listed) is a document that cannot be read, reported by name while
+    the rest go on, as tar and rsync go on past one."""
+    for path in paths:
+        if os.path.exists(path):
+            yield from documents(path)
+        else:
+            yield Document(path, None, error="No such file or directory")
 
 
 def path_documents(paths, separator=None):

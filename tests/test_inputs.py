@@ -311,6 +311,12 @@ def test_files_from_a_list_lines_or_nul_separated(demo_model, tmp_path):
     assert run("predict", "-m", demo_model, "--files-from", listing).stdout == direct
     assert run("predict", "-m", demo_model, "-0", "--files-from", "-", input="\0".join(files)).stdout == direct
     assert run("predict", "-m", demo_model, "--files-from", "-", input="").stdout == ""
+    # a listed file that is gone (renamed since it was listed) is said and skipped; the rest are classified
+    gone = str(tmp_path / "gone.eml")
+    result = run("predict", "-m", demo_model, "--files-from", "-", input="\n".join(files[:1] + [gone] + files[1:]))
+    assert result.stdout == direct and result.exit_code == 1
+    assert result.stderr == f"nbtext: skipped {gone}: cannot read it (No such file or directory)\n" \
+        "nbtext: 3 documents done, 1 skipped\n"
 
 
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
