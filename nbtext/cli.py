@@ -82,7 +82,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
     from nbtext.parallel import default_jobs
     from nbtext.settings import shard_of, table_rows_model
     from nbtext.sources import in_batches, labelled_input, table_columns
-    from nbtext.training import DEFAULT_BATCH, train_corpus, update as update_model
+    from nbtext.training import DEFAULT_BATCH, reads_twice, train_corpus, update as update_model
 
     inputs, settings = split_params(params)
     with user_errors():
@@ -99,7 +99,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, **settings)
             model.save(output)
         else:
-            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard)
+            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings))
             batches = lambda: in_batches(with_progress(  # noqa: E731
                 docs(), "training", inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:

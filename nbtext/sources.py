@@ -411,15 +411,22 @@ def _ready(fd):
 
 # --- labelled inputs ---------------------------------------------------------------------
 def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
-                   columns=None, shard=None):
+                   columns=None, shard=None, twice=False):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
     one of them. With `columns` (a categorical model's features), the documents are the
     rows of --table. With `shard` (k, n), only the documents of shard k of n (see
-    `in_shard`). Every path is checked now, before anything is read."""
+    `in_shard`). Every path is checked now, before anything is read; with `twice` (the
+    corpus will be read twice), stdin and pipes are refused, since they can be read once."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
+    if twice:
+        for path in [table, fasttext] if not class_dirs else [path for _, path in class_sources(class_dirs)]:
+            if path is not None and not _rereadable(path):
+                raise NbtextError(f"{'stdin' if path == '-' else path + ', a pipe,'} can be read only once, and this "
+                                  "training reads its corpus twice (presence features with an UNK feature, or "
+                                  "tf-idf): give a regular file")
     if columns is not None:
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
@@ -434,6 +441,11 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
         return lambda: _sharded(fasttext_documents(fasttext), fasttext, "", shard)
     class_sources(class_dirs)
     return lambda: labelled_documents(class_dirs, shard)
+
+
+def _rereadable(path):
+    """Whether reading `path` again gives its documents again: not stdin, a FIFO or a device."""
+    return path != "-" and (is_url(path) or not os.path.exists(path) or os.path.isfile(path) or os.path.isdir(path))
 
 
 # --- shards: a part of a corpus, chosen with no coordination --------------------------------

@@ -81,6 +81,15 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
     return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates)
 
 
+def reads_twice(options):
+    """Whether training with these options reads its corpus a second time: presence
+    features with an UNK feature when tokens are pruned (which documents hold a pruned
+    token), and tf-idf (the idf weighs the second reading's values)."""
+    settings = make_settings(**options)
+    prunes = settings["min_count"] > 1 or settings["max_features"] is not None
+    return is_tfidf(settings) or (is_binary(settings) and settings["unknown"] == "unk" and prunes)
+
+
 def add_counted(table, journal, counted, on_error=None, candidates=None):
     """Add partial counts (nbtext.counting.count_batch's, as workers send them: exported
     table, journal pairs, errors, documents read as mail, and the calibration candidates

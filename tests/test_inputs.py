@@ -197,8 +197,21 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     train = ("train", "--model", "bernoulli", "--calibration", "none", "-o")
     assert run(*train, tmp_path / "file.model", "--fasttext", tmp_path / "ft.txt").exit_code == 0
     result = run(*train, tmp_path / "pipe.model", "--fasttext", "-", input=lines)
-    one_line_error(result, "the second reading found 0 documents where the first found 40")
+    one_line_error(result, "stdin can be read only once, and this training reads its corpus twice")
     assert not (tmp_path / "pipe.model").exists()
+    os.mkfifo(tmp_path / "fifo")  # stat'ed, never opened: the refusal comes before any reading
+    result = run(*train, tmp_path / "pipe.model", f"spam={tmp_path / 'fifo'}", f"ham={tmp_path / 'ft.txt'}")
+    one_line_error(result, f"{tmp_path / 'fifo'}, a pipe, can be read only once")
+    # found before reading; and should a second reading still differ (a file changed, a pipe
+    # where none was expected), training stops rather than count two different corpora
+    from nbtext.sources import Document
+    from nbtext.training import train_corpus
+
+    docs = [Document(f"d{i}", text, label) for i, (label, text) in
+            enumerate(line[len("__label__"):].split(" ", 1) for line in lines.splitlines())]
+    readings = iter([docs, docs[:25]])
+    with pytest.raises(nbtext.NbtextError, match="the second reading found 25 documents where the first found 40"):
+        train_corpus(lambda: [next(readings)], model="bernoulli", calibration="none")
     # one reading (counts): stdin gives the file's model, byte for byte
     result = run("train", "-o", tmp_path / "stdin.model", "--fasttext", "-", input=lines)
     assert result.exit_code == 0, result.stderr
