@@ -51,7 +51,8 @@ unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), defa
                                   "of train's default makes P mean what it says).")
 TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
 table_file_options = options(
-    click.option("--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file (- for stdin), one per row."),
+    click.option("--table", type=PATH, default=None,
+                 help="Documents from a TSV (or .csv) file (- for stdin), one per row."),
     click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
 )
 table_option = options(table_file_options, click.option("--header/--no-header", default=None, help=TABLE_HEADER))
@@ -69,7 +70,8 @@ predict_options = options(
     click.option("--files-from", type=PATH, default=None, metavar="FILE",
                  help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do."),
     click.option("--fasttext", "fasttext_input", type=PATH, default=None, metavar="FILE",
-                 help="Classify fastText lines (- for stdin; their __label__ words ignored, as fasttext predict does)."),
+                 help="Classify fastText lines (- for stdin; their __label__ words ignored, as fasttext predict "
+                      "does)."),
     table_file_options,
     click.option("--header/--no-header", default=None,
                  help=TABLE_HEADER[:-1] + "; with --proba, write a #header line naming the columns."),
@@ -79,7 +81,8 @@ labelled_options = options(
     click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,
     click.option("--label-col", default="1", help="--table: the label column, by header name or 1-based number."),
-    click.option("--fasttext", type=PATH, default=None, help="Documents from fastText lines (- for stdin): __label__spam some text."),
+    click.option("--fasttext", type=PATH, default=None,
+                 help="Documents from fastText lines (- for stdin): __label__spam some text."),
 )
 
 

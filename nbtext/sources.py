@@ -677,7 +677,7 @@ def table_columns(path, label_col, model):
     if path is None:
         raise NbtextError(f"--model {model} reads a table: give --table FILE --label-col NAME")
     check_path(path)
-    if path == "-" or not (os.path.isfile(path) or os.path.isdir(path)):  # a folder: opened_input says so
+    if not _rereadable(path):  # (a folder passes: opened_input says it cannot be read)
         raise NbtextError(f"--model {model} reads its table twice (the header, then the rows): "
                           f"give a regular file, not {'stdin' if path == '-' else 'a pipe'}")
     with opened_input(path, text=True) as f:
