@@ -18,7 +18,6 @@ and go on.
 import os
 import sys
 from collections import namedtuple
-from contextlib import contextmanager
 from io import TextIOWrapper, UnsupportedOperation
 from stat import S_ISREG
 
@@ -224,29 +223,34 @@ def _open_binary(path):
     return open(path, "rb")
 
 
-@contextmanager
-def opened_input(path, text=False):
+class opened_input:
     """A file named on the command line (--table, --fasttext, --files-from, a --lines
-    file), open for reading: bytes, or with `text` UTF-8 text for csv (bad bytes replaced).
-    `-` is stdin (left open after). A file that cannot be opened is an NbtextError that
-    names it: "cannot read PATH: Is a directory", never an OSError."""
-    if path == "-":
-        stream = sys.stdin.buffer
-        if not text:
-            yield stream
-            return
-        wrapper = TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    file), open for reading in a `with`: bytes, or with `text` UTF-8 text for csv (bad
+    bytes replaced). `-` is stdin (left open after). A file that cannot be opened is an
+    NbtextError that names it: "cannot read PATH: Is a directory", never an OSError.
+    (A class, not contextlib's decorator: `predict` of one message imports this module,
+    and contextlib would be one more import in its start-up.)"""
+
+    def __init__(self, path, text=False):
+        self.path, self.text, self.file = path, text, None
+
+    def __enter__(self):
+        if self.path == "-":
+            stdin = sys.stdin.buffer
+            self.file = TextIOWrapper(stdin, encoding="utf-8", errors="replace", newline="") if self.text else stdin
+            return self.file
         try:
-            yield wrapper
-        finally:
-            wrapper.detach()  # closing the wrapper would close stdin
-        return
-    try:
-        f = open(path, newline="", encoding="utf-8", errors="replace") if text else open(path, "rb")
-    except OSError as e:
-        raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
-    with f:
-        yield f
+            self.file = (open(self.path, newline="", encoding="utf-8", errors="replace") if self.text
+                         else open(self.path, "rb"))
+        except OSError as e:
+            raise NbtextError(f"cannot read {self.path}: {e.strerror or e}") from None
+        return self.file
+
+    def __exit__(self, *exception):
+        if self.path != "-":
+            self.file.close()
+        elif self.text:
+            self.file.detach()  # closing the wrapper would close stdin
 
 
 def read_at_most(f, limit):
@@ -421,12 +425,12 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
-    if twice:
-        for path in [table, fasttext] if not class_dirs else [path for _, path in class_sources(class_dirs)]:
-            if path is not None and not _rereadable(path):
-                raise NbtextError(f"{'stdin' if path == '-' else path + ', a pipe,'} can be read only once, and this "
-                                  "training reads its corpus twice (presence features with an UNK feature, or "
-                                  "tf-idf): give a regular file")
+    paths = [path for _, path in class_sources(class_dirs)] if class_dirs else [table if fasttext is None else fasttext]
+    for path in paths if twice else ():
+        if not _rereadable(path):
+            raise NbtextError(f"{'stdin' if path == '-' else path + ', a pipe,'} can be read only once, and this "
+                              "training reads its corpus twice (presence features with an UNK feature, or "
+                              "tf-idf): give a regular file")
     if columns is not None:
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
@@ -439,8 +443,7 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
     if fasttext is not None:
         check_path(fasttext)
         return lambda: _sharded(fasttext_documents(fasttext), fasttext, "", shard)
-    class_sources(class_dirs)
-    return lambda: labelled_documents(class_dirs, shard)
+    return lambda: labelled_documents(class_dirs, shard)  # (class_sources has checked them above)
 
 
 def _rereadable(path):

@@ -87,7 +87,13 @@ def reads_twice(options):
     token), and tf-idf (the idf weighs the second reading's values)."""
     settings = make_settings(**options)
     prunes = settings["min_count"] > 1 or settings["max_features"] is not None
-    return is_tfidf(settings) or (is_binary(settings) and settings["unknown"] == "unk" and prunes)
+    return is_tfidf(settings) or (_counts_unk_documents(settings) and prunes)
+
+
+def _counts_unk_documents(settings):
+    """Whether UNK's count is the documents holding a pruned token (presence features with
+    an UNK feature): known only from a second reading, once the vocabulary is pruned."""
+    return is_binary(settings) and settings["unknown"] == "unk"
 
 
 def add_counted(table, journal, counted, on_error=None, candidates=None):
@@ -189,7 +195,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
             f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
         )
     unk_doc_count = tfidf_sums = tfidf_squares = None
-    if is_binary(settings) and vocabulary.has_unk and vocabulary.n_kept < len(tokens):
+    if _counts_unk_documents(settings) and vocabulary.n_kept < len(tokens):  # (has_unk: "unknown" is "unk")
         unk_doc_count = np.zeros(len(classes))
         for (count,) in over_batches(partial(documents_with_unk, vocabulary, classes)):
             unk_doc_count += count
