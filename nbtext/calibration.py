@@ -32,6 +32,7 @@ import numpy as np
 from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
+from nbtext.exactmath import exp, log
 from nbtext.features import DROPPED, one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
@@ -229,7 +230,7 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
         sums = np.bincount(rows[cell_document[held]] * len(columns) + cell_column[held], weights=x[held],
                            minlength=n_classes * len(columns)).reshape(n_classes, len(columns))
         class_count = np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0)
-        log_theta = np.log(np.maximum(counts - sums, 0.0) + model.alpha) - np.log(
+        log_theta = log(np.maximum(counts - sums, 0.0) + model.alpha) - log(
             totals - sums.sum(axis=1) + model.n_features * model.alpha)[:, None]
         prior = class_log_prior(class_count, model.alpha, model.settings["prior"]) if model.event.prior_in_jll else 0.0
         # Σ_j x_ij log θ'_kj for each held-out document i (its position among them)
@@ -262,9 +263,9 @@ def brier_of_scaled(jll, rows, log_scale):
     """The mean Brier score of softmax(exp(log_scale) · jll) against the true classes `rows`;
     `log_scale` one number or one per document. (Σ_k p_k² − 2 p_y + 1 from the unnormalized
     exponentials e_k, p_k = e_k / Σ e: fewer passes over the table than forming p.)"""
-    z = np.exp(np.reshape(log_scale, (-1, 1))) * jll
+    z = exp(np.reshape(log_scale, (-1, 1))) * jll
     z -= z.max(axis=1, keepdims=True)
-    np.exp(z, out=z)
+    exp(z, out=z)
     total = z.sum(axis=1)
     picked = z[np.arange(len(rows)), rows]
     return float(((z * z).sum(axis=1) / (total * total) - 2.0 * picked / total).mean() + 1.0)
@@ -276,7 +277,7 @@ def fit_inverse_temperature(jll, rows):
     finite = np.isfinite(jll).all(axis=1)
     jll, rows = jll[finite], rows[finite]
     loss = partial(brier_of_scaled, jll, rows)
-    return float(np.exp(minimize_softening(loss, 1e-6)[0]))
+    return exp(minimize_softening(loss, 1e-6)[0])
 
 
 def fit_temperature(jll, rows, lengths):
@@ -289,7 +290,7 @@ def fit_temperature(jll, rows, lengths):
     moves with γ."""
     lengths = np.asarray(lengths, dtype=np.float64)
     kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
-    jll, rows, log_n = jll[kept], rows[kept], np.log(lengths[kept])
+    jll, rows, log_n = jll[kept], rows[kept], log(lengths[kept])
     centre = log_n.mean() if len(log_n) else 0.0
     best = {}  # γ -> (loss, a)
 
@@ -302,7 +303,7 @@ def fit_temperature(jll, rows, lengths):
     exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, EXPONENT_TOLERANCE)
     a = best[exponent][1]  # Brent's answer is a point it evaluated
     # 1/T(x) = exp(a − γ (log n − c)) = exp(−log T − γ log n):  T = exp(−a − γ c)
-    return float(np.exp(-a - exponent * centre)), float(exponent)
+    return exp(-a - exponent * centre), float(exponent)
 
 
 def minimize_softening(loss, tolerance):
@@ -314,10 +315,10 @@ def minimize_softening(loss, tolerance):
     every answer is certain, a bump at 1/T ≈ 1e-7 and its best at 1e-9.) A count model's
     probabilities are all but uniform at the soft end already: its answer is the one
     search's."""
-    low, high = np.log(BETA_RANGE)
+    low, high = log(np.array(BETA_RANGE))
     best = minimize_bounded(loss, low, high, tolerance)
     lowest = loss(best)
-    softest, step, beyond = np.log(SOFTEST_BETA), np.log(10.0), None
+    softest, step, beyond = log(SOFTEST_BETA), log(10.0), None
     uniform = loss(softest)  # every posterior 1/classes
     point = low
     while point > softest:

@@ -312,8 +312,7 @@ _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 def score_partition(entries, model_bytes, alpha, limit, output, explain):
     """(documents scored, their output lines, [(name, error)]) of a partition."""
-    import numpy as np
-
+    from nbtext.exactmath import exp
     from nbtext.formats import Output, prediction_lines
     from nbtext.model import NaiveBayes
     from nbtext.modelfile import parse_state
@@ -330,5 +329,5 @@ def score_partition(entries, model_bytes, alpha, limit, output, explain):
                                                 lambda doc, message: errors.append((doc.name, message)), explain)
     if not kept:
         return 0, "", errors
-    lines = prediction_lines(model, kept, np.exp(log_proba), explanations, Output(*output))
+    lines = prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))
     return len(kept), "\0".join(lines), errors  # one string ships far faster than many (see packed)

@@ -7,6 +7,7 @@
 import numpy as np
 
 from nbtext.errors import NbtextError
+from nbtext.exactmath import exp
 from nbtext.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
 from nbtext.parallel import scored_batches
 from nbtext.sources import Document
@@ -52,7 +53,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
             if len(model.classes) == 2:
                 log_odds.append(float(row[1] - row[0]))
                 positives.append(doc.label == model.classes[1])
-            probabilities = np.exp(row)
+            probabilities = exp(row)
             best, _ = model.decide(probabilities)
             confidences.append(float(probabilities.max()))
             right.append(best == doc.label)

@@ -40,10 +40,10 @@ def proba_header(model, output, explain, header):
 
 def prediction_line_batches(model, scored, output):
     """(documents, lines) per batch of nbtext.parallel.scored_batches' output."""
-    import numpy as np
+    from nbtext.exactmath import exp
 
     for kept, log_proba, explanations in scored:
-        yield len(kept), prediction_lines(model, kept, np.exp(log_proba), explanations, output)
+        yield len(kept), prediction_lines(model, kept, exp(log_proba), explanations, output)
 
 
 def forget_summary(model, stats, seconds, output):

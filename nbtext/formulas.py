@@ -8,6 +8,8 @@ values; `class_count` (n_classes,); λ (`alpha`) is the Lidstone smoothing const
 
 import numpy as np
 
+from nbtext.exactmath import exp, log
+
 VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
 
 
@@ -24,8 +26,8 @@ def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
     # in place, one (classes × features) array: the same operations, without two more
     # temporaries of that size to allocate and fault in (20 Newsgroups: 23 MB each)
     log_theta = feature_sums + alpha
-    np.log(log_theta, out=log_theta)
-    log_theta -= np.log(totals + d * alpha)[:, None]
+    log(log_theta, out=log_theta)
+    log_theta -= log(totals + d * alpha)[:, None]
     return log_theta
 
 
@@ -35,9 +37,9 @@ def bernoulli_log_prob(feature_sums, class_count, alpha):
     Both come straight from the counts: 1 − θ_kj = (N_k − D_kj + λ) / (N_k + 2λ).
     (Seed 000 writes N_k + dλ in the denominator; each feature has two values, so 2λ.)
     """
-    denominator = np.log(class_count + 2 * alpha)[:, None]
-    log_present = np.log(feature_sums + alpha) - denominator
-    log_absent = np.log(class_count[:, None] - feature_sums + alpha) - denominator
+    denominator = log(class_count + 2 * alpha)[:, None]
+    log_present = log(feature_sums + alpha) - denominator
+    log_absent = log(class_count[:, None] - feature_sums + alpha) - denominator
     return log_present, log_absent
 
 
@@ -66,7 +68,7 @@ def gaussian_weights(class_count, sums, squares):
     overall_variance = _variance(squares.sum(axis=0) / total, sums.sum(axis=0) / total)
     variance = variance + VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
     precision = 1.0 / variance
-    bias = (-0.5 * np.log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
+    bias = (-0.5 * log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
     return mean * precision, bias, precision
 
 
@@ -85,7 +87,7 @@ def categorical_log_prob(feature_sums, class_count, alpha, feature_of, n_columns
     n_values = np.bincount(feature_of, minlength=n_columns)  # n_j
     denominator = class_count[:, None] + n_values[None, :] * alpha  # N_k + n_j·λ
     with np.errstate(divide="ignore"):  # λ = 0: an unseen (class, value) pair is log 0 = -inf
-        return np.log(feature_sums + alpha) - np.log(denominator[:, feature_of])
+        return log(feature_sums + alpha) - log(denominator[:, feature_of])
 
 
 def categorical_unseen_log_prob(class_count, alpha, feature_of, n_columns):
@@ -94,7 +96,7 @@ def categorical_unseen_log_prob(class_count, alpha, feature_of, n_columns):
     if alpha <= 0:
         return None
     n_values = np.bincount(feature_of, minlength=n_columns)
-    return np.log(alpha) - np.log(class_count[:, None] + n_values[None, :] * alpha)
+    return log(alpha) - log(class_count[:, None] + n_values[None, :] * alpha)
 
 
 def class_log_prior(class_count, alpha, prior):
@@ -102,12 +104,12 @@ def class_log_prior(class_count, alpha, prior):
     n_classes = len(class_count)
     if prior == "smoothed":
         with np.errstate(divide="ignore"):  # λ = 0 (categorical): an empty class has log 0
-            return np.log(class_count + alpha) - np.log(class_count.sum() + n_classes * alpha)
+            return log(class_count + alpha) - log(class_count.sum() + n_classes * alpha)
     if prior == "empirical":
         with np.errstate(divide="ignore"):  # a class with no documents gets log 0 = -inf
-            return np.log(class_count) - np.log(class_count.sum())
+            return log(class_count) - log(class_count.sum())
     if prior == "uniform":
-        return np.full(n_classes, -np.log(n_classes))
+        return np.full(n_classes, -log(n_classes))
     raise ValueError(f"unknown prior {prior!r}")
 
 
@@ -119,4 +121,4 @@ def log_normalize(jll):
         jll = jll.copy()
         jll[impossible] = 0.0  # nothing to tell the classes apart: uniform
         top[impossible] = 0.0
-    return jll - (top + np.log(np.exp(jll - top).sum(axis=1, keepdims=True)))
+    return jll - (top + log(exp(jll - top).sum(axis=1, keepdims=True)))

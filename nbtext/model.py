@@ -16,6 +16,7 @@ import numpy as np
 from nbtext.counts import ClassCounts
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
+from nbtext.exactmath import exp, power
 from nbtext.features import count_vector, scores_of_counts
 from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
 from nbtext.journal import decode as decode_journal, encode as encode_journal
@@ -286,7 +287,9 @@ class NaiveBayes:
         weights, bias, squared = self.linear_form
         if len(indptr) == 2 and squared is None and not is_tfidf(self.settings):
             # one document: numpy only, scipy is never imported
-            jll = (weights @ count_vector(ids, weights.shape[1], self.binary) + bias)[None, :]
+            x = count_vector(ids, weights.shape[1], self.binary)
+            columns = np.flatnonzero(x)  # not a BLAS product: its sums' order varies with the CPU
+            jll = ((weights[:, columns] * x[columns]).sum(axis=1) + bias)[None, :]
         elif squared is None and not self.binary and not is_tfidf(self.settings):
             jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
         else:
@@ -302,7 +305,7 @@ class NaiveBayes:
         columns, x = np.unique(ids, return_counts=True)
         totals = self._kept_totals + (self.unk_count if self.has_unk else 0.0)
         log_theta = multinomial_log_prob(self.feature_count_columns(columns), self.alpha, totals, self.n_features)
-        return log_theta @ x
+        return (log_theta * x).sum(axis=1)  # not a BLAS product: its sums' order varies with the CPU
 
     def score(self, documents, on_error=None, explain=0):
         """(documents kept, log P(k | document) of each, explanations or None) for a batch
@@ -333,7 +336,7 @@ class NaiveBayes:
             if lengths is None:
                 raise ValueError("this model's temperature grows with the document's length: pass the lengths")
             n = np.asarray(lengths, dtype=np.float64)
-            scale = np.where(n > 0, self.calibration["temperature"] * n ** exponent, 1.0)
+            scale = np.where(n > 0, self.calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)
             jll = jll / scale[:, None]
         return log_normalize(jll)
 
@@ -343,7 +346,7 @@ class NaiveBayes:
 
     def predict_proba(self, documents):
         """P(k | document), shape (n_documents, n_classes); rows sum to 1."""
-        return np.exp(self.predict_log_proba(documents))
+        return exp(self.predict_log_proba(documents))
 
     def predict(self, documents):
         """The most probable label of each document."""

@@ -145,10 +145,10 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
             probabilities = None if explain else model.pure_probabilities(document)
             explanations = [()]
             if probabilities is None:  # scored by the whole model (errors named as for any document)
-                import numpy as np
+                from nbtext.exactmath import exp
 
                 _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
-                probabilities = np.exp(log_proba[0])
+                probabilities = exp(log_proba[0])
             fields = verdict_fields(*decide(model.classes, probabilities, unsure_below),
                                     explanations[0] if explain else ())
         except NbtextError as e:

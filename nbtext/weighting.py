@@ -10,12 +10,14 @@ The idf is scikit-learn's TfidfTransformer(smooth_idf=True) formula, so the two 
 
 import numpy as np
 
+from nbtext.exactmath import log
+
 from nbtext.features import csr_from_ids
 
 
 def idf_weights(document_frequency, n_documents):
     """idf_j = log((1 + N) / (1 + df_j)) + 1."""
-    return np.log((1.0 + n_documents) / (1.0 + document_frequency)) + 1.0
+    return log((1.0 + n_documents) / (1.0 + document_frequency)) + 1.0
 
 
 def is_binary(settings):
@@ -51,7 +53,7 @@ def transform(X, settings, idf=None):
         return X
     X.sum_duplicates()
     if settings["tf"] == "log":
-        np.log1p(X.data, out=X.data)
+        X.data[:] = log(1.0 + X.data)  # counts: 1 + x is exact
     if settings["idf"]:
         X.data *= idf[X.indices]
     if settings["length_norm"]:
