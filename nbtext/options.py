@@ -41,6 +41,11 @@ jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=N
                            help="Worker processes for reading, parsing and scoring.  [default: one; "
                                 "the cores (at most 4) for what is left after 0.2 s of work, if each "
                                 "document took 0.2 ms or more]")
+train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                                 help="Worker processes for reading, parsing, tokenizing and counting "
+                                      "[default: the machine's cores, at most 4; -j 1: one process].")
+shard_option = click.option("--shard", default=None, metavar="K/N", help=(
+    "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
 max_bytes_option = click.option(
     "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
     callback=lambda ctx, param, value: limit_bytes(value), is_eager=True,

@@ -415,13 +415,14 @@ def _ready(fd):
 
 # --- labelled inputs ---------------------------------------------------------------------
 def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
-                   columns=None, shard=None, twice=False):
+                   columns=None, shard=None, twice=False, empty_ok=False):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
     one of them. With `columns` (a categorical model's features), the documents are the
     rows of --table. With `shard` (k, n), only the documents of shard k of n (see
     `in_shard`). Every path is checked now, before anything is read; with `twice` (the
-    corpus will be read twice), stdin and pipes are refused, since they can be read once."""
+    corpus will be read twice), stdin and pipes are refused, since they can be read once.
+    With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
@@ -443,7 +444,7 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
     if fasttext is not None:
         check_path(fasttext)
         return lambda: _sharded(fasttext_documents(fasttext), fasttext, "", shard)
-    return lambda: labelled_documents(class_dirs, shard)  # (class_sources has checked them above)
+    return lambda: labelled_documents(class_dirs, shard, empty_ok)  # (class_sources has checked them above)
 
 
 def _rereadable(path):
@@ -587,9 +588,10 @@ def class_sources(specs, urls=False):
     return sources
 
 
-def labelled_sources(specs, urls=False):
+def labelled_sources(specs, urls=False, empty_ok=False):
     """[(label, path)] of CLASS_DIR arguments, a folder or file given twice read once (with
-    a warning). A class with no documents is an error, found before any is read."""
+    a warning). A class folder with no documents is an error, found before any is read, or
+    with `empty_ok` (an update: nothing to learn there) left out."""
     sources, seen = [], {}
     for label, path in class_sources(specs, urls):
         real = path if is_url(path) else os.path.realpath(path)
@@ -601,15 +603,21 @@ def labelled_sources(specs, urls=False):
             continue
         seen[real] = label
         sources.append((label, path))
-    for label, path in sources:
-        if os.path.isdir(path) and not has_files(path):
-            raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
-    return sources
+    empty = [(label, path) for label, path in sources if os.path.isdir(path) and not has_files(path)]
+    if empty and not empty_ok:
+        label, path = empty[0]
+        raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
+    return [source for source in sources if source not in empty]
 
 
-def labelled_documents(specs, shard=None):
+def nothing_to_learn(specs):
+    """Whether every CLASS_DIR given is a folder with no documents (an update of nothing)."""
+    return bool(specs) and not labelled_sources(specs, empty_ok=True)
+
+
+def labelled_documents(specs, shard=None, empty_ok=False):
     """Documents of every CLASS_DIR, labelled (see labelled_sources)."""
-    for label, path in labelled_sources(specs):
+    for label, path in labelled_sources(specs, empty_ok=empty_ok):
         yield from _sharded(documents(path, label=label), path, label, shard)
 
 

@@ -320,3 +320,47 @@ def test_a_slow_producers_lines_are_answered_as_they_come(demo_model, jobs):
         process.stdin.close()
         process.stdout.close()
     assert process.wait(30) == 0
+
+
+def _readme_crontab_command():
+    """The learn-on-error command of the README's crontab line, as a user copies it."""
+    import re
+
+    lines = [line for line in (ROOT / "README.md").read_text().splitlines() if re.match(r"\*/10 \* \* \* \* ", line)]
+    assert len(lines) == 1, lines
+    return lines[0].split(None, 5)[5]
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_the_readmes_learn_on_error_recipe_learns_whatever_is_moved(tmp_path):
+    """The crontab line as written: with both folders empty it is a quiet success that leaves
+    the model alone; a spam moved to .Learn-Spam alone (none to .Learn-Ham) is learned and
+    its file removed; then a ham moved alone."""
+    import os
+
+    home = tmp_path / "home"
+    model = home / ".nbtext" / "mail.model"
+    model.parent.mkdir(parents=True)
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    for folder in (".Learn-Spam", ".Learn-Ham"):
+        for part in ("cur", "new", "tmp"):
+            (home / "Maildir" / folder / part).mkdir(parents=True)
+    environment = {**os.environ, "HOME": str(home), "PATH": f"{NBTEXT.parent}{os.pathsep}{os.environ['PATH']}"}
+
+    def cron():
+        return subprocess.run(["sh", "-c", _readme_crontab_command()], env=environment, capture_output=True, text=True)
+
+    before = model.read_bytes()
+    empty = cron()
+    assert empty.returncode == 0 and "nothing to learn" in empty.stderr and empty.stderr.count("\n") == 1
+    assert model.read_bytes() == before
+    counts = dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count))
+    for folder, label, message in ((".Learn-Spam", "spam", DEMO / "test" / "spam" / "spam-004.txt"),
+                                   (".Learn-Ham", "ham", DEMO / "test" / "ham" / "ham-004.txt")):
+        moved = home / "Maildir" / folder / "cur" / "1700000000.M1P1.host:2,S"
+        moved.write_bytes(message.read_bytes())
+        result = cron()
+        assert result.returncode == 0, result.stderr
+        assert "added 1" in result.stderr and not moved.exists()
+        counts[label] += 1
+        assert dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count)) == counts
