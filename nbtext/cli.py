@@ -14,16 +14,16 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (
-    OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors, with_progress, write_batches,
-)
+from nbtext.console import (OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors,
+                            with_progress, write_batches)
 from nbtext.formats import Output, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, split_params, train_options,
-    typed_options, unsure_option,
+    plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option, split_params,
+    train_jobs_option, train_options, typed_options, unsure_option,
 )
+from nbtext.output import write_line
 from nbtext.version import __version__
 
 
@@ -53,11 +53,8 @@ def cli():
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
 @model_option
 @max_bytes_option
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes for reading, parsing, tokenizing and counting "
-                   "[default: the machine's cores, at most 4; -j 1: one process].")
-@click.option("--shard", default=None, metavar="K/N",
-              help="Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later.")
+@train_jobs_option
+@shard_option
 @scheduler_option
 @quiet_option
 def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
@@ -81,7 +78,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
     from nbtext.modelfile import check_writable, locked
     from nbtext.parallel import default_jobs
     from nbtext.settings import shard_of, table_rows_model
-    from nbtext.sources import in_batches, labelled_input, table_columns
+    from nbtext.sources import in_batches, labelled_input, nothing_to_learn, table_columns
     from nbtext.training import DEFAULT_BATCH, reads_twice, train_corpus, update as update_model
 
     inputs, settings = split_params(params)
@@ -99,11 +96,15 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, **settings)
             model.save(output)
         else:
-            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings))
+            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
+                                  empty_ok=update)
             batches = lambda: in_batches(with_progress(  # noqa: E731
                 docs(), "training", inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:
                 refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
+                if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
+                    click.echo("nbtext: nothing to learn: every folder given is empty; the model is unchanged", err=True)
+                    return 0
                 with locked(model_path):  # read, change and write: one learner at a time
                     model, stats = update_model(load_model(model_path), batches, skipped)
                     model.save(output)
@@ -163,7 +164,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     with user_errors():
         from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
         if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
-            click.echo(OneMessageModel(model_path, alpha).decide(stdin_document(), unsure_below)[0])
+            write_line(OneMessageModel(model_path, alpha).decide(stdin_document(), unsure_below)[0])
             return 0
         model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
@@ -262,11 +263,11 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     if folds is not None and output_format == "json":
         for r in results.values():
             del r["smooths"]
-        click.echo(json.dumps(json_safe({"folds": folds, "seed": seed, "models": results})))
+        write_line(json.dumps(json_safe({"folds": folds, "seed": seed, "models": results})))
     elif folds is not None:
-        click.echo(crossval_table(folds, seed, results))
+        write_line(crossval_table(folds, seed, results))
     else:
-        click.echo(json.dumps(json_safe(report)) if output_format == "json" else format_report(report))
+        write_line(json.dumps(json_safe(report)) if output_format == "json" else format_report(report))
     return skipped.summary(done)
 
 
@@ -359,10 +360,10 @@ def info(model_path, top, output_format, plot):
         if plot:
             info_plot(summary, plot)
     if output_format == "json":
-        click.echo(json.dumps(summary, ensure_ascii=False))
+        write_line(json.dumps(summary, ensure_ascii=False))
         return 0
     lines, warnings = model_summary(summary, model_path, model.event.count_unit)
-    click.echo("\n".join(lines))
+    write_line("\n".join(lines))
     for warning in warnings:
         click.echo(f"nbtext: warning: {warning}", err=True)
     return 0
@@ -379,12 +380,11 @@ def info(model_path, top, output_format, plot):
 def filter_message(model_path, alpha, unsure_below, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
-    X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block, with
-    the message's own line endings; every other byte passes through unchanged. A
-    message that cannot be parsed gets X-Nbtext-Class: error; if the model cannot be
-    loaded the message still passes through (with that header) and the exit status is 1;
-    75 if it cannot be written out (the delivery agent retries). Earlier X-Nbtext-* lines
-    are replaced.
+    X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block; every
+    other byte passes through unchanged, earlier X-Nbtext-* lines replaced. Exit status
+    0: tagged (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing
+    or not a valid model file (tagged error); 75: the message could not be written out
+    whole (the delivery agent keeps it and retries).
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import click
 
 from nbtext.errors import INTERRUPTED, NbtextError, os_error, quiet_stdout
+from nbtext.output import write_line
 
 
 class OneLineErrors(click.Group):
@@ -171,10 +172,9 @@ def write_batches(first_lines, line_batches):
     """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
     pipeline sees every batch at once); returns the count summed."""
     if first_lines:
-        sys.stdout.write("\n".join(first_lines) + "\n")
+        write_line("\n".join(first_lines))
     done = 0
     for count, lines in line_batches:
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
+        write_line("\n".join(lines))
         done += count
     return done

@@ -4,9 +4,11 @@
 import sys
 
 from nbtext.errors import INTERRUPTED, os_error, quiet_stdout
+from nbtext.output import guard_descriptors
 
 
 def main():
+    guard_descriptors()  # before any file is opened: none may take a closed stdout's place
     # Names that are not UTF-8 (files, folders, hence labels) travel as surrogate escapes:
     # they go out as the bytes they came in as, never as an encoding error.
     try:

@@ -22,6 +22,6 @@ def quiet_stdout():
     """Point stdout at devnull, so the interpreter's last flush of it cannot fail again
     (after a closed pipe or a failed write)."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno() if sys.stdout is not None else 1)
+    except (OSError, ValueError, AttributeError):
         pass

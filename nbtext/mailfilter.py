@@ -34,7 +34,7 @@ def with_headers(message, fields, is_mail=True):
     the added lines and a blank line, then the original bytes unchanged.
     """
     newline = line_ending(message)
-    lines = b"".join(f"{name}: {value}".encode("ascii") + newline for name, value in fields)
+    lines = b"".join(f"{name}: ".encode("ascii") + header_value(value, newline) + newline for name, value in fields)
     if not is_mail:
         return lines + newline + message
     at = header_end(message)
@@ -42,6 +42,24 @@ def with_headers(message, fields, is_mail=True):
     if before and not before.endswith(b"\n"):  # a last header line with no line ending
         before += newline
     return before + lines + message[at:]
+
+
+def header_value(value, newline=b"\n"):
+    """A header field's value as bytes: printable ASCII as it is, anything else (a label
+    such as `spæm`, or one with a control character) as RFC 2047 encoded words of its UTF-8
+    (`=?UTF-8?B?c3DDpm0=?=`), at most 45 bytes of text a word, words on folded lines."""
+    if value.isascii() and value.isprintable():
+        return value.encode("ascii")
+    import binascii
+
+    data, words = value.encode("utf-8", "surrogateescape"), []
+    while data:
+        cut = min(len(data), 45)
+        while cut < len(data) and 0x80 <= data[cut] < 0xC0:  # not inside a character
+            cut -= 1
+        words.append(b"=?UTF-8?B?" + binascii.b2a_base64(data[:cut], newline=False) + b"?=")
+        data = data[cut:]
+    return (newline + b" ").join(words)
 
 
 def without_verdicts(head):

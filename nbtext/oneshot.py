@@ -13,6 +13,7 @@ import sys
 
 from nbtext.choices import DEFAULT_MODEL
 from nbtext.errors import TEMPFAIL, NbtextError, os_error, quiet_stdout
+from nbtext.output import write, write_line
 
 
 def default_model_path():
@@ -112,7 +113,11 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         print(f"Error: {e}", file=sys.stderr)
         return 3
     if verbose:
-        print(f"{label}\t{p:.4f}", flush=True)
+        try:
+            write_line(f"{label}\t{p:.4f}")
+        except OSError as e:
+            print(f"Error: {os_error(e)}", file=sys.stderr)
+            return 3
     return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
@@ -120,46 +125,40 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
     Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
-    tokens that decided. Returns the exit status: 1 when the model cannot be loaded (the
-    message still passes through, marked `error`), TEMPFAIL (75) when the message cannot be
-    written out, else 0. Problems go to stderr.
+    tokens that decided. The message's bytes are held before anything else can fail, and
+    whatever happens after, they go out whole or the exit status says they did not:
+    0, the message went out with its verdict (`error` for a message that cannot be
+    classified); 1, the model is missing, unreadable or not a valid model file (the
+    message went out tagged `error`); TEMPFAIL (75), the message could not be written out
+    whole (the delivery agent keeps it and retries). Problems go to stderr, one line each.
     """
-    from nbtext.mail import has_header_block, looks_like_mail
     from nbtext.mailfilter import verdict_fields, with_headers
-    from nbtext.purescore import decide
-    from nbtext.sources import Document, cut
 
-    message = sys.stdin.buffer.read()
-    is_mail = looks_like_mail(message) or has_header_block(message)
-    status, fields = 0, verdict_fields("error", None)
+    try:
+        message = sys.stdin.buffer.read()
+    except (AttributeError, OSError) as e:  # stdin closed or unreadable: there is no message to pass on
+        print(f"Error: cannot read the message on stdin ({e})", file=sys.stderr)
+        return TEMPFAIL
+    status, fields, is_mail = 0, verdict_fields("error", None), True
     try:
         model = OneMessageModel(model_path, alpha)
+        if model.pure is None:
+            model.model  # loaded and checked now: a bad model file is exit status 1, not a bad message
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         status = 1
+    except Exception as e:  # a model file the checks let through and the loader tripped on
+        print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
+        status = 1
     else:
-        try:
-            if not is_mail:
-                raise NbtextError("not a mail message (no header block)")
-            document = cut(message, "the message")
-            probabilities = None if explain else model.pure_probabilities(document)
-            explanations = [()]
-            if probabilities is None:  # scored by the whole model (errors named as for any document)
-                from nbtext.exactmath import exp
-
-                _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
-                probabilities = exp(log_proba[0])
-            fields = verdict_fields(*decide(model.classes, probabilities, unsure_below),
-                                    explanations[0] if explain else ())
-        except NbtextError as e:
-            print(f"nbtext: {e}", file=sys.stderr)
-        except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:
-            # A fault of nbtext's, not of the message: the message still goes on (tagged
-            # `error`), since a filter in the delivery path must never lose one.
-            print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
+        fields, is_mail = _verdict(model, message, unsure_below, explain)
     try:
-        sys.stdout.buffer.write(with_headers(message, fields, is_mail))
-        sys.stdout.buffer.flush()
+        tagged = with_headers(message, fields, is_mail)
+    except Exception as e:  # a verdict that cannot be written as a header: the message goes on
+        print(f"nbtext: cannot write the verdict ({e.__class__.__name__}: {e})", file=sys.stderr)
+        tagged = with_headers(message, verdict_fields("error", None), is_mail)
+    try:
+        write(tagged)
     except OSError as e:
         # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
         # it and try again later (procmail and maildrop do), so nothing is lost.
@@ -167,6 +166,38 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
         quiet_stdout()
         return TEMPFAIL
     return status
+
+
+def _verdict(model, message, unsure_below, explain):
+    """(header fields, whether the message has a header block) of one message: the one
+    guard around classifying it. Whatever goes wrong in there (a message no tokenizer
+    should meet, a fault of nbtext's) gives X-Nbtext-Class: error, never a lost message."""
+    from nbtext.mailfilter import verdict_fields
+
+    is_mail = True
+    try:
+        from nbtext.mail import has_header_block, looks_like_mail
+        from nbtext.purescore import decide
+        from nbtext.sources import Document, cut
+
+        is_mail = looks_like_mail(message) or has_header_block(message)
+        if not is_mail:
+            raise NbtextError("not a mail message (no header block)")
+        document = cut(message, "the message")
+        probabilities = None if explain else model.pure_probabilities(document)
+        explanations = [()]
+        if probabilities is None:  # scored by the whole model (errors named as for any document)
+            from nbtext.exactmath import exp
+
+            _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
+            probabilities = exp(log_proba[0])
+        return verdict_fields(*decide(model.classes, probabilities, unsure_below),
+                              explanations[0] if explain else ()), is_mail
+    except NbtextError as e:
+        print(f"nbtext: {e}", file=sys.stderr)
+    except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
+        print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
+    return verdict_fields("error", None), is_mail
 
 
 def plain_options(args):
@@ -204,7 +235,7 @@ def fast(argv):
             return filter_stdin(options["model"])
         if options["is"] is not None:
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
-        print(OneMessageModel(options["model"]).decide(stdin_document())[0], flush=True)
+        write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
         return 0
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -1,0 +1,63 @@
+"""The one writer of standard output: every command writes what it prints through `write`,
+which writes every byte or raises OSError.
+
+What it closes: Python's buffered writer can return a short count without raising (a
+reader that closes the pipe mid-write: `nbtext filter < big | head -c 10` lost the rest of
+the message with exit status 0), and print() and click.echo() write nothing, silently,
+when stdout is closed (`>&-`). Here a closed stdout is EBADF, a gone reader EPIPE, a full
+disk ENOSPC, each an OSError the command turns into one line and its exit status.
+"""
+
+import errno
+import os
+import sys
+
+_closed_at_start = set()  # the standard descriptors (0, 1, 2) closed when nbtext started
+
+
+def guard_descriptors():
+    """Run first thing: a standard descriptor closed when nbtext started (`>&-`) is held
+    open on /dev/null, so that no file opened later (a model, a temporary file) gets it and
+    receives the output or the errors; `write` still refuses, as for a closed stdout."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            _closed_at_start.add(descriptor)
+    for descriptor in sorted(_closed_at_start):
+        try:
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != descriptor:
+                os.dup2(held, descriptor)
+                os.close(held)
+        except OSError:
+            pass
+
+
+def write(data):
+    """Write `data` (str, encoded as stdout's text layer would, or bytes) to stdout, all of
+    it, now; raise OSError if any byte cannot be written."""
+    stream = sys.stdout
+    if stream is None or 1 in _closed_at_start or getattr(stream, "closed", False):
+        raise OSError(errno.EBADF, "standard output is closed")
+    if isinstance(data, str):
+        data = data.encode(getattr(stream, "encoding", None) or "utf-8",
+                           getattr(stream, "errors", None) or "strict")
+    stream.flush()  # anything a library printed before, in order
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, ValueError, OSError):  # not a file (a test runner's capture)
+        descriptor = None
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view) if descriptor is not None else stream.buffer.write(view)
+        if not written:
+            raise OSError(errno.EIO, "nothing written to standard output")
+        view = view[written:]
+    if descriptor is None:
+        stream.buffer.flush()
+
+
+def write_line(text):
+    """`text` and a line end, written as `write` writes."""
+    write(text + "\n")

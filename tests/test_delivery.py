@@ -1,0 +1,137 @@
+"""A message in is a message out, or exit status 75: `filter` holds the message's bytes
+before anything can fail, classifies under one guard, and writes through the one writer of
+stdout (nbtext.output), which writes every byte or says why not. Every command's output
+goes through that writer: a closed stdout or a reader gone is one line and a non-zero
+status, never a traceback and never a silent loss."""
+
+import email
+import email.header
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nbtext.mailfilter import header_value, with_headers
+
+from conftest import ROOT, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+DEMO = ROOT / "corpora" / "mail"
+needs_executable = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+MESSAGE = b"Subject: free prize\nFrom: a@example.com\n\nclaim your free prize cash now, click\n"
+ERROR_TAGGED = with_headers(MESSAGE, [("X-Nbtext-Class", "error")])
+
+
+def shell(command, stdin=b"", **variables):
+    """`command` run by sh with $NBTEXT and the given variables set; (status, stdout, stderr)."""
+    environment = {**os.environ, "NBTEXT": str(NBTEXT), **{k: str(v) for k, v in variables.items()}}
+    result = subprocess.run(["sh", "-c", command], input=stdin, capture_output=True, env=environment, timeout=120)
+    return result.returncode, result.stdout, result.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def accented_model(tmp_path_factory):
+    """A model whose spam class is called 'spæm'."""
+    folder = tmp_path_factory.mktemp("accented")
+    model = folder / "m.model"
+    result = run("train", "-o", model, f"spæm={DEMO / 'train' / 'spam'}", f"ham={DEMO / 'train' / 'ham'}")
+    assert result.exit_code == 0, result.stderr
+    return model
+
+
+def test_a_non_ascii_label_is_an_encoded_word_and_the_message_goes_out(accented_model):
+    result = run("filter", "-m", accented_model, input=MESSAGE)
+    assert result.exit_code == 0, result.stderr
+    parsed = email.message_from_bytes(result.stdout_bytes)
+    label = str(email.header.make_header(email.header.decode_header(parsed["X-Nbtext-Class"])))
+    assert label == "spæm" and result.stdout_bytes.isascii()
+    assert result.stdout_bytes.endswith(MESSAGE.split(b"\n\n", 1)[1])
+    assert run("predict", "-m", accented_model, input=MESSAGE).stdout == "spæm\n"  # readable where it is text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=200), st.sampled_from([b"\n", b"\r\n"]))
+def test_any_label_becomes_a_header_value_that_decodes_back_to_it(label, newline):
+    value = header_value(label, newline)
+    assert value.isascii()
+    for line in value.split(newline):  # folded lines only: no bare CR or LF, no line over 78
+        assert b"\r" not in line and b"\n" not in line and len(line) <= 78
+    if label.isascii() and label.isprintable():
+        assert value == label.encode()
+    else:
+        unfolded = value.replace(newline + b" ", b" ").decode()
+        assert str(email.header.make_header(email.header.decode_header(unfolded))) == label
+
+
+@needs_executable
+def test_a_reader_that_closes_early_is_exit_75(demo_model):
+    """`nbtext filter < big | head -c 10`: Python's writer returned a short count and the
+    rest of the message was lost with exit status 0."""
+    big = MESSAGE + b"x" * 400_000 + b"\n"
+    process = subprocess.Popen([NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdin.write(big)
+    process.stdin.close()
+    process.stdout.read(10)
+    process.stdout.close()  # the reader is gone
+    assert process.wait(timeout=60) == 75
+    with process.stderr:
+        assert process.stderr.read().decode() == "Error: cannot write the message: Broken pipe\n"
+
+
+@needs_executable
+@pytest.mark.parametrize("command, status", [
+    ('"$NBTEXT" filter -m "$MODEL" < "$MESSAGE"', 75),
+    ('"$NBTEXT" predict -m "$MODEL" < "$MESSAGE"', 1),
+    ('"$NBTEXT" predict -m "$MODEL" "$MESSAGE"', 1),
+    ('"$NBTEXT" predict -m "$MODEL" --is spam -v < "$MESSAGE"', 3),
+    ('"$NBTEXT" info -m "$MODEL"', 1),
+    ('"$NBTEXT" eval -m "$MODEL" "$TEST/spam" "$TEST/ham"', 1),
+])
+def test_a_closed_stdout_is_one_line_and_a_failing_status(demo_model, tmp_path, command, status):
+    message = tmp_path / "message"
+    message.write_bytes(MESSAGE)
+    code, _, stderr = shell(command + " >&-", MODEL=demo_model, MESSAGE=message, TEST=DEMO / "test")
+    assert code == status, stderr
+    assert stderr.count("\n") == 1 and "standard output is closed" in stderr and "Traceback" not in stderr
+
+
+@needs_executable
+def test_a_closed_stdout_never_lets_a_file_take_its_place(demo_model, tmp_path):
+    """With fd 1 closed, the next file opened would get descriptor 1: a model written by
+    train, or the model read by predict, must not receive the output."""
+    model = tmp_path / "m.model"
+    code, _, stderr = shell('"$NBTEXT" train -o "$MODEL" "$TRAIN/spam" "$TRAIN/ham" >&-', MODEL=model,
+                            TRAIN=DEMO / "train")
+    assert code == 0, stderr
+    before = model.read_bytes()
+    code, _, _ = shell('"$NBTEXT" predict -m "$MODEL" "$TRAIN/spam" >&-', MODEL=model, TRAIN=DEMO / "train")
+    assert code == 1 and model.read_bytes() == before
+
+
+def _bad_models(folder, demo_model):
+    """Model files a filter may meet: missing, empty, text, a pickle, truncated, a flipped
+    payload byte, a folder, another format version."""
+    data = demo_model.read_bytes()
+    cases = {"empty": b"", "text": b"hello\n", "pickle": b"\x80\x04K\x01.", "truncated": data[: len(data) // 2],
+             "flipped": data[:-40] + bytes([data[-40] ^ 0xFF]) + data[-39:],
+             "newer": data[:13] + (99).to_bytes(4, "little") + data[17:]}
+    paths = {}
+    for name, content in cases.items():
+        paths[name] = folder / f"{name}.model"
+        paths[name].write_bytes(content)
+    paths["missing"] = folder / "missing.model"
+    paths["folder"] = folder
+    return paths
+
+
+@needs_executable
+def test_a_bad_model_passes_the_message_on_tagged_error_with_status_1(demo_model, tmp_path):
+    for name, path in _bad_models(tmp_path, demo_model).items():
+        result = subprocess.run([NBTEXT, "filter", "-m", path], input=MESSAGE, capture_output=True, timeout=60)
+        assert (name, result.returncode) == (name, 1), result.stderr
+        assert result.stdout == ERROR_TAGGED, name
+        assert result.stderr.decode().count("\n") == 1 and b"Traceback" not in result.stderr, name
