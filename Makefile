@@ -55,10 +55,10 @@ mutants: install  ## mutation testing of the scoring core (mutmut; the fast test
 	$(BIN)/mutmut results
 
 FUZZ_SECONDS ?= 300
-fuzz: install  ## coverage-guided fuzzing (atheris) of the mail, table and model readers, FUZZ_SECONDS each
+fuzz: install  ## coverage-guided fuzzing (atheris) of the mail, table and model readers and whole documents, FUZZ_SECONDS each
 	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
 	@mkdir -p build/fuzz
-	for target in mail table model; do \
+	for target in mail table model documents; do \
 	  $(BIN)/python fuzz/fuzz.py $$target -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/$$target- || exit 1; \
 	done
 

@@ -1,8 +1,11 @@
 """Coverage-guided fuzzing (atheris) of the readers of hostile input: the mail reader, the
-table reader and the model loader. `make fuzz` runs each for a while; a crash is saved by
-atheris as crash-* and becomes a regression test in tests/test_hostile*.py.
+table reader, the model loader, and whole documents through the tokenizer the command line
+builds (`documents`: tests/hostile_documents.py's generator of mail with every decoder,
+driven by atheris' bytes through hypothesis; tests/test_tokenizer_total.py runs a bounded
+pass of the same target in `make test`). `make fuzz` runs each for a while; a crash is
+saved by atheris as crash-* and becomes a regression test in tests/.
 
-    .venv/bin/python fuzz/fuzz.py mail|table|model [atheris/libFuzzer options, e.g. -max_total_time=60]
+    .venv/bin/python fuzz/fuzz.py mail|table|model|documents [atheris/libFuzzer options, e.g. -max_total_time=60]
 """
 
 import os
@@ -55,7 +58,17 @@ def model(data):
         nbtext.purescore.probabilities(pure, b"free prize lunch")
 
 
+def documents():
+    """The hypothesis test of whole documents through the command line's tokenizer, as a
+    function of the fuzzer's bytes."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_tokenizer_total import test_every_document_gives_tokens_a_model_file_can_hold as test
+
+    return test.hypothesis.fuzz_one_input
+
+
 if __name__ == "__main__":
-    target = {"mail": mail, "table": table, "model": model}[sys.argv.pop(1)]
+    name = sys.argv.pop(1)
+    target = documents() if name == "documents" else {"mail": mail, "table": table, "model": model}[name]
     atheris.Setup(sys.argv, target)
     atheris.Fuzz()

@@ -330,11 +330,29 @@ def without_hidden(markup):
     return "".join(pieces)
 
 
+def unescape(text):
+    """HTML character references decoded, as html.unescape, by code that cannot raise: a
+    numeric reference of more than 8 significant digits (beyond every code point; html's
+    own int() stops at 4,300 digits with a ValueError) is U+FFFD, as an HTML parser gives
+    for any reference past U+10FFFF."""
+    from html import unescape as html_unescape
+
+    if "&#" in text:
+        text = _NUMERIC_REFERENCE.sub(_short_reference, text)
+    return html_unescape(text)
+
+
+_NUMERIC_REFERENCE = re.compile(r"&#(?:([xX])([0-9a-fA-F]+)|([0-9]+));?")
+
+
+def _short_reference(match):
+    digits = (match.group(2) or match.group(3)).lstrip("0") or "0"
+    return "\ufffd" if len(digits) > 8 else f"&#{match.group(1) or ''}{digits};"
+
+
 def html_text(markup):
     """(visible text, [hosts of links and images]) of HTML: comments, script and style
     dropped, tags removed, character references decoded."""
-    from html import unescape
-
     _, _, link, tag = _html_patterns()
     markup = without_hidden(markup)
     hosts = [_host(unescape(a or b or c)) for a, b, c in link.findall(markup)]
@@ -376,7 +394,7 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
     disposition = header_text(fields["content-disposition"][0]) if "content-disposition" in fields else ""
     filename = _params(disposition).get("filename") or params.get("name")
     if not kind.startswith("text/") or filename or disposition.lower().startswith("attachment"):
-        tokens.append(f"attachment:{kind}")
+        tokens.append(tagged("attachment", kind))
         if filename:
             tokens.extend(map("filename:".__add__, find_tokens(filename)))
         return
@@ -387,7 +405,19 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
     if "://" in text:  # a C-level substring test spares most bodies the URL scan
         hosts.extend(_URL.findall(text))
     tokens.extend(find_tokens(text))
-    tokens.extend(f"url:{_bare_host(h)}" for h in hosts)
+    tokens.extend(tagged("url", _bare_host(h)) for h in hosts)
+
+
+def tagged(tag, value):
+    """The token `tag:value` of a value taken whole from the message (a content type, a
+    link's host): control characters dropped, so that no token holds a NUL (the model file
+    separates tokens with NUL) or a line break. Tokens of words never hold one (\\w)."""
+    return f"{tag}:{printable(value)}"
+
+
+def printable(value):
+    """`value` without its control characters (NUL, line breaks, ...), spaces kept."""
+    return value if value.isprintable() else "".join(c for c in value if c.isprintable() or c == " ")
 
 
 def _bare_host(host):

@@ -167,15 +167,17 @@ def files_in(folder):
 
 
 def _special(entry):
-    """None for a regular file (or a link to one); else what it is: 'FIFO', 'socket', ..."""
+    """None for a regular file (or a link to one); else what it is: 'FIFO', 'socket', ...
+    (`entry` an os.DirEntry, or a path)."""
+    import errno
     import stat
 
     try:
-        if entry.is_file():
+        if entry.is_file() if isinstance(entry, os.DirEntry) else os.path.isfile(entry):
             return None
-        mode = entry.stat().st_mode
-    except OSError:
-        return "file that cannot be read"
+        mode = entry.stat().st_mode if isinstance(entry, os.DirEntry) else os.stat(entry).st_mode
+    except OSError as e:
+        return "symbolic link that loops" if e.errno == errno.ELOOP else "file that cannot be read"
     return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
 
 
@@ -191,7 +193,11 @@ def _visible_files(folder):
         for entry in entries:
             if entry.name.startswith("."):
                 continue
-            if entry.is_dir():
+            try:
+                is_folder = entry.is_dir()
+            except OSError:  # a link that loops, or one the user may not follow: _special names it
+                is_folder = False
+            if is_folder:
                 if not entry.is_symlink():  # as os.walk: a link to a folder is not followed
                     pending.append(entry.path)
             else:
@@ -549,10 +555,12 @@ def listed_documents(paths):
     renamed since it was listed) is a document that cannot be read, reported by name while
     the rest go on, as tar and rsync go on past one."""
     for path in paths:
-        if os.path.exists(path):
-            yield from documents(path)
-        else:
+        if not os.path.exists(path):
             yield Document(path, None, error="No such file or directory")
+        elif not os.path.isdir(path) and _special(path) is not None:  # reading a listed FIFO would wait forever
+            yield Document(path, None, error=f"not a regular file (a {_special(path)})")
+        else:
+            yield from documents(path)
 
 
 def path_documents(paths, separator=None):

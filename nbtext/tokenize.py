@@ -118,4 +118,9 @@ class RowTokenizer:
     def __call__(self, row):
         if isinstance(row, (str, bytes)):
             raise NbtextError("a categorical model classifies table rows (use --table FILE)")
-        return [f"{column}={value}" for column, value in zip(self.columns, row)]
+        tokens = [f"{column}={value}" for column, value in zip(self.columns, row)]
+        if all(map(str.isprintable, tokens)):
+            return tokens
+        from nbtext.mail import printable  # a cell with a NUL or a line break (the model file splits tokens at NUL)
+
+        return list(map(printable, tokens))
