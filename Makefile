@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test bench accuracy profile corpora mutants fuzz clean
+.PHONY: help install demo test test-fast bench accuracy profile corpora mutants fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(SHARED)|$(SHARED)|g' -e 's|$$(BIN)|$(BIN)|g' \
@@ -35,6 +35,9 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 test: install corpora  ## the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto
+
+test-fast: install  ## the tests that read no real corpus (pytest -m "not slow"): about half a minute
+	$(BIN)/python -m pytest -q -n auto -m "not slow"
 
 bench: install corpora  ## speed and memory against scikit-learn and the Python floor, a Dask cluster against -j 1 (minutes)
 	$(BIN)/python bench/bench.py

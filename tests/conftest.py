@@ -73,3 +73,38 @@ def read_labelled(folder):
             texts.append(f.read_bytes())
             labels.append(class_dir.name)
     return texts, labels
+
+
+REAL_CORPUS_FIXTURES = {"news20"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `slow` every test that reads a real corpus (it calls real_corpus, directly or
+    through a fixture), so that `make test-fast` (pytest -m "not slow") runs the rest."""
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            source = ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "real_corpus(" in source or fixtures & REAL_CORPUS_FIXTURES or fixtures & _real_corpus_fixtures(item):
+            item.add_marker("slow")
+
+
+def _real_corpus_fixtures(item):
+    """The names of the fixtures of `item`'s module that call real_corpus."""
+    import inspect
+
+    found = set()
+    for name, value in vars(getattr(item, "module", None) or object).items():
+        function = getattr(value, "_get_wrapped_function", None)
+        if function is not None:
+            try:
+                if "real_corpus(" in inspect.getsource(function()):
+                    found.add(name)
+            except (OSError, TypeError):
+                pass
+    return found

@@ -117,6 +117,22 @@ def many_documents(folder, n):
     return [folder / "spam", folder / "ham"]
 
 
+def _wait_until_read(pipe, process, seconds=120):
+    """Wait until `process` has read every byte written to `pipe` (an event, not a delay: a
+    loaded machine takes longer to start nbtext, and a signal before it runs is no test)."""
+    import fcntl
+    import struct
+    import termios
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        waiting = struct.unpack("i", fcntl.ioctl(pipe.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0]
+        if waiting == 0:  # it is past its imports and its handlers, reading or waiting for more
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{process.args[:2]} did not read its input in {seconds} s")
+
+
 @needs_executable
 @pytest.mark.parametrize("command", [
     ["train", "-j", "1", "--fasttext", "/dev/stdin"],
@@ -135,7 +151,7 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
     process.stdin.flush()
-    time.sleep(2)  # read, and waiting for more
+    _wait_until_read(process.stdin, process)  # started, read it all, and waiting for more
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr

@@ -52,9 +52,9 @@ SHAPES = {  # name -> a message of about `size` bytes
 def seconds(data, repeats=3):
     best = float("inf")
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = time.process_time()  # this process' CPU time: other work on the machine does not count
         mail_tokens(data, DEFAULT_HEADERS, text_tokens)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best
 
 
