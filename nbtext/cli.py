@@ -128,7 +128,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
 @click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
 @click.option("--explain", type=click.IntRange(min=1), default=None, metavar="N",
               help="Add the N tokens that pushed the winner over the runner-up most, "
-                   "with their contribution in log-odds.")
+                   "with their share of the printed probabilities' log-odds.")
 @jobs_option
 @scheduler_option
 @quiet_option
@@ -376,7 +376,7 @@ def info(model_path, top, output_format, plot):
 @unsure_option
 @max_bytes_option
 @click.option("--explain", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Add X-Nbtext-Evidence: the N tokens that decided, with their log-odds.")
+              help="Add X-Nbtext-Evidence: the N tokens that decided, with their share of the log-odds.")
 def filter_message(model_path, alpha, unsure_below, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 

@@ -89,7 +89,7 @@ def prediction_lines(model, kept, probabilities, explanations, output):
             if output.proba:
                 columns += [f"{q:.4f}" for q in row.tolist()]
             if explanations is not None:
-                columns.append(" ".join(f"{token}:{value:+.4g}" for token, value in explanations[i]))
+                columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
             lines.append("\t".join(columns))
     return lines
 

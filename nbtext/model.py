@@ -330,15 +330,21 @@ class NaiveBayes:
         posterior (the prior, for the multinomial), where T(1) would make the prior sure.
         `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
         if self.calibration is not None:
-            exponent = self.calibration.get("length_exponent", 0.0)
-            if exponent == 0.0:
-                return log_normalize(jll / self.calibration["temperature"])
-            if lengths is None:
-                raise ValueError("this model's temperature grows with the document's length: pass the lengths")
-            n = np.asarray(lengths, dtype=np.float64)
-            scale = np.where(n > 0, self.calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)
-            jll = jll / scale[:, None]
+            jll = jll / self.temperatures(len(jll), lengths)[:, None]
         return log_normalize(jll)
+
+    def temperatures(self, n_documents, lengths=None):
+        """T(x) = T · n^γ of each document (1 without calibration, or for n = 0 when γ is
+        not 0): what its joint log-likelihoods are divided by before the softmax."""
+        if self.calibration is None:
+            return np.ones(n_documents)
+        exponent = self.calibration.get("length_exponent", 0.0)
+        if exponent == 0.0:
+            return np.full(n_documents, float(self.calibration["temperature"]))
+        if lengths is None:
+            raise ValueError("this model's temperature grows with the document's length: pass the lengths")
+        n = np.asarray(lengths, dtype=np.float64)
+        return np.where(n > 0, self.calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)
 
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""
@@ -398,13 +404,17 @@ class NaiveBayes:
         return result
 
     def explain(self, tokens, log_proba, n):
-        """The n features of a document that pushed the winning class over the runner-up
-        most: [(feature, x_j · (W_winner,j − W_runner-up,j))], largest first. For the
-        multinomial model W = log θ, so this is count × the log-odds each token adds."""
+        """The n tokens of a document that pushed the winning class over the runner-up most,
+        in the units of the probabilities printed beside them: [(token, x_j · (W_winner,j −
+        W_runner-up,j) / T(x))], largest first, each token's share of log(P(winner | x) /
+        P(runner-up | x)) (for the multinomial model W = log θ: count × the log-odds the
+        token adds, tempered as the probability is). UNK, the tokens the model does not
+        know, is no reason to list: it is left out."""
         if len(self.classes) < 2:
             return []
         runner_up, winner = np.argsort(log_proba, kind="stable")[-2:]
         ids, indptr = self.vocabulary.ids([tokens])
+        temperature = 1.0 if self.event.own_jll else float(self.temperatures(1, [len(ids)])[0])
         if self.event.own_jll:  # categorical: the log-probabilities of the row's values
             columns, x = np.unique(ids, return_counts=True)
             weights, squared = self.feature_log_prob, None
@@ -417,7 +427,9 @@ class NaiveBayes:
             contribution = x * (weights[winner, columns] - weights[runner_up, columns])
             if squared is not None:  # gaussian: the quadratic term too
                 contribution -= 0.5 * x**2 * (squared[winner, columns] - squared[runner_up, columns])
-        top = np.argsort(-contribution, kind="stable")[:n]
+        contribution = contribution / temperature
+        unk = self.vocabulary.unk_column if not self.event.own_jll else None
+        top = [i for i in np.argsort(-contribution, kind="stable") if columns[i] != unk][:n]
         return [(self.feature_names[columns[i]], float(contribution[i])) for i in top]
 
 

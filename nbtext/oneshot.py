@@ -64,11 +64,12 @@ class OneMessageModel:
     def classes(self):
         return self.pure.classes if self.pure is not None else self.model.classes
 
-    def pure_probabilities(self, document):
-        """P(k | document) as a list, or None when the model loaded whole must score it."""
+    def pure_probabilities(self, document, explain=0):
+        """P(k | document) as a list, or None when the model loaded whole must score it;
+        with `explain` N, (those, the N tokens that decided)."""
         from nbtext.purescore import probabilities
 
-        return probabilities(self.pure, document) if self.pure is not None else None
+        return probabilities(self.pure, document, explain) if self.pure is not None else None
 
     def decide(self, document, unsure_below=None):
         """(label, its probability) of one document (bytes), as NaiveBayes.decide."""
@@ -184,8 +185,10 @@ def _verdict(model, message, unsure_below, explain):
         if not is_mail:
             raise NbtextError("not a mail message (no header block)")
         document = cut(message, "the message")
-        probabilities = None if explain else model.pure_probabilities(document)
         explanations = [()]
+        probabilities = model.pure_probabilities(document, explain)
+        if probabilities is not None and explain:
+            probabilities, explanations = probabilities[0], [probabilities[1]]
         if probabilities is None:  # scored by the whole model (errors named as for any document)
             from nbtext.exactmath import exp
 
@@ -201,12 +204,15 @@ def _verdict(model, message, unsure_below, explain):
 
 
 def plain_options(args):
-    """{"model", "is", "verbose", "stdin"} if `args` hold nothing but -m FILE /
-    --model-file[=]FILE (the last wins, as in click), --is LABEL, -v and one '-'; else None."""
-    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False}, 0
+    """{"model", "is", "verbose", "stdin", "explain"} if `args` hold nothing but -m FILE /
+    --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N a
+    whole number from 1) and one '-'; else None."""
+    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0}, 0
     while i < len(args):
         arg = args[i]
-        if arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
+        if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
+            options["explain"], i = int(args[i + 1]), i + 2
+        elif arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
             options["is" if arg == "--is" else "model"], i = args[i + 1], i + 2
         elif arg.startswith(("--model-file=", "--is=")):
             name, value = arg[2:].split("=", 1)
@@ -228,11 +234,11 @@ def fast(argv):
         return None
     if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None):
         return None
-    if options["verbose"] and options["is"] is None:
-        return None  # -v without --is: left to the full command line
+    if (options["verbose"] and options["is"] is None) or (options["explain"] and argv[0] != "filter"):
+        return None  # -v without --is, predict --explain: left to the full command line
     try:
         if argv[0] == "filter":
-            return filter_stdin(options["model"])
+            return filter_stdin(options["model"], explain=options["explain"])
         if options["is"] is not None:
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
         write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])

@@ -102,9 +102,10 @@ class PureModel:
         return total > least or (total == least and index <= last)
 
     def features(self, tokens):
-        """([(x_j, the feature's counts per class)], n) of a document's tokens: its kept
-        tokens, then UNK; x_j counts occurrences, or is 1 with presence features; n is the
-        number of tokens that enter the likelihood (NaiveBayes.jll_and_lengths's length)."""
+        """([(token, x_j, the feature's counts per class)], n) of a document's tokens: its
+        kept tokens, then UNK (token None); x_j counts occurrences, or is 1 with presence
+        features; n is the number of tokens that enter the likelihood
+        (NaiveBayes.jll_and_lengths's length)."""
         features, unknown = [], 0
         distinct = Counter(tokens)
         if len(distinct) > MAX_DISTINCT_TOKENS:
@@ -115,45 +116,58 @@ class PureModel:
                 raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
             counts = self.counts(index) if index >= 0 else None
             if counts is not None and self.is_kept(index, counts):
-                features.append((n, counts))
+                features.append((token, n, counts))
             else:
                 unknown += n
         if unknown and self.unk is not None:
-            features.append((unknown, self.unk))
-        length = sum(n for n, _ in features)
-        return ([(1, counts) for _, counts in features] if self.presence else features), length
+            features.append((None, unknown, self.unk))
+        length = sum(n for _, n, _ in features)
+        return ([(t, 1, counts) for t, _, counts in features] if self.presence else features), length
 
-    def joint_log_likelihood(self, tokens):
-        """(jll_k for each class, as the module's formulas say; the document's length)."""
-        alpha, d = self.alpha, self.n_features
+    def weight(self, k, count):
+        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
+        if self.form == "counts":
+            return math.log(count + self.alpha) - math.log(self.class_constant[k] + self.n_features * self.alpha)
+        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
+
+    def joint_log_likelihood(self, features):
+        """jll_k for each class of a document's features (as `features` gives them)."""
         terms = [[p] for p in self.log_prior]
-        features, length = self.features(tokens)
-        for x, counts in features:
+        for _, x, counts in features:
             for k, count in enumerate(counts):
-                if self.form == "counts":
-                    terms[k].append(x * (math.log(count + alpha) - math.log(self.class_constant[k] + d * alpha)))
-                else:
-                    terms[k].append(math.log(count + alpha) - math.log(self.class_count[k] - count + alpha))
+                terms[k].append(x * self.weight(k, count))
         if self.form == "presence":
             for k, absent in enumerate(self.class_constant):
                 terms[k].append(absent)
-        return [math.fsum(t) for t in terms], length
+        return [math.fsum(t) for t in terms]
 
-    def probabilities(self, document):
-        """P(k | document) for each class: softmax(jll / T(x)), T(x) = T · n^γ, or 1 for a
-        document of length 0 (as NaiveBayes.posterior)."""
-        jll, length = self.joint_log_likelihood(self.tokenize(document))
+    def temperature_of(self, length):
+        """T(x) = T · n^γ, or 1 for a document of length 0 (as NaiveBayes.temperatures)."""
         if length == 0 and self.length_exponent:
-            temperature = 1.0  # no evidence to temper
-        else:
-            temperature = self.temperature * float(length) ** self.length_exponent  # γ = 0: T itself
-        jll = [v / temperature for v in jll]
+            return 1.0  # no evidence to temper
+        return self.temperature * float(length) ** self.length_exponent  # γ = 0: T itself
+
+    def probabilities(self, document, explain=0):
+        """P(k | document) for each class, softmax(jll / T(x)) (as NaiveBayes.posterior);
+        with `explain` N, (those, the N tokens that pushed the winner over the runner-up
+        most) as NaiveBayes.explain gives them: [(token, x_j (W_winner,j − W_runner-up,j) / T(x))]."""
+        features, length = self.features(self.tokenize(document))
+        temperature = self.temperature_of(length)
+        jll = [v / temperature for v in self.joint_log_likelihood(features)]
         top = max(jll)
         if not math.isfinite(top):
             raise Unserved
         e = [math.exp(v - top) for v in jll]
         log_total = top + math.log(math.fsum(e))
-        return [math.exp(v - log_total) for v in jll]
+        probabilities = [math.exp(v - log_total) for v in jll]
+        if not explain:
+            return probabilities
+        if len(jll) < 2:
+            return probabilities, []
+        runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
+        evidence = sorted(((token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up]))
+                            / temperature) for token, x, counts in features if token is not None), key=lambda e: e[0])
+        return probabilities, sorted(evidence, key=lambda e: -e[1])[:explain]
 
 
 def of_file(data, path):
@@ -168,10 +182,11 @@ def of_file(data, path):
         return None
 
 
-def probabilities(model, document):
-    """P(k | document) by `model` (a PureModel), or None if the numpy path must score it."""
+def probabilities(model, document, explain=0):
+    """P(k | document) by `model` (a PureModel), or None if the numpy path must score it;
+    with `explain` N, (those, the N tokens that decided) as PureModel.probabilities."""
     try:
-        return model.probabilities(document)
+        return model.probabilities(document, explain)
     except (Unserved, NbtextError, ValueError, OverflowError, ZeroDivisionError, IndexError, TypeError, KeyError):
         return None  # the numpy path scores it, or says what is wrong in its usual words
 

@@ -146,8 +146,9 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
     command = [a.format(model=demo_model) for a in command]
     if command[0] == "train":
         command += ["-o", str(tmp_path / "m")]
+    # SIGINT as a terminal leaves it (a shell's background job, as CI may run, ignores it)
     process = subprocess.Popen([NBTEXT, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
     process.stdin.flush()

@@ -79,7 +79,7 @@ def test_explain_gives_log_odds_contributions(demo_model):
     assert [t for t, _ in record["explanation"]] == [t for t, _ in expected]
     assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
     tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")
-    assert tsv[3].split(" ")[0] == f"{expected[0][0]}:{expected[0][1]:+.4g}"
+    assert tsv[3].split(" ")[0] == f"{expected[0][0]}:{expected[0][1]:+.2f}"
 
 
 def test_indicative_tokens_are_seen_in_their_class_and_never_unk():
