@@ -143,6 +143,7 @@ def check_writable(path):
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise NbtextError(f"{path} is a folder; give a file name with -o")
+    _refuse_special(path)
     if not os.path.isdir(folder):
         raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -150,11 +151,45 @@ def check_writable(path):
     import tempfile
 
     try:  # what the write will do (a special or read-only file system says no only here)
-        fd, probe = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+        fd, probe = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX.format(os.getpid()), suffix=".tmp", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
         raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+_TEMPORARY_PREFIX = ".nbtext-{}-"  # and the writer's process id: a file of a process gone is stale
+
+
+def _refuse_special(path):
+    """A model is written only where a regular file is, or none: never over a device, a
+    FIFO or a socket (as root, `-o /dev/null` would have replaced /dev/null)."""
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        raise NbtextError(f"{path} is not a regular file (a device, FIFO or socket): give another path with -o")
+
+
+def _remove_stale_temporaries(folder):
+    """Remove the temporary files our own writes left in `folder` when they were killed
+    (SIGKILL, a power cut): `.nbtext-PID-*.tmp` of a process that no longer runs."""
+    import re
+
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(".nbtext-") and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        match = re.fullmatch(r"\.nbtext-(\d+)-\w+\.tmp", name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:  # gone: the file is ours and nobody's now
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+        except (PermissionError, OverflowError):
+            pass  # another user's process, alive: its file
 
 
 def write_atomically(path, chunks):
@@ -163,18 +198,21 @@ def write_atomically(path, chunks):
     A temporary file in the same folder, then rename. A path that is a symbolic link is
     written through to the file it points to (the link stays a link); an existing file keeps
     its mode and, where the writer may set it, its owner; a new file gets the mode the umask
-    gives."""
+    gives. A path that is a device, FIFO or socket is refused; temporary files left by
+    writers that were killed are removed."""
     import tempfile
 
     path = os.fspath(path)
     target = os.path.realpath(path) if os.path.islink(path) else path
+    _refuse_special(target)
     folder = os.path.dirname(os.path.abspath(target))
+    _remove_stale_temporaries(folder)
     try:
         existing = os.stat(target)
     except OSError:
         existing = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".nbtext-", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX.format(os.getpid()), suffix=".tmp", dir=folder)
     except OSError as e:
         raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
     try:

@@ -12,6 +12,7 @@ import math
 
 from nbtext.choices import FEATURES, INPUT_MODES, LENGTH_EXPONENT_RANGE, MAX_NGRAMS, PRIORS, TF_MODES, UNKNOWN_MODES
 from nbtext.event_models import EVENT_MODELS
+from nbtext.labels import label_problem
 
 # name: (dtype, number of dimensions); the first five are in every model file
 ARRAYS = {
@@ -53,6 +54,9 @@ def check_header(header, payload_bytes, file_bytes):
     classes = _is(header["classes"], list, "classes")
     if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
         raise ValueError("classes must be distinct, non-empty names")
+    for label in classes:
+        if label_problem(label):
+            raise ValueError(label_problem(label))
     n_tokens = _whole(header["n_tokens"], "n_tokens", 0, payload_bytes)
     arrays = _is(header["arrays"], dict, "arrays")
     for name in REQUIRED:

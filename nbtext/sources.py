@@ -23,6 +23,7 @@ from stat import S_ISREG
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
+from nbtext.labels import label_problem
 
 MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
 
@@ -590,6 +591,8 @@ def class_sources(specs, urls=False):
                 label = label.rsplit(".", 1)[0]
         if is_url(path) and not urls:
             raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
+        if label_problem(label):  # found before anything is read
+            raise NbtextError(label_problem(label))
         if not is_url(path):
             check_path(path)
         sources.append((label, path))

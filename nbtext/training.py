@@ -15,6 +15,7 @@ from nbtext.counting import CountTable, packed_sample
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.features import one_hot
+from nbtext.labels import label_problem
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
@@ -183,6 +184,9 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
     features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on
     (nbtext.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
+    for label in classes:
+        if label_problem(label):
+            raise NbtextError(label_problem(label))
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"

@@ -135,3 +135,19 @@ def test_a_bad_model_passes_the_message_on_tagged_error_with_status_1(demo_model
         assert (name, result.returncode) == (name, 1), result.stderr
         assert result.stdout == ERROR_TAGGED, name
         assert result.stderr.decode().count("\n") == 1 and b"Traceback" not in result.stderr, name
+
+
+@pytest.mark.parametrize("label", ["ham\nX-Spam-Flag: NO", "ham\r", "a\x00b", "tab\there", "\x1b[2J"])
+def test_a_label_with_a_control_character_is_refused_before_reading(tmp_path, label):
+    """Labels are data: one with a line break would forge a header through filter."""
+    if "\x00" not in label:  # (no command line argument holds a NUL)
+        result = run("train", "-o", tmp_path / "m", f"{label}={DEMO / 'train' / 'spam'}", DEMO / "train" / "ham")
+        assert result.exit_code == 1 and "holds a control character" in result.stderr
+        assert result.stderr.count("\n") == 1 and not (tmp_path / "m").exists()
+    import csv
+
+    table = tmp_path / "t.csv"  # a quoted CSV field holds any character
+    with open(table, "w", newline="") as f:
+        csv.writer(f).writerows([[label + "x", "free prize"], ["ham", "lunch meeting"]])  # (cells are stripped)
+    result = run("train", "-o", tmp_path / "m", "--min-count", "1", "--table", table)
+    assert result.exit_code == 1 and "control character" in result.stderr, result.stderr

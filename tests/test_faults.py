@@ -192,3 +192,30 @@ def test_kill_9_while_writing_leaves_the_old_model_or_the_new(tmp_path):
         for leftover in temporary_files(False):
             leftover.unlink()  # a SIGKILL can leave one; the next write does not need it gone
     assert outcomes[0] == "old" and outcomes[-1] == "new", outcomes
+
+
+def test_a_model_is_never_written_over_a_fifo_or_device(tmp_path):
+    """-o onto something that is not a regular file is refused before reading (as root,
+    -o /dev/null replaced /dev/null with a model); a FIFO stands in for a device here."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    result = run("train", "-o", fifo, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert result.exit_code == 1 and "is not a regular file" in result.stderr and result.stderr.count("\n") == 1
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+    link = tmp_path / "link"
+    link.symlink_to(fifo)
+    assert run("train", "-o", link, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 1
+    assert fifo.is_fifo()
+
+
+def test_a_write_removes_the_temporary_files_of_killed_writers_only(tmp_path):
+    """A SIGKILL mid-write leaves .nbtext-PID-*.tmp; the next write in that folder removes
+    those of processes that are gone, never one of a writer still running."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".nbtext-{gone.stdout.strip()}-abc123.tmp"
+    alive = tmp_path / f".nbtext-{os.getpid()}-def456.tmp"
+    other = tmp_path / ".nbtext-notours.tmp"
+    for path in (stale, alive, other):
+        path.write_bytes(b"half a model")
+    assert run("train", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    assert not stale.exists() and alive.exists() and other.exists()

@@ -65,6 +65,7 @@ def with_key(d, dotted, value):
 CRAFTED = [
     ("n_tokens", None), ("n_tokens", "12"), ("n_tokens", 12.0), ("n_tokens", 10**20), ("n_tokens", -1),
     ("classes", []), ("classes", ["ham", "ham"]), ("classes", [1, 2]), ("classes", None),
+    ("classes", ["ham\nX-Spam-Flag: NO", "spam"]), ("classes", ["ham", "sp\x00am"]), ("classes", ["ham", "\x1b[31m"]),
     ("settings.alpha", None), ("settings.alpha", "0.1"), ("settings.alpha", -1), ("settings.alpha", 0),
     ("settings.min_count", 0), ("settings.min_count", 2.5), ("settings.max_features", "all"),
     ("settings.prior", "psychic"), ("settings.event_model", "neural"), ("settings.tokenizer.ngrams", 10**6),
