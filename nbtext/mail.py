@@ -43,20 +43,23 @@ MAIL_HEADERS = frozenset(
 )
 
 
-_ENVELOPE = re.compile(rb"From \S+ +(?:[A-Z][a-z]{2} +){1,2}\d{1,2} +\d{1,2}:\d{2}")  # From sender Mon Jun 24 17:54
+_ENVELOPE_DATE = re.compile(rb" (?:[A-Z][a-z]{2} +){1,2}\d{1,2} +\d{1,2}:\d{2}")  # ... Mon Jun 24 17:54
 
 
 def is_envelope_line(line):
-    """An mbox envelope line: `From sender@example.com  Mon Jun 24 17:54:30 2002` (the
-    sender may be `-`; the weekday may be missing)."""
-    return bool(_ENVELOPE.match(line))
+    """An mbox envelope line: `From SENDER DATE`, as `From sender@example.com  Mon Jun 24
+    17:54:30 2002`. The sender may be `-` or hold spaces (`From a@[1086695621] [ufa]  Sun
+    Aug  5 09:51:15 2001`, as real spam has); the weekday may be missing."""
+    return line.startswith(b"From ") and line[5:6].strip() != b"" and _ENVELOPE_DATE.search(line, 6) is not None
 
 
 def starts_mbox(data):
-    """True for bytes that start with an mbox envelope line (`From sender date`) followed by
-    a header line; "From tomorrow onwards..." is text."""
+    """True for bytes that start with an mbox envelope line: `From ` and a header line after
+    it, or `From SENDER DATE` whatever follows (a first message without headers); "From
+    tomorrow onwards..." is text."""
     lines = data[:2048].split(b"\n", 2)
-    return lines[0].startswith(b"From ") and len(lines) > 1 and bool(_HEADER_LINE.match(lines[1]))
+    return lines[0].startswith(b"From ") and (
+        (len(lines) > 1 and bool(_HEADER_LINE.match(lines[1]))) or is_envelope_line(lines[0]))
 
 
 def looks_like_mail(data):

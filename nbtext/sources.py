@@ -336,7 +336,8 @@ def loaded(doc):
 
 def mbox_messages(f, path, label=None, head=b""):
     """Each message of an mbox file (`f` open, `head` its first bytes already read),
-    without its `From ` envelope line, named PATH:N.
+    without its `From ` envelope line, named PATH:N; a file of one message is named PATH,
+    as any file holding one document is.
 
     A `From ` line starts a message only after a blank line (or at the start) and when it
     reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
@@ -352,7 +353,7 @@ def mbox_messages(f, path, label=None, head=b""):
     for line in chain(lines, bounded_lines(f)):
         # the first line starts the first message: it is what made the file an mbox
         if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
-            if message is not None:
+            if message is not None:  # there is a next message: names are numbered
                 yield Document(f"{path}:{n}", cut(b"".join(message), f"{path}:{n}"), label)
             n, message, size = n + 1, [], 0
         elif size <= _limit["max_bytes"]:  # past the limit, the rest of the message is left out
@@ -360,7 +361,8 @@ def mbox_messages(f, path, label=None, head=b""):
             size += len(line)
         after_blank = line in (b"\n", b"\r\n")
     if message is not None:
-        yield Document(f"{path}:{n}", cut(b"".join(message), f"{path}:{n}"), label)
+        name = f"{path}:{n}" if n > 1 else path
+        yield Document(name, cut(b"".join(message), name), label)
 
 
 def file_records(path, separator, label=None):

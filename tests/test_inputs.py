@@ -77,6 +77,30 @@ def test_predict_names_mbox_messages_path_n(mail_model, tmp_path):
     assert [r[1] for r in rows] == ["spam", "ham", "spam"]
 
 
+def test_envelopes_as_real_mailboxes_write_them(mail_model, tmp_path):
+    """A sender with spaces (two SpamAssassin messages have one: Python's mailbox module
+    wrote them so, and they vanished into their neighbours), and a first message with no
+    header line: every message is its own document."""
+    with open(tmp_path / "inbox", "wb") as f:
+        f.write(b"From MAILER-DAEMON Fri Jul  8 12:08:34 2011\nno headers at all, free prize\n\n")
+        f.write(b"From zvfjenphuq@[1086695621] [ufa]  Sun Aug  5 09:51:15 2001\n" + SPAM[0] + b"\n\n")
+        f.write(b"From - Sun Aug  5 09:51:15 2001\n" + HAM[0] + b"\n\nFrom here on, notes\n\n")
+        f.write(b"From a@b Aug  5 09:51:15 2001\n" + SPAM[1] + b"\n")
+    result = run("predict", "-m", mail_model, tmp_path / "inbox")
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [r[0] for r in rows] == [f"{tmp_path / 'inbox'}:{n}" for n in (1, 2, 3, 4)]
+    assert [r[1] for r in rows[1:]] == ["spam", "ham", "spam"]
+
+
+def test_a_file_of_one_message_is_named_by_its_path_however_given(mail_model, tmp_path):
+    folder = tmp_path / "one"
+    folder.mkdir()
+    write_mbox(folder / "msg", [SPAM[0]])
+    for args, stdin in (([folder], None), ([folder / "msg"], None), (["--files-from", "-"], f"{folder / 'msg'}\n")):
+        result = run("predict", "-m", mail_model, *args, input=stdin)
+        assert result.stdout.split("\t")[0] == str(folder / "msg"), (args, result.stdout)
+
+
 def test_a_message_learned_from_a_folder_is_known_in_an_mbox(mail_model, tmp_path):
     """The journal keys a message without its envelope line: relearning the training
     messages from an mbox moves them instead of counting them twice."""
@@ -372,3 +396,24 @@ def test_read_at_most_reads_what_a_plain_read_would(tmp_path, monkeypatch):
         assert sources.read_at_most(f, 10**7) == data  # read on past the stale size
     with open(path, "rb") as f:
         assert sources.read_at_most(f, 500) == data[:500]
+
+
+def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):
+    """Python's mailbox module writes the 6,047 messages as one mbox: 6,047 documents, each
+    the message it was (two envelope senders with spaces once merged four into two)."""
+    import mailbox
+
+    from conftest import real_corpus
+    from nbtext.mail import is_envelope_line
+    from nbtext.sources import documents
+
+    files = sorted(p for p in real_corpus("spamassassin").rglob("*") if p.is_file() and not p.name.startswith("."))
+    box = mailbox.mbox(tmp_path / "all.mbox")
+    for path in files:
+        box.add(mailbox.mboxMessage(path.read_bytes()))
+    box.flush()
+    box.close()
+    read = list(documents(str(tmp_path / "all.mbox")))
+    assert len(read) == len(files) == 6047
+    for doc in read:  # no message holds its neighbour: mailbox quotes a body's "From " lines as ">From "
+        assert not any(is_envelope_line(part.split(b"\n", 1)[0]) for part in doc.data.split(b"\n\n")[1:]), doc.name
