@@ -25,10 +25,37 @@ HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the 
 
 
 def read_bytes(path):
-    """The bytes of the model file at `path` (a problem reading it is an NbtextError)."""
+    """The bytes of the model file at `path`, read no further than its own header says it
+    holds: what is not a regular file (a FIFO would wait forever, /dev/zero never ends) is
+    refused before it is opened, the magic and preamble are checked on the first bytes, and
+    a header or payload that claims more than the file holds is refused before anything of
+    that size is read or allocated. (A problem reading it is an NbtextError.)"""
+    import os
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            kind = "a folder" if os.path.isdir(path) else "not a regular file (a FIFO, device or socket)"
+            raise NbtextError(f"model {path} is {kind}; give a model file")
         with open(path, "rb") as f:
-            return f.read()
+            size = os.fstat(f.fileno()).st_size
+            start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+            head = f.read(start)
+            if not head.startswith(MAGIC) or len(head) < start:
+                split(head, path)  # says what it is instead: empty, text, a pickle, truncated
+            version, header_length = PREAMBLE.unpack_from(head, len(MAGIC))
+            if version < 2:  # format 1 had no header checksum: small enough to read whole
+                return head + f.read(size)
+            if start + header_length > size:
+                raise NbtextError(f"{path} is truncated (its header claims {header_length:,} bytes)")
+            header = f.read(header_length)
+            try:
+                payload_bytes = json.loads(header.decode("utf-8", "surrogateescape"))["payload_bytes"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                return head + header  # split says it is unreadable (or its checksum does)
+            if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= size - start - header_length:
+                raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
+            return head + header + f.read(payload_bytes + 1)  # one byte more: trailing bytes are corrupt
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 

@@ -243,3 +243,38 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
         array[-1] = value
         changed = payload[:spec["offset"]] + array.tobytes() + payload[spec["offset"] + array.nbytes:]
         refused(tmp_path, assemble(header, changed))
+
+
+@pytest.mark.parametrize("kind", ["sparse 2 GB file", "/dev/zero", "FIFO", "folder", "claims a terabyte"])
+def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model, kind):
+    """The preamble is checked on the first bytes, what is not a regular file is refused
+    before it is opened, and nothing past what the header claims (nor a claim past the end
+    of the file) is read: `filter -m` of a 2 GB sparse file read it whole (2.1 GB), /dev/zero
+    ended in MemoryError, a FIFO hung. One line, status 1, the message passed on; the
+    child's peak memory stays that of an ordinary start."""
+    import os
+
+    path = {"/dev/zero": "/dev/zero", "folder": tmp_path}.get(kind, tmp_path / "m")
+    if kind == "sparse 2 GB file":
+        with open(path, "wb") as f:
+            f.truncate(2 << 30)
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "claims a terabyte":
+        header, payload = parts(Path(demo_model).read_bytes())
+        data = assemble(header, payload)
+        path.write_bytes(data[:len(MAGIC) + 4] + struct.pack("<Q", 10**12) + data[len(MAGIC) + 12:])
+    # each command run by a Python of its own that reports its child's peak memory (KB)
+    measured = ("import resource, subprocess, sys\n"
+                "code = subprocess.run(sys.argv[1:]).returncode\n"
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)")
+    message = b"Subject: hi\n\nfree prize\n"
+    for command in (["filter"], ["predict", "-"], ["info"]):
+        result = subprocess.run([sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command,
+                                 "-m", path], input=message, capture_output=True, timeout=60)
+        said, report = result.stderr.decode().rstrip("\n").rsplit("\n", 1)
+        peak, status = map(int, report.split())
+        assert status == 1 and "\n" not in said and "Traceback" not in said, (command, said)
+        assert peak < 400_000, f"{command}: {peak:,} KB"  # (an ordinary start: about 60,000 KB)
+        if command == ["filter"]:
+            assert result.stdout == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
