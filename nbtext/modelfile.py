@@ -296,6 +296,10 @@ def _state(header, payload):
     classes = header["classes"]
     n_classes, n_tokens = len(classes), header["n_tokens"]
     blob = arrays["vocabulary"].tobytes()
+    try:  # checked now, not when --update, forget, --explain or info --top first decode it
+        blob.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise ValueError("the vocabulary is not UTF-8 text") from None
     if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
         keys, order = arrays["token_keys"], arrays["token_order"]
         if keys.shape != (n_tokens,) or order.shape != (n_tokens,) or (

@@ -278,3 +278,15 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
         assert peak < 400_000, f"{command}: {peak:,} KB"  # (an ordinary start: about 60,000 KB)
         if command == ["filter"]:
             assert result.stdout == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
+
+
+def test_a_vocabulary_that_is_not_utf8_is_refused_at_load(tmp_path, demo_model):
+    """It loaded for predict, then crashed --update, forget, --explain and info --top."""
+    header, payload = parts(Path(demo_model).read_bytes())
+    spec = header["arrays"]["vocabulary"]
+    payload = bytearray(payload)
+    payload[spec["offset"]] = 0xFF  # the first token's first byte
+    path = refused(tmp_path, assemble(header, bytes(payload)))
+    for command in (["info", "--top", "3"], ["predict", "--explain", "2", "-"]):
+        result = run(*command, "-m", path, input="free prize")
+        assert result.exit_code == 1 and "not UTF-8" in result.stderr and result.stderr.count("\n") == 1
