@@ -16,7 +16,7 @@ import click
 from nbtext import choices
 from nbtext.console import (OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors,
                             with_progress, write_batches)
-from nbtext.formats import Output, proba_header
+from nbtext.formats import Output, counted, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
@@ -325,7 +325,7 @@ def merge(models, output):
         with locked(output):  # the output may be one of the models, and a learner may be at it
             model = merge_models([load_model(path) for path in models], models)
             model.save(output)
-    click.echo(f"merged {len(models)} models: " + train_summary(model, None, time.perf_counter() - started, output),
+    click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, time.perf_counter() - started, output),
                err=True)
     return 0
 

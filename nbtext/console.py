@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import click
 
 from nbtext.errors import INTERRUPTED, NbtextError, os_error, quiet_stdout
+from nbtext.formats import counted
 from nbtext.output import write_line
 
 
@@ -79,7 +80,7 @@ class Skipped:
 
     def summary(self, done):
         if self.count:
-            click.echo(f"nbtext: {done:,} documents done, {self.count:,} skipped", err=True)
+            click.echo(f"nbtext: {counted(done, 'document')} done, {self.count:,} skipped", err=True)
         return 1 if self.count else 0
 
 

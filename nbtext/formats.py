@@ -10,6 +10,11 @@ from collections import namedtuple
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
 
 
+
+def counted(n, noun):
+    """`1 document`, `2 documents`, `1,185 documents`: a count and its noun, singular for one."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
 def train_summary(model, stats, seconds, output):
     """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
@@ -17,8 +22,8 @@ def train_summary(model, stats, seconds, output):
     learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
                if stats is not None else "")
     return (
-        f"{learned}{model.event_model} model (λ={model.alpha:g}) of {int(model.class_count.sum()):,} "
-        f"documents ({per_class}); "
+        f"{learned}{model.event_model} model (λ={model.alpha:g}) of {counted(int(model.class_count.sum()), 'document')} "
+        f"({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + f"{seconds:.2f} s -> {output}"
@@ -49,7 +54,7 @@ def prediction_line_batches(model, scored, output):
 def forget_summary(model, stats, seconds, output):
     """The line `forget` writes to stderr."""
     return (f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
-            f"{int(model.class_count.sum()):,} documents remain; {seconds:.2f} s -> {output}")
+            f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s -> {output}")
 
 
 def ranked(model, probabilities, output):
@@ -164,15 +169,15 @@ def model_summary(summary, model_path, unit):
         c = summary["calibration"]
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
-                     f" (fitted on {c['documents']:,} documents)")
+                     f" (fitted on {counted(c['documents'], 'document')})")
     if "calibration_sample" in summary:
-        lines.append(f"calibration    a part's sample of {summary['calibration_sample']:,} documents (merge fits T)")
+        lines.append(f"calibration    a part's sample of {counted(summary['calibration_sample'], 'document')} (merge fits T)")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():
-        lines.append(f"  {label}\t{c['documents']:,} documents\t{c['count']:,.0f} {unit}")
+        lines.append(f"  {label}\t{counted(c['documents'], 'document')}\t{c['count']:,.0f} {unit}")
     warnings = [
-        f"class {label!r} has only {c['documents']} training documents"
+        f"class {label!r} has only {counted(c['documents'], 'training document')}"
         for label, c in summary["classes"].items() if c["documents"] < FEW_DOCUMENTS
     ]
     lines += [f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens)

@@ -250,3 +250,16 @@ def test_fasttext_habits(demo_model, tmp_path):
     assert one.exit_code == 0 and one.stdout == "-\n"  # no label reaches the threshold: the name alone
     record = json.loads(run("predict", "-m", demo_model, "-k", "1", "--format", "json", input=texts[0]).stdout)
     assert record["top"] == [[model.classes[int(probabilities[0].argmax())], pytest.approx(probabilities[0].max())]]
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    """'1 document', 'merged 1 model' (they said '1 documents', 'merged 1 models')."""
+    from nbtext.formats import counted
+
+    assert [counted(n, "document") for n in (0, 1, 2, 1185)] == ["0 documents", "1 document", "2 documents",
+                                                                  "1,185 documents"]
+    model = tmp_path / "m"
+    assert run("train", "-o", model, ROOT / "corpora" / "mail" / "train" / "spam",
+               ROOT / "corpora" / "mail" / "train" / "ham").exit_code == 0
+    merged = run("merge", "-o", tmp_path / "all", model)
+    assert merged.stderr.startswith("merged 1 model: "), merged.stderr

@@ -61,7 +61,7 @@ def test_info_warns_about_small_classes(tmp_path):
         (tmp_path / label).mkdir()
         (tmp_path / label / "1").write_text(f"{label}{label} words")
     run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "a", tmp_path / "b")
-    assert "class 'a' has only 1 training documents" in run("info", "-m", tmp_path / "m").stderr
+    assert "class 'a' has only 1 training document" in run("info", "-m", tmp_path / "m").stderr
 
 
 def test_explain_gives_log_odds_contributions(demo_model):
