@@ -181,7 +181,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
                 "classifying on the cluster", paths, quiet)))
         docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
         done = write_predictions(model, docs, output, jobs, skipped, explain, head)
-    return skipped.summary(done)
+    return skipped.summary(done, "no documents to classify: the input given holds none")
 
 
 def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):

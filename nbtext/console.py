@@ -78,9 +78,13 @@ class Skipped:
         self.count += 1
         click.echo(f"nbtext: skipped {doc.name}: {message}", err=True)
 
-    def summary(self, done):
+    def summary(self, done, if_none=None):
+        """The run's closing line on stderr, and its exit status: 1 if documents were
+        skipped. `if_none`: what to say when there were no documents at all (an empty folder)."""
         if self.count:
             click.echo(f"nbtext: {counted(done, 'document')} done, {self.count:,} skipped", err=True)
+        elif not done and if_none:
+            click.echo(f"nbtext: {if_none}", err=True)
         return 1 if self.count else 0
 
 

@@ -583,7 +583,7 @@ def class_sources(specs, urls=False):
             label, path = spec.split("=", 1)
             if not label:
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
-            path = os.path.expanduser(path)  # the shell leaves ~ after = alone (dash, zsh)
+            path = os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
         elif urls and is_url(spec):
             path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
         else:

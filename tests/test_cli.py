@@ -263,3 +263,12 @@ def test_counts_of_one_are_singular(tmp_path):
                ROOT / "corpora" / "mail" / "train" / "ham").exit_code == 0
     merged = run("merge", "-o", tmp_path / "all", model)
     assert merged.stderr.startswith("merged 1 model: "), merged.stderr
+
+
+def test_predict_of_nothing_says_so(demo_model, tmp_path):
+    """An empty folder (or an empty line stream) is no error, but not silence either."""
+    (tmp_path / "empty").mkdir()
+    for args, stdin in (([tmp_path / "empty"], None), (["--lines", "-"], "")):
+        result = run("predict", "-m", demo_model, *args, input=stdin)
+        assert result.exit_code == 0 and result.stdout == ""
+        assert result.stderr == "nbtext: no documents to classify: the input given holds none\n"
