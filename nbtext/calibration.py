@@ -131,6 +131,44 @@ def sample_rate(n_documents):
     return min(1.0, SAMPLE / max(float(n_documents), 1.0))
 
 
+def stored_rate(n_documents):
+    """The share of a corpus of `n_documents` its model file keeps as its calibration
+    sample: SAMPLE over the largest power of two at most N (SAMPLE to 2·SAMPLE documents),
+    never less than sample_rate's. A step in N, so that the sample kept is what one training
+    of the same documents keeps, whatever the path: an update (N grows, the rate can only
+    fall: the old sample and the new documents hold everything under it), a merge (the
+    union's rate is at most each part's) and a forget that leaves N above the same power
+    of two (the rate stays)."""
+    n = max(int(n_documents), 1)
+    return min(1.0, SAMPLE / float(1 << (n.bit_length() - 1)))
+
+
+def calibrate(model, sample, complete_rate, mode="auto", partial=False):
+    """Give a trained or changed `model` the calibration one training of its documents
+    would give it: the sample under stored_rate, and T and γ fitted on the documents under
+    sample_rate (not for a `partial` model, a --shard part: its merge fits them), as
+    --calibration `mode` ("auto" or "temperature") fits them. `sample`
+    (token lists, labels, hashes) must hold every one of the model's documents whose hash is
+    under `complete_rate`. Returns False, changing nothing, when it does not reach
+    sample_rate (documents forgotten since past the power of two the sample was cut for):
+    then T cannot be fitted exactly, and a retraining can."""
+    n = model.class_count.sum()
+    if complete_rate < sample_rate(n):
+        return False
+    token_lists, labels, hashes = sample
+    kept = sorted(under(min(stored_rate(n), complete_rate), hashes), key=lambda i: (hashes[i], labels[i]))  # canonical
+    model.calibration_sample = ([token_lists[i] for i in kept], [labels[i] for i in kept], [hashes[i] for i in kept])
+    model.sample_rate = min(stored_rate(n), complete_rate)
+    model.sample_mode = mode
+    if not partial:
+        token_lists, labels, hashes = model.calibration_sample
+        fit = under(sample_rate(n), hashes)
+        model.calibration = temperature_of(
+            model, (feature_rows(model.vocabulary, [token_lists[i] for i in fit]), [labels[i] for i in fit],
+                    [hashes[i] for i in fit]), required=mode == "temperature")
+    return True
+
+
 def sample_of(model, over_batches, candidates=None, rate=None, tokens=False):
     """(documents, labels, hashes) of the calibration sample of a trained model's corpus:
     the documents whose hash is under `rate` (by default the model's sample_rate), from the

@@ -106,7 +106,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
                     click.echo("nbtext: nothing to learn: every folder given is empty; the model is unchanged", err=True)
                     return 0
                 with locked(model_path):  # read, change and write: one learner at a time
-                    model, stats = update_model(load_model(model_path), batches, skipped)
+                    model, stats = update_model(load_model(model_path, sample=True), batches, skipped)
                     model.save(output)
             else:
                 model = train_corpus(batches, skipped, jobs or default_jobs(), shard is not None, **settings)
@@ -293,7 +293,7 @@ def forget(model_path, paths):
     skipped, started = Skipped(), time.perf_counter()
     with user_errors(), locked(model_path):
         model, stats = forget_documents(
-            load_model(model_path), lambda: in_batches(path_documents(paths), DEFAULT_BATCH), skipped,
+            load_model(model_path, sample=True), lambda: in_batches(path_documents(paths), DEFAULT_BATCH), skipped,
             lambda doc: click.echo(f"nbtext: not learned, left alone: {doc.name}", err=True))
         model.save(model_path)
     click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
@@ -323,7 +323,7 @@ def merge(models, output):
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it
-            model = merge_models([load_model(path) for path in models], models)
+            model = merge_models([load_model(path, sample=True) for path in models], models)
             model.save(output)
     click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, time.perf_counter() - started, output),
                err=True)
@@ -355,7 +355,7 @@ def info(model_path, top, output_format, plot):
     with user_errors():
         if plot:
             check_plot_path(plot)
-        model = load_model(model_path)
+        model = load_model(model_path, sample=True)
         summary = model.summary(top or (15 if plot else 0))
         if plot:
             info_plot(summary, plot)

@@ -6,9 +6,13 @@
     u32                   CRC-32 of the header (format 2; files of format 1 have none)
     H bytes               header: UTF-8 JSON
     payload               the arrays (nbtext.modelfile says which)
+    sample                format 3: the calibration sample's arrays, when the header has a
+                          `sample` record (their own size and CRC-32): what only `train
+                          --update`, `forget` and `merge` read
 
 `split` checks all of it and gives the header and the payload; nbtext.modelfile reads the
-arrays with numpy, nbtext.purescore one message's worth of them without.
+arrays with numpy, nbtext.purescore one message's worth of them without; `sample_section`
+gives the sample's bytes, checked, when they were read.
 """
 
 import json
@@ -19,17 +23,18 @@ from nbtext.errors import NbtextError
 from nbtext.version import __version__
 
 MAGIC = b"NBTEXT-MODEL\n"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 PREAMBLE = struct.Struct("<IQ")  # format version, header length
 HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the preamble
 
 
-def read_bytes(path):
+def read_bytes(path, sample=False):
     """The bytes of the model file at `path`, read no further than its own header says it
     holds: what is not a regular file (a FIFO would wait forever, /dev/zero never ends) is
     refused before it is opened, the magic and preamble are checked on the first bytes, and
     a header or payload that claims more than the file holds is refused before anything of
-    that size is read or allocated. (A problem reading it is an NbtextError.)"""
+    that size is read or allocated. The calibration sample is read only with `sample`.
+    (A problem reading it is an NbtextError.)"""
     import os
     import stat
 
@@ -50,12 +55,17 @@ def read_bytes(path):
                 raise NbtextError(f"{path} is truncated (its header claims {header_length:,} bytes)")
             header = f.read(header_length)
             try:
-                payload_bytes = json.loads(header.decode("utf-8", "surrogateescape"))["payload_bytes"]
-            except (ValueError, KeyError, TypeError, RecursionError):
+                record = json.loads(header.decode("utf-8", "surrogateescape"))
+                payload_bytes, sample_bytes = record["payload_bytes"], _sample_bytes(record)
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 return head + header  # split says it is unreadable (or its checksum does)
             if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= size - start - header_length:
                 raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
-            return head + header + f.read(payload_bytes + 1)  # one byte more: trailing bytes are corrupt
+            if sample_bytes and start + header_length + payload_bytes + sample_bytes != size:
+                raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
+            if sample and sample_bytes:
+                return head + header + f.read(payload_bytes + sample_bytes)
+            return head + header + f.read(payload_bytes + (0 if sample_bytes else 1))  # trailing bytes: corrupt
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
@@ -101,6 +111,36 @@ def split(data, path):
                           f"its preamble {version})")
     if len(payload) < expected:
         raise NbtextError(f"{path} is truncated")
-    if len(payload) != expected or zlib.crc32(payload) != crc:
+    sample_bytes = _sample_bytes(header)
+    if len(payload) not in ((expected, expected + sample_bytes) if sample_bytes else (expected,)):
+        raise NbtextError(f"{path} is corrupt (checksum mismatch)")
+    payload = payload[:expected]
+    if zlib.crc32(payload) != crc:
         raise NbtextError(f"{path} is corrupt (checksum mismatch)")
     return header, payload
+
+
+def _sample_bytes(header):
+    """The size of the calibration sample section a header announces (0: none)."""
+    record = header.get("sample") if isinstance(header, dict) else None
+    if record is None:
+        return 0
+    size = record.get("bytes") if isinstance(record, dict) else None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise TypeError("bad sample record")
+    return size
+
+
+def sample_section(data, header, path):
+    """The calibration sample's bytes of a model file's `data` (split's `header`), checked
+    against their CRC-32, or None when the file has none or they were not read (read_bytes
+    without `sample`)."""
+    size = _sample_bytes(header)
+    _, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
+    end = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size + header_length + header["payload_bytes"]
+    if not size or len(data) != end + size:
+        return None
+    view = memoryview(data)[end:]
+    if zlib.crc32(view) != header["sample"].get("crc32"):
+        raise NbtextError(f"{path} is corrupt (the calibration sample's checksum does not match)")
+    return view

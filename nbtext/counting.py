@@ -145,7 +145,7 @@ def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None):
     return table, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
 
 
-def _hash(tokens):
+def token_hash(tokens):
     """A document's stable 64-bit hash, from its tokens (what every worker has)."""
     from hashlib import blake2b
 
@@ -163,7 +163,7 @@ def under(rate, hashes):
 def sample_of_batch(rate, token_lists, labels):
     """The documents of a batch in a hash-chosen sample of `rate` (nbtext.calibration's):
     ([token lists], [labels], [hashes])."""
-    hashes = [_hash(tokens) for tokens in token_lists]
+    hashes = [token_hash(tokens) for tokens in token_lists]
     chosen = under(rate, hashes)
     return [token_lists[i] for i in chosen], [labels[i] for i in chosen], [hashes[i] for i in chosen]
 
@@ -172,7 +172,7 @@ def packed_sample(rate, token_lists, labels, ids, indptr):
     """sample_of_batch's documents as a worker sends them: each one's tokens as the column
     ids it has in the batch's table (`ids`, `indptr` from CountTable.add), not as strings,
     which cost far more to send: ((ids, indptr) of the chosen documents, labels, hashes)."""
-    hashes = [_hash(tokens) for tokens in token_lists]
+    hashes = [token_hash(tokens) for tokens in token_lists]
     chosen = under(rate, hashes)
     rows = packed_rows([ids[indptr[i] : indptr[i + 1]] for i in chosen])
     return rows, [labels[i] for i in chosen], [hashes[i] for i in chosen]

@@ -171,7 +171,8 @@ def model_summary(summary, model_path, unit):
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {counted(c['documents'], 'document')})")
     if "calibration_sample" in summary:
-        lines.append(f"calibration    a part's sample of {counted(summary['calibration_sample'], 'document')} (merge fits T)")
+        lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
+                     "training would (--update, forget, merge)")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():

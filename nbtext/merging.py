@@ -6,9 +6,9 @@ united (a document two of them learned counts twice, as it would in one training
 read it twice, and is held under the later model's label; a warning says how many), and
 then pruning (--min-count, --max-features) and the default λ are decided again on the
 sums. The result equals, byte for byte, the model of one training on all the documents.
-Parts trained with --shard keep their calibration sample (nbtext.calibration) instead of a
-temperature: the merge takes the documents of all the samples that one training's sample
-would hold, and fits T on them.
+Every calibrated model (and every --shard part) keeps its calibration sample
+(nbtext.calibration): the merge takes the documents of all the samples that one
+training's sample would hold, and fits T and γ on them.
 
 Two kinds of model cannot be merged exactly, and are refused: tf-idf features (each idf
 is a function of every document) and presence features with an UNK feature once tokens
@@ -17,8 +17,8 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
-from nbtext.calibration import feature_rows, sample_rate, temperature_of
-from nbtext.counting import CountTable, under
+from nbtext.calibration import calibrate, sample_rate
+from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
 from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
 from nbtext.training import model_of_table
@@ -61,17 +61,17 @@ def merge(models, names=None):
             missing = names[samples.index(None)]
             raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
                               "train the parts with the same options")
-        token_lists, labels, hashes = _united(samples, sample_rate(merged.class_count.sum()))
-        merged.calibration = temperature_of(merged, (feature_rows(merged.vocabulary, token_lists), labels, hashes),
-                                            required=False)
+        united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
+        complete = min(m.sample_rate if m.sample_rate is not None else sample_rate(m.class_count.sum())
+                       for m in models)  # (parts of older builds cut theirs at sample_rate)
+        modes = {m.sample_mode or "auto" for m in models}
+        if len(modes) > 1:
+            raise NbtextError("cannot merge models trained with --calibration auto and temperature; "
+                              "train them with the same options")
+        if not calibrate(merged, united, complete, modes.pop()):
+            raise NbtextError("cannot merge: a model's calibration sample has lost documents to forget; "
+                              "retrain that model, or train on all the documents at once")
     return merged
-
-
-def _united(samples, rate):
-    """The documents of the parts' samples under `rate`: one training's sample of them all."""
-    token_lists, labels, hashes = ([d for sample in samples for d in sample[part]] for part in range(3))
-    chosen = under(rate, hashes)
-    return [token_lists[i] for i in chosen], [labels[i] for i in chosen], [hashes[i] for i in chosen]
 
 
 def exported_counts(model):
@@ -86,8 +86,9 @@ def exported_counts(model):
 def _check_mergeable(model, name):
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
-    if model.calibration is not None:
-        raise NbtextError(f"cannot merge {name}, a calibrated model: {CALIBRATED_MERGE}")
+    if model.calibration is not None and model.calibration_sample is None:
+        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: "
+                          f"{CALIBRATED_MERGE}")
     if model.corpus is None:
         raise NbtextError(
             f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "

@@ -54,13 +54,17 @@ class NaiveBayes:
       calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
                      "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
                      document's length (nbtext.calibration; files of older builds have no γ: 0)
-      calibration_sample  a part's (--shard) calibration sample, (token lists, labels,
-                     hashes), for `merge` to fit T on all the parts' samples; else None
+      calibration_sample  the calibration sample (token lists, labels, hashes): every
+                     document whose hash is under `sample_rate` (nbtext.calibration), from
+                     which update, forget and merge fit T and γ again as one training
+                     would; None without calibration (or when loaded without it)
+      sample_rate    the rate the sample was cut at (None without a sample)
+      sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
     """
 
     def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, calibration_sample=None):
+                 calibration=None, calibration_sample=None, sample_rate=None, sample_mode=None):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -75,6 +79,8 @@ class NaiveBayes:
         self.corpus = corpus
         self.calibration = calibration
         self.calibration_sample = calibration_sample
+        self.sample_rate = sample_rate
+        self.sample_mode = sample_mode  # the --calibration it was trained with: "auto" or "temperature"
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -87,13 +93,22 @@ class NaiveBayes:
             vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
             state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
             state.calibration, _decoded_sample(state.calibration_sample, state.tokens, state.classes),
+            state.sample_rate, state.sample_mode,
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
         return model
 
+    @property
+    def sample_unread(self):
+        """Whether the file has a calibration sample this model was loaded without."""
+        return self.sample_rate is not None and self.calibration_sample is None
+
     def to_state(self):
         """The record the model file stores."""
+        if self.sample_unread:
+            raise NbtextError("this model was loaded without its calibration sample: load it whole "
+                              "(nbtext.load) to change and save it")
         journal = self._journal
         if isinstance(journal, dict) or "journal" in self.__dict__:
             blob, labels = encode_journal(self.journal, self.classes)
@@ -103,20 +118,21 @@ class NaiveBayes:
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
             journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
             one_document=self.one_document_record(), calibration_sample=self._encoded_sample(),
+            sample_rate=self.sample_rate, sample_mode=self.sample_mode,
         )
 
     def _encoded_sample(self):
         """The calibration sample as the file's arrays: each document's tokens as CSR rows of
-        (token index, count) over every token seen, label indices, hashes."""
+        (token index, count) over every token seen, indices ascending, label indices, hashes."""
         if self.calibration_sample is None:
             return None
         token_lists, labels, hashes = self.calibration_sample
         index = {token: i for i, token in enumerate(self.vocabulary.tokens)}
         indices, counts, indptr = [], [], [0]
         for tokens in token_lists:
-            multiset = Counter(map(index.__getitem__, tokens))
-            indices += multiset
-            counts += multiset.values()
+            multiset = sorted(Counter(map(index.__getitem__, tokens)).items())
+            indices += [i for i, _ in multiset]
+            counts += [n for _, n in multiset]
             indptr.append(len(indices))
         return indices, counts, indptr, [self.classes.index(label) for label in labels], hashes
 
@@ -172,7 +188,7 @@ class NaiveBayes:
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
             self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
-            self.file_info, self.corpus, self.calibration,
+            self.file_info, self.corpus, self.calibration, self.calibration_sample, self.sample_rate, self.sample_mode,
         )
 
     # --- derived once, on first use -------------------------------------------------------
@@ -444,11 +460,12 @@ def _decoded_sample(arrays, tokens, classes):
     return token_lists, [classes[k] for k in labels], hashes
 
 
-def load(path):
-    """The model of a model file; any problem with it is an NbtextError naming the file."""
+def load(path, sample=True):
+    """The model of a model file (with its calibration sample, what update, forget and
+    merge need, unless `sample` is False); any problem with it is an NbtextError naming the file."""
     from nbtext.container import read_bytes
 
-    return from_bytes(read_bytes(path), path)
+    return from_bytes(read_bytes(path, sample), path)
 
 
 def from_bytes(data, path):

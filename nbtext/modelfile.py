@@ -35,13 +35,12 @@ import zlib
 
 import numpy as np
 
-from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, split
+from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, sample_section, split
 from nbtext.errors import NbtextError
-from nbtext.schema import ARRAYS, check_header
+from nbtext.schema import ARRAYS, SAMPLE_ARRAYS, check_header
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
-SAMPLE_ARRAYS = ("sample_indices", "sample_counts", "sample_indptr", "sample_labels", "sample_hashes")
 _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
@@ -53,7 +52,7 @@ class ModelState:
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, one_document=None, calibration_sample=None):
+                 calibration=None, one_document=None, calibration_sample=None, sample_rate=None, sample_mode=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -68,24 +67,22 @@ class ModelState:
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
         self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
-        # a part's (--shard) calibration sample: (token indices, counts, indptr) CSR rows, labels, hashes
+        # the calibration sample, every document whose hash is under `sample_rate`: (token
+        # indices, counts, indptr) CSR rows, labels, hashes; None without one, or when not read
         self.calibration_sample = calibration_sample
+        self.sample_rate = sample_rate
+        self.sample_mode = sample_mode
 
 
 def save(state, path):
     """Write a ModelState to `path` atomically: a temporary file in the same folder, then rename."""
-    arrays = _arrays(state)
-    table, chunks, offset = {}, [], 0
-    for name, array in arrays.items():
-        array = np.ascontiguousarray(array)
-        padding = -offset % _ALIGN
-        chunks.append(b"\0" * padding)
-        offset += padding
-        table[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
-        data = array.tobytes()
-        chunks.append(data)
-        offset += len(data)
-    payload = b"".join(chunks)
+    table, payload = _laid_out(_arrays(state))
+    sample = None
+    if state.calibration_sample is not None:  # a section of its own, after the payload
+        sample_table, section = _laid_out(
+            {name: np.asarray(array, dtype=ARRAYS[name][0]) for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)})
+        sample = {"rate": float(state.sample_rate), "mode": state.sample_mode or "auto", "bytes": len(section),
+                  "crc32": zlib.crc32(section), "arrays": sample_table}
     header = {
         "nbtext_version": __version__,
         "format_version": FORMAT_VERSION,
@@ -96,6 +93,7 @@ def save(state, path):
         **({"corpus": state.corpus} if state.corpus is not None else {}),
         **({"calibration": state.calibration} if state.calibration is not None else {}),
         **({"one_document": state.one_document} if state.one_document is not None else {}),
+        **({"sample": sample} if sample is not None else {}),
         "payload_bytes": len(payload),
         "payload_crc32": zlib.crc32(payload),
     }
@@ -103,7 +101,24 @@ def save(state, path):
     # bytes they were, and read back to the same labels.
     header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
     write_atomically(path, [MAGIC, PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
-                            HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload])
+                            HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload,
+                            section if sample is not None else b""])
+
+
+def _laid_out(arrays):
+    """({name: {dtype, shape, offset}}, the bytes) of arrays laid end to end, each at an
+    8-byte aligned offset."""
+    table, chunks, offset = {}, [], 0
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        padding = -offset % _ALIGN
+        chunks.append(b"\0" * padding)
+        offset += padding
+        table[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+        data = array.tobytes()
+        chunks.append(data)
+        offset += len(data)
+    return table, b"".join(chunks)
 
 
 def _arrays(state):
@@ -128,9 +143,6 @@ def _arrays(state):
         arrays["weighted_sums"] = np.asarray(state.tfidf_sums, dtype="<f8")
         if state.tfidf_squares is not None:
             arrays["weighted_squares"] = np.asarray(state.tfidf_squares, dtype="<f8")
-    if state.calibration_sample is not None:
-        for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample):
-            arrays[name] = np.asarray(array, dtype=ARRAYS[name][0])
     if state.journal is not None:
         hashes, labels = state.journal
         arrays["journal_hashes"] = np.asarray(hashes, dtype="|u1")
@@ -270,9 +282,10 @@ class locked:
         os.close(self.fd)
 
 
-def read_state(path):
-    """The ModelState of a model file; any problem with it is an NbtextError naming the file."""
-    return parse_state(read_bytes(path), path)
+def read_state(path, sample=True):
+    """The ModelState of a model file (with its calibration sample, unless `sample` is
+    False); any problem with it is an NbtextError naming the file."""
+    return parse_state(read_bytes(path, sample), path)
 
 
 def parse_state(data, path):
@@ -281,6 +294,12 @@ def parse_state(data, path):
     try:
         check_header(header, len(payload), len(data))
         state = _state(header, payload)
+        section = sample_section(data, header, path)
+        if section is not None:
+            arrays = {name: _array(section, spec) for name, spec in header["sample"]["arrays"].items()}
+            state.calibration_sample = _calibration_sample(arrays, state.n_tokens, len(state.classes))
+        state.sample_rate = header["sample"]["rate"] if "sample" in header else None
+        state.sample_mode = header["sample"]["mode"] if "sample" in header else None
     except (NbtextError, ValueError) as e:  # what the checks say, in their words
         raise NbtextError(f"{path} is corrupt: {e}") from None
     except (KeyError, TypeError, IndexError, AttributeError, UnicodeDecodeError, OverflowError) as e:

@@ -20,18 +20,21 @@ def default_model_path():
     return os.environ.get("NBTEXT_MODEL") or DEFAULT_MODEL
 
 
-def model_bytes(path):
-    """The bytes of the model file at `path`; a missing one is an error saying what to do."""
+def model_bytes(path, sample=False):
+    """The bytes of the model file at `path` (its calibration sample only with `sample`); a
+    missing one is an error saying what to do."""
     from nbtext.container import read_bytes
 
     if not os.path.exists(path):
         origin = " (from $NBTEXT_MODEL)" if os.environ.get("NBTEXT_MODEL") == path else ""
         raise NbtextError(f"model {path}{origin} does not exist (train one with 'nbtext train', or pass -m FILE)")
-    return read_bytes(path)
+    return read_bytes(path, sample)
 
 
-def load_model(path, alpha=None):
-    return numpy_model(model_bytes(path), path, alpha)
+def load_model(path, alpha=None, sample=False):
+    """The model at `path`, loaded whole; with `sample` its calibration sample too (what
+    train --update, forget and merge change)."""
+    return numpy_model(model_bytes(path, sample), path, alpha)
 
 
 def numpy_model(data, path, alpha=None):

@@ -22,6 +22,7 @@ ARRAYS = {
     "journal_labels": ("<i4", 1), "sample_indices": ("<i4", 1), "sample_counts": ("<i4", 1),
     "sample_indptr": ("<i8", 1), "sample_labels": ("<i4", 1), "sample_hashes": ("<u8", 1),
 }
+SAMPLE_ARRAYS = ("sample_indices", "sample_counts", "sample_indptr", "sample_labels", "sample_hashes")
 REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocabulary")
 ITEMSIZE = {"<f8": 8, "<i4": 4, "<i8": 8, "<u8": 8, "|u1": 1}
 # What a (classes × tokens) table of floats may cost for a file of a given size: legitimate
@@ -92,6 +93,8 @@ def check_header(header, payload_bytes, file_bytes):
         _whole(calibration["documents"], "calibration documents", 0)
     if "one_document" in header:
         check_one_document(header["one_document"], len(classes), n_tokens)
+    if "sample" in header:
+        _check_sample(header["sample"])
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
         for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):
@@ -115,6 +118,24 @@ def check_one_document(record, n_classes, n_tokens):
         raise ValueError("bad kept rule in the one_document record")
     if kept is not None:
         _whole(kept[1], "the kept rule's last token", 0, n_tokens)
+
+
+def _check_sample(record):
+    """The calibration sample's record: the rate under which it holds every document, its
+    section's size and CRC-32, and its arrays (offsets within the section)."""
+    _is(record, dict, "the sample record")
+    if set(record) != {"rate", "mode", "bytes", "crc32", "arrays"} or record["mode"] not in ("auto", "temperature"):
+        raise ValueError("bad sample record")
+    rate = record["rate"]
+    if not isinstance(rate, float) or not 0.0 < rate <= 1.0:
+        raise ValueError(f"bad sample rate {rate!r}")
+    size = _whole(record["bytes"], "the sample's size", 0)
+    _whole(record["crc32"], "the sample's checksum", 0, 2**32 - 1)
+    arrays = _is(record["arrays"], dict, "the sample's arrays")
+    if set(arrays) != set(SAMPLE_ARRAYS):
+        raise ValueError("the sample's arrays are not those of a sample")
+    for name, spec in arrays.items():
+        _check_array(name, spec, size)
 
 
 def _check_array(name, spec, payload_bytes):

@@ -120,8 +120,8 @@ UNK_MERGE = ("which documents held a pruned token is not in the counts of presen
              "feature; train with --unknown ignore or --min-count 1, or on all the documents at once")
 
 
-CALIBRATED_MERGE = ("its temperature was fitted on the documents of its own training; merge parts trained "
-                    "with --shard (they keep their calibration sample), or train on all the documents at once")
+CALIBRATED_MERGE = ("an older nbtext wrote it, which kept no sample to fit the merged model's temperature on; "
+                    "train it again, or train on all the documents at once")
 
 
 def merge_refusal(settings):

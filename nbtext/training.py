@@ -126,10 +126,10 @@ def calibration_of(settings, options):
 def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
                   candidates=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
-    default λ chosen, then `model_of_table`; unless `calibration` is "none", a temperature
-    fitted on a sample of the corpus (gathered while counting as `candidates`, or else in
-    one more pass; nbtext.calibration). A part (`partial`, --shard) keeps its sample
-    instead, for the merge to fit T on all the parts' samples."""
+    default λ chosen, then `model_of_table`; unless `calibration` is "none", the
+    calibration sample of the corpus (gathered while counting as `candidates`, or else in
+    one more pass), kept in the model, and a temperature fitted on it (nbtext.calibration;
+    not for a part, `partial`, --shard: the merge fits it on all the parts' samples)."""
     default_alpha = settings["alpha"] is None
     resolve_alpha(settings, mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
@@ -137,13 +137,11 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
     model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
     if calibration != "none":
-        from nbtext.calibration import sample_of, temperature_of
+        from nbtext.calibration import calibrate, sample_of, stored_rate
 
-        sample = sample_of(model, over_batches, candidates, tokens=partial)  # a part's file holds tokens
-        if partial:
-            model.calibration_sample = sample
-        else:
-            model.calibration = temperature_of(model, sample, required=calibration == "temperature")
+        rate = stored_rate(model.class_count.sum())
+        sample = sample_of(model, over_batches, candidates, rate=rate, tokens=True)
+        calibrate(model, sample, rate, calibration, partial=partial)
     return model
 
 
@@ -241,8 +239,8 @@ def documents_with_unk(vocabulary, classes, token_lists, labels):
 
 
 def _learnable(model, verb):
-    if model.calibration_sample is not None:  # its sample would no longer be its documents'
-        raise NbtextError(f"cannot {verb} a part trained with --shard: merge the parts, then change the merged model")
+    if model.sample_unread:
+        raise NbtextError(f"cannot {verb} a model loaded without its calibration sample (load it whole)")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
     if model.binary and model.has_unk:
@@ -266,6 +264,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
     journal = dict(model.journal)
     stats = {"forgotten": 0, "unknown": 0}
     mail_documents = _mail_documents(model)
+    sample = _Sample(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         remove_tokens, remove_labels = [], []
@@ -278,12 +277,13 @@ def forget(model, batches, on_error=None, on_unknown=None):
                 continue
             remove_tokens.append(tokens)
             remove_labels.append(label)
+            sample.remove(tokens, label)
             stats["forgotten"] += 1
             mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return _kept(model, model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                                       _corpus(model, mail_documents))), stats
+    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                            _corpus(model, mail_documents))), stats
 
 
 def update(model, batches, on_error=None):
@@ -298,6 +298,7 @@ def update(model, batches, on_error=None):
     journal = dict(model.journal)
     stats = {"added": 0, "moved": 0, "duplicates": 0}
     mail_documents = _mail_documents(model)
+    sample = _Sample(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
@@ -310,10 +311,12 @@ def update(model, batches, on_error=None):
             if previous is not None:
                 remove_tokens.append(tokens)
                 remove_labels.append(previous)
+                sample.remove(tokens, previous)
                 stats["moved"] += 1
             else:
                 stats["added"] += 1
                 mail_documents += model.tokenize.reads_as_mail(doc.data)
+            sample.add(tokens, doc.label)
             add_tokens.append(tokens)
             add_labels.append(doc.label)
             journal[key] = doc.label
@@ -321,8 +324,8 @@ def update(model, batches, on_error=None):
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
     _warn_new_classes(model.classes, table.labels)
-    return _kept(model, model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                                       _corpus(model, mail_documents))), stats
+    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                            _corpus(model, mail_documents))), stats
 
 
 def _warn_new_classes(known, labels):
@@ -340,11 +343,63 @@ def _warn_new_classes(known, labels):
                       "to learn documents as a class the model has, name it: LABEL=PATH", stacklevel=2)
 
 
-def _kept(model, changed):
-    """The changed model, with the old one's temperature (it is not fitted again: documents
-    added or forgotten move it little; retrain to fit it anew)."""
-    changed.calibration = model.calibration
-    return changed
+class _Sample:
+    """A model's calibration sample as documents are learned, moved and forgotten, and the
+    calibration of the changed model (nbtext.calibration.calibrate): the file one training
+    of the same documents writes, T and γ included. Documents are known in the sample by
+    their token hash and label (token-identical documents are interchangeable in it)."""
+
+    def __init__(self, model):
+        self.old = model
+        self.rate = None  # every document under it is in the sample: none without one
+        if model.calibration_sample is not None:
+            from nbtext.calibration import sample_rate
+
+            # files of older builds (parts only) cut theirs at sample_rate
+            self.rate = model.sample_rate if model.sample_rate is not None else sample_rate(model.class_count.sum())
+            self.documents = [list(d) for d in zip(*model.calibration_sample)]  # [tokens, label, hash]
+
+    def add(self, tokens, label):
+        if self.rate is not None:
+            from nbtext.counting import token_hash, under
+
+            h = token_hash(tokens)
+            if under(self.rate, [h]):
+                self.documents.append([tokens, label, h])
+
+    def remove(self, tokens, label):
+        if self.rate is not None:
+            from nbtext.counting import token_hash
+
+            h = token_hash(tokens)
+            for i, (_, known, hashed) in enumerate(self.documents):
+                if hashed == h and known == label:
+                    del self.documents[i]
+                    return
+
+    def calibrated(self, changed):
+        """The changed model, calibrated as one training on its documents; when the sample
+        cannot give that (a model of older builds without one, or too much forgotten), it
+        keeps the old model's temperature, with a warning that a retraining refits it."""
+        import warnings
+
+        if self.rate is None:
+            changed.calibration = self.old.calibration
+            if self.old.calibration is not None:
+                warnings.warn("this model holds no calibration sample (an older nbtext wrote it): its temperature "
+                              "is kept as it was; retrain it to fit one for its documents", stacklevel=3)
+            return changed
+        from nbtext.calibration import calibrate
+
+        sample = tuple(map(list, zip(*self.documents))) if self.documents else ([], [], [])
+        if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto"):
+            changed.calibration, changed.calibration_sample, changed.sample_rate = \
+                self.old.calibration, sample, self.rate
+            changed.sample_mode = self.old.sample_mode
+            warnings.warn("so many documents were forgotten that the calibration sample no longer holds the ones "
+                          "a training would fit its temperature on: it is kept as it was; retrain to refit it",
+                          stacklevel=3)
+        return changed
 
 
 def _mail_documents(model):

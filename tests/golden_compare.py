@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from nbtext.container import split
+from nbtext.container import sample_section, split
 
 RELATIVE = 1e-9
 ABSOLUTE = 1e-12
@@ -71,10 +71,16 @@ def decoded(data):
     """(header without its checksum, {array name: array}) of a model file's bytes."""
     header, payload = split(bytes(data), "golden")
     arrays = {}
-    for array_name, spec in header["arrays"].items():
-        count = int(np.prod(spec["shape"], dtype=np.int64))
-        arrays[array_name] = np.frombuffer(payload, spec["dtype"], count, spec["offset"]).reshape(spec["shape"])
+    section = sample_section(bytes(data), header, "golden")
+    for table, source, prefix in ((header["arrays"], payload, ""),
+                                  (header.get("sample", {}).get("arrays", {}), section, "sample section: ")):
+        for array_name, spec in table.items():
+            count = int(np.prod(spec["shape"], dtype=np.int64))
+            arrays[prefix + array_name] = np.frombuffer(source, spec["dtype"], count, spec["offset"]).reshape(
+                spec["shape"])
     header = {k: v for k, v in header.items() if k not in ("payload_crc32",)}
+    if "sample" in header:
+        header["sample"] = {k: v for k, v in header["sample"].items() if k != "crc32"}
     return header, arrays
 
 

@@ -178,9 +178,13 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     extra.mkdir()
     (extra / "1").write_text("a brand new free prize offer")
     assert run("train", "--update", "-m", model, f"spam={extra}").exit_code == 0
-    assert json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"] == before  # kept
-    assert run("train", "-o", tmp_path / "raw.model", spam, ham).exit_code == 0
-    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "a calibrated model")
+    refit = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
+    assert refit != before and refit["documents"] == 79  # fitted again, as a training on all 79 would
+    assert run("train", "--calibration", "temperature", "-o", tmp_path / "all.model", f"spam={spam}",
+               f"spam={extra}", f"ham={ham}").exit_code == 0
+    assert (tmp_path / "all.model").read_bytes() == model.read_bytes()
+    assert run("train", "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "--calibration auto and temperature")
     dating = ROOT / "corpora" / "dating" / "train.tsv"
     one_line_error(run("train", "--model", "categorical", "--calibration", "temperature", "--table", dating,
                        "--label-col", "约会", "-o", tmp_path / "d"), "is for the text models, not --model categorical")

@@ -115,9 +115,14 @@ def test_a_closed_stdout_never_lets_a_file_take_its_place(demo_model, tmp_path):
 def _bad_models(folder, demo_model):
     """Model files a filter may meet: missing, empty, text, a pickle, truncated, a flipped
     payload byte, a folder, another format version."""
+    import json
+    import struct
+
     data = demo_model.read_bytes()
+    _, length = struct.unpack_from("<IQ", data, 13)
+    flip = 29 + length + json.loads(data[29:29 + length])["payload_bytes"] - 40  # in the arrays a filter reads
     cases = {"empty": b"", "text": b"hello\n", "pickle": b"\x80\x04K\x01.", "truncated": data[: len(data) // 2],
-             "flipped": data[:-40] + bytes([data[-40] ^ 0xFF]) + data[-39:],
+             "flipped": data[:flip] + bytes([data[flip] ^ 0xFF]) + data[flip + 1:],
              "newer": data[:13] + (99).to_bytes(4, "little") + data[17:]}
     paths = {}
     for name, content in cases.items():

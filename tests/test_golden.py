@@ -39,7 +39,10 @@ def test_the_comparison_decodes_a_model_field_by_field(produced):
     header, arrays = decoded(data)
     assert differences("m.model", data, data) == []
     changed = bytearray(data)
-    offset = len(data) - header["payload_bytes"] + header["arrays"]["class_count"]["offset"]
+    from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE
+
+    _, length = PREAMBLE.unpack_from(data, len(MAGIC))
+    offset = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size + length + header["arrays"]["class_count"]["offset"]
     changed[offset:offset + 8] = np.float64(arrays["class_count"][0] + 1).tobytes()
     changed = _with_checksum(bytes(changed), header)
     assert any(line.startswith("array class_count[0]") for line in differences("m.model", data, changed))
@@ -53,10 +56,11 @@ def _with_checksum(data, header):
 
     from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE
 
-    payload = data[len(data) - header["payload_bytes"]:]
+    _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
-    full = json.loads(data[start:len(data) - len(payload)])
+    full = json.loads(data[start:start + length])
+    payload = data[start + length:start + length + full["payload_bytes"]]
     full["payload_crc32"] = zlib.crc32(payload)
     text = json.dumps(full).encode()
     return MAGIC + PREAMBLE.pack(full["format_version"], len(text)) + struct.pack("<I", zlib.crc32(text)) + text \
-        + payload
+        + data[start + length:]

@@ -22,10 +22,20 @@ MAGIC = modelfile.MAGIC
 
 
 def parts(data):
-    """(header dict, payload bytes) of a model file (format 2: the header's CRC after the preamble)."""
+    """(header dict, payload bytes) of a model file (format 2 on: the header's CRC after the
+    preamble), without its calibration sample section (the header then announces none)."""
+    header, payload, _ = sample_parts(data)
+    header.pop("sample", None)
+    return header, payload
+
+
+def sample_parts(data):
+    """(header dict, payload bytes, sample section bytes) of a model file."""
     version, length = struct.unpack_from("<IQ", data, len(MAGIC))
     start = len(MAGIC) + 12 + (4 if version >= 2 else 0)
-    return json.loads(data[start:start + length]), data[start + length:]
+    header = json.loads(data[start:start + length])
+    end = start + length + header.get("payload_bytes", len(data))
+    return header, data[start + length:end], data[end:]
 
 
 def assemble(header, payload, crc=True, version=modelfile.FORMAT_VERSION):
@@ -236,13 +246,16 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
     good = tmp_path / "part.model"
     part.save(good)
     assert nbtext.load(good).calibration_sample[1] == part.calibration_sample[1]
-    header, payload = parts(good.read_bytes())
+    header, payload, section = sample_parts(good.read_bytes())
     for name, value in [("sample_indices", 10**6), ("sample_labels", 5), ("sample_indptr", -1)]:
-        spec = header["arrays"][name]
-        array = np.frombuffer(payload, dtype=spec["dtype"], count=spec["shape"][0], offset=spec["offset"]).copy()
+        spec = header["sample"]["arrays"][name]
+        array = np.frombuffer(section, dtype=spec["dtype"], count=spec["shape"][0], offset=spec["offset"]).copy()
         array[-1] = value
-        changed = payload[:spec["offset"]] + array.tobytes() + payload[spec["offset"] + array.nbytes:]
-        refused(tmp_path, assemble(header, changed))
+        changed = section[:spec["offset"]] + array.tobytes() + section[spec["offset"] + array.nbytes:]
+        crafted = {**header, "sample": {**header["sample"], "crc32": zlib.crc32(changed)}}
+        refused(tmp_path, assemble(crafted, payload) + changed)
+    crafted = {**header, "sample": {**header["sample"], "crc32": 0}}  # the sample's own checksum
+    refused(tmp_path, assemble(crafted, payload) + section)
 
 
 @pytest.mark.parametrize("kind", ["sparse 2 GB file", "/dev/zero", "FIFO", "folder", "claims a terabyte"])

@@ -133,9 +133,10 @@ def test_models_it_does_not_serve_are_left_to_numpy(tmp_path, options):
 def without_record(data):
     """The same model file without its one_document record (as files of older builds)."""
     header, payload = split(data, "m")
+    header.pop("sample", None)  # (the sample section is left out too)
     del header["one_document"]
     text = json.dumps(header, ensure_ascii=False).encode()
-    return MAGIC + PREAMBLE.pack(2, len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload)
+    return MAGIC + PREAMBLE.pack(header["format_version"], len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload)
 
 
 def imported_numpy(model_path, message):
@@ -157,10 +158,11 @@ def test_one_message_never_imports_numpy_and_an_older_file_still_classifies(tmp_
 def test_a_changed_record_is_refused_by_the_header_checksum_and_a_bad_one_by_the_schema(tmp_path, demo_model):
     data = Path(demo_model).read_bytes()
     header, payload = split(data, "m")
+    header.pop("sample", None)  # (the sample section is left out too)
     header["one_document"]["unk"] = ["x"] * len(header["classes"])
     text = json.dumps(header).encode()
     bad = tmp_path / "bad.model"
-    bad.write_bytes(MAGIC + PREAMBLE.pack(2, len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload))
+    bad.write_bytes(MAGIC + PREAMBLE.pack(header["format_version"], len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload))
     assert purescore.of_file(bad.read_bytes(), str(bad)) is None
     result = run("predict", "-m", bad, input="free prize")
     assert result.exit_code == 1 and "is corrupt: bad unk in the one_document record" in result.stderr
