@@ -8,6 +8,10 @@ Layout (all integers little-endian):
     u32                   CRC-32 of the header (format 2; files of format 1 have none)
     H bytes               header: UTF-8 JSON (settings, classes, array table, checksum)
     payload               the arrays, raw, each at an 8-byte aligned offset
+    sample                format 3: the calibration sample's arrays (SAMPLE_ARRAYS), laid
+                          out as the payload's, with the header's `sample` record (the rate it
+                          was cut at, the --calibration mode, its size, CRC-32, array table);
+                          read only when asked for (update, forget, merge, info)
 
 The header's `corpus` record says what a merge needs to decide as one training on all the
 documents would: how many documents were read as e-mail, and whether λ is the default
