@@ -103,7 +103,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             if update:
                 refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
                 if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
-                    click.echo("nbtext: nothing to learn: every folder given is empty; the model is unchanged", err=True)
+                    click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
                     return 0
                 with locked(model_path):  # read, change and write: one learner at a time
                     model, stats = update_model(load_model(model_path, sample=True), batches, skipped)
@@ -325,8 +325,8 @@ def merge(models, output):
         with locked(output):  # the output may be one of the models, and a learner may be at it
             model = merge_models([load_model(path, sample=True) for path in models], models)
             model.save(output)
-    click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, time.perf_counter() - started, output),
-               err=True)
+    seconds = time.perf_counter() - started
+    click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)
     return 0
 
 

@@ -22,8 +22,8 @@ def train_summary(model, stats, seconds, output):
     learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
                if stats is not None else "")
     return (
-        f"{learned}{model.event_model} model (λ={model.alpha:g}) of {counted(int(model.class_count.sum()), 'document')} "
-        f"({per_class}); "
+        f"{learned}{model.event_model} model (λ={model.alpha:g}) of "
+        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + f"{seconds:.2f} s -> {output}"

@@ -83,8 +83,8 @@ def save(state, path):
     table, payload = _laid_out(_arrays(state))
     sample = None
     if state.calibration_sample is not None:  # a section of its own, after the payload
-        sample_table, section = _laid_out(
-            {name: np.asarray(array, dtype=ARRAYS[name][0]) for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)})
+        sample_table, section = _laid_out({name: np.asarray(array, dtype=ARRAYS[name][0])
+                                           for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)})
         sample = {"rate": float(state.sample_rate), "mode": state.sample_mode or "auto", "bytes": len(section),
                   "crc32": zlib.crc32(section), "arrays": sample_table}
     header = {

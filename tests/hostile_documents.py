@@ -70,10 +70,11 @@ def message(draw, depth=0):
                                          "message/rfc822", "application/pdf", "image/png", "text/x\x00evil",
                                          "", "multipart/mixed"]))
     boundary = draw(st.sampled_from(["b", "==x==", "a" * 300, "\x00", "b" + "\u00e9"]))
+    parameters = "".join(draw(st.lists(parameter(), max_size=3)))
     headers = [f"Subject: {draw(st.one_of(encoded_word(), text_pieces()))}",
                f"From: {draw(encoded_word())} <a@{draw(text_pieces())}>",
                f"To: {draw(text_pieces())}",
-               f"Content-Type: {content_type}{''.join(draw(st.lists(parameter(), max_size=3)))}; boundary=\"{boundary}\"",
+               f"Content-Type: {content_type}{parameters}; boundary=\"{boundary}\"",
                f"Content-Disposition: {draw(st.sampled_from(['inline', 'attachment', '']))}"
                f"{draw(parameter())}"]
     if content_type.startswith("multipart/") and depth < 3:

@@ -184,7 +184,8 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
                f"spam={extra}", f"ham={ham}").exit_code == 0
     assert (tmp_path / "all.model").read_bytes() == model.read_bytes()
     assert run("train", "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
-    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "--calibration auto and temperature")
+    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"),
+                   "--calibration auto and temperature")
     dating = ROOT / "corpora" / "dating" / "train.tsv"
     one_line_error(run("train", "--model", "categorical", "--calibration", "temperature", "--table", dating,
                        "--label-col", "约会", "-o", tmp_path / "d"), "is for the text models, not --model categorical")
