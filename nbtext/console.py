@@ -9,9 +9,9 @@ from contextlib import contextmanager
 
 import click
 
-from nbtext.errors import INTERRUPTED, NbtextError, os_error, quiet_stdout
+from nbtext.errors import INTERRUPTED, NbtextError, die_of_sigpipe, os_error, quiet_stdout
 from nbtext.formats import counted
-from nbtext.output import write_line
+from nbtext.output import ReaderGone, write_line
 
 
 class OneLineErrors(click.Group):
@@ -47,9 +47,8 @@ class OneLineErrors(click.Group):
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C (click has closed the ^C line)
             click.echo("Aborted!", err=True)
             sys.exit(INTERRUPTED)
-        except BrokenPipeError:
-            quiet_stdout()
-            sys.exit(1)
+        except (ReaderGone, BrokenPipeError):  # the reader went away (| head -1): as GNU tools, SIGPIPE
+            die_of_sigpipe()
         except OSError as e:  # writing the output: a full disk, a closed or broken file
             click.echo(f"Error: {os_error(e)}", err=True)
             quiet_stdout()

@@ -3,8 +3,8 @@
 
 import sys
 
-from nbtext.errors import INTERRUPTED, os_error, quiet_stdout
-from nbtext.output import guard_descriptors
+from nbtext.errors import INTERRUPTED, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.output import ReaderGone, guard_descriptors
 
 
 def main():
@@ -30,6 +30,8 @@ def main():
         print("Aborted!", file=sys.stderr)
         quiet_stdout()
         sys.exit(INTERRUPTED)
+    except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
+        die_of_sigpipe()
     except OSError as e:  # writing stdout on the click-free path
         print(f"Error: {os_error(e)}", file=sys.stderr)
         quiet_stdout()

@@ -18,6 +18,21 @@ def os_error(e, action="cannot write output"):
     return f"{action}: {e.strerror or e}{where}"
 
 
+def die_of_sigpipe():
+    """End as GNU tools do when the reader of their output goes away (`nbtext predict |
+    head -1`): quietly, killed by SIGPIPE (status 141 in the shell), not exit 1."""
+    import signal
+
+    quiet_stdout()
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    sys.exit(128 + signal.SIGPIPE)  # where the signal did not end the process
+
+
 def quiet_stdout():
     """Point stdout at devnull, so the interpreter's last flush of it cannot fail again
     (after a closed pipe or a failed write)."""

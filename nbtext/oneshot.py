@@ -12,8 +12,8 @@ import os
 import sys
 
 from nbtext.choices import DEFAULT_MODEL
-from nbtext.errors import TEMPFAIL, NbtextError, os_error, quiet_stdout
-from nbtext.output import write, write_line
+from nbtext.errors import TEMPFAIL, NbtextError, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.output import ReaderGone, write, write_line
 
 
 def default_model_path():
@@ -119,6 +119,8 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
     if verbose:
         try:
             write_line(f"{label}\t{p:.4f}")
+        except ReaderGone:
+            die_of_sigpipe()
         except OSError as e:
             print(f"Error: {os_error(e)}", file=sys.stderr)
             return 3
@@ -163,6 +165,10 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
         tagged = with_headers(message, verdict_fields("error", None), is_mail)
     try:
         write(tagged)
+    except ReaderGone:
+        print("Error: cannot write the message: Broken pipe", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
     except OSError as e:
         # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
         # it and try again later (procmail and maildrop do), so nothing is lost.
@@ -249,6 +255,5 @@ def fast(argv):
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        quiet_stdout()
-        return 1
+    except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
+        die_of_sigpipe()

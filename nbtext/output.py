@@ -34,9 +34,15 @@ def guard_descriptors():
             pass
 
 
+class ReaderGone(Exception):
+    """The reader of stdout went away (EPIPE: `nbtext predict | head -1`). Not an OSError:
+    click turns those into exit status 1, and a reader gone is no error (GNU tools die of
+    SIGPIPE, nbtext.errors.die_of_sigpipe) unless output was owed to it (filter: 75)."""
+
+
 def write(data):
     """Write `data` (str, encoded as stdout's text layer would, or bytes) to stdout, all of
-    it, now; raise OSError if any byte cannot be written."""
+    it, now; raise ReaderGone if the reader went away, OSError if any byte cannot be written."""
     stream = sys.stdout
     if stream is None or 1 in _closed_at_start or getattr(stream, "closed", False):
         raise OSError(errno.EBADF, "standard output is closed")
@@ -49,13 +55,16 @@ def write(data):
     except (AttributeError, ValueError, OSError):  # not a file (a test runner's capture)
         descriptor = None
     view = memoryview(data)
-    while view:
-        written = os.write(descriptor, view) if descriptor is not None else stream.buffer.write(view)
-        if not written:
-            raise OSError(errno.EIO, "nothing written to standard output")
-        view = view[written:]
-    if descriptor is None:
-        stream.buffer.flush()
+    try:
+        while view:
+            written = os.write(descriptor, view) if descriptor is not None else stream.buffer.write(view)
+            if not written:
+                raise OSError(errno.EIO, "nothing written to standard output")
+            view = view[written:]
+        if descriptor is None:
+            stream.buffer.flush()
+    except BrokenPipeError:
+        raise ReaderGone() from None
 
 
 def write_line(text):

@@ -364,3 +364,27 @@ def test_the_readmes_learn_on_error_recipe_learns_whatever_is_moved(tmp_path):
         assert "added 1" in result.stderr and not moved.exists()
         counts[label] += 1
         assert dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count)) == counts
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed here")
+def test_a_reader_that_goes_away_ends_nbtext_as_it_ends_gnu_tools(demo_model, tmp_path):
+    """`nbtext predict ... | head -1`: a quiet death by SIGPIPE, status 141 as `cat` or
+    `grep` give (it was exit 1, which a `set -o pipefail` script could not tell from an
+    error); filter, whose message is then not delivered, says so and exits 75."""
+    lines = tmp_path / "big.txt"
+    lines.write_text("free prize money now\nmeeting notes lunch\n" * 100_000)
+    message = tmp_path / "big.eml"
+    message.write_text("Subject: notes\n\n" + "meeting notes lunch\n" * 100_000)
+    for command in (f"predict -m '{demo_model}' --lines < '{lines}'", f"predict -m '{demo_model}' < '{lines}'",
+                    f"predict -m '{demo_model}' '{DEMO}'", f"info -m '{demo_model}' --top 100",
+                    f"filter -m '{demo_model}' < '{message}'"):
+        result = subprocess.run(["bash", "-c", f"'{NBTEXT}' {command} | head -c 1 >/dev/null; "
+                                               "echo ${PIPESTATUS[0]}"], capture_output=True, text=True)
+        status = int(result.stdout)
+        if command.startswith("filter"):
+            assert status == 75 and result.stderr == "Error: cannot write the message: Broken pipe\n"
+        else:  # (a short output may be written whole before head goes: then 0)
+            assert status in (141, 0) and result.stderr == "", (command, result)
+    result = subprocess.run(["bash", "-c", f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1 "
+                                           ">/dev/null; echo ${PIPESTATUS[0]}"], capture_output=True, text=True)
+    assert int(result.stdout) == 141 and result.stderr == ""
