@@ -142,5 +142,5 @@ def sample_section(data, header, path):
         return None
     view = memoryview(data)[end:]
     if zlib.crc32(view) != header["sample"].get("crc32"):
-        raise NbtextError(f"{path} is corrupt (the calibration sample's checksum does not match)")
+        raise ValueError("the calibration sample's checksum does not match")
     return view

@@ -87,16 +87,28 @@ def prediction_lines(model, kept, probabilities, explanations, output):
                 record["top"] = [list(pair) for pair in top]
             if explanations is not None:
                 record["explanation"] = [list(pair) for pair in explanations[i]]
-            lines.append(json.dumps(record, ensure_ascii=False))
+            text = json.dumps(record, ensure_ascii=False)
+            # a name that is not UTF-8 (surrogate escapes) as \udcXX escapes: the line stays UTF-8
+            lines.append(text if text.isascii() or text.encode("utf-8", "ignore").decode("utf-8") == text
+                         else json.dumps(record))
         else:
-            columns = [doc.name, label, f"{p:.4f}"] if top is None else \
-                [doc.name] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+            name = tsv_field(doc.name)
+            columns = [name, label, f"{p:.4f}"] if top is None else \
+                [name] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
             if output.proba:
                 columns += [f"{q:.4f}" for q in row.tolist()]
             if explanations is not None:
                 columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
             lines.append("\t".join(columns))
     return lines
+
+
+def tsv_field(text):
+    """A name as one TSV field on one line: a backslash, tab, line feed or carriage return in
+    it written as \\\\, \\t, \\n, \\r (as PostgreSQL's text format and `cut`-friendly tools)."""
+    if "\\" in text or "\t" in text or "\n" in text or "\r" in text:
+        return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return text
 
 
 def _fmt(value):

@@ -45,21 +45,44 @@ def with_headers(message, fields, is_mail=True):
 
 
 def header_value(value, newline=b"\n"):
-    """A header field's value as bytes: printable ASCII as it is, anything else (a label
-    such as `spæm`, or one with a control character) as RFC 2047 encoded words of its UTF-8
-    (`=?UTF-8?B?c3DDpm0=?=`), at most 45 bytes of text a word, words on folded lines."""
+    """A header field's value as bytes: printable ASCII as it is (folded at spaces past 76
+    columns), anything else (a label such as `spæm`, evidence with `größe`, a control
+    character) as RFC 2047 encoded words of its UTF-8 (`=?UTF-8?B?c3DDpm0=?=`; a name that
+    is not UTF-8, held as surrogate escapes, as its own bytes in charset unknown-8bit), at
+    most 45 bytes of text a word, words on folded lines."""
     if value.isascii() and value.isprintable():
-        return value.encode("ascii")
+        return _folded(value, newline)
     import binascii
 
-    data, words = value.encode("utf-8", "surrogateescape"), []
+    try:
+        data, charset = value.encode("utf-8"), b"UTF-8"
+    except UnicodeEncodeError:
+        data, charset = value.encode("utf-8", "surrogateescape"), b"unknown-8bit"
+    words = []
     while data:
         cut = min(len(data), 45)
         while cut < len(data) and 0x80 <= data[cut] < 0xC0:  # not inside a character
             cut -= 1
-        words.append(b"=?UTF-8?B?" + binascii.b2a_base64(data[:cut], newline=False) + b"?=")
+        words.append(b"=?" + charset + b"?B?" + binascii.b2a_base64(data[:cut], newline=False) + b"?=")
         data = data[cut:]
     return (newline + b" ").join(words)
+
+
+def _folded(text, newline):
+    """ASCII header text on lines of at most 76 columns where it has spaces to fold at."""
+    if len(text) <= 76:
+        return text.encode("ascii")
+    lines, line = [], None
+    for word in text.split(" "):
+        if line is None:
+            line = word
+        elif line and len(line) + 1 + len(word) > 76:  # the space becomes the fold's
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}"
+    lines.append(line)
+    return (newline + b" ").join(line.encode("ascii") for line in lines)
 
 
 def without_verdicts(head):
@@ -85,7 +108,6 @@ def verdict_fields(label, probability, evidence=()):
         return [(CLASS_HEADER, "error")]
     fields = [(CLASS_HEADER, label), (PROBABILITY_HEADER, f"{probability:.4f}")]
     if evidence:
-        # header text is ASCII: a token that is not becomes its escapes
-        text = "; ".join(f"{token}:{value:+.2f}" for token, value in evidence)
-        fields.append((EVIDENCE_HEADER, text.encode("ascii", "backslashreplace").decode("ascii")))
+        # (with_headers encodes what is not ASCII; a token is cut at 100 characters, so a line fits)
+        fields.append((EVIDENCE_HEADER, "; ".join(f"{token[:100]}:{value:+.2f}" for token, value in evidence)))
     return fields

@@ -2,7 +2,9 @@
 
 import json
 import os
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +12,8 @@ import nbtext
 from nbtext.sources import PAUSE, stream_records
 
 from conftest import one_line_error, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
 
 SPAM = [b"Subject: win money\n\nCheap pills, free prize, click now", b"Subject: offer\n\nFree prize money now"]
 HAM = [b"Subject: lunch\n\nMeeting notes for lunch on Thursday", b"Subject: notes\n\nThe meeting notes are attached"]
@@ -417,3 +421,26 @@ def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):
     assert len(read) == len(files) == 6047
     for doc in read:  # no message holds its neighbour: mailbox quotes a body's "From " lines as ">From "
         assert not any(is_envelope_line(part.split(b"\n", 1)[0]) for part in doc.data.split(b"\n\n")[1:]), doc.name
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_every_output_line_stays_parseable_whatever_the_file_names(mail_model, tmp_path):
+    """A tab, line feed, carriage return or backslash in a name is escaped in TSV (\\t, \\n,
+    \\r, \\\\): one line, three fields per document; JSON stays valid UTF-8 for a name that is
+    not UTF-8 (its bytes as \\udcXX escapes)."""
+    import subprocess
+
+    folder = os.fsencode(tmp_path / "names")
+    os.mkdir(folder)
+    for name in (b"a\tb.eml", b"c\nd.eml", b"e\rf.eml", b"g\\h.eml", b"i\xffj.eml"):
+        with open(folder + b"/" + name, "wb") as f:
+            f.write(SPAM[0])
+    tsv = subprocess.run([NBTEXT, "predict", "-m", mail_model, folder], capture_output=True, check=True).stdout
+    rows = [line.split(b"\t") for line in tsv.split(b"\n")[:-1]]
+    assert len(rows) == 5 and all(len(row) == 3 for row in rows)
+    assert {row[0].rsplit(b"/", 1)[1] for row in rows} == {b"a\\tb.eml", b"c\\nd.eml", b"e\\rf.eml", b"g\\\\h.eml",
+                                                            b"i\xffj.eml"}
+    out = subprocess.run([NBTEXT, "predict", "-m", mail_model, "--format", "json", folder], capture_output=True,
+                         check=True).stdout
+    records = [json.loads(line) for line in out.decode("utf-8").splitlines()]  # strict UTF-8
+    assert len(records) == 5 and any(r["path"].endswith("i\udcffj.eml") for r in records)

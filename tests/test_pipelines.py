@@ -355,9 +355,9 @@ def test_the_readmes_learn_on_error_recipe_learns_whatever_is_moved(tmp_path):
     assert empty.returncode == 0 and "nothing to learn" in empty.stderr and empty.stderr.count("\n") == 1
     assert model.read_bytes() == before
     counts = dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count))
-    for folder, label, message in ((".Learn-Spam", "spam", DEMO / "test" / "spam" / "spam-004.txt"),
-                                   (".Learn-Ham", "ham", DEMO / "test" / "ham" / "ham-004.txt")):
-        moved = home / "Maildir" / folder / "cur" / "1700000000.M1P1.host:2,S"
+    for folder, label, message, sub in ((".Learn-Spam", "spam", DEMO / "test" / "spam" / "spam-004.txt", "cur"),
+                                        (".Learn-Ham", "ham", DEMO / "test" / "ham" / "ham-004.txt", "new")):
+        moved = home / "Maildir" / folder / sub / "1700000000.M1P1.host:2,S"
         moved.write_bytes(message.read_bytes())
         result = cron()
         assert result.returncode == 0, result.stderr
