@@ -2,7 +2,9 @@
 never raises. Each hostile shape is timed at 100 KB and 400 KB: linear gives a ratio of
 about 4, quadratic 16; the test asks for less than 6 (a ratio, not a clock)."""
 
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -244,3 +246,71 @@ def test_a_giant_record_is_cut_and_read_in_linear_time():
     finally:
         limit_bytes(before)
     assert [len(r) for r in records] == [1000, 5, 1000]
+
+
+def _split_by_pattern(body, boundary):
+    """split_multipart's definition, by the regular expression it used to compile."""
+    import re
+
+    delimiter = re.compile(rb"(?m)^--" + re.escape(boundary.encode("utf-8", "replace")) + rb"(--)?[ \t]*\r?$")
+    parts, start = [], None
+    for match in delimiter.finditer(body):
+        if start is not None:
+            end = match.start()
+            end -= 2 if body[end - 2:end] == b"\r\n" else 1 if body[end - 1:end] == b"\n" else 0
+            parts.append(body[start:end])
+        if match.group(1):
+            return parts
+        start = match.end() + (2 if body[match.end():match.end() + 2] == b"\r\n" else 1)
+    if start is not None:
+        parts.append(body[start:])
+    return parts
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"--b", b"--b--", b"\n", b"\r\n", b" ", b"\t", b"x", b"--", b"b", b"\r", b"--bb",
+                                 b"-", b"\xe9"]), max_size=16), st.sampled_from(["b", "bb", "-", "é"]))
+def test_multipart_parts_are_found_as_the_pattern_found_them(pieces, boundary):
+    from nbtext.mail import split_multipart
+
+    body = b"".join(pieces)
+    assert split_multipart(body, boundary) == _split_by_pattern(body, boundary)
+
+
+def _peak_kb(command):
+    """The peak memory (KB) of `nbtext COMMAND`, run by a Python of its own."""
+    import subprocess
+
+    measured = ("import resource, subprocess, sys\n"
+                "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)")
+    result = subprocess.run([sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command],
+                            capture_output=True, text=True, timeout=300)
+    peak, status = map(int, result.stdout.split())
+    assert status == 0, result.stderr
+    return peak
+
+
+@pytest.mark.skipif(not Path(sys.executable).with_name("nbtext").exists(), reason="nbtext is not installed")
+def test_memory_per_byte_stays_that_of_a_plain_message(tmp_path, demo_model):
+    """A 3 MB quoted boundary= parameter (1 GB for 6 MB before), sibling parts with
+    distinct boundaries, and a folder of such messages: each within a small constant of a
+    plain message of the same size, and a batch's memory does not grow with its messages."""
+    size = 3_000_000
+    plain = b"Subject: x\n\n" + b"free prize lunch notes\n" * (size // 23)
+    huge = b"Subject: x\nContent-Type: multipart/mixed; boundary=\"" + b"b" * size + b"\"\n\nfree prize\n"
+    siblings = b"Subject: x\nContent-Type: multipart/mixed; boundary=outer\n\n" + b"".join(
+        b"--outer\nContent-Type: multipart/alternative; boundary=b%d%s\n\n--b%d%s\nfree\n" % (i, b"q" * 300, i, b"q" * 300)
+        for i in range(size // 700)) + b"--outer--\n"
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    for i in range(8):
+        (folder / f"{i}.eml").write_bytes(huge.replace(b'"b', b'"%d' % i, 1))
+    files = {}
+    for name, data in (("plain", plain), ("huge", huge), ("siblings", siblings)):
+        files[name] = tmp_path / f"{name}.eml"
+        files[name].write_bytes(data)
+    baseline = _peak_kb(["predict", "-m", demo_model, files["plain"]])
+    for name in ("huge", "siblings"):
+        assert _peak_kb(["predict", "-m", demo_model, files[name]]) < 2 * baseline, name
+    assert _peak_kb(["predict", "-j", "1", "-m", demo_model, folder]) < 2 * baseline
