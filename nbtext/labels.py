@@ -5,12 +5,21 @@ TSV columns and JSON, so a line break or another control character in one could 
 header or a line: train refuses such a label, and the model reader a file that holds one."""
 
 
+# C0, DEL, C1 and the Unicode line and paragraph separators, as str.translate deletes them
+CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029])
+
+
+def without_controls(text):
+    """`text` without its control characters: what a label may not hold, and what a token
+    taken whole from a message loses (the model file separates tokens with NUL)."""
+    return text.translate(CONTROLS)
+
+
 def label_problem(label):
     """Why `label` cannot be a class label (a sentence), or None if it can."""
     if not isinstance(label, str) or not label:
         return "a class label must be a non-empty name"
-    for character in label:
-        code = ord(character)
-        if code < 0x20 or 0x7F <= code < 0xA0 or character in "\u2028\u2029":  # C0, DEL, C1, line breaks
-            return f"the class label {label!r} holds a control character (U+{code:04X}); rename it"
+    if without_controls(label) != label:
+        code = next(ord(c) for c in label if ord(c) in CONTROLS)
+        return f"the class label {label!r} holds a control character (U+{code:04X}); rename it"
     return None

@@ -21,6 +21,8 @@ import binascii
 import re
 from functools import lru_cache
 
+from nbtext.labels import without_controls
+
 MAX_DEPTH = 20  # nested multiparts deeper than this are read as plain text
 
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
@@ -417,12 +419,7 @@ def tagged(tag, value):
     """The token `tag:value` of a value taken whole from the message (a content type, a
     link's host): control characters dropped, so that no token holds a NUL (the model file
     separates tokens with NUL) or a line break. Tokens of words never hold one (\\w)."""
-    return f"{tag}:{printable(value)}"
-
-
-def printable(value):
-    """`value` without its control characters (NUL, line breaks, ...), spaces kept."""
-    return value if value.isprintable() else "".join(c for c in value if c.isprintable() or c == " ")
+    return f"{tag}:{without_controls(value)}"
 
 
 def _bare_host(host):

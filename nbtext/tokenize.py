@@ -8,6 +8,7 @@ import re
 
 from nbtext.choices import DEFAULT_HEADERS, INPUT_MODES
 from nbtext.errors import NbtextError
+from nbtext.labels import without_controls
 
 # `\w\w+` finds exactly the tokens of scikit-learn's `(?u)\b\w\w+\b` (a maximal run of
 # word characters is its own match either way) and runs about 25% faster.
@@ -119,8 +120,4 @@ class RowTokenizer:
         if isinstance(row, (str, bytes)):
             raise NbtextError("a categorical model classifies table rows (use --table FILE)")
         tokens = [f"{column}={value}" for column, value in zip(self.columns, row)]
-        if all(map(str.isprintable, tokens)):
-            return tokens
-        from nbtext.mail import printable  # a cell with a NUL or a line break (the model file splits tokens at NUL)
-
-        return list(map(printable, tokens))
+        return [without_controls(t) for t in tokens]  # a cell's NUL or line break (tokens are split at NUL)
