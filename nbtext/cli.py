@@ -14,8 +14,8 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, Skipped, announce, batch_progress, progress_drawer, user_errors,
-                            with_progress, write_batches)
+from nbtext.console import (OneLineErrors, Skipped, announce, batch_progress, drawn_to, progress_drawer,
+                            user_errors, with_progress, write_batches)
 from nbtext.formats import Output, counted, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
@@ -257,8 +257,6 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
             docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns"))
             docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
             report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
-            if plot:
-                eval_plot(report, curves, plot)
             done = report["n"] + report.get("unsure", 0)
     if folds is not None and output_format == "json":
         for r in results.values():
@@ -268,6 +266,8 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
         write_line(crossval_table(folds, seed, results))
     else:
         write_line(json.dumps(json_safe(report)) if output_format == "json" else format_report(report))
+        if plot:  # after the report: a picture that cannot be drawn loses no figures
+            drawn_to(plot, eval_plot, report, curves)
     return skipped.summary(done)
 
 

@@ -166,6 +166,14 @@ def _total(paths, labelled):
         return None  # a URL, or an error the job itself will report
 
 
+def drawn_to(path, draw, *arguments):
+    """draw(*arguments, path) (an --plot picture), an error as any command's, then one line
+    saying where the picture went."""
+    with user_errors():
+        draw(*arguments, path)
+    click.echo(f"nbtext: the picture is in {path}", err=True)
+
+
 def announce(text, quiet=False):
     """A line on a terminal's stderr that says what a long job is doing now (a fold, a model)."""
     if shows_progress(quiet):

@@ -118,4 +118,4 @@ scheduler_option = click.option(
 quiet_option = click.option("-q", "--quiet", is_flag=True,
                             help="No progress bar (one is drawn on a terminal for jobs of over a second).")
 plot_option = click.option("--plot", type=PATH, default=None, metavar="FILE",
-                           help="Draw the pictures to FILE.png or FILE.svg (pip install 'nbtext[plot]').")
+                           help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').")

@@ -4,7 +4,7 @@ eval: the confusion matrix, the reliability diagram of the probabilities (per bi
 winning class's probability, the share of documents it got right, against the diagonal
 of perfect calibration) and, for two classes, the ROC curve with its AUC. info: per class,
 the tokens that most indicate it (log θ(token | class) − log θ(token | the other classes)).
-The file type follows the name: .png or .svg. matplotlib is imported only here.
+The file type follows the name: .png, .svg or .pdf. matplotlib is imported only here.
 """
 
 import io
@@ -15,15 +15,19 @@ from nbtext.metrics import reliability_bins, roc_curve
 from nbtext.modelfile import write_atomically
 
 EXTRA = "pip install 'nbtext[plot]'"
-FORMATS = (".png", ".svg")
+FORMATS = (".png", ".svg", ".pdf")
 
 
 def check_plot_path(path, folds=None):
-    """Refuse a --plot file of another type, or (eval) --plot with --folds, before any work."""
+    """Refuse a --plot file of another type, one that could not be written (a folder that
+    does not exist or is not writable), or (eval) --plot with --folds, before any work."""
+    from nbtext.modelfile import check_writable
+
     if os.path.splitext(str(path))[1].lower() not in FORMATS:
-        raise NbtextError(f"--plot writes a .png or .svg file, not {path}")
+        raise NbtextError(f"--plot writes a .png, .svg or .pdf file, not {path}")
     if folds is not None:
         raise NbtextError("--plot draws a model's report: it does not go with --folds")
+    check_writable(path)
 
 
 def _pyplot():

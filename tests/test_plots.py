@@ -28,9 +28,22 @@ def test_eval_and_info_draw_png_and_svg(demo_model, tmp_path):
 
 def test_plot_errors_are_one_line(demo_model, tmp_path, monkeypatch):
     spam, ham = MAIL / "test" / "spam", MAIL / "test" / "ham"
-    one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "r.pdf", spam, ham), "a .png or .svg file")
+    one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "r.gif", spam, ham), "a .png, .svg or .pdf file")
+    one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "nowhere" / "r.png", spam, ham),
+                   "does not exist")  # before any work (it computed the report, then failed)
     one_line_error(run("eval", "--folds", "2", "--plot", tmp_path / "r.png", spam, ham), "does not go with --folds")
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
     one_line_error(run("info", "-m", demo_model, "--plot", tmp_path / "t.png"),
                    "--plot needs the plot extra: pip install 'nbtext[plot]'")
-    assert not (tmp_path / "t.png").exists() and not (tmp_path / "r.pdf").exists()
+    assert not (tmp_path / "t.png").exists() and not (tmp_path / "r.gif").exists()
+    drawn = run("eval", "-m", demo_model, "--plot", tmp_path / "r.png", spam, ham)  # the report first, then the error
+    assert drawn.exit_code == 1 and drawn.stdout.startswith("documents\t")
+    assert drawn.stderr == "Error: --plot needs the plot extra: pip install 'nbtext[plot]'\n"
+
+
+def test_eval_draws_a_pdf_and_says_where(demo_model, tmp_path):
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    pdf = tmp_path / "report.pdf"
+    result = run("eval", "-m", demo_model, "--plot", pdf, MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert result.exit_code == 0 and result.stderr == f"nbtext: the picture is in {pdf}\n"
+    assert pdf.read_bytes().startswith(b"%PDF")
