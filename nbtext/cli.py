@@ -133,7 +133,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
 @scheduler_option
 @quiet_option
 def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
-            table, text_col, header, unsure_below, is_label, verbose, explain, jobs, scheduler, quiet):
+            table, text_col, header, column_names, unsure_below, is_label, verbose, explain, jobs, scheduler, quiet):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone
@@ -171,7 +171,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
                              files_from, fasttext_input)
         if table is not None and labels_only:
             output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
-        skipped, head = Skipped(), proba_header(model, output, explain, header)
+        skipped, head = Skipped(), proba_header(model, output, explain, column_names or (header and table is None))
         if scheduler is not None and not from_stdin and table is None and fasttext_input is None and (
                 separator is None or files_from is not None):
             from nbtext.cluster import predict_on_scheduler

@@ -37,7 +37,8 @@ Output = namedtuple("Output", "format proba unsure_below top threshold", default
 
 
 def proba_header(model, output, explain, header):
-    """The #header line of `predict --proba --header` (TSV), as a list of no lines or one."""
+    """The #path line of `predict --proba --column-names` (TSV), as a list of no lines or one.
+    (`--header` asks for it too where there is no --table, whose first row it names.)"""
     if not (header and output.proba and output.format == "tsv"):
         return []
     return ["#path\tlabel\tprobability\t" + "\t".join(model.classes) + ("\texplanation" if explain else "")]

@@ -79,7 +79,8 @@ predict_options = options(
                       "does)."),
     table_file_options,
     click.option("--header/--no-header", default=None,
-                 help=TABLE_HEADER[:-1] + "; with --proba, write a #header line naming the columns."),
+                 help=TABLE_HEADER[:-1] + " (without --table: as --column-names, as it used to mean)."),
+    click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
 )
 INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header")  # labelled_input's
 labelled_options = options(

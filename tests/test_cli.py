@@ -72,7 +72,9 @@ def test_predict_json_and_proba(demo_model):
         assert sum(r["probabilities"].values()) == pytest.approx(1.0)
         assert r["label"] == max(r["probabilities"], key=r["probabilities"].get)
     assert not run("predict", "-m", demo_model, "--proba", *files).stdout.startswith("#")  # pipelines stay clean
-    result = run("predict", "-m", demo_model, "--proba", "--header", *files)
+    assert run("predict", "-m", demo_model, "--proba", "--header", *files).stdout == \
+        run("predict", "-m", demo_model, "--proba", "--column-names", *files).stdout  # --header, as it used to
+    result = run("predict", "-m", demo_model, "--proba", "--column-names", *files)
     header, *lines = result.stdout.splitlines()
     assert header == "#path\tlabel\tprobability\tham\tspam"
     for line in lines:
@@ -272,3 +274,18 @@ def test_predict_of_nothing_says_so(demo_model, tmp_path):
         result = run("predict", "-m", demo_model, *args, input=stdin)
         assert result.exit_code == 0 and result.stdout == ""
         assert result.stderr == "nbtext: no documents to classify: the input given holds none\n"
+
+
+
+def test_a_tables_header_row_and_the_column_names_line_are_two_options(demo_model, tmp_path):
+    """`predict --table sms.tsv --proba --header` dropped the first SMS: --header named both
+    the table's first row and the #path line. With a table it is the table's; --column-names
+    is the line's."""
+    table = tmp_path / "sms.tsv"
+    table.write_text("ham\tsee you at lunch\nspam\tWIN a free prize now\nham\tlunch at noon?\n")
+    rows = run("predict", "-m", demo_model, "--table", table, "--proba", "--no-header").stdout.splitlines()
+    assert len(rows) == 3
+    named = run("predict", "-m", demo_model, "--table", table, "--proba", "--column-names").stdout.splitlines()
+    assert named[0].startswith("#path\t") and named[1:] == rows
+    headed = run("predict", "-m", demo_model, "--table", table, "--proba", "--header").stdout.splitlines()
+    assert headed == rows[1:]  # the first row named the columns: two documents, no #path line
