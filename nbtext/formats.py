@@ -120,7 +120,11 @@ def format_report(report):
     """A readable, tab-separated table of the report."""
     classes = report["classes"]
     width = max([len(c) for c in classes] + [len("macro avg")])
-    lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
+    if "unsure" in report:  # the scores below are of the documents decided, not of the unsure ones
+        lines = [f"documents\t{report['n'] + report['unsure']}", f"decided\t{report['n']}",
+                 f"accuracy\t{_fmt(report['accuracy'])}"]
+    else:
+        lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
     for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("ece", "ECE"),
                       ("unsure", "unsure")):
         if key in report:

@@ -289,3 +289,12 @@ def test_a_tables_header_row_and_the_column_names_line_are_two_options(demo_mode
     assert named[0].startswith("#path\t") and named[1:] == rows
     headed = run("predict", "-m", demo_model, "--table", table, "--proba", "--header").stdout.splitlines()
     assert headed == rows[1:]  # the first row named the columns: two documents, no #path line
+
+
+def test_eval_with_an_unsure_band_names_what_it_counts(demo_model):
+    """`documents` is every document; `decided` those the scores are of (it said
+    `documents 1136` for a test set of 1,185 when 49 were unsure)."""
+    test = ROOT / "corpora" / "mail" / "test"
+    text = run("eval", "-m", demo_model, "--unsure-below", "0.9", test / "spam", test / "ham").stdout
+    fields = dict(line.split("\t", 1) for line in text.splitlines()[:8] if "\t" in line)
+    assert int(fields["documents"]) == 26 == int(fields["decided"]) + int(fields["unsure"])
