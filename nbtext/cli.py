@@ -265,7 +265,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     elif folds is not None:
         write_line(crossval_table(folds, seed, results))
     else:
-        write_line(json.dumps(json_safe(report)) if output_format == "json" else format_report(report))
+        write_line(json.dumps(json_safe(report)) if output_format == "json" else format_report(report, os.isatty(1)))
         if plot:  # after the report: a picture that cannot be drawn loses no figures
             drawn_to(plot, eval_plot, report, curves)
     return skipped.summary(done)

@@ -116,8 +116,10 @@ def _fmt(value):
     return "-" if math.isnan(value) else f"{value:.4f}"
 
 
-def format_report(report):
-    """A readable, tab-separated table of the report."""
+def format_report(report, terminal=False):
+    """A readable, tab-separated table of the report; for a `terminal`, its columns padded
+    to line up instead, and the confusion matrix's columns numbered when class names are
+    long (20 Newsgroups' names made it a few screens wide)."""
     classes = report["classes"]
     width = max([len(c) for c in classes] + [len("macro avg")])
     if "unsure" in report:  # the scores below are of the documents decided, not of the unsure ones
@@ -144,11 +146,41 @@ def format_report(report):
         f"\t{_fmt(report['macro_f1'])}\t{report['n']}"
     )
     lines.append("")
-    lines.append("confusion (rows: true class, columns: predicted)")
-    lines.append("\t".join([f"{'':<{width}}"] + classes))
-    for label, row in zip(classes, report["confusion"]):
-        lines.append("\t".join([f"{label:<{width}}"] + [str(v) for v in row]))
-    return "\n".join(lines)
+    numbered = terminal and max(map(len, classes)) > 8
+    lines.append("confusion (rows: true class, columns: predicted" + (", numbered as the rows)" if numbered else ")"))
+    lines.append("\t".join([f"{'':<{width}}"] + ([str(k + 1) for k in range(len(classes))] if numbered else classes)))
+    for k, (label, row) in enumerate(zip(classes, report["confusion"])):
+        lines.append("\t".join([f"{k + 1} {label}" if numbered else f"{label:<{width}}"] + [str(v) for v in row]))
+    return aligned(lines) if terminal else "\n".join(lines)
+
+
+def aligned(lines):
+    """Tab-separated lines with each run of table lines' columns padded to one width (text
+    first, numbers to the right), two spaces apart."""
+    out, block = [], []
+
+    def flush():
+        widths = {}
+        for cells in block:
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths.get(i, 0), len(cell))
+        for cells in block:
+            out.append("  ".join(cell.rjust(widths[i]) if i and _numeric(cell) else cell.ljust(widths[i])
+                                 for i, cell in enumerate(cells)).rstrip())
+        block.clear()
+
+    for line in lines:
+        if "\t" in line:
+            block.append(line.split("\t"))
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _numeric(cell):
+    return cell.replace(".", "", 1).replace("-", "", 1).isdigit()
 
 
 def crossval_table(folds, seed, results):

@@ -298,3 +298,21 @@ def test_eval_with_an_unsure_band_names_what_it_counts(demo_model):
     text = run("eval", "-m", demo_model, "--unsure-below", "0.9", test / "spam", test / "ham").stdout
     fields = dict(line.split("\t", 1) for line in text.splitlines()[:8] if "\t" in line)
     assert int(fields["documents"]) == 26 == int(fields["decided"]) + int(fields["unsure"])
+
+
+def test_the_eval_report_lines_up_on_a_terminal_and_stays_tsv_in_a_pipe():
+    """20 classes of long names: on a terminal, padded columns (numbered in the confusion
+    matrix); in a pipe, the tab-separated table as before."""
+    from nbtext.formats import format_report
+
+    classes = [f"comp.sys.group{k}.misc" for k in range(20)]
+    report = {"n": 400, "accuracy": 0.8, "classes": classes, "macro_precision": 0.8, "macro_recall": 0.8,
+              "macro_f1": 0.8, "per_class": {c: {"precision": 0.8, "recall": 0.8, "f1": 0.8, "support": 20}
+                                             for c in classes},
+              "confusion": [[18 if i == j else (2 if j == (i + 1) % 20 else 0) for j in range(20)] for i in range(20)]}
+    shown = format_report(report, terminal=True)
+    assert "\t" not in shown
+    matrix = shown.split("numbered as the rows)\n")[1].splitlines()
+    assert len({len(line) for line in matrix}) == 1  # numbers right-aligned, every row as wide: columns line up
+    assert matrix[1].startswith("1 comp.sys.group0.misc")
+    assert "\t" in format_report(report) and "1 comp.sys" not in format_report(report)
