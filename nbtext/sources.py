@@ -156,7 +156,7 @@ def file_documents(path, label=None, opener=None):
             if starts_mbox(head):
                 yield from mbox_messages(f, path, label, head)
                 return
-            yield Document(path, cut(head + read_at_most(f, _limit["max_bytes"] + 1 - len(head)), path), label)
+            yield Document(path, cut(head + read_at_most(f, max(_limit["max_bytes"] + 1 - len(head), 0)), path), label)
     except OSError as e:
         yield Document(path, None, label, error=e.strerror or str(e))
 
@@ -291,7 +291,7 @@ def tokenized(tokenize, batch, on_error=None):
     """(documents, token lists) of a batch, leaving out documents that cannot be read or
     parsed: each is passed to `on_error(document, message)`, or raises without one."""
     kept, token_lists = [], []
-    for doc in map(loaded, batch):
+    for doc in _each_loaded(batch):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
@@ -332,6 +332,16 @@ def loaded(doc):
     if doc.data is None and doc.path is not None and doc.error is None:
         return read_file(doc.path, doc.label)._replace(name=doc.name)
     return doc
+
+
+def _each_loaded(batch):
+    """The documents of a batch with their data read; a file of a folder still to be read
+    that is an mbox is its messages (PATH:N), as the same file named on the command line."""
+    for doc in batch:
+        if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
+            yield from file_documents(doc.path, doc.label)
+        else:
+            yield loaded(doc)
 
 
 def mbox_messages(f, path, label=None, head=b""):

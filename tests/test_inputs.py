@@ -444,3 +444,17 @@ def test_every_output_line_stays_parseable_whatever_the_file_names(mail_model, t
                          check=True).stdout
     records = [json.loads(line) for line in out.decode("utf-8").splitlines()]  # strict UTF-8
     assert len(records) == 5 and any(r["path"].endswith("i\udcffj.eml") for r in records)
+
+
+def test_an_mbox_is_an_mbox_wherever_it_is_found(mail_model, tmp_path):
+    """An mbox inside a class folder is its messages, as when named directly (`junk=mboxdir`
+    with a 54-message mbox trained 1 document)."""
+    folder = tmp_path / "junk"
+    folder.mkdir()
+    write_mbox(folder / "box", [SPAM[i % 2] + b" %d" % i for i in range(54)])
+    (folder / "plain.txt").write_bytes(b"free prize")
+    model = tmp_path / "m.model"
+    assert run("train", "--min-count", "1", "-o", model, f"junk={folder}", f"ham={tmp_path / 'ham'}").exit_code == 0
+    assert dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count))["junk"] == 55
+    names = [line.split("\t")[0] for line in run("predict", "-m", model, folder).stdout.splitlines()]
+    assert names == [f"{folder / 'box'}:{n}" for n in range(1, 55)] + [str(folder / "plain.txt")]
