@@ -14,7 +14,7 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, Skipped, announce, batch_progress, drawn_to, progress_drawer,
+from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, progress_drawer,
                             user_errors, with_progress, write_batches)
 from nbtext.formats import Output, counted, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
@@ -246,8 +246,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
         if folds is not None:
             models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
             docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
-            results = cross_validate(docs, folds, seed, models, skipped,
-                                     lambda name, f: announce(f"fold {f + 1}/{folds}: {name}", quiet), jobs, **settings)
+            results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
             done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         else:
             # every train option but --alpha (which re-smooths the model here) needs --folds

@@ -174,6 +174,14 @@ def drawn_to(path, draw, *arguments):
     click.echo(f"nbtext: the picture is in {path}", err=True)
 
 
+def fold_reporter(k, quiet=False):
+    """cross_validate's on_fold: a line as each of the `k` folds finishes, with its accuracy."""
+    def done(name, fold, scores):
+        announce(f"fold {fold + 1}/{k} done: {name}, accuracy {scores['accuracy']:.4f}", quiet)
+
+    return done
+
+
 def announce(text, quiet=False):
     """A line on a terminal's stderr that says what a long job is doing now (a fold, a model)."""
     if shows_progress(quiet):

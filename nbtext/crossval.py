@@ -42,7 +42,8 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
 
     `documents` are labelled Documents; `models` the event models to compare (the other
-    options are shared). `on_fold(model, fold)` is told which one starts (0-based). The
+    options are shared). `on_fold(model, fold, report)` is told of each fold as it finishes
+    (0-based; folds finish in order). The
     folds run on `jobs` forked workers once the corpus is tokenized (None: in this process
     while they are quick, nbtext.parallel.ordered_runs).
     """
@@ -67,20 +68,14 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
         run = partial(held_out_guesses, settings, token_lists, labels, fold)
-        for test, guesses, classes in ordered_runs(run, _announced(on_fold, name, k), jobs):
+        for f, (test, guesses, classes) in enumerate(ordered_runs(run, range(k), jobs)):
             report = evaluate([labels[i] for i in test], guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
+            if on_fold is not None:
+                on_fold(name, f, folds[-1])
         results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
                          **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
     return results
-
-
-def _announced(on_fold, name, k):
-    """The folds 0..k-1, each told to `on_fold(name, f)` as it starts."""
-    for f in range(k):
-        if on_fold is not None:
-            on_fold(name, f)
-        yield f
 
 
 def held_out_guesses(settings, token_lists, labels, fold, f):
