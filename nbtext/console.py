@@ -140,8 +140,8 @@ def drawn(items, label, total=None, size=None):
                         length=total if known else 0, label=label, file=sys.stderr, show_pos=known, show_eta=known,
                         show_percent=known, item_show_func=rate,
                         bar_template="%(label)s  [%(bar)s]  %(info)s" if known else "%(label)s  %(info)s")
+                    bar.pos = done - step  # its first line shows what is done already, not 0 beside a rate
                     bar.__enter__()
-                    bar.update(done - step)
                 if bar is not None:
                     if bar.length < done:  # past the count: the rate alone from now on
                         bar.length = done

@@ -80,6 +80,7 @@ def test_the_bar_shows_the_time_left_once_it_knows_it(monkeypatch):
     shown = screen.getvalue()
     assert "classifying" in shown and "100/100" in shown and "documents/s" in shown
     assert re.search(r"00:00:0[1-4]", shown)  # the time left, while there was some
+    assert " 0/100" not in shown  # its first line shows the 20 documents done by then, not 0 beside a rate
 
 
 def test_no_progress_in_a_pipe_under_ci_or_with_quiet(model):
