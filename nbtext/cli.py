@@ -14,8 +14,8 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, progress_drawer,
-                            user_errors, with_progress, write_batches)
+from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, pass_labels,
+                            progress_drawer, user_errors, with_progress, write_batches)
 from nbtext.formats import Output, counted, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
@@ -98,8 +98,9 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
         else:
             docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
                                   empty_ok=update)
+            passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
             batches = lambda: in_batches(with_progress(  # noqa: E731
-                docs(), "training", inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
+                docs(), next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:
                 refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
                 if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty

@@ -106,6 +106,15 @@ def with_progress(docs, label, paths=(), quiet=False, labelled=False):
     return drawn(docs, label, _total(paths, labelled))
 
 
+def pass_labels(first, later):
+    """The labels of the bars of a job that reads its input more than once: `first`, then
+    `later` for every other reading (two bars both called `training`, the second from 0%,
+    looked like a restart)."""
+    yield first
+    while True:
+        yield later
+
+
 def progress_drawer(quiet=False):
     """`drawn` where progress is shown, else None (for library calls that take a drawer)."""
     return drawn if shows_progress(quiet) else None

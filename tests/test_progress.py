@@ -100,3 +100,18 @@ def test_cross_validation_says_each_fold_as_it_finishes(model):
     for name in ("multinomial", "bernoulli"):
         for f in (1, 2, 3):
             assert re.search(rf"nbtext: fold {f}/3 done: {name}, accuracy \d\.\d{{4}}", shown)
+
+
+def test_a_second_pass_has_a_bar_of_its_own_name(tmp_path, monkeypatch):
+    """tf-idf (and complement) training reads its corpus twice: the second bar says so (two
+    bars both called 'training', the second from 0%, looked like a restart). Drawn from the
+    first document on (no wait for a second to pass: nothing here depends on the machine's speed)."""
+    from nbtext import console
+
+    monkeypatch.setattr(console, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(console, "shows_progress", lambda quiet=False: not quiet)
+    mail = ROOT / "corpora" / "mail" / "train"
+    result = run("train", "-j", "1", "--features", "tfidf", "-o", tmp_path / "m", mail / "spam", mail / "ham")
+    assert result.exit_code == 0, result.stderr
+    bars = result.stderr.splitlines()[:2]  # (click writes a bar's label alone where stderr is no terminal)
+    assert bars == ["training", "second pass (what the counts decide: idf, UNK documents)"]
