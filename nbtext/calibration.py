@@ -33,7 +33,7 @@ from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log
-from nbtext.features import DROPPED, one_hot
+from nbtext.features import one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -60,9 +60,9 @@ EXPONENT_TOLERANCE = 1e-3
 class Candidates:
     """The calibration sample gathered while counting, so that no second pass is needed:
     every document whose hash is under a bound that only falls, 2·SAMPLE over the documents
-    read so far. The final rate, SAMPLE over the documents counted, is never above it while
-    at least half the documents read are counted, so the documents kept are all those the
-    final rate takes, and more; `sample(rate)` cuts them to it. (`covers(rate)` says whether
+    read so far. The final rate, stored_rate (below 2·SAMPLE over the documents counted), is
+    never above it while at least half the documents read are counted, so the documents kept
+    are all those the final rate takes, and more; `sample(rate)` cuts them to it. (`covers(rate)` says whether
     that held; if not, the sample is taken in one more pass.)
 
     A document is kept as the column ids its tokens have in `table` (the CountTable being
@@ -102,28 +102,13 @@ class Candidates:
         documents, labels, hashes = self.kept
         return packed_rows(documents), list(labels), list(hashes)
 
-    def sample(self, rate, vocabulary=None):
-        """(documents, labels, hashes) of the documents under `rate`: each document its
-        tokens, or, given the trained model's `vocabulary`, its feature ids (what
-        vocabulary.ids would give for its tokens, without turning ids into strings and back)."""
+    def sample(self, rate):
+        """(token lists, labels, hashes) of the documents under `rate`."""
         chosen = under(rate, self.kept[2])
-        if vocabulary is None:
-            names = list(self.table.token_columns)  # in column order
-            documents = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
-        else:
-            feature_of_column = self.feature_columns(vocabulary)
-            documents = [ids[ids != DROPPED] for ids in (feature_of_column[self.kept[0][i]] for i in chosen)]
+        names = list(self.table.token_columns)  # in column order
+        documents = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
         return documents, [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
 
-    def feature_columns(self, vocabulary):
-        """The feature column of each of the table's columns: a kept token's own, else the
-        UNK column (or DROPPED), as vocabulary.lookup maps tokens."""
-        kept = vocabulary.feature_names[: vocabulary.n_kept]
-        columns = np.fromiter(map(self.table.token_columns.get, kept), dtype=np.int64, count=len(kept))
-        feature = np.full(len(self.table.token_columns), vocabulary.n_kept if vocabulary.has_unk else DROPPED,
-                          dtype=np.int64)
-        feature[columns] = np.arange(vocabulary.n_kept)
-        return feature
 
 
 def sample_rate(n_documents):
@@ -156,9 +141,10 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False):
     if complete_rate < sample_rate(n):
         return False
     token_lists, labels, hashes = sample
-    kept = sorted(under(min(stored_rate(n), complete_rate), hashes), key=lambda i: (hashes[i], labels[i]))  # canonical
+    cut = min(stored_rate(n), complete_rate)
+    kept = sorted(under(cut, hashes), key=lambda i: (hashes[i], labels[i]))  # a canonical order
     model.calibration_sample = ([token_lists[i] for i in kept], [labels[i] for i in kept], [hashes[i] for i in kept])
-    model.sample_rate = min(stored_rate(n), complete_rate)
+    model.sample_bound = cut
     model.sample_mode = mode
     if not partial:
         token_lists, labels, hashes = model.calibration_sample
@@ -169,21 +155,20 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False):
     return True
 
 
-def sample_of(model, over_batches, candidates=None, rate=None, tokens=False):
-    """(documents, labels, hashes) of the calibration sample of a trained model's corpus:
+def sample_of(model, over_batches, candidates=None, rate=None):
+    """(token lists, labels, hashes) of the calibration sample of a trained model's corpus:
     the documents whose hash is under `rate` (by default the model's sample_rate), from the
     `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
-    as nbtext.training.model_of_table takes it). Each document is its feature ids (what
-    temperature_of takes), or with `tokens` its token list (what a part's file keeps)."""
+    as nbtext.training.model_of_table takes it)."""
     rate = sample_rate(model.class_count.sum()) if rate is None else rate
     if candidates is not None and candidates.covers(rate):
-        return candidates.sample(rate, None if tokens else model.vocabulary)
+        return candidates.sample(rate)
     token_lists, labels, hashes = [], [], []
     for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
         token_lists += batch_tokens
         labels += batch_labels
         hashes += batch_hashes
-    return (token_lists if tokens else feature_rows(model.vocabulary, token_lists)), labels, hashes
+    return token_lists, labels, hashes
 
 
 def feature_rows(vocabulary, token_lists):

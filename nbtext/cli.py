@@ -16,7 +16,7 @@ import click
 from nbtext import choices
 from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, pass_labels,
                             progress_drawer, user_errors, with_progress, write_batches)
-from nbtext.formats import Output, counted, proba_header
+from nbtext.formats import Output, counted, json_line, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
@@ -360,7 +360,7 @@ def info(model_path, top, output_format, plot):
         if plot:
             info_plot(summary, plot)
     if output_format == "json":
-        write_line(json.dumps(summary, ensure_ascii=False))
+        write_line(json_line(summary))
         return 0
     lines, warnings = model_summary(summary, model_path, model.event.count_unit)
     write_line("\n".join(lines))

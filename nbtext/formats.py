@@ -88,10 +88,7 @@ def prediction_lines(model, kept, probabilities, explanations, output):
                 record["top"] = [list(pair) for pair in top]
             if explanations is not None:
                 record["explanation"] = [list(pair) for pair in explanations[i]]
-            text = json.dumps(record, ensure_ascii=False)
-            # a name that is not UTF-8 (surrogate escapes) as \udcXX escapes: the line stays UTF-8
-            lines.append(text if text.isascii() or text.encode("utf-8", "ignore").decode("utf-8") == text
-                         else json.dumps(record))
+            lines.append(json_line(record))
         else:
             name = tsv_field(doc.name)
             columns = [name, label, f"{p:.4f}"] if top is None else \
@@ -102,6 +99,17 @@ def prediction_lines(model, kept, probabilities, explanations, output):
                 columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
             lines.append("\t".join(columns))
     return lines
+
+
+def json_line(record):
+    """`record` as one line of JSON that is UTF-8 text: a name that is not UTF-8 (held as
+    surrogate escapes) is written as \\udcXX escapes, not as the bytes JSON may not hold."""
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return text
 
 
 def tsv_field(text):

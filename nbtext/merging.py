@@ -62,7 +62,7 @@ def merge(models, names=None):
             raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
                               "train the parts with the same options")
         united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
-        complete = min(m.sample_rate if m.sample_rate is not None else sample_rate(m.class_count.sum())
+        complete = min(m.sample_bound if m.sample_bound is not None else sample_rate(m.class_count.sum())
                        for m in models)  # (parts of older builds cut theirs at sample_rate)
         modes = {m.sample_mode or "auto" for m in models}
         if len(modes) > 1:

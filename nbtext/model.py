@@ -55,16 +55,17 @@ class NaiveBayes:
                      "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
                      document's length (nbtext.calibration; files of older builds have no γ: 0)
       calibration_sample  the calibration sample (token lists, labels, hashes): every
-                     document whose hash is under `sample_rate` (nbtext.calibration), from
+                     document whose hash is under `sample_bound` (nbtext.calibration), from
                      which update, forget and merge fit T and γ again as one training
                      would; None without calibration (or when loaded without it)
-      sample_rate    the rate the sample was cut at (None without a sample)
+      sample_bound   the rate the sample was cut at: every document of the model whose
+                     hash is under it is in the sample (None without a sample)
       sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
     """
 
     def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, calibration_sample=None, sample_rate=None, sample_mode=None):
+                 calibration=None, calibration_sample=None, sample_bound=None, sample_mode=None):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -79,7 +80,7 @@ class NaiveBayes:
         self.corpus = corpus
         self.calibration = calibration
         self.calibration_sample = calibration_sample
-        self.sample_rate = sample_rate
+        self.sample_bound = sample_bound
         self.sample_mode = sample_mode  # the --calibration it was trained with: "auto" or "temperature"
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
@@ -93,7 +94,7 @@ class NaiveBayes:
             vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
             state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
             state.calibration, _decoded_sample(state.calibration_sample, state.tokens, state.classes),
-            state.sample_rate, state.sample_mode,
+            state.sample_bound, state.sample_mode,
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -102,7 +103,7 @@ class NaiveBayes:
     @property
     def sample_unread(self):
         """Whether the file has a calibration sample this model was loaded without."""
-        return self.sample_rate is not None and self.calibration_sample is None
+        return self.sample_bound is not None and self.calibration_sample is None
 
     def to_state(self):
         """The record the model file stores."""
@@ -118,7 +119,7 @@ class NaiveBayes:
             self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
             journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
             one_document=self.one_document_record(), calibration_sample=self._encoded_sample(),
-            sample_rate=self.sample_rate, sample_mode=self.sample_mode,
+            sample_bound=self.sample_bound, sample_mode=self.sample_mode,
         )
 
     def _encoded_sample(self):
@@ -188,7 +189,8 @@ class NaiveBayes:
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
             self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
-            self.file_info, self.corpus, self.calibration, self.calibration_sample, self.sample_rate, self.sample_mode,
+            self.file_info, self.corpus, self.calibration, self.calibration_sample, self.sample_bound,
+            self.sample_mode,
         )
 
     # --- derived once, on first use -------------------------------------------------------

@@ -56,7 +56,7 @@ class ModelState:
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, one_document=None, calibration_sample=None, sample_rate=None, sample_mode=None):
+                 calibration=None, one_document=None, calibration_sample=None, sample_bound=None, sample_mode=None):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -71,10 +71,10 @@ class ModelState:
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
         self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
-        # the calibration sample, every document whose hash is under `sample_rate`: (token
+        # the calibration sample, every document whose hash is under `sample_bound`: (token
         # indices, counts, indptr) CSR rows, labels, hashes; None without one, or when not read
         self.calibration_sample = calibration_sample
-        self.sample_rate = sample_rate
+        self.sample_bound = sample_bound
         self.sample_mode = sample_mode
 
 
@@ -85,7 +85,7 @@ def save(state, path):
     if state.calibration_sample is not None:  # a section of its own, after the payload
         sample_table, section = _laid_out({name: np.asarray(array, dtype=ARRAYS[name][0])
                                            for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)})
-        sample = {"rate": float(state.sample_rate), "mode": state.sample_mode or "auto", "bytes": len(section),
+        sample = {"rate": float(state.sample_bound), "mode": state.sample_mode or "auto", "bytes": len(section),
                   "crc32": zlib.crc32(section), "arrays": sample_table}
     header = {
         "nbtext_version": __version__,
@@ -302,7 +302,7 @@ def parse_state(data, path):
         if section is not None:
             arrays = {name: _array(section, spec) for name, spec in header["sample"]["arrays"].items()}
             state.calibration_sample = _calibration_sample(arrays, state.n_tokens, len(state.classes))
-        state.sample_rate = header["sample"]["rate"] if "sample" in header else None
+        state.sample_bound = header["sample"]["rate"] if "sample" in header else None
         state.sample_mode = header["sample"]["mode"] if "sample" in header else None
     except (NbtextError, ValueError) as e:  # what the checks say, in their words
         raise NbtextError(f"{path} is corrupt: {e}") from None

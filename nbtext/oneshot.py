@@ -67,12 +67,18 @@ class OneMessageModel:
     def classes(self):
         return self.pure.classes if self.pure is not None else self.model.classes
 
-    def pure_probabilities(self, document, explain=0):
-        """P(k | document) as a list, or None when the model loaded whole must score it;
-        with `explain` N, (those, the N tokens that decided)."""
+    def pure_probabilities(self, document):
+        """P(k | document) as a list, or None when the model loaded whole must score it."""
         from nbtext.purescore import probabilities
 
-        return probabilities(self.pure, document, explain) if self.pure is not None else None
+        return probabilities(self.pure, document) if self.pure is not None else None
+
+    def pure_explained(self, document, n):
+        """(P(k | document), the n tokens that decided), or None when the model loaded
+        whole must score it."""
+        from nbtext.purescore import explained
+
+        return explained(self.pure, document, n) if self.pure is not None else None
 
     def decide(self, document, unsure_below=None):
         """(label, its probability) of one document (bytes), as NaiveBayes.decide."""
@@ -194,17 +200,14 @@ def _verdict(model, message, unsure_below, explain):
         if not is_mail:
             raise NbtextError("not a mail message (no header block)")
         document = cut(message, "the message")
-        explanations = [()]
-        probabilities = model.pure_probabilities(document, explain)
-        if probabilities is not None and explain:
-            probabilities, explanations = probabilities[0], [probabilities[1]]
+        scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
+        probabilities, evidence = scored if scored is not None else (None, ())
         if probabilities is None:  # scored by the whole model (errors named as for any document)
             from nbtext.exactmath import exp
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
-            probabilities = exp(log_proba[0])
-        return verdict_fields(*decide(model.classes, probabilities, unsure_below),
-                              explanations[0] if explain else ()), is_mail
+            probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
+        return verdict_fields(*decide(model.classes, probabilities, unsure_below), evidence), is_mail
     except NbtextError as e:
         print(f"nbtext: {e}", file=sys.stderr)
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on

@@ -1,37 +1,30 @@
 """The one writer of standard output: every command writes what it prints through `write`,
-which writes every byte or raises OSError.
+which writes every byte or raises (ReaderGone when the reader went away, OSError else).
 
 What it closes: Python's buffered writer can return a short count without raising (a
 reader that closes the pipe mid-write: `nbtext filter < big | head -c 10` lost the rest of
 the message with exit status 0), and print() and click.echo() write nothing, silently,
-when stdout is closed (`>&-`). Here a closed stdout is EBADF, a gone reader EPIPE, a full
-disk ENOSPC, each an OSError the command turns into one line and its exit status.
+when stdout is closed (`>&-`: Python starts with sys.stdout None). Here a closed stdout is
+EBADF and a full disk ENOSPC, OSErrors the command turns into one line and its exit
+status; a gone reader is ReaderGone.
 """
 
 import errno
 import os
 import sys
 
-_closed_at_start = set()  # the standard descriptors (0, 1, 2) closed when nbtext started
-
-
 def guard_descriptors():
     """Run first thing: a standard descriptor closed when nbtext started (`>&-`) is held
     open on /dev/null, so that no file opened later (a model, a temporary file) gets it and
-    receives the output or the errors; `write` still refuses, as for a closed stdout."""
+    receives the output or the errors. (`write` still refuses: Python left sys.stdout None.)"""
     for descriptor in (0, 1, 2):
         try:
             os.fstat(descriptor)
-        except OSError:
-            _closed_at_start.add(descriptor)
-    for descriptor in sorted(_closed_at_start):
-        try:
-            held = os.open(os.devnull, os.O_RDWR)
-            if held != descriptor:
-                os.dup2(held, descriptor)
-                os.close(held)
-        except OSError:
-            pass
+        except OSError:  # closed: the lowest free descriptor, which os.open takes, is this one
+            try:
+                os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                pass
 
 
 class ReaderGone(Exception):
@@ -44,7 +37,7 @@ def write(data):
     """Write `data` (str, encoded as stdout's text layer would, or bytes) to stdout, all of
     it, now; raise ReaderGone if the reader went away, OSError if any byte cannot be written."""
     stream = sys.stdout
-    if stream is None or 1 in _closed_at_start or getattr(stream, "closed", False):
+    if stream is None or getattr(stream, "closed", False):
         raise OSError(errno.EBADF, "standard output is closed")
     if isinstance(data, str):
         data = data.encode(getattr(stream, "encoding", None) or "utf-8",

@@ -147,10 +147,9 @@ class PureModel:
             return 1.0  # no evidence to temper
         return self.temperature * float(length) ** self.length_exponent  # γ = 0: T itself
 
-    def probabilities(self, document, explain=0):
-        """P(k | document) for each class, softmax(jll / T(x)) (as NaiveBayes.posterior);
-        with `explain` N, (those, the N tokens that pushed the winner over the runner-up
-        most) as NaiveBayes.explain gives them: [(token, x_j (W_winner,j − W_runner-up,j) / T(x))]."""
+    def _scored(self, document):
+        """(P(k | document) for each class, the document's features, its tempered jll,
+        T(x)): softmax(jll / T(x)), as NaiveBayes.posterior."""
         features, length = self.features(self.tokenize(document))
         temperature = self.temperature_of(length)
         jll = [v / temperature for v in self.joint_log_likelihood(features)]
@@ -159,15 +158,23 @@ class PureModel:
             raise Unserved
         e = [math.exp(v - top) for v in jll]
         log_total = top + math.log(math.fsum(e))
-        probabilities = [math.exp(v - log_total) for v in jll]
-        if not explain:
-            return probabilities
+        return [math.exp(v - log_total) for v in jll], features, jll, temperature
+
+    def probabilities(self, document):
+        """P(k | document) for each class."""
+        return self._scored(document)[0]
+
+    def explained(self, document, n):
+        """(P(k | document), the n tokens that pushed the winner over the runner-up most) as
+        NaiveBayes.explain gives them: [(token, x_j (W_winner,j − W_runner-up,j) / T(x))]."""
+        probabilities, features, jll, temperature = self._scored(document)
         if len(jll) < 2:
             return probabilities, []
         runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
-        evidence = sorted(((token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up]))
-                            / temperature) for token, x, counts in features if token is not None), key=lambda e: e[0])
-        return probabilities, sorted(evidence, key=lambda e: -e[1])[:explain]
+        evidence = [(token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up]))
+                     / temperature) for token, x, counts in features if token is not None]
+        evidence.sort(key=lambda pair: (-pair[1], pair[0]))  # equals in token order, as the model's columns
+        return probabilities, evidence[:n]
 
 
 def of_file(data, path):
@@ -182,11 +189,20 @@ def of_file(data, path):
         return None
 
 
-def probabilities(model, document, explain=0):
-    """P(k | document) by `model` (a PureModel), or None if the numpy path must score it;
-    with `explain` N, (those, the N tokens that decided) as PureModel.probabilities."""
+def probabilities(model, document):
+    """P(k | document) by `model` (a PureModel), or None if the numpy path must score it."""
+    return _or_none(model.probabilities, document)
+
+
+def explained(model, document, n):
+    """(P(k | document), the n tokens that decided) by `model`, as PureModel.explained, or
+    None if the numpy path must score it."""
+    return _or_none(model.explained, document, n)
+
+
+def _or_none(score, *arguments):
     try:
-        return model.probabilities(document, explain)
+        return score(*arguments)
     except (Unserved, NbtextError, ValueError, OverflowError, ZeroDivisionError, IndexError, TypeError, KeyError):
         return None  # the numpy path scores it, or says what is wrong in its usual words
 

@@ -56,8 +56,8 @@ def check_header(header, payload_bytes, file_bytes):
     if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
         raise ValueError("classes must be distinct, non-empty names")
     for label in classes:
-        if label_problem(label):
-            raise ValueError(label_problem(label))
+        if problem := label_problem(label):
+            raise ValueError(problem)
     n_tokens = _whole(header["n_tokens"], "n_tokens", 0, payload_bytes)
     arrays = _is(header["arrays"], dict, "arrays")
     for name in REQUIRED:

@@ -570,8 +570,8 @@ def listed_documents(paths):
     for path in paths:
         if not os.path.exists(path):
             yield Document(path, None, error="No such file or directory")
-        elif not os.path.isdir(path) and _special(path) is not None:  # reading a listed FIFO would wait forever
-            yield Document(path, None, error=f"not a regular file (a {_special(path)})")
+        elif not os.path.isdir(path) and (kind := _special(path)) is not None:  # a listed FIFO would hang
+            yield Document(path, None, error=f"not a regular file (a {kind})")
         else:
             yield from documents(path)
 
@@ -603,8 +603,8 @@ def class_sources(specs, urls=False):
                 label = label.rsplit(".", 1)[0]
         if is_url(path) and not urls:
             raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
-        if label_problem(label):  # found before anything is read
-            raise NbtextError(label_problem(label))
+        if problem := label_problem(label):  # found before anything is read
+            raise NbtextError(problem)
         if not is_url(path):
             check_path(path)
         sources.append((label, path))

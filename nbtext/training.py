@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.choices import TRAIN_DEFAULTS
-from nbtext.counting import CountTable, packed_sample
+from nbtext.counting import CountTable, packed_sample, token_hash, under
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
 from nbtext.features import one_hot
@@ -140,7 +140,7 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
         from nbtext.calibration import calibrate, sample_of, stored_rate
 
         rate = stored_rate(model.class_count.sum())
-        sample = sample_of(model, over_batches, candidates, rate=rate, tokens=True)
+        sample = sample_of(model, over_batches, candidates, rate=rate)
         calibrate(model, sample, rate, calibration, partial=partial)
     return model
 
@@ -183,8 +183,8 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
     (nbtext.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     for label in classes:
-        if label_problem(label):
-            raise NbtextError(label_problem(label))
+        if problem := label_problem(label):
+            raise NbtextError(problem)
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}"
@@ -352,30 +352,24 @@ class _Sample:
     def __init__(self, model):
         self.old = model
         self.rate = None  # every document under it is in the sample: none without one
+        self.documents = {}  # (hash, label) -> the token lists of the documents of the sample
         if model.calibration_sample is not None:
             from nbtext.calibration import sample_rate
 
             # files of older builds (parts only) cut theirs at sample_rate
-            self.rate = model.sample_rate if model.sample_rate is not None else sample_rate(model.class_count.sum())
-            self.documents = [list(d) for d in zip(*model.calibration_sample)]  # [tokens, label, hash]
+            self.rate = model.sample_bound if model.sample_bound is not None else sample_rate(model.class_count.sum())
+            for tokens, label, h in zip(*model.calibration_sample):
+                self.documents.setdefault((h, label), []).append(tokens)
 
     def add(self, tokens, label):
-        if self.rate is not None:
-            from nbtext.counting import token_hash, under
-
-            h = token_hash(tokens)
-            if under(self.rate, [h]):
-                self.documents.append([tokens, label, h])
+        if self.rate is not None and under(self.rate, [h := token_hash(tokens)]):
+            self.documents.setdefault((h, label), []).append(tokens)
 
     def remove(self, tokens, label):
         if self.rate is not None:
-            from nbtext.counting import token_hash
-
-            h = token_hash(tokens)
-            for i, (_, known, hashed) in enumerate(self.documents):
-                if hashed == h and known == label:
-                    del self.documents[i]
-                    return
+            same = self.documents.get((token_hash(tokens), label))
+            if same:
+                same.pop()
 
     def calibrated(self, changed):
         """The changed model, calibrated as one training on its documents; when the sample
@@ -391,9 +385,10 @@ class _Sample:
             return changed
         from nbtext.calibration import calibrate
 
-        sample = tuple(map(list, zip(*self.documents))) if self.documents else ([], [], [])
+        documents = [(tokens, label, h) for (h, label), same in sorted(self.documents.items()) for tokens in same]
+        sample = tuple(map(list, zip(*documents))) if documents else ([], [], [])
         if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto"):
-            changed.calibration, changed.calibration_sample, changed.sample_rate = \
+            changed.calibration, changed.calibration_sample, changed.sample_bound = \
                 self.old.calibration, sample, self.rate
             changed.sample_mode = self.old.sample_mode
             warnings.warn("so many documents were forgotten that the calibration sample no longer holds the ones "

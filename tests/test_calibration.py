@@ -223,7 +223,7 @@ def test_gaussian_probabilities_are_calibrated_on_real_corpora(tmp_path, corpus,
 def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_path):
     """-j 1 and -j 2 gather the calibration sample as they count; the model file equals
     the one whose sample a separate pass takes (as a Dask cluster does), byte for byte."""
-    from nbtext.calibration import sample_of, temperature_of
+    from nbtext.calibration import feature_rows, sample_of, temperature_of
     from nbtext.sources import in_batches, labelled_input
     from nbtext.training import over_batches, train_corpus
 
@@ -232,7 +232,8 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
     batches = lambda: in_batches(docs(), 1000)  # noqa: E731
     one = train_corpus(batches, jobs=1, calibration="temperature")
     two = train_corpus(batches, jobs=2, calibration="temperature")
-    passed = temperature_of(one, sample_of(one, over_batches(one.settings, batches)))
+    token_lists, labels, hashes = sample_of(one, over_batches(one.settings, batches))
+    passed = temperature_of(one, (feature_rows(one.vocabulary, token_lists), labels, hashes))
     one.save(tmp_path / "1.model")
     two.save(tmp_path / "2.model")
     assert (tmp_path / "1.model").read_bytes() == (tmp_path / "2.model").read_bytes()
@@ -259,7 +260,9 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
         or real_sample_of(model, over, candidates, rate, **kw))
     model = train_corpus(batches, on_error=lambda doc, message: None, jobs=1, calibration="temperature", min_count=1)
     assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
-    expected = calibration.temperature_of(model, real_sample_of(model, over_batches(model.settings, batches)))
+    token_lists, labels, hashes = real_sample_of(model, over_batches(model.settings, batches))
+    expected = calibration.temperature_of(model, (calibration.feature_rows(model.vocabulary, token_lists), labels,
+                                                  hashes))
     assert model.calibration == expected and expected["documents"] > 20
 
 
@@ -281,28 +284,21 @@ def test_a_file_with_one_temperature_from_before_the_length_exponent_still_score
     assert purescore.probabilities(pure, test[0]) == pytest.approx(expected[0].tolist(), abs=1e-12)
 
 
-@pytest.mark.parametrize("unknown", ["unk", "ignore"])
-def test_candidates_give_the_feature_ids_their_tokens_have(unknown):
-    """Candidates.sample(rate, vocabulary) maps the table's columns to features directly: the
-    ids of each document are those vocabulary.ids gives its tokens (pruned tokens to UNK, or
-    dropped with --unknown ignore)."""
+def test_candidates_give_each_documents_tokens_labels_and_hashes():
+    """Candidates.sample(rate) gives back the documents gathered while counting (kept as
+    column ids of the count table): each one's tokens, label and hash."""
+    from collections import Counter
+
     from nbtext.calibration import Candidates
-    from nbtext.counting import CountTable, packed_sample
-    from nbtext.training import model_of_table
+    from nbtext.counting import CountTable, packed_sample, token_hash
 
     texts, labels = read_labelled(MAIL / "train")
-    trained = nbtext.train(texts, labels, calibration="none", unknown=unknown, min_count=2)
+    trained = nbtext.train(texts, labels, calibration="none")
     token_lists = [trained.tokenize(t) for t in texts]
     table = CountTable(binary=False)
     ids, indptr = table.add(token_lists, labels)
     candidates = Candidates(table)
     candidates.add(packed_sample(1.0, token_lists, labels, ids, indptr), 1.0)
-    model = model_of_table(trained.settings, table, {}, lambda function: [function(token_lists, labels)])
-    assert model.vocabulary.n_kept < model.vocabulary.n_tokens  # some tokens are pruned
     as_tokens, token_labels, token_hashes = candidates.sample(1.0)
-    as_ids, id_labels, id_hashes = candidates.sample(1.0, model.vocabulary)
-    assert (id_labels, id_hashes) == (token_labels, token_hashes) and len(as_ids) == len(texts)
-    for tokens, feature_ids in zip(as_tokens, as_ids):
-        assert feature_ids.tolist() == model.vocabulary.ids([tokens])[0].tolist()
-    shorter = sum(len(f) < len(t) for t, f in zip(as_tokens, as_ids))
-    assert (shorter > 0) == (unknown == "ignore")
+    assert (token_labels, token_hashes) == (labels, [token_hash(t) for t in token_lists])
+    assert [Counter(t) for t in as_tokens] == [Counter(t) for t in token_lists]

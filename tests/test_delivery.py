@@ -112,17 +112,20 @@ def test_a_closed_stdout_is_one_line_and_a_failing_status(demo_model, tmp_path, 
     assert stderr.count("\n") == 1 and "standard output is closed" in stderr and "Traceback" not in stderr
 
 
-@needs_executable
-def test_a_closed_stdout_never_lets_a_file_take_its_place(demo_model, tmp_path):
-    """With fd 1 closed, the next file opened would get descriptor 1: a model written by
-    train, or the model read by predict, must not receive the output."""
-    model = tmp_path / "m.model"
-    code, _, stderr = shell('"$NBTEXT" train -o "$MODEL" "$TRAIN/spam" "$TRAIN/ham" >&-', MODEL=model,
-                            TRAIN=DEMO / "train")
-    assert code == 0, stderr
-    before = model.read_bytes()
-    code, _, _ = shell('"$NBTEXT" predict -m "$MODEL" "$TRAIN/spam" >&-', MODEL=model, TRAIN=DEMO / "train")
-    assert code == 1 and model.read_bytes() == before
+@pytest.mark.parametrize("closed", [">&-", "<&- >&-", "2>&- >&-"])
+def test_a_closed_stdout_never_lets_a_file_take_its_place(tmp_path, closed):
+    """With fd 1 closed, the next file opened would get descriptor 1, and whatever nbtext
+    then wrote to stdout would go into it (a model, a temporary file). The executable's first
+    step holds every closed standard descriptor on /dev/null: the file opened next gets 3."""
+    code = ("import os, sys; from nbtext.output import guard_descriptors; guard_descriptors(); "
+            "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT); os.write(fd, str(fd).encode())")
+    opened = tmp_path / "opened"
+    code_status, _, stderr = shell(f'"{sys.executable}" -c "$CODE" "$OPENED" {closed}', CODE=code, OPENED=opened)
+    assert code_status == 0, stderr
+    assert opened.read_text() == "3"
+    unguarded = code.replace("guard_descriptors(); ", "")
+    shell(f'"{sys.executable}" -c "$CODE" "$OPENED" >&-', CODE=unguarded, OPENED=tmp_path / "unguarded")
+    assert (tmp_path / "unguarded").read_text() == "1"  # what it guards against
 
 
 def _bad_models(folder, demo_model):

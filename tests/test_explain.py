@@ -11,7 +11,7 @@ import pytest
 
 import nbtext
 from nbtext.container import read_bytes
-from nbtext.purescore import of_file, probabilities as pure_probabilities
+from nbtext.purescore import explained, of_file
 from nbtext.sources import file_documents
 
 from conftest import ROOT, run
@@ -62,7 +62,7 @@ def test_the_one_message_path_gives_the_same_evidence(calibrated):
     assert pure is not None
     for message in MESSAGES:
         data = next(file_documents(str(message))).data
-        probabilities, evidence = pure_probabilities(pure, data, 4)
+        probabilities, evidence = explained(pure, data, 4)
         tokens = model.tokenize(data)
         log_proba = model.posterior(*model.jll_and_lengths([tokens]))[0]
         expected = model.explain(tokens, log_proba, 4)
