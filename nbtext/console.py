@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import click
 
 from nbtext.errors import INTERRUPTED, NbtextError, die_of_sigpipe, os_error, quiet_stdout
-from nbtext.formats import counted
+from nbtext.formats import counted, tsv_field
 from nbtext.output import ReaderGone, write_line
 
 
@@ -75,7 +75,7 @@ class Skipped:
 
     def __call__(self, doc, message):
         self.count += 1
-        click.echo(f"nbtext: skipped {doc.name}: {message}", err=True)
+        click.echo(f"nbtext: skipped {tsv_field(doc.name)}: {message}", err=True)  # one line, whatever the name
 
     def summary(self, done, if_none=None):
         """The run's closing line on stderr, and its exit status: 1 if documents were

@@ -440,6 +440,10 @@ def test_every_output_line_stays_parseable_whatever_the_file_names(mail_model, t
     assert len(rows) == 5 and all(len(row) == 3 for row in rows)
     assert {row[0].rsplit(b"/", 1)[1] for row in rows} == {b"a\\tb.eml", b"c\\nd.eml", b"e\\rf.eml", b"g\\\\h.eml",
                                                             b"i\xffj.eml"}
+    os.mkfifo(folder + b"/k\nl.fifo")  # skipped by name: the name on one line of stderr as well
+    skipped = subprocess.run([NBTEXT, "predict", "-m", mail_model, folder], capture_output=True).stderr
+    assert skipped.count(b"\n") == 2 and b"skipped " + folder + b"/k\\nl.fifo: " in skipped
+    os.unlink(folder + b"/k\nl.fifo")
     out = subprocess.run([NBTEXT, "predict", "-m", mail_model, "--format", "json", folder], capture_output=True,
                          check=True).stdout
     records = [json.loads(line) for line in out.decode("utf-8").splitlines()]  # strict UTF-8
