@@ -135,6 +135,9 @@ def bench_latency(reps, results):
     message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[0]
     times, _ = interleaved({
         "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
+        "nbtext predict MESSAGE": ([NBTEXT, "predict", "-m", str(model), str(message)], None),
+        "nbtext filter < message": ([NBTEXT, "filter", "-m", str(model)], str(message)),
+        "one-message floor": ([PYTHON, str(ROOT / "bench" / "message_floor.py"), str(model)], str(message)),
         "python -c 'import numpy'": ([PYTHON, "-c", "import numpy"], None),
         "python -c pass": ([PYTHON, "-c", "pass"], None),
     }, reps)
@@ -224,6 +227,12 @@ def targets(r):
         rows.append(("  (the default, -j auto)", auto, "report", True))
     latency = ratio(med("latency", "nbtext predict < message"), med("latency", "python -c 'import numpy'"))
     rows.append(("one message: nbtext predict / python -c 'import numpy'", latency, "<= 0.6", latency <= 0.6))
+    bare = lambda name: ratio(med("latency", name), med("latency", "python -c pass"))  # issue 24
+    for name in ("nbtext filter < message", "nbtext predict < message"):
+        rows.append((f"one message: {name} / python -c pass", bare(name), "<= 1.5", bare(name) <= 1.5))
+    rows.append(("  (the floor: read the model, tokenize, no scoring)", bare("one-message floor"), "report", True))
+    by_name = ratio(med("latency", "nbtext predict MESSAGE"), med("latency", "nbtext predict < message"))
+    rows.append(("one message: nbtext predict FILE / predict < FILE", by_name, "<= 1.05", by_name <= 1.05))
     memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
     rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
     stream = ratio(r["stream-memory"]["1,000,000 lines"]["median"], r["stream-memory"]["100,000 lines"]["median"])

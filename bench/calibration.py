@@ -28,7 +28,8 @@ from nbtext.calibration import (BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperatu
 from nbtext.counting import sample_of_batch  # noqa: E402
 from nbtext.formulas import log_normalize  # noqa: E402
 from nbtext.metrics import expected_calibration_error  # noqa: E402
-from nbtext.sources import in_batches, labelled_input  # noqa: E402
+from nbtext.documents import in_batches  # noqa: E402
+from nbtext.sources import labelled_input  # noqa: E402
 from nbtext.training import over_batches, train_corpus  # noqa: E402
 
 CASES = [("spamassassin", "multinomial"), ("20news", "multinomial"), ("20news", "complement"), ("sms", "multinomial"),

@@ -16,7 +16,8 @@ import click
 from nbtext import choices
 from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, pass_labels,
                             progress_drawer, user_errors, with_progress, write_batches)
-from nbtext.formats import Output, counted, json_line, proba_header
+from nbtext.documents import in_batches
+from nbtext.formats import Output, counted, forget_summary, json_line, proba_header
 from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
@@ -78,7 +79,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
     from nbtext.modelfile import check_writable, locked
     from nbtext.parallel import default_jobs
     from nbtext.settings import shard_of, table_rows_model
-    from nbtext.sources import in_batches, labelled_input, nothing_to_learn, table_columns
+    from nbtext.sources import labelled_input, nothing_to_learn, table_columns
     from nbtext.training import DEFAULT_BATCH, reads_twice, train_corpus, update as update_model
 
     inputs, settings = split_params(params)
@@ -285,9 +286,8 @@ def forget(model_path, paths):
       nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S
       nbtext forget -m mail.model wrongly-learned.mbox
     """
-    from nbtext.formats import forget_summary
     from nbtext.modelfile import locked
-    from nbtext.sources import in_batches, path_documents
+    from nbtext.sources import path_documents
     from nbtext.training import DEFAULT_BATCH, forget as forget_documents
 
     skipped, started = Skipped(), time.perf_counter()

@@ -19,11 +19,9 @@ import os
 from collections import deque
 from functools import partial
 
+from nbtext.documents import Document, limit_bytes, max_bytes
 from nbtext.errors import NbtextError
-from nbtext.sources import (
-    Document, file_documents, files_in, is_url, labelled_sources, limit_bytes, max_bytes, read_file, report_errors,
-    tokenized,
-)
+from nbtext.sources import file_documents, files_in, is_url, labelled_sources, read_file, report_errors, tokenized
 from nbtext.version import __version__
 
 EXTRA = "pip install 'nbtext[dask]'"

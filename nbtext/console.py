@@ -10,7 +10,8 @@ from contextlib import contextmanager
 import click
 
 from nbtext.errors import INTERRUPTED, NbtextError, die_of_sigpipe, os_error, quiet_stdout
-from nbtext.formats import counted, tsv_field
+from nbtext.formats import counted
+from nbtext.output import tsv_field
 from nbtext.output import ReaderGone, write_line
 
 

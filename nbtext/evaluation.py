@@ -10,7 +10,7 @@ from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
 from nbtext.parallel import scored_batches
-from nbtext.sources import Document
+from nbtext.documents import Document
 
 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):

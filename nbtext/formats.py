@@ -7,13 +7,15 @@ import json
 import math
 from collections import namedtuple
 
-FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
+from nbtext.output import tsv_field
 
+FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
 
 
 def counted(n, noun):
     """`1 document`, `2 documents`, `1,185 documents`: a count and its noun, singular for one."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
 
 def train_summary(model, stats, seconds, output):
     """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
@@ -109,14 +111,6 @@ def json_line(record):
         text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(record)
-    return text
-
-
-def tsv_field(text):
-    """A name as one TSV field on one line: a backslash, tab, line feed or carriage return in
-    it written as \\\\, \\t, \\n, \\r (as PostgreSQL's text format and `cut`-friendly tools)."""
-    if "\\" in text or "\t" in text or "\n" in text or "\r" in text:
-        return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
     return text
 
 

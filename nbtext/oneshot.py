@@ -1,15 +1,16 @@
-"""The commands a mail pipeline runs once per message: `predict` of stdin (also with
-`--is LABEL`) and `filter`.
+"""The commands a mail pipeline runs once per message: `predict` of stdin or of one file
+holding one message (also with `--is LABEL`), and `filter`.
 
 procmail or maildrop start nbtext for every message, so its start-up is paid per message.
 These commands' work lives here, and `fast()` serves them without importing click when
-their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict `--is
-LABEL` and `-v`); nbtext.entry hands anything else to the full command line (nbtext.cli),
-with the same output, messages and exit statuses.
+their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict one FILE,
+`--is LABEL` and `-v`); nbtext.entry hands anything else to the full command line
+(nbtext.cli), with the same output, messages and exit statuses.
 """
 
 import os
 import sys
+from itertools import islice
 
 from nbtext.choices import DEFAULT_MODEL
 from nbtext.errors import TEMPFAIL, NbtextError, die_of_sigpipe, os_error, quiet_stdout
@@ -92,9 +93,33 @@ class OneMessageModel:
 
 def stdin_document():
     """The document on stdin, up to --max-bytes (the rest is left unread)."""
-    from nbtext.sources import cut, max_bytes, read_at_most
+    from nbtext.documents import cut, max_bytes, read_at_most
 
     return cut(read_at_most(sys.stdin.buffer, max_bytes() + 1), "stdin")
+
+
+def predict_file(model_path, path):
+    """`predict FILE` of a regular file holding one document (one message, or an mbox of
+    one), read and named as the full command line does (nbtext.sources.file_documents) and
+    printed as it prints it; None for anything else (a folder, an mbox of several, a file
+    that cannot be read), which the full command line reads and reports in its words."""
+    from stat import S_ISREG
+
+    from nbtext.output import tsv_field
+    from nbtext.sources import file_documents
+
+    try:
+        if not S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    documents = list(islice(file_documents(path), 2))
+    if len(documents) != 1 or documents[0].error is not None:
+        return None
+    (document,) = documents
+    label, p = OneMessageModel(model_path).decide(document.data)
+    write_line(f"{tsv_field(document.name)}\t{label}\t{p:.4f}")
+    return 0
 
 
 def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=()):
@@ -194,7 +219,7 @@ def _verdict(model, message, unsure_below, explain):
     try:
         from nbtext.mail import has_header_block, looks_like_mail
         from nbtext.purescore import decide
-        from nbtext.sources import Document, cut
+        from nbtext.documents import Document, cut
 
         is_mail = looks_like_mail(message) or has_header_block(message)
         if not is_mail:
@@ -216,10 +241,11 @@ def _verdict(model, message, unsure_below, explain):
 
 
 def plain_options(args):
-    """{"model", "is", "verbose", "stdin", "explain"} if `args` hold nothing but -m FILE /
-    --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N a
-    whole number from 1) and one '-'; else None."""
-    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0}, 0
+    """{"model", "is", "verbose", "stdin", "explain", "paths"} if `args` hold nothing but -m
+    FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N
+    a whole number from 1), one '-' and PATHs that do not start with '-'; else None."""
+    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0,
+                  "paths": []}, 0
     while i < len(args):
         arg = args[i]
         if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
@@ -231,6 +257,9 @@ def plain_options(args):
             options["is" if name == "is" else "model"], i = value, i + 1
         elif arg in ("-v", "--verbose") or (arg == "-" and not options["stdin"]):
             options["verbose" if arg != "-" else "stdin"], i = True, i + 1
+        elif arg and not arg.startswith("-"):
+            options["paths"].append(arg)
+            i += 1
         else:
             return None
     return options
@@ -244,8 +273,11 @@ def fast(argv):
     options = plain_options(argv[1:])
     if options is None:
         return None
-    if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None):
+    if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None
+                                or options["paths"]):
         return None
+    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None):
+        return None  # several documents (or --is of a file): the full command line
     if (options["verbose"] and options["is"] is None) or (options["explain"] and argv[0] != "filter"):
         return None  # -v without --is, predict --explain: left to the full command line
     try:
@@ -253,6 +285,8 @@ def fast(argv):
             return filter_stdin(options["model"], explain=options["explain"])
         if options["is"] is not None:
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
+        if options["paths"]:
+            return predict_file(options["model"], options["paths"][0])
         write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
         return 0
     except NbtextError as e:

@@ -6,7 +6,7 @@ import click
 
 from nbtext import choices
 from nbtext.errors import NbtextError
-from nbtext.sources import limit_bytes
+from nbtext.documents import limit_bytes
 
 
 def options(*decorators):

@@ -63,3 +63,11 @@ def write(data):
 def write_line(text):
     """`text` and a line end, written as `write` writes."""
     write(text + "\n")
+
+
+def tsv_field(text):
+    """A name as one TSV field on one line: a backslash, tab, line feed or carriage return in
+    it written as \\\\, \\t, \\n, \\r (as PostgreSQL's text format and `cut`-friendly tools)."""
+    if "\\" in text or "\t" in text or "\n" in text or "\r" in text:
+        return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return text

@@ -23,7 +23,7 @@ def default_max_bytes():
     """--max-bytes is a process-wide setting (commands set it as they start): a test that
     runs a command with a small limit must not leave it to the next test in this worker."""
     from nbtext.choices import DEFAULT_MAX_BYTES
-    from nbtext.sources import limit_bytes
+    from nbtext.documents import limit_bytes
 
     yield
     limit_bytes(DEFAULT_MAX_BYTES)

@@ -224,7 +224,8 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
     """-j 1 and -j 2 gather the calibration sample as they count; the model file equals
     the one whose sample a separate pass takes (as a Dask cluster does), byte for byte."""
     from nbtext.calibration import feature_rows, sample_of, temperature_of
-    from nbtext.sources import in_batches, labelled_input
+    from nbtext.documents import in_batches
+    from nbtext.sources import labelled_input
     from nbtext.training import over_batches, train_corpus
 
     data = real_corpus("sms") / "train"
@@ -244,7 +245,7 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
     """The bound documents are gathered under holds while half the documents read are
     counted; with fewer, the sample comes from one more pass, and is the same sample."""
     from nbtext import calibration
-    from nbtext.sources import Document, in_batches
+    from nbtext.documents import Document, in_batches
     from nbtext.training import over_batches, train_corpus
 
     monkeypatch.setattr(calibration, "SAMPLE", 40)  # so that the bound falls below 1 here

@@ -201,6 +201,39 @@ def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_pa
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+@pytest.mark.parametrize("shape", ["message", "envelope", "mbox of two", "empty", "tab\tname", "folder", "missing",
+                                   "not utf-8 \udcff", "corrupt model"])
+def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_path, shape):
+    """`nbtext predict FILE` of one message takes the one-message path (no click, no numpy);
+    whatever FILE is (an mbox of one or of two, a folder, a name to escape), the
+    output, messages and exit status are those of the full command line."""
+    import os
+
+    message = b"Subject: win\n\nfree prize money now\n"
+    envelope = b"From a@b.example Mon Jun 24 17:54:30 2002\n"
+    path, model = tmp_path / shape, demo_model
+    if shape == "folder":
+        path.mkdir()
+        (path / "m").write_bytes(message)
+    elif shape != "missing":
+        path.write_bytes({"empty": b"", "envelope": envelope + message,
+                          "mbox of two": envelope + message + b"\n" + envelope + b"Subject: lunch\n\nat noon\n"}
+                         .get(shape, message))
+    if shape == "corrupt model":
+        model = tmp_path / "corrupt.model"
+        model.write_bytes(b"NBTEXT-MODEL\n\x01")
+    args = ["predict", "-m", str(model), str(path)]
+    fast = subprocess.run([NBTEXT, *args], capture_output=True, timeout=60)
+    full = subprocess.run([NBTEXT, *args[:1], "-j", "1", *args[1:]], capture_output=True, timeout=60)  # click's path
+    assert (fast.returncode, fast.stdout, fast.stderr) == (full.returncode, full.stdout, full.stderr)
+    if shape in ("message", "envelope", "empty", "tab\tname"):  # served by the one-message path
+        code = ("import sys; from nbtext.oneshot import fast; "
+                f"fast({args!r}[:]); print(sorted(m for m in ('click', 'numpy') if m in sys.modules))")
+        served = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert served.stdout.splitlines()[-1] == "[]", served.stderr
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
 def test_shell_completion_of_commands_and_paths():
     import os
 

@@ -236,7 +236,8 @@ def test_filter_passes_the_whole_message_on_past_max_bytes(demo_model):
 def test_a_giant_record_is_cut_and_read_in_linear_time():
     import io
 
-    from nbtext.sources import limit_bytes, max_bytes, stream_records
+    from nbtext.documents import limit_bytes, max_bytes
+    from nbtext.sources import stream_records
 
     before = max_bytes()
     limit_bytes(1000)

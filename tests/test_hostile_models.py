@@ -238,7 +238,7 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
 
     import nbtext
     from nbtext.training import train_corpus
-    from nbtext.sources import Document, in_batches
+    from nbtext.documents import Document, in_batches
 
     docs = [Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
             for i in range(120)]

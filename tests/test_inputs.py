@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import nbtext
-from nbtext.sources import PAUSE, stream_records
+from nbtext.documents import PAUSE
+from nbtext.sources import stream_records
 
 from conftest import one_line_error, run
 
@@ -232,7 +233,7 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     one_line_error(result, f"{tmp_path / 'fifo'}, a pipe, can be read only once")
     # found before reading; and should a second reading still differ (a file changed, a pipe
     # where none was expected), training stops rather than count two different corpora
-    from nbtext.sources import Document
+    from nbtext.documents import Document
     from nbtext.training import train_corpus
 
     docs = [Document(f"d{i}", text, label) for i, (label, text) in
@@ -378,7 +379,7 @@ def test_label_paths_expand_the_home_folder_and_a_path_twice_counts_once(tmp_pat
 def test_read_at_most_reads_what_a_plain_read_would(tmp_path, monkeypatch):
     """read_at_most(f, n) == f.read(n) for regular files smaller and larger than n, from the
     start or after a first read, for a pipe, and for a file that grew after its size was taken."""
-    import nbtext.sources as sources
+    import nbtext.documents as documents
 
     data = bytes(range(256)) * 40
     path = tmp_path / "doc"
@@ -387,19 +388,19 @@ def test_read_at_most_reads_what_a_plain_read_would(tmp_path, monkeypatch):
         for skip in (0, 7):
             with open(path, "rb") as f, open(path, "rb") as g:
                 f.read(skip), g.read(skip)
-                assert sources.read_at_most(f, limit) == g.read(limit)
+                assert documents.read_at_most(f, limit) == g.read(limit)
     read, write = os.pipe()
     os.write(write, data[:3000])
     os.close(write)
     with os.fdopen(read, "rb") as f:
-        assert sources.read_at_most(f, 10**7) == data[:3000]
+        assert documents.read_at_most(f, 10**7) == data[:3000]
     real_fstat = os.fstat
     stale = lambda fd: os.stat_result((*real_fstat(fd)[:6], 10, *real_fstat(fd)[7:]))  # noqa: E731  size 10
-    monkeypatch.setattr(sources.os, "fstat", stale)
+    monkeypatch.setattr(documents.os, "fstat", stale)
     with open(path, "rb") as f:
-        assert sources.read_at_most(f, 10**7) == data  # read on past the stale size
+        assert documents.read_at_most(f, 10**7) == data  # read on past the stale size
     with open(path, "rb") as f:
-        assert sources.read_at_most(f, 500) == data[:500]
+        assert documents.read_at_most(f, 500) == data[:500]
 
 
 def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):

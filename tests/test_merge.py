@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
-from nbtext.sources import Document, in_batches, in_shard
+from nbtext.documents import Document, in_batches
+from nbtext.sources import in_shard
 from nbtext.training import train_corpus
 from conftest import ROOT, one_line_error, real_corpus, run
 

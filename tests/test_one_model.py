@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
 from nbtext.calibration import SAMPLE, sample_rate, stored_rate
-from nbtext.sources import Document, in_batches
+from nbtext.documents import Document, in_batches
 from nbtext.training import forget, train_corpus, update
 
 from conftest import real_corpus, run

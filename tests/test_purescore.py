@@ -194,7 +194,7 @@ def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model
 
 
 def test_an_updated_model_is_scored_alike(tmp_path):
-    from nbtext.sources import Document
+    from nbtext.documents import Document
     from nbtext.training import update
 
     model = nbtext.train(["free prize money", "lunch at noon", "click free", "noon report"], ["s", "h", "s", "h"],
