@@ -20,6 +20,7 @@ EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
+MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)
 DEFAULT_MAX_BYTES = 10_000_000  # --max-bytes: a document's bytes read (spamc leaves mail over 500 KB alone)
 DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -o say otherwise

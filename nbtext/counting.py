@@ -15,6 +15,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from nbtext.choices import MAX_CLASSES
+from nbtext.errors import NbtextError
 from nbtext.features import ids_and_indptr
 from nbtext.sources import document_key, tokenized
 from nbtext.weighting import counts_presence
@@ -46,6 +48,8 @@ class CountTable:
         return self._token_counts[: len(self.labels), : len(self.token_columns)]
 
     def _reserve(self, n_classes, n_tokens):
+        if n_classes > MAX_CLASSES:  # every table and report holds a row per class; a model file too
+            raise NbtextError(f"more than {MAX_CLASSES:,} classes: nbtext models hold at most that many")
         rows, cols = self._token_counts.shape
         if n_classes <= rows and n_tokens <= cols:
             return

@@ -41,7 +41,7 @@ import numpy as np
 
 from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, sample_section, split
 from nbtext.errors import NbtextError
-from nbtext.schema import ARRAYS, SAMPLE_ARRAYS, check_header
+from nbtext.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
 from nbtext.version import __version__
 from nbtext.vocabindex import TokenIndex, build_keys
 
@@ -313,7 +313,10 @@ def parse_state(data, path):
 
 
 def _state(header, payload):
-    """The ModelState of a checksummed header and payload, every shape and index checked."""
+    """The ModelState of a checksummed header and payload, every shape and index checked:
+    schema.check_arrays (what the one-message path checks too), then what only a whole
+    pass over the arrays can check (numpy's)."""
+    check_arrays(header, payload)
     arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items()}
     settings = header["settings"]
     classes = header["classes"]
@@ -325,35 +328,19 @@ def _state(header, payload):
         raise ValueError("the vocabulary is not UTF-8 text") from None
     if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
         keys, order = arrays["token_keys"], arrays["token_order"]
-        if keys.shape != (n_tokens,) or order.shape != (n_tokens,) or (
-            n_tokens and (order.min() < 0 or order.max() >= n_tokens)
-        ):
-            raise ValueError("token index arrays do not agree")
+        if n_tokens and (np.any(np.diff(keys) < 0) or order.min() < 0 or order.max() >= n_tokens
+                         or np.any(np.bincount(order, minlength=n_tokens) != 1)):
+            raise ValueError("the token keys are not sorted, or their token indices not each index once")
         tokens = TokenIndex(blob, n_tokens, keys, order)
     else:
         tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
     indptr, indices = arrays["count_indptr"], arrays["count_indices"]
-    if (
-        blob.count(b"\0") != max(n_tokens - 1, 0)
-        or arrays["class_count"].shape != (n_classes,)
-        or indptr.shape != (n_classes + 1,)
-        or indptr[-1] != len(indices)
-        or len(indices) != len(arrays["count_data"])
-        or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens))
-        or np.any(np.diff(indptr) < 0)
-    ):
-        raise ValueError("array shapes do not agree")
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_tokens):
+        raise ValueError("a token index of the counts is out of range")
     same_row = np.diff(np.repeat(np.arange(n_classes), np.diff(indptr))) == 0
     if np.any((np.diff(indices.astype(np.int64)) <= 0) & same_row):
         raise ValueError("count indices are not sorted within a class")
-    for name in ("class_count", "count_data", "unk_doc_count", "weighted_sums", "weighted_squares"):
-        if name in arrays and not (np.isfinite(arrays[name]).all() and (arrays[name] >= 0).all()):
-            raise ValueError(f"{name} holds a count that is negative, infinite or not a number")
     sums, squares = arrays.get("weighted_sums"), arrays.get("weighted_squares")
-    if sums is not None and (
-        sums.ndim != 2 or sums.shape[0] != n_classes or (squares is not None and squares.shape != sums.shape)
-    ):
-        raise ValueError("weighted arrays do not agree")
     return ModelState(
         settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
         arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),

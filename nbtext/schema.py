@@ -9,8 +9,10 @@ with the reason. Any problem is a ValueError with a message; modelfile names the
 """
 
 import math
+import struct
 
-from nbtext.choices import FEATURES, INPUT_MODES, LENGTH_EXPONENT_RANGE, MAX_NGRAMS, PRIORS, TF_MODES, UNKNOWN_MODES
+from nbtext.choices import (FEATURES, INPUT_MODES, LENGTH_EXPONENT_RANGE, MAX_CLASSES, MAX_NGRAMS, PRIORS, TF_MODES,
+                            UNKNOWN_MODES)
 from nbtext.event_models import EVENT_MODELS
 from nbtext.labels import label_problem
 
@@ -27,8 +29,13 @@ REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocab
 ITEMSIZE = {"<f8": 8, "<i4": 4, "<i8": 8, "<u8": 8, "|u1": 1}
 # What a (classes × tokens) table of floats may cost for a file of a given size: legitimate
 # models stay far below (20 Newsgroups: 10 MB for a 3 MB file).
-DENSE_PER_FILE_BYTE, DENSE_FLOOR = 64, 256 << 20
+DENSE_PER_FILE_BYTE, DENSE_FLOOR = 64, 64 << 20
 FEATURE_KEYS = ("features", "tf", "idf", "length_norm", "weight_norm")
+COUNT_ARRAYS = ("class_count", "count_data", "unk_doc_count", "weighted_sums", "weighted_squares")  # floats >= 0
+_INTEGER = {"<i4": struct.Struct("<i"), "<i8": struct.Struct("<q")}
+# The last byte of a little-endian float64 holds its sign and the exponent's high bits: below
+# 0x7F the number is non-negative and below 2**1023, which every count and sum is.
+_SMALL_NON_NEGATIVE = bytes(range(0x7F))
 TEXT_TOKENIZER = {"pattern", "lowercase", "ngrams", "input", "headers"}
 
 
@@ -55,6 +62,8 @@ def check_header(header, payload_bytes, file_bytes):
     classes = _is(header["classes"], list, "classes")
     if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
         raise ValueError("classes must be distinct, non-empty names")
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(f"it holds {len(classes):,} classes, more than the {MAX_CLASSES:,} nbtext models hold")
     for label in classes:
         if problem := label_problem(label):
             raise ValueError(problem)
@@ -102,16 +111,89 @@ def check_header(header, payload_bytes, file_bytes):
                 raise ValueError(f"a model of tf-idf features without {name}")
 
 
+def check_arrays(header, payload):
+    """Raise ValueError unless the arrays of a checked `header` agree with each other and
+    hold what counts can be: the checks every reader of a model file runs (nbtext.modelfile
+    and nbtext.purescore alike), each a pass over bytes in C at most, so that one message
+    pays for them no more than for its own tokens. Their shapes; the class rows of the
+    counts (count_indptr) rising from 0 to the number of entries, each row's first and last
+    token index in range; one NUL between tokens; every count and sum finite and not
+    negative; the journal's class indices in range."""
+    arrays, classes, n_tokens = header["arrays"], header["classes"], header["n_tokens"]
+    n_classes = len(classes)
+    shape = {name: tuple(spec["shape"]) for name, spec in arrays.items()}
+    expected = {"class_count": (n_classes,), "count_indptr": (n_classes + 1,), "token_keys": (n_tokens,),
+                "token_order": (n_tokens,), "unk_doc_count": (n_classes,)}
+    for name, wanted in expected.items():
+        if name in shape and shape[name] != wanted:
+            raise ValueError(f"{name} has {shape[name]} entries where the header's classes and tokens say {wanted}")
+    if shape["count_data"] != shape["count_indices"]:
+        raise ValueError("count_data and count_indices differ in length")
+    if ("token_keys" in shape) != ("token_order" in shape):
+        raise ValueError("token_keys and token_order come together")
+    sums = shape.get("weighted_sums")
+    if sums is not None and (sums[0] != n_classes or shape.get("weighted_squares", sums) != sums):
+        raise ValueError("the weighted sums do not have a row per class")
+    if ("journal_hashes" in shape) != ("journal_labels" in shape) or ("journal_hashes" in shape and (
+            shape["journal_hashes"][1] != 16 or shape["journal_labels"] != shape["journal_hashes"][:1])):
+        raise ValueError("the journal's arrays do not agree")
+    indptr = _integers(payload, arrays["count_indptr"])
+    n_entries = shape["count_indices"][0]
+    if indptr[0] != 0 or indptr[-1] != n_entries or any(a > b for a, b in zip(indptr, indptr[1:])):
+        raise ValueError("the class rows of the counts do not agree with their entries")
+    indices = arrays["count_indices"]
+    for lo, hi in zip(indptr, indptr[1:]):
+        if lo < hi and not (0 <= _integer(payload, indices, lo) and _integer(payload, indices, hi - 1) < n_tokens):
+            raise ValueError("a token index of the counts is out of range")
+    vocabulary = arrays["vocabulary"]
+    if bytes(raw_array(payload, vocabulary)).count(b"\0") != max(n_tokens - 1, 0):
+        raise ValueError("the vocabulary does not hold one token per index (NUL separators)")
+    for name in COUNT_ARRAYS:
+        values = raw_array(payload, arrays[name]).tobytes() if name in arrays else b""
+        if values[7::8].translate(None, _SMALL_NON_NEGATIVE):  # a rare case: read it exactly
+            if not all(0 <= v < math.inf for (v,) in struct.iter_unpack("<d", values)):
+                raise ValueError(f"{name} holds a count that is negative, infinite or not a number")
+    if "journal_labels" in arrays:
+        labels = raw_array(payload, arrays["journal_labels"])
+        if n_classes <= 256:  # little-endian int32 in [0, n_classes): high bytes 0, low byte below n_classes
+            wrong = any(bytes(labels[i::4]).strip(b"\0") for i in (1, 2, 3)) or \
+                bytes(labels[0::4]).translate(None, bytes(range(n_classes)))
+        else:
+            wrong = not all(0 <= k < n_classes for (k,) in struct.iter_unpack("<i", labels))
+        if wrong:
+            raise ValueError("a class of the journal is out of range")
+
+
+def raw_array(payload, spec):
+    """The bytes of one array of the payload (a memoryview; bounds checked by check_header)."""
+    size = ITEMSIZE[spec["dtype"]]
+    for n in spec["shape"]:
+        size *= n
+    return payload[spec["offset"] : spec["offset"] + size]
+
+
+def _integers(payload, spec):
+    """A small integer array of the payload as a list."""
+    return [value for (value,) in _INTEGER[spec["dtype"]].iter_unpack(raw_array(payload, spec))]
+
+
+def _integer(payload, spec, i):
+    """Entry i of an integer array of the payload."""
+    unpack = _INTEGER[spec["dtype"]]
+    return unpack.unpack_from(payload, spec["offset"] + i * unpack.size)[0]
+
+
 def check_one_document(record, n_classes, n_tokens):
     """Raise ValueError unless the derived `one_document` record (nbtext.model) is well formed."""
     _is(record, dict, "the one_document record")
     if set(record) not in ({"features", "unk", "totals", "kept"}, {"features", "unk", "absent", "kept"}):
         raise ValueError("bad one_document record")
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
-    for key in ("unk", "totals", "absent"):
+    for key in ("unk", "totals", "absent"):  # counts and their sums are >= 0, Σ log(1 − θ) <= 0
         values = record.get(key)
         if values is not None and not (isinstance(values, list) and len(values) == n_classes and all(
-                isinstance(v, float) and math.isfinite(v) for v in values)):
+                isinstance(v, float) and math.isfinite(v) and (v <= 0 if key == "absent" else v >= 0)
+                for v in values)):
             raise ValueError(f"bad {key} in the one_document record")
     kept = record["kept"]
     if kept is not None and not (isinstance(kept, list) and len(kept) == 2 and isinstance(kept[0], float)):
@@ -152,6 +234,8 @@ def _check_array(name, spec, payload_bytes):
     for n in shape:
         size *= _whole(n, f"a dimension of {name}", 0, payload_bytes)
     offset = _whole(spec.get("offset"), f"the offset of {name}", 0, payload_bytes)
+    if offset % ITEMSIZE[dtype]:
+        raise ValueError(f"{name} is not aligned to its items")
     if offset + size > payload_bytes:
         raise ValueError(f"{name} runs past the end of the payload")
 

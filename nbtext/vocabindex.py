@@ -88,7 +88,10 @@ def find_one(data, keys, order, blob):
         return -1
     if p + 1 < len(keys) and keys[p + 1] == key:
         return None
-    return order[p]  # the one token with this key, and `data` is a token: the same one
+    index = order[p]  # the one token with this key, and `data` is a token: the same one
+    if not 0 <= index < len(order):
+        raise ValueError("a token index of the vocabulary is out of range")
+    return index
 
 
 def in_sorted_blob(blob, data):
