@@ -1,18 +1,10 @@
-"""The model file's container, without numpy: magic, preamble, the header's checksum.
+"""The model file's container, without numpy: magic, preamble, the header's checksum
+(the layout: docs/model-file.md).
 
-    b"NBTEXT-MODEL\\n"     13-byte magic
-    u32                   format version (FORMAT_VERSION)
-    u64                   header length H
-    u32                   CRC-32 of the header (format 2; files of format 1 have none)
-    H bytes               header: UTF-8 JSON
-    payload               the arrays (nbtext.modelfile says which)
-    sample                format 3: the calibration sample's arrays, when the header has a
-                          `sample` record (their own size and CRC-32): what only `train
-                          --update`, `forget` and `merge` read
-
-`split` checks all of it and gives the header and the payload; nbtext.modelfile reads the
-arrays with numpy, nbtext.purescore one message's worth of them without; `sample_section`
-gives the sample's bytes, checked, when they were read.
+`read_bytes` reads no more than the file's own header says it holds; `split` checks magic,
+version, sizes and both checksums and gives the header and the payload; nbtext.modelfile
+reads the arrays with numpy, nbtext.purescore one message's worth of them without;
+`sample_section` gives the calibration sample's bytes, checked, when they were read.
 """
 
 import json

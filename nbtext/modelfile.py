@@ -1,36 +1,11 @@
 """The model file: a versioned, self-describing format that never runs code when loaded.
 
-Layout (all integers little-endian):
-
-    b"NBTEXT-MODEL\\n"     13-byte magic
-    u32                   format version (FORMAT_VERSION)
-    u64                   header length H
-    u32                   CRC-32 of the header (format 2; files of format 1 have none)
-    H bytes               header: UTF-8 JSON (settings, classes, array table, checksum)
-    payload               the arrays, raw, each at an 8-byte aligned offset
-    sample                format 3: the calibration sample's arrays (SAMPLE_ARRAYS), laid
-                          out as the payload's, with the header's `sample` record (the rate it
-                          was cut at, the --calibration mode, its size, CRC-32, array table);
-                          read only when asked for (update, forget, merge, info)
-
-The header's `corpus` record says what a merge needs to decide as one training on all the
-documents would: how many documents were read as e-mail, and whether λ is the default
-(chosen from that count) or was given. Its `one_document` record is derived, as the token
-keys are: what scoring one message without numpy needs besides its own tokens' counts
-(nbtext.purescore; written by nbtext.model, ignored when a model is loaded whole).
-
-Arrays are read with numpy.frombuffer from an allow-list of plain numeric dtypes; there
-is no pickle anywhere, so a hostile file can at worst be refused. The header and the
-payload each carry a CRC-32, so a truncated or corrupted file is refused rather than
-misread (a flipped digit of λ included).
-
-Arrays: class_count (c,) f8; the (c, V) token counts as CSR rows count_data f8,
-count_indices i4 (sorted within a row), count_indptr i8; vocabulary, the V tokens as UTF-8
-joined by NUL (tokens never contain NUL), sorted; token_keys (V,) u8 and token_order (V,)
-i4, each token's 64-bit key (nbtext.vocabindex) in sorted order and the token it belongs
-to; unk_doc_count (c,) f8 for presence features with UNK; journal_hashes (n, 16) u1 and
-journal_labels (n,) i4, the content hash (BLAKE2b-128) and class of each document learned;
-weighted_sums (and, gaussian, weighted_squares) (c, d) f8, the class sums of tf-idf values.
+Its layout, arrays and checks are described once, in docs/model-file.md. Here: the arrays
+written (`save`, laid out at 8-byte aligned offsets) and read back with numpy.frombuffer
+from an allow-list of plain numeric dtypes, after nbtext.container has checked the
+preamble and checksums and nbtext.schema the header and the arrays; then what only a
+whole pass over the arrays can check (`_state`). Also the atomic write and the lock of
+concurrent learners.
 """
 
 import json
