@@ -3,7 +3,8 @@
 
 import sys
 
-from nbtext.errors import INTERRUPTED, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.errors import (INTERRUPTED, Terminated, die_of_signal, die_of_sigpipe, end_on_signals, os_error,
+                           quiet_stdout, signal_name)
 from nbtext.output import ReaderGone, guard_descriptors
 
 
@@ -18,6 +19,8 @@ def main():
     import warnings  # already imported by Python itself: free
 
     warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
+    end_on_signals()
+    stopped_by = None
     try:
         from nbtext.oneshot import fast
 
@@ -30,10 +33,20 @@ def main():
         print("Aborted!", file=sys.stderr)
         quiet_stdout()
         sys.exit(INTERRUPTED)
+    except Terminated as e:  # SIGTERM or SIGHUP: let go of what it held, say so, end as killed by it
+        stopped_by = e.signum
     except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
         die_of_sigpipe()
     except OSError as e:  # writing stdout on the click-free path
         print(f"Error: {os_error(e)}", file=sys.stderr)
         quiet_stdout()
         sys.exit(1)
-    sys.exit(status)
+    if stopped_by is None:
+        sys.exit(status)
+    # Out of the except clause the traceback and its frames are gone: a generator that was
+    # under way (forked workers, nbtext.parallel) is closed now, and its `finally` ends them.
+    import gc
+
+    gc.collect()
+    print(f"nbtext: stopped by {signal_name(stopped_by)}", file=sys.stderr)
+    die_of_signal(stopped_by)

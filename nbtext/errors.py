@@ -33,6 +33,51 @@ def die_of_sigpipe():
     sys.exit(128 + signal.SIGPIPE)  # where the signal did not end the process
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived (`signum`): raised where the program was, so that what it
+    holds is let go on the way out (a temporary model file removed, workers ended), as
+    KeyboardInterrupt is for Ctrl-C. A BaseException: no `except Exception` stops it."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def end_on_signals():
+    """From now on SIGTERM and SIGHUP raise Terminated (once: a second one while the first
+    is being handled is ignored, so the clean-up finishes)."""
+    import signal
+
+    def handler(signum, frame):
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, signal.SIG_IGN)
+        raise Terminated(signum)
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, handler)
+
+
+def die_of_signal(signum):
+    """End killed by `signum`, as a program without handlers would have (the shell's
+    status 128 + signum), after the clean-up is done."""
+    import signal
+
+    quiet_stdout()
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    sys.exit(128 + signum)  # where the signal did not end the process
+
+
+def signal_name(signum):
+    import signal
+
+    return signal.Signals(signum).name
+
+
 def quiet_stdout():
     """Point stdout at devnull, so the interpreter's last flush of it cannot fail again
     (after a closed pipe or a failed write)."""

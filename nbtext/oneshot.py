@@ -13,7 +13,7 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MODEL
-from nbtext.errors import TEMPFAIL, NbtextError, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
 from nbtext.output import ReaderGone, write, write_line
 
 
@@ -167,8 +167,19 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     0, the message went out with its verdict (`error` for a message that cannot be
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
-    whole (the delivery agent keeps it and retries). Problems go to stderr, one line each.
+    whole, or SIGTERM or SIGHUP stopped the filter (the delivery agent keeps the message and
+    retries). Problems go to stderr, one line each.
     """
+    try:
+        return _filtered(model_path, alpha, unsure_below, explain)
+    except Terminated as e:
+        print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
+
+
+def _filtered(model_path, alpha, unsure_below, explain):
+    """filter_stdin's work."""
     from nbtext.mailfilter import verdict_fields, with_headers
 
     try:

@@ -11,10 +11,11 @@ exactly: partial counts for training, probabilities for prediction; never lists 
 import multiprocessing
 import warnings
 from collections import deque
+from functools import partial
 
 from nbtext.counting import count_batch
-from nbtext.settings import make_tokenizer
 from nbtext.documents import PAUSE, in_batches
+from nbtext.settings import make_tokenizer
 from nbtext.sources import report_errors
 
 # Documents a worker reads, parses and scores at a time. Small enough that a test set of a
@@ -36,9 +37,6 @@ AUTO_SECONDS = 0.2  # measured: 0.5 left SpamAssassin's test split (1,185 messag
 # gained a third and a fifth.
 WORKER_WORTHY = 200e-6
 
-_state = {}  # what the forked workers inherit: the settings, the model, or ordered_runs' function
-
-
 def default_jobs():
     """The worker processes used by default: the cores this process may run on, at most
     MAX_AUTO_JOBS; 1 where processes cannot be forked (the workers are forks)."""
@@ -50,42 +48,160 @@ def default_jobs():
     return min(cores or 1, MAX_AUTO_JOBS)
 
 
-def _ignore_interrupts():
-    """In a worker: Ctrl-C is the main process's to handle (it ends the pool); a worker
-    that took it too would print a traceback of its own."""
+def _ordered(function, chunks, jobs):
+    """function(chunk) for every chunk, computed by `jobs` forked workers, yielded in input
+    order (an exception raised by function is raised here, in its turn).
+
+    The workers inherit `function` (it is never sent: it may hold a model or a tokenized
+    corpus) and each has its own pipe, so no lock is shared between processes: a worker
+    that dies (killed, out of memory) is an error named here instead of a pool waiting for
+    it forever, and ending the workers (done, an error, Ctrl-C, SIGTERM) is killing them.
+    A worker holds one chunk at a time, and at most 2 x jobs chunks are between being
+    handed out and being yielded, so memory stays bounded. A stream's PAUSE hands on every
+    answer due first."""
+    from multiprocessing.connection import wait
+
+    workers = _forked(function, jobs)
+    try:
+        idle, busy = list(workers), {}  # busy: connection -> (worker, the chunk's number)
+        done, handed, yielded = {}, 0, 0  # done: the chunk's number -> (ok, result)
+        chunks, waiting = iter(chunks), None  # waiting: PAUSE, or _ordered at the end
+        while True:
+            while idle and waiting is None and handed - yielded < 2 * jobs:
+                chunk = next(chunks, _ordered)
+                if chunk is _ordered or chunk is PAUSE:
+                    waiting = chunk
+                    break
+                worker = idle.pop()
+                worker.connection.send(chunk)
+                busy[worker.connection], handed = (worker, handed), handed + 1
+            while yielded in done:
+                ok, result = done.pop(yielded)
+                yielded += 1
+                if not ok:
+                    raise result
+                yield result
+            if not busy:
+                if waiting is _ordered:
+                    return
+                waiting = None  # after a PAUSE, every answer due was handed on
+                continue
+            for connection in wait(list(busy)):
+                worker, number = busy.pop(connection)
+                done[number] = worker.result()
+                idle.append(worker)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+class _Worker:
+    """A forked worker process, and this process's end of its pipe."""
+
+    def __init__(self, pid, connection):
+        self.pid, self.connection = pid, connection
+
+    def result(self):
+        """(ok, what function returned or raised) for the chunk this worker held."""
+        try:
+            return self.connection.recv()
+        except (EOFError, OSError):
+            from nbtext.errors import NbtextError
+
+            return False, NbtextError(f"a worker process ended unexpectedly ({self._ending()})")
+
+    def _ending(self):
+        """How the worker ended, once it has."""
+        import os
+
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return "its status is unknown"
+        self.pid = None
+        code = os.waitstatus_to_exitcode(status)
+        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+    def stop(self):
+        """End the worker: one waiting for a chunk would leave on its own once the pipe
+        closes, one still at work is killed (its result is not wanted)."""
+        import os
+        import signal
+
+        self.connection.close()
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = None
+
+
+def _forked(function, jobs):
+    """`jobs` _Workers serving `function`, forked from this process."""
+    import os
+    from multiprocessing import Pipe
+
+    pipes = [Pipe() for _ in range(jobs)]
+    workers = []
+    for ours, theirs in pipes:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns about forking a process with threads; ours are BLAS's idle
+            # pool threads, which OpenBLAS re-creates after a fork.
+            warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the worker, which never returns: only its own end of its pipe stays open
+            for other_ours, other_theirs in pipes:
+                other_ours.close()
+                if other_theirs is not theirs:
+                    other_theirs.close()
+            _serve(function, theirs)
+        theirs.close()
+        workers.append(_Worker(pid, ours))
+    return workers
+
+
+def _serve(function, connection):
+    """A worker's life: (ok, function(chunk)) for each chunk received, until this process's
+    parent closes the pipe or goes away; then out, without running the parent's exit
+    handlers or flushing its buffers (os._exit). Nothing of a worker's is printed: the
+    parent reports."""
+    import os
     import signal
 
+    # Ctrl-C is the parent's to handle (it ends the workers); SIGTERM and SIGHUP end a
+    # worker at once, whatever handlers the parent had set.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    status = 0
+    try:
+        while True:
+            try:
+                chunk = connection.recv()
+            except EOFError:
+                break
+            try:
+                answer = True, function(chunk)
+            except Exception as e:  # raised in the parent, in this chunk's turn
+                answer = False, e
+            try:
+                connection.send(answer)
+            except (BrokenPipeError, ConnectionResetError):
+                break  # the parent is gone
+            except Exception as e:  # an answer that cannot be pickled
+                connection.send((False, RuntimeError(f"{e.__class__.__name__}: {e}")))
+    except BaseException:
+        status = 1
+    os._exit(status)
 
 
-def _ordered(function, chunks, jobs):
-    """function(chunk) for every chunk, computed by `jobs` processes, yielded in order."""
-    context = multiprocessing.get_context("fork")
-    with warnings.catch_warnings():
-        # Python 3.12+ warns about forking a process with threads; ours are BLAS's idle
-        # pool threads, which OpenBLAS re-creates after a fork.
-        warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
-        pool = context.Pool(jobs, initializer=_ignore_interrupts)
-    with pool:
-        pending = deque()
-        for chunk in chunks:
-            if chunk is PAUSE:  # a stream waits for its producer: hand on every answer due so far
-                while pending:
-                    yield pending.popleft().get()
-                continue
-            pending.append(pool.apply_async(function, (chunk,)))
-            if len(pending) >= 2 * jobs:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
-
-
-def count_chunk(chunk):
+def count_chunk(settings, chunk):
     """A worker's partial counts of (documents, calibration rate or None): (exported
     CountTable, [(journal key, label)], [(name, error)], number of documents read as
     e-mail, the calibration candidates under the rate or None)."""
     docs, rate = chunk
-    settings = _state["settings"]
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
     table, keys, candidates = count_batch(settings, tokenize, docs,
@@ -97,7 +213,6 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
     """count_chunk results for every chunk of labelled documents, in order, as
     nbtext.training.add_counted takes them; with `candidates` (nbtext.calibration.Candidates)
     each chunk is given its bound, and its candidates come back with it."""
-    _state["settings"] = settings
     rated = ((chunk, candidates.bound_after(len(chunk)) if candidates is not None else None) for chunk in chunks)
     rates = deque()  # the rate each chunk in flight was given, in order
 
@@ -106,17 +221,15 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
             rates.append(rate)
             yield chunk, rate
 
-    for exported, keys, errors, mail_count, found in _ordered(count_chunk, remembered(), jobs):
+    for exported, keys, errors, mail_count, found in _ordered(partial(count_chunk, settings), remembered(), jobs):
         rate = rates.popleft()
         yield exported, keys, errors, mail_count, (found, rate) if found is not None else None
 
 
-def score_chunk(docs):
+def score_chunk(model, explain, docs):
     """A worker's predictions: (kept documents, log-probabilities, explanations, [(name, error)])."""
     errors = []
-    kept, log_proba, explanations = _state["model"].score(
-        docs, lambda doc, message: errors.append((doc.name, message)), _state["explain"]
-    )
+    kept, log_proba, explanations = model.score(docs, lambda doc, message: errors.append((doc.name, message)), explain)
     return [doc._replace(data=None) for doc in kept], log_proba, explanations, errors
 
 
@@ -150,9 +263,8 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
                 jobs = 1
     if jobs > 1:
         model.vocabulary.lookup, model.linear_form  # derive once here, not once per worker
-        _state["model"], _state["explain"] = model, explain
         chunks = in_batches(docs, CHUNK, pauses=True)
-        for kept, log_proba, explanations, errors in _ordered(score_chunk, chunks, jobs):
+        for kept, log_proba, explanations, errors in _ordered(partial(score_chunk, model, explain), chunks, jobs):
             report_errors(errors, on_error)
             if kept:
                 yield kept, log_proba, explanations
@@ -189,12 +301,7 @@ def ordered_runs(function, items, jobs=None):
         if items is None:
             return
     if jobs > 1:
-        _state["run"] = function
-        yield from _ordered(_run, items, jobs)
+        yield from _ordered(function, items, jobs)
         return
     for item in items:
         yield function(item)
-
-
-def _run(item):
-    return _state["run"](item)

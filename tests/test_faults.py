@@ -161,6 +161,74 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
 
 
 @needs_executable
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("whom", ["the process", "its group"])
+@pytest.mark.parametrize("command", [
+    ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
+    ["predict", "--lines", "-j", "2", "-m", "{model}"],
+])
+def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_model, signum, whom, command):
+    """SIGTERM or SIGHUP (to nbtext alone, or to its process group, workers and all, as a
+    service manager or a closed terminal sends it): one line, the status of a process
+    killed by that signal, no traceback from a worker, no worker left, no temporary file.
+    (Workers once shared a queue lock with the main process: one killed holding it left
+    the main process waiting for it forever.)"""
+    command = [a.format(model=demo_model) for a in command]
+    if command[0] == "train":
+        command += ["-o", str(tmp_path / "m")]
+    process = subprocess.Popen([NBTEXT, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
+    process.stdin.write(lines)
+    process.stdin.flush()
+    _wait_until_read(process.stdin, process)
+    os.killpg(process.pid, signum) if whom == "its group" else process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == -signum, stderr
+    assert stderr.decode() == f"nbtext: stopped by {signal.Signals(signum).name}\n"
+    left = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert left == [] and not list(tmp_path.glob(".nbtext-*")) and not (tmp_path / "m").exists()
+
+
+@needs_executable
+def test_sigterm_while_writing_the_model_leaves_the_old_one_and_no_temporary_file(tmp_path):
+    """The signal comes once the temporary file holds bytes (an event, not a delay)."""
+    folders = many_documents(tmp_path / "corpus", 1500)
+    model = tmp_path / "m"
+    assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
+    old = model.read_bytes()
+    process = subprocess.Popen([NBTEXT, "train", "-j", "1", "-o", model, *folders],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while process.poll() is None:
+        try:
+            if [p for p in tmp_path.glob(".nbtext-*.tmp") if p.stat().st_size > 0]:
+                process.terminate()
+                break
+        except FileNotFoundError:
+            pass
+    _, stderr = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the write ended before the signal came")
+    assert process.returncode == -signal.SIGTERM and stderr == b"nbtext: stopped by SIGTERM\n"
+    assert model.read_bytes() == old and not list(tmp_path.glob(".nbtext-*"))
+
+
+@needs_executable
+def test_filter_stopped_by_sigterm_passes_nothing_on_and_says_75(tmp_path, demo_model):
+    """The delivery agent keeps a message whose filter was stopped (EX_TEMPFAIL), so the
+    filter writes none of it: a part of a message is no message."""
+    process = subprocess.Popen([NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdin.write(b"Subject: free prize\n\nthe message is still arriving")
+    process.stdin.flush()
+    _wait_until_read(process.stdin, process)
+    process.terminate()
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 75 and stdout == b""
+    assert stderr == b"Error: stopped by SIGTERM: the message was not passed on\n"
+
+
+@needs_executable
 def test_kill_9_while_writing_leaves_the_old_model_or_the_new(tmp_path):
     """However a training dies, the model file is a whole model: the old one or the new.
     The kills come at events, not after delays (a fast or a loaded machine moves those):
