@@ -73,7 +73,7 @@ def _ordered(function, chunks, jobs):
                     waiting = chunk
                     break
                 worker = idle.pop()
-                worker.connection.send(chunk)
+                worker.give(chunk)
                 busy[worker.connection], handed = (worker, handed), handed + 1
             while yielded in done:
                 ok, result = done.pop(yielded)
@@ -99,28 +99,39 @@ class _Worker:
     """A forked worker process, and this process's end of its pipe."""
 
     def __init__(self, pid, connection):
-        self.pid, self.connection = pid, connection
+        self.pid, self.connection, self.ended = pid, connection, None
+
+    def give(self, chunk):
+        try:
+            self.connection.send(chunk)
+        except OSError:  # a broken pipe: the worker is gone (not our stdout's reader)
+            raise self._gone() from None
 
     def result(self):
         """(ok, what function returned or raised) for the chunk this worker held."""
         try:
             return self.connection.recv()
         except (EOFError, OSError):
-            from nbtext.errors import NbtextError
+            return False, self._gone()
 
-            return False, NbtextError(f"a worker process ended unexpectedly ({self._ending()})")
+    def _gone(self):
+        from nbtext.errors import NbtextError
+
+        return NbtextError(f"a worker process ended unexpectedly ({self._ending()})")
 
     def _ending(self):
         """How the worker ended, once it has."""
         import os
 
-        try:
-            _, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            return "its status is unknown"
-        self.pid = None
-        code = os.waitstatus_to_exitcode(status)
-        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        if self.ended is None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+                code = os.waitstatus_to_exitcode(status)
+                self.ended = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            except ChildProcessError:
+                self.ended = "its status is unknown"
+            self.pid = None
+        return self.ended
 
     def stop(self):
         """End the worker: one waiting for a chunk would leave on its own once the pipe

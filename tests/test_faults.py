@@ -191,6 +191,23 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
 
 
 @needs_executable
+def test_a_worker_killed_mid_job_is_one_line_not_a_hang(tmp_path, demo_model):
+    """A worker that dies (the kernel's out-of-memory killer, an operator's kill -9) ends the
+    job with one line naming how, where a pool of workers would wait for its answer forever."""
+    process = subprocess.Popen([NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model], stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process.stdin.write(b"free prize money now\n" * 3000)
+    process.stdin.flush()
+    _wait_until_read(process.stdin, process)
+    workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert workers, "predict -j 2 has no workers"
+    os.kill(int(workers[0]), signal.SIGKILL)
+    _, stderr = process.communicate(b"more lines for the workers\n" * 3000, timeout=60)  # they meet the dead one
+    assert process.returncode == 1
+    assert stderr == b"Error: a worker process ended unexpectedly (killed by signal 9)\n"
+
+
+@needs_executable
 def test_sigterm_while_writing_the_model_leaves_the_old_one_and_no_temporary_file(tmp_path):
     """The signal comes once the temporary file holds bytes (an event, not a delay)."""
     folders = many_documents(tmp_path / "corpus", 1500)
