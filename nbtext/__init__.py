@@ -15,7 +15,7 @@ from nbtext.version import __version__
 __all__ = ["NbtextError", "NaiveBayes", "train", "load", "evaluate", "merge", "__version__"]
 
 # The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
-_LAZY = {"NaiveBayes": "nbtext.model", "train": "nbtext.training", "load": "nbtext.model",
+_LAZY = {"NaiveBayes": "nbtext.model", "train": "nbtext.training", "load": "nbtext.loading",
          "evaluate": "nbtext.evaluation", "merge": "nbtext.merging"}
 
 

@@ -14,11 +14,12 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, Skipped, batch_progress, drawn_to, fold_reporter, pass_labels,
+from nbtext.console import (OneLineErrors, batch_progress, drawn_to, fold_reporter, pass_labels,
                             progress_drawer, user_errors, with_progress, write_batches)
-from nbtext.documents import in_batches
-from nbtext.formats import Output, counted, forget_summary, json_line, proba_header
-from nbtext.oneshot import OneMessageModel, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.container import locked
+from nbtext.documents import DEFAULT_BATCH, in_batches
+from nbtext.formats import Output, Skipped, counted, forget_summary, json_line, proba_header
+from nbtext.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
     plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option, split_params,
@@ -76,11 +77,11 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
       nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
     from nbtext.formats import train_summary
-    from nbtext.modelfile import check_writable, locked
+    from nbtext.container import check_writable
     from nbtext.parallel import default_jobs
     from nbtext.settings import shard_of, table_rows_model
     from nbtext.sources import labelled_input, nothing_to_learn, table_columns
-    from nbtext.training import DEFAULT_BATCH, reads_twice, train_corpus, update as update_model
+    from nbtext.training import reads_twice, train_corpus
 
     inputs, settings = split_params(params)
     with user_errors():
@@ -100,18 +101,19 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
                                   empty_ok=update)
             passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
-            batches = lambda: in_batches(with_progress(  # noqa: E731
-                docs(), next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
+            batched = lambda documents: in_batches(with_progress(  # noqa: E731
+                documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:
                 refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
                 if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
                     click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
                     return 0
-                with locked(model_path):  # read, change and write: one learner at a time
-                    model, stats = update_model(load_model(model_path, sample=True), batches, skipped)
-                    model.save(output)
+                model, stats = changed_model(model_path, output, docs(), batched, skipped)
+                if model is None:  # learned through the model's pending log
+                    return stats
             else:
-                model = train_corpus(batches, skipped, jobs or default_jobs(), shard is not None, **settings)
+                model = train_corpus(lambda: batched(docs()), skipped, jobs or default_jobs(), shard is not None,
+                                     **settings)
                 model.save(output)
     click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))
@@ -286,16 +288,14 @@ def forget(model_path, paths):
       nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S
       nbtext forget -m mail.model wrongly-learned.mbox
     """
-    from nbtext.modelfile import locked
     from nbtext.sources import path_documents
-    from nbtext.training import DEFAULT_BATCH, forget as forget_documents
 
     skipped, started = Skipped(), time.perf_counter()
-    with user_errors(), locked(model_path):
-        model, stats = forget_documents(
-            load_model(model_path, sample=True), lambda: in_batches(path_documents(paths), DEFAULT_BATCH), skipped,
-            lambda doc: click.echo(f"nbtext: not learned, left alone: {doc.name}", err=True))
-        model.save(model_path)
+    with user_errors():
+        model, stats = changed_model(model_path, model_path, path_documents(paths),
+                                     lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, forget=True)
+        if model is None:  # forgotten through the model's pending log
+            return stats
     click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
     return skipped.summary(stats["forgotten"] + stats["unknown"])
 
@@ -316,7 +316,7 @@ def merge(models, output):
     """
     from nbtext.formats import train_summary
     from nbtext.merging import merge as merge_models
-    from nbtext.modelfile import check_writable, locked
+    from nbtext.container import check_writable
 
     started = time.perf_counter()
     with user_errors():

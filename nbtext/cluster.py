@@ -217,9 +217,14 @@ def predict_on_scheduler(address, model_path, alpha, paths, files_from, separato
 def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None):
     """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
     (with the model of `model_path`, re-smoothed with `alpha` unless None), in input order."""
+    from nbtext.pending import Log
+
     with open(model_path, "rb") as f:
-        model_bytes = client.scatter(f.read(), broadcast=True)
-    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain)
+        data = f.read()
+    changes = Log(data).records  # what its pending section learned since it was written: folded in there
+    model_bytes = client.scatter(data, broadcast=True)
+    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain,
+                     changes=changes)
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
         report_errors(errors, on_error)
         if n:
@@ -308,18 +313,23 @@ def second_pass_partition(entries, settings, limit, function):
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 
-def score_partition(entries, model_bytes, alpha, limit, output, explain):
-    """(documents scored, their output lines, [(name, error)]) of a partition."""
+def score_partition(entries, model_bytes, alpha, limit, output, explain, changes=()):
+    """(documents scored, their output lines, [(name, error)]) of a partition (by the model
+    with `changes`, its pending log's records, folded in)."""
     from nbtext.exactmath import exp
     from nbtext.formats import Output, prediction_lines
     from nbtext.model import NaiveBayes
     from nbtext.modelfile import parse_state
 
     limit_bytes(limit)
-    key = (hash(model_bytes), alpha)
+    key = (hash(model_bytes), alpha, len(changes))
     if key not in _models:
         _models.clear()
         model = NaiveBayes.from_state(parse_state(model_bytes, "the model"))
+        if changes:
+            from nbtext.training import replayed
+
+            model = replayed(model, changes, to_score=True)
         _models[key] = model if alpha is None else model.with_alpha(alpha)
     model = _models[key]
     errors = []

@@ -10,8 +10,6 @@ from contextlib import contextmanager
 import click
 
 from nbtext.errors import INTERRUPTED, NbtextError, die_of_sigpipe, os_error, quiet_stdout
-from nbtext.formats import counted
-from nbtext.output import tsv_field
 from nbtext.output import ReaderGone, write_line
 
 
@@ -66,26 +64,6 @@ def user_errors():
         raise click.ClickException(str(e)) from None
     except MemoryError:
         raise click.ClickException("out of memory") from None
-
-
-class Skipped:
-    """Reports each document that cannot be read or parsed, by name, and counts them."""
-
-    def __init__(self):
-        self.count = 0
-
-    def __call__(self, doc, message):
-        self.count += 1
-        click.echo(f"nbtext: skipped {tsv_field(doc.name)}: {message}", err=True)  # one line, whatever the name
-
-    def summary(self, done, if_none=None):
-        """The run's closing line on stderr, and its exit status: 1 if documents were
-        skipped. `if_none`: what to say when there were no documents at all (an empty folder)."""
-        if self.count:
-            click.echo(f"nbtext: {counted(done, 'document')} done, {self.count:,} skipped", err=True)
-        elif not done and if_none:
-            click.echo(f"nbtext: {if_none}", err=True)
-        return 1 if self.count else 0
 
 
 PROGRESS_AFTER = 1.0  # seconds: a job shorter than this draws no bar

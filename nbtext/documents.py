@@ -13,6 +13,7 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 
 MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
+DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
 # unread, so time and memory are bounded per document. One notice per process says so.

@@ -4,13 +4,11 @@
     >>> report["accuracy"], report["confusion"]
 """
 
-import numpy as np
-
+from nbtext.documents import Document
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
 from nbtext.parallel import scored_batches
-from nbtext.documents import Document
 
 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):

@@ -5,6 +5,7 @@ a command line (nbtext.cli writes what they return).
 
 import json
 import math
+import sys
 from collections import namedtuple
 
 from nbtext.output import tsv_field
@@ -15,6 +16,26 @@ FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training docu
 def counted(n, noun):
     """`1 document`, `2 documents`, `1,185 documents`: a count and its noun, singular for one."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+class Skipped:
+    """Reports each document that cannot be read or parsed, by name, and counts them."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, doc, message):
+        self.count += 1
+        print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)  # one line, whatever the name
+
+    def summary(self, done, if_none=None):
+        """The run's closing line on stderr, and its exit status: 1 if documents were
+        skipped. `if_none`: what to say when there were no documents at all (an empty folder)."""
+        if self.count:
+            print(f"nbtext: {counted(done, 'document')} done, {self.count:,} skipped", file=sys.stderr)
+        elif not done and if_none:
+            print(f"nbtext: {if_none}", file=sys.stderr)
+        return 1 if self.count else 0
 
 
 def train_summary(model, stats, seconds, output):
@@ -224,6 +245,12 @@ def model_summary(summary, model_path, unit):
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")
+    if summary.get("pending"):
+        written = summary.get("written_calibration")
+        used = f" (until then, readers score with the file's T = {temperature_formula(written)})" \
+            if written and written != summary.get("calibration") else ""
+        lines.append(f"pending        {counted(summary['pending'], 'change')} at the end of the file, counted by every "
+                     f"reader; folded into it at {summary['pending_fold']}, the calibration then refitted{used}")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():

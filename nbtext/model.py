@@ -396,7 +396,9 @@ class NaiveBayes:
             "tokens_seen": self.vocabulary.n_tokens,
             "vocabulary": self.vocabulary.n_kept,
             "unk": self.has_unk,
-            **{key: self.file_info[key] for key in ("format_version", "nbtext_version") if key in self.file_info},
+            **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold",
+                                                "written_calibration")
+               if key in self.file_info},
             **({"calibration": self.calibration} if self.calibration is not None else {}),
             **({"calibration_sample": len(self.calibration_sample[1])} if self.calibration_sample is not None else {}),
         }

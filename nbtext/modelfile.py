@@ -9,12 +9,12 @@ concurrent learners.
 """
 
 import json
-import os
 import zlib
 
 import numpy as np
 
-from nbtext.container import FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, sample_section, split
+from nbtext.container import (FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, sample_section, split,
+                              write_atomically)
 from nbtext.errors import NbtextError
 from nbtext.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
 from nbtext.version import __version__
@@ -127,138 +127,6 @@ def _arrays(state):
         arrays["journal_hashes"] = np.asarray(hashes, dtype="|u1")
         arrays["journal_labels"] = np.asarray(labels, dtype="<i4")
     return arrays
-
-
-def check_writable(path):
-    """Fail before any corpus is read if a model file could not be written at `path`."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise NbtextError(f"{path} is a folder; give a file name with -o")
-    _refuse_special(path)
-    if not os.path.isdir(folder):
-        raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
-    import tempfile
-
-    try:  # what the write will do (a special or read-only file system says no only here)
-        fd, probe = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX.format(os.getpid()), suffix=".tmp", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
-
-
-_TEMPORARY_PREFIX = ".nbtext-{}-"  # and the writer's process id: a file of a process gone is stale
-
-
-def _refuse_special(path):
-    """A model is written only where a regular file is, or none: never over a device, a
-    FIFO or a socket (as root, `-o /dev/null` would have replaced /dev/null)."""
-    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-        raise NbtextError(f"{path} is not a regular file (a device, FIFO or socket): give another path with -o")
-
-
-def _remove_stale_temporaries(folder):
-    """Remove the temporary files our own writes left in `folder` when they were killed
-    (SIGKILL, a power cut): `.nbtext-PID-*.tmp` of a process that no longer runs."""
-    import re
-
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith(".nbtext-") and n.endswith(".tmp")]
-    except OSError:
-        return
-    for name in names:
-        match = re.fullmatch(r"\.nbtext-(\d+)-\w+\.tmp", name)
-        if match is None or int(match.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
-        except ProcessLookupError:  # gone: the file is ours and nobody's now
-            try:
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
-        except (PermissionError, OverflowError):
-            pass  # another user's process, alive: its file
-
-
-def write_atomically(path, chunks):
-    """Write bytes so that `path` is either the old file or the complete new one, never half.
-
-    A temporary file in the same folder, then rename. A path that is a symbolic link is
-    written through to the file it points to (the link stays a link); an existing file keeps
-    its mode and, where the writer may set it, its owner; a new file gets the mode the umask
-    gives. A path that is a device, FIFO or socket is refused; temporary files left by
-    writers that were killed are removed."""
-    import tempfile
-
-    path = os.fspath(path)
-    target = os.path.realpath(path) if os.path.islink(path) else path
-    _refuse_special(target)
-    folder = os.path.dirname(os.path.abspath(target))
-    _remove_stale_temporaries(folder)
-    try:
-        existing = os.stat(target)
-    except OSError:
-        existing = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX.format(os.getpid()), suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in chunks:
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        if existing is not None:
-            os.chmod(tmp, existing.st_mode & 0o7777)
-            if (existing.st_uid, existing.st_gid) != (os.getuid(), os.getgid()):
-                try:
-                    os.chown(tmp, existing.st_uid, existing.st_gid)
-                except PermissionError:
-                    pass  # only root may give a file away: it is then the writer's
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
-        os.replace(tmp, target)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):  # a full disk, a read-only or special file system, permissions
-            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
-        raise
-
-
-class locked:
-    """An exclusive lock on a model while it is read, changed and written (`train
-    --update`, `forget`): `with locked(path): ...`. The lock is a file beside the model,
-    PATH.lock, held with flock; two learners take turns, and readers (predict, filter)
-    never wait, since a model is only ever replaced whole by rename."""
-
-    def __init__(self, path):
-        real = os.path.realpath(os.fspath(path))
-        self.lock_path = real + ".lock"
-
-    def __enter__(self):
-        import fcntl
-
-        try:
-            self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError as e:
-            raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl
-
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
 
 
 def read_state(path, sample=True):

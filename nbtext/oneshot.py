@@ -39,10 +39,24 @@ def load_model(path, alpha=None, sample=False):
 
 
 def numpy_model(data, path, alpha=None):
-    from nbtext.model import from_bytes
+    from nbtext.loading import model_of_bytes
 
-    model = from_bytes(data, path)
-    return model if alpha is None else model.with_alpha(alpha)
+    return model_of_bytes(data, path, alpha)
+
+
+def with_pending(pure, data, path):
+    """A PureModel with its model's pending log folded in (nbtext.pending), or None when
+    the numpy path must fold it."""
+    from nbtext.pending import Changes, Log
+    from nbtext.purescore import Unserved
+
+    log = Log(data)
+    if not log.records:
+        return pure
+    try:
+        return pure.with_changes(Changes(pure.classes, log.records))
+    except (Unserved, ValueError, KeyError, TypeError):
+        return None
 
 
 class OneMessageModel:
@@ -56,6 +70,8 @@ class OneMessageModel:
         self.path, self.alpha = path, alpha
         self._data = model_bytes(path)
         self.pure = of_file(self._data, path) if alpha is None else None
+        if self.pure is not None:
+            self.pure = with_pending(self.pure, self._data, path)
         self._model = None
 
     @property
@@ -89,6 +105,63 @@ class OneMessageModel:
         if probabilities is None:
             probabilities = self.model.predict_proba([document])[0]
         return decide(self.classes, probabilities, unsure_below)
+
+
+def changed_model(model_path, output, documents, batched, skipped, forget=False):
+    """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
+    the model's pending log when it can take them (nbtext.learnone; its summary printed
+    here), giving (None, the exit status); else the full way, under the model's lock:
+    the model loaded with its log folded in, changed (`batched(documents)` gives the
+    batches), written to `output`: (the model, its stats)."""
+    from itertools import chain
+
+    from nbtext.container import locked
+    from nbtext.learnone import Fallback, through_log
+
+    if os.path.realpath(output) == os.path.realpath(model_path):
+        result = through_log(model_path, documents, forget)
+        if not isinstance(result, Fallback):
+            return None, _logged(model_path, *result, forget)
+        documents = chain(result.consumed, documents)
+    from nbtext.container import check_writable
+    from nbtext.training import forget as forget_documents, update
+
+    check_writable(output)  # before the rest of the documents is read
+    once = iter([documents])  # a model of counts reads its documents once
+    with locked(model_path):
+        model = load_model(model_path, sample=True)
+        if forget:
+            model, stats = forget_documents(model, lambda: batched(next(once)), skipped, _not_learned)
+        else:
+            model, stats = update(model, lambda: batched(next(once)), skipped)
+        model.save(output)  # whole, by rename: its pending records are in it now
+    return model, stats
+
+
+def _not_learned(doc):
+    print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
+
+
+def _logged(model_path, stats, skipped, records, forget):
+    """Say what went to the pending log, as the full way says what it learned: the
+    documents not learned or skipped by name, then the summary; the exit status."""
+    from nbtext.output import tsv_field
+    from nbtext.pending import COMPACT_AFTER
+
+    for doc, message in skipped:
+        if message is None:
+            _not_learned(doc)
+        else:
+            print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)
+    done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
+        f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
+    print(f"{done}; {records:,} of {COMPACT_AFTER} changes pending at the end of the model file (folded into it at "
+          f"{COMPACT_AFTER}, the calibration then refitted) -> {model_path}", file=sys.stderr)
+    failed = sum(message is not None for _, message in skipped)
+    if failed:
+        learned = sum(stats.values()) - stats.get("duplicates", 0)
+        print(f"nbtext: {learned:,} document{'s' if learned != 1 else ''} done, {failed:,} skipped", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def stdin_document():
@@ -276,9 +349,75 @@ def plain_options(args):
     return options
 
 
+def learning_options(args, forget):
+    """{"model", "quiet", "paths"} if `args` (of `train` or `forget`) hold nothing but -m
+    FILE / --model-file[=]FILE, -q, (train) --update, and paths or LABEL=PATHs that do not
+    start with '-'; else None. `train` without --update is None."""
+    options, update, i = {"model": default_model_path(), "quiet": False, "paths": []}, forget, 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-m", "--model-file") and i + 1 < len(args):
+            options["model"], i = args[i + 1], i + 2
+            continue
+        if arg.startswith("--model-file="):
+            options["model"] = arg.split("=", 1)[1]
+        elif arg in ("-q", "--quiet") and not forget:
+            options["quiet"] = True
+        elif arg == "--update" and not forget:
+            update = True
+        elif arg and not arg.startswith("-"):
+            options["paths"].append(arg)
+        else:
+            return None
+        i += 1
+    return options if update and options["paths"] else None
+
+
+def learn(argv):
+    """`train --update` or `forget` with plain arguments, as the full command line runs
+    them (the documents read by the same readers, the same messages), without click: a
+    learn-on-error job pays its start-up for every message corrected."""
+    import time
+
+    from nbtext.documents import DEFAULT_BATCH, in_batches
+    from nbtext.formats import Skipped, forget_summary, train_summary
+    from nbtext.sources import labelled_documents, nothing_to_learn, path_documents
+
+    forget = argv[0] == "forget"
+    options = learning_options(argv[1:], forget)
+    if options is None or (not options["quiet"] and sys.stderr.isatty()):
+        return None  # on a terminal, the full command line draws the progress of a long job
+    model_path, paths, started = options["model"], options["paths"], time.perf_counter()
+    if forget:
+        documents = path_documents(paths)
+    else:
+        if nothing_to_learn(paths):  # learn-on-error folders: often empty
+            print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+            return 0
+        documents = labelled_documents(paths, empty_ok=True)
+    skipped = Skipped()
+    model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
+                                 skipped, forget)
+    if model is None:
+        return stats  # learned through the model's pending log
+    seconds = time.perf_counter() - started
+    if forget:
+        print(forget_summary(model, stats, seconds, model_path), file=sys.stderr)
+        return skipped.summary(stats["forgotten"] + stats["unknown"])
+    print(train_summary(model, stats, seconds, model_path), file=sys.stderr)
+    return skipped.summary(int(model.class_count.sum()))
+
+
 def fast(argv):
-    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments; None
-    when it cannot (click then parses them)."""
+    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments, and
+    `train --update` or `forget` (see `learn`); None when it cannot (click then parses
+    them)."""
+    if argv and argv[0] in ("train", "forget"):
+        try:
+            return learn(argv)
+        except NbtextError as e:
+            print(f"Error: {e}", file=sys.stderr)
+            return 1
     if not argv or argv[0] not in ("predict", "filter"):
         return None
     options = plain_options(argv[1:])

@@ -12,7 +12,7 @@ import os
 
 from nbtext.errors import NbtextError
 from nbtext.metrics import reliability_bins, roc_curve
-from nbtext.modelfile import write_atomically
+from nbtext.container import write_atomically
 
 EXTRA = "pip install 'nbtext[plot]'"
 FORMATS = (".png", ".svg", ".pdf")
@@ -21,7 +21,7 @@ FORMATS = (".png", ".svg", ".pdf")
 def check_plot_path(path, folds=None):
     """Refuse a --plot file of another type, one that could not be written (a folder that
     does not exist or is not writable), or (eval) --plot with --folds, before any work."""
-    from nbtext.modelfile import check_writable
+    from nbtext.container import check_writable
 
     if os.path.splitext(str(path))[1].lower() not in FORMATS:
         raise NbtextError(f"--plot writes a .png, .svg or .pdf file, not {path}")

@@ -60,6 +60,7 @@ class PureModel:
         if "token_keys" not in header["arrays"]:
             raise Unserved
         arrays = {name: _array(payload, header["arrays"][name]) for name in _USED}
+        self.header, self.payload = header, payload
         self.classes = header["classes"]
         self.alpha = float(settings["alpha"])
         self.min_count = settings["min_count"]
@@ -73,9 +74,62 @@ class PureModel:
         # per class: T_k (counts), or Σ_j log(1 − θ_kj) (presence)
         self.class_constant = record["totals"] if self.form == "counts" else record["absent"]
         self.log_prior = _log_prior(list(self.class_count), self.alpha, settings["prior"])
+        self.changes = None  # nbtext.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
         self.temperature = calibration.get("temperature", 1.0)
         self.length_exponent = calibration.get("length_exponent", 0.0)
+
+    def follows_changes(self):
+        """Whether records of learned and forgotten documents can be folded into this
+        model without every token's counts: a multinomial (or other counts) model whose
+        features are chosen by --min-count alone (a --max-features rule moves with every
+        count)."""
+        return self.form == "counts" and self.kept_rule is None
+
+    def with_changes(self, changes):
+        """This model with `changes` (nbtext.pending.Changes of its log) folded in: the
+        class counts and the one-document record after them, each token's counts as
+        token_counts gives them. The calibration is the file's until the log is folded
+        into the file (then it is refitted)."""
+        if not self.follows_changes():
+            raise Unserved
+        self.changes = changes
+        if not changes.derived:
+            return self
+        self.class_count = [a + b for a, b in zip(self.class_count, changes.class_count)]
+        record = changes.derived
+        self.n_features, self.unk, self.class_constant = record["features"], record["unk"], record["totals"]
+        self.log_prior = _log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
+        return self
+
+    def token_counts(self, token):
+        """(token index in the file or -1, the token's counts per class, or None for a token
+        never seen), the log's changes included."""
+        index = find_one(encode(token), self.keys, self.order, self.blob)
+        if index is None:
+            raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+        counts = self.counts(index) if index >= 0 else None
+        delta = self.changes.delta(token) if self.changes is not None else None
+        if delta is not None:
+            counts = [a + b for a, b in zip(counts or [0.0] * len(self.classes), delta)]
+        return index, counts
+
+    def journal_label(self, key):
+        """The class the file's journal holds the document of 16-byte `key` under, or None."""
+        spec = self.header["arrays"].get("journal_hashes")
+        if spec is None:
+            return None
+        hashes = raw_array(self.payload, spec)
+        lo, hi = 0, spec["shape"][0]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if bytes(hashes[16 * mid : 16 * mid + 16]) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < spec["shape"][0] and bytes(hashes[16 * lo : 16 * lo + 16]) == key:
+            return self.classes[_array(self.payload, self.header["arrays"]["journal_labels"])[lo]]
+        return None
 
     def counts(self, index):
         """The counts of token `index` in each class (0 where its CSR row has none)."""
@@ -107,10 +161,7 @@ class PureModel:
         if len(distinct) > MAX_DISTINCT_TOKENS or len(distinct) * len(self.classes) > MAX_LOOKUPS:
             raise Unserved
         for token, n in distinct.items():
-            index = find_one(encode(token), self.keys, self.order, self.blob)
-            if index is None:
-                raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
-            counts = self.counts(index) if index >= 0 else None
+            index, counts = self.token_counts(token)
             if counts is not None and self.is_kept(index, counts):
                 features.append((token, n, counts))
             else:

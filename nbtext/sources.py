@@ -206,7 +206,7 @@ def tokenized(tokenize, batch, on_error=None):
     """(documents, token lists) of a batch, leaving out documents that cannot be read or
     parsed: each is passed to `on_error(document, message)`, or raises without one."""
     kept, token_lists = [], []
-    for doc in _each_loaded(batch):
+    for doc in each_loaded(batch):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
@@ -249,7 +249,7 @@ def loaded(doc):
     return doc
 
 
-def _each_loaded(batch):
+def each_loaded(batch):
     """The documents of a batch with their data read; a file of a folder still to be read
     that is an mbox is its messages (PATH:N), as the same file named on the command line."""
     for doc in batch:

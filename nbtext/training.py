@@ -19,11 +19,11 @@ from nbtext.labels import label_problem
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
-from nbtext.documents import Document, in_batches
+from nbtext.documents import DEFAULT_BATCH, Document, in_batches
+from nbtext.pending import COMPACT_AFTER
 from nbtext.sources import document_key, report_errors, tokenized
 from nbtext.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 
-DEFAULT_BATCH = 1000
 
 
 def train(documents, labels, **options):
@@ -239,9 +239,55 @@ def documents_with_unk(vocabulary, classes, token_lists, labels):
     return (np.bincount(rows[has_unk], minlength=len(classes)).astype(np.float64),)
 
 
+def replayed(model, records, to_score=None):
+    """`model` with the records of its pending log (nbtext.pending) folded in, as `update`
+    and `forget` fold in the documents they record: with its calibration sample read (and
+    not `to_score`), the model those commands write (its temperature refitted on the
+    sample); else the model every reader scores with until then (the counts changed, the
+    file's temperature), which cannot be saved. A record's document leaves the class it
+    was learned under (`from`) and joins the one it is learned under now (`label`; none:
+    forgotten)."""
+    exact = not model.sample_unread if to_score is None else not to_score
+    table = _count_table(model)
+    journal, mail_documents = dict(model.journal), _mail_documents(model)
+    sample = _Sample(model) if exact else None
+    for record in records:
+        tokens, key = record["tokens"], bytes.fromhex(record["hash"])
+        if record["from"] is not None:
+            table.add([tokens], [record["from"]], weight=-1.0)
+            if exact:
+                sample.remove(tokens, record["from"])
+        if record["label"] is None:
+            journal.pop(key, None)
+            mail_documents -= record["mail"]
+            continue
+        table.add([tokens], [record["label"]])
+        if exact:
+            sample.add(tokens, record["label"])
+        journal[key] = record["label"]
+        mail_documents += record["mail"] and record["from"] is None
+    changed = model_of_table(model.settings, table, journal, _no_second_pass, _corpus(model, mail_documents))
+    changed.file_info = {**model.file_info, "pending": len(records), "pending_fold": COMPACT_AFTER,
+                         "written_calibration": model.calibration}
+    if exact:
+        return sample.calibrated(changed)
+    changed.calibration, changed.sample_bound, changed.sample_mode = \
+        model.calibration, model.sample_bound, model.sample_mode  # (its sample unread: not to be saved)
+    return changed
+
+
+def _no_second_pass(function):
+    raise NbtextError("a model whose changes need its corpus read again cannot have pending changes")
+
+
 def _learnable(model, verb):
     if model.sample_unread:
         raise NbtextError(f"cannot {verb} a model loaded without its calibration sample (load it whole)")
+    return _count_table(model, verb)
+
+
+def _count_table(model, verb="change"):
+    """The CountTable of a model's counts, to change them."""
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
     if model.binary and model.has_unk:

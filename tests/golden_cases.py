@@ -101,9 +101,8 @@ def produce(folder):
         produced = {}
         for name, args in MODELS.items():
             run(["train", "-o", f"{name}.model", *args])
-        for name, (start, args) in UPDATES.items():
-            Path(f"{name}.model").write_bytes(Path(f"{start}.model").read_bytes())
-            run(["train", "--update", "-m", f"{name}.model", *args])
+        for name, (start, args) in UPDATES.items():  # the full way (-o another file): the file rewritten
+            run(["train", "--update", "-m", f"{start}.model", "-o", f"{name}.model", *args])
         for name in [*MODELS, *UPDATES]:
             produced[f"{name}.model"] = Path(f"{name}.model").read_bytes()
         for name, args in outputs().items():

@@ -251,9 +251,14 @@ def test_learn_forget_relearn_is_the_same_model(tmp_path):
     result = run("forget", "-m", forgot, DEMO / "test" / "spam", unknown)
     assert result.exit_code == 0
     assert f"not learned, left alone: {unknown}" in result.stderr and "forgot 13, not learned 1" in result.stderr
-    assert forgot.read_bytes() == base.read_bytes()  # forgetting = never having learned
+
+    def folded(path):  # the model file with its pending section folded in (what the 50th change writes)
+        nbtext.load(path).save(tmp_path / "folded.model")
+        return (tmp_path / "folded.model").read_bytes()
+
+    assert folded(forgot) == base.read_bytes()  # forgetting = never having learned
     assert run("train", "--update", "-m", forgot, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
-    assert forgot.read_bytes() == learned.read_bytes()
+    assert folded(forgot) == folded(learned)
 
 
 def test_two_concurrent_updates_both_land(tmp_path):

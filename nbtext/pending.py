@@ -1,0 +1,164 @@
+"""Messages learned or forgotten since a model file was written: records appended to it.
+
+Learning one message by rewriting the model costs the whole model (read, count, calibrate,
+write). `train --update` and `forget` of a few messages of a model whose one-message
+record can follow them (nbtext.learnone) append one record per document to the model
+file's pending section instead, and every reader folds the records in: the one-message
+path (nbtext.purescore), the model loaded whole (nbtext.loading). When the section holds
+COMPACT_AFTER records, or whenever the model is changed the full way, the records are
+folded into the model itself: the file that `train --update` and `forget` of those
+documents write, byte for byte (written as every model is, whole, by rename), with no
+pending section. A copy of the file is a copy of all of it.
+
+    the model file      as nbtext.container says, then
+    b"NBTEXT-PENDING\\n" the pending section's magic
+    records             each: u32 length, u32 CRC-32 of the body, body (UTF-8 JSON)
+
+A record is one document: `hash` (its journal key, hex), `label` (the class it is now
+learned under, or null: forgotten), `from` (the class it was learned under before, or
+null: new), `tokens` (as tokenized, in order), `mail` (read as e-mail), and `derived`, the
+model's one-document record after it (number of features, UNK counts, totals: what a
+reader would otherwise need every token's counts for). A record cut short by a kill fails
+its checksum and ends the section (readers stop there; the next learner cuts it off), so
+a reader sees the state before or after each record, never half of one.
+"""
+
+import json
+import os
+import struct
+import zlib
+
+from nbtext.container import HEADER_CRC, MAGIC, PENDING_MAGIC, PREAMBLE, sections
+
+RECORD = struct.Struct("<II")
+COMPACT_AFTER = 50  # records: then the learner folds them into the model file
+MAX_BATCH = 20  # documents one `train --update` or `forget` learns through the pending section
+
+
+class Log:
+    """The records of a model file's pending section, from the file's bytes `data` (as
+    nbtext.container.read_bytes reads them, the sample left out or not), and where in the
+    file the section and its last whole record end."""
+
+    def __init__(self, data):
+        self.records = []
+        version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
+        start = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0)
+        header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
+        sample = header["sample"]["bytes"] if "sample" in header else 0
+        at = sections(data, header)[1]
+        # where the section starts in the file (where the sample always is)
+        self.start = start + header_length + header["payload_bytes"] + sample
+        self.end = None  # in the file, the end of the last whole record: None, no section yet
+        if at is None or at == len(data):
+            return
+        position = at + len(PENDING_MAGIC)
+        while position + RECORD.size <= len(data):
+            length, crc = RECORD.unpack_from(data, position)
+            body = data[position + RECORD.size : position + RECORD.size + length]
+            if len(body) < length or zlib.crc32(body) != crc:
+                break  # cut short by a kill: the section ends before it
+            try:
+                self.records.append(_checked(json.loads(body.decode("utf-8"))))
+            except (ValueError, KeyError, TypeError):
+                break
+            position += RECORD.size + length
+        self.end = self.start + position - at
+
+    def append(self, path, records):
+        """Write `records` to the model file at `path` after the whole ones (a torn tail is
+        cut off first), durably. The caller holds the model's lock and read the file under it."""
+        body = b"".join(_framed(record) for record in records)
+        try:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                if self.end is None:  # the first: the section starts
+                    body, self.end = PENDING_MAGIC + body, self.start
+                os.ftruncate(fd, self.end)
+                os.lseek(fd, self.end, os.SEEK_SET)
+                view = memoryview(body)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            from nbtext.errors import NbtextError
+
+            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+        self.records.extend(records)
+        self.end += len(body)
+
+
+def _framed(record):
+    body = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    return RECORD.pack(len(body), zlib.crc32(body)) + body
+
+
+def _checked(record):
+    """A record as read, its fields of the right types (else ValueError)."""
+    if not (isinstance(record, dict) and isinstance(record["hash"], str) and len(record["hash"]) == 32
+            and all(record[k] is None or isinstance(record[k], str) for k in ("label", "from"))
+            and isinstance(record["tokens"], list) and set(map(type, record["tokens"])) <= {str}
+            and isinstance(record["mail"], bool) and isinstance(record["derived"], dict)):
+        raise ValueError("not a record")
+    bytes.fromhex(record["hash"])
+    return record
+
+
+def _check_derived(derived, n_classes):
+    """A record's one-document record as nbtext.schema.check_one_document wants it (its
+    counts and sums whole, finite and not negative), else ValueError."""
+    import math
+
+    def counts(values):
+        return isinstance(values, list) and len(values) == n_classes and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values)
+
+    if not (set(derived) == {"features", "unk", "totals"} and isinstance(derived["features"], int)
+            and derived["features"] >= 0 and (derived["unk"] is None or counts(derived["unk"]))
+            and counts(derived["totals"])):
+        raise ValueError("a pending record's one-document record is not one")
+
+
+class Changes:
+    """What a log's records change: per class the documents added (class_count), the
+    journal's changes (hash -> label, None for forgotten), the one-document record after
+    the last record (None if none), and (`delta`) a token's counts added in each class."""
+
+    def __init__(self, classes, records=()):
+        self.classes = list(classes)
+        self.row = {label: k for k, label in enumerate(self.classes)}
+        self.class_count = [0] * len(self.classes)
+        self.documents = []  # per record: (its tokens counted, the class it joins, the class it leaves)
+        self.journal = {}
+        self.derived = None
+        for record in records:
+            self.add(record)
+
+    def add(self, record):
+        from collections import Counter
+
+        if any(record[k] is not None and record[k] not in self.row for k in ("label", "from")):
+            raise ValueError("a pending record of a class the model does not have")
+        _check_derived(record["derived"], len(self.classes))
+        joins, leaves = (self.row.get(record[k]) for k in ("label", "from"))
+        for k, sign in ((joins, 1), (leaves, -1)):
+            if k is not None:
+                self.class_count[k] += sign
+        self.documents.append((Counter(record["tokens"]), joins, leaves))
+        self.journal[bytes.fromhex(record["hash"])] = record["label"]
+        self.derived = record["derived"]
+
+    def delta(self, token):
+        """The counts the records add to `token` in each class, or None if they add none."""
+        delta = None
+        for counted, joins, leaves in self.documents:
+            n = counted.get(token)
+            if n:
+                delta = delta or [0] * len(self.classes)
+                if joins is not None:
+                    delta[joins] += n
+                if leaves is not None:
+                    delta[leaves] -= n
+        return delta

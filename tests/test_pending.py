@@ -1,0 +1,197 @@
+"""Learning and forgetting a few messages through the model's pending log (nbtext.pending,
+nbtext.learnone): what every reader sees is what the full way would give, and folding the
+log into the file writes the bytes `train --update` and `forget` write."""
+
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nbtext
+from nbtext import pending
+from nbtext.oneshot import OneMessageModel
+
+from conftest import ROOT
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+MAIL = ROOT / "corpora" / "mail"
+pytestmark = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+
+
+def nbtext_run(*args, input=None):
+    result = subprocess.run([NBTEXT, *map(str, args)], input=input, capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    return result
+
+
+@pytest.fixture
+def model(tmp_path):
+    """A model of half the demo corpus, and the other half's messages to learn."""
+    train = tmp_path / "train"
+    for label in ("spam", "ham"):
+        files = sorted((MAIL / "train" / label).iterdir())
+        (train / label).mkdir(parents=True)
+        for f in files[::2]:
+            shutil.copy(f, train / label / f.name)
+    path = tmp_path / "m.model"
+    nbtext_run("train", "-o", path, train / "spam", train / "ham")
+    return path
+
+
+def messages(label, part="train"):
+    return sorted((MAIL / part / label).iterdir())
+
+
+def copy(path, name):
+    target = path.with_name(name)
+    shutil.copy(path, target)
+    return target
+
+
+def probabilities(model_path, documents):
+    """(the one-message path's, the model loaded whole's) P(k | document) of each."""
+    one = OneMessageModel(str(model_path))
+    assert one.pure is not None, "the one-message path should serve this model"
+    whole = nbtext.load(str(model_path), sample=False)
+    return [one.pure_probabilities(d.read_bytes()) for d in documents], \
+        whole.predict_proba([d.read_bytes() for d in documents]).tolist()
+
+
+def test_learning_through_the_log_then_folding_it_writes_what_update_writes(model):
+    """Each message learned on its own through the log (new ones, ones moved to the other
+    class, one already known); then the log folded into the file: the bytes of one
+    `train --update` of them all, through the full way."""
+    start, full = copy(model, "start.model"), model.with_name("full.model")
+    batch = [("spam", m) for m in messages("spam")[1::2][:6]] + [("ham", m) for m in messages("ham")[1::2][:6]] \
+        + [("ham", messages("spam")[0]), ("spam", messages("ham")[0])]  # moved: learned under the other class
+    for label, message in batch + [("ham", messages("ham")[1])]:  # the last: learned already (a duplicate)
+        result = nbtext_run("train", "--update", "-m", model, f"{label}={message}")
+        assert b"changes pending" in result.stderr  # the pending section took it
+    assert len(pending.Log(model.read_bytes()).records) == len(batch)
+    # the full way, from the same start: -o another file never goes through the log
+    nbtext_run("train", "--update", "-m", start, "-o", full, *(f"{label}={message}" for label, message in batch))
+    folded = model.with_name("folded.model")
+    nbtext.load(str(model)).save(str(folded))  # loaded whole with its sample: the log folded in as update does
+    assert folded.read_bytes() == full.read_bytes()
+
+
+def test_every_reader_sees_the_log_and_agrees(model):
+    """The one-message path and the model loaded whole score with the log's changes (new
+    tokens, tokens crossing --min-count, moved and forgotten messages) and agree."""
+    queries = messages("spam", "test")[:5] + messages("ham", "test")[:5]
+    before = probabilities(model, queries)
+    for message in messages("spam")[1::2][:5]:
+        nbtext_run("train", "--update", "-m", model, f"spam={message}")
+    nbtext_run("train", "--update", "-m", model, f"spam={messages('ham')[0]}")  # moved
+    nbtext_run("forget", "-m", model, messages("spam")[2])  # learned by the training, forgotten here
+    pure, whole = probabilities(model, queries)
+    assert pure != before[0]  # the log changed something
+    for p, q in zip(pure, whole):
+        assert p == pytest.approx(q, abs=1e-9)
+    stdin = nbtext_run("predict", "-m", model, "--proba", input=queries[0].read_bytes()).stdout.split()
+    batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", queries[0]).stdout.split()
+    assert stdin[1:] == batch[1:]  # the label and the probabilities, to the printed digit
+
+
+def test_learn_then_forget_through_the_log_gives_back_the_same_file(model):
+    original = model.read_bytes()
+    new = messages("spam", "test")[:3]
+    for message in new:
+        nbtext_run("train", "--update", "-m", model, f"spam={message}")
+    for message in new:
+        nbtext_run("forget", "-m", model, message)
+    folded = model.with_name("folded.model")
+    nbtext.load(str(model)).save(str(folded))
+    assert folded.read_bytes() == original
+
+
+def test_the_log_is_folded_into_the_file_when_full(model):
+    """At COMPACT_AFTER records the next learner takes the full way: the file is rewritten
+    whole, without a pending section, and it is the one update writes."""
+    start, full = copy(model, "start.model"), model.with_name("full.model")
+    batch = [f"{label}={m}" for label in ("spam", "ham") for m in messages(label, "test") + messages(label)[1::2]]
+    batch = batch[: pending.COMPACT_AFTER + 1]
+    assert len(batch) == pending.COMPACT_AFTER + 1
+    for spec in batch[:-1]:
+        nbtext_run("train", "--update", "-m", model, spec)
+    assert len(pending.Log(model.read_bytes()).records) == pending.COMPACT_AFTER
+    result = nbtext_run("train", "--update", "-m", model, batch[-1])
+    assert b"pending" not in result.stderr and pending.PENDING_MAGIC not in model.read_bytes()
+    nbtext_run("train", "--update", "-m", start, "-o", full, *batch)
+    assert model.read_bytes() == full.read_bytes()
+
+
+def test_a_section_cut_short_anywhere_is_the_state_before_its_last_record(model):
+    """A kill mid-append leaves a torn last record: readers see the model without it, and
+    the next learner cuts it off before it appends."""
+    first, second, third = messages("spam", "test")[:3]
+    nbtext_run("train", "--update", "-m", model, f"spam={first}")
+    one = model.read_bytes()
+    nbtext_run("train", "--update", "-m", model, f"spam={second}")
+    two = model.read_bytes()
+    expected = probabilities(model, [third])  # with both
+    model.write_bytes(one)
+    with_one = probabilities(model, [third])
+    assert with_one != expected
+    for cut in sorted(random.Random(0).sample(range(len(one), len(two)), 25)):
+        model.write_bytes(two[:cut])
+        assert probabilities(model, [third]) == with_one
+    model.write_bytes(two[: len(two) - 3])
+    nbtext_run("train", "--update", "-m", model, f"spam={second}")  # learned again: the torn copy is cut off
+    assert model.read_bytes() == two and probabilities(model, [third]) == expected
+
+
+def test_a_copy_of_the_model_file_is_all_of_it(model, tmp_path):
+    """The pending section is in the model file: a copy (a backup, a model shared) holds
+    what was learned, and a model trained anew over it has none."""
+    nbtext_run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
+    backup = copy(model, "backup.model")
+    queries = messages("ham", "test")[:3]
+    assert probabilities(backup, queries) == probabilities(model, queries)
+    nbtext_run("train", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert pending.Log(model.read_bytes()).records == [] and pending.PENDING_MAGIC not in model.read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["unknown class", "tokens not text", "derived not a record", "garbage"])
+def test_a_corrupt_log_is_one_line_on_every_path(model, damage):
+    """A log whose checksums are right but whose records are not ones nbtext writes: the
+    one-message path and the whole model refuse it alike (filter tags the message `error`
+    and exits 1, as for a corrupt model)."""
+    import json
+    import zlib
+
+    before = model.read_bytes()
+    nbtext_run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
+    data = model.read_bytes()
+    head = len(before) + len(pending.PENDING_MAGIC)
+    record = json.loads(data[head + 8:])
+    if damage == "unknown class":
+        record["label"] = "eggs"
+    elif damage == "tokens not text":
+        record["tokens"] = [1, 2]
+    elif damage == "derived not a record":
+        record["derived"] = {"features": -1}
+    body = b"{not json" if damage == "garbage" else json.dumps(record).encode()
+    model.write_bytes(data[:head] + pending.RECORD.pack(len(body), zlib.crc32(body)) + body)
+    message = messages("spam", "test")[1].read_bytes()
+    results = [subprocess.run([NBTEXT, *args, "-m", model], input=message, capture_output=True)
+               for args in (["predict"], ["filter"], ["predict", "-j", "1", "-"])]
+    if damage in ("tokens not text", "garbage"):  # the reader stops before a record it cannot read
+        assert all(r.returncode == 0 for r in results)
+        return
+    for r in results:
+        assert r.returncode == 1 and r.stderr.count(b"\n") == 1 and b"its pending section" in r.stderr, r.stderr
+    assert b"X-Nbtext-Class: error" in results[1].stdout
+
+
+def test_learners_at_once_lose_nothing(model):
+    """Learners started together take turns on the model's lock: every message is in."""
+    batch = messages("spam", "test")[:8]
+    processes = [subprocess.Popen([NBTEXT, "train", "--update", "-m", model, f"spam={m}"], stderr=subprocess.DEVNULL)
+                 for m in batch]
+    assert all(p.wait(timeout=120) == 0 for p in processes)
+    journal = pending.Changes(["ham", "spam"], pending.Log(model.read_bytes()).records)
+    assert len(journal.journal) == len(batch) and set(journal.journal.values()) == {"spam"}
