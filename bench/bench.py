@@ -144,6 +144,50 @@ def bench_latency(reps, results):
     results["latency"] = {name: summary(v) for name, v in times.items()}
 
 
+def distinct_copies(corpus, times):
+    """data/CORPUS (train and test) `times` times as build/bench/CORPUS-distinct-xN, each
+    copy's words given a suffix of their own (Latin letters, so they stay tokens): a corpus
+    and a vocabulary `times` times as large, as a mail server's model of five corpora."""
+    import re
+
+    target = WORK / f"{corpus}-distinct-x{times}"
+    stamp = target / ".done"
+    if stamp.exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    for split in ("train", "test"):
+        for folder in class_folders(corpus, split):
+            out = target / Path(folder).name
+            out.mkdir(parents=True, exist_ok=True)
+            for name in os.listdir(folder):
+                data = Path(folder, name).read_bytes()
+                for k in range(times):
+                    suffix = b"q" + bytes([ord("a") + k])
+                    (out / f"{split}-{name}-{k}").write_bytes(
+                        data if k == 0 else re.sub(rb"([A-Za-z]{2,})", rb"\1" + suffix, data))
+    stamp.touch()
+    return target
+
+
+def bench_learning(reps, results):
+    """issue 24: one message learned (train --update) and forgotten, on the SpamAssassin
+    model and on one five times larger, against python -c pass; a fresh copy of the model
+    for each learner, so its pending section never reaches the fold."""
+    big = distinct_copies("spamassassin", 5)
+    models = {"spamassassin": WORK / "spamassassin.model", "five times larger": WORK / "spamassassin-x5.model"}
+    run([NBTEXT, "train", "-o", str(models["five times larger"]), *sorted(str(p) for p in big.iterdir()
+                                                                          if p.is_dir())])
+    message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[1]
+    contenders = {"python -c pass": ([PYTHON, "-c", "pass"], None)}
+    for name, model in models.items():
+        copy = WORK / f"learner-{model.name}"
+        shutil.copy(model, copy)
+        contenders[f"learn one: {name}"] = ([NBTEXT, "train", "--update", "-m", str(copy), f"ham={message}"], None)
+        contenders[f"forget one: {name}"] = ([NBTEXT, "forget", "-m", str(copy), str(message)], None)
+    times, _ = interleaved(contenders, reps)  # learn, forget, learn ...: the section stays short
+    results["learning"] = {name: summary(v) for name, v in times.items()}
+
+
 def bench_scaling(reps, results):
     x1, x8 = DATA / "20news" / "train", replicated("20news", 8)
     classes = lambda folder: sorted(str(p) for p in Path(folder).iterdir() if p.is_dir())
@@ -233,6 +277,12 @@ def targets(r):
     rows.append(("  (the floor: read the model, tokenize, no scoring)", bare("one-message floor"), "report", True))
     by_name = ratio(med("latency", "nbtext predict MESSAGE"), med("latency", "nbtext predict < message"))
     rows.append(("one message: nbtext predict FILE / predict < FILE", by_name, "<= 1.05", by_name <= 1.05))
+    learning = lambda name: ratio(med("learning", name), med("learning", "python -c pass"))  # issue 24
+    for what in ("learn one", "forget one"):
+        small, big = learning(f"{what}: spamassassin"), learning(f"{what}: five times larger")
+        rows.append((f"{what} message (SpamAssassin model) / python -c pass", small, "<= 4", small <= 4))
+        rows.append((f"  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3",
+                     big / small <= 1.3))
     memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
     rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
     stream = ratio(r["stream-memory"]["1,000,000 lines"]["median"], r["stream-memory"]["100,000 lines"]["median"])
@@ -284,6 +334,8 @@ def main():
         bench_corpus(corpus, args.reps, results)
     print("bench: single-message latency ...", file=sys.stderr)
     bench_latency(max(args.reps, 10) * 2, results)
+    print("bench: learning and forgetting one message ...", file=sys.stderr)
+    bench_learning(max(args.reps, 10) * 2, results)
     print("bench: 20news x1 / x8, -j 1 / -j 2 ...", file=sys.stderr)
     bench_scaling(max(2, args.reps // 2), results)
     print("bench: a million lines through predict --lines ...", file=sys.stderr)

@@ -8,7 +8,7 @@ since it was written.
 from nbtext import pending
 from nbtext.container import read_bytes
 from nbtext.errors import NbtextError
-from nbtext.model import from_bytes
+from nbtext.model import from_bytes, same_record
 
 
 def load(path, sample=True):
@@ -26,8 +26,11 @@ def model_of_bytes(data, path, alpha=None):
         from nbtext.training import replayed
 
         try:
-            pending.Changes(model.classes, log.records)  # its records checked against the model
+            changes = pending.Changes(model.classes, log.records)  # its records checked against the model
         except (ValueError, KeyError, TypeError) as e:
             raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
         model = replayed(model, log.records)
+        record = model.one_document_record()  # what nbtext.purescore trusts, as for the file's own record
+        if record is None or not same_record(changes.derived, {key: record[key] for key in changes.derived}):
+            raise NbtextError(f"{path} is corrupt (its pending section does not agree with its counts)")
     return model if alpha is None else model.with_alpha(alpha)

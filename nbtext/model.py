@@ -98,7 +98,7 @@ class NaiveBayes:
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
-        if state.one_document is not None and not _same_record(state.one_document, model.one_document_record()):
+        if state.one_document is not None and not same_record(state.one_document, model.one_document_record()):
             # what nbtext.purescore trusts (files of older builds hold none)
             raise ValueError("its one_document record does not agree with its counts")
         return model
@@ -475,15 +475,15 @@ def load(path, sample=True):
     return from_bytes(read_bytes(path, sample), path)
 
 
-def _same_record(stored, derived):
+def same_record(stored, derived):
     """Whether a file's one_document record is the one its counts give, to rounding (files
     of older builds computed its logarithms with numpy's, which may differ in the last bit)."""
     if isinstance(stored, float) and isinstance(derived, float):
         return abs(stored - derived) <= 1e-9 * max(1.0, abs(derived))
     if isinstance(stored, dict) and isinstance(derived, dict):
-        return stored.keys() == derived.keys() and all(_same_record(stored[k], derived[k]) for k in stored)
+        return stored.keys() == derived.keys() and all(same_record(stored[k], derived[k]) for k in stored)
     if isinstance(stored, list) and isinstance(derived, list):
-        return len(stored) == len(derived) and all(map(_same_record, stored, derived))
+        return len(stored) == len(derived) and all(map(same_record, stored, derived))
     return stored == derived and type(stored) is type(derived)
 
 
