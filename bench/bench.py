@@ -186,6 +186,12 @@ def bench_learning(reps, results):
         contenders[f"forget one: {name}"] = ([NBTEXT, "forget", "-m", str(copy), str(message)], None)
     times, _ = interleaved(contenders, reps)  # learn, forget, learn ...: the section stays short
     results["learning"] = {name: summary(v) for name, v in times.items()}
+    folders = class_folders("spamassassin", "train") + class_folders("spamassassin", "test")
+    times, _ = interleaved({  # issue 24 §3: the spam track's protocol against scoring the same messages at once
+        "eval --online (learn errors)": ([NBTEXT, "eval", "--online", *folders], None),
+        "eval of a model": ([NBTEXT, "eval", "-m", str(models["spamassassin"]), *folders], None),
+    }, max(2, reps // 4))
+    results["online"] = {name: summary(v) for name, v in times.items()}
 
 
 def bench_scaling(reps, results):
@@ -283,6 +289,8 @@ def targets(r):
         rows.append((f"{what} message (SpamAssassin model) / python -c pass", small, "<= 4", small <= 4))
         rows.append((f"  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3",
                      big / small <= 1.3))
+    online = ratio(med("online", "eval --online (learn errors)"), med("online", "eval of a model"))
+    rows.append(("eval --online of SpamAssassin / eval of a model on the same messages", online, "<= 3", online <= 3))
     memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
     rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
     stream = ratio(r["stream-memory"]["1,000,000 lines"]["median"], r["stream-memory"]["100,000 lines"]["median"])

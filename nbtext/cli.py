@@ -7,23 +7,22 @@ Library errors (NbtextError) become `Error: ...` on stderr with exit status 1
 that need them, so one message through `nbtext predict` starts fast.
 """
 
-import json
 import os
 import time
 
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, batch_progress, drawn_to, fold_reporter, pass_labels,
-                            progress_drawer, user_errors, with_progress, write_batches)
+from nbtext.console import (OneLineErrors, batch_progress, drawn_to, evaluation, pass_labels, progress_drawer,
+                            user_errors, with_progress, write_batches)
 from nbtext.container import locked
 from nbtext.documents import DEFAULT_BATCH, in_batches
-from nbtext.formats import Output, Skipped, counted, forget_summary, json_line, proba_header
+from nbtext.formats import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
 from nbtext.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option, split_params,
-    train_jobs_option, train_options, typed_options, unsure_option,
+    online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
+    split_params, train_jobs_option, train_options, typed_options, unsure_option,
 )
 from nbtext.output import write_line
 from nbtext.version import __version__
@@ -208,13 +207,15 @@ def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
 @max_bytes_option
 @click.option("--folds", type=click.IntRange(min=2), default=None, metavar="K",
               help="Stratified K-fold cross-validation of the train options (no model file).")
-@click.option("--seed", type=int, default=0, help="--folds: the shuffle's seed.")
+@click.option("--seed", type=int, default=0, help="--folds, --online: the shuffle's seed.")
 @click.option("--compare", default=None, metavar="MODELS",
               help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.")
+@online_options
 @train_options
 @quiet_option
 @plot_option
-def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, quiet, plot, **params):
+def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot,
+             **params):
     """Score a model on labelled documents (given as in train).
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
@@ -228,6 +229,13 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     standard deviation of accuracy and macro-F1 are printed (every fold with --format
     json). --compare runs several event models on the same folds.
 
+    With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
+    are classified one at a time by the multinomial model of those learned before, each
+    then learned if it was misclassified (--learn errors) or always (--learn all),
+    starting from -m MODEL if given, else from nothing with the train options. Prints the
+    errors, how many of each class were taken for another (ham flagged, spam missed), the
+    --unsure-below band's catch and 1-ROCA% (the area above the ROC curve, in percent).
+
     \b
       nbtext eval -m nbtext.model test/spam test/ham
       nbtext eval --table sms-test.tsv --unsure-below 0.9
@@ -235,42 +243,24 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
       nbtext eval --plot report.png test/spam test/ham
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
+      nbtext eval --online --learn errors spam/ ham/
     """
-    from nbtext.crossval import cross_validate
-    from nbtext.evaluation import evaluate as score
-    from nbtext.formats import crossval_table, format_report, json_safe
-    from nbtext.plots import check_plot_path, eval_plot
-    from nbtext.sources import labelled_input
+    from nbtext.plots import check_plot_path, eval_plot, online_plot
 
     inputs, settings = split_params(params)
     skipped = Skipped()
     with user_errors():
         if plot:
             check_plot_path(plot, folds)
-        if folds is not None:
-            models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-            docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
-            results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
-            done = sum(f["n"] for f in next(iter(results.values()))["folds"])
-        else:
-            # every train option but --alpha (which re-smooths the model here) needs --folds
+        if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
             refuse_typed([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"],
-                         "{} goes with --folds (cross-validation)")
-            model = load_model(model_path, settings["alpha"])
-            docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns"))
-            docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
-            report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
-            done = report["n"] + report.get("unsure", 0)
-    if folds is not None and output_format == "json":
-        for r in results.values():
-            del r["smooths"]
-        write_line(json.dumps(json_safe({"folds": folds, "seed": seed, "models": results})))
-    elif folds is not None:
-        write_line(crossval_table(folds, seed, results))
-    else:
-        write_line(json.dumps(json_safe(report)) if output_format == "json" else format_report(report, os.isatty(1)))
-        if plot:  # after the report: a picture that cannot be drawn loses no figures
-            drawn_to(plot, eval_plot, report, curves)
+                         "{} goes with --folds (cross-validation) or --online")
+        start = model_path if not (folds or online) or typed_options(["model_path"]) else None
+        kind, result, curves, done = evaluation(start, inputs, settings, unsure_below, jobs, folds, seed, compare,
+                                                learn if online else None, skipped, quiet)
+    write_line(evaluation_text(kind, result, output_format, os.isatty(1)))
+    if plot:  # after the report: a picture that cannot be drawn loses no figures
+        drawn_to(plot, *((eval_plot, result, curves) if kind == "report" else (online_plot, result)))
     return skipped.summary(done)
 
 
@@ -282,7 +272,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
 def forget(model_path, paths):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
     class it was learned under; one it does not know is named on stderr and left alone.
-    Learning, forgetting and learning again gives back the same model file.
+    Learning, forgetting and learning again gives back the same model.
 
     \b
       nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S

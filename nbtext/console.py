@@ -162,6 +162,42 @@ def drawn_to(path, draw, *arguments):
     click.echo(f"nbtext: the picture is in {path}", err=True)
 
 
+def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, compare, learn, skipped,
+               quiet=False):
+    """`nbtext eval`'s work: ("crossval", {folds, seed, models: results by event model},
+    None, documents) with `folds`; ("online", the report, None, documents) with `learn` (an online run, from the
+    model at `model_path` or, None, from nothing); else ("report", the report of the model
+    at `model_path`, its curves, documents)."""
+    from nbtext.oneshot import load_model
+    from nbtext.sources import labelled_input
+
+    if folds is not None and learn is not None:
+        raise NbtextError("--online and --folds are two ways to evaluate: give one")
+    if folds is not None:
+        from nbtext.crossval import cross_validate
+
+        models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
+        docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
+        results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
+        done = sum(f["n"] for f in next(iter(results.values()))["folds"])
+        return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
+    model = load_model(model_path, settings["alpha"]) if model_path is not None else None
+    docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns") if model else None)
+    if learn is not None:
+        from nbtext.online import evaluate_online
+
+        documents = list(docs())
+        bar = drawn(iter(range(len(documents))), "online", len(documents)) if shows_progress(quiet) else None
+        report = evaluate_online(documents, settings, model, learn, seed, unsure_below, jobs, skipped,
+                                 (lambda i: next(bar, None)) if bar is not None else None)
+        return "online", report, None, report["n"]
+    from nbtext.evaluation import evaluate as score
+
+    docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
+    report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
+    return "report", report, curves, report["n"] + report.get("unsure", 0)
+
+
 def fold_reporter(k, quiet=False):
     """cross_validate's on_fold: a line as each of the `k` folds finishes, with its accuracy."""
     def done(name, fold, scores):

@@ -206,6 +206,39 @@ def _numeric(cell):
     return cell.replace(".", "", 1).replace("-", "", 1).isdigit()
 
 
+def evaluation_text(kind, result, output_format, terminal=False):
+    """What `nbtext eval` prints of nbtext.console.evaluation's result."""
+    if output_format == "json":
+        if kind == "crossval":
+            models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
+            return json.dumps(json_safe({**result, "models": models}))
+        return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}))
+    if kind == "crossval":
+        return crossval_table(result["folds"], result["seed"], result["models"])
+    return online_table(result) if kind == "online" else format_report(result, terminal)
+
+
+def online_table(report):
+    """The online run's report, for people."""
+    n = report["n"]
+    lines = [f"online, learning {'every document' if report['learn'] == 'all' else 'the errors'} "
+             f"({counted(report['learned'], 'document')} learned), order of seed {report['seed']}, λ = {report['alpha']:g}",
+             f"documents         {n:,}",
+             f"errors            {report['errors']:,} ({report['error_rate']:.2%})"]
+    for label, c in report["classes"].items():
+        taken = (" flagged" if label == report.get("negative") else " missed" if label == report.get("positive")
+                 else " taken for another class")
+        share = f" ({c['taken_for_another'] / c['n']:.2%} of {c['n']:,})" if c["n"] else ""
+        lines.append(f"  {label}{taken}".ljust(18) + f"{c['taken_for_another']:,}{share}")
+    if "unsure" in report:
+        u = report["unsure"]
+        lines.append(f"unsure (p < {u['threshold']:g})".ljust(18) + f"{u['n']:,} documents, {u['errors']:,} of the "
+                     f"{report['errors']:,} errors among them")
+    if "roca_percent" in report:
+        lines.append(f"1-ROCA%           {_fmt(report['roca_percent'])} ({report['positive']} the positive class)")
+    return "\n".join(lines)
+
+
 def crossval_table(folds, seed, results):
     """The cross-validation table: mean ± standard deviation per model."""
     lines = [

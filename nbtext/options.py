@@ -112,6 +112,10 @@ def refuse_typed(names, message):
     typed = typed_options(names)
     if typed:
         raise NbtextError(message.format(typed[0]))
+online_options = options(
+    click.option("--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."),
+    click.option("--learn", type=click.Choice(["errors", "all"]), default="errors",
+                 help="--online: learn each document when misclassified, or every one."))
 scheduler_option = click.option(
     "--scheduler", default=None, metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
     help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "

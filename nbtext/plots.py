@@ -69,6 +69,39 @@ def eval_plot(report, curves, path):
     plt.close(figure)
 
 
+def online_plot(report, path):
+    """An online run as a picture: the errors as the documents come (cumulative), and for two
+    classes the ROC curve with a logarithmic false-positive axis (what mail users feel is
+    the left end: the share of good mail flagged), the filter's cut (p = 0.5) marked."""
+    plt = _pyplot()
+    two = "roca_percent" in report
+    figure, axes = plt.subplots(1, 2 if two else 1, figsize=(11 if two else 5.5, 4.5), constrained_layout=True,
+                                squeeze=False)
+    errors = axes[0][0]
+    errors.plot(range(1, report["n"] + 1), report["cumulative_errors"])
+    errors.set(xlabel="documents so far", ylabel="errors so far", title="errors as the documents come")
+    if two:
+        positives = [label == report["positive"] for label in report["labels"]]
+        fpr, tpr = roc_curve(report["scores"], positives)
+        roc = axes[0][1]
+        floor = 1 / max(sum(1 for p in positives if not p), 1)
+        roc.plot([max(f, floor / 2) for f in fpr], tpr, drawstyle="steps-post",
+                 label=f"1-ROCA {report['roca_percent']:.3f}%")
+        negatives = sum(1 for p in positives if not p) or 1
+        # the filter's cut: p >= 0.5, log-odds >= 0 (as it decides)
+        cut_fpr = sum(1 for s, p in zip(report["scores"], positives) if not p and s >= 0) / negatives
+        cut_tpr = sum(1 for s, p in zip(report["scores"], positives) if p and s >= 0) / (len(positives) - negatives or 1)
+        roc.plot([max(cut_fpr, floor / 2)], [cut_tpr], "o", label=f"p ≥ 0.5: {cut_fpr:.2%} {report['negative']} flagged")
+        roc.set_xscale("log")
+        roc.set(xlabel=f"share of {report['negative']} flagged (log scale)", ylabel=f"share of {report['positive']} caught",
+                title="ROC curve", ylim=(0, 1.01))
+        roc.legend(loc="lower right")
+    figure.suptitle(f"online: {report['n']:,} documents, {report['errors']:,} errors, "
+                    f"learning {'every document' if report['learn'] == 'all' else 'the errors'}")
+    _save(figure, path)
+    plt.close(figure)
+
+
 def _confusion(axis, confusion, classes):
     image = axis.imshow(confusion, cmap="Blues")
     axis.figure.colorbar(image, ax=axis, fraction=0.046)

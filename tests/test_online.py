@@ -1,0 +1,97 @@
+"""`nbtext eval --online`: the spam track's protocol. Each step's model is the one a
+training of the documents learned so far would make (checked against nbtext.train), and
+the report's figures are those of its own steps."""
+
+import json
+import random
+
+import pytest
+
+import nbtext
+from nbtext.metrics import roc_auc
+from nbtext.online import OnlineMultinomial
+from nbtext.settings import make_tokenizer
+
+from conftest import ROOT, run
+
+MAIL = ROOT / "corpora" / "mail"
+
+
+def labelled(split):
+    return [(p.read_bytes(), label) for label in ("ham", "spam") for p in sorted((MAIL / split / label).iterdir())]
+
+
+@pytest.mark.parametrize("min_count, unknown", [(1, "unk"), (2, "unk"), (3, "ignore")])
+def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unknown):
+    """After any prefix of a shuffled corpus, the online counts score a query as the
+    multinomial model trained on that prefix does (tokens crossing --min-count included)."""
+    documents = labelled("train")
+    random.Random(3).shuffle(documents)
+    tokenize = make_tokenizer(nbtext.train(["a b", "c d"], ["x", "y"], min_count=1).settings["tokenizer"])
+    online = OnlineMultinomial(["ham", "spam"], 0.1, min_count, unknown == "unk")
+    queries = [data for data, _ in labelled("test")[::4]]
+    for n, (data, label) in enumerate(documents, 1):
+        online.learn(tokenize(data), label)
+        if n in (12, 40, len(documents)):
+            texts, labels = zip(*documents[:n])
+            model = nbtext.train(list(texts), list(labels), alpha=0.1, min_count=min_count, unknown=unknown,
+                                 calibration="none")
+            expected = model.predict_proba(queries)
+            for query, row in zip(queries, expected):
+                assert online.posterior(tokenize(query))[0] == pytest.approx(row.tolist(), rel=1e-9, abs=1e-12)
+
+
+def test_the_command_line_reports_its_own_steps(tmp_path):
+    args = ["eval", "--online", "--format", "json", "--unsure-below", "0.9", MAIL / "test" / "spam", MAIL / "test" / "ham",
+            MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    n = sum(1 for split in ("train", "test") for label in ("spam", "ham") for _ in (MAIL / split / label).iterdir())
+    assert report["n"] == n and report["learn"] == "errors" and report["learned"] == report["errors"]
+    assert report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values())
+    assert report["cumulative_errors"][-1] == report["errors"] and len(report["cumulative_errors"]) == n
+    assert all(b - a in (0, 1) for a, b in zip(report["cumulative_errors"], report["cumulative_errors"][1:]))
+    assert 0 <= report["unsure"]["errors"] <= min(report["unsure"]["n"], report["errors"])
+    assert report["positive"] == "spam" and 0 <= report["roca_percent"] < 50
+    again = json.loads(run(*args).stdout)
+    assert again == report  # the same order for the same seed: the same run
+    other = json.loads(run(*args, "--seed", "1").stdout)
+    assert other["cumulative_errors"] != report["cumulative_errors"]
+    everything = json.loads(run(*args, "--learn", "all").stdout)
+    assert everything["learned"] == n
+    text = run(*[a for a in args if a not in ("--format", "json")]).stdout
+    assert "ham flagged" in text and "spam missed" in text and "1-ROCA%" in text
+
+
+def test_online_from_a_model_starts_with_its_counts(tmp_path, demo_model):
+    """From -m MODEL the first message is scored by that model (uncalibrated: the demo
+    model has too few documents to be calibrated)."""
+    first = run("eval", "--online", "--format", "json", "-m", demo_model, "--learn", "all", "--seed", "5",
+                MAIL / "test" / "spam", MAIL / "test" / "ham")
+    scratch = run("eval", "--online", "--format", "json", "--learn", "all", "--seed", "5",
+                  MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert first.exit_code == 0 and scratch.exit_code == 0, first.stderr + scratch.stderr
+    assert json.loads(first.stdout)["errors"] < json.loads(scratch.stdout)["errors"]  # it starts knowing something
+
+
+def test_roca_is_the_area_above_the_roc_curve():
+    scores, positives = [0.1, 0.4, 0.35, 0.8, 0.9, 0.2], [False, False, True, True, True, False]
+    assert 100 * (1 - roc_auc(scores, positives)) == pytest.approx(100 * (1 - 8 / 9))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "bernoulli"], "multinomial model of counts"),
+    (["--folds", "3"], "give one"),
+    (["--max-features", "10"], "multinomial model of counts"),
+])
+def test_what_online_cannot_run_is_one_line(args, message):
+    result = run("eval", "--online", *args, MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_the_picture(tmp_path):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "online.png"
+    result = run("eval", "--online", "--plot", picture, MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert result.exit_code == 0 and picture.read_bytes().startswith(b"\x89PNG")
