@@ -221,7 +221,10 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
 
     with open(model_path, "rb") as f:
         data = f.read()
-    changes = Log(data).records  # what its pending section learned since it was written: folded in there
+    log = Log(data)  # what its pending section learned since it was written: folded in there
+    if log.problem:
+        raise NbtextError(f"{model_path} is corrupt (its pending section holds {log.problem})")
+    changes = log.records
     model_bytes = client.scatter(data, broadcast=True)
     arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain,
                      changes=changes)

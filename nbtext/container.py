@@ -36,31 +36,39 @@ def read_bytes(path, sample=False):
             kind = "a folder" if os.path.isdir(path) else "not a regular file (a FIFO, device or socket)"
             raise NbtextError(f"model {path} is {kind}; give a model file")
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
-            head = f.read(start)
-            if not head.startswith(MAGIC) or len(head) < start:
-                split(head, path)  # says what it is instead: empty, text, a pickle, truncated
-            version, header_length = PREAMBLE.unpack_from(head, len(MAGIC))
-            if version < 2:  # format 1 had no header checksum: small enough to read whole
-                return head + f.read(size)
-            if start + header_length > size:
-                raise NbtextError(f"{path} is truncated (its header claims {header_length:,} bytes)")
-            header = f.read(header_length)
-            try:
-                record = json.loads(header.decode("utf-8", "surrogateescape"))
-                payload_bytes, sample_bytes = record["payload_bytes"], _sample_bytes(record)
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                return head + header  # split says it is unreadable (or its checksum does)
-            if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= size - start - header_length:
-                raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
-            if start + header_length + payload_bytes + sample_bytes > size:
-                raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
-            if sample or not sample_bytes:  # then the pending section, if any (split checks what it is)
-                return head + header + f.read(size - start - header_length)
-            data = head + header + f.read(payload_bytes)
-            f.seek(sample_bytes, os.SEEK_CUR)
-            return data + f.read(size - start - header_length - payload_bytes - sample_bytes)
+            return read_open(f, path, sample)
+    except OSError as e:
+        raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
+
+
+def read_open(f, path, sample=False):
+    """read_bytes of a model file open for reading at its start (`f`, a binary file)."""
+    try:
+        size = os.fstat(f.fileno()).st_size
+        start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+        head = f.read(start)
+        if not head.startswith(MAGIC) or len(head) < start:
+            split(head, path)  # says what it is instead: empty, text, a pickle, truncated
+        version, header_length = PREAMBLE.unpack_from(head, len(MAGIC))
+        if version < 2:  # format 1 had no header checksum: small enough to read whole
+            return head + f.read(size)
+        if start + header_length > size:
+            raise NbtextError(f"{path} is truncated (its header claims {header_length:,} bytes)")
+        header = f.read(header_length)
+        try:
+            record = json.loads(header.decode("utf-8", "surrogateescape"))
+            payload_bytes, sample_bytes = record["payload_bytes"], _sample_bytes(record)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return head + header  # split says it is unreadable (or its checksum does)
+        if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= size - start - header_length:
+            raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
+        if start + header_length + payload_bytes + sample_bytes > size:
+            raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
+        if sample or not sample_bytes:  # then the pending section, if any (split checks what it is)
+            return head + header + f.read(size - start - header_length)
+        data = head + header + f.read(payload_bytes)
+        f.seek(sample_bytes, os.SEEK_CUR)
+        return data + f.read(size - start - header_length - payload_bytes - sample_bytes)
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
@@ -131,15 +139,21 @@ def sections(data, header):
     None when what follows the payload is neither) of a model file's `data` (split's
     `header`). The sample is there when what follows the payload does not start as a
     pending section does (arrays of token indices never spell its magic)."""
-    _, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
-    version = PREAMBLE.unpack_from(data, len(MAGIC))[0]
+    version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
     end = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0) + header_length + header["payload_bytes"]
     size, sample = _sample_bytes(header), None
-    if size and len(data) >= end + size and data[end : end + len(PENDING_MAGIC)] != PENDING_MAGIC:
+    if size and len(data) >= end + size and not _pending_at(data, end):
         sample, end = memoryview(data)[end : end + size], end + size
-    if end < len(data) and data[end : end + len(PENDING_MAGIC)] != PENDING_MAGIC:
+    if end < len(data) and not _pending_at(data, end):
         return sample, None
     return sample, end
+
+
+def _pending_at(data, position):
+    """Whether a pending section starts at `position`: its magic, or the start of it at the
+    end of the data (a first append cut short, which holds no record yet)."""
+    found = data[position : position + len(PENDING_MAGIC)]
+    return found == PENDING_MAGIC or (position + len(found) == len(data) and PENDING_MAGIC.startswith(found))
 
 
 def sample_section(data, header, path):

@@ -32,69 +32,93 @@ class Fallback:
 
 
 def through_log(model_path, documents, forget=False):
-    """Learn (or forget) `documents` (an iterator) through the model's pending log, all
-    under the model's lock: ({"added", "moved", "duplicates"} or {"forgotten", "unknown"},
-    [(document, message or None for one not learned)], records in the log), or a Fallback
-    when they must take the full way (nothing is read from `documents` unless the model
-    can take them)."""
-    from itertools import islice
+    """Learn (or forget) `documents` (an iterator) through the model file's pending
+    section, all under the model's lock: ({"added", "moved", "duplicates"} or
+    {"forgotten", "unknown"}, [(document, message or None for one not learned)], records
+    in the section), or a Fallback when they must take the full way (nothing is read from
+    `documents` unless the model can take them)."""
+    import os
 
-    from nbtext.container import locked, read_bytes
+    from nbtext.container import locked, read_open
     from nbtext.errors import NbtextError
     from nbtext.purescore import Unserved, of_file
-    from nbtext.sources import document_key, each_loaded
 
     with locked(model_path):
-        data = read_bytes(model_path)
-        pure = of_file(data, str(model_path))
-        if pure is None or not pure.follows_changes():
-            return Fallback()
-        log = pending.Log(data)
-        if len(log.records) >= pending.COMPACT_AFTER:
-            return Fallback()  # time to fold the log into the file
-        changes = pending.Changes(pure.classes, log.records)
         try:
-            pure.with_changes(changes)
-        except (Unserved, ValueError, KeyError):
-            return Fallback()
-        first = list(islice(documents, pending.MAX_BATCH + 1))
-        batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
-        if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
-            return Fallback(first)
-        derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
-        stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
-        records, skipped = [], []
-        for doc in batch:
-            label = None if forget else doc.label
-            if label is not None and label not in pure.classes:
-                return Fallback(first)  # a new class
+            f = open(model_path, "r+b")  # the file read is the file written: one put in its place is not
+        except OSError:
+            return Fallback()  # not writable in place (read-only): the full way writes it anew, or says why not
+        with f:
+            if os.fstat(f.fileno()).st_nlink > 1:
+                return Fallback()  # hard links: a backup made by `ln` must not change with it
+            data = read_open(f, model_path)
+            pure = of_file(data, str(model_path))
+            if pure is None or not pure.follows_changes():
+                return Fallback()
+            log = pending.Log(data)
+            if log.problem:
+                raise NbtextError(f"{model_path} is corrupt (its pending section holds {log.problem})")
+            if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
+                return Fallback()  # time to fold the section into the file
             try:
-                if doc.error is not None:
-                    raise NbtextError(f"cannot read it ({doc.error})")
-                key = document_key(doc.data)
-                previous = changes.journal[key] if key in changes.journal else pure.journal_label(key)
-                if forget and previous is None:
-                    stats["unknown"] += 1
-                    skipped.append((doc, None))
-                    continue
-                if not forget and previous == label:
-                    stats["duplicates"] += 1
-                    continue
-                tokens = pure.tokenize(doc.data)
-                derived = _derived_after(pure, derived, tokens, label, previous)
-            except NbtextError as e:
-                skipped.append((doc, str(e)))
+                changes = pending.Changes(pure.classes, log.records)
+                pure.with_changes(changes)
+            except (ValueError, KeyError, TypeError) as e:
+                raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
+            except Unserved:
+                return Fallback()  # (the full way then says what is wrong with the section)
+            return _appended(f, model_path, pure, changes, log, documents, forget)
+
+
+def _appended(f, model_path, pure, changes, log, documents, forget):
+    """through_log's work once the model file can take records: the documents read, their
+    records derived and appended (or a Fallback, holding the documents read)."""
+    from itertools import islice
+
+    from nbtext.errors import NbtextError
+    from nbtext.purescore import Unserved
+    from nbtext.sources import document_key, each_loaded
+
+    first = list(islice(documents, pending.MAX_BATCH + 1))
+    batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
+    if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
+        return Fallback(first)
+    derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
+    stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
+    records, skipped = [], []
+    for doc in batch:
+        label = None if forget else doc.label
+        if label is not None and label not in pure.classes:
+            return Fallback(first)  # a new class
+        try:
+            if doc.error is not None:
+                raise NbtextError(f"cannot read it ({doc.error})")
+            key = document_key(doc.data)
+            previous = changes.journal[key] if key in changes.journal else pure.journal_label(key)
+            if forget and previous is None:
+                stats["unknown"] += 1
+                skipped.append((doc, None))
                 continue
-            except (Unserved, ValueError, OverflowError):
-                return Fallback(first)
-            record = {"hash": key.hex(), "label": label, "from": previous, "tokens": tokens,
-                      "mail": pure.tokenize.reads_as_mail(doc.data), "derived": derived}
-            changes.add(record)
-            records.append(record)
-            stats["forgotten" if forget else "moved" if previous is not None else "added"] += 1
-        if records:
-            log.append(model_path, records)
-        return stats, skipped, len(log.records)
+            if not forget and previous == label:
+                stats["duplicates"] += 1
+                continue
+            tokens = pure.tokenize(doc.data)
+            derived = _derived_after(pure, derived, tokens, label, previous)
+        except NbtextError as e:
+            skipped.append((doc, str(e)))
+            continue
+        except (Unserved, ValueError, OverflowError):
+            return Fallback(first)
+        record = {"hash": key.hex(), "label": label, "from": previous, "tokens": tokens,
+                  "mail": pure.tokenize.reads_as_mail(doc.data), "derived": derived}
+        changes.add(record)
+        records.append(record)
+        stats["forgotten" if forget else "moved" if previous is not None else "added"] += 1
+    if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
+        return Fallback(first)  # large messages: the full way folds them in
+    if records:
+        log.append(f, model_path, records)
+    return stats, skipped, len(log.records)
 
 
 def _derived_after(pure, derived, tokens, label, previous):

@@ -1,4 +1,4 @@
-"""A model file loaded whole, with the records of its pending log folded in (nbtext.pending).
+"""A model file loaded whole, with the records of its pending section folded in (nbtext.pending).
 
 Every reader of a model loaded whole comes here (the command line and `nbtext.load`), so
 each sees what the one-message path sees: the file and the documents learned or forgotten
@@ -11,17 +11,23 @@ from nbtext.errors import NbtextError
 from nbtext.model import from_bytes, same_record
 
 
-def load(path, sample=True):
-    """The model at `path` (nbtext.load). With `sample` (its calibration sample read), the
-    model `train --update` and `forget` change and write; without, the model that scores."""
-    return model_of_bytes(read_bytes(path, sample), path)
+def load(path, sample=True, fold=False):
+    """The model at `path` (nbtext.load): the one every reader scores with, documents
+    learned since the file was written (its pending section) counted, the calibration the
+    file's. With `fold`, the model those documents folded into the file make (its
+    calibration fitted again), which can be changed and saved (with `sample`, its
+    calibration sample read, as train --update, forget and merge need)."""
+    return model_of_bytes(read_bytes(path, sample or fold), path, fold=fold)
 
 
-def model_of_bytes(data, path, alpha=None):
-    """The model of a model file's bytes (`path` names it, and its log is beside it), with
-    its pending records folded in (nbtext.training.replayed), λ replaced by `alpha` if given."""
+def model_of_bytes(data, path, alpha=None, fold=None):
+    """The model of a model file's bytes (`path` names it), with its pending records folded
+    in (nbtext.training.replayed): as the file will hold them (`fold`; None: when the
+    calibration sample was read), or as readers score until then. λ replaced by `alpha`."""
     model = from_bytes(data, path)
     log = pending.Log(data)
+    if log.problem:
+        raise NbtextError(f"{path} is corrupt (its pending section holds {log.problem})")
     if log.records:
         from nbtext.training import replayed
 
@@ -29,7 +35,10 @@ def model_of_bytes(data, path, alpha=None):
             changes = pending.Changes(model.classes, log.records)  # its records checked against the model
         except (ValueError, KeyError, TypeError) as e:
             raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
-        model = replayed(model, log.records)
+        try:
+            model = replayed(model, log.records, to_score=None if fold is None else not fold)
+        except NbtextError as e:
+            raise NbtextError(f"{path} is corrupt ({e})") from None
         record = model.one_document_record()  # what nbtext.purescore trusts, as for the file's own record
         if record is None or not same_record(changes.derived, {key: record[key] for key in changes.derived}):
             raise NbtextError(f"{path} is corrupt (its pending section does not agree with its counts)")

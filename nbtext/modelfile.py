@@ -171,7 +171,7 @@ def _state(header, payload):
         raise ValueError("the vocabulary is not UTF-8 text") from None
     if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
         keys, order = arrays["token_keys"], arrays["token_order"]
-        if n_tokens and (np.any(np.diff(keys) < 0) or order.min() < 0 or order.max() >= n_tokens
+        if n_tokens and (np.any(keys[1:] < keys[:-1]) or order.min() < 0 or order.max() >= n_tokens
                          or np.any(np.bincount(order, minlength=n_tokens) != 1)):
             raise ValueError("the token keys are not sorted, or their token indices not each index once")
         tokens = TokenIndex(blob, n_tokens, keys, order)

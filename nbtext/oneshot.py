@@ -51,6 +51,8 @@ def with_pending(pure, data, path):
     from nbtext.purescore import Unserved
 
     log = Log(data)
+    if log.problem:
+        return None  # the numpy path says what is wrong with it
     if not log.records:
         return pure
     try:
@@ -118,6 +120,8 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False)
     from nbtext.container import locked
     from nbtext.learnone import Fallback, through_log
 
+    if not os.path.exists(model_path):
+        model_bytes(model_path)  # says what to do, before any lock file is made
     if os.path.realpath(output) == os.path.realpath(model_path):
         result = through_log(model_path, documents, forget)
         if not isinstance(result, Fallback):
@@ -146,6 +150,7 @@ def _logged(model_path, stats, skipped, records, forget):
     """Say what went to the pending log, as the full way says what it learned: the
     documents not learned or skipped by name, then the summary; the exit status."""
     from nbtext.output import tsv_field
+    from nbtext.formats import counted
     from nbtext.pending import COMPACT_AFTER
 
     for doc, message in skipped:
@@ -155,8 +160,8 @@ def _logged(model_path, stats, skipped, records, forget):
             print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
-    print(f"{done}; {records:,} of {COMPACT_AFTER} changes pending at the end of the model file (folded into it at "
-          f"{COMPACT_AFTER}, the calibration then refitted) -> {model_path}", file=sys.stderr)
+    print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, the "
+          "next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
     failed = sum(message is not None for _, message in skipped)
     if failed:
         learned = sum(stats.values()) - stats.get("duplicates", 0)
@@ -212,10 +217,12 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         else:
             from nbtext.sources import file_documents
 
-            document = next(file_documents(path))
-            if document.error is not None:
-                raise NbtextError(f"cannot read {path} ({document.error})")
-            document = document.data
+            documents = list(islice(file_documents(path), 2))
+            if len(documents) > 1:
+                raise NbtextError(f"--is classifies one message, and {path} holds several (an mbox)")
+            if documents[0].error is not None:
+                raise NbtextError(f"cannot read {path} ({documents[0].error})")
+            document = documents[0].data
         label, p = model.decide(document, unsure_below)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)

@@ -33,6 +33,9 @@ from nbtext.container import HEADER_CRC, MAGIC, PENDING_MAGIC, PREAMBLE, section
 RECORD = struct.Struct("<II")
 COMPACT_AFTER = 50  # records: then the learner folds them into the model file
 MAX_BATCH = 20  # documents one `train --update` or `forget` learns through the pending section
+# What every message's filter reads of it, bounded: a section past this many bytes is folded
+# into the model (a learn-on-error job that learns huge spam must not slow every delivery).
+MAX_SECTION_BYTES = 1 << 20
 
 
 class Log:
@@ -41,7 +44,7 @@ class Log:
     file the section and its last whole record end."""
 
     def __init__(self, data):
-        self.records = []
+        self.records, self.problem = [], None  # problem: what is wrong with a whole record that is not one
         version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
         start = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0)
         header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
@@ -50,8 +53,9 @@ class Log:
         # where the section starts in the file (where the sample always is)
         self.start = start + header_length + header["payload_bytes"] + sample
         self.end = None  # in the file, the end of the last whole record: None, no section yet
-        if at is None or at == len(data):
-            return
+        self.bytes = 0
+        if at is None or data[at : at + len(PENDING_MAGIC)] != PENDING_MAGIC:
+            return  # none (or the start of its magic, a first append cut short: none either)
         position = at + len(PENDING_MAGIC)
         while position + RECORD.size <= len(data):
             length, crc = RECORD.unpack_from(data, position)
@@ -60,37 +64,43 @@ class Log:
                 break  # cut short by a kill: the section ends before it
             try:
                 self.records.append(_checked(json.loads(body.decode("utf-8"))))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
+                self.problem = "a record that is not one nbtext writes"  # whole, by its checksum: crafted
                 break
             position += RECORD.size + length
         self.end = self.start + position - at
+        self.bytes = self.end - self.start
 
-    def append(self, path, records):
-        """Write `records` to the model file at `path` after the whole ones (a torn tail is
-        cut off first), durably. The caller holds the model's lock and read the file under it."""
-        body = b"".join(_framed(record) for record in records)
+    def append(self, f, path, records):
+        """Write `records` after the whole ones (a torn tail cut off first), durably, to the
+        model file open as `f` (the file read, under the model's lock: a file put in its
+        place meanwhile is not written). A write that fails leaves the file as it was."""
+        body = b"".join(framed(record) for record in records)
+        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
+        end = self.end
+        if end is None:  # the first: the section starts
+            body, end = PENDING_MAGIC + body, self.start
         try:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                if self.end is None:  # the first: the section starts
-                    body, self.end = PENDING_MAGIC + body, self.start
-                os.ftruncate(fd, self.end)
-                os.lseek(fd, self.end, os.SEEK_SET)
-                view = memoryview(body)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            os.ftruncate(fd, end)
+            os.lseek(fd, end, os.SEEK_SET)
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
         except OSError as e:
+            try:
+                os.ftruncate(fd, size)  # as it was (a full disk, a file size limit)
+            except OSError:
+                pass
             from nbtext.errors import NbtextError
 
             raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
         self.records.extend(records)
-        self.end += len(body)
+        self.end = end + len(body)
+        self.bytes = self.end - self.start
 
 
-def _framed(record):
+def framed(record):
     body = json.dumps(record, separators=(",", ":")).encode("utf-8")
     return RECORD.pack(len(body), zlib.crc32(body)) + body
 
@@ -100,6 +110,7 @@ def _checked(record):
     if not (isinstance(record, dict) and isinstance(record["hash"], str) and len(record["hash"]) == 32
             and all(record[k] is None or isinstance(record[k], str) for k in ("label", "from"))
             and isinstance(record["tokens"], list) and set(map(type, record["tokens"])) <= {str}
+            and not any("\0" in token for token in record["tokens"])
             and isinstance(record["mail"], bool) and isinstance(record["derived"], dict)):
         raise ValueError("not a record")
     bytes.fromhex(record["hash"])

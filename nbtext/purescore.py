@@ -84,7 +84,7 @@ class PureModel:
         model without every token's counts: a multinomial (or other counts) model whose
         features are chosen by --min-count alone (a --max-features rule moves with every
         count)."""
-        return self.form == "counts" and self.kept_rule is None
+        return self.form == "counts" and not self.presence and self.kept_rule is None
 
     def with_changes(self, changes):
         """This model with `changes` (nbtext.pending.Changes of its log) folded in: the
@@ -97,6 +97,8 @@ class PureModel:
         if not changes.derived:
             return self
         self.class_count = [a + b for a, b in zip(self.class_count, changes.class_count)]
+        if min(self.class_count) < 0:
+            raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
         record = changes.derived
         self.n_features, self.unk, self.class_constant = record["features"], record["unk"], record["totals"]
         self.log_prior = _log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
@@ -112,6 +114,8 @@ class PureModel:
         delta = self.changes.delta(token) if self.changes is not None else None
         if delta is not None:
             counts = [a + b for a, b in zip(counts or [0.0] * len(self.classes), delta)]
+            if min(counts) < 0:
+                raise Unserved  # forgotten where it was never counted: the numpy path refuses the section
         return index, counts
 
     def journal_label(self, key):

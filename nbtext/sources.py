@@ -549,8 +549,13 @@ def labelled_sources(specs, urls=False, empty_ok=False):
 
 
 def nothing_to_learn(specs):
-    """Whether every CLASS_DIR given is a folder with no documents (an update of nothing)."""
-    return bool(specs) and not labelled_sources(specs, empty_ok=True)
+    """Whether every CLASS_DIR given is a folder with no documents (an update of nothing).
+    (Its warnings are said when the documents are read.)"""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(specs) and not labelled_sources(specs, empty_ok=True)
 
 
 def labelled_documents(specs, shard=None, empty_ok=False):

@@ -266,6 +266,8 @@ def replayed(model, records, to_score=None):
             sample.add(tokens, record["label"])
         journal[key] = record["label"]
         mail_documents += record["mail"] and record["from"] is None
+    if (table.class_count < 0).any() or (table.token_counts < 0).any():
+        raise NbtextError("its pending section forgets what was never counted")
     changed = model_of_table(model.settings, table, journal, _no_second_pass, _corpus(model, mail_documents))
     changed.file_info = {**model.file_info, "pending": len(records), "pending_fold": COMPACT_AFTER,
                          "written_calibration": model.calibration}

@@ -182,7 +182,7 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     assert refit != before and refit["documents"] == 79  # fitted again, as a training on all 79 would
     assert run("train", "--calibration", "temperature", "-o", tmp_path / "all.model", f"spam={spam}",
                f"spam={extra}", f"ham={ham}").exit_code == 0
-    nbtext.load(model).save(tmp_path / "folded.model")  # its pending section folded into the file
+    nbtext.load(model, fold=True).save(tmp_path / "folded.model")  # its pending section folded into the file
     assert (tmp_path / "all.model").read_bytes() == (tmp_path / "folded.model").read_bytes()
     assert run("train", "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
     one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"),

@@ -253,7 +253,7 @@ def test_learn_forget_relearn_is_the_same_model(tmp_path):
     assert f"not learned, left alone: {unknown}" in result.stderr and "forgot 13, not learned 1" in result.stderr
 
     def folded(path):  # the model file with its pending section folded in (what the 50th change writes)
-        nbtext.load(path).save(tmp_path / "folded.model")
+        nbtext.load(path, fold=True).save(tmp_path / "folded.model")
         return (tmp_path / "folded.model").read_bytes()
 
     assert folded(forgot) == base.read_bytes()  # forgetting = never having learned
