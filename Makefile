@@ -42,7 +42,7 @@ test-fast: install  ## the tests that read no real corpus (pytest -m "not slow")
 bench: install corpora  ## speed and memory against scikit-learn and the Python floor, a Dask cluster against -j 1 (minutes)
 	$(BIN)/python bench/bench.py
 
-accuracy: install corpora  ## train and evaluate on the real corpora (the figures in the README)
+accuracy: install corpora  ## train on each real corpus's train split, evaluate on its test split (the README's accuracy figures; docs/performance.md)
 	$(BIN)/python bench/accuracy.py
 
 profile: install corpora  ## where a 20news training's time goes, sampled by py-spy (the dev extra)
