@@ -13,8 +13,8 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.console import (OneLineErrors, batch_progress, drawn_to, evaluation, pass_labels, progress_drawer,
-                            user_errors, with_progress, write_batches)
+from nbtext.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
+                            progress_drawer, user_errors, with_progress, write_batches)
 from nbtext.container import locked
 from nbtext.documents import DEFAULT_BATCH, in_batches
 from nbtext.formats import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
@@ -112,7 +112,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
                     return stats
             else:
                 model = train_corpus(lambda: batched(docs()), skipped, jobs or default_jobs(), shard is not None,
-                                     **settings)
+                                     lambda stage: announce(stage, quiet), **settings)
                 model.save(output)
     click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))

@@ -66,7 +66,7 @@ def user_errors():
         raise click.ClickException("out of memory") from None
 
 
-PROGRESS_AFTER = 1.0  # seconds: a job shorter than this draws no bar
+PROGRESS_AFTER = 0.5  # seconds: a job shorter than this draws no bar
 
 
 def shows_progress(quiet=False):

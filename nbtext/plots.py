@@ -2,8 +2,10 @@
 
 eval: the confusion matrix, the reliability diagram of the probabilities (per bin of the
 winning class's probability, the share of documents it got right, against the diagonal
-of perfect calibration) and, for two classes, the ROC curve with its AUC. info: per class,
-the tokens that most indicate it (log θ(token | class) − log θ(token | the other classes)).
+of perfect calibration, and how many documents each bin holds) and, for two classes, the
+ROC curve with its AUC on a logarithmic false-positive axis. eval --online: the errors as
+the documents come, and the ROC curve. info: per class, the tokens that most indicate it
+(how many times more often they occur in it than in the other classes).
 The file type follows the name: .png, .svg or .pdf. matplotlib is imported only here.
 """
 
@@ -50,23 +52,44 @@ def _save(figure, path):
 
 
 def eval_plot(report, curves, path):
-    """The eval report as a picture: confusion matrix, reliability diagram, ROC (two classes)."""
+    """The eval report as a picture: the confusion matrix (each row as shares of its true
+    class), the reliability diagram with how many documents each bin holds beneath it,
+    and for two classes the ROC curve on a logarithmic false-positive axis with the
+    model's own decision marked. The matrix grows with the classes."""
     plt = _pyplot()
     classes = report["classes"]
     two = len(classes) == 2 and curves.get("log_odds")
-    figure, axes = plt.subplots(1, 3 if two else 2, figsize=(15 if two else 10.5, 4.8), constrained_layout=True)
-    _confusion(axes[0], report["confusion"], classes)
-    _reliability(axes[1], curves["confidences"], curves["right"], report.get("ece"))
+    side = max(4.0, 0.42 * len(classes))  # the matrix's side: names and numbers stay legible at 20 classes
+    figure = plt.figure(figsize=(side + 1.2 + 4.5 * (2 if two else 1), max(4.8, side)), constrained_layout=True)
+    grid = figure.add_gridspec(2, 3 if two else 2, height_ratios=[3, 1],
+                               width_ratios=[side + 1.2, 4.5, 4.5] if two else [side + 1.2, 4.5])
+    _confusion(figure.add_subplot(grid[:, 0]), report["confusion"], classes)
+    reliability = figure.add_subplot(grid[0, 1])
+    _reliability(reliability, figure.add_subplot(grid[1, 1], sharex=reliability), curves["confidences"],
+                 curves["right"], report.get("ece"))
     if two:
-        fpr, tpr = roc_curve(curves["log_odds"], curves["positives"])
-        axes[2].plot(fpr, tpr, drawstyle="steps-post", label=f"AUC {report.get('roc_auc', float('nan')):.4f}")
-        axes[2].plot([0, 1], [0, 1], linestyle=":", color="grey")
-        axes[2].set(xlabel="false positive rate", ylabel=f"true positive rate ({classes[1]})", title="ROC curve",
-                    xlim=(0, 1), ylim=(0, 1.01))
-        axes[2].legend(loc="lower right")
+        _roc(figure.add_subplot(grid[:, 2]), curves["log_odds"], curves["positives"], classes,
+             report.get("roc_auc", float("nan")))
     figure.suptitle(f"{report['n']:,} documents, accuracy {report['accuracy']:.4f}")
     _save(figure, path)
     plt.close(figure)
+
+
+def _roc(axis, log_odds, positives, classes, auc):
+    """The ROC curve with the false-positive rate on a log axis (the share of the other class
+    flagged: what mail users feel is the left end), the decision at log-odds 0 marked."""
+    fpr, tpr = roc_curve(log_odds, positives)
+    negatives = sum(1 for p in positives if not p) or 1
+    floor = 0.5 / negatives  # a rate of 0 drawn at half the smallest one there can be
+    axis.plot([max(f, floor) for f in fpr], tpr, drawstyle="steps-post", label=f"AUC {auc:.4f}")
+    flagged = sum(1 for z, p in zip(log_odds, positives) if not p and z >= 0) / negatives
+    caught = sum(1 for z, p in zip(log_odds, positives) if p and z >= 0) / ((len(positives) - negatives) or 1)
+    axis.plot([max(flagged, floor)], [caught], "o",
+              label=f"its decision: {flagged:.2%} of {classes[0]} taken,\n{caught:.2%} of {classes[1]} found")
+    axis.set_xscale("log")
+    axis.set(xlabel=f"share of {classes[0]} taken for {classes[1]} (log scale)",
+             ylabel=f"share of {classes[1]} found", title="ROC curve", ylim=(0, 1.01), xlim=(floor / 2, 1.05))
+    axis.legend(loc="lower right", fontsize=8)
 
 
 def online_plot(report, path):
@@ -103,48 +126,71 @@ def online_plot(report, path):
 
 
 def _confusion(axis, confusion, classes):
-    image = axis.imshow(confusion, cmap="Blues")
-    axis.figure.colorbar(image, ax=axis, fraction=0.046)
-    ticks = range(len(classes))
+    """Rows coloured by the share of the true class each column took (so a small class's
+    mistakes show as much as a large one's), each cell's share written in it (with the
+    count, up to a dozen classes; at more, the shares of 1% and up)."""
+    shares = [[n / (sum(row) or 1) for n in row] for row in confusion]
+    image = axis.imshow(shares, cmap="Blues", vmin=0, vmax=1)
+    axis.figure.colorbar(image, ax=axis, fraction=0.046, label="share of the true class")
+    ticks, many = range(len(classes)), len(classes) > 12
     axis.set(xticks=ticks, yticks=ticks, xlabel="predicted", ylabel="true class", title="confusion matrix")
-    axis.set_xticklabels(classes, rotation=90 if len(classes) > 4 else 0)
-    axis.set_yticklabels(classes)
-    if len(classes) <= 12:
-        top = max(max(row) for row in confusion) or 1
-        for i, row in enumerate(confusion):
-            for j, n in enumerate(row):
-                axis.text(j, i, str(n), ha="center", va="center", color="white" if n > top / 2 else "black")
+    axis.set_xticklabels(classes, rotation=90 if len(classes) > 4 else 0, fontsize=7 if many else None)
+    axis.set_yticklabels(classes, fontsize=7 if many else None)
+    for i, (row, counts) in enumerate(zip(shares, confusion)):
+        for j, (share, n) in enumerate(zip(row, counts)):
+            if many and share < 0.01:
+                continue
+            text = f"{share:.0%}" if many else f"{n:,}\n{share:.1%}"
+            axis.text(j, i, text, ha="center", va="center", fontsize=6 if many else 9,
+                      color="white" if share > 0.5 else "black")
 
 
-def _reliability(axis, confidences, right, ece):
+def _reliability(axis, counts_axis, confidences, right, ece):
+    """The share right per bin of the winning class's probability, against the diagonal,
+    and beneath it how many documents each bin holds (a log scale: the bins of a good model
+    hold from a handful to thousands)."""
     bins = reliability_bins(confidences, right)
-    centers = [(b + 0.5) / len(bins) for b in range(len(bins))]
-    accuracy = [correct / n if n else 0.0 for n, _, correct in bins]
-    axis.bar(centers, accuracy, width=1 / len(bins), edgecolor="black", alpha=0.7, label="share right")
+    width = 1 / len(bins)
+    centers = [(b + 0.5) * width for b in range(len(bins))]
+    held = [(c, correct / n) for c, (n, _, correct) in zip(centers, bins) if n]
+    axis.bar([c for c, _ in held], [a for _, a in held], width=width, edgecolor="black", alpha=0.7,
+             label="share right")
     axis.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
-    for center, (n, _, _) in zip(centers, bins):
-        if n:
-            axis.text(center, 0.02, f"{n:,}", ha="center", rotation=90, fontsize=7)
     title = "reliability" + (f" (ECE {ece:.4f})" if ece is not None else "")
-    axis.set(xlabel="probability of the winning class", ylabel="share of documents right", title=title,
-             xlim=(0, 1), ylim=(0, 1.01))
-    axis.legend(loc="upper left")
+    axis.set(ylabel="share of documents right", title=title, xlim=(0, 1), ylim=(0, 1.01))
+    axis.tick_params(labelbottom=False)
+    axis.legend(loc="upper left", fontsize=8)
+    counts = [n for n, _, _ in bins]
+    counts_axis.bar(centers, [n or float("nan") for n in counts], width=width, color="grey", edgecolor="black")
+    for center, n in zip(centers, counts):
+        if n:
+            counts_axis.text(center, n, f"{n:,}", ha="center", va="bottom", fontsize=7)
+    counts_axis.set_yscale("log")
+    counts_axis.set(xlabel="probability of the winning class", ylabel="documents",
+                    ylim=(0.5, max(counts + [1]) * 8))
 
 
 def info_plot(summary, path):
-    """The most indicative tokens of each class (from NaiveBayes.summary(top))."""
+    """The most indicative tokens of each class (from NaiveBayes.summary(top)), on one scale
+    for all: how many times more often the token occurs in the class than in the others
+    (θ(token | class) / θ(token | others), the exp of summary's log ratio)."""
+    import math
+
     plt = _pyplot()
     classes = list(summary["top"])
     columns = min(len(classes), 4)
     rows = -(-len(classes) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 0.3 * max(len(v) for v in summary["top"].values())
-                                                        * rows + 1.5), squeeze=False)
+    longest = max(len(v) for v in summary["top"].values())
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 0.3 * longest * rows + 1.8), squeeze=False,
+                                sharex=True)
     for axis, label in zip(axes.flat, classes):
         tokens = summary["top"][label][::-1]
-        axis.barh([token for token, _ in tokens], [value for _, value in tokens])
-        axis.set(title=label, xlabel="log θ(token | class) − log θ(token | others)")
+        axis.barh([token for token, _ in tokens], [math.exp(value) - 1 for _, value in tokens], left=1)
+        axis.set_title(label)
+        axis.set_xscale("log")
     for axis in list(axes.flat)[len(classes):]:
         axis.set_visible(False)
+    figure.supxlabel("times more often in this class than in the others")
     figure.tight_layout()
     _save(figure, path)
     plt.close(figure)

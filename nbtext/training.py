@@ -45,7 +45,7 @@ def train(documents, labels, **options):
     return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), **options)
 
 
-def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
+def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, **options):
     """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
     `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
     be missing, so one class is enough.
@@ -80,7 +80,8 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, **options):
                 candidates.add(packed_sample(rate, token_lists, labels, ids, indptr), rate)
         mail_documents = tokenizer.mail_documents
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
-    return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates)
+    return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates,
+                         on_stage)
 
 
 def reads_twice(options):
@@ -125,7 +126,7 @@ def calibration_of(settings, options):
 
 
 def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
-                  candidates=None):
+                  candidates=None, on_stage=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
     default λ chosen, then `model_of_table`; unless `calibration` is "none", the
     calibration sample of the corpus (gathered while counting as `candidates`, or else in
@@ -142,6 +143,8 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
 
         rate = stored_rate(model.class_count.sum())
         sample = sample_of(model, over_batches, candidates, rate=rate)
+        if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
+            on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
         calibrate(model, sample, rate, calibration, partial=partial)
     return model
 

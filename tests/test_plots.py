@@ -47,3 +47,40 @@ def test_eval_draws_a_pdf_and_says_where(demo_model, tmp_path):
     result = run("eval", "-m", demo_model, "--plot", pdf, MAIL / "test" / "spam", MAIL / "test" / "ham")
     assert result.exit_code == 0 and result.stderr == f"nbtext: the picture is in {pdf}\n"
     assert pdf.read_bytes().startswith(b"%PDF")
+
+
+def test_the_pictures_say_what_their_readers_need(demo_model, tmp_path):
+    """Two classes: the ROC's false-positive axis is logarithmic with the model's decision
+    marked, the confusion matrix shows shares of the true class, the reliability bins say
+    how many documents they hold. info: one scale for all classes, labelled in plain words."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    report, tokens = tmp_path / "report.svg", tmp_path / "tokens.svg"
+    assert run("eval", "-m", demo_model, "--plot", report, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+    drawing = report.read_text()
+    for text in ("share of ham taken for spam (log scale)", "its decision", "share of the true class",
+                 ">documents<", "probability of the winning class"):
+        assert text in drawing, text
+    assert run("info", "-m", demo_model, "--plot", tokens, "--top", "5").exit_code == 0
+    assert tokens.read_text().count("times more often in this class than in the others") == 1
+
+
+def test_a_twenty_class_matrix_grows_and_keeps_its_numbers(tmp_path):
+    """At 20 classes the matrix is drawn larger, its cells' shares written in it."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    import re
+
+    classes = [f"class{k:02d}" for k in range(20)]
+    for k, label in enumerate(classes):
+        folder = tmp_path / "corpus" / label
+        folder.mkdir(parents=True)
+        for i in range(6):
+            (folder / f"{i}.txt").write_text(f"word{k} token{k} shared{i % 3} other{(k + i) % 20}")
+    model, picture = tmp_path / "m.model", tmp_path / "report.svg"
+    folders = [tmp_path / "corpus" / label for label in classes]
+    assert run("train", "-o", model, *folders).exit_code == 0
+    assert run("eval", "-m", model, "--plot", picture, *folders).exit_code == 0
+    drawing = picture.read_text()
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)pt"', drawing).group(1))
+    assert width > 900  # the matrix's side grows with the classes (two classes: about 700)
+    assert all(f">{label}<" in drawing for label in classes)
+    assert len(re.findall(r">\d+%<", drawing)) >= 20  # at least the diagonal's shares

@@ -115,3 +115,14 @@ def test_a_second_pass_has_a_bar_of_its_own_name(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.stderr
     bars = result.stderr.splitlines()[:2]  # (click writes a bar's label alone where stderr is no terminal)
     assert bars == ["training", "second pass (what the counts decide: idf, UNK documents)"]
+
+
+def test_training_says_when_it_calibrates(tmp_path):
+    """The calibration at the end of a training (seconds on a large corpus) is said on a
+    terminal, not a silent pause after the bar."""
+    _, shown = on_a_terminal("train", "-o", tmp_path / "m.model", "--calibration", "temperature",
+                             ROOT / "corpora" / "mail" / "train" / "spam", ROOT / "corpora" / "mail" / "train" / "ham")
+    assert "calibrating: out-of-fold scores of 78 documents" in shown
+    _, quiet = on_a_terminal("train", "-q", "-o", tmp_path / "q.model", "--calibration", "temperature",
+                             ROOT / "corpora" / "mail" / "train" / "spam", ROOT / "corpora" / "mail" / "train" / "ham")
+    assert "calibrating" not in quiet
