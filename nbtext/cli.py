@@ -105,16 +105,18 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             if update:
                 refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
                 if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
-                    click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
+                    if not quiet:
+                        click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
                     return 0
-                model, stats = changed_model(model_path, output, docs(), batched, skipped)
+                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet)
                 if model is None:  # learned through the model's pending log
                     return stats
             else:
                 model = train_corpus(lambda: batched(docs()), skipped, jobs or default_jobs(), shard is not None,
                                      lambda stage: announce(stage, quiet), **settings)
                 model.save(output)
-    click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
+    if not (quiet and update):  # a learn-on-error job is silent when it succeeds
+        click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
     return skipped.summary(int(model.class_count.sum()))
 
 
@@ -269,7 +271,8 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="PATH...")
 @model_option
 @max_bytes_option
-def forget(model_path, paths):
+@quiet_option
+def forget(model_path, paths, quiet):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
     class it was learned under; one it does not know is named on stderr and left alone.
     Learning, forgetting and learning again gives back the same model.
@@ -283,10 +286,11 @@ def forget(model_path, paths):
     skipped, started = Skipped(), time.perf_counter()
     with user_errors():
         model, stats = changed_model(model_path, model_path, path_documents(paths),
-                                     lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, forget=True)
+                                     lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, True, quiet)
         if model is None:  # forgotten through the model's pending log
             return stats
-    click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
+    if not quiet:
+        click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
     return skipped.summary(stats["forgotten"] + stats["unknown"])
 
 

@@ -181,6 +181,11 @@ class locked:
 
         try:
             self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:  # made by another user of a shared model: flock needs to read it only
+            try:
+                self.fd = os.open(self.lock_path, os.O_RDONLY)
+            except OSError as e:
+                raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
         except OSError as e:
             raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
         fcntl.flock(self.fd, fcntl.LOCK_EX)

@@ -229,7 +229,7 @@ def online_table(report):
         taken = (" flagged" if label == report.get("negative") else " missed" if label == report.get("positive")
                  else " taken for another class")
         share = f" ({c['taken_for_another'] / c['n']:.2%} of {c['n']:,})" if c["n"] else ""
-        lines.append(f"  {label}{taken}".ljust(18) + f"{c['taken_for_another']:,}{share}")
+        lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
     if "unsure" in report:
         u = report["unsure"]
         lines.append(f"unsure (p < {u['threshold']:g})".ljust(18) + f"{u['n']:,} documents, {u['errors']:,} of the "
@@ -270,20 +270,19 @@ def model_summary(summary, model_path, unit):
     ]
     if "unk_share" in summary:
         lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
-    if "calibration" in summary:
-        c = summary["calibration"]
+    pending, c = summary.get("pending"), summary.get("calibration")
+    if c is not None:
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {counted(c['documents'], 'document')})")
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")
-    if summary.get("pending"):
-        written = summary.get("written_calibration")
-        used = f" (until then, readers score with the file's T = {temperature_formula(written)})" \
-            if written and written != summary.get("calibration") else ""
-        lines.append(f"pending        {counted(summary['pending'], 'change')} at the end of the file, counted by every "
-                     f"reader; folded into it at {summary['pending_fold']}, the calibration then refitted{used}")
+    if pending:
+        refit = summary.get("calibration_after_fold")
+        then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
+        lines.append(f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
+                     f"folded into it once {summary['pending_fold']} are, the temperature then fitted again{then}")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():

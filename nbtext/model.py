@@ -396,12 +396,18 @@ class NaiveBayes:
             "tokens_seen": self.vocabulary.n_tokens,
             "vocabulary": self.vocabulary.n_kept,
             "unk": self.has_unk,
-            **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold",
-                                                "written_calibration")
+            **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold")
                if key in self.file_info},
             **({"calibration": self.calibration} if self.calibration is not None else {}),
-            **({"calibration_sample": len(self.calibration_sample[1])} if self.calibration_sample is not None else {}),
         }
+        if self.file_info.get("pending"):  # readers use the file's temperature until the section is folded in
+            info.pop("calibration", None)
+            if self.file_info.get("written_calibration") is not None:
+                info["calibration"] = self.file_info["written_calibration"]
+            if self.calibration is not None:
+                info["calibration_after_fold"] = self.calibration
+        if self.calibration_sample is not None:
+            info["calibration_sample"] = len(self.calibration_sample[1])
         if self.has_unk and self.event.reports_unk_share and totals.sum():
             info["unk_share"] = float(self.unk_count.sum() / totals.sum())
         if top:

@@ -109,7 +109,7 @@ class OneMessageModel:
         return decide(self.classes, probabilities, unsure_below)
 
 
-def changed_model(model_path, output, documents, batched, skipped, forget=False):
+def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
     """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
     the model's pending log when it can take them (nbtext.learnone; its summary printed
     here), giving (None, the exit status); else the full way, under the model's lock:
@@ -125,7 +125,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False)
     if os.path.realpath(output) == os.path.realpath(model_path):
         result = through_log(model_path, documents, forget)
         if not isinstance(result, Fallback):
-            return None, _logged(model_path, *result, forget)
+            return None, _logged(model_path, *result, forget, quiet)
         documents = chain(result.consumed, documents)
     from nbtext.container import check_writable
     from nbtext.training import forget as forget_documents, update
@@ -146,7 +146,7 @@ def _not_learned(doc):
     print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
 
 
-def _logged(model_path, stats, skipped, records, forget):
+def _logged(model_path, stats, skipped, records, forget, quiet=False):
     """Say what went to the pending log, as the full way says what it learned: the
     documents not learned or skipped by name, then the summary; the exit status."""
     from nbtext.output import tsv_field
@@ -160,8 +160,9 @@ def _logged(model_path, stats, skipped, records, forget):
             print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
-    print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, the "
-          "next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
+    if not quiet:
+        print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
+              "the next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
     failed = sum(message is not None for _, message in skipped)
     if failed:
         learned = sum(stats.values()) - stats.get("duplicates", 0)
@@ -368,7 +369,7 @@ def learning_options(args, forget):
             continue
         if arg.startswith("--model-file="):
             options["model"] = arg.split("=", 1)[1]
-        elif arg in ("-q", "--quiet") and not forget:
+        elif arg in ("-q", "--quiet"):
             options["quiet"] = True
         elif arg == "--update" and not forget:
             update = True
@@ -399,19 +400,22 @@ def learn(argv):
         documents = path_documents(paths)
     else:
         if nothing_to_learn(paths):  # learn-on-error folders: often empty
-            print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+            if not options["quiet"]:
+                print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()
     model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
-                                 skipped, forget)
+                                 skipped, forget, options["quiet"])
     if model is None:
         return stats  # learned through the model's pending log
     seconds = time.perf_counter() - started
     if forget:
-        print(forget_summary(model, stats, seconds, model_path), file=sys.stderr)
+        if not options["quiet"]:
+            print(forget_summary(model, stats, seconds, model_path), file=sys.stderr)
         return skipped.summary(stats["forgotten"] + stats["unknown"])
-    print(train_summary(model, stats, seconds, model_path), file=sys.stderr)
+    if not options["quiet"]:
+        print(train_summary(model, stats, seconds, model_path), file=sys.stderr)
     return skipped.summary(int(model.class_count.sum()))
 
 

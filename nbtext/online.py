@@ -24,8 +24,11 @@ from nbtext.event_models import EVENT_MODELS
 class OnlineMultinomial:
     """Counts that grow one document at a time, and the posterior of the model they make."""
 
-    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None):
+    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        calibration = calibration or {}  # a model's: P(k | x) = softmax(jll / T(x)), T(x) = T · n^γ (as it scores)
+        self.temperature, self.length_exponent = calibration.get("temperature", 1.0), calibration.get("length_exponent",
+                                                                                                       0.0)
         k = len(self.classes)
         self.row = {label: i for i, label in enumerate(self.classes)}
         self.counts = {}  # token -> its count in each class
@@ -72,11 +75,16 @@ class OnlineMultinomial:
                 continue
             for i, c in enumerate(counts):
                 jll[i] += n * (math.log(c + self.alpha) - denominators[i])
+        length = sum(n for token, n in Counter(tokens).items() if token in self.counts
+                     and sum(self.counts[token]) >= self.min_count)
         if unknown and self.unk:
+            length += unknown
             for i, c in enumerate(self.unk_totals):
                 jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
-        top = max(jll)
-        e = [math.exp(v - top) for v in jll]
+        scale = 1.0 if length == 0 and self.length_exponent else self.temperature * float(length) ** self.length_exponent
+        tempered = [v / scale for v in jll]
+        top = max(tempered)
+        e = [math.exp(v - top) for v in tempered]
         total = math.fsum(e)
         return [v / total for v in e], jll
 
@@ -157,8 +165,9 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None):
 def evaluate_online(documents, settings, model=None, learn="errors", seed=0, unsure_below=None, jobs=None,
                     on_error=None, on_step=None):
     """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
-    counts and settings; its calibration is not used) or from nothing with train
-    `settings`: the report of `run`. The messages are tokenized ahead on `jobs` workers."""
+    counts, settings and calibration, which stays as the model's) or from nothing with train
+    `settings` (then the probabilities are Naive Bayes' own, uncalibrated): the report of
+    `run`. The messages are tokenized ahead on `jobs` workers."""
     import random
 
     from nbtext.documents import in_batches
@@ -174,7 +183,10 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
                           "--features or --max-features)")
     documents = list(documents)
     random.Random(seed).shuffle(documents)
-    classes = sorted({doc.label for doc in documents} | set(model.classes if model is not None else ()))
+    labels = {doc.label for doc in documents}
+    if model is not None and not labels & set(model.classes):
+        raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
+    classes = sorted(labels | set(model.classes if model is not None else ()))
     if len(classes) < 2:
         raise NbtextError("eval --online needs documents of two classes or more")
 
@@ -196,7 +208,7 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
         rows = [model.classes.index(label) if label in model.classes else None for label in classes]
         start = {token: [float(dense[r, j]) if r is not None else 0.0 for r in rows] for j, token in enumerate(tokens)}
     online = OnlineMultinomial(classes, settings["alpha"], settings["min_count"], settings["unknown"] == "unk",
-                               settings["prior"], start)
+                               settings["prior"], start, model.calibration if model is not None else None)
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
             online.class_count[online.row[label]] = float(n)

@@ -107,6 +107,10 @@ def typed_options(names):
             if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
 
 
+def train_settings_but_alpha():
+    return [n for n in TRAIN_SETTINGS if n != "alpha"]
+
+
 def refuse_typed(names, message):
     """An NbtextError, `message` naming the option, if the user typed one of `names`."""
     typed = typed_options(names)
@@ -121,6 +125,7 @@ scheduler_option = click.option(
     help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
          "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'.")
 quiet_option = click.option("-q", "--quiet", is_flag=True,
-                            help="No progress bar (one is drawn on a terminal for jobs of over a second).")
+                            help="No progress bar (one is drawn on a terminal for jobs of over half a second); "
+                                 "train --update and forget say nothing when they succeed (for cron).")
 plot_option = click.option("--plot", type=PATH, default=None, metavar="FILE",
                            help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').")

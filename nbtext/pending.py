@@ -127,7 +127,8 @@ def _check_derived(derived, n_classes):
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values)
 
     if not (set(derived) == {"features", "unk", "totals"} and isinstance(derived["features"], int)
-            and derived["features"] >= 0 and (derived["unk"] is None or counts(derived["unk"]))
+            and not isinstance(derived["features"], bool) and 0 <= derived["features"] <= 2**53
+            and (derived["unk"] is None or counts(derived["unk"]))
             and counts(derived["totals"])):
         raise ValueError("a pending record's one-document record is not one")
 

@@ -82,8 +82,9 @@ def _roc(axis, log_odds, positives, classes, auc):
     negatives = sum(1 for p in positives if not p) or 1
     floor = 0.5 / negatives  # a rate of 0 drawn at half the smallest one there can be
     axis.plot([max(f, floor) for f in fpr], tpr, drawstyle="steps-post", label=f"AUC {auc:.4f}")
-    flagged = sum(1 for z, p in zip(log_odds, positives) if not p and z >= 0) / negatives
-    caught = sum(1 for z, p in zip(log_odds, positives) if p and z >= 0) / ((len(positives) - negatives) or 1)
+    # log-odds of the second class against the first: a tie (0) goes to the first, as argmax gives it
+    flagged = sum(1 for z, p in zip(log_odds, positives) if not p and z > 0) / negatives
+    caught = sum(1 for z, p in zip(log_odds, positives) if p and z > 0) / ((len(positives) - negatives) or 1)
     axis.plot([max(flagged, floor)], [caught], "o",
               label=f"its decision: {flagged:.2%} of {classes[0]} taken,\n{caught:.2%} of {classes[1]} found")
     axis.set_xscale("log")
@@ -112,8 +113,12 @@ def online_plot(report, path):
                  label=f"1-ROCA {report['roca_percent']:.3f}%")
         negatives = sum(1 for p in positives if not p) or 1
         # the filter's cut: p >= 0.5, log-odds >= 0 (as it decides)
-        cut_fpr = sum(1 for s, p in zip(report["scores"], positives) if not p and s >= 0) / negatives
-        cut_tpr = sum(1 for s, p in zip(report["scores"], positives) if p and s >= 0) / (len(positives) - negatives or 1)
+        # (a tie, log-odds 0, goes to the first class, as the run's argmax gives it)
+        first_is_positive = report["positive"] == sorted([report["positive"], report["negative"]])[0]
+        flagged = (lambda z: z >= 0) if first_is_positive else (lambda z: z > 0)
+        cut_fpr = sum(1 for s, p in zip(report["scores"], positives) if not p and flagged(s)) / negatives
+        cut_tpr = sum(1 for s, p in zip(report["scores"], positives) if p and flagged(s)) / (len(positives) - negatives
+                                                                                            or 1)
         roc.plot([max(cut_fpr, floor / 2)], [cut_tpr], "o", label=f"p ≥ 0.5: {cut_fpr:.2%} {report['negative']} flagged")
         roc.set_xscale("log")
         roc.set(xlabel=f"share of {report['negative']} flagged (log scale)", ylabel=f"share of {report['positive']} caught",

@@ -121,9 +121,12 @@ def _visible_files(folder):
     and folders skipped; a folder is listed once, with os.scandir (no stat per file)."""
     pending = [folder]
     while pending:
+        below = pending.pop()
         try:
-            entries = list(os.scandir(pending.pop()))
-        except OSError:
+            entries = list(os.scandir(below))
+        except OSError as e:  # a folder it may not read: named, as a file it may not read is
+            if below != folder:
+                yield below, "folder that cannot be read"
             continue
         for entry in entries:
             if entry.name.startswith("."):
@@ -155,7 +158,11 @@ def maildir_files(maildir):
     """The messages of a Maildir: the files of cur/ and new/ (tmp/ holds unfinished ones)."""
     found = []
     for sub in ("cur", "new"):
-        entries = sorted(os.scandir(os.path.join(maildir, sub)), key=lambda entry: entry.name)
+        try:
+            entries = sorted(os.scandir(os.path.join(maildir, sub)), key=lambda entry: entry.name)
+        except OSError:  # named, as a file it may not read is
+            found.append((os.path.join(maildir, sub), "folder that cannot be read"))
+            continue
         found += [(entry.path, _special(entry)) for entry in entries if not entry.name.startswith(".")]
     return found
 

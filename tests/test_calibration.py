@@ -178,7 +178,9 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     extra.mkdir()
     (extra / "1").write_text("a brand new free prize offer")
     assert run("train", "--update", "-m", model, f"spam={extra}").exit_code == 0
-    refit = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
+    shown = json.loads(run("info", "-m", model, "--format", "json").stdout)
+    assert shown["pending"] == 1 and shown["calibration"] == before  # readers use the file's until the fold
+    refit = shown["calibration_after_fold"]
     assert refit != before and refit["documents"] == 79  # fitted again, as a training on all 79 would
     assert run("train", "--calibration", "temperature", "-o", tmp_path / "all.model", f"spam={spam}",
                f"spam={extra}", f"ham={ham}").exit_code == 0

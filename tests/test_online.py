@@ -95,3 +95,40 @@ def test_the_picture(tmp_path):
     picture = tmp_path / "online.png"
     result = run("eval", "--online", "--plot", picture, MAIL / "test" / "spam", MAIL / "test" / "ham")
     assert result.exit_code == 0 and picture.read_bytes().startswith(b"\x89PNG")
+
+
+def test_online_from_a_model_scores_as_its_filter_does(tmp_path):
+    """From -m MODEL the probabilities are the model's, its calibration applied (so its
+    unsure band is the filter's): the first message is scored as predict scores it."""
+    model = tmp_path / "c.model"
+    assert run("train", "--calibration", "temperature", "-o", model, MAIL / "train" / "spam",
+               MAIL / "train" / "ham").exit_code == 0
+    loaded = nbtext.load(model)
+    assert loaded.calibration is not None and loaded.calibration["temperature"] != 1.0
+    online = OnlineMultinomial(loaded.classes, loaded.alpha, loaded.settings["min_count"], True,
+                               start={t: loaded.token_counts.dense[:, j].tolist()
+                                      for j, t in enumerate(loaded.vocabulary.tokens)},
+                               calibration=loaded.calibration)
+    online.class_count = [float(n) for n in loaded.class_count]
+    tokenize = make_tokenizer(loaded.settings["tokenizer"])
+    for message in sorted((MAIL / "test" / "spam").iterdir())[:3] + sorted((MAIL / "test" / "ham").iterdir())[:3]:
+        expected = loaded.predict_proba([message.read_bytes()])[0]
+        assert online.posterior(tokenize(message.read_bytes()))[0] == pytest.approx(expected.tolist(), abs=1e-9)
+
+
+def test_online_from_a_model_refuses_what_it_cannot_use(demo_model, tmp_path):
+    result = run("eval", "--online", "-m", demo_model, "--min-count", "3", MAIL / "test" / "spam")
+    assert result.exit_code == 1 and "goes with --online from nothing" in result.stderr
+    table = tmp_path / "t.tsv"
+    table.write_text("a\tfree prize\nb\tlunch notes\n")
+    result = run("eval", "--online", "-m", demo_model, "--table", table, "--no-header")
+    assert result.exit_code == 1 and "no document has a label the model knows" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_three_classes_line_up(tmp_path):
+    table = tmp_path / "t.tsv"
+    table.write_text("spam\tfree prize now\nham\tmeeting at noon\neggs\tbacon and eggs\nspam\tclaim your prize\n"
+                     "ham\tlunch meeting\n")
+    text = run("eval", "--online", "--table", table, "--no-header").stdout
+    assert "  eggs taken for another class 0 (0.00% of 1)" in text

@@ -380,3 +380,53 @@ def test_the_python_api_scores_as_the_command_line_until_the_fold(model):
     assert [float(x) for x in line[3:]] == pytest.approx(api.tolist(), abs=5e-5)
     with pytest.raises(nbtext.NbtextError, match="calibration sample"):
         nbtext.load(str(model)).save(str(model.with_name("x.model")))  # the scoring view is not a file's
+
+
+def test_a_record_on_a_model_that_takes_none_is_one_line(tmp_path):
+    """A Bernoulli model takes no records: one crafted on it is refused in one line (it was
+    a KeyError traceback from every reader)."""
+    import json
+    import zlib
+
+    model = tmp_path / "b.model"
+    nbtext_run("train", "--model", "bernoulli", "--unknown", "ignore", "-o", model, MAIL / "train" / "spam",
+               MAIL / "train" / "ham")
+    body = json.dumps({"hash": "ab" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False,
+                       "derived": {"features": 150, "unk": None, "totals": [0.0, 0.0]}}).encode()
+    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body))
+                      + body)
+    for args in (["info"], ["predict", "-j", "1", messages("spam", "test")[0]]):
+        result = subprocess.run([NBTEXT, *map(str, args), "-m", model], capture_output=True, timeout=120)
+        assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"corrupt" in result.stderr, args
+    body = json.dumps({"hash": "cd" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False,
+                       "derived": {"features": True, "unk": None, "totals": [0.0, 0.0]}}).encode()
+    assert pending.Changes(["ham", "spam"]) is not None
+    with pytest.raises(ValueError):
+        pending.Changes(["ham", "spam"], [json.loads(body)])  # a bool is not a number of features
+
+
+def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
+    """The lock file the first learner made (mode 644 under a usual umask) still lets
+    another user lock the model: flock needs the file open for reading only."""
+    import os
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to learn as two users")
+    folder = model.parent
+    for path in (folder, model):
+        os.chown(path, 0, 65534)
+    folder.chmod(0o2775)
+    model.chmod(0o664)
+    old = os.umask(0o022)
+    try:
+        assert learn_one(model, f"spam={messages('ham', 'test')[0]}").returncode == 0
+    finally:
+        os.umask(old)
+    for parent in model.parents:
+        if parent == Path(parent.anchor):
+            break
+        parent.chmod(parent.stat().st_mode | 0o005)
+    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
+                             "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr

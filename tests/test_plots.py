@@ -84,3 +84,17 @@ def test_a_twenty_class_matrix_grows_and_keeps_its_numbers(tmp_path):
     assert width > 900  # the matrix's side grows with the classes (two classes: about 700)
     assert all(f">{label}<" in drawing for label in classes)
     assert len(re.findall(r">\d+%<", drawing)) >= 20  # at least the diagonal's shares
+
+
+def test_the_decision_drawn_is_the_one_reported(demo_model, tmp_path):
+    """The ROC's marked decision is the report's: its share of ham taken for spam is the
+    confusion matrix's (a tie of log-odds 0 goes to the first class, as the report's)."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    import re
+
+    picture = tmp_path / "report.svg"
+    result = run("eval", "-m", demo_model, "--format", "json", "--plot", picture, MAIL / "test" / "spam",
+                 MAIL / "test" / "ham")
+    (ham_taken,) = re.findall(r"its decision: ([\d.]+)% of ham taken", picture.read_text())
+    confusion = json.loads(result.stdout)["confusion"]  # rows and columns: ham, spam
+    assert float(ham_taken) == pytest.approx(100 * confusion[0][1] / sum(confusion[0]), abs=0.005)
