@@ -22,7 +22,7 @@ from nbtext.oneshot import OneMessageModel, changed_model, filter_stdin, is_labe
 from nbtext.options import (
     PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
     online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
-    split_params, train_jobs_option, train_options, typed_options, unsure_option,
+    split_params, train_jobs_option, train_options, train_settings_but_alpha, typed_options, unsure_option,
 )
 from nbtext.output import write_line
 from nbtext.version import __version__
@@ -255,9 +255,10 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
         if plot:
             check_plot_path(plot, folds)
         if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
-            refuse_typed([n for n in TRAIN_SETTINGS if n != "alpha"] + ["seed", "compare"],
-                         "{} goes with --folds (cross-validation) or --online")
+            refuse_typed(train_settings_but_alpha() + ["seed", "compare"], "{} goes with --folds or --online")
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
+        if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
+            refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
         kind, result, curves, done = evaluation(start, inputs, settings, unsure_below, jobs, folds, seed, compare,
                                                 learn if online else None, skipped, quiet)
     write_line(evaluation_text(kind, result, output_format, os.isatty(1)))

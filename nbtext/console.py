@@ -185,10 +185,6 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns") if model else None)
     if learn is not None:
         from nbtext.online import evaluate_online
-        from nbtext.options import refuse_typed, train_settings_but_alpha
-
-        if model is not None:  # its settings are the run's (--alpha re-smooths it, as eval -m does)
-            refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
 
         documents = list(docs())
         bar = drawn(iter(range(len(documents))), "online", len(documents)) if shows_progress(quiet) else None

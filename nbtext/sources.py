@@ -124,7 +124,7 @@ def _visible_files(folder):
         below = pending.pop()
         try:
             entries = list(os.scandir(below))
-        except OSError as e:  # a folder it may not read: named, as a file it may not read is
+        except OSError:  # a folder it may not read: named, as a file it may not read is
             if below != folder:
                 yield below, "folder that cannot be read"
             continue
