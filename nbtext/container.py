@@ -41,6 +41,22 @@ def read_bytes(path, sample=False):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
+def mapped(f):
+    """The whole model file open as `f`, mapped read-only with its pages read in at once
+    (MAP_POPULATE where there is one): a learner's way to its bytes, for a large model
+    several times faster than reading them into a new buffer (whose pages the kernel must
+    hand out one by one). Only under the model's lock: a file that shrank while mapped
+    would fault, and only a learner ever shrinks one (cutting a torn record off). None
+    where the file cannot be mapped."""
+    import mmap
+
+    try:
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        return mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def read_open(f, path, sample=False):
     """read_bytes of a model file open for reading at its start (`f`, a binary file)."""
     try:
@@ -75,7 +91,7 @@ def read_open(f, path, sample=False):
 
 def split(data, path):
     """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
-    if not data.startswith(MAGIC):
+    if data[: len(MAGIC)] != MAGIC:  # (data: bytes, or a mapped file)
         if data[:1] == b"\x80" or data[:2] in (b"(d", b"(l", b"}q", b"]q"):
             kind = "a Python pickle (nbtext never loads pickles)"
         elif not data:

@@ -39,7 +39,7 @@ def through_log(model_path, documents, forget=False):
     `documents` unless the model can take them)."""
     import os
 
-    from nbtext.container import locked, read_open
+    from nbtext.container import locked, mapped, read_open
     from nbtext.errors import NbtextError
     from nbtext.purescore import Unserved, of_file
 
@@ -51,7 +51,7 @@ def through_log(model_path, documents, forget=False):
         with f:
             if os.fstat(f.fileno()).st_nlink > 1:
                 return Fallback()  # hard links: a backup made by `ln` must not change with it
-            data = read_open(f, model_path)
+            data = mapped(f) or read_open(f, model_path)
             pure = of_file(data, str(model_path))
             if pure is None or not pure.follows_changes():
                 return Fallback()
