@@ -32,7 +32,7 @@ import numpy as np
 from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
-from nbtext.exactmath import exp, log
+from nbtext.exactmath import exp, log, power
 from nbtext.features import one_hot
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
@@ -128,7 +128,7 @@ def stored_rate(n_documents):
     return min(1.0, SAMPLE / float(1 << (n.bit_length() - 1)))
 
 
-def calibrate(model, sample, complete_rate, mode="auto", partial=False):
+def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=None):
     """Give a trained or changed `model` the calibration one training of its documents
     would give it: the sample under stored_rate, and T and γ fitted on the documents under
     sample_rate (not for a `partial` model, a --shard part: its merge fits them), as
@@ -136,7 +136,8 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False):
     (token lists, labels, hashes) must hold every one of the model's documents whose hash is
     under `complete_rate`. Returns False, changing nothing, when it does not reach
     sample_rate (documents forgotten since past the power of two the sample was cut for):
-    then T cannot be fitted exactly, and a retraining can."""
+    then T cannot be fitted exactly, and a retraining can. With `budget` (a share of ham
+    flagged), the spam cut-off is chosen too, on the same out-of-fold probabilities."""
     n = model.class_count.sum()
     if complete_rate < sample_rate(n):
         return False
@@ -151,7 +152,7 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False):
         fit = under(sample_rate(n), hashes)
         model.calibration = temperature_of(
             model, (feature_rows(model.vocabulary, [token_lists[i] for i in fit]), [labels[i] for i in fit],
-                    [hashes[i] for i in fit]), required=mode == "temperature")
+                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget)
     return True
 
 
@@ -177,7 +178,7 @@ def feature_rows(vocabulary, token_lists):
     return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
-def temperature_of(model, sample, required=True):
+def temperature_of(model, sample, required=True, budget=None):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
     a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
     document its feature ids), or None when the sample is too small for
@@ -195,8 +196,30 @@ def temperature_of(model, sample, required=True):
     jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])
     temperature, exponent = fit_temperature(jll, rows, lengths)
-    return {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
-            "documents": len(labels)}
+    record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
+              "documents": len(labels)}
+    if budget is not None and len(model.classes) == 2:
+        record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
+    return record
+
+
+def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
+    """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
+    positive class ('spam', else the second) at which at most `budget` of the other class's
+    out-of-fold documents reach it. (Their calibrated probabilities, from exact logs and
+    exps: the cut-off is a number in the file, the same on every CPU.)"""
+    positive = "spam" if "spam" in classes else classes[1]
+    k = classes.index(positive)
+    n = np.asarray(lengths, dtype=np.float64)  # T(x) as NaiveBayes.temperatures gives it
+    scale = np.where(n > 0, temperature * power(np.maximum(n, 1.0), exponent), 1.0) if exponent else \
+        np.full(len(n), float(temperature))
+    tempered = jll / scale[:, None]
+    # P(positive) = 1 / (1 + exp(other − positive)) of the tempered log-likelihoods
+    p = 1.0 / (1.0 + exp(tempered[:, 1 - k] - tempered[:, k]))
+    negatives = np.sort(p[rows != k])[::-1]
+    allowed = int(np.floor(budget * len(negatives)))
+    cut = 0.5 if allowed >= len(negatives) else max(0.5, float(np.nextafter(negatives[allowed], 2.0)))
+    return {"positive": positive, "spam_cutoff": cut, "max_ham_flagged": budget}
 
 
 def out_of_fold_jll(model, token_lists, labels, folds):

@@ -43,6 +43,7 @@ TRAIN_DEFAULTS = {
     "length_norm": None,
     "weight_norm": None,
     "calibration": "auto",  # how posteriors are calibrated (nbtext.calibration)
+    "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.calibration)
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -70,6 +71,9 @@ TRAIN_HELP = {
                    "and its growth γ with the document's length n fitted on out-of-fold predictions "
                    "(probabilities that mean what they say; same labels); auto: temperature for the text "
                    "models once there are 100 documents to fit T on.",
+    "max_ham_flagged": "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that "
+                       "at most this share of the training ham (out of fold) is flagged; what the plain "
+                       "decision calls spam below it is 'unsure'. Two classes, calibrated models.",
 }
 TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
                  "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}

@@ -52,7 +52,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
                 log_odds.append(float(row[1] - row[0]))
                 positives.append(doc.label == model.classes[1])
             probabilities = exp(row)
-            best, _ = model.decide(probabilities)
+            best = model.classes[int(probabilities.argmax())]  # the most probable class, unsure or not
             confidences.append(float(probabilities.max()))
             right.append(best == doc.label)
             label, _ = model.decide(probabilities, unsure_below)
@@ -70,7 +70,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     if len(model.classes) == 2:
         report["roc_auc"] = roc_auc(log_odds, positives)
     report["ece"] = expected_calibration_error(confidences, right)
-    if unsure_below is not None:
+    if unsure_below is not None or (model.calibration or {}).get("spam_cutoff") is not None:
         report["unsure"] = unsure
         report["unsure_below"] = unsure_below
         # of the documents the most probable class gets wrong, how many the band catches

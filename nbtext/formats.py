@@ -275,6 +275,10 @@ def model_summary(summary, model_path, unit):
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {counted(c['documents'], 'document')})")
+    if c is not None and c.get("spam_cutoff") is not None:
+        lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
+                     f"{c['max_ham_flagged']:.2%} of the other class flagged, out of fold); below it, down to "
+                     "0.5: unsure")
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")

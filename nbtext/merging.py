@@ -68,7 +68,10 @@ def merge(models, names=None):
         if len(modes) > 1:
             raise NbtextError("cannot merge models trained with --calibration auto and temperature; "
                               "train them with the same options")
-        if not calibrate(merged, united, complete, modes.pop()):
+        budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
+        if len(budgets) > 1:
+            raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
+        if not calibrate(merged, united, complete, modes.pop(), budget=budgets.pop()):
             raise NbtextError("cannot merge: a model's calibration sample has lost documents to forget; "
                               "retrain that model, or train on all the documents at once")
     return merged

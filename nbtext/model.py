@@ -341,8 +341,9 @@ class NaiveBayes:
         return kept, log_proba, explanations
 
     def decide(self, probabilities, unsure_below=None):
-        """(label, its probability): the most probable class, or 'unsure' below the threshold."""
-        return decide(self.classes, probabilities, unsure_below)
+        """(label, its probability): the most probable class, or 'unsure' below the threshold
+        (or the model's spam cut-off: nbtext.purescore.decide)."""
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
 
     def posterior(self, jll, lengths=None):
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,

@@ -86,6 +86,11 @@ class OneMessageModel:
     def classes(self):
         return self.pure.classes if self.pure is not None else self.model.classes
 
+    @property
+    def calibration(self):
+        """The model's calibration record (its spam cut-off decides too: purescore.decide)."""
+        return self.pure.header.get("calibration") if self.pure is not None else self.model.calibration
+
     def pure_probabilities(self, document):
         """P(k | document) as a list, or None when the model loaded whole must score it."""
         from nbtext.purescore import probabilities
@@ -106,7 +111,7 @@ class OneMessageModel:
         probabilities = self.pure_probabilities(document)
         if probabilities is None:
             probabilities = self.model.predict_proba([document])[0]
-        return decide(self.classes, probabilities, unsure_below)
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
 
 
 def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
@@ -324,7 +329,7 @@ def _verdict(model, message, unsure_below, explain):
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
             probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
-        return verdict_fields(*decide(model.classes, probabilities, unsure_below), evidence), is_mail
+        return verdict_fields(*decide(model.classes, probabilities, unsure_below, model.calibration), evidence), is_mail
     except NbtextError as e:
         print(f"nbtext: {e}", file=sys.stderr)
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on

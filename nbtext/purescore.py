@@ -259,11 +259,16 @@ def _or_none(score, *arguments):
         return None  # the numpy path scores it, or says what is wrong in its usual words
 
 
-def decide(classes, probabilities, unsure_below=None):
+def decide(classes, probabilities, unsure_below=None, calibration=None):
     """(label, its probability): the most probable class (the first of equals, as numpy's
-    argmax), or 'unsure' below the threshold."""
+    argmax), or 'unsure' below the threshold, or (a model trained with --max-ham-flagged:
+    its `calibration` record's cut-off) when that class is the positive one ('spam') below
+    its cut-off. The one rule every path decides by."""
     k = max(range(len(classes)), key=probabilities.__getitem__)
     p = float(probabilities[k])
+    cutoff = (calibration or {}).get("spam_cutoff")
+    if cutoff is not None and classes[k] == calibration["positive"] and p < cutoff:
+        return "unsure", p
     if unsure_below is not None and p < unsure_below:
         return "unsure", p
     return classes[k], p

@@ -90,9 +90,16 @@ def check_header(header, payload_bytes, file_bytes):
     if "calibration" in header:
         calibration = _is(header["calibration"], dict, "the calibration record")
         # files of older builds hold no length_exponent (γ = 0); older builds refuse one that does
-        if set(calibration) - {"length_exponent"} != {"method", "temperature", "documents"} \
-                or calibration["method"] != "temperature":
+        cutoff_keys = {"positive", "spam_cutoff", "max_ham_flagged"}  # --max-ham-flagged: all three or none
+        if set(calibration) - {"length_exponent"} - cutoff_keys != {"method", "temperature", "documents"} \
+                or calibration["method"] != "temperature" or len(cutoff_keys & set(calibration)) not in (0, 3):
             raise ValueError("bad calibration record")
+        if "spam_cutoff" in calibration:
+            cut, budget = calibration["spam_cutoff"], calibration["max_ham_flagged"]
+            if calibration["positive"] not in classes or len(classes) != 2 or not isinstance(cut, float) \
+                    or not 0.5 <= cut <= math.nextafter(1.0, 2.0) or not isinstance(budget, float) \
+                    or not 0.0 <= budget < 0.5:  # (a cut-off past 1: ham was certain out of fold, nothing is spam)
+                raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
             raise ValueError(f"bad temperature {T!r}")

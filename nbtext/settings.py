@@ -103,6 +103,20 @@ def make_settings(**options):
     }
 
 
+def ham_flagged_budget(value):
+    """--max-ham-flagged as a share: '0.2%' or '0.002' -> 0.002; None stays None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        share = math.nan
+    if not 0 <= share < 0.5:
+        raise NbtextError(f"--max-ham-flagged takes a share of the ham from 0 to 50%, like 0.2%, not {value!r}")
+    return share
+
+
 def resolve_alpha(settings, mail_documents, documents):
     """The default λ: MAIL_ALPHA for the token models (multinomial, bernoulli) when most
     training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as

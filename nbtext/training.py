@@ -18,7 +18,7 @@ from nbtext.features import one_hot
 from nbtext.labels import label_problem
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
-from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha
 from nbtext.documents import DEFAULT_BATCH, Document, in_batches
 from nbtext.pending import COMPACT_AFTER
 from nbtext.sources import document_key, report_errors, tokenized
@@ -57,6 +57,10 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
     """
     settings = make_settings(**options)
     calibration = calibration_of(settings, options)
+    budget = ham_flagged_budget(options.get("max_ham_flagged"))
+    if budget is not None and (partial or calibration == "none"):
+        raise NbtextError("--max-ham-flagged chooses a cut-off on a calibrated model's out-of-fold probabilities: "
+                          "not with --calibration none or --shard")
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
     if calibration != "none":  # the calibration sample is gathered while counting
@@ -81,7 +85,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
         mail_documents = tokenizer.mail_documents
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
     return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates,
-                         on_stage)
+                         on_stage, budget)
 
 
 def reads_twice(options):
@@ -126,7 +130,7 @@ def calibration_of(settings, options):
 
 
 def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
-                  candidates=None, on_stage=None):
+                  candidates=None, on_stage=None, budget=None):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
     default λ chosen, then `model_of_table`; unless `calibration` is "none", the
     calibration sample of the corpus (gathered while counting as `candidates`, or else in
@@ -145,7 +149,10 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
         sample = sample_of(model, over_batches, candidates, rate=rate)
         if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
             on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
-        calibrate(model, sample, rate, calibration, partial=partial)
+        calibrate(model, sample, rate, calibration, partial=partial, budget=budget)
+        if budget is not None and (model.calibration or {}).get("spam_cutoff") is None:
+            raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
+                              "100 documents or more to fit the temperature on)")
     return model
 
 
@@ -439,7 +446,8 @@ class _Sample:
 
         documents = [(tokens, label, h) for (h, label), same in sorted(self.documents.items()) for tokens in same]
         sample = tuple(map(list, zip(*documents))) if documents else ([], [], [])
-        if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto"):
+        budget = (self.old.calibration or {}).get("max_ham_flagged")  # the model's own budget, refitted
+        if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto", budget=budget):
             changed.calibration, changed.calibration_sample, changed.sample_bound = \
                 self.old.calibration, sample, self.rate
             changed.sample_mode = self.old.sample_mode

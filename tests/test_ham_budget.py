@@ -1,0 +1,93 @@
+"""train --max-ham-flagged B (issue 24 §4): a spam cut-off chosen on the training data's
+out-of-fold probabilities so that at most B of the ham would be flagged; what the plain
+decision calls spam below it is 'unsure', on every path that decides."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nbtext
+from nbtext.calibration import FOLDS, out_of_fold_jll, sample_rate
+from nbtext.counting import under
+from nbtext.exactmath import exp
+
+from conftest import ROOT, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+MAIL = ROOT / "corpora" / "mail"
+
+
+@pytest.fixture(scope="module")
+def budget_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("budget") / "b.model"
+    result = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", path,
+                 MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_the_cutoff_flags_at_most_the_budget_out_of_fold(budget_model):
+    model = nbtext.load(str(budget_model), fold=True)
+    c = model.calibration
+    assert c["positive"] == "spam" and c["max_ham_flagged"] == 0.05 and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+    token_lists, labels, hashes = model.calibration_sample
+    fit = sorted(under(sample_rate(model.class_count.sum()), hashes), key=lambda i: (hashes[i], labels[i]))
+    jll, lengths = out_of_fold_jll(model, [token_lists[i] for i in fit], [labels[i] for i in fit],
+                                   [hashes[i] % FOLDS for i in fit])
+    p_spam = exp(model.posterior(jll, lengths))[:, model.classes.index("spam")]
+    ham = np.array([labels[i] == "ham" for i in fit])
+    assert np.sum(p_spam[ham] >= c["spam_cutoff"]) <= np.floor(0.05 * ham.sum())
+    assert np.sum(p_spam[ham] >= np.nextafter(c["spam_cutoff"], 0.0)) > np.floor(0.05 * ham.sum()) \
+        or c["spam_cutoff"] == 0.5  # the lowest such cut-off
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_every_path_decides_by_it(budget_model, tmp_path):
+    """The one-message path (predict of stdin, filter), the model loaded whole (predict of
+    files) and eval give each message the same label, unsure ones included."""
+    messages = []  # as mail, so that filter classifies them too
+    for i, text in enumerate(p.read_bytes() for label in ("spam", "ham") for p in sorted((MAIL / "test" / label).iterdir())):
+        messages.append(tmp_path / f"{i:03d}.eml")
+        messages[-1].write_bytes(b"Subject: a message\n\n" + text)
+    whole = subprocess.run([NBTEXT, "predict", "-j", "1", "-m", budget_model, *messages], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    labels = [line.split("\t")[1] for line in whole]
+    assert "unsure" in labels or all(line.split("\t")[1] != "spam" or float(line.split("\t")[2]) >=
+                                     nbtext.load(str(budget_model)).calibration["spam_cutoff"] for line in whole)
+    for message, label in zip(messages, labels):
+        one = subprocess.run([NBTEXT, "predict", "-m", budget_model], input=message.read_bytes(), capture_output=True,
+                             check=True).stdout.decode().strip()
+        tagged = subprocess.run([NBTEXT, "filter", "-m", budget_model], input=message.read_bytes(),
+                                capture_output=True).stdout.decode(errors="replace")
+        assert one == label and f"X-Nbtext-Class: {label}" in tagged, message
+    spam, ham = tmp_path / "spam", tmp_path / "ham"
+    for folder, part in ((spam, messages[:len(messages) // 2]), (ham, messages[len(messages) // 2:])):
+        folder.mkdir()
+        for message in part:
+            (folder / message.name).write_bytes(message.read_bytes())
+    report = json.loads(run("eval", "-m", budget_model, "--format", "json", spam, ham).stdout)
+    assert report["unsure"] == labels.count("unsure")
+
+
+def test_learning_refits_the_cutoff_to_the_same_budget(budget_model, tmp_path):
+    updated = tmp_path / "u.model"
+    result = run("train", "--update", "-m", budget_model, "-o", updated, MAIL / "test" / "spam")
+    assert result.exit_code == 0, result.stderr
+    c = nbtext.load(str(updated)).calibration
+    assert c["max_ham_flagged"] == 0.05 and "spam_cutoff" in c
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--calibration", "none", "--max-ham-flagged", "1%"], "not with --calibration none"),
+    (["--max-ham-flagged", "60%"], "from 0 to 50%"),
+    (["--max-ham-flagged", "lots"], "from 0 to 50%"),
+    (["--max-ham-flagged", "1%"], "needs a calibrated model of two classes"),  # 78 documents: auto fits no T
+])
+def test_what_a_budget_cannot_do_is_one_line(tmp_path, args, message):
+    result = run("train", *args, "-o", tmp_path / "m.model", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "m.model").exists()
