@@ -232,7 +232,9 @@ def online_table(report):
         lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
     if "unsure" in report:
         u = report["unsure"]
-        lines.append(f"unsure (p < {u['threshold']:g})".ljust(18) + f"{u['n']:,} documents, {u['errors']:,} of the "
+        band = " or ".join(([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
+                           + ([f"{report.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else []))
+        lines.append(f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
                      f"{report['errors']:,} errors among them")
     if "roca_percent" in report:
         lines.append(f"1-ROCA%           {_fmt(report['roca_percent'])} ({report['positive']} the positive class)")

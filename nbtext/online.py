@@ -26,6 +26,7 @@ class OnlineMultinomial:
 
     def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
         calibration = calibration or {}  # a model's: P(k | x) = softmax(jll / T(x)), T(x) = T · n^γ (as it scores)
         self.temperature, self.length_exponent = calibration.get("temperature", 1.0), calibration.get("length_exponent",
                                                                                                        0.0)
@@ -101,6 +102,8 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
     """Classify each (name, tokens, label) of `stream` in order with `online` (an
     OnlineMultinomial), then learn it (always, or when it was misclassified): the report
     (see `report`). `on_step(i)` after each message."""
+    from nbtext.purescore import decide
+
     labels, guesses, scores, learned = [], [], [], 0
     positive = online.row[positive_class(online.classes)] if len(online.classes) == 2 else None
     for i, (_, tokens, label) in enumerate(stream):
@@ -108,8 +111,9 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
             raise NbtextError(f"the label {label!r} is not one of the model's classes ({', '.join(online.classes)})")
         p, jll = online.posterior(tokens)
         guess = max(range(len(p)), key=p.__getitem__)
-        labels.append(label)
-        guesses.append((online.classes[guess], p[guess]))
+        labels.append(label)  # (unsure: by --unsure-below, or a model's spam cut-off, as its filter decides)
+        guesses.append((online.classes[guess], decide(online.classes, p, unsure_below, online.calibration)[0]
+                        == "unsure"))
         if positive is not None:  # the ROC ranks by log-odds: probabilities saturate at 1.0 and tie
             scores.append(jll[positive] - jll[1 - positive])
         if learn == "all" or online.classes[guess] != label:
@@ -117,7 +121,8 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
             learned += 1
         if on_step is not None:
             on_step(i)
-    return report(online.classes, labels, guesses, scores, learned, learn, unsure_below)
+    cutoff = (online.calibration or {}).get("spam_cutoff")
+    return report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
 
 
 def positive_class(classes):
@@ -125,21 +130,22 @@ def positive_class(classes):
     return "spam" if "spam" in classes else sorted(classes)[1]
 
 
-def report(classes, labels, guesses, scores, learned, learn, unsure_below=None):
-    """The online run's figures: errors (and their cumulative count, for the picture), per
-    class how many were taken for another, the unsure band's catch, and for two classes
+def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, cutoff=None):
+    """The online run's figures: errors of the most probable class (and their cumulative
+    count, for the picture), per class how many were decided as another (flagged, missed:
+    not the unsure ones), the unsure band's catch, and for two classes
     1-ROCA% (the area above the ROC curve of the positive class's log-odds, in percent)."""
     from nbtext.metrics import roc_auc
 
     errors, cumulative, missed = 0, [], {label: 0 for label in classes}
     unsure = {"n": 0, "errors": 0}
     support = Counter(labels)
-    for label, (guess, p) in zip(labels, guesses):
+    for label, (guess, is_unsure) in zip(labels, guesses):
         wrong = guess != label
         errors += wrong
-        missed[label] += wrong
+        missed[label] += wrong and not is_unsure  # delivered as another class: what the filter does
         cumulative.append(errors)
-        if unsure_below is not None and p < unsure_below:
+        if is_unsure:
             unsure["n"] += 1
             unsure["errors"] += wrong
     result = {
@@ -157,8 +163,8 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None):
             if has_both else math.nan
         result["scores"] = scores
         result["labels"] = labels
-    if unsure_below is not None:
-        result["unsure"] = {"threshold": unsure_below, **unsure}
+    if unsure_below is not None or cutoff is not None:
+        result["unsure"] = {"threshold": unsure_below, "spam_cutoff": cutoff, **unsure}
     return result
 
 

@@ -91,3 +91,13 @@ def test_what_a_budget_cannot_do_is_one_line(tmp_path, args, message):
     result = run("train", *args, "-o", tmp_path / "m.model", MAIL / "train" / "spam", MAIL / "train" / "ham")
     assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
     assert not (tmp_path / "m.model").exists()
+
+
+def test_eval_online_from_a_budget_model_decides_as_its_filter(budget_model):
+    """The unsure band of an online run from such a model is its cut-off's, and what it
+    counts as ham flagged are hams decided spam, not the unsure ones."""
+    report = json.loads(run("eval", "--online", "--format", "json", "-m", budget_model, "--learn", "all",
+                            MAIL / "test" / "spam", MAIL / "test" / "ham").stdout)
+    assert report["unsure"]["spam_cutoff"] == nbtext.load(str(budget_model)).calibration["spam_cutoff"]
+    assert report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) \
+        + report["unsure"]["errors"]
