@@ -198,27 +198,38 @@ def temperature_of(model, sample, required=True, budget=None):
     temperature, exponent = fit_temperature(jll, rows, lengths)
     record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
               "documents": len(labels)}
-    if budget is not None and len(model.classes) == 2:
+    if budget is not None:
+        if len(model.classes) != 2:
+            raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
+                              f"({', '.join(model.classes)})")
         record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
     return record
 
 
 def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class ('spam', else the second) at which at most `budget` of the other class's
-    out-of-fold documents reach it. (Their calibrated probabilities, from exact logs and
-    exps: the cut-off is a number in the file, the same on every CPU.)"""
-    positive = "spam" if "spam" in classes else classes[1]
+    positive class (the one named spam, in any case, else the second) at which at most
+    `budget` of the other class's out-of-fold documents reach it. Their probabilities are
+    computed as the model computes every probability (NaiveBayes.posterior, exact logs and
+    exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
+    the last one excluded by a relative 1e-12, more than the one-message path's own
+    rounding differs from it."""
+    from nbtext.formulas import log_normalize
+
+    named = [c for c in classes if c.lower() == "spam"]
+    positive = named[0] if len(named) == 1 else classes[1]
     k = classes.index(positive)
     n = np.asarray(lengths, dtype=np.float64)  # T(x) as NaiveBayes.temperatures gives it
     scale = np.where(n > 0, temperature * power(np.maximum(n, 1.0), exponent), 1.0) if exponent else \
         np.full(len(n), float(temperature))
-    tempered = jll / scale[:, None]
-    # P(positive) = 1 / (1 + exp(other − positive)) of the tempered log-likelihoods
-    p = 1.0 / (1.0 + exp(tempered[:, 1 - k] - tempered[:, k]))
+    p = exp(log_normalize(jll / scale[:, None]))[:, k]
     negatives = np.sort(p[rows != k])[::-1]
-    allowed = int(np.floor(budget * len(negatives)))
-    cut = 0.5 if allowed >= len(negatives) else max(0.5, float(np.nextafter(negatives[allowed], 2.0)))
+    allowed = int(np.floor(budget * len(negatives) + 1e-9))  # (0.014 · 500 is 6.999...: seven)
+    if allowed >= len(negatives):
+        cut = 0.5
+    else:
+        # (past 1, the first number above it: nothing is sure enough to be the positive class)
+        cut = min(max(0.5, float(np.nextafter(negatives[allowed] * (1 + 1e-12), 2.0))), float(np.nextafter(1.0, 2.0)))
     return {"positive": positive, "spam_cutoff": cut, "max_ham_flagged": budget}
 
 

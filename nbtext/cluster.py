@@ -151,11 +151,12 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     from nbtext.calibration import Candidates, sample_rate
     from nbtext.counting import CountTable
     from nbtext.settings import make_settings
-    from nbtext.training import add_counted, calibration_of, trained_model
+    from nbtext.training import add_counted, budget_of, calibration_of, trained_model
     from nbtext.weighting import counts_presence
 
     settings = make_settings(**options)
     calibration = calibration_of(settings, options)
+    budget = budget_of(options, calibration)
     parts = partitions(labelled_entries(specs))
     limit = max_bytes()
     # The calibration sample is gathered while counting, under a bound set from the listing:
@@ -182,7 +183,7 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
                                  candidates)
     over = partial(_over_partitions, client, parts, settings, limit)
     return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
-                         candidates=candidates)
+                         candidates=candidates, budget=budget)
 
 
 def _over_partitions(client, parts, settings, limit, function):

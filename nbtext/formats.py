@@ -233,7 +233,7 @@ def online_table(report):
     if "unsure" in report:
         u = report["unsure"]
         band = " or ".join(([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
-                           + ([f"{report.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else []))
+                           + ([f"{u.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else []))
         lines.append(f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
                      f"{report['errors']:,} errors among them")
     if "roca_percent" in report:
@@ -277,7 +277,10 @@ def model_summary(summary, model_path, unit):
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {counted(c['documents'], 'document')})")
-    if c is not None and c.get("spam_cutoff") is not None:
+    if c is not None and c.get("spam_cutoff") is not None and c["spam_cutoff"] > 1.0:
+        lines.append(f"decision       never {c['positive']}: the other class was certain of it out of fold, so "
+                     f"no cut-off keeps to {c['max_ham_flagged']:.2%} flagged; what would be {c['positive']} is unsure")
+    elif c is not None and c.get("spam_cutoff") is not None:
         lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
                      f"{c['max_ham_flagged']:.2%} of the other class flagged, out of fold); below it, down to "
                      "0.5: unsure")

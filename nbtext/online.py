@@ -121,7 +121,8 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
             learned += 1
         if on_step is not None:
             on_step(i)
-    cutoff = (online.calibration or {}).get("spam_cutoff")
+    calibration = online.calibration or {}
+    cutoff = (calibration.get("positive"), calibration["spam_cutoff"]) if "spam_cutoff" in calibration else None
     return report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
 
 
@@ -164,7 +165,8 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
         result["scores"] = scores
         result["labels"] = labels
     if unsure_below is not None or cutoff is not None:
-        result["unsure"] = {"threshold": unsure_below, "spam_cutoff": cutoff, **unsure}
+        positive, cut = cutoff if cutoff is not None else (None, None)
+        result["unsure"] = {"threshold": unsure_below, "spam_cutoff": cut, "positive": positive, **unsure}
     return result
 
 

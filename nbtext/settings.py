@@ -114,7 +114,7 @@ def ham_flagged_budget(value):
         share = math.nan
     if not 0 <= share < 0.5:
         raise NbtextError(f"--max-ham-flagged takes a share of the ham from 0 to 50%, like 0.2%, not {value!r}")
-    return share
+    return share + 0.0  # (-0 is 0)
 
 
 def resolve_alpha(settings, mail_documents, documents):

@@ -57,10 +57,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
     """
     settings = make_settings(**options)
     calibration = calibration_of(settings, options)
-    budget = ham_flagged_budget(options.get("max_ham_flagged"))
-    if budget is not None and (partial or calibration == "none"):
-        raise NbtextError("--max-ham-flagged chooses a cut-off on a calibrated model's out-of-fold probabilities: "
-                          "not with --calibration none or --shard")
+    budget = budget_of(options, calibration, partial)
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
     if calibration != "none":  # the calibration sample is gathered while counting
@@ -119,6 +116,15 @@ def add_counted(table, journal, counted, on_error=None, candidates=None):
         journal.update(keys)
         mail_documents += mail_count
     return mail_documents
+
+
+def budget_of(options, calibration, partial=False):
+    """--max-ham-flagged as a share, or None; refused (one line) where it cannot apply."""
+    budget = ham_flagged_budget(options.get("max_ham_flagged"))
+    if budget is not None and (partial or calibration == "none"):
+        raise NbtextError("--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
+                          "probabilities: not with --calibration none, --model categorical or --shard")
+    return budget
 
 
 def calibration_of(settings, options):

@@ -41,7 +41,8 @@ def trained_bytes(tmp_path, name, *args):
     return (tmp_path / name).read_bytes()
 
 
-@pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3")])
+@pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3"),
+                                     ("--calibration", "temperature", "--max-ham-flagged", "5%")])
 def test_train_on_a_cluster_writes_the_local_model(tmp_path, cluster, options):
     """Counting on the workers, and the second pass of tf-idf and UNK models too."""
     classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]

@@ -101,3 +101,51 @@ def test_eval_online_from_a_budget_model_decides_as_its_filter(budget_model):
     assert report["unsure"]["spam_cutoff"] == nbtext.load(str(budget_model)).calibration["spam_cutoff"]
     assert report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) \
         + report["unsure"]["errors"]
+
+
+def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
+    model = tmp_path / "z.model"
+    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "0", "-o", model, MAIL / "train" / "spam",
+               MAIL / "train" / "ham").exit_code == 0
+    loaded = nbtext.load(str(model), fold=True)
+    token_lists, labels, hashes = loaded.calibration_sample
+    fit = sorted(under(sample_rate(loaded.class_count.sum()), hashes), key=lambda i: (hashes[i], labels[i]))
+    jll, lengths = out_of_fold_jll(loaded, [token_lists[i] for i in fit], [labels[i] for i in fit],
+                                   [hashes[i] % FOLDS for i in fit])
+    p_spam = exp(loaded.posterior(jll, lengths))[:, loaded.classes.index("spam")]
+    ham = np.array([labels[i] == "ham" for i in fit])
+    assert not np.any(p_spam[ham] >= loaded.calibration["spam_cutoff"])  # the decision's own probabilities
+
+
+def test_the_same_budget_written_two_ways_is_the_same_cutoff():
+    from nbtext.calibration import spam_cutoff
+    from nbtext.settings import ham_flagged_budget
+
+    rng = np.random.default_rng(0)
+    jll = rng.normal(size=(1000, 2)) * 5
+    rows = np.array([0] * 500 + [1] * 500)
+    lengths = np.full(1000, 20)
+    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, 1.0, 0.0, ham_flagged_budget(b))["spam_cutoff"]
+            for b in ("1.4%", "0.014", " 1.4 %")}
+    assert len(cuts) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["eval", "--folds", "3", "--max-ham-flagged", "1%"], "is train's"),
+    (["eval", "--online", "--max-ham-flagged", "1%"], "is train's"),
+])
+def test_eval_does_not_take_a_budget(args, message):
+    result = run(*args, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 1 and message in result.stderr
+
+
+def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path):
+    result = run("train", "--update", "-m", budget_model, "-o", tmp_path / "u.model", f"other={MAIL / 'test' / 'ham'}")
+    assert result.exit_code == 1 and "is for two classes" in result.stderr and result.stderr.count("Error") == 1
+
+
+def test_the_spam_class_is_found_in_any_case(tmp_path):
+    model = tmp_path / "c.model"
+    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
+               f"Spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
+    assert nbtext.load(str(model)).calibration["positive"] == "Spam"
