@@ -30,16 +30,22 @@ def budget_model(tmp_path_factory):
     return path
 
 
-def test_the_cutoff_flags_at_most_the_budget_out_of_fold(budget_model):
-    model = nbtext.load(str(budget_model), fold=True)
-    c = model.calibration
-    assert c["positive"] == "spam" and c["max_ham_flagged"] == 0.05 and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+def out_of_fold(model):
+    """(P(spam) out of fold, which are ham) of the documents the temperature was fitted on,
+    as the model computes probabilities."""
     token_lists, labels, hashes = model.calibration_sample
     fit = sorted(under(sample_rate(model.class_count.sum()), hashes), key=lambda i: (hashes[i], labels[i]))
     jll, lengths = out_of_fold_jll(model, [token_lists[i] for i in fit], [labels[i] for i in fit],
                                    [hashes[i] % FOLDS for i in fit])
-    p_spam = exp(model.posterior(jll, lengths))[:, model.classes.index("spam")]
-    ham = np.array([labels[i] == "ham" for i in fit])
+    return exp(model.posterior(jll, lengths))[:, model.classes.index("spam")], \
+        np.array([labels[i] == "ham" for i in fit])
+
+
+def test_the_cutoff_flags_at_most_the_budget_out_of_fold(budget_model):
+    model = nbtext.load(str(budget_model), fold=True)
+    c = model.calibration
+    assert c["positive"] == "spam" and c["max_ham_flagged"] == 0.05 and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+    p_spam, ham = out_of_fold(model)
     assert np.sum(p_spam[ham] >= c["spam_cutoff"]) <= np.floor(0.05 * ham.sum())
     assert np.sum(p_spam[ham] >= np.nextafter(c["spam_cutoff"], 0.0)) > np.floor(0.05 * ham.sum()) \
         or c["spam_cutoff"] == 0.5  # the lowest such cut-off
@@ -108,12 +114,7 @@ def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
     assert run("train", "--calibration", "temperature", "--max-ham-flagged", "0", "-o", model, MAIL / "train" / "spam",
                MAIL / "train" / "ham").exit_code == 0
     loaded = nbtext.load(str(model), fold=True)
-    token_lists, labels, hashes = loaded.calibration_sample
-    fit = sorted(under(sample_rate(loaded.class_count.sum()), hashes), key=lambda i: (hashes[i], labels[i]))
-    jll, lengths = out_of_fold_jll(loaded, [token_lists[i] for i in fit], [labels[i] for i in fit],
-                                   [hashes[i] % FOLDS for i in fit])
-    p_spam = exp(loaded.posterior(jll, lengths))[:, loaded.classes.index("spam")]
-    ham = np.array([labels[i] == "ham" for i in fit])
+    p_spam, ham = out_of_fold(loaded)
     assert not np.any(p_spam[ham] >= loaded.calibration["spam_cutoff"])  # the decision's own probabilities
 
 
@@ -139,6 +140,7 @@ def test_eval_does_not_take_a_budget(args, message):
     assert result.exit_code == 1 and message in result.stderr
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the new class's warning, as the command line prints it
 def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path):
     result = run("train", "--update", "-m", budget_model, "-o", tmp_path / "u.model", f"other={MAIL / 'test' / 'ham'}")
     assert result.exit_code == 1 and "is for two classes" in result.stderr and result.stderr.count("Error") == 1
