@@ -27,7 +27,8 @@ def train_option(name):
     kind = (click.Choice(choices.TRAIN_CHOICES[name]) if name in choices.TRAIN_CHOICES
             else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None) if name in choices.TRAIN_COUNTS
             else float if name == "alpha" else str)
-    return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text)
+    return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text,
+                        **({"metavar": "SHARE"} if name == "max_ham_flagged" else {}))
 
 
 TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
