@@ -34,6 +34,7 @@ from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log, power
 from nbtext.features import one_hot
+from nbtext.labels import positive_class
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -208,7 +209,7 @@ def temperature_of(model, sample, required=True, budget=None):
 
 def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class (the one named spam, in any case, else the second) at which at most
+    positive class (labels.positive_class) at which at most
     `budget` of the other class's out-of-fold documents reach it. Their probabilities are
     computed as the model computes every probability (NaiveBayes.posterior, exact logs and
     exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
@@ -216,8 +217,7 @@ def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
     rounding differs from it."""
     from nbtext.formulas import log_normalize
 
-    named = [c for c in classes if c.lower() == "spam"]
-    positive = named[0] if len(named) == 1 else classes[1]
+    positive = positive_class(classes)
     k = classes.index(positive)
     n = np.asarray(lengths, dtype=np.float64)  # T(x) as NaiveBayes.temperatures gives it
     scale = np.where(n > 0, temperature * power(np.maximum(n, 1.0), exponent), 1.0) if exponent else \

@@ -23,3 +23,10 @@ def label_problem(label):
         code = next(ord(c) for c in label if ord(c) in CONTROLS)
         return f"the class label {label!r} holds a control character (U+{code:04X}); rename it"
     return None
+
+
+def positive_class(classes):
+    """Of two classes (sorted), the one a spam filter flags: the one named spam, in any case,
+    else the second. Its cut-off (train --max-ham-flagged) and eval --online's ROC use it."""
+    named = [c for c in classes if c.lower() == "spam"]
+    return named[0] if len(named) == 1 else sorted(classes)[1]

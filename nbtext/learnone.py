@@ -3,8 +3,8 @@
 `train --update -m MODEL LABEL=PATH...` and `forget -m MODEL PATH...` of at most
 pending.MAX_BATCH documents, on a model whose one-message record can follow them
 (PureModel.follows_changes: counts, features chosen by --min-count), append one record
-per document to the model's pending log (nbtext.pending) under the model's lock, without
-numpy: the journal is looked up by bisect in the file, each token's counts as the
+per document to the model file's pending section (nbtext.pending) under the model's
+lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
 one-message path finds them, and the one-document record after the document is derived
 from the counts of its own tokens:
 
@@ -13,9 +13,9 @@ from the counts of its own tokens:
     UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
     T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
 
-Anything else (more documents, a class the model lacks, a log that is due to be folded
-into the file, another kind of model) returns None: the caller takes the full way, which
-folds the log in and writes the model file.
+Anything else (more documents, a class the model lacks, a section due to be folded into
+the file, another kind of model, a file not writable in place) returns a Fallback: the
+caller takes the full way, which folds the section in and writes the model file anew.
 """
 
 from collections import Counter

@@ -474,14 +474,6 @@ def _decoded_sample(arrays, tokens, classes):
     return token_lists, [classes[k] for k in labels], hashes
 
 
-def load(path, sample=True):
-    """The model of a model file (with its calibration sample, what update, forget and
-    merge need, unless `sample` is False); any problem with it is an NbtextError naming the file."""
-    from nbtext.container import read_bytes
-
-    return from_bytes(read_bytes(path, sample), path)
-
-
 def same_record(stored, derived):
     """Whether a file's one_document record is the one its counts give, to rounding (files
     of older builds computed its logarithms with numpy's, which may differ in the last bit)."""

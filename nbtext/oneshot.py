@@ -44,13 +44,13 @@ def numpy_model(data, path, alpha=None):
     return model_of_bytes(data, path, alpha)
 
 
-def with_pending(pure, data, path):
-    """A PureModel with its model's pending log folded in (nbtext.pending), or None when
-    the numpy path must fold it."""
+def with_pending(pure, data):
+    """A PureModel with its model file's pending section folded in (nbtext.pending), or
+    None when the numpy path must fold it (or say what is wrong with it)."""
     from nbtext.pending import Changes, Log
     from nbtext.purescore import Unserved
 
-    log = Log(data)
+    log = Log(data, pure.header)
     if log.problem:
         return None  # the numpy path says what is wrong with it
     if not log.records:
@@ -73,7 +73,7 @@ class OneMessageModel:
         self._data = model_bytes(path)
         self.pure = of_file(self._data, path) if alpha is None else None
         if self.pure is not None:
-            self.pure = with_pending(self.pure, self._data, path)
+            self.pure = with_pending(self.pure, self._data)
         self._model = None
 
     @property
@@ -116,9 +116,9 @@ class OneMessageModel:
 
 def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
     """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
-    the model's pending log when it can take them (nbtext.learnone; its summary printed
-    here), giving (None, the exit status); else the full way, under the model's lock:
-    the model loaded with its log folded in, changed (`batched(documents)` gives the
+    the model file's pending section when it can take them (nbtext.learnone; its summary
+    printed here), giving (None, the exit status); else the full way, under the model's
+    lock: the model loaded with its section folded in, changed (`batched(documents)` gives the
     batches), written to `output`: (the model, its stats)."""
     from itertools import chain
 
@@ -130,7 +130,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     if os.path.realpath(output) == os.path.realpath(model_path):
         result = through_log(model_path, documents, forget)
         if not isinstance(result, Fallback):
-            return None, _logged(model_path, *result, forget, quiet)
+            return None, _logged(model_path, *result, forget, skipped, quiet)
         documents = chain(result.consumed, documents)
     from nbtext.container import check_writable
     from nbtext.training import forget as forget_documents, update
@@ -151,28 +151,24 @@ def _not_learned(doc):
     print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
 
 
-def _logged(model_path, stats, skipped, records, forget, quiet=False):
-    """Say what went to the pending log, as the full way says what it learned: the
-    documents not learned or skipped by name, then the summary; the exit status."""
-    from nbtext.output import tsv_field
+def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=False):
+    """Say what went to the pending section, as the full way says what it learned: the
+    documents not learned or skipped by name (`skipped`, formats.Skipped), then the
+    summary; the exit status."""
     from nbtext.formats import counted
     from nbtext.pending import COMPACT_AFTER
 
-    for doc, message in skipped:
+    for doc, message in not_learned:
         if message is None:
             _not_learned(doc)
         else:
-            print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)
+            skipped(doc, message)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
     if not quiet:
         print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
               "the next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
-    failed = sum(message is not None for _, message in skipped)
-    if failed:
-        learned = sum(stats.values()) - stats.get("duplicates", 0)
-        print(f"nbtext: {learned:,} document{'s' if learned != 1 else ''} done, {failed:,} skipped", file=sys.stderr)
-    return 1 if failed else 0
+    return skipped.summary(sum(stats.values()) - stats.get("duplicates", 0))
 
 
 def stdin_document():

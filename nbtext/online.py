@@ -19,6 +19,7 @@ from collections import Counter
 
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
+from nbtext.labels import positive_class
 
 
 class OnlineMultinomial:
@@ -76,10 +77,8 @@ class OnlineMultinomial:
                 continue
             for i, c in enumerate(counts):
                 jll[i] += n * (math.log(c + self.alpha) - denominators[i])
-        length = sum(n for token, n in Counter(tokens).items() if token in self.counts
-                     and sum(self.counts[token]) >= self.min_count)
+        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         if unknown and self.unk:
-            length += unknown
             for i, c in enumerate(self.unk_totals):
                 jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
         scale = 1.0 if length == 0 and self.length_exponent else self.temperature * float(length) ** self.length_exponent
@@ -90,12 +89,11 @@ class OnlineMultinomial:
         return [v / total for v in e], jll
 
     def _log_prior(self):
-        n, k = sum(self.class_count), len(self.classes)
-        if self.prior == "smoothed":
-            return [math.log(c + self.alpha) - math.log(n + k * self.alpha) for c in self.class_count]
-        if self.prior == "empirical" and all(self.class_count):
-            return [math.log(c) - math.log(n) for c in self.class_count]
-        return [-math.log(k)] * k
+        from nbtext.purescore import log_prior
+
+        if self.prior == "empirical" and not all(self.class_count):  # a class with none yet: uniform until then
+            return log_prior(self.class_count, self.alpha, "uniform")
+        return log_prior(self.class_count, self.alpha, self.prior)
 
 
 def run(stream, online, learn="errors", unsure_below=None, on_step=None):
@@ -124,11 +122,6 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
     calibration = online.calibration or {}
     cutoff = (calibration.get("positive"), calibration["spam_cutoff"]) if "spam_cutoff" in calibration else None
     return report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
-
-
-def positive_class(classes):
-    """The class whose scores the ROC ranks: 'spam' when there is one, else the second."""
-    return "spam" if "spam" in classes else sorted(classes)[1]
 
 
 def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, cutoff=None):

@@ -48,6 +48,9 @@ def default_jobs():
     return min(cores or 1, MAX_AUTO_JOBS)
 
 
+_END = object()  # _ordered's chunks are all handed out
+
+
 def _ordered(function, chunks, jobs):
     """function(chunk) for every chunk, computed by `jobs` forked workers, yielded in input
     order (an exception raised by function is raised here, in its turn).
@@ -65,11 +68,11 @@ def _ordered(function, chunks, jobs):
     try:
         idle, busy = list(workers), {}  # busy: connection -> (worker, the chunk's number)
         done, handed, yielded = {}, 0, 0  # done: the chunk's number -> (ok, result)
-        chunks, waiting = iter(chunks), None  # waiting: PAUSE, or _ordered at the end
+        chunks, waiting = iter(chunks), None  # waiting: PAUSE, or _END
         while True:
             while idle and waiting is None and handed - yielded < 2 * jobs:
-                chunk = next(chunks, _ordered)
-                if chunk is _ordered or chunk is PAUSE:
+                chunk = next(chunks, _END)
+                if chunk is _END or chunk is PAUSE:
                     waiting = chunk
                     break
                 worker = idle.pop()
@@ -82,7 +85,7 @@ def _ordered(function, chunks, jobs):
                     raise result
                 yield result
             if not busy:
-                if waiting is _ordered:
+                if waiting is _END:
                     return
                 waiting = None  # after a PAUSE, every answer due was handed on
                 continue

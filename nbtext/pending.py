@@ -43,17 +43,17 @@ class Log:
     nbtext.container.read_bytes reads them, the sample left out or not), and where in the
     file the section and its last whole record end."""
 
-    def __init__(self, data):
+    def __init__(self, data, header=None):
         self.records, self.problem = [], None  # problem: what is wrong with a whole record that is not one
         version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
         start = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0)
-        header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
+        if header is None:  # (a reader that split the file already passes its header)
+            header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
         sample = header["sample"]["bytes"] if "sample" in header else 0
         at = sections(data, header)[1]
         # where the section starts in the file (where the sample always is)
         self.start = start + header_length + header["payload_bytes"] + sample
         self.end = None  # in the file, the end of the last whole record: None, no section yet
-        self.bytes = 0
         if at is None or data[at : at + len(PENDING_MAGIC)] != PENDING_MAGIC:
             return  # none (or the start of its magic, a first append cut short: none either)
         position = at + len(PENDING_MAGIC)
@@ -69,7 +69,11 @@ class Log:
                 break
             position += RECORD.size + length
         self.end = self.start + position - at
-        self.bytes = self.end - self.start
+
+    @property
+    def bytes(self):
+        """The section's size in the file, its whole records' (0: none)."""
+        return 0 if self.end is None else self.end - self.start
 
     def append(self, f, path, records):
         """Write `records` after the whole ones (a torn tail cut off first), durably, to the
@@ -97,7 +101,6 @@ class Log:
             raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
         self.records.extend(records)
         self.end = end + len(body)
-        self.bytes = self.end - self.start
 
 
 def framed(record):
@@ -118,19 +121,13 @@ def _checked(record):
 
 
 def _check_derived(derived, n_classes):
-    """A record's one-document record as nbtext.schema.check_one_document wants it (its
-    counts and sums whole, finite and not negative), else ValueError."""
-    import math
+    """A record's one-document record as the file's own is checked (without its kept rule:
+    the section follows models that have none), else ValueError."""
+    from nbtext.schema import check_one_document
 
-    def counts(values):
-        return isinstance(values, list) and len(values) == n_classes and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values)
-
-    if not (set(derived) == {"features", "unk", "totals"} and isinstance(derived["features"], int)
-            and not isinstance(derived["features"], bool) and 0 <= derived["features"] <= 2**53
-            and (derived["unk"] is None or counts(derived["unk"]))
-            and counts(derived["totals"])):
+    if not isinstance(derived, dict) or set(derived) != {"features", "unk", "totals"}:
         raise ValueError("a pending record's one-document record is not one")
+    check_one_document({**derived, "kept": None}, n_classes, 2**53)
 
 
 class Changes:

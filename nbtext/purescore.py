@@ -73,7 +73,7 @@ class PureModel:
         self.n_features, self.unk, self.kept_rule = record["features"], record["unk"], record["kept"]
         # per class: T_k (counts), or Σ_j log(1 − θ_kj) (presence)
         self.class_constant = record["totals"] if self.form == "counts" else record["absent"]
-        self.log_prior = _log_prior(list(self.class_count), self.alpha, settings["prior"])
+        self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.changes = None  # nbtext.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
         self.temperature = calibration.get("temperature", 1.0)
@@ -101,7 +101,7 @@ class PureModel:
             raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
         record = changes.derived
         self.n_features, self.unk, self.class_constant = record["features"], record["unk"], record["totals"]
-        self.log_prior = _log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
+        self.log_prior = log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
         return self
 
     def token_counts(self, token):
@@ -280,7 +280,7 @@ def _array(payload, spec):
     return raw_array(payload, spec).cast(_TYPECODES[spec["dtype"]])
 
 
-def _log_prior(class_count, alpha, prior):
+def log_prior(class_count, alpha, prior):
     """log P(k) as nbtext.formulas.class_log_prior (math.log raises on log 0: Unserved)."""
     n = len(class_count)
     if prior == "smoothed":

@@ -207,8 +207,6 @@ def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_pa
     """`nbtext predict FILE` of one message takes the one-message path (no click, no numpy);
     whatever FILE is (an mbox of one or of two, a folder, a name to escape), the
     output, messages and exit status are those of the full command line."""
-    import os
-
     message = b"Subject: win\n\nfree prize money now\n"
     envelope = b"From a@b.example Mon Jun 24 17:54:30 2002\n"
     path, model = tmp_path / shape, demo_model

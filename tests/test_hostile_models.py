@@ -14,7 +14,7 @@ import pytest
 
 from nbtext import modelfile
 from nbtext.errors import NbtextError
-from nbtext.model import load
+from nbtext.loading import load
 
 from conftest import run
 

@@ -21,7 +21,7 @@ import pytest
 from nbtext import purescore
 from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.errors import NbtextError
-from nbtext.model import load
+from nbtext.loading import load
 
 from conftest import run
 
