@@ -32,7 +32,7 @@ import numpy as np
 from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
-from nbtext.exactmath import exp, log, power
+from nbtext.exactmath import exp, log
 from nbtext.features import one_hot
 from nbtext.labels import positive_class
 
@@ -154,6 +154,9 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
         model.calibration = temperature_of(
             model, (feature_rows(model.vocabulary, [token_lists[i] for i in fit]), [labels[i] for i in fit],
                     [hashes[i] for i in fit]), required=mode == "temperature", budget=budget)
+        if budget is not None and model.calibration is None:  # (every path that fits T comes here)
+            raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
+                              "100 documents or more to fit the temperature on)")
     return True
 
 
@@ -186,6 +189,9 @@ def temperature_of(model, sample, required=True, budget=None):
     --calibration auto (with `required`, as --calibration temperature, that is an error).
     The sample is taken in the order of its hashes (then labels), so that every way of
     training on the same documents (-j, a cluster, shards merged) fits the same T."""
+    if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
+        raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
+                          f"({', '.join(model.classes)})")
     documents, labels, hashes = sample
     order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
     documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
@@ -200,9 +206,6 @@ def temperature_of(model, sample, required=True, budget=None):
     record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
               "documents": len(labels)}
     if budget is not None:
-        if len(model.classes) != 2:
-            raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
-                              f"({', '.join(model.classes)})")
         record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
     return record
 
@@ -215,13 +218,11 @@ def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
     exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
     the last one excluded by a relative 1e-12, more than the one-message path's own
     rounding differs from it."""
-    from nbtext.formulas import log_normalize
+    from nbtext.formulas import log_normalize, temperatures
 
     positive = positive_class(classes)
     k = classes.index(positive)
-    n = np.asarray(lengths, dtype=np.float64)  # T(x) as NaiveBayes.temperatures gives it
-    scale = np.where(n > 0, temperature * power(np.maximum(n, 1.0), exponent), 1.0) if exponent else \
-        np.full(len(n), float(temperature))
+    scale = temperatures({"temperature": temperature, "length_exponent": exponent}, len(jll), lengths)
     p = exp(log_normalize(jll / scale[:, None]))[:, k]
     negatives = np.sort(p[rows != k])[::-1]
     allowed = int(np.floor(budget * len(negatives) + 1e-9))  # (0.014 · 500 is 6.999...: seven)

@@ -21,7 +21,7 @@ from functools import partial
 
 from nbtext.documents import Document, limit_bytes, max_bytes
 from nbtext.errors import NbtextError
-from nbtext.sources import file_documents, files_in, is_url, labelled_sources, read_file, report_errors, tokenized
+from nbtext.sources import file_documents, files_in, is_url, labelled_sources, report_errors, tokenized
 from nbtext.version import __version__
 
 EXTRA = "pip install 'nbtext[dask]'"
@@ -239,9 +239,7 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
 def entry_documents(entries):
     """The Documents of a partition's entries, read where this runs."""
     for kind, location, label in entries:
-        if kind == "file":
-            yield read_file(location, label, _opener(location))
-        elif kind == "source":
+        if kind in ("file", "source"):  # an mbox found in a folder is its messages, as locally
             yield from file_documents(location, label, _opener(location))
         else:  # a FIFO, socket or device found in a folder: said, not read
             yield Document(location, None, label, error=kind)

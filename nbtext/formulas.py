@@ -8,7 +8,7 @@ values; `class_count` (n_classes,); λ (`alpha`) is the Lidstone smoothing const
 
 import numpy as np
 
-from nbtext.exactmath import exp, log
+from nbtext.exactmath import exp, log, power
 
 VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
 
@@ -122,3 +122,18 @@ def log_normalize(jll):
         jll[impossible] = 0.0  # nothing to tell the classes apart: uniform
         top[impossible] = 0.0
     return jll - (top + log(exp(jll - top).sum(axis=1, keepdims=True)))
+
+
+def temperatures(calibration, n_documents, lengths=None):
+    """T(x) = T · n^γ of each document (1 without calibration, or for n = 0 when γ is not 0):
+    what its joint log-likelihoods are divided by before the softmax. (n^γ by exact power:
+    a number behind every probability printed and every cut-off stored.)"""
+    if calibration is None:
+        return np.ones(n_documents)
+    exponent = calibration.get("length_exponent", 0.0)
+    if exponent == 0.0:
+        return np.full(n_documents, float(calibration["temperature"]))
+    if lengths is None:
+        raise ValueError("this model's temperature grows with the document's length: pass the lengths")
+    n = np.asarray(lengths, dtype=np.float64)
+    return np.where(n > 0, calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)

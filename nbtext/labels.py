@@ -19,9 +19,9 @@ def label_problem(label):
     """Why `label` cannot be a class label (a sentence), or None if it can."""
     if not isinstance(label, str) or not label:
         return "a class label must be a non-empty name"
-    if without_controls(label) != label:
-        code = next(ord(c) for c in label if ord(c) in CONTROLS)
-        return f"the class label {label!r} holds a control character (U+{code:04X}); rename it"
+    control = next((c for c in label if ord(c) in CONTROLS), None)
+    if control is not None:
+        return f"the class label {label!r} holds a control character (U+{ord(control):04X}); rename it"
     return None
 
 

@@ -345,11 +345,11 @@ def unescape(text):
     from html import unescape as html_unescape
 
     if "&#" in text:
-        text = _NUMERIC_REFERENCE.sub(_short_reference, text)
+        text = re.sub(_NUMERIC_REFERENCE, _short_reference, text)  # (compiled on first use, by re's cache)
     return html_unescape(text)
 
 
-_NUMERIC_REFERENCE = re.compile(r"&#(?:([xX])([0-9a-fA-F]+)|([0-9]+));?")
+_NUMERIC_REFERENCE = r"&#(?:([xX])([0-9a-fA-F]+)|([0-9]+));?"
 
 
 def _short_reference(match):

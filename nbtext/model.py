@@ -16,9 +16,9 @@ import numpy as np
 from nbtext.counts import ClassCounts
 from nbtext.errors import NbtextError
 from nbtext.event_models import EVENT_MODELS
-from nbtext.exactmath import exp, power
+from nbtext.exactmath import exp
 from nbtext.features import count_vector, scores_of_counts
-from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob
+from nbtext.formulas import class_log_prior, log_normalize, multinomial_log_prob, temperatures
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile import ModelState, save as save_state
 from nbtext.purescore import decide
@@ -356,17 +356,8 @@ class NaiveBayes:
         return log_normalize(jll)
 
     def temperatures(self, n_documents, lengths=None):
-        """T(x) = T · n^γ of each document (1 without calibration, or for n = 0 when γ is
-        not 0): what its joint log-likelihoods are divided by before the softmax."""
-        if self.calibration is None:
-            return np.ones(n_documents)
-        exponent = self.calibration.get("length_exponent", 0.0)
-        if exponent == 0.0:
-            return np.full(n_documents, float(self.calibration["temperature"]))
-        if lengths is None:
-            raise ValueError("this model's temperature grows with the document's length: pass the lengths")
-        n = np.asarray(lengths, dtype=np.float64)
-        return np.where(n > 0, self.calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)
+        """T(x) = T · n^γ of each document (formulas.temperatures)."""
+        return temperatures(self.calibration, n_documents, lengths)
 
     def predict_log_proba(self, documents):
         """log P(k | document), shape (n_documents, n_classes)."""
@@ -399,14 +390,14 @@ class NaiveBayes:
             "unk": self.has_unk,
             **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold")
                if key in self.file_info},
-            **({"calibration": self.calibration} if self.calibration is not None else {}),
         }
-        if self.file_info.get("pending"):  # readers use the file's temperature until the section is folded in
-            info.pop("calibration", None)
-            if self.file_info.get("written_calibration") is not None:
-                info["calibration"] = self.file_info["written_calibration"]
-            if self.calibration is not None:
-                info["calibration_after_fold"] = self.calibration
+        # readers use the file's temperature until a pending section is folded in
+        pending = bool(self.file_info.get("pending"))
+        shown = self.file_info.get("written_calibration") if pending else self.calibration
+        if shown is not None:
+            info["calibration"] = shown
+        if pending and self.calibration is not None:
+            info["calibration_after_fold"] = self.calibration
         if self.calibration_sample is not None:
             info["calibration_sample"] = len(self.calibration_sample[1])
         if self.has_unk and self.event.reports_unk_share and totals.sum():

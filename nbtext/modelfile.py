@@ -4,8 +4,8 @@ Its layout, arrays and checks are described once, in docs/model-file.md. Here: t
 written (`save`, laid out at 8-byte aligned offsets) and read back with numpy.frombuffer
 from an allow-list of plain numeric dtypes, after nbtext.container has checked the
 preamble and checksums and nbtext.schema the header and the arrays; then what only a
-whole pass over the arrays can check (`_state`). Also the atomic write and the lock of
-concurrent learners.
+whole pass over the arrays can check (`_state`). (The atomic write and the lock of
+concurrent learners are nbtext.container's.)
 """
 
 import json
@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-from nbtext.container import (FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, read_bytes, sample_section, split,
+from nbtext.container import (FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, sample_section, split,
                               write_atomically)
 from nbtext.errors import NbtextError
 from nbtext.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
@@ -44,7 +44,9 @@ class ModelState:
         self.journal = journal  # ((n, 16) hashes, (n,) label indices) or None
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
-        self.calibration = calibration  # {"method": "temperature", "temperature": T, "documents": n} or None
+        # {"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n, and with
+        # --max-ham-flagged "positive", "spam_cutoff", "max_ham_flagged"} or None
+        self.calibration = calibration
         self.one_document = one_document  # derived: what nbtext.purescore needs besides the counts, or None
         # the calibration sample, every document whose hash is under `sample_bound`: (token
         # indices, counts, indptr) CSR rows, labels, hashes; None without one, or when not read
@@ -129,12 +131,6 @@ def _arrays(state):
     return arrays
 
 
-def read_state(path, sample=True):
-    """The ModelState of a model file (with its calibration sample, unless `sample` is
-    False); any problem with it is an NbtextError naming the file."""
-    return parse_state(read_bytes(path, sample), path)
-
-
 def parse_state(data, path):
     """The ModelState of a model file's bytes (`path` names it in errors)."""
     header, payload = split(data, path)
@@ -194,7 +190,7 @@ def _state(header, payload):
 
 
 def _calibration_sample(arrays, n_tokens, n_classes):
-    """A part's calibration sample arrays (SAMPLE_ARRAYS), checked, or None."""
+    """A calibrated model's sample arrays (SAMPLE_ARRAYS), checked, or None."""
     if SAMPLE_ARRAYS[0] not in arrays:
         return None
     if any(name not in arrays for name in SAMPLE_ARRAYS):

@@ -451,8 +451,6 @@ def fast(argv):
             return predict_file(options["model"], options["paths"][0])
         write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
         return 0
-    except NbtextError as e:
+    except NbtextError as e:  # (a reader gone is nbtext.entry's to handle, for every command)
         print(f"Error: {e}", file=sys.stderr)
         return 1
-    except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
-        die_of_sigpipe()

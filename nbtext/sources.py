@@ -149,8 +149,8 @@ def folder_files(folder):
 
 def has_files(folder):
     """Whether `folder` holds a document, found without listing all of them."""
-    if is_maildir(folder):
-        return any(not n.startswith(".") for sub in ("cur", "new") for n in os.listdir(os.path.join(folder, sub)))
+    if is_maildir(folder):  # (a part it may not read counts: maildir_files names it, to be skipped by name)
+        return bool(maildir_files(folder))
     return next(_visible_files(folder), None) is not None
 
 

@@ -156,9 +156,6 @@ def trained_model(settings, table, journal, mail_documents, over_batches, partia
         if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
             on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
         calibrate(model, sample, rate, calibration, partial=partial, budget=budget)
-        if budget is not None and (model.calibration or {}).get("spam_cutoff") is None:
-            raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
-                              "100 documents or more to fit the temperature on)")
     return model
 
 

@@ -203,3 +203,19 @@ def test_a_calibrated_cluster_training_with_few_entries_counted_makes_one_more_p
     assert remote.exit_code == local.exit_code == 1  # the FIFOs are reported
     assert "calibrated (T = " in local.stderr and "calibrated (T = " in remote.stderr
     assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+
+
+def test_an_mbox_in_a_class_folder_is_its_messages_on_a_cluster_too(tmp_path, cluster):
+    """As locally (sources.each_loaded): the workers read a file of a folder that is an mbox
+    as its messages, not as one document."""
+    spam = tmp_path / "spam"
+    spam.mkdir()
+    envelope = "From a@b.example Mon Jun 24 17:54:30 2002\n"
+    (spam / "box").write_text(envelope + "Subject: win\n\nfree prize\n\n" + envelope + "Subject: cash\n\nclaim now\n")
+    classes = [spam, MAIL / "train" / "ham"]
+    local = trained_bytes(tmp_path, "local.model", *classes)
+    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, *classes) == local
+    from nbtext.loading import load
+
+    local_model = load(tmp_path / "local.model")
+    assert dict(zip(local_model.classes, local_model.class_count))["spam"] == 2
