@@ -129,6 +129,12 @@ def stored_rate(n_documents):
     return min(1.0, SAMPLE / float(1 << (n.bit_length() - 1)))
 
 
+def complete_rate(model):
+    """The rate every document of `model` under which its calibration sample holds (files
+    of older builds, parts only, cut theirs at sample_rate and did not say so)."""
+    return model.sample_bound if model.sample_bound is not None else sample_rate(model.class_count.sum())
+
+
 def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=None):
     """Give a trained or changed `model` the calibration one training of its documents
     would give it: the sample under stored_rate, and T and γ fitted on the documents under

@@ -17,7 +17,7 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
-from nbtext.calibration import calibrate, sample_rate
+from nbtext.calibration import calibrate, complete_rate
 from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
 from nbtext.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
@@ -62,8 +62,7 @@ def merge(models, names=None):
             raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
                               "train the parts with the same options")
         united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
-        complete = min(m.sample_bound if m.sample_bound is not None else sample_rate(m.class_count.sum())
-                       for m in models)  # (parts of older builds cut theirs at sample_rate)
+        complete = min(complete_rate(m) for m in models)
         modes = {m.sample_mode or "auto" for m in models}
         if len(modes) > 1:
             raise NbtextError("cannot merge models trained with --calibration auto and temperature; "

@@ -416,10 +416,9 @@ class _Sample:
         self.rate = None  # every document under it is in the sample: none without one
         self.documents = {}  # (hash, label) -> the token lists of the documents of the sample
         if model.calibration_sample is not None:
-            from nbtext.calibration import sample_rate
+            from nbtext.calibration import complete_rate
 
-            # files of older builds (parts only) cut theirs at sample_rate
-            self.rate = model.sample_bound if model.sample_bound is not None else sample_rate(model.class_count.sum())
+            self.rate = complete_rate(model)
             for tokens, label, h in zip(*model.calibration_sample):
                 self.documents.setdefault((h, label), []).append(tokens)
 
