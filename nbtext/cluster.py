@@ -223,8 +223,7 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
     with open(model_path, "rb") as f:
         data = f.read()
     log = Log(data)  # what its pending section learned since it was written: folded in there
-    if log.problem:
-        raise NbtextError(f"{model_path} is corrupt (its pending section holds {log.problem})")
+    log.check(model_path)
     changes = log.records
     model_bytes = client.scatter(data, broadcast=True)
     arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain,

@@ -56,8 +56,7 @@ def through_log(model_path, documents, forget=False):
             if pure is None or not pure.follows_changes():
                 return Fallback()
             log = pending.Log(data)
-            if log.problem:
-                raise NbtextError(f"{model_path} is corrupt (its pending section holds {log.problem})")
+            log.check(model_path)
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
                 return Fallback()  # time to fold the section into the file
             try:

@@ -26,8 +26,7 @@ def model_of_bytes(data, path, alpha=None, fold=None):
     calibration sample was read), or as readers score until then. λ replaced by `alpha`."""
     model = from_bytes(data, path)
     log = pending.Log(data)
-    if log.problem:
-        raise NbtextError(f"{path} is corrupt (its pending section holds {log.problem})")
+    log.check(path)
     if log.records:
         from nbtext.training import replayed
 

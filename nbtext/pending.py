@@ -18,9 +18,10 @@ A record is one document: `hash` (its journal key, hex), `label` (the class it i
 learned under, or null: forgotten), `from` (the class it was learned under before, or
 null: new), `tokens` (as tokenized, in order), `mail` (read as e-mail), and `derived`, the
 model's one-document record after it (number of features, UNK counts, totals: what a
-reader would otherwise need every token's counts for). A record cut short by a kill fails
-its checksum and ends the section (readers stop there; the next learner cuts it off), so
-a reader sees the state before or after each record, never half of one.
+reader would otherwise need every token's counts for). A record cut short by a kill runs
+past the file's end and ends the section (readers stop there; the next learner cuts it
+off), so a reader sees the state before or after each record, never half of one. A whole
+record that fails its checksum is damage, not a kill: the file is refused (Log.check).
 """
 
 import json
@@ -60,8 +61,11 @@ class Log:
         while position + RECORD.size <= len(data):
             length, crc = RECORD.unpack_from(data, position)
             body = data[position + RECORD.size : position + RECORD.size + length]
-            if len(body) < length or zlib.crc32(body) != crc:
-                break  # cut short by a kill: the section ends before it
+            if len(body) < length:
+                break  # cut short by a kill (the file ends inside it): the section ends before it
+            if zlib.crc32(body) != crc:  # whole, yet not as written: the records after it are not to be dropped
+                self.problem = "a damaged record"
+                break
             try:
                 self.records.append(_checked(json.loads(body.decode("utf-8"))))
             except (ValueError, KeyError, TypeError, RecursionError):
@@ -69,6 +73,14 @@ class Log:
                 break
             position += RECORD.size + length
         self.end = self.start + position - at
+
+    def check(self, path):
+        """Refuse a section with a record no learner wrote whole (every reader that folds
+        it, or appends to it, goes through here)."""
+        if self.problem:
+            from nbtext.errors import NbtextError
+
+            raise NbtextError(f"{path} is corrupt (its pending section holds {self.problem})")
 
     @property
     def bytes(self):

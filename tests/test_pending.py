@@ -209,6 +209,31 @@ _RECORD_FIELDS = st.fixed_dictionaries({
         "totals": st.lists(st.floats(allow_nan=True), min_size=1, max_size=3)})})
 
 
+@pytest.mark.parametrize("where", ["checksum of the first", "body of the first", "body of the last"])
+def test_a_damaged_record_is_refused_not_cut_off(model, where):
+    """A whole record whose checksum fails is damage, not a kill (a kill leaves a record that
+    runs past the file's end): every reader refuses the file, and a learner neither cuts the
+    records after it off nor appends (it cut them all off silently before)."""
+    before = len(model.read_bytes())
+    for document in messages("spam", "test")[:3]:
+        learn_one(model, f"spam={document}")
+    data = bytearray(model.read_bytes())
+    first = before + len(pending.PENDING_MAGIC)
+    length = pending.RECORD.unpack_from(data, first)[0]
+    at = {"checksum of the first": first + 5, "body of the first": first + pending.RECORD.size + length // 2,
+          "body of the last": len(data) - 2}[where]
+    data[at] ^= 0x10
+    model.write_bytes(bytes(data))
+    message = messages("ham", "test")[0]
+    for args in (["predict"], ["filter"], ["predict", "-j", "1", "-"], ["info"],
+                 ["train", "--update", f"ham={message}"], ["forget", messages("spam", "test")[0]]):
+        r = subprocess.run([NBTEXT, *args, "-m", model], input=message.read_bytes(), capture_output=True, timeout=120)
+        assert r.returncode == 1 and r.stderr.count(b"\n") == 1 and b"a damaged record" in r.stderr, (args, r.stderr)
+        if args == ["filter"]:
+            assert r.stdout.startswith(message.read_bytes().split(b"\n\n")[0].split(b"\n")[0])
+    assert model.read_bytes() == bytes(data)
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("pending") / "m.model"
