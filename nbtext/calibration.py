@@ -34,7 +34,7 @@ from nbtext.counting import packed_rows, sample_of_batch, under
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log
 from nbtext.features import one_hot
-from nbtext.labels import positive_class
+from nbtext.labels import positive_class, spam_class
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -198,6 +198,9 @@ def temperature_of(model, sample, required=True, budget=None):
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
         raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
                           f"({', '.join(model.classes)})")
+    if budget is not None and spam_class(model.classes) is None:
+        raise NbtextError(f"--max-ham-flagged needs to know which class is spam, and neither of "
+                          f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH")
     documents, labels, hashes = sample
     order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
     documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
@@ -218,7 +221,7 @@ def temperature_of(model, sample, required=True, budget=None):
 
 def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class (labels.positive_class) at which at most
+    positive class (labels.positive_class: the spam class) at which at most
     `budget` of the other class's out-of-fold documents reach it. Their probabilities are
     computed as the model computes every probability (NaiveBayes.posterior, exact logs and
     exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of

@@ -73,7 +73,7 @@ TRAIN_HELP = {
                    "models once there are 100 documents to fit T on.",
     "max_ham_flagged": "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that "
                        "at most this share of the training ham (out of fold) is flagged; what the plain "
-                       "decision calls spam below it is 'unsure'. Two classes, calibrated models.",
+                       "decision calls spam below it is 'unsure'. Two classes, one named spam or ham; calibrated models.",
 }
 TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
                  "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}

@@ -25,8 +25,17 @@ def label_problem(label):
     return None
 
 
+def spam_class(classes):
+    """Of two classes, the one a spam filter flags, as their names say (in any case): the one
+    named spam, else the one beside the one named ham; None when the names do not say."""
+    for name, flagged in (("spam", True), ("ham", False)):
+        named = [c for c in classes if c.lower() == name]
+        if len(named) == 1:
+            return named[0] if flagged else next(c for c in classes if c != named[0])
+    return None
+
+
 def positive_class(classes):
-    """Of two classes (sorted), the one a spam filter flags: the one named spam, in any case,
-    else the second. Its cut-off (train --max-ham-flagged) and eval --online's ROC use it."""
-    named = [c for c in classes if c.lower() == "spam"]
-    return named[0] if len(named) == 1 else sorted(classes)[1]
+    """Of two classes, the positive one: spam_class's, else the second (sorted). eval
+    --online's ROC uses it; a spam cut-off (train --max-ham-flagged) needs spam_class's."""
+    return spam_class(classes) or sorted(classes)[1]

@@ -151,3 +151,17 @@ def test_the_spam_class_is_found_in_any_case(tmp_path):
     assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
                f"Spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
     assert nbtext.load(str(model)).calibration["positive"] == "Spam"
+
+
+def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
+    """The cut-off is on the spam class's probability: with names that do not say which it is
+    (bulk and important), the budget is refused, not put on the class that sorts second
+    (important, the good mail, as an attack found); beside a class named ham, the other is spam."""
+    model = tmp_path / "c.model"
+    result = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
+                 f"bulk={MAIL / 'train' / 'spam'}", f"important={MAIL / 'train' / 'ham'}")
+    assert result.exit_code == 1 and "named spam or ham" in result.stderr and result.stderr.count("\n") == 1
+    assert not model.exists()
+    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
+               f"junk={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
+    assert nbtext.load(str(model)).calibration["positive"] == "junk"
