@@ -187,6 +187,10 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
     labels = {doc.label for doc in documents}
     if model is not None and not labels & set(model.classes):
         raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
+    if model is not None:
+        from nbtext.training import warn_new_classes
+
+        warn_new_classes(model.classes, sorted(labels))  # as train --update says it: starting from none
     classes = sorted(labels | set(model.classes if model is not None else ()))
     if len(classes) < 2:
         raise NbtextError("eval --online needs documents of two classes or more")

@@ -385,12 +385,12 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    _warn_new_classes(model.classes, table.labels)
+    warn_new_classes(model.classes, table.labels)
     return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
                                             _corpus(model, mail_documents))), stats
 
 
-def _warn_new_classes(known, labels):
+def warn_new_classes(known, labels):
     """Say which classes an update adds: a file given without LABEL= is a class named after
     it (`--update -m mail.model msg.eml` makes a third class 'msg.eml', not more spam)."""
     def listed(names):

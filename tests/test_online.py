@@ -127,6 +127,16 @@ def test_online_from_a_model_refuses_what_it_cannot_use(demo_model, tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the new class's warning, as the command line prints it
+def test_online_from_a_model_says_which_classes_it_adds(demo_model):
+    """A label the model does not have starts as a class of none, as train --update would add
+    it: said, as train --update says it (silent, it looked like a class never predicted)."""
+    result = run("eval", "--online", "-m", demo_model, f"junk={MAIL / 'test' / 'spam'}", MAIL / "test" / "ham")
+    assert result.exit_code == 0 and "new class 'junk' (the model had ham, spam)" in result.stderr
+    result = run("eval", "--online", "-m", demo_model, MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert result.exit_code == 0 and "new class" not in result.stderr
+
+
 def test_three_classes_line_up(tmp_path):
     table = tmp_path / "t.tsv"
     table.write_text("spam\tfree prize now\nham\tmeeting at noon\neggs\tbacon and eggs\nspam\tclaim your prize\n"
