@@ -197,9 +197,12 @@ class locked:
 
         try:
             self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
-        except PermissionError:  # made by another user of a shared model: flock needs to read it only
+        except PermissionError as denied:  # made by another user of a shared model: flock needs to read it only
             try:
                 self.fd = os.open(self.lock_path, os.O_RDONLY)
+            except FileNotFoundError:  # none to read: it was the folder that said no
+                raise NbtextError(f"cannot lock the model ({self.lock_path}: {denied.strerror}; its folder must be "
+                                  "writable to change the model)") from None
             except OSError as e:
                 raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
         except OSError as e:

@@ -454,3 +454,26 @@ def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
                              "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
                             timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_folder_that_takes_no_lock_file_is_said_as_such(model):
+    """A learner that may not make the lock file says the folder is why (it said the lock file
+    does not exist: its second try, to open one another user made, was what it reported)."""
+    import os
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to learn as another user")
+    model.chmod(0o666)
+    for parent in model.parents:
+        if parent == Path(parent.anchor):
+            break
+        parent.chmod(parent.stat().st_mode | 0o005)
+    model.parent.chmod(0o555)
+    try:
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
+                                 "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
+                                timeout=120)
+    finally:
+        model.parent.chmod(0o755)
+    assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr
+    assert b"Permission denied; its folder must be writable" in result.stderr, result.stderr
