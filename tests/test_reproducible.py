@@ -23,8 +23,9 @@ _DECIMAL = decimal.Context(prec=60)
 
 
 def _units_in_last_place(value, exact):
-    """|value − exact| in units of the last place of the double nearest `exact` (a Decimal)."""
-    return float(abs(decimal.Decimal(value) - exact)) / math.ulp(float(exact))
+    """|value − exact| in units of the last place of the double nearest `exact` (a Decimal),
+    divided as Decimals (a difference under 5e-324 made a float first rounds to 0 or 1 ulp)."""
+    return float(abs(decimal.Decimal(value) - exact) / decimal.Decimal(math.ulp(float(exact))))
 
 
 @settings(max_examples=400, deadline=None)
@@ -52,6 +53,7 @@ def test_log_is_within_one_unit_in_the_last_place(x):
 @example(0.34657359027997264)
 @example(709.7)
 @example(-708.4)
+@example(-708.0078125)  # 0.57 ulp, which a float difference made 1.0
 def test_exp_is_within_one_unit_in_the_last_place(x):
     exact = _DECIMAL.exp(decimal.Decimal(x))
     got = exactmath.exp(np.array([x]))[0]
