@@ -113,7 +113,8 @@ def ham_flagged_budget(value):
     except ValueError:
         share = math.nan
     if not 0 <= share < 0.5:
-        raise NbtextError(f"--max-ham-flagged takes a share of the ham from 0 to 50%, like 0.2%, not {value!r}")
+        raise NbtextError(f"--max-ham-flagged takes a share of the ham from 0 to 50% (less than half), like 0.2%, "
+                          f"not {value!r}")
     return share + 0.0  # (-0 is 0)
 
 
