@@ -94,7 +94,8 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
             from nbtext.cluster import train_on_scheduler
 
             progress = progress_drawer(quiet)
-            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, **settings)
+            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"],
+                                       **settings)
             model.save(output)
         else:
             docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
@@ -138,7 +139,8 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
 @scheduler_option
 @quiet_option
 def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
-            table, text_col, header, column_names, unsure_below, is_label, verbose, explain, jobs, scheduler, quiet):
+            table, text_col, header, column_names, unsure_below, max_bytes, is_label, verbose, explain, jobs, scheduler,
+            quiet):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone
@@ -161,7 +163,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
     if is_label is not None:
-        return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths)
+        return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths, max_bytes)
     from nbtext.sources import predict_input
 
     output = Output(output_format, proba, unsure_below, top, threshold)
@@ -169,11 +171,11 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     with user_errors():
         from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
         if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
-            write_line(OneMessageModel(model_path, alpha).decide(stdin_document(), unsure_below)[0])
+            write_line(OneMessageModel(model_path, alpha).decide(stdin_document(max_bytes), unsure_below)[0])
             return 0
         model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
-                             files_from, fasttext_input)
+                             files_from, fasttext_input, max_bytes)
         if table is not None and labels_only:
             output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
         skipped, head = Skipped(), proba_header(model, output, explain, column_names or (header and table is None))
@@ -182,7 +184,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
             from nbtext.cluster import predict_on_scheduler
 
             return skipped.summary(write_batches(head, batch_progress(predict_on_scheduler(
-                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped),
+                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped, max_bytes),
                 "classifying on the cluster", paths, quiet)))
         docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
         done = write_predictions(model, docs, output, jobs, skipped, explain, head)
@@ -274,7 +276,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
 @model_option
 @max_bytes_option
 @quiet_option
-def forget(model_path, paths, quiet):
+def forget(model_path, paths, max_bytes, quiet):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
     class it was learned under; one it does not know is named on stderr and left alone.
     Learning, forgetting and learning again gives back the same model.
@@ -287,7 +289,7 @@ def forget(model_path, paths, quiet):
 
     skipped, started = Skipped(), time.perf_counter()
     with user_errors():
-        model, stats = changed_model(model_path, model_path, path_documents(paths),
+        model, stats = changed_model(model_path, model_path, path_documents(paths, max_bytes=max_bytes),
                                      lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, True, quiet)
         if model is None:  # forgotten through the model's pending log
             return stats
@@ -373,7 +375,7 @@ def info(model_path, top, output_format, plot):
 @max_bytes_option
 @click.option("--explain", type=click.IntRange(min=0), default=0, metavar="N",
               help="Add X-Nbtext-Evidence: the N tokens that decided, with their share of the log-odds.")
-def filter_message(model_path, alpha, unsure_below, explain):
+def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
     X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block; every
@@ -388,7 +390,7 @@ def filter_message(model_path, alpha, unsure_below, explain):
       # procmail:  :0 fw
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """
-    return filter_stdin(model_path, alpha, unsure_below, explain)
+    return filter_stdin(model_path, alpha, unsure_below, explain, max_bytes)
 
 
 def main():

@@ -19,7 +19,8 @@ import os
 from collections import deque
 from functools import partial
 
-from nbtext.documents import Document, limit_bytes, max_bytes
+from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext.documents import Document
 from nbtext.errors import NbtextError
 from nbtext.sources import file_documents, files_in, is_url, labelled_sources, report_errors, tokenized
 from nbtext.version import __version__
@@ -136,18 +137,20 @@ def _tree_sum(client, futures, combine):
     return futures[0]
 
 
-def train_on_scheduler(address, specs, shard=None, on_error=None, progress=None, **options):
+def train_on_scheduler(address, specs, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES,
+                       **options):
     """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
     if shard is not None or not specs:
         raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
     with connect(address) as client:
-        return train_on_cluster(client, specs, on_error, progress, **options)
+        return train_on_cluster(client, specs, on_error, progress, max_bytes, **options)
 
 
-def train_on_cluster(client, specs, on_error=None, progress=None, **options):
+def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, **options):
     """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
     equal to nbtext.training.train_corpus on the same documents. `progress(items, label,
-    total, size)` (nbtext.console.drawn) is shown the partitions as they are counted."""
+    total, size)` (nbtext.console.drawn) is shown the partitions as they are counted. The
+    workers read each document up to `max_bytes`."""
     from nbtext.calibration import Candidates, sample_rate
     from nbtext.counting import CountTable
     from nbtext.settings import make_settings
@@ -158,12 +161,11 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     calibration = calibration_of(settings, options)
     budget = budget_of(options, calibration)
     parts = partitions(labelled_entries(specs))
-    limit = max_bytes()
     # The calibration sample is gathered while counting, under a bound set from the listing:
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
     # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
     bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
-    counted = client.map(count_partition, parts, settings=settings, limit=limit, rate=bound, pure=False)
+    counted = client.map(count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, pure=False)
     root = _tree_sum(client, list(counted), combine_counts)
     if progress is not None:  # each partition's future is let go once counted, so it is freed once added
         from distributed import as_completed
@@ -181,16 +183,17 @@ def train_on_cluster(client, specs, on_error=None, progress=None, **options):
     candidates = Candidates(table, bound) if found is not None else None
     mail_documents = add_counted(table, journal, [(*total, (found, bound) if found is not None else None)], on_error,
                                  candidates)
-    over = partial(_over_partitions, client, parts, settings, limit)
+    over = partial(_over_partitions, client, parts, settings, max_bytes)
     return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
                          candidates=candidates, budget=budget)
 
 
-def _over_partitions(client, parts, settings, limit, function):
+def _over_partitions(client, parts, settings, max_bytes, function):
     """function(token lists, labels) of each partition, computed on the workers, in order
     (nbtext.training.over_batches' counterpart), at most 2 per worker in flight."""
     shipped = client.scatter(function, broadcast=True)
-    yield from _in_order(client, second_pass_partition, parts, settings=settings, limit=limit, function=shipped)
+    yield from _in_order(client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes,
+                         function=shipped)
 
 
 def _in_order(client, task, parts, **arguments):
@@ -206,18 +209,20 @@ def _in_order(client, task, parts, **arguments):
         yield pending.popleft().result()
 
 
-def predict_on_scheduler(address, model_path, alpha, paths, files_from, separator, output, explain, on_error=None):
+def predict_on_scheduler(address, model_path, alpha, paths, files_from, separator, output, explain, on_error=None,
+                         max_bytes=DEFAULT_MAX_BYTES):
     """`nbtext predict --scheduler ADDRESS PATH...` (or --files-from FILE): line batches."""
     from nbtext.sources import listed_paths
 
     paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
     with connect(address) as client:
-        yield from predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error)
+        yield from predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error, max_bytes)
 
 
-def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None):
+def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None, max_bytes=DEFAULT_MAX_BYTES):
     """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
-    (with the model of `model_path`, re-smoothed with `alpha` unless None), in input order."""
+    (with the model of `model_path`, re-smoothed with `alpha` unless None; each document read
+    up to `max_bytes`), in input order."""
     from nbtext.pending import Log
 
     with open(model_path, "rb") as f:
@@ -226,7 +231,7 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
     log.check(model_path)
     changes = log.records
     model_bytes = client.scatter(data, broadcast=True)
-    arguments = dict(model_bytes=model_bytes, alpha=alpha, limit=max_bytes(), output=tuple(output), explain=explain,
+    arguments = dict(model_bytes=model_bytes, alpha=alpha, max_bytes=max_bytes, output=tuple(output), explain=explain,
                      changes=changes)
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
         report_errors(errors, on_error)
@@ -235,25 +240,24 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
 
 
 # --- on the workers ----------------------------------------------------------------------
-def entry_documents(entries):
-    """The Documents of a partition's entries, read where this runs."""
+def entry_documents(entries, max_bytes):
+    """The Documents of a partition's entries, read where this runs (up to `max_bytes` each)."""
     for kind, location, label in entries:
         if kind in ("file", "source"):  # an mbox found in a folder is its messages, as locally
-            yield from file_documents(location, label, _opener(location))
+            yield from file_documents(location, label, _opener(location), max_bytes)
         else:  # a FIFO, socket or device found in a folder: said, not read
             yield Document(location, None, label, error=kind)
 
 
-def count_partition(entries, settings, limit, rate=None):
+def count_partition(entries, settings, max_bytes, rate=None):
     """A worker's partial counts of a partition (as nbtext.parallel.count_chunk's), with the
     calibration candidates under `rate` (None: no calibration)."""
     from nbtext.counting import count_batch
     from nbtext.settings import make_tokenizer
 
-    limit_bytes(limit)
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries)),
+    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes)),
                                      lambda doc, message: errors.append((doc.name, message)), rate)
     return packed((table.export(), keys, errors, tokenize.mail_documents, found))
 
@@ -302,11 +306,10 @@ def unpacked(counted):
     return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
 
 
-def second_pass_partition(entries, settings, limit, function):
+def second_pass_partition(entries, settings, max_bytes, function):
     from nbtext.settings import make_tokenizer
 
-    limit_bytes(limit)
-    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries)),
+    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes)),
                                   lambda doc, message: None)
     return function(token_lists, [doc.label for doc in kept])
 
@@ -314,7 +317,7 @@ def second_pass_partition(entries, settings, limit, function):
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 
-def score_partition(entries, model_bytes, alpha, limit, output, explain, changes=()):
+def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, changes=()):
     """(documents scored, their output lines, [(name, error)]) of a partition (by the model
     with `changes`, its pending log's records, folded in)."""
     from nbtext.exactmath import exp
@@ -322,7 +325,6 @@ def score_partition(entries, model_bytes, alpha, limit, output, explain, changes
     from nbtext.model import NaiveBayes
     from nbtext.modelfile import parse_state
 
-    limit_bytes(limit)
     key = (hash(model_bytes), alpha, len(changes))
     if key not in _models:
         _models.clear()
@@ -334,7 +336,7 @@ def score_partition(entries, model_bytes, alpha, limit, output, explain, changes
         _models[key] = model if alpha is None else model.with_alpha(alpha)
     model = _models[key]
     errors = []
-    kept, log_proba, explanations = model.score(list(entry_documents(entries)),
+    kept, log_proba, explanations = model.score(list(entry_documents(entries, max_bytes)),
                                                 lambda doc, message: errors.append((doc.name, message)), explain)
     if not kept:
         return 0, "", errors

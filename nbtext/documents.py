@@ -16,39 +16,32 @@ MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
 DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
-# unread, so time and memory are bounded per document. One notice per process says so.
-_limit = {"max_bytes": DEFAULT_MAX_BYTES, "said": False}
+# unread, so time and memory are bounded per document. Each reader takes the limit as an
+# argument and gives it to the Documents it leaves to be read later (`loaded`).
 
 
-def limit_bytes(max_bytes):
-    """Read at most `max_bytes` bytes of each document from now on (in this process and
-    the workers it forks)."""
-    if not isinstance(max_bytes, int) or max_bytes < 1:
-        raise NbtextError(f"--max-bytes must be a whole number >= 1, not {max_bytes!r}")
-    _limit.update(max_bytes=max_bytes, said=False)
-
-
-def max_bytes():
-    return _limit["max_bytes"]
-
-
-def cut(data, name):
-    """`data` up to the size limit; the first document cut says so, once."""
-    if len(data) <= _limit["max_bytes"]:
+def cut(data, max_bytes):
+    """`data` up to `max_bytes`. The first document cut says so, once a process (the
+    warnings module's own once-per-place rule: the text names the limit, not the document)."""
+    if len(data) <= max_bytes:
         return data
-    if not _limit["said"]:
-        import warnings
+    import warnings
 
-        _limit["said"] = True
-        warnings.warn(f"{name} is over {_limit['max_bytes']:,} bytes: only its first {_limit['max_bytes']:,} "
-                      "bytes are read (so are those of any other document over --max-bytes)", stacklevel=2)
-    return data[: _limit["max_bytes"]]
+    warnings.warn(f"documents over {max_bytes:,} bytes are cut: only the first {max_bytes:,} bytes of each are read "
+                  "(--max-bytes)", stacklevel=2)
+    return data[:max_bytes]
 
 
-def bounded_lines(f):
-    """The lines of a binary file, a line over the size limit in pieces of at most the limit
-    (so one giant line never sits in memory whole)."""
-    return iter(lambda: f.readline(_limit["max_bytes"] + 1), b"")
+def read_cut(f, max_bytes, head=b""):
+    """A document from the binary file `f` (`head`: its first bytes, already read): at most
+    `max_bytes` bytes, the rest left unread."""
+    return cut(head + read_at_most(f, max(max_bytes + 1 - len(head), 0)), max_bytes)
+
+
+def bounded_lines(f, max_bytes):
+    """The lines of a binary file, a line over `max_bytes` in pieces of at most that (so
+    one giant line never sits in memory whole)."""
+    return iter(lambda: f.readline(max_bytes + 1), b"")
 
 
 PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
@@ -56,8 +49,10 @@ PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush
 
 # name: how output names it; data: bytes or str; label: its class (labelled inputs);
 # error: why it could not be read; path: the file to read the data from when data is None
-# (files are read where they are tokenized, so -j workers read their own).
-Document = namedtuple("Document", "name data label error path", defaults=(None, None, None))
+# (files are read where they are tokenized, so -j workers read their own), and max_bytes
+# how much of it to read.
+Document = namedtuple("Document", "name data label error path max_bytes",
+                      defaults=(None, None, None, DEFAULT_MAX_BYTES))
 
 
 def in_batches(docs, size, pauses=False):

@@ -12,7 +12,7 @@ import os
 import sys
 from itertools import islice
 
-from nbtext.choices import DEFAULT_MODEL
+from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
 from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
 from nbtext.output import ReaderGone, write, write_line
 
@@ -171,11 +171,11 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
     return skipped.summary(sum(stats.values()) - stats.get("duplicates", 0))
 
 
-def stdin_document():
-    """The document on stdin, up to --max-bytes (the rest is left unread)."""
-    from nbtext.documents import cut, max_bytes, read_at_most
+def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
+    """The document on stdin, up to `max_bytes` (--max-bytes; the rest is left unread)."""
+    from nbtext.documents import read_cut
 
-    return cut(read_at_most(sys.stdin.buffer, max_bytes() + 1), "stdin")
+    return read_cut(sys.stdin.buffer, max_bytes)
 
 
 def predict_file(model_path, path):
@@ -202,7 +202,8 @@ def predict_file(model_path, path):
     return 0
 
 
-def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=()):
+def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=(),
+                    max_bytes=DEFAULT_MAX_BYTES):
     """bogofilter's convention for one message (stdin, or the one file in `paths`): 0 if it
     is `is_label`, 1 if not, 2 if unsure, 3 on any error. An error is always one line on
     stderr (a delivery log shows it); the label is printed only if `verbose`."""
@@ -215,11 +216,11 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
         if path is None or path == "-":
-            document = stdin_document()
+            document = stdin_document(max_bytes)
         else:
             from nbtext.sources import file_documents
 
-            documents = list(islice(file_documents(path), 2))
+            documents = list(islice(file_documents(path, max_bytes=max_bytes), 2))
             if len(documents) > 1:
                 raise NbtextError(f"--is classifies one message, and {path} holds several (an mbox)")
             if documents[0].error is not None:
@@ -240,12 +241,13 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
     return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
-def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
+def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes=DEFAULT_MAX_BYTES):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
     Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
-    tokens that decided. The message's bytes are held before anything else can fail, and
-    whatever happens after, they go out whole or the exit status says they did not:
+    tokens that decided. Its first `max_bytes` bytes are classified; the message's bytes are
+    held whole before anything else can fail, and whatever happens after, they go out whole
+    or the exit status says they did not:
     0, the message went out with its verdict (`error` for a message that cannot be
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
@@ -253,14 +255,14 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0):
     retries). Problems go to stderr, one line each.
     """
     try:
-        return _filtered(model_path, alpha, unsure_below, explain)
+        return _filtered(model_path, alpha, unsure_below, explain, max_bytes)
     except Terminated as e:
         print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
         quiet_stdout()
         return TEMPFAIL
 
 
-def _filtered(model_path, alpha, unsure_below, explain):
+def _filtered(model_path, alpha, unsure_below, explain, max_bytes):
     """filter_stdin's work."""
     from nbtext.mailfilter import verdict_fields, with_headers
 
@@ -281,7 +283,7 @@ def _filtered(model_path, alpha, unsure_below, explain):
         print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
         status = 1
     else:
-        fields, is_mail = _verdict(model, message, unsure_below, explain)
+        fields, is_mail = _verdict(model, message, unsure_below, explain, max_bytes)
     try:
         tagged = with_headers(message, fields, is_mail)
     except Exception as e:  # a verdict that cannot be written as a header: the message goes on
@@ -302,7 +304,7 @@ def _filtered(model_path, alpha, unsure_below, explain):
     return status
 
 
-def _verdict(model, message, unsure_below, explain):
+def _verdict(model, message, unsure_below, explain, max_bytes):
     """(header fields, whether the message has a header block) of one message: the one
     guard around classifying it. Whatever goes wrong in there (a message no tokenizer
     should meet, a fault of nbtext's) gives X-Nbtext-Class: error, never a lost message."""
@@ -317,7 +319,7 @@ def _verdict(model, message, unsure_below, explain):
         is_mail = looks_like_mail(message) or has_header_block(message)
         if not is_mail:
             raise NbtextError("not a mail message (no header block)")
-        document = cut(message, "the message")
+        document = cut(message, max_bytes)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
         if probabilities is None:  # scored by the whole model (errors named as for any document)

@@ -6,7 +6,6 @@ import click
 
 from nbtext import choices
 from nbtext.errors import NbtextError
-from nbtext.documents import limit_bytes
 
 
 def options(*decorators):
@@ -48,8 +47,7 @@ train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), def
 shard_option = click.option("--shard", default=None, metavar="K/N", help=(
     "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N", expose_value=False,
-    callback=lambda ctx, param, value: limit_bytes(value), is_eager=True,
+    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N",
     help="Read at most the first N bytes of each document (said once on stderr); filter passes "
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",
@@ -83,7 +81,7 @@ predict_options = options(
                  help=TABLE_HEADER[:-1] + " (without --table: as --column-names, as it used to mean)."),
     click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
 )
-INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header")  # labelled_input's
+INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes")  # labelled_input's
 labelled_options = options(
     click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,

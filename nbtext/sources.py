@@ -19,7 +19,8 @@ import os
 import sys
 from io import TextIOWrapper
 
-from nbtext.documents import MBOX_SNIFF, PAUSE, Document, _limit, bounded_lines, cut, read_at_most
+from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext.documents import MBOX_SNIFF, PAUSE, Document, bounded_lines, cut, read_cut
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
 
@@ -44,15 +45,16 @@ def check_path(path):
         raise NbtextError(f"{path} does not exist")
 
 
-def documents(path, separator=None, label=None, stdin=None):
-    """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0"."""
+def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MAX_BYTES):
+    """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0";
+    each read up to `max_bytes` (--max-bytes)."""
     if path == "-":
         stdin = stdin if stdin is not None else sys.stdin.buffer
         if separator is None:
-            yield Document("-", cut(read_at_most(stdin, _limit["max_bytes"] + 1), "-"), label)
+            yield Document("-", read_cut(stdin, max_bytes), label)
         else:
             n = 0  # records, not the pauses between them
-            for record in stream_records(stdin, separator):
+            for record in stream_records(stdin, separator, max_bytes=max_bytes):
                 if record is PAUSE:
                     yield PAUSE
                     continue
@@ -63,13 +65,13 @@ def documents(path, separator=None, label=None, stdin=None):
     if os.path.isdir(path):
         for file, kind in files_in(path):
             if kind is None:
-                yield Document(file, None, label, path=file)
+                yield Document(file, None, label, path=file, max_bytes=max_bytes)
             else:  # reading a FIFO or a socket would wait forever: say so and go on
                 yield Document(file, None, label, error=f"not a regular file (a {kind})")
     elif separator is not None:
-        yield from file_records(path, separator, label)
+        yield from file_records(path, separator, label, max_bytes)
     else:
-        yield from file_documents(path, label)
+        yield from file_documents(path, label, max_bytes=max_bytes)
 
 
 def is_url(path):
@@ -78,7 +80,7 @@ def is_url(path):
     return "://" in str(path)
 
 
-def file_documents(path, label=None, opener=None):
+def file_documents(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
     """The one document of a file, or every message of an mbox file. The file is opened
     and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing.
     `opener(path)` opens it for binary reading (default: open; fsspec.open for URLs)."""
@@ -88,9 +90,9 @@ def file_documents(path, label=None, opener=None):
         with (opener or _open_binary)(path) as f:
             head = f.read(MBOX_SNIFF)
             if starts_mbox(head):
-                yield from mbox_messages(f, path, label, head)
+                yield from mbox_messages(f, path, label, head, max_bytes)
                 return
-            yield Document(path, cut(head + read_at_most(f, max(_limit["max_bytes"] + 1 - len(head), 0)), path), label)
+            yield Document(path, read_cut(f, max_bytes, head), label)
     except OSError as e:
         yield Document(path, None, label, error=e.strerror or str(e))
 
@@ -201,10 +203,10 @@ class opened_input:
             self.file.detach()  # closing the wrapper would close stdin
 
 
-def read_file(path, label=None, opener=None):
+def read_file(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
     try:
         with (opener or _open_binary)(path) as f:
-            return Document(path, cut(read_at_most(f, _limit["max_bytes"] + 1), path), label)
+            return Document(path, read_cut(f, max_bytes), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))
 
@@ -252,7 +254,7 @@ def document_key(data):
 def loaded(doc):
     """The document with its data read, if it was still to be read from its path."""
     if doc.data is None and doc.path is not None and doc.error is None:
-        return read_file(doc.path, doc.label)._replace(name=doc.name)
+        return read_file(doc.path, doc.label, max_bytes=doc.max_bytes)._replace(name=doc.name)
     return doc
 
 
@@ -261,12 +263,12 @@ def each_loaded(batch):
     that is an mbox is its messages (PATH:N), as the same file named on the command line."""
     for doc in batch:
         if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
-            yield from file_documents(doc.path, doc.label)
+            yield from file_documents(doc.path, doc.label, max_bytes=doc.max_bytes)
         else:
             yield loaded(doc)
 
 
-def mbox_messages(f, path, label=None, head=b""):
+def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
     """Each message of an mbox file (`f` open, `head` its first bytes already read),
     without its `From ` envelope line, named PATH:N; a file of one message is named PATH,
     as any file holding one document is.
@@ -282,29 +284,30 @@ def mbox_messages(f, path, label=None, head=b""):
     if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
         lines[-1] += f.readline()
     n, message, size, after_blank = 0, None, 0, True
-    for line in chain(lines, bounded_lines(f)):
+    for line in chain(lines, bounded_lines(f, max_bytes)):
         # the first line starts the first message: it is what made the file an mbox
         if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
             if message is not None:  # there is a next message: names are numbered
-                yield Document(f"{path}:{n}", cut(b"".join(message), f"{path}:{n}"), label)
+                yield Document(f"{path}:{n}", cut(b"".join(message), max_bytes), label)
             n, message, size = n + 1, [], 0
-        elif size <= _limit["max_bytes"]:  # past the limit, the rest of the message is left out
+        elif size <= max_bytes:  # past the limit, the rest of the message is left out
             message.append(line)
             size += len(line)
         after_blank = line in (b"\n", b"\r\n")
     if message is not None:
         name = f"{path}:{n}" if n > 1 else path
-        yield Document(name, cut(b"".join(message), name), label)
+        yield Document(name, cut(b"".join(message), max_bytes), label)
 
 
-def file_records(path, separator, label=None):
+def file_records(path, separator, label=None, max_bytes=DEFAULT_MAX_BYTES):
     with opened_input(path) as f:
-        for n, record in enumerate(stream_records(f, separator, pause=False), 1):
+        for n, record in enumerate(stream_records(f, separator, pause=False, max_bytes=max_bytes), 1):
             yield Document(f"{path}:{n}", record, label)
 
 
-def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
-    """Records of a byte stream split on `separator` (b"\\n" also drops a trailing \\r).
+def stream_records(stream, separator, pause=True, chunk_size=1 << 16, max_bytes=DEFAULT_MAX_BYTES):
+    """Records of a byte stream split on `separator` (b"\\n" also drops a trailing \\r), each
+    of at most `max_bytes` (the rest of a longer one is left out).
 
     Reads whatever is available (os.read on the descriptor where there is one), so a
     record is yielded as soon as its separator arrives; `PAUSE` is yielded when no more
@@ -312,7 +315,6 @@ def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
     """
     fd = _fileno(stream)
     pending, pending_bytes = [], 0  # the record so far, in chunks: never copied per chunk
-    limit = _limit["max_bytes"]
     while True:
         if pause and fd is not None and not _ready(fd):
             yield PAUSE
@@ -320,7 +322,7 @@ def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
         if not chunk:
             break
         if separator not in chunk:
-            if pending_bytes <= limit:  # past the limit, the rest of the record is left out
+            if pending_bytes <= max_bytes:  # past the limit, the rest of the record is left out
                 pending.append(chunk)
                 pending_bytes += len(chunk)
             continue
@@ -329,9 +331,9 @@ def stream_records(stream, separator, pause=True, chunk_size=1 << 16):
         last = pieces.pop()
         pending, pending_bytes = [last], len(last)
         for piece in pieces:
-            yield _strip_cr(cut(piece, "a record"), separator)
+            yield _strip_cr(cut(piece, max_bytes), separator)
     if pending_bytes:
-        yield _strip_cr(cut(b"".join(pending), "a record"), separator)
+        yield _strip_cr(cut(b"".join(pending), max_bytes), separator)
 
 
 def _strip_cr(record, separator):
@@ -356,14 +358,15 @@ def _ready(fd):
 
 # --- labelled inputs ---------------------------------------------------------------------
 def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
-                   columns=None, shard=None, twice=False, empty_ok=False):
+                   columns=None, shard=None, twice=False, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
     one of them. With `columns` (a categorical model's features), the documents are the
     rows of --table. With `shard` (k, n), only the documents of shard k of n (see
     `in_shard`). Every path is checked now, before anything is read; with `twice` (the
     corpus will be read twice), stdin and pipes are refused, since they can be read once.
-    With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error."""
+    With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error.
+    Each document is read up to `max_bytes`."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
@@ -377,15 +380,15 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
         check_path(table)
-        return lambda: _sharded(_require_labels(table_rows(table, columns, label_col)), table, "", shard)
+        return lambda: _sharded(_require_labels(table_rows(table, columns, label_col, max_bytes)), table, "", shard)
     if table is not None:
         check_path(table)
-        return lambda: _sharded(_require_labels(table_documents(table, label_col, text_col, header)), table, "",
-                                shard)
+        return lambda: _sharded(_require_labels(table_documents(table, label_col, text_col, header, max_bytes)), table,
+                                "", shard)
     if fasttext is not None:
         check_path(fasttext)
-        return lambda: _sharded(fasttext_documents(fasttext), fasttext, "", shard)
-    return lambda: labelled_documents(class_dirs, shard, empty_ok)  # (class_sources has checked them above)
+        return lambda: _sharded(fasttext_documents(fasttext, max_bytes=max_bytes), fasttext, "", shard)
+    return lambda: labelled_documents(class_dirs, shard, empty_ok, max_bytes)  # (class_sources has checked them above)
 
 
 def _rereadable(path):
@@ -439,23 +442,23 @@ def _require_labels(docs):
 
 
 def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None,
-                  files_from=None, fasttext=None):
+                  files_from=None, fasttext=None, max_bytes=DEFAULT_MAX_BYTES):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
     rows of --table (their --text-col column, or with `columns`, a table model's columns),
-    or the lines of a --fasttext file (their labels ignored)."""
+    or the lines of a --fasttext file (their labels ignored); each read up to `max_bytes`."""
     if sum([bool(paths), table is not None, files_from is not None, fasttext is not None]) > 1:
         raise NbtextError("give PATH..., --table FILE, --files-from FILE or --fasttext FILE (one of them)")
     if fasttext is not None:
-        return (doc._replace(label=None) for doc in fasttext_documents(fasttext, labelled=False))
+        return (doc._replace(label=None) for doc in fasttext_documents(fasttext, False, max_bytes))
     if files_from is not None:
         check_path(files_from)
-        return listed_documents(listed_paths(files_from, separator or b"\n"))
+        return listed_documents(listed_paths(files_from, separator or b"\n"), max_bytes)
     if table is None:
-        return path_documents(paths or ("-",), separator)
+        return path_documents(paths or ("-",), separator, max_bytes)
     if columns is not None:
-        return table_rows(table, columns)
-    return table_documents(table, None, text_col, header)
+        return table_rows(table, columns, max_bytes=max_bytes)
+    return table_documents(table, None, text_col, header, max_bytes)
 
 
 def listed_paths(path, separator=b"\n"):
@@ -484,7 +487,7 @@ def count_documents(paths):
     return total
 
 
-def listed_documents(paths):
+def listed_documents(paths, max_bytes=DEFAULT_MAX_BYTES):
     """The documents of listed paths, as the list is read (`find | nbtext predict
     --files-from -` starts before find ends). A listed path that is gone (a Maildir message
     renamed since it was listed) is a document that cannot be read, reported by name while
@@ -495,15 +498,15 @@ def listed_documents(paths):
         elif not os.path.isdir(path) and (kind := _special(path)) is not None:  # a listed FIFO would hang
             yield Document(path, None, error=f"not a regular file (a {kind})")
         else:
-            yield from documents(path)
+            yield from documents(path, max_bytes=max_bytes)
 
 
-def path_documents(paths, separator=None):
+def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES):
     """The documents of every PATH in turn; all of them are checked before the first is read."""
     for path in paths:
         check_path(path)
     for path in paths:
-        yield from documents(path, separator)
+        yield from documents(path, separator, max_bytes=max_bytes)
 
 
 def class_sources(specs, urls=False):
@@ -565,10 +568,10 @@ def nothing_to_learn(specs):
         return bool(specs) and not labelled_sources(specs, empty_ok=True)
 
 
-def labelled_documents(specs, shard=None, empty_ok=False):
+def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
     """Documents of every CLASS_DIR, labelled (see labelled_sources)."""
     for label, path in labelled_sources(specs, empty_ok=empty_ok):
-        yield from _sharded(documents(path, label=label), path, label, shard)
+        yield from _sharded(documents(path, label=label, max_bytes=max_bytes), path, label, shard)
 
 
 def _column(spec, header, path):
@@ -586,11 +589,12 @@ def _column(spec, header, path):
     return names.index(str(spec).lower())
 
 
-def _table_reader(f, path):
-    """A csv reader for a TSV file, or a CSV file when the name ends in .csv."""
+def _table_reader(f, path, max_bytes=DEFAULT_MAX_BYTES):
+    """A csv reader for a TSV file, or a CSV file when the name ends in .csv, whose fields
+    hold at most `max_bytes` characters (the csv module's limit is its own, set here)."""
     import csv
 
-    csv.field_size_limit(_limit["max_bytes"])
+    csv.field_size_limit(max_bytes)
     if path.lower().endswith(".csv"):
         return _checked_rows(csv.reader(f, strict=True), path)
     return _checked_rows(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), path)
@@ -611,14 +615,14 @@ def _checked_rows(reader, path):
         raise NbtextError(f"{path}:{start}: {e}{hint}") from None
 
 
-def table_documents(path, label_col="1", text_col="2", header=None):
+def table_documents(path, label_col="1", text_col="2", header=None, max_bytes=DEFAULT_MAX_BYTES):
     """Documents from the rows of a table. `header` None means: the first row is a header
     exactly when a column is given by name."""
     check_path(path)
     if header is None:
         header = not all(str(col).isdigit() for col in (label_col, text_col) if col is not None)
     with opened_input(path, text=True) as f:
-        rows = _table_reader(f, path)
+        rows = _table_reader(f, path, max_bytes)
         names = next(rows, None) if header else None
         label_index = None if label_col is None else _column(label_col, names, path)
         text_index = _column(text_col, names, path)
@@ -649,12 +653,12 @@ def table_columns(path, label_col, model):
     return [name.strip() for i, name in enumerate(names) if i != label_index]
 
 
-def table_rows(path, columns, label_col=None):
+def table_rows(path, columns, label_col=None, max_bytes=DEFAULT_MAX_BYTES):
     """Documents whose data are a row's cells, as a tuple in `columns` order (found by
     header name; other columns, and the label column when `label_col` is None, are ignored)."""
     check_path(path)
     with opened_input(path, text=True) as f:
-        rows = _table_reader(f, path)
+        rows = _table_reader(f, path, max_bytes)
         names = next(rows, None)
         if not names:
             raise NbtextError(f"{path} is empty (a categorical table needs a header row)")
@@ -670,19 +674,19 @@ def table_rows(path, columns, label_col=None):
             yield Document(f"{path}:{n}", tuple(row[i].strip() for i in indices), label)
 
 
-def fasttext_documents(path, labelled=True):
+def fasttext_documents(path, labelled=True, max_bytes=DEFAULT_MAX_BYTES):
     """Documents from fastText lines: `__label__spam some text` (the first label counts;
     without `labelled`, as `fasttext predict` reads them: a line without a label is a
     document too). A line over --max-bytes is read up to the limit."""
     check_path(path)
     with opened_input(path) as f:
         n, line_start = 0, True
-        for piece in bounded_lines(f):
+        for piece in bounded_lines(f, max_bytes):
             starts, line_start = line_start, piece.endswith(b"\n")
             if not starts:
                 continue  # the rest of a line over the limit
             n += 1
-            words = cut(piece, f"{path}:{n}").decode("utf-8", errors="replace").split()
+            words = cut(piece, max_bytes).decode("utf-8", errors="replace").split()
             labels = [w for w in words if w.startswith("__label__")]
             if not labels and labelled:
                 if words:

@@ -18,17 +18,6 @@ def real_corpus(name):
     pytest.skip(f"no {name} corpus here ({SHARED_CORPORA} is absent)")
 
 
-@pytest.fixture(autouse=True)
-def default_max_bytes():
-    """--max-bytes is a process-wide setting (commands set it as they start): a test that
-    runs a command with a small limit must not leave it to the next test in this worker."""
-    from nbtext.choices import DEFAULT_MAX_BYTES
-    from nbtext.documents import limit_bytes
-
-    yield
-    limit_bytes(DEFAULT_MAX_BYTES)
-
-
 @pytest.fixture(scope="session")
 def news20():
     return real_corpus("20news")

@@ -42,7 +42,8 @@ def trained_bytes(tmp_path, name, *args):
 
 
 @pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3"),
-                                     ("--calibration", "temperature", "--max-ham-flagged", "5%")])
+                                     ("--calibration", "temperature", "--max-ham-flagged", "5%"), ("--max-bytes", "60")])
+@pytest.mark.filterwarnings("default::UserWarning")  # --max-bytes says documents were cut
 def test_train_on_a_cluster_writes_the_local_model(tmp_path, cluster, options):
     """Counting on the workers, and the second pass of tf-idf and UNK models too."""
     classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
@@ -58,7 +59,9 @@ def test_train_on_a_cluster_from_the_environment_on_a_real_corpus(tmp_path, clus
     assert trained_bytes(tmp_path, "cluster.model", f"spam=file://{train}/spam", train / "ham") == local
 
 
-@pytest.mark.parametrize("options", [(), ("--proba", "--explain", "3"), ("--format", "json", "--alpha", "0.5")])
+@pytest.mark.parametrize("options", [(), ("--proba", "--explain", "3"), ("--format", "json", "--alpha", "0.5"),
+                                     ("--max-bytes", "400", "--proba")])
+@pytest.mark.filterwarnings("default::UserWarning")  # --max-bytes says documents were cut
 def test_predict_on_a_cluster_writes_the_local_lines_in_order(tmp_path, cluster, options):
     test = real_corpus("spamassassin") / "test"
     model = tmp_path / "m.model"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from nbtext.errors import NbtextError
 from nbtext.mail import mail_tokens
 from nbtext.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 
@@ -214,7 +215,7 @@ def test_max_bytes_reads_the_first_bytes_and_says_so_once(tmp_path, demo_model):
         (tmp_path / f"{i}.txt").write_bytes(long_doc)
     result = run("predict", "-m", demo_model, "--max-bytes", "1000", "--format", "json", tmp_path)
     assert result.exit_code == 0
-    assert result.stderr.count("\n") == 1 and "only its first 1,000 bytes are read" in result.stderr
+    assert result.stderr.count("\n") == 1 and "only the first 1,000 bytes of each are read" in result.stderr
     model = load_model(str(demo_model))
     expected = model.predict_proba([long_doc[:1000]])[0]
     for line in result.stdout.splitlines():
@@ -236,17 +237,76 @@ def test_filter_passes_the_whole_message_on_past_max_bytes(demo_model):
 def test_a_giant_record_is_cut_and_read_in_linear_time():
     import io
 
-    from nbtext.documents import limit_bytes, max_bytes
     from nbtext.sources import stream_records
 
-    before = max_bytes()
-    limit_bytes(1000)
-    try:
-        with pytest.warns(UserWarning, match="only its first 1,000 bytes"):
-            records = list(stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False))
-    finally:
-        limit_bytes(before)
+    with pytest.warns(UserWarning, match="only the first 1,000 bytes of each are read"):
+        records = list(stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False,
+                                      max_bytes=1000))
     assert [len(r) for r in records] == [1000, 5, 1000]
+
+
+def _readers(root, max_bytes):
+    """{kind: an iterator of the data of the documents under root, read with `max_bytes` by
+    that reader of the command line}: a folder's files (read later, by `loaded`), an mbox, a
+    Maildir, stdin, --lines and -0 records, --files-from, --fasttext lines (a line is cut
+    before its words are read)."""
+    import io
+
+    from nbtext.sources import documents, each_loaded, labelled_input, predict_input
+
+    def data(docs):
+        return (doc.data.encode() if isinstance(doc.data, str) else doc.data for doc in each_loaded(docs))
+
+    return {
+        "folder": data(labelled_input([str(root / "folder")], max_bytes=max_bytes)()),
+        "mbox": data(predict_input([str(root / "box.mbox")], max_bytes=max_bytes)),
+        "maildir": data(predict_input([str(root / "maildir")], max_bytes=max_bytes)),
+        "stdin": data(documents("-", stdin=io.BytesIO((root / "folder" / "a").read_bytes()), max_bytes=max_bytes)),
+        "lines": data(predict_input([str(root / "lines.txt")], separator=b"\n", max_bytes=max_bytes)),
+        "nul records": data(predict_input([str(root / "records")], separator=b"\0", max_bytes=max_bytes)),
+        "files-from": data(predict_input(files_from=str(root / "list"), max_bytes=max_bytes)),
+        "fasttext": data(predict_input(fasttext=str(root / "ft.txt"), max_bytes=max_bytes)),
+    }
+
+
+@pytest.mark.filterwarnings("ignore:documents over")
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(small=st.integers(1, 120), large=st.integers(121, 298))
+def test_every_reader_reads_by_the_limit_it_is_given(tmp_path_factory, small, large):
+    """--max-bytes is an argument of each reader, carried by the documents left to be read
+    later: two readings with other limits, interleaved document by document in one process,
+    each keep their own (no reader looks at a setting of the process)."""
+    from itertools import zip_longest
+
+    from nbtext.sources import labelled_input
+
+    root = tmp_path_factory.mktemp("readers")
+    words = [b"w%03d " % i * 60 for i in range(3)]  # 300 bytes each
+    (root / "folder").mkdir()
+    for name, word in zip("abc", words):
+        (root / "folder" / name).write_bytes(word)
+    (root / "box.mbox").write_bytes(b"".join(b"From a@b Mon Jun 24 17:54:30 2002\n" + w + b"\n\n" for w in words))
+    for sub in ("cur", "new", "tmp"):
+        (root / "maildir" / sub).mkdir(parents=True)
+    (root / "maildir" / "cur" / "1.host:2,S").write_bytes(b"Subject: x\n\n" + words[0])
+    (root / "lines.txt").write_bytes(b"\n".join(words) + b"\n")
+    (root / "records").write_bytes(b"\0".join(words))
+    (root / "list").write_text("".join(f"{root / 'folder' / n}\n" for n in "abc"))
+    (root / "ft.txt").write_bytes(b"\n".join(words) + b"\n")
+    whole = {kind: list(docs) for kind, docs in _readers(root, 10_000).items()}
+    readings = _readers(root, small), _readers(root, large)
+    for kind, docs in whole.items():
+        assert len(docs) in (1, 3) and min(map(len, docs)) > large, kind
+        for data, cut_small, cut_large in zip_longest(docs, readings[0][kind], readings[1][kind]):
+            if kind == "fasttext":  # the words of the line's first bytes
+                assert (cut_small, cut_large) == tuple(b" ".join(data[:n].split()) for n in (small, large))
+            else:
+                assert (cut_small, cut_large) == (data[:small], data[:large]), kind
+    # a table's cell over the limit is refused by the csv module's own limit, set from the argument
+    (root / "t.tsv").write_bytes(b"".join(b"x\t" + w + b"\n" for w in words))
+    assert len(list(labelled_input(table=str(root / "t.tsv"), max_bytes=300)())) == 3
+    with pytest.raises(NbtextError, match=r"t.tsv:1: field larger than field limit \(%d\) \(--max-bytes\)" % small):
+        list(labelled_input(table=str(root / "t.tsv"), max_bytes=small)())
 
 
 def _split_by_pattern(body, boundary):
