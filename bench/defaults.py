@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from nbtext.crossval import held_out_guesses, stratified_folds  # noqa: E402
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha  # noqa: E402
-from nbtext.sources import labelled_input, tokenized  # noqa: E402
+from nbtext.documents import tokenized  # noqa: E402
+from nbtext.sources import labelled_input  # noqa: E402
 
 SETTINGS = {
     "defaults (counts, λ 0.1, min count 2)": {},

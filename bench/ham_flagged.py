@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.documents import in_batches  # noqa: E402
-from nbtext.sources import labelled_documents, loaded  # noqa: E402
+from nbtext.documents import in_batches, loaded  # noqa: E402
+from nbtext.sources import labelled_documents  # noqa: E402
 from nbtext.training import train_corpus  # noqa: E402
 
 DATA = ROOT / "data"

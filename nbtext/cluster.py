@@ -20,9 +20,9 @@ from collections import deque
 from functools import partial
 
 from nbtext.choices import DEFAULT_MAX_BYTES
-from nbtext.documents import Document
+from nbtext.documents import Document, file_documents, report_errors, tokenized
 from nbtext.errors import NbtextError
-from nbtext.sources import file_documents, files_in, is_url, labelled_sources, report_errors, tokenized
+from nbtext.sources import files_in, is_url, labelled_sources
 from nbtext.version import __version__
 
 EXTRA = "pip install 'nbtext[dask]'"

@@ -18,7 +18,7 @@ import numpy as np
 from nbtext.choices import MAX_CLASSES
 from nbtext.errors import NbtextError
 from nbtext.features import ids_and_indptr
-from nbtext.sources import document_key, tokenized
+from nbtext.documents import document_key, tokenized
 from nbtext.weighting import counts_presence
 
 

@@ -15,7 +15,7 @@ from nbtext.event_models import EVENT_MODELS
 from nbtext.metrics import evaluate
 from nbtext.parallel import ordered_runs
 from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
-from nbtext.sources import tokenized
+from nbtext.documents import tokenized
 from nbtext.training import fit_tokens
 
 

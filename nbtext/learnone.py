@@ -76,7 +76,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
 
     from nbtext.errors import NbtextError
     from nbtext.purescore import Unserved
-    from nbtext.sources import document_key, each_loaded
+    from nbtext.documents import document_key, each_loaded
 
     first = list(islice(documents, pending.MAX_BATCH + 1))
     batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))

@@ -23,7 +23,7 @@ from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile import ModelState, save as save_state
 from nbtext.purescore import decide
 from nbtext.settings import check_alpha, make_tokenizer
-from nbtext.sources import tokenized
+from nbtext.documents import tokenized
 from nbtext.vocabulary import Vocabulary, kept_tokens
 from nbtext.weighting import feature_matrix, idf_weights, is_binary, is_tfidf
 

@@ -180,13 +180,13 @@ def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
 
 def predict_file(model_path, path):
     """`predict FILE` of a regular file holding one document (one message, or an mbox of
-    one), read and named as the full command line does (nbtext.sources.file_documents) and
+    one), read and named as the full command line does (nbtext.documents.file_documents) and
     printed as it prints it; None for anything else (a folder, an mbox of several, a file
     that cannot be read), which the full command line reads and reports in its words."""
     from stat import S_ISREG
 
     from nbtext.output import tsv_field
-    from nbtext.sources import file_documents
+    from nbtext.documents import file_documents
 
     try:
         if not S_ISREG(os.stat(path).st_mode):
@@ -218,7 +218,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         if path is None or path == "-":
             document = stdin_document(max_bytes)
         else:
-            from nbtext.sources import file_documents
+            from nbtext.documents import file_documents
 
             documents = list(islice(file_documents(path, max_bytes=max_bytes), 2))
             if len(documents) > 1:

@@ -171,10 +171,9 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
     `run`. The messages are tokenized ahead on `jobs` workers."""
     import random
 
-    from nbtext.documents import in_batches
+    from nbtext.documents import in_batches, report_errors
     from nbtext.parallel import CHUNK, ordered_runs
     from nbtext.settings import make_settings, make_tokenizer, resolve_alpha
-    from nbtext.sources import report_errors
 
     settings = dict(model.settings) if model is not None else make_settings(**settings)
     event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
@@ -196,7 +195,7 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
         raise NbtextError("eval --online needs documents of two classes or more")
 
     def tokenized_chunk(chunk):
-        from nbtext.sources import tokenized
+        from nbtext.documents import tokenized
 
         tokenize, errors = make_tokenizer(settings["tokenizer"]), []
         kept, token_lists = tokenized(tokenize, chunk, lambda doc, message: errors.append((doc.name, message)))

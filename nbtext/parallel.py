@@ -14,9 +14,8 @@ from collections import deque
 from functools import partial
 
 from nbtext.counting import count_batch
-from nbtext.documents import PAUSE, in_batches
+from nbtext.documents import PAUSE, in_batches, report_errors
 from nbtext.settings import make_tokenizer
-from nbtext.sources import report_errors
 
 # Documents a worker reads, parses and scores at a time. Small enough that a test set of a
 # thousand messages is shared by every worker (with chunks of 1,000 one worker did 1,000 of

@@ -20,7 +20,7 @@ import sys
 from io import TextIOWrapper
 
 from nbtext.choices import DEFAULT_MAX_BYTES
-from nbtext.documents import MBOX_SNIFF, PAUSE, Document, bounded_lines, cut, read_cut
+from nbtext.documents import MBOX_SNIFF, PAUSE, Document, bounded_lines, cut, file_documents, read_cut
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
 
@@ -78,23 +78,6 @@ def is_url(path):
     """Whether a PATH is a URL (s3://bucket/spam/, memory://...), which only `--scheduler`
     reads (through fsspec, on the workers)."""
     return "://" in str(path)
-
-
-def file_documents(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
-    """The one document of a file, or every message of an mbox file. The file is opened
-    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing.
-    `opener(path)` opens it for binary reading (default: open; fsspec.open for URLs)."""
-    from nbtext.mail import starts_mbox
-
-    try:
-        with (opener or _open_binary)(path) as f:
-            head = f.read(MBOX_SNIFF)
-            if starts_mbox(head):
-                yield from mbox_messages(f, path, label, head, max_bytes)
-                return
-            yield Document(path, read_cut(f, max_bytes, head), label)
-    except OSError as e:
-        yield Document(path, None, label, error=e.strerror or str(e))
 
 
 def files_in(folder):
@@ -169,10 +152,6 @@ def maildir_files(maildir):
     return found
 
 
-def _open_binary(path):
-    return open(path, "rb")
-
-
 class opened_input:
     """A file named on the command line (--table, --fasttext, --files-from, a --lines
     file), open for reading in a `with`: bytes, or with `text` UTF-8 text for csv (bad
@@ -201,102 +180,6 @@ class opened_input:
             self.file.close()
         elif self.text:
             self.file.detach()  # closing the wrapper would close stdin
-
-
-def read_file(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
-    try:
-        with (opener or _open_binary)(path) as f:
-            return Document(path, read_cut(f, max_bytes), label)
-    except OSError as e:
-        return Document(path, None, label, error=e.strerror or str(e))
-
-
-def tokenized(tokenize, batch, on_error=None):
-    """(documents, token lists) of a batch, leaving out documents that cannot be read or
-    parsed: each is passed to `on_error(document, message)`, or raises without one."""
-    kept, token_lists = [], []
-    for doc in each_loaded(batch):
-        try:
-            if doc.error is not None:
-                raise NbtextError(f"cannot read it ({doc.error})")
-            token_lists.append(tokenize(doc.data))
-            kept.append(doc)
-        except NbtextError as e:
-            if on_error is None:
-                raise NbtextError(f"{doc.name}: {e}") from None
-            on_error(doc, str(e))
-    return kept, token_lists
-
-
-def report_errors(errors, on_error=None):
-    """Pass the [(name, message)] a worker could not read or parse to `on_error(document,
-    message)`, as `tokenized` does in one process; without `on_error`, the first is raised."""
-    for name, message in errors:
-        if on_error is None:
-            raise NbtextError(f"{name}: {message}")
-        on_error(Document(name, None), message)
-
-
-def document_key(data):
-    """The journal's key for a document's data: its content hash without an mbox envelope
-    line and trailing line ends, so a message read from a folder, a Maildir or an mbox
-    file is the same message."""
-    from nbtext.journal import content_hash
-    from nbtext.mail import strip_envelope
-
-    if isinstance(data, tuple):  # a table row
-        data = "\x1f".join(data)
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return content_hash(strip_envelope(data))
-
-
-def loaded(doc):
-    """The document with its data read, if it was still to be read from its path."""
-    if doc.data is None and doc.path is not None and doc.error is None:
-        return read_file(doc.path, doc.label, max_bytes=doc.max_bytes)._replace(name=doc.name)
-    return doc
-
-
-def each_loaded(batch):
-    """The documents of a batch with their data read; a file of a folder still to be read
-    that is an mbox is its messages (PATH:N), as the same file named on the command line."""
-    for doc in batch:
-        if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
-            yield from file_documents(doc.path, doc.label, max_bytes=doc.max_bytes)
-        else:
-            yield loaded(doc)
-
-
-def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
-    """Each message of an mbox file (`f` open, `head` its first bytes already read),
-    without its `From ` envelope line, named PATH:N; a file of one message is named PATH,
-    as any file holding one document is.
-
-    A `From ` line starts a message only after a blank line (or at the start) and when it
-    reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
-    readers check: an unescaped "From here on..." in a body stays in its message."""
-    from itertools import chain
-
-    from nbtext.mail import is_envelope_line
-
-    lines = head.splitlines(keepends=True)
-    if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
-        lines[-1] += f.readline()
-    n, message, size, after_blank = 0, None, 0, True
-    for line in chain(lines, bounded_lines(f, max_bytes)):
-        # the first line starts the first message: it is what made the file an mbox
-        if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
-            if message is not None:  # there is a next message: names are numbered
-                yield Document(f"{path}:{n}", cut(b"".join(message), max_bytes), label)
-            n, message, size = n + 1, [], 0
-        elif size <= max_bytes:  # past the limit, the rest of the message is left out
-            message.append(line)
-            size += len(line)
-        after_blank = line in (b"\n", b"\r\n")
-    if message is not None:
-        name = f"{path}:{n}" if n > 1 else path
-        yield Document(name, cut(b"".join(message), max_bytes), label)
 
 
 def file_records(path, separator, label=None, max_bytes=DEFAULT_MAX_BYTES):

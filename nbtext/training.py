@@ -19,9 +19,8 @@ from nbtext.labels import label_problem
 from nbtext.counts import ClassCounts
 from nbtext.model import NaiveBayes, vocabulary_of
 from nbtext.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha
-from nbtext.documents import DEFAULT_BATCH, Document, in_batches
+from nbtext.documents import DEFAULT_BATCH, Document, document_key, in_batches, report_errors, tokenized
 from nbtext.pending import COMPACT_AFTER
-from nbtext.sources import document_key, report_errors, tokenized
 from nbtext.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 
 

@@ -209,7 +209,7 @@ def test_a_calibrated_cluster_training_with_few_entries_counted_makes_one_more_p
 
 
 def test_an_mbox_in_a_class_folder_is_its_messages_on_a_cluster_too(tmp_path, cluster):
-    """As locally (sources.each_loaded): the workers read a file of a folder that is an mbox
+    """As locally (documents.each_loaded): the workers read a file of a folder that is an mbox
     as its messages, not as one document."""
     spam = tmp_path / "spam"
     spam.mkdir()

@@ -12,7 +12,7 @@ import pytest
 import nbtext
 from nbtext.container import read_bytes
 from nbtext.purescore import explained, of_file
-from nbtext.sources import file_documents
+from nbtext.documents import file_documents
 
 from conftest import ROOT, run
 

@@ -252,7 +252,8 @@ def _readers(root, max_bytes):
     before its words are read)."""
     import io
 
-    from nbtext.sources import documents, each_loaded, labelled_input, predict_input
+    from nbtext.documents import each_loaded
+    from nbtext.sources import documents, labelled_input, predict_input
 
     def data(docs):
         return (doc.data.encode() if isinstance(doc.data, str) else doc.data for doc in each_loaded(docs))
