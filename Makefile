@@ -21,7 +21,7 @@ install: $(STAMP)  ## create .venv with nbtext and its test, dask and plot extra
 
 # A regular (not editable) install: an editable one adds an import hook that costs every
 # `nbtext` process about 8 ms at start-up. It is redone whenever the package changes.
-$(STAMP): pyproject.toml $(wildcard nbtext/*.py)
+$(STAMP): pyproject.toml $(wildcard nbtext/*.py nbtext/*/*.py)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check '.[test,dask,plot]'
 	@touch $@

@@ -1,5 +1,5 @@
 """How the temperature is fitted, judged on training data only, as the project's accuracy
-choices are: the Brier score (nbtext.calibration's) or the log-loss as objective, and one
+choices are: the Brier score (nbtext.jobs.calibration's) or the log-loss as objective, and one
 temperature for all documents or one growing with their length, T·n^γ (nbtext's).
 
     .venv/bin/python bench/calibration.py          # after `make corpora`
@@ -22,15 +22,15 @@ from scipy.optimize import minimize_scalar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import nbtext.calibration as calibration  # noqa: E402
-from nbtext.calibration import (BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, fit_temperature,  # noqa: E402
+import nbtext.jobs.calibration as calibration  # noqa: E402
+from nbtext.jobs.calibration import (BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, fit_temperature,  # noqa: E402
                                 out_of_fold_jll)
-from nbtext.counting import sample_of_batch  # noqa: E402
-from nbtext.formulas import log_normalize  # noqa: E402
-from nbtext.metrics import expected_calibration_error  # noqa: E402
-from nbtext.documents import in_batches  # noqa: E402
-from nbtext.sources import labelled_input  # noqa: E402
-from nbtext.training import over_batches, train_corpus  # noqa: E402
+from nbtext.jobs.training import over_batches, train_corpus  # noqa: E402
+from nbtext.reading.documents import in_batches  # noqa: E402
+from nbtext.reading.sources import labelled_input  # noqa: E402
+from nbtext.stats.counting import sample_of_batch  # noqa: E402
+from nbtext.stats.formulas import log_normalize  # noqa: E402
+from nbtext.stats.metrics import expected_calibration_error  # noqa: E402
 
 CASES = [("spamassassin", "multinomial"), ("20news", "multinomial"), ("20news", "complement"), ("sms", "multinomial"),
          ("spamassassin", "gaussian"), ("20news", "gaussian"), ("sms", "gaussian")]

@@ -89,11 +89,11 @@ def timed(command, cluster=None):
 def shipped_bytes_per_document(folders):
     """The pickled size of the partial counts of every partition, over the documents."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from nbtext.cluster import count_partition, labelled_entries, partitions
     from nbtext.choices import DEFAULT_MAX_BYTES
-    from nbtext.settings import make_settings
+    from nbtext.classifier.settings import make_settings
+    from nbtext.jobs.cluster import count_partition, labelled_entries, partitions
 
-    from nbtext.calibration import sample_rate
+    from nbtext.jobs.calibration import sample_rate
 
     settings = make_settings()
     entries = labelled_entries(folders)

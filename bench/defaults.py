@@ -5,7 +5,7 @@ the ham flagged as spam. Training split only: no test document is read.
 
     .venv/bin/python bench/defaults.py        # a few minutes
 
-Each setting is nbtext's own training (nbtext.training.fit_tokens on each fold's training
+Each setting is nbtext's own training (nbtext.jobs.training.fit_tokens on each fold's training
 folds), the documents tokenized once. A session tried a fourth setting as the default for
 mail (commit 6b41fea, reverted by 3b0ae32; its code is gone, so these figures are that
 commit's): each token counted once per message with every unknown token its own UNK
@@ -22,10 +22,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.crossval import held_out_guesses, stratified_folds  # noqa: E402
-from nbtext.settings import make_settings, make_tokenizer, resolve_alpha  # noqa: E402
-from nbtext.documents import tokenized  # noqa: E402
-from nbtext.sources import labelled_input  # noqa: E402
+from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha  # noqa: E402
+from nbtext.jobs.crossval import held_out_guesses, stratified_folds  # noqa: E402
+from nbtext.reading.documents import tokenized  # noqa: E402
+from nbtext.reading.sources import labelled_input  # noqa: E402
 
 SETTINGS = {
     "defaults (counts, λ 0.1, min count 2)": {},

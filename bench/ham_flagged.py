@@ -13,9 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.documents import in_batches, loaded  # noqa: E402
-from nbtext.sources import labelled_documents  # noqa: E402
-from nbtext.training import train_corpus  # noqa: E402
+from nbtext.jobs.training import train_corpus  # noqa: E402
+from nbtext.reading.documents import in_batches, loaded  # noqa: E402
+from nbtext.reading.sources import labelled_documents  # noqa: E402
 
 DATA = ROOT / "data"
 BUDGETS = [None, "1%", "0.5%", "0.2%", "0.1%"]  # None: the plain decision (the most probable class)

@@ -16,8 +16,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import mail_reference  # noqa: E402  (tests/mail_reference.py: email + html.parser)
 
-from nbtext.mail import mail_tokens  # noqa: E402
-from nbtext.tokenize import DEFAULT_HEADERS, text_tokens  # noqa: E402
+from nbtext.reading.mail import mail_tokens  # noqa: E402
+from nbtext.reading.tokenize import DEFAULT_HEADERS, text_tokens  # noqa: E402
 
 
 def main():
@@ -26,7 +26,7 @@ def main():
         sys.exit("mail_reader: data/spamassassin is missing; run 'make corpora' first")
     messages = [f.read_bytes() for f in files]
     readings = {}
-    for name, read in (("nbtext.mail", mail_tokens), ("email + html.parser", mail_reference.mail_tokens)):
+    for name, read in (("nbtext.reading.mail", mail_tokens), ("email + html.parser", mail_reference.mail_tokens)):
         started = time.perf_counter()
         readings[name] = [Counter(read(m, DEFAULT_HEADERS, text_tokens)) for m in messages]
         print(f"{name:22s} {time.perf_counter() - started:6.2f} s for {len(messages):,} messages")

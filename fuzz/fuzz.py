@@ -15,17 +15,17 @@ import tempfile
 import atheris
 
 with atheris.instrument_imports():
-    import nbtext.mail
-    import nbtext.modelfile
-    import nbtext.purescore
-    import nbtext.schema
-    import nbtext.sources
-    import nbtext.tokenize
+    import nbtext.classifier.purescore
+    import nbtext.modelfile.format
+    import nbtext.modelfile.schema
+    import nbtext.reading.mail
+    import nbtext.reading.sources
+    import nbtext.reading.tokenize
     from nbtext.errors import NbtextError
-    from nbtext.model import load
+    from nbtext.jobs.loading import load  # the one reader of a whole model file
 
 SCRATCH = tempfile.mkdtemp(prefix="nbtext-fuzz-")
-TOKENIZE = nbtext.tokenize.Tokenizer(input="mail")
+TOKENIZE = nbtext.reading.tokenize.Tokenizer(input="mail")
 
 
 def mail(data):
@@ -38,7 +38,7 @@ def table(data):
     with open(path, "wb") as f:
         f.write(data[1:])
     try:
-        for _ in nbtext.sources.table_documents(path, "1", "2"):
+        for _ in nbtext.reading.sources.table_documents(path, "1", "2"):
             pass
     except NbtextError:
         pass
@@ -47,15 +47,15 @@ def table(data):
 def model(data):
     path = os.path.join(SCRATCH, "m.model")
     with open(path, "wb") as f:
-        f.write(nbtext.modelfile.MAGIC + data)
+        f.write(nbtext.modelfile.format.MAGIC + data)
     try:
         load(path).predict_proba(["free prize lunch"])
     except NbtextError:
         pass
-    # The pure-Python reader of one message's worth (nbtext.purescore): None or an answer, never an exception.
-    pure = nbtext.purescore.of_file(nbtext.modelfile.MAGIC + data, path)
+    # The pure-Python reader of one message's worth (nbtext.classifier.purescore): None or an answer, never an exception.
+    pure = nbtext.classifier.purescore.of_file(nbtext.modelfile.format.MAGIC + data, path)
     if pure is not None:
-        nbtext.purescore.probabilities(pure, b"free prize lunch")
+        nbtext.classifier.purescore.probabilities(pure, b"free prize lunch")
 
 
 def documents():

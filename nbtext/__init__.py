@@ -15,8 +15,8 @@ from nbtext.version import __version__
 __all__ = ["NbtextError", "NaiveBayes", "train", "load", "evaluate", "merge", "__version__"]
 
 # The library modules import numpy; keep `import nbtext` (and the CLI's start-up) light.
-_LAZY = {"NaiveBayes": "nbtext.model", "train": "nbtext.training", "load": "nbtext.loading",
-         "evaluate": "nbtext.evaluation", "merge": "nbtext.merging"}
+_LAZY = {"NaiveBayes": "nbtext.classifier.model", "train": "nbtext.jobs.training", "load": "nbtext.jobs.loading",
+         "evaluate": "nbtext.jobs.evaluation", "merge": "nbtext.jobs.merging"}
 
 
 def __getattr__(name):

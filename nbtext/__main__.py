@@ -1,3 +1,3 @@
-from nbtext.entry import main
+from nbtext.cli.entry import main
 
 main()

@@ -11,7 +11,7 @@ TF_MODES = ("raw", "log")
 INPUT_MODES = ("auto", "mail", "text")
 UNKNOWN_MODES = ("unk", "ignore")
 CALIBRATIONS = ("auto", "none", "temperature")
-# γ of a calibrated temperature T·n^γ (nbtext.calibration fits it, nbtext.schema checks it):
+# γ of a calibrated temperature T·n^γ (nbtext.jobs.calibration fits it, nbtext.modelfile.schema checks it):
 # from one temperature for all (0) to the mean evidence per token (1); beyond 1 a longer
 # document would be less sure than a shorter one of the same per-token evidence
 LENGTH_EXPONENT_RANGE = (0.0, 1.0)
@@ -27,7 +27,7 @@ DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -
 
 TRAIN_DEFAULTS = {
     "model": "multinomial",
-    "alpha": None,  # 1, or 0.1 when most training documents are e-mail (nbtext.settings)
+    "alpha": None,  # 1, or 0.1 when most training documents are e-mail (nbtext.classifier.settings)
     "prior": "smoothed",
     "min_count": 2,
     "max_features": None,
@@ -36,14 +36,14 @@ TRAIN_DEFAULTS = {
     "input": "auto",
     "headers": DEFAULT_HEADERS,
     "columns": None,  # categorical: the feature columns of the table, in order
-    # feature values; None: the event model's own default (nbtext.event_models)
+    # feature values; None: the event model's own default (nbtext.stats.event_models)
     "features": None,
     "tf": None,
     "idf": None,
     "length_norm": None,
     "weight_norm": None,
-    "calibration": "auto",  # how posteriors are calibrated (nbtext.calibration)
-    "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.calibration)
+    "calibration": "auto",  # how posteriors are calibrated (nbtext.jobs.calibration)
+    "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.

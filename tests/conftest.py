@@ -42,7 +42,7 @@ def run(*args, input=None, env=None):
     """The click command line, in this process: `nbtext ARGS...` (paths may be Path objects)."""
     from click.testing import CliRunner
 
-    from nbtext.cli import cli
+    from nbtext.cli.commands import cli
 
     return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
 

@@ -83,7 +83,7 @@ STDIN = "Free prize! Claim your cash now\nLunch notes for the meeting on Thursda
 
 def produce(folder):
     """Write every golden model and output into `folder`; returns {file name: bytes}."""
-    from nbtext.cli import cli
+    from nbtext.cli.commands import cli
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

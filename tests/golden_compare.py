@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from nbtext.container import sample_section, split
+from nbtext.modelfile.container import sample_section, split
 
 RELATIVE = 1e-9
 ABSOLUTE = 1e-12

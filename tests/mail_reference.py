@@ -1,6 +1,6 @@
 """A reference reading of e-mail with the standard library (email, policy=default; html.parser).
 
-nbtext.mail reads mail with a small MIME reader of its own, several times faster; the
+nbtext.reading.mail reads mail with a small MIME reader of its own, several times faster; the
 tests check that both give the same tokens on real messages. Same rules:
 
 - chosen header lines become tokens prefixed with the header's name (`subject:free`);
@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 from nbtext.errors import NbtextError
-from nbtext.mail import _URL, strip_envelope
+from nbtext.reading.mail import _URL, strip_envelope
 
 
 def mail_tokens(data, headers, find_tokens):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nbtext
-from nbtext.calibration import fit_inverse_temperature, fit_temperature, out_of_fold_jll
+from nbtext.jobs.calibration import fit_inverse_temperature, fit_temperature, out_of_fold_jll
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
 MAIL = ROOT / "corpora" / "mail"
@@ -48,7 +48,7 @@ def test_the_fit_looks_past_the_soft_end_of_its_range():
     the best 1/T (3.3e-10) lies far below BETA_RANGE, whose every point gives certain
     answers (a plateau, where the one bounded search stopped at 1/T = 20). Both fits find
     it, and a count model's scale is found as before (the range's answer)."""
-    from nbtext.calibration import BETA_RANGE
+    from nbtext.jobs.calibration import BETA_RANGE
 
     rng = np.random.default_rng(4)
     z = rng.normal(size=(5000, 3)) * 2.0
@@ -67,7 +67,7 @@ def test_looking_past_the_soft_end_never_does_worse_than_the_range(seed, log_sca
     """Scores of any scale (1e-3 to 1e15), labels that follow them or not: the fitted 1/T is
     positive and finite, and its Brier score is no worse than that of the best 1/T the
     bounded search finds within BETA_RANGE alone."""
-    from nbtext.calibration import BETA_RANGE, SCALE_TOLERANCE, brier_of_scaled, minimize_bounded
+    from nbtext.jobs.calibration import BETA_RANGE, SCALE_TOLERANCE, brier_of_scaled, minimize_bounded
 
     rng = np.random.default_rng(seed)
     z = rng.normal(size=(300, n_classes)) * 2.0
@@ -103,7 +103,7 @@ def test_the_bounded_search_finds_what_scipy_finds():
     minimize_scalar, on shapes with the minimum inside and at an end of the bracket."""
     from scipy.optimize import minimize_scalar
 
-    from nbtext.calibration import minimize_bounded
+    from nbtext.jobs.calibration import minimize_bounded
 
     for f, low, high in [(lambda x: (x - 1.3) ** 2, -9.2, 3.0), (lambda x: np.cosh(x + 4.0), -9.2, 3.0),
                          (lambda x: np.exp(x), -9.2, 3.0), (lambda x: abs(x - 0.5) ** 1.5 + 0.2 * x, -2, 2)]:
@@ -226,10 +226,10 @@ def test_gaussian_probabilities_are_calibrated_on_real_corpora(tmp_path, corpus,
 def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_path):
     """-j 1 and -j 2 gather the calibration sample as they count; the model file equals
     the one whose sample a separate pass takes (as a Dask cluster does), byte for byte."""
-    from nbtext.calibration import feature_rows, sample_of, temperature_of
-    from nbtext.documents import in_batches
-    from nbtext.sources import labelled_input
-    from nbtext.training import over_batches, train_corpus
+    from nbtext.jobs.calibration import feature_rows, sample_of, temperature_of
+    from nbtext.jobs.training import over_batches, train_corpus
+    from nbtext.reading.documents import in_batches
+    from nbtext.reading.sources import labelled_input
 
     data = real_corpus("sms") / "train"
     docs = labelled_input([str(data / "spam"), str(data / "ham")])
@@ -247,9 +247,9 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
 def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(monkeypatch):
     """The bound documents are gathered under holds while half the documents read are
     counted; with fewer, the sample comes from one more pass, and is the same sample."""
-    from nbtext import calibration
-    from nbtext.documents import Document, in_batches
-    from nbtext.training import over_batches, train_corpus
+    from nbtext.jobs import calibration
+    from nbtext.jobs.training import over_batches, train_corpus
+    from nbtext.reading.documents import Document, in_batches
 
     monkeypatch.setattr(calibration, "SAMPLE", 40)  # so that the bound falls below 1 here
     readable = [Document(f"{i}", ("free prize money " if i % 2 else "lunch report noon ") + f"w{i % 17}",
@@ -273,7 +273,7 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
 def test_a_file_with_one_temperature_from_before_the_length_exponent_still_scores(tmp_path):
     """Files written before γ hold {"method", "temperature", "documents"}: softmax(jll / T),
     on both scoring paths (numpy for a batch, pure Python for one message)."""
-    from nbtext import purescore
+    from nbtext.classifier import purescore
 
     texts, labels = read_labelled(MAIL / "train")
     model = nbtext.train(texts, labels, calibration="none")
@@ -293,8 +293,8 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
     column ids of the count table): each one's tokens, label and hash."""
     from collections import Counter
 
-    from nbtext.calibration import Candidates
-    from nbtext.counting import CountTable, packed_sample, token_hash
+    from nbtext.jobs.calibration import Candidates
+    from nbtext.stats.counting import CountTable, packed_sample, token_hash
 
     texts, labels = read_labelled(MAIL / "train")
     trained = nbtext.train(texts, labels, calibration="none")

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import nbtext
-from nbtext.cli import cli
+from nbtext.cli.commands import cli
 
 from conftest import ROOT, one_line_error, read_labelled, run
 
@@ -190,7 +190,7 @@ def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path)
 @pytest.mark.parametrize("stdin", [b"Subject: win\n\nfree prize money now\n", b"lunch notes", b""])
 def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_path, args, stdin):
     """`nbtext predict` of stdin (also --is) and `nbtext filter` skip click when their
-    arguments are plain (nbtext.oneshot); they must answer exactly as the click commands do."""
+    arguments are plain (nbtext.cli.oneshot); they must answer exactly as the click commands do."""
     (tmp_path / "corrupt").write_bytes(b"NBTEXT-MODEL\n\x01")
     args = [a.format(model=demo_model, missing=tmp_path / "missing", corrupt=tmp_path / "corrupt") for a in args]
     fast = subprocess.run([NBTEXT, *args], input=stdin, capture_output=True)
@@ -225,7 +225,7 @@ def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_pa
     full = subprocess.run([NBTEXT, *args[:1], "-j", "1", *args[1:]], capture_output=True, timeout=60)  # click's path
     assert (fast.returncode, fast.stdout, fast.stderr) == (full.returncode, full.stdout, full.stderr)
     if shape in ("message", "envelope", "empty", "tab\tname"):  # served by the one-message path
-        code = ("import sys; from nbtext.oneshot import fast; "
+        code = ("import sys; from nbtext.cli.oneshot import fast; "
                 f"fast({args!r}[:]); print(sorted(m for m in ('click', 'numpy') if m in sys.modules))")
         served = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert served.stdout.splitlines()[-1] == "[]", served.stderr
@@ -287,7 +287,7 @@ def test_fasttext_habits(demo_model, tmp_path):
 
 def test_counts_of_one_are_singular(tmp_path):
     """'1 document', 'merged 1 model' (they said '1 documents', 'merged 1 models')."""
-    from nbtext.formats import counted
+    from nbtext.report.text import counted
 
     assert [counted(n, "document") for n in (0, 1, 2, 1185)] == ["0 documents", "1 document", "2 documents",
                                                                   "1,185 documents"]
@@ -334,7 +334,7 @@ def test_eval_with_an_unsure_band_names_what_it_counts(demo_model):
 def test_the_eval_report_lines_up_on_a_terminal_and_stays_tsv_in_a_pipe():
     """20 classes of long names: on a terminal, padded columns (numbered in the confusion
     matrix); in a pipe, the tab-separated table as before."""
-    from nbtext.formats import format_report
+    from nbtext.report.text import format_report
 
     classes = [f"comp.sys.group{k}.misc" for k in range(20)]
     report = {"n": 400, "accuracy": 0.8, "classes": classes, "macro_precision": 0.8, "macro_recall": 0.8,

@@ -42,7 +42,8 @@ def trained_bytes(tmp_path, name, *args):
 
 
 @pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3"),
-                                     ("--calibration", "temperature", "--max-ham-flagged", "5%"), ("--max-bytes", "60")])
+                                     ("--calibration", "temperature", "--max-ham-flagged", "5%"),
+                                     ("--max-bytes", "60")])
 @pytest.mark.filterwarnings("default::UserWarning")  # --max-bytes says documents were cut
 def test_train_on_a_cluster_writes_the_local_model(tmp_path, cluster, options):
     """Counting on the workers, and the second pass of tf-idf and UNK models too."""
@@ -90,7 +91,7 @@ def test_fsspec_urls_are_read_by_the_workers(tmp_path, threaded_cluster):
 
 
 def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tmp_path, cluster):
-    from nbtext.cluster import train_on_cluster
+    from nbtext.jobs.cluster import train_on_cluster
 
     train = real_corpus("20news") / "train"
     classes = sorted(str(p) for p in train.iterdir())
@@ -118,7 +119,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tm
 def test_cluster_errors_are_one_line(tmp_path, threaded_cluster, monkeypatch):
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     address = threaded_cluster.scheduler_address
-    monkeypatch.setattr("nbtext.cluster.__version__", "0.0.1")
+    monkeypatch.setattr("nbtext.jobs.cluster.__version__", "0.0.1")
     one_line_error(run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
                    "has nbtext 0.1.0, this client nbtext 0.0.1: install the same version on both")
     monkeypatch.undo()
@@ -135,7 +136,7 @@ def test_cluster_errors_are_one_line(tmp_path, threaded_cluster, monkeypatch):
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr("nbtext.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setattr("nbtext.jobs.cluster.CONNECT_SECONDS", 1)
     one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "x", MAIL / "train" / "spam",
                        MAIL / "train" / "ham"), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
 
@@ -218,7 +219,7 @@ def test_an_mbox_in_a_class_folder_is_its_messages_on_a_cluster_too(tmp_path, cl
     classes = [spam, MAIL / "train" / "ham"]
     local = trained_bytes(tmp_path, "local.model", *classes)
     assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, *classes) == local
-    from nbtext.loading import load
+    from nbtext.jobs.loading import load
 
     local_model = load(tmp_path / "local.model")
     assert dict(zip(local_model.classes, local_model.class_count))["spam"] == 2

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nbtext
-from nbtext.crossval import stratified_folds
+from nbtext.jobs.crossval import stratified_folds
 
 from conftest import ROOT, read_labelled, run
 
@@ -92,7 +92,7 @@ def test_crossval_errors(tmp_path):
 def test_folds_on_workers_give_the_same_report(monkeypatch):
     """-j 1, -j 2 and the default (here handing over to 2 workers after the first fold)
     report the same folds, for every compared model; the folds are announced as they start."""
-    import nbtext.parallel as parallel
+    import nbtext.jobs.parallel as parallel
 
     args = ("eval", "--folds", "4", "--compare", "multinomial,bernoulli", "--format", "json",
             DEMO / "train" / "spam", DEMO / "train" / "ham")

@@ -1,6 +1,6 @@
 """A message in is a message out, or exit status 75: `filter` holds the message's bytes
 before anything can fail, classifies under one guard, and writes through the one writer of
-stdout (nbtext.output), which writes every byte or says why not. Every command's output
+stdout (nbtext.report.output), which writes every byte or says why not. Every command's output
 goes through that writer: a closed stdout or a reader gone is one line and a non-zero
 status, never a traceback and never a silent loss."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nbtext.mailfilter import header_value, with_headers
+from nbtext.cli.mailfilter import header_value, with_headers
 
 from conftest import ROOT, run
 
@@ -69,7 +69,7 @@ def test_any_label_becomes_a_header_value_that_decodes_back_to_it(label, newline
 def test_evidence_with_words_that_are_not_ascii_decodes_to_them(accented_model):
     """filter --explain: `größe` in X-Nbtext-Evidence as an encoded word (it was written
     `gr\\xf6\\xdfe`, which no mail tool decodes back), and long evidence folded."""
-    from nbtext.mailfilter import verdict_fields
+    from nbtext.cli.mailfilter import verdict_fields
 
     fields = verdict_fields("spam", 0.9, [("größe", 3.26), ("w" * 3000, 1.0)] + [(f"t{i}", 0.5) for i in range(40)])
     head = with_headers(b"Subject: x\n\nbody\n", fields)
@@ -117,7 +117,7 @@ def test_a_closed_stdout_never_lets_a_file_take_its_place(tmp_path, closed):
     """With fd 1 closed, the next file opened would get descriptor 1, and whatever nbtext
     then wrote to stdout would go into it (a model, a temporary file). The executable's first
     step holds every closed standard descriptor on /dev/null: the file opened next gets 3."""
-    code = ("import os, sys; from nbtext.output import guard_descriptors; guard_descriptors(); "
+    code = ("import os, sys; from nbtext.report.output import guard_descriptors; guard_descriptors(); "
             "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT); os.write(fd, str(fd).encode())")
     opened = tmp_path / "opened"
     code_status, _, stderr = shell(f'"{sys.executable}" -c "$CODE" "$OPENED" {closed}', CODE=code, OPENED=opened)

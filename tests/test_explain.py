@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.container import read_bytes
-from nbtext.purescore import explained, of_file
-from nbtext.documents import file_documents
+from nbtext.classifier.purescore import explained, of_file
+from nbtext.modelfile.container import read_bytes
+from nbtext.reading.documents import file_documents
 
 from conftest import ROOT, run
 
@@ -96,7 +96,7 @@ def test_filter_explain_takes_the_one_message_path(calibrated, monkeypatch):
 
     path, _ = calibrated
     code = ("import sys; sys.argv = ['nbtext', 'filter', '-m', sys.argv[1], '--explain', '3']\n"
-            "from nbtext.oneshot import fast\n"
+            "from nbtext.cli.oneshot import fast\n"
             "status = fast(sys.argv[1:])\n"
             "assert 'numpy' not in sys.modules and 'click' not in sys.modules, sorted(sys.modules)\n"
             "sys.exit(status)")

@@ -9,7 +9,7 @@ from sklearn.naive_bayes import MultinomialNB
 
 import nbtext
 from nbtext.errors import NbtextError
-from nbtext.features import csr_from_ids, scores_of_counts
+from nbtext.features.matrix import csr_from_ids, scores_of_counts
 
 from conftest import ROOT, read_labelled, run
 
@@ -39,7 +39,7 @@ def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
     X = vectorizer.fit_transform(texts)
     peer = MultinomialNB(alpha=1.0).fit(X, labels)
     np.testing.assert_allclose(ours.feature_sums, peer.feature_count_, rtol=1e-12)
-    ids_indptr = __import__("nbtext.features", fromlist=["x"]).ids_and_indptr(
+    ids_indptr = __import__("nbtext.features.matrix", fromlist=["x"]).ids_and_indptr(
         [ours.tokenize(t) for t in texts[:5]], ours.vocabulary.lookup.__getitem__)
     rows = ours.feature_values(*ids_indptr)
     np.testing.assert_allclose(np.sqrt(rows.multiply(rows).sum(axis=1)).A.ravel(), 1.0)
@@ -128,8 +128,8 @@ def test_counting_needs_no_scipy(tmp_path, features):
     import subprocess
     import sys
 
-    from nbtext.counting import CountTable
-    from nbtext.features import one_hot
+    from nbtext.features.matrix import one_hot
+    from nbtext.stats.counting import CountTable
 
     script = ("import sys, nbtext; from conftest import read_labelled, ROOT; "
               "texts, labels = read_labelled(ROOT / 'corpora' / 'mail' / 'train'); "

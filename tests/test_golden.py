@@ -39,7 +39,7 @@ def test_the_comparison_decodes_a_model_field_by_field(produced):
     header, arrays = decoded(data)
     assert differences("m.model", data, data) == []
     changed = bytearray(data)
-    from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE
+    from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE
 
     _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     offset = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size + length + header["arrays"]["class_count"]["offset"]
@@ -54,7 +54,7 @@ def _with_checksum(data, header):
     import struct
     import zlib
 
-    from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE
+    from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE
 
     _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size

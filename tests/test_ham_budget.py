@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.calibration import FOLDS, out_of_fold_jll, sample_rate
-from nbtext.counting import under
 from nbtext.exactmath import exp
+from nbtext.jobs.calibration import FOLDS, out_of_fold_jll, sample_rate
+from nbtext.stats.counting import under
 
 from conftest import ROOT, run
 
@@ -119,8 +119,8 @@ def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
 
 
 def test_the_same_budget_written_two_ways_is_the_same_cutoff():
-    from nbtext.calibration import spam_cutoff
-    from nbtext.settings import ham_flagged_budget
+    from nbtext.classifier.settings import ham_flagged_budget
+    from nbtext.jobs.calibration import spam_cutoff
 
     rng = np.random.default_rng(0)
     jll = rng.normal(size=(1000, 2)) * 5

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from nbtext.errors import NbtextError
-from nbtext.mail import mail_tokens
-from nbtext.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
+from nbtext.reading.mail import mail_tokens
+from nbtext.reading.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 
 
 def message(body, content_type=b"text/html", encoding=b"", headers=b""):
@@ -149,7 +149,7 @@ def test_a_pipe_is_read_once(tmp_path, demo_model):
     writer.join()
     import json
 
-    from nbtext.oneshot import load_model
+    from nbtext.cli.oneshot import load_model
 
     model = load_model(str(demo_model))
     assert json.loads(result.stdout)["probabilities"]["spam"] == pytest.approx(model.predict_proba([text])[0][1])
@@ -180,7 +180,7 @@ def test_names_that_are_not_utf8(tmp_path):
 
 
 def test_unescaped_from_lines_stay_in_their_message(tmp_path):
-    from nbtext.sources import documents
+    from nbtext.reading.sources import documents
 
     mbox = tmp_path / "box"
     mbox.write_bytes(
@@ -208,7 +208,7 @@ def test_max_bytes_reads_the_first_bytes_and_says_so_once(tmp_path, demo_model):
     import json
 
     from conftest import run
-    from nbtext.oneshot import load_model
+    from nbtext.cli.oneshot import load_model
 
     long_doc = b"lunch notes meeting " * 50 + b"free prize money " * 500  # 9.5 KB, ham words first
     for i in range(3):
@@ -237,7 +237,7 @@ def test_filter_passes_the_whole_message_on_past_max_bytes(demo_model):
 def test_a_giant_record_is_cut_and_read_in_linear_time():
     import io
 
-    from nbtext.sources import stream_records
+    from nbtext.reading.sources import stream_records
 
     with pytest.warns(UserWarning, match="only the first 1,000 bytes of each are read"):
         records = list(stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False,
@@ -252,8 +252,8 @@ def _readers(root, max_bytes):
     before its words are read)."""
     import io
 
-    from nbtext.documents import each_loaded
-    from nbtext.sources import documents, labelled_input, predict_input
+    from nbtext.reading.documents import each_loaded
+    from nbtext.reading.sources import documents, labelled_input, predict_input
 
     def data(docs):
         return (doc.data.encode() if isinstance(doc.data, str) else doc.data for doc in each_loaded(docs))
@@ -279,7 +279,7 @@ def test_every_reader_reads_by_the_limit_it_is_given(tmp_path_factory, small, la
     each keep their own (no reader looks at a setting of the process)."""
     from itertools import zip_longest
 
-    from nbtext.sources import labelled_input
+    from nbtext.reading.sources import labelled_input
 
     root = tmp_path_factory.mktemp("readers")
     words = [b"w%03d " % i * 60 for i in range(3)]  # 300 bytes each
@@ -333,7 +333,7 @@ def _split_by_pattern(body, boundary):
 @given(st.lists(st.sampled_from([b"--b", b"--b--", b"\n", b"\r\n", b" ", b"\t", b"x", b"--", b"b", b"\r", b"--bb",
                                  b"-", b"\xe9"]), max_size=16), st.sampled_from(["b", "bb", "-", "é"]))
 def test_multipart_parts_are_found_as_the_pattern_found_them(pieces, boundary):
-    from nbtext.mail import split_multipart
+    from nbtext.reading.mail import split_multipart
 
     body = b"".join(pieces)
     assert split_multipart(body, boundary) == _split_by_pattern(body, boundary)

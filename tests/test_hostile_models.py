@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nbtext import modelfile
 from nbtext.errors import NbtextError
-from nbtext.loading import load
+from nbtext.jobs.loading import load
+from nbtext.modelfile import format as modelfile
 
 from conftest import run
 
@@ -139,9 +139,9 @@ def test_a_small_file_claiming_a_huge_table_is_refused_before_allocating(tmp_pat
     classes = [f"c{i}" for i in range(4000)]
     tokens = [f"t{j}" for j in range(200_000)]
     import nbtext
-    from nbtext.counts import ClassCounts
-    from nbtext.model import NaiveBayes
-    from nbtext.vocabulary import Vocabulary
+    from nbtext.classifier.model import NaiveBayes
+    from nbtext.features.vocabulary import Vocabulary
+    from nbtext.stats.token_counts import ClassCounts
 
     small = nbtext.train(["a b", "c d"], ["x", "y"], min_count=1)
     counts = ClassCounts(csr=(np.ones(4000), np.arange(4000, dtype=np.int32), np.arange(4001)), shape=(4000, 200_000))
@@ -220,7 +220,7 @@ def test_any_bytes_after_the_magic_are_refused_or_loaded(tmp_path_factory, data)
 @given(st.lists(st.sampled_from(['"', ",", "\t", "\n", "\r", "spam", "ham", "text", "\0", "é"]), max_size=40),
        st.sampled_from(["t.csv", "t.tsv"]))
 def test_any_table_is_read_or_refused_in_one_line(tmp_path_factory, pieces, name):
-    from nbtext.sources import table_documents
+    from nbtext.reading.sources import table_documents
 
     path = tmp_path_factory.mktemp("fuzz") / name
     path.write_text("".join(pieces), encoding="utf-8")
@@ -237,8 +237,8 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
     import numpy as np
 
     import nbtext
-    from nbtext.training import train_corpus
-    from nbtext.documents import Document, in_batches
+    from nbtext.jobs.training import train_corpus
+    from nbtext.reading.documents import Document, in_batches
 
     docs = [Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
             for i in range(120)]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import nbtext
-from nbtext.documents import PAUSE
-from nbtext.sources import stream_records
+from nbtext.reading.documents import PAUSE
+from nbtext.reading.sources import stream_records
 
 from conftest import one_line_error, run
 
@@ -233,8 +233,8 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     one_line_error(result, f"{tmp_path / 'fifo'}, a pipe, can be read only once")
     # found before reading; and should a second reading still differ (a file changed, a pipe
     # where none was expected), training stops rather than count two different corpora
-    from nbtext.documents import Document
-    from nbtext.training import train_corpus
+    from nbtext.jobs.training import train_corpus
+    from nbtext.reading.documents import Document
 
     docs = [Document(f"d{i}", text, label) for i, (label, text) in
             enumerate(line[len("__label__"):].split(" ", 1) for line in lines.splitlines())]
@@ -257,7 +257,7 @@ def test_real_sms_table_matches_the_folders(tmp_path):
     table = SHARED_CORPORA / "SMSSpamCollection.tsv"
     if not table.exists():
         pytest.skip("no shared corpora here")
-    from nbtext.sources import table_documents
+    from nbtext.reading.sources import table_documents
 
     rows = list(table_documents(str(table)))
     assert len(rows) == 5574 and {d.label for d in rows} == {"ham", "spam"}
@@ -280,7 +280,7 @@ def test_unreadable_documents_are_reported_and_skipped(mail_model, tmp_path):
 def pools(monkeypatch):
     """The worker pools started (their sizes), with -j's default set to hand over after
     the first chunk (AUTO_SECONDS 0, any document heavy enough) to 2 workers."""
-    import nbtext.parallel as parallel
+    import nbtext.jobs.parallel as parallel
 
     started, ordered = [], parallel._ordered
     monkeypatch.setattr(parallel, "_ordered", lambda *args: started.append(args[2]) or ordered(*args))
@@ -293,8 +293,8 @@ def pools(monkeypatch):
 def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch, pools):
     """-j 1, -j 2 and the default, which hands what is left after AUTO_SECONDS (here 0:
     after the first chunk) to the cores' workers, write the same lines in the same order."""
-    import nbtext.parallel as parallel
-    from nbtext.parallel import CHUNK
+    import nbtext.jobs.parallel as parallel
+    from nbtext.jobs.parallel import CHUNK
 
     copies = 2 * CHUNK // len(SPAM + HAM) + 3  # three chunks, the last one short: order kept across them
     write_mbox(tmp_path / "inbox", (SPAM + HAM) * copies)
@@ -317,7 +317,7 @@ def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
     without fork (the workers are forks) there are none to start."""
     import multiprocessing
 
-    import nbtext.parallel as parallel
+    import nbtext.jobs.parallel as parallel
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
     assert parallel.default_jobs() == 4
@@ -330,7 +330,7 @@ def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
 
 
 def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_path, pools):
-    from nbtext.parallel import CHUNK
+    from nbtext.jobs.parallel import CHUNK
 
     copies = CHUNK // len(SPAM) + 1
     write_mbox(tmp_path / "spam.mbox", SPAM * copies)
@@ -379,7 +379,7 @@ def test_label_paths_expand_the_home_folder_and_a_path_twice_counts_once(tmp_pat
 def test_read_at_most_reads_what_a_plain_read_would(tmp_path, monkeypatch):
     """read_at_most(f, n) == f.read(n) for regular files smaller and larger than n, from the
     start or after a first read, for a pipe, and for a file that grew after its size was taken."""
-    import nbtext.documents as documents
+    import nbtext.reading.documents as documents
 
     data = bytes(range(256)) * 40
     path = tmp_path / "doc"
@@ -409,8 +409,8 @@ def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):
     import mailbox
 
     from conftest import real_corpus
-    from nbtext.mail import is_envelope_line
-    from nbtext.sources import documents
+    from nbtext.reading.mail import is_envelope_line
+    from nbtext.reading.sources import documents
 
     files = sorted(p for p in real_corpus("spamassassin").rglob("*") if p.is_file() and not p.name.startswith("."))
     box = mailbox.mbox(tmp_path / "all.mbox")

@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import log_loss, roc_auc_score
 
 import nbtext
-from nbtext.metrics import roc_auc
+from nbtext.stats.metrics import roc_auc
 
 from conftest import ROOT, read_labelled, run
 
@@ -110,7 +110,7 @@ def test_explain_with_three_classes_compares_winner_and_runner_up():
 
 
 def test_expected_calibration_error_by_hand():
-    from nbtext.metrics import expected_calibration_error
+    from nbtext.stats.metrics import expected_calibration_error
 
     # bins [0.5, 0.6): 0.55 right, 0.55 wrong -> |0.5 - 0.55| = 0.05, weight 2/5
     # bin [0.9, 1.0]: 0.95, 1.0, 0.92 all right -> |1 - 0.9567| = 0.0433, weight 3/5
@@ -119,7 +119,7 @@ def test_expected_calibration_error_by_hand():
 
 
 def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
-    from nbtext.metrics import expected_calibration_error
+    from nbtext.stats.metrics import expected_calibration_error
 
     report = json.loads(run("eval", "-m", demo_model, "--unsure-below", "0.9", "--format", "json",
                             DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)

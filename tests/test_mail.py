@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.mail import looks_like_mail, mail_tokens
-from nbtext.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
+from nbtext.reading.mail import looks_like_mail, mail_tokens
+from nbtext.reading.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 
 import mail_reference
 from conftest import real_corpus

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
-from nbtext.documents import Document, in_batches
-from nbtext.sources import in_shard
-from nbtext.training import train_corpus
+from nbtext.jobs.training import train_corpus
+from nbtext.reading.documents import Document, in_batches
+from nbtext.reading.sources import in_shard
 from conftest import ROOT, one_line_error, real_corpus, run
 
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the"]
@@ -91,10 +91,10 @@ def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
 def test_update_and_forget_keep_the_count_of_mail_documents():
     mail = "From: a@b.c\nSubject: free prize\n\nclick now"
     model = trained([mail, "lunch at noon"], ["spam", "ham"], partial=False)
-    more, _ = nbtext.training.update(model, lambda: [[Document("x", mail.replace("now", "today"), "spam"),
+    more, _ = nbtext.jobs.training.update(model, lambda: [[Document("x", mail.replace("now", "today"), "spam"),
                                                       Document("y", mail, "spam")]])
     assert more.corpus["mail_documents"] == 2  # the new message; the known one counts once
-    fewer, stats = nbtext.training.forget(more, lambda: [[Document("z", mail)]])
+    fewer, stats = nbtext.jobs.training.forget(more, lambda: [[Document("z", mail)]])
     assert stats["forgotten"] == 1 and fewer.corpus["mail_documents"] == 1
 
 

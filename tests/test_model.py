@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.counting import CountTable
 from nbtext.errors import NbtextError
+from nbtext.stats.counting import CountTable
 
 DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
 LABELS = ["spam", "spam", "ham", "ham", "ham"]
@@ -137,7 +137,7 @@ def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
 def test_log_normalize_when_every_class_is_ruled_out():
     """A row whose every class has log-likelihood −inf (λ = 0 rules them all out) is uniform,
     not NaN; other rows are normalized as usual."""
-    from nbtext.formulas import log_normalize
+    from nbtext.stats.formulas import log_normalize
 
     jll = np.array([[-np.inf, -np.inf, -np.inf], [np.log(2.0), 0.0, -np.inf]])
     log_proba = log_normalize(jll)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext import modelfile
 from nbtext.errors import NbtextError
+from nbtext.modelfile import format as modelfile
 
 DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
 LABELS = ["spam", "spam", "ham", "ham", "ham"]
@@ -135,7 +135,7 @@ def test_one_document_from_a_file_needs_no_vocabulary_dict(tmp_path, unknown):
 
 
 def test_token_index_finds_every_token():
-    from nbtext.vocabindex import TokenIndex, build_keys
+    from nbtext.features.vocabindex import TokenIndex, build_keys
 
     tokens = sorted({"apple", "été", "日本語", "a b", "zz", "url:example.com", "subject:free", "x" * 300})
     keys, order = build_keys(tokens)

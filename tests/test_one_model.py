@@ -8,9 +8,9 @@ import warnings
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
-from nbtext.calibration import SAMPLE, sample_rate, stored_rate
-from nbtext.documents import Document, in_batches
-from nbtext.training import forget, train_corpus, update
+from nbtext.jobs.calibration import SAMPLE, sample_rate, stored_rate
+from nbtext.jobs.training import forget, train_corpus, update
+from nbtext.reading.documents import Document, in_batches
 
 from conftest import real_corpus, run
 
@@ -128,7 +128,7 @@ def test_a_spamassassin_mailbox_learned_in_two_halves_is_the_whole_training(tmp_
 def test_the_one_message_path_never_reads_the_sample(tmp_path, monkeypatch):
     """filter and predict of one message read the header and the arrays, not the sample
     section after them (its bytes would be read and checksummed for every message)."""
-    from nbtext import container
+    from nbtext.modelfile import container
 
     model = tmp_path / "m.model"
     train_corpus(batches(corpus(300, 1))).save(model)

@@ -1,4 +1,4 @@
-"""Both readers of a model file, one verdict: the one-message path (nbtext.purescore, no
+"""Both readers of a model file, one verdict: the one-message path (nbtext.classifier.purescore, no
 numpy) and the full loader run the same checks (schema.check_header and check_arrays), so
 a crafted file (its checksums made right) that one refuses, the other refuses too, from
 the command line's `filter` and `predict` alike, and a file both accept scores the same.
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from nbtext import purescore
-from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE, split
+from nbtext.classifier import purescore
 from nbtext.errors import NbtextError
-from nbtext.loading import load
+from nbtext.jobs.loading import load
+from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 
 from conftest import run
 

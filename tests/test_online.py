@@ -8,9 +8,9 @@ import random
 import pytest
 
 import nbtext
-from nbtext.metrics import roc_auc
-from nbtext.online import OnlineMultinomial
-from nbtext.settings import make_tokenizer
+from nbtext.classifier.settings import make_tokenizer
+from nbtext.jobs.online import OnlineMultinomial
+from nbtext.stats.metrics import roc_auc
 
 from conftest import ROOT, run
 

@@ -1,5 +1,5 @@
-"""Learning and forgetting a few messages through the model's pending log (nbtext.pending,
-nbtext.learnone): what every reader sees is what the full way would give, and folding the
+"""Learning and forgetting a few messages through the model's pending log (nbtext.modelfile.pending,
+nbtext.jobs.learnone): what every reader sees is what the full way would give, and folding the
 log into the file writes the bytes `train --update` and `forget` write."""
 
 import random
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import nbtext
-from nbtext import pending
-from nbtext.oneshot import OneMessageModel
+from nbtext.cli.oneshot import OneMessageModel
+from nbtext.modelfile import pending
 
 from conftest import ROOT
 
@@ -292,7 +292,7 @@ def test_a_model_of_presence_never_takes_the_section(tmp_path, options):
 def test_a_model_put_in_place_while_a_learner_works_is_never_written(model, tmp_path):
     """The learner writes the file it read (its open descriptor), never one renamed over the
     path meanwhile (a `train -o` takes no lock): that one stays whole."""
-    from nbtext.container import read_open
+    from nbtext.modelfile.container import read_open
 
     other = copy(model, "other.model")
     with open(model, "r+b") as f:

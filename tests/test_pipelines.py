@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import nbtext
-from nbtext.mailfilter import header_end, with_headers
+from nbtext.cli.mailfilter import header_end, with_headers
 
 from conftest import ROOT, real_corpus, run
 
@@ -212,8 +212,8 @@ def test_filter_keeps_a_long_or_unusual_header_block_a_header_block(demo_model, 
 
 def test_filter_passes_the_message_on_even_when_classifying_fails(demo_model, monkeypatch):
     """A fault inside classification still writes the message out, tagged error."""
-    from nbtext.model import NaiveBayes
-    from nbtext.purescore import PureModel
+    from nbtext.classifier.model import NaiveBayes
+    from nbtext.classifier.purescore import PureModel
 
     def broken(self, *args, **kwargs):
         raise ValueError("a bug")

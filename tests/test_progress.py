@@ -63,7 +63,7 @@ def test_the_bar_shows_the_time_left_once_it_knows_it(monkeypatch):
     import io
     import time
 
-    from nbtext.console import drawn
+    from nbtext.cli.console import drawn
 
     clock = [1000.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
@@ -106,7 +106,7 @@ def test_a_second_pass_has_a_bar_of_its_own_name(tmp_path, monkeypatch):
     """tf-idf (and complement) training reads its corpus twice: the second bar says so (two
     bars both called 'training', the second from 0%, looked like a restart). Drawn from the
     first document on (no wait for a second to pass: nothing here depends on the machine's speed)."""
-    from nbtext import console
+    from nbtext.cli import console
 
     monkeypatch.setattr(console, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(console, "shows_progress", lambda quiet=False: not quiet)

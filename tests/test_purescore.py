@@ -1,4 +1,4 @@
-"""One message scored without numpy (nbtext.purescore) gives the numpy model's label and
+"""One message scored without numpy (nbtext.classifier.purescore) gives the numpy model's label and
 probabilities to 1e-12, over random corpora and settings and over the real SpamAssassin
 test messages; whatever it does not serve goes to the numpy path unchanged."""
 
@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtext
-from nbtext import purescore
-from nbtext.container import HEADER_CRC, MAGIC, PREAMBLE, split
-from nbtext.vocabindex import find_one, in_sorted_blob, token_key
+from nbtext.classifier import purescore
+from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
+from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the", "café", "日本"]
 
@@ -140,7 +140,7 @@ def without_record(data):
 
 
 def imported_numpy(model_path, message):
-    code = ("import sys; from nbtext.oneshot import fast; "
+    code = ("import sys; from nbtext.cli.oneshot import fast; "
             f"status = fast(['predict', '-m', {str(model_path)!r}]); "
             "print('numpy' in sys.modules, file=sys.stderr)")
     result = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True, text=True)
@@ -185,7 +185,7 @@ def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
 
 
 def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):
-    from nbtext.oneshot import OneMessageModel
+    from nbtext.cli.oneshot import OneMessageModel
 
     long = " ".join(f"word{i}" for i in range(purescore.MAX_DISTINCT_TOKENS + 1)) + " free prize"
     one = OneMessageModel(str(demo_model))
@@ -194,8 +194,8 @@ def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model
 
 
 def test_an_updated_model_is_scored_alike(tmp_path):
-    from nbtext.documents import Document
-    from nbtext.training import update
+    from nbtext.jobs.training import update
+    from nbtext.reading.documents import Document
 
     model = nbtext.train(["free prize money", "lunch at noon", "click free", "noon report"], ["s", "h", "s", "h"],
                          min_count=1, max_features=5)

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from nbtext import choices
-from nbtext.cli import cli
-from nbtext.event_models import EVENT_MODELS
+from nbtext.cli.commands import cli
+from nbtext.stats.event_models import EVENT_MODELS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nbtext"
 
@@ -24,10 +24,10 @@ def string_literals(path):
 
 def test_no_event_model_name_outside_the_registry():
     """No module but the registry (and the choice list) names an event model in its code:
-    a sixth model is one class in nbtext/event_models.py and one name in nbtext/choices.py."""
+    a sixth model is one class in nbtext/stats/event_models.py and one name in nbtext/choices.py."""
     found = [
-        (path.name, line, value)
-        for path in sorted(PACKAGE.glob("*.py")) if path.name not in ("event_models.py", "choices.py")
+        (str(path.relative_to(PACKAGE)), line, value)
+        for path in sorted(PACKAGE.rglob("*.py")) if path.name not in ("event_models.py", "choices.py")
         for line, value in string_literals(path) if value in EVENT_MODELS
     ]
     assert found == []
@@ -53,7 +53,7 @@ def test_one_message_imports_neither_click_nor_scipy(demo_model):
     """`nbtext predict < message` (the per-message path of a mail pipeline) loads the model
     and scores without click, scipy or the vocabulary dict."""
     code = (
-        "import sys; from nbtext.oneshot import fast; sys.argv = ['nbtext']; "
+        "import sys; from nbtext.cli.oneshot import fast; sys.argv = ['nbtext']; "
         f"fast(['predict', '-m', {str(demo_model)!r}]); "
         "print(sorted(m for m in ('click', 'scipy', 'dataclasses', 'hashlib') if m in sys.modules))"
     )
@@ -63,6 +63,42 @@ def test_one_message_imports_neither_click_nor_scipy(demo_model):
 
 
 def test_the_command_line_stays_thin():
-    """cli.py holds option parsing and error translation only (issue 8: under 400 lines)."""
-    lines = (PACKAGE / "cli.py").read_text(encoding="utf-8").count("\n")
-    assert lines < 400, f"nbtext/cli.py has {lines} lines: move logic into the library"
+    """The click commands hold option parsing and error translation only (under 400 lines)."""
+    lines = (PACKAGE / "cli" / "commands.py").read_text(encoding="utf-8").count("\n")
+    assert lines < 400, f"nbtext/cli/commands.py has {lines} lines: move logic into the library"
+
+
+def _nbtext_names(path):
+    """(line, module, attribute or None) of every name from nbtext a script uses: its
+    imports and the dotted names it reads (nbtext.reading.mail.mail_tokens)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "nbtext":
+            yield from ((node.lineno, node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name, None) for alias in node.names if alias.name.startswith("nbtext."))
+        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Store):
+            parts = []
+            while isinstance(node, ast.Attribute):
+                parts.insert(0, node.attr)
+                node = node.value
+            if isinstance(node, ast.Name) and node.id == "nbtext" and len(parts) > 1:
+                yield node.lineno, "nbtext." + ".".join(parts[:-1]), parts[-1]
+
+
+def test_the_scripts_outside_the_tests_name_what_exists():
+    """bench/ and fuzz/ run only by hand (make bench, make fuzz): every module and name they
+    take from nbtext exists (a name moved or removed broke `make fuzz` silently before)."""
+    import importlib
+
+    root = PACKAGE.parent
+    missing = []
+    for path in sorted([*(root / "bench").glob("*.py"), *(root / "fuzz").glob("*.py")]):
+        for line, module, name in _nbtext_names(path):
+            try:
+                found = importlib.import_module(module)
+                if name is not None and not hasattr(found, name):
+                    importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                missing.append(f"{path.relative_to(root)}:{line}: {module}" + (f".{name}" if name else ""))
+    assert missing == []

@@ -2,7 +2,7 @@ import re
 
 from hypothesis import given, strategies as st
 
-from nbtext.tokenize import Tokenizer, decode, word_ngrams
+from nbtext.reading.tokenize import Tokenizer, decode, word_ngrams
 
 SKLEARN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 

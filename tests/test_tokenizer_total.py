@@ -9,9 +9,9 @@ import os
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from nbtext.cli import cli
+from nbtext.classifier.settings import make_settings, make_tokenizer
+from nbtext.cli.commands import cli
 from nbtext.labels import without_controls
-from nbtext.settings import make_settings, make_tokenizer
 
 from hostile_documents import REFERENCES, documents
 
@@ -41,7 +41,7 @@ def test_every_document_gives_tokens_a_model_file_can_hold(document, input_mode,
 
 
 def test_numeric_references_of_thousands_of_digits_decode_to_the_replacement_character():
-    from nbtext.mail import unescape
+    from nbtext.reading.mail import unescape
 
     assert unescape(REFERENCES[0]) == "\ufffd" and unescape(REFERENCES[1]) == "\ufffd"
     assert unescape(REFERENCES[2]) == "A"  # leading zeros are not digits that count

@@ -1,0 +1,490 @@
+"""The Naive Bayes model: counts in, predictions out.
+
+`NaiveBayes` keeps the counts of training (the sufficient statistics) and derives the rest
+when first needed: the smoothed log-probabilities, the prior, the idf. Its parts:
+
+    vocabulary      nbtext.features.vocabulary.Vocabulary: every token seen, the features kept, UNK
+    token_counts    nbtext.stats.token_counts.ClassCounts, (n_classes, n_tokens), dense or CSR rows
+    event           the event model (nbtext.stats.event_models): how counts become jll
+"""
+
+from collections import Counter
+from functools import cached_property
+
+import numpy as np
+
+from nbtext.classifier.purescore import decide
+from nbtext.classifier.settings import check_alpha, make_tokenizer
+from nbtext.errors import NbtextError
+from nbtext.exactmath import exp
+from nbtext.features.matrix import count_vector, scores_of_counts
+from nbtext.features.vocabulary import Vocabulary, kept_tokens
+from nbtext.features.weighting import feature_matrix, idf_weights, is_binary, is_tfidf
+from nbtext.journal import decode as decode_journal, encode as encode_journal
+from nbtext.modelfile.format import ModelState, save as save_state
+from nbtext.reading.documents import tokenized
+from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.formulas import class_log_prior, log_normalize, multinomial_log_prob, temperatures
+from nbtext.stats.token_counts import ClassCounts
+
+
+def vocabulary_of(settings, tokens, token_counts):
+    """The Vocabulary of `tokens` pruned by the settings' --min-count and --max-features."""
+    kept = kept_tokens(token_counts.token_totals, settings["min_count"], settings["max_features"])
+    return Vocabulary(tokens, kept, settings["unknown"] == "unk")
+
+
+class NaiveBayes:
+    """A trained Naive Bayes text classifier.
+
+    Stored state (the sufficient statistics, never anything derived):
+      settings       the train settings (nbtext.classifier.settings), tokenizer included
+      classes        list of labels, sorted
+      class_count    (n_classes,) documents per class, N_k
+      token_counts   (n_classes, n_tokens) occurrences of every token seen, pruned ones
+                     included, or (presence features) documents containing it
+      unk_doc_count  (n_classes,) documents with at least one pruned token (presence
+                     features with UNK only: it cannot be derived from per-token counts)
+      tfidf_sums     (n_classes, n_features) class sums of the tf-idf values Yᵀ X (tf-idf
+                     features; token_counts then holds document frequencies), and
+      tfidf_squares  their squares Yᵀ (X∘X) (gaussian)
+      journal        {content hash: label} of the documents learned (nbtext.journal)
+      corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
+                     choose λ as one training would (None in files of older builds)
+      calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
+                     "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
+                     document's length (nbtext.jobs.calibration; files of older builds have no γ: 0)
+      calibration_sample  the calibration sample (token lists, labels, hashes): every
+                     document whose hash is under `sample_bound` (nbtext.jobs.calibration), from
+                     which update, forget and merge fit T and γ again as one training
+                     would; None without calibration (or when loaded without it)
+      sample_bound   the rate the sample was cut at: every document of the model whose
+                     hash is under it is in the sample (None without a sample)
+      sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
+    """
+
+    def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
+                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
+                 calibration=None, calibration_sample=None, sample_bound=None, sample_mode=None):
+        self.settings = dict(settings)
+        self.event = EVENT_MODELS[self.settings["event_model"]]
+        self.classes = list(classes)
+        self.class_count = np.asarray(class_count, dtype=np.float64)
+        self.token_counts = token_counts if isinstance(token_counts, ClassCounts) else ClassCounts(token_counts)
+        self.vocabulary = vocabulary
+        self.unk_doc_count = None if unk_doc_count is None else np.asarray(unk_doc_count, dtype=np.float64)
+        self.tfidf_sums = tfidf_sums
+        self.tfidf_squares = tfidf_squares
+        self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
+        self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
+        self.corpus = corpus
+        self.calibration = calibration
+        self.calibration_sample = calibration_sample
+        self.sample_bound = sample_bound
+        self.sample_mode = sample_mode  # the --calibration it was trained with: "auto" or "temperature"
+        self.tokenize = make_tokenizer(self.settings["tokenizer"])
+
+    # --- the model file -----------------------------------------------------------------
+    @classmethod
+    def from_state(cls, state):
+        """The model of a file's state record (nbtext.modelfile.format.ModelState)."""
+        token_counts = ClassCounts.from_csr(*state.token_counts, state.n_tokens)
+        model = cls(
+            state.settings, state.classes, state.class_count, token_counts,
+            vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
+            state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
+            state.calibration, _decoded_sample(state.calibration_sample, state.tokens, state.classes),
+            state.sample_bound, state.sample_mode,
+        )
+        if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
+            raise ValueError("weighted arrays do not match the vocabulary")
+        if state.one_document is not None and not same_record(state.one_document, model.one_document_record()):
+            # what nbtext.classifier.purescore trusts (files of older builds hold none)
+            raise ValueError("its one_document record does not agree with its counts")
+        return model
+
+    @property
+    def sample_unread(self):
+        """Whether the file has a calibration sample this model was loaded without."""
+        return self.sample_bound is not None and self.calibration_sample is None
+
+    def to_state(self):
+        """The record the model file stores."""
+        if self.sample_unread:
+            raise NbtextError("this model was loaded without its calibration sample: load it whole "
+                              "(nbtext.load) to change and save it")
+        journal = self._journal
+        if isinstance(journal, dict) or "journal" in self.__dict__:
+            blob, labels = encode_journal(self.journal, self.classes)
+            journal = (np.frombuffer(blob, dtype="|u1").reshape(-1, 16), np.array(labels, dtype="<i4"))
+        return ModelState(
+            self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
+            self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
+            journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
+            one_document=self.one_document_record(), calibration_sample=self._encoded_sample(),
+            sample_bound=self.sample_bound, sample_mode=self.sample_mode,
+        )
+
+    def _encoded_sample(self):
+        """The calibration sample as the file's arrays: each document's tokens as CSR rows of
+        (token index, count) over every token seen, indices ascending, label indices, hashes."""
+        if self.calibration_sample is None:
+            return None
+        token_lists, labels, hashes = self.calibration_sample
+        index = {token: i for i, token in enumerate(self.vocabulary.tokens)}
+        indices, counts, indptr = [], [], [0]
+        for tokens in token_lists:
+            multiset = sorted(Counter(map(index.__getitem__, tokens)).items())
+            indices += [i for i, _ in multiset]
+            counts += [n for _, n in multiset]
+            indptr.append(len(indices))
+        return indices, counts, indptr, [self.classes.index(label) for label in labels], hashes
+
+    def one_document_record(self):
+        """What scoring one document without numpy needs besides the counts of its own tokens
+        (nbtext.classifier.purescore), or None where that path does not serve: the number of features d,
+        each class's UNK count, the multinomial's totals T_k = Σ_j B_kj (UNK's included) or
+        Bernoulli's Σ_j log(1 − θ_kj), and with --max-features the kept tokens' rule: a token
+        is kept if its total count is above `kept`[0], or equal to it and its index at most
+        `kept`[1] (ties keep the earlier token)."""
+        form = self.event.pure_form
+        if form is None or is_tfidf(self.settings):
+            return None
+        unk = self.unk_count if self.has_unk else np.zeros(len(self.classes))
+        record = {"features": self.n_features, "unk": unk.tolist() if self.has_unk else None}
+        if form == "counts":
+            record["totals"] = (self._kept_totals + unk).tolist()  # as _one_document_locally sums them
+        else:
+            record["absent"] = self.linear_form[1].tolist()
+        record["kept"] = None
+        if self.settings["max_features"] is not None and self.vocabulary.n_kept:
+            kept = self.vocabulary.kept
+            kept_totals = self.token_counts.token_totals[kept]
+            least = kept_totals.min()
+            record["kept"] = [float(least), int(kept[kept_totals == least].max())]
+        return record
+
+    def save(self, path):
+        """Write the model atomically to `path` (see nbtext.modelfile.format for the format)."""
+        save_state(self.to_state(), path)
+
+    # --- settings -----------------------------------------------------------------------
+    @property
+    def event_model(self):
+        return self.event.name
+
+    @property
+    def alpha(self):
+        return self.settings["alpha"]
+
+    @property
+    def has_unk(self):
+        return self.vocabulary.has_unk
+
+    @property
+    def binary(self):
+        """Whether a document's features are token presence (0/1) rather than counts."""
+        return is_binary(self.settings)
+
+    def with_alpha(self, alpha):
+        """The same counts smoothed with another λ (no retraining)."""
+        check_alpha(alpha, zero_allowed=self.event.zero_alpha)
+        return NaiveBayes(
+            {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
+            self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
+            self.file_info, self.corpus, self.calibration, self.calibration_sample, self.sample_bound,
+            self.sample_mode,
+        )
+
+    # --- derived once, on first use -------------------------------------------------------
+    @cached_property
+    def journal(self):
+        """{content hash: label}; decoded from the file's arrays only when asked for."""
+        if isinstance(self._journal, dict):
+            return self._journal
+        hashes, labels = self._journal
+        return decode_journal(hashes.tobytes(), labels.tolist(), self.classes)
+
+    @property
+    def feature_names(self):
+        """The features in column order: the kept tokens, then UNK if present."""
+        return self.vocabulary.feature_names
+
+    @property
+    def n_features(self):
+        return self.vocabulary.n_features
+
+    @cached_property
+    def _kept_totals(self):
+        """Σ over the kept tokens of each class's counts, shape (n_classes,)."""
+        chosen = np.zeros(self.vocabulary.n_tokens)
+        chosen[self.vocabulary.kept] = 1.0
+        return self.token_counts.class_totals_over(chosen)
+
+    @cached_property
+    def unk_count(self):
+        """The UNK feature's count per class: the pruned tokens' counts added up, or
+        (bernoulli) the documents holding a pruned token."""
+        if self.event.unk_from_documents:
+            return self.unk_doc_count if self.unk_doc_count is not None else np.zeros(len(self.classes))
+        return self.token_counts.class_totals - self._kept_totals
+
+    def feature_count_columns(self, columns):
+        """Counts of the given feature columns (UNK's included), shape (n_classes, len(columns))."""
+        columns = np.asarray(columns)
+        out = np.empty((len(self.classes), len(columns)))
+        is_unk = columns == self.vocabulary.unk_column
+        out[:, ~is_unk] = self.token_counts.columns(self.vocabulary.kept[columns[~is_unk]])
+        out[:, is_unk] = self.unk_count[:, None]
+        return out
+
+    @cached_property
+    def feature_counts(self):
+        """The counts of every feature, (n_classes, n_features), UNK's column included."""
+        column_of_token = np.full(self.vocabulary.n_tokens, -1, dtype=np.intp)
+        column_of_token[self.vocabulary.kept] = np.arange(self.vocabulary.n_kept)  # feature j is kept[j]
+        counts = self.token_counts.placed(column_of_token, self.n_features)
+        if self.has_unk:
+            counts[:, self.vocabulary.unk_column] = self.unk_count
+        return counts
+
+    @property
+    def feature_sums(self):
+        """Per class, the sum of its documents' feature values, (n_classes, n_features): the
+        feature counts, or with tf-idf features the tf-idf sums."""
+        return self.tfidf_sums if self.tfidf_sums is not None else self.feature_counts
+
+    @cached_property
+    def idf(self):
+        """idf_j of the kept tokens, from their document frequencies (tf-idf features)."""
+        return idf_weights(self.token_counts.token_totals[self.vocabulary.kept], self.class_count.sum())
+
+    def feature_values(self, ids, indptr):
+        """The documents' feature values (counts, presence or tf-idf) as a CSR matrix."""
+        idf = self.idf if is_tfidf(self.settings) else None
+        return feature_matrix(ids, indptr, self.n_features, self.settings, idf)
+
+    @cached_property
+    def linear_form(self):
+        """(W, b, W2): jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 is None but for gaussian."""
+        return self.event.linear_form(self)
+
+    @cached_property
+    def class_log_prior(self):
+        """log P(k), shape (n_classes,)."""
+        return class_log_prior(self.class_count, self.alpha, self.settings["prior"])
+
+    @cached_property
+    def _prior_term(self):
+        """log P(k) in the joint log-likelihood (complement NB, as Rennie et al., has none)."""
+        return self.class_log_prior if self.event.prior_in_jll else np.zeros(len(self.classes))
+
+    @cached_property
+    def feature_log_prob(self):
+        """log θ_kj, shape (n_classes, n_features)."""
+        return self.event.log_theta(self.feature_sums, self.class_count, self.alpha, self)
+
+    # --- prediction -------------------------------------------------------------------------
+    def joint_log_likelihood(self, documents):
+        """log P(k) + log P(x | k) for each document, shape (n_documents, n_classes)."""
+        return self.joint_log_likelihood_of_tokens(map(self.tokenize, documents))
+
+    def joint_log_likelihood_of_tokens(self, token_lists):
+        """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
+        return self.jll_and_lengths(token_lists)[0]
+
+    def jll_and_lengths(self, token_lists):
+        """(joint log-likelihoods, lengths) of tokenized documents: a document's length n is
+        the number of its tokens that enter its likelihood (all of them with an UNK feature,
+        only the vocabulary's with `--unknown ignore`), what a calibrated temperature grows
+        with. (Models of table rows give None: they are never calibrated.)"""
+        token_lists = list(token_lists)
+        if self.event.own_jll:
+            return self.event.joint_log_likelihood(self, token_lists) + self.class_log_prior, None
+        if len(token_lists) == 1 and self.event.local_smoothing and not self.binary and not is_tfidf(self.settings):
+            ids = self.vocabulary.ids_of_one_document(token_lists[0])
+            return self._one_document_locally(ids)[None, :] + self._prior_term, np.array([len(ids)])
+        ids, indptr = self.vocabulary.ids(token_lists)
+        weights, bias, squared = self.linear_form
+        if len(indptr) == 2 and squared is None and not is_tfidf(self.settings):
+            # one document: numpy only, scipy is never imported
+            x = count_vector(ids, weights.shape[1], self.binary)
+            columns = np.flatnonzero(x)  # not a BLAS product: its sums' order varies with the CPU
+            jll = ((weights[:, columns] * x[columns]).sum(axis=1) + bias)[None, :]
+        elif squared is None and not self.binary and not is_tfidf(self.settings):
+            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
+        else:
+            X = self.feature_values(ids, indptr)
+            jll = np.asarray(X @ weights.T) + bias
+            if squared is not None:
+                jll -= 0.5 * np.asarray(X.multiply(X) @ squared.T)
+        return jll + self._prior_term, np.diff(indptr)
+
+    def _one_document_locally(self, ids):
+        """Σ_j x_j log θ_kj over the document's own columns only: a pipeline that classifies
+        one message never smooths the whole (n_classes, n_features) table."""
+        columns, x = np.unique(ids, return_counts=True)
+        totals = self._kept_totals + (self.unk_count if self.has_unk else 0.0)
+        log_theta = multinomial_log_prob(self.feature_count_columns(columns), self.alpha, totals, self.n_features)
+        return (log_theta * x).sum(axis=1)  # not a BLAS product: its sums' order varies with the CPU
+
+    def score(self, documents, on_error=None, explain=0):
+        """(documents kept, log P(k | document) of each, explanations or None) for a batch
+        of Documents; those that cannot be read or parsed go to `on_error` (see tokenized)."""
+        kept, token_lists = tokenized(self.tokenize, documents, on_error)
+        if not kept:
+            return kept, np.zeros((0, len(self.classes))), None
+        log_proba = self.posterior(*self.jll_and_lengths(token_lists))
+        explanations = None
+        if explain:
+            explanations = [self.explain(t, row, explain) for t, row in zip(token_lists, log_proba)]
+        return kept, log_proba, explanations
+
+    def decide(self, probabilities, unsure_below=None):
+        """(label, its probability): the most probable class, or 'unsure' below the threshold
+        (or the model's spam cut-off: nbtext.classifier.purescore.decide)."""
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+    def posterior(self, jll, lengths=None):
+        """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,
+        log_softmax(jll / T(x)) with T(x) = T · n^γ, n the document's length (the same
+        argmax). A document of length 0 has no evidence to temper: it keeps its raw
+        posterior (the prior, for the multinomial), where T(1) would make the prior sure.
+        `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
+        if self.calibration is not None:
+            jll = jll / self.temperatures(len(jll), lengths)[:, None]
+        return log_normalize(jll)
+
+    def temperatures(self, n_documents, lengths=None):
+        """T(x) = T · n^γ of each document (formulas.temperatures)."""
+        return temperatures(self.calibration, n_documents, lengths)
+
+    def predict_log_proba(self, documents):
+        """log P(k | document), shape (n_documents, n_classes)."""
+        return self.posterior(*self.jll_and_lengths(map(self.tokenize, documents)))
+
+    def predict_proba(self, documents):
+        """P(k | document), shape (n_documents, n_classes); rows sum to 1."""
+        return exp(self.predict_log_proba(documents))
+
+    def predict(self, documents):
+        """The most probable label of each document."""
+        jll = self.joint_log_likelihood(documents)
+        return [self.classes[k] for k in jll.argmax(axis=1).tolist()]
+
+    # --- insight ------------------------------------------------------------------------------
+    def summary(self, top=0):
+        """What `nbtext info` shows: settings, classes with their counts, vocabulary, and
+        with `top`, the tokens that most indicate each class."""
+        totals = self.token_counts.class_totals
+        info = {
+            "event_model": self.event_model,
+            "settings": self.settings,
+            "classes": {
+                label: {"documents": int(n), "count": float(t)}
+                for label, n, t in zip(self.classes, self.class_count, totals)
+            },
+            "documents": int(self.class_count.sum()),
+            "tokens_seen": self.vocabulary.n_tokens,
+            "vocabulary": self.vocabulary.n_kept,
+            "unk": self.has_unk,
+            **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold")
+               if key in self.file_info},
+        }
+        # readers use the file's temperature until a pending section is folded in
+        pending = bool(self.file_info.get("pending"))
+        shown = self.file_info.get("written_calibration") if pending else self.calibration
+        if shown is not None:
+            info["calibration"] = shown
+        if pending and self.calibration is not None:
+            info["calibration_after_fold"] = self.calibration
+        if self.calibration_sample is not None:
+            info["calibration_sample"] = len(self.calibration_sample[1])
+        if self.has_unk and self.event.reports_unk_share and totals.sum():
+            info["unk_share"] = float(self.unk_count.sum() / totals.sum())
+        if top:
+            info["top"] = self.indicative(top)
+        return info
+
+    def indicative(self, n):
+        """{class: [(token, score)]}: the n tokens with the largest log θ_jk − log θ_j,¬k,
+        θ_j,¬k being the token's probability in all the other classes pooled."""
+        n_kept = self.vocabulary.n_kept  # UNK is no token: left out
+        sums = self.feature_sums
+        own = self.feature_log_prob[:, :n_kept]
+        result = {}
+        for k, label in enumerate(self.classes):
+            rest = np.delete(sums, k, axis=0).sum(axis=0, keepdims=True)
+            rest_class_count = np.delete(self.class_count, k).sum(keepdims=True)
+            others = self.event.log_theta(rest, rest_class_count, self.alpha, self)[0]
+            with np.errstate(invalid="ignore"):  # λ = 0: −inf − −inf
+                score = own[k] - others[:n_kept]
+            score = np.where(np.isnan(score), -np.inf, score)
+            best = np.argsort(-score, kind="stable")[:n]
+            result[label] = [(self.feature_names[j], float(score[j])) for j in best if sums[k, j] > 0]
+        return result
+
+    def explain(self, tokens, log_proba, n):
+        """The n tokens of a document that pushed the winning class over the runner-up most,
+        in the units of the probabilities printed beside them: [(token, x_j · (W_winner,j −
+        W_runner-up,j) / T(x))], largest first, each token's share of log(P(winner | x) /
+        P(runner-up | x)) (for the multinomial model W = log θ: count × the log-odds the
+        token adds, tempered as the probability is). UNK, the tokens the model does not
+        know, is no reason to list: it is left out."""
+        if len(self.classes) < 2:
+            return []
+        runner_up, winner = np.argsort(log_proba, kind="stable")[-2:]
+        ids, indptr = self.vocabulary.ids([tokens])
+        temperature = 1.0 if self.event.own_jll else float(self.temperatures(1, [len(ids)])[0])
+        if self.event.own_jll:  # categorical: the log-probabilities of the row's values
+            columns, x = np.unique(ids, return_counts=True)
+            weights, squared = self.feature_log_prob, None
+        else:
+            X = self.feature_values(ids, indptr)
+            X.sum_duplicates()
+            columns, x = X.indices, X.data
+            weights, _, squared = self.linear_form
+        with np.errstate(invalid="ignore"):  # λ = 0 (categorical): −inf − −inf
+            contribution = x * (weights[winner, columns] - weights[runner_up, columns])
+            if squared is not None:  # gaussian: the quadratic term too
+                contribution -= 0.5 * x**2 * (squared[winner, columns] - squared[runner_up, columns])
+        contribution = contribution / temperature
+        unk = self.vocabulary.unk_column if not self.event.own_jll else None
+        top = [i for i in np.argsort(-contribution, kind="stable") if columns[i] != unk][:n]
+        return [(self.feature_names[columns[i]], float(contribution[i])) for i in top]
+
+
+def _decoded_sample(arrays, tokens, classes):
+    """(token lists, labels, hashes) of a file's calibration sample arrays, or None."""
+    if arrays is None:
+        return None
+    indices, counts, indptr, labels, hashes = (a.tolist() for a in arrays)
+    names = tokens.tokens() if hasattr(tokens, "tokens") else tokens
+    token_lists = [[names[j] for j, n in zip(indices[a:b], counts[a:b]) for _ in range(n)]
+                   for a, b in zip(indptr, indptr[1:])]
+    return token_lists, [classes[k] for k in labels], hashes
+
+
+def same_record(stored, derived):
+    """Whether a file's one_document record is the one its counts give, to rounding (files
+    of older builds computed its logarithms with numpy's, which may differ in the last bit)."""
+    if isinstance(stored, float) and isinstance(derived, float):
+        return abs(stored - derived) <= 1e-9 * max(1.0, abs(derived))
+    if isinstance(stored, dict) and isinstance(derived, dict):
+        return stored.keys() == derived.keys() and all(same_record(stored[k], derived[k]) for k in stored)
+    if isinstance(stored, list) and isinstance(derived, list):
+        return len(stored) == len(derived) and all(map(same_record, stored, derived))
+    return stored == derived and type(stored) is type(derived)
+
+
+def from_bytes(data, path):
+    """The model of a model file's bytes (`path` names it in errors)."""
+    from nbtext.modelfile.format import parse_state
+
+    state = parse_state(data, path)
+    try:
+        return NaiveBayes.from_state(state)
+    except NbtextError as e:
+        raise NbtextError(f"{path} is corrupt: {e}") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
+        raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None

@@ -1,0 +1,397 @@
+"""The command line: a thin click layer over the Python API (training, evaluation,
+crossval, merging, cluster, model, sources): option parsing (the options are
+nbtext.cli.options'), error translation, and writing what nbtext.report.text formats.
+
+Library errors (NbtextError) become `Error: ...` on stderr with exit status 1
+(nbtext.cli.console); usage errors exit 2. numpy and scipy are imported only by the commands
+that need them, so one message through `nbtext predict` starts fast.
+"""
+
+import os
+import time
+
+import click
+
+from nbtext import choices
+from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
+                            progress_drawer, user_errors, with_progress, write_batches)
+from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.modelfile.container import locked
+from nbtext.reading.documents import DEFAULT_BATCH, in_batches
+from nbtext.report.text import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
+from nbtext.cli.options import (
+    PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
+    online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
+    split_params, train_jobs_option, train_options, train_settings_but_alpha, typed_options, unsure_option,
+)
+from nbtext.report.output import write_line
+from nbtext.version import __version__
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
+@click.version_option(__version__, "-V", "--version", prog_name="nbtext")
+def cli():
+    """nbtext: a Naive Bayes text classifier for the shell.
+
+    \b
+      nbtext train spam/ ham/             # one folder per class -> ./nbtext.model
+      nbtext predict < message.txt        # prints the label: spam
+      nbtext predict ~/Maildir            # path<TAB>label<TAB>probability
+      nbtext eval test/spam test/ham      # accuracy, precision, recall, F1
+      nbtext filter < msg > tagged        # adds X-Nbtext-Class: spam
+
+    Run 'nbtext COMMAND --help' for each command's options and examples.
+    """
+
+
+# --- train ---------------------------------------------------------------------------
+@cli.command()
+@labelled_options
+@train_options
+@click.option("-o", "--output", type=PATH, default=None,
+              help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
+@click.option("--update", is_flag=True,
+              help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
+@model_option
+@max_bytes_option
+@train_jobs_option
+@shard_option
+@scheduler_option
+@quiet_option
+def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
+    """Train a model from folders of documents, one folder per class.
+
+    Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
+    LABEL=PATH to name it. A PATH is a folder (every file below it, one document each;
+    hidden ones skipped), a Maildir, or an mbox file (every message). Bytes are read as
+    UTF-8 (bad bytes become U+FFFD); messages are parsed as e-mail (see --input).
+
+    \b
+      nbtext train spam/ ham/
+      nbtext train --model bernoulli --alpha 0.1 -o mail.model junk=spam.mbox good=~/Maildir
+      nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
+      nbtext train --fasttext labelled.txt
+      nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
+      nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
+      nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
+    """
+    from nbtext.classifier.settings import shard_of, table_rows_model
+    from nbtext.jobs.parallel import default_jobs
+    from nbtext.jobs.training import reads_twice, train_corpus
+    from nbtext.modelfile.container import check_writable
+    from nbtext.reading.sources import labelled_input, nothing_to_learn, table_columns
+    from nbtext.report.text import train_summary
+
+    inputs, settings = split_params(params)
+    with user_errors():
+        output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
+        check_writable(output)
+        if table_rows_model(settings["model"]):
+            settings["columns"] = table_columns(inputs["table"], inputs["label_col"], settings["model"])
+        shard = shard_of(shard, settings, update)
+        skipped, started, stats = Skipped(), time.perf_counter(), None
+        if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
+            from nbtext.jobs.cluster import train_on_scheduler
+
+            progress = progress_drawer(quiet)
+            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"],
+                                       **settings)
+            model.save(output)
+        else:
+            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
+                                  empty_ok=update)
+            passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
+            batched = lambda documents: in_batches(with_progress(  # noqa: E731
+                documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
+            if update:
+                refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
+                if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
+                    if not quiet:
+                        click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
+                    return 0
+                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet)
+                if model is None:  # learned through the model's pending log
+                    return stats
+            else:
+                model = train_corpus(lambda: batched(docs()), skipped, jobs or default_jobs(), shard is not None,
+                                     lambda stage: announce(stage, quiet), **settings)
+                model.save(output)
+    if not (quiet and update):  # a learn-on-error job is silent when it succeeds
+        click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
+    return skipped.summary(int(model.class_count.sum()))
+
+
+# --- predict -------------------------------------------------------------------------
+@cli.command()
+@click.argument("paths", nargs=-1, type=PATH, metavar="[PATH...]")
+@model_option
+@alpha_override
+@predict_options
+@unsure_option
+@max_bytes_option
+@click.option("--is", "is_label", default=None, metavar="LABEL",
+              help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.")
+@click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
+@click.option("--explain", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Add the N tokens that pushed the winner over the runner-up most, "
+                   "with their share of the printed probabilities' log-odds.")
+@jobs_option
+@scheduler_option
+@quiet_option
+def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
+            table, text_col, header, column_names, unsure_below, max_bytes, is_label, verbose, explain, jobs, scheduler,
+            quiet):
+    """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
+
+    With no PATH (or -), stdin is one document and the output is its label alone
+    (a full line with --proba, -k, --explain or --format json). Empty stdin is the empty
+    document: it gets the label the prior favours. --table FILE classifies the rows of a
+    table (the --text-col column; a categorical model's own columns, found by name) and
+    prints one label per row.
+    Otherwise one line per document, in input order (folders recursively, sorted):
+    name<TAB>label<TAB>probability of that label. mbox messages are named PATH:N,
+    records of --lines / -0 streams -:N. A document that cannot be read or parsed is
+    reported on stderr and skipped (exit status 1 at the end). With --scheduler, PATHs
+    (and --files-from) are scored on the cluster's workers; stdin streams stay here.
+
+    \b
+      cat message.txt | nbtext predict
+      nbtext predict -m mail.model ~/Maildir inbox.mbox note.txt
+      nbtext predict --lines < tweets.txt | cut -f2 | sort | uniq -c
+      find ~/Mail -name '*.eml' -print0 | nbtext predict -0 --files-from -
+      nbtext predict -k 3 --threshold 0.1 --format fasttext --fasttext test.txt
+      if nbtext predict --is spam < msg; then mv msg junk/; fi
+    """
+    if is_label is not None:
+        return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths, max_bytes)
+    from nbtext.reading.sources import predict_input
+
+    output = Output(output_format, proba, unsure_below, top, threshold)
+    labels_only = output == Output("tsv", False, unsure_below) and not explain
+    with user_errors():
+        from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
+        if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
+            write_line(OneMessageModel(model_path, alpha).decide(stdin_document(max_bytes), unsure_below)[0])
+            return 0
+        model = load_model(model_path, alpha)
+        docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
+                             files_from, fasttext_input, max_bytes)
+        if table is not None and labels_only:
+            output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
+        skipped, head = Skipped(), proba_header(model, output, explain, column_names or (header and table is None))
+        if scheduler is not None and not from_stdin and table is None and fasttext_input is None and (
+                separator is None or files_from is not None):
+            from nbtext.jobs.cluster import predict_on_scheduler
+
+            return skipped.summary(write_batches(head, batch_progress(predict_on_scheduler(
+                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped, max_bytes),
+                "classifying on the cluster", paths, quiet)))
+        docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
+        done = write_predictions(model, docs, output, jobs, skipped, explain, head)
+    return skipped.summary(done, "no documents to classify: the input given holds none")
+
+
+def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
+    """Stream the lines of nbtext.report.text.prediction_lines, batch by batch, in input order."""
+    from nbtext.jobs.parallel import scored_batches
+    from nbtext.report.text import prediction_line_batches
+
+    scored = scored_batches(model, docs, jobs, skipped, explain)
+    return write_batches(list(head), prediction_line_batches(model, scored, output))
+
+
+# --- eval ----------------------------------------------------------------------------
+@cli.command(name="eval")
+@labelled_options
+@model_option
+@click.option("--format", "output_format", type=click.Choice(choices.EVAL_FORMATS), default="table",
+              help="A readable table, or one JSON object.")
+@unsure_option
+@jobs_option
+@max_bytes_option
+@click.option("--folds", type=click.IntRange(min=2), default=None, metavar="K",
+              help="Stratified K-fold cross-validation of the train options (no model file).")
+@click.option("--seed", type=int, default=0, help="--folds, --online: the shuffle's seed.")
+@click.option("--compare", default=None, metavar="MODELS",
+              help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.")
+@online_options
+@train_options
+@quiet_option
+@plot_option
+def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot,
+             **params):
+    """Score a model on labelled documents (given as in train).
+
+    Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
+    positive one), per-class precision, recall, F1 and support, macro averages and the
+    confusion matrix (rows: true class, columns: predicted). With --unsure-below,
+    documents below the threshold are counted as unsure and scored apart (log-loss and
+    ROC AUC are over all documents).
+
+    With --folds K there is no model file: the train options are cross-validated
+    (stratified K-fold, shuffled with --seed) on the labelled documents, and the mean and
+    standard deviation of accuracy and macro-F1 are printed (every fold with --format
+    json). --compare runs several event models on the same folds.
+
+    With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
+    are classified one at a time by the multinomial model of those learned before, each
+    then learned if it was misclassified (--learn errors) or always (--learn all),
+    starting from -m MODEL if given, else from nothing with the train options. Prints the
+    errors, how many of each class were taken for another (ham flagged, spam missed), the
+    --unsure-below band's catch and 1-ROCA% (the area above the ROC curve, in percent).
+
+    \b
+      nbtext eval -m nbtext.model test/spam test/ham
+      nbtext eval --table sms-test.tsv --unsure-below 0.9
+      nbtext eval --format json test/spam test/ham | jq .accuracy
+      nbtext eval --plot report.png test/spam test/ham
+      nbtext eval --folds 10 --alpha 0.1 spam/ ham/
+      nbtext eval --folds 5 --compare multinomial,bernoulli news/*
+      nbtext eval --online --learn errors spam/ ham/
+    """
+    from nbtext.report.plots import check_plot_path, eval_plot, online_plot
+
+    inputs, settings = split_params(params)
+    skipped = Skipped()
+    with user_errors():
+        if plot:
+            check_plot_path(plot, folds)
+        if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
+            refuse_typed(train_settings_but_alpha() + ["seed", "compare"], "{} goes with --folds or --online")
+        refuse_typed(["max_ham_flagged"], "{} is train's: evaluate a model trained with it (eval -m MODEL)")
+        start = model_path if not (folds or online) or typed_options(["model_path"]) else None
+        if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
+            refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
+        kind, result, curves, done = evaluation(start, inputs, settings, unsure_below, jobs, folds, seed, compare,
+                                                learn if online else None, skipped, quiet)
+    write_line(evaluation_text(kind, result, output_format, os.isatty(1)))
+    if plot:  # after the report: a picture that cannot be drawn loses no figures
+        drawn_to(plot, *((eval_plot, result, curves) if kind == "report" else (online_plot, result)))
+    return skipped.summary(done)
+
+
+# --- forget --------------------------------------------------------------------------
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=PATH, metavar="PATH...")
+@model_option
+@max_bytes_option
+@quiet_option
+def forget(model_path, paths, max_bytes, quiet):
+    """Unlearn documents: each document the model's journal knows (by content) leaves the
+    class it was learned under; one it does not know is named on stderr and left alone.
+    Learning, forgetting and learning again gives back the same model.
+
+    \b
+      nbtext forget -m mail.model ~/Maildir/.Spam/cur/1700000000.M1.host:2,S
+      nbtext forget -m mail.model wrongly-learned.mbox
+    """
+    from nbtext.reading.sources import path_documents
+
+    skipped, started = Skipped(), time.perf_counter()
+    with user_errors():
+        model, stats = changed_model(model_path, model_path, path_documents(paths, max_bytes=max_bytes),
+                                     lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, True, quiet)
+        if model is None:  # forgotten through the model's pending log
+            return stats
+    if not quiet:
+        click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
+    return skipped.summary(stats["forgotten"] + stats["unknown"])
+
+
+# --- merge ---------------------------------------------------------------------------
+@cli.command()
+@click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
+@click.option("-o", "--output", type=PATH, default=None, help="File to write [default: $NBTEXT_MODEL or nbtext.model].")
+def merge(models, output):
+    """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
+    into one: the same file, byte for byte, as one training on all their documents. The
+    models must have the same settings; tf-idf models, calibrated ones, and presence models
+    with an UNK feature once tokens are pruned are refused.
+
+    
+      nbtext merge -o mail.model part1.model part2.model part3.model
+      nbtext merge -o all.model old.model this-month.model
+    """
+    from nbtext.jobs.merging import merge as merge_models
+    from nbtext.modelfile.container import check_writable
+    from nbtext.report.text import train_summary
+
+    started = time.perf_counter()
+    with user_errors():
+        output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
+        check_writable(output)
+        with locked(output):  # the output may be one of the models, and a learner may be at it
+            model = merge_models([load_model(path, sample=True) for path in models], models)
+            model.save(output)
+    seconds = time.perf_counter() - started
+    click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)
+    return 0
+
+
+# --- info ----------------------------------------------------------------------------
+@cli.command()
+@model_option
+@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Show the N tokens that most indicate each class.")
+@click.option("--format", "output_format", type=click.Choice(choices.INFO_FORMATS), default="text")
+@plot_option
+def info(model_path, top, output_format, plot):
+    """Describe a model: event model, settings, classes, vocabulary, UNK share.
+
+    --top N lists, per class, the tokens with the largest log θ(token | class) −
+    log θ(token | all other classes).
+
+    \b
+      nbtext info -m mail.model
+      nbtext info --top 15 -m news.model
+      nbtext info --format json | jq .classes
+      nbtext info --plot tokens.png --top 20
+    """
+    from nbtext.report.plots import check_plot_path, info_plot
+    from nbtext.report.text import model_summary
+
+    with user_errors():
+        if plot:
+            check_plot_path(plot)
+        model = load_model(model_path, sample=True)
+        summary = model.summary(top or (15 if plot else 0))
+        if plot:
+            info_plot(summary, plot)
+    if output_format == "json":
+        write_line(json_line(summary))
+        return 0
+    lines, warnings = model_summary(summary, model_path, model.event.count_unit)
+    write_line("\n".join(lines))
+    for warning in warnings:
+        click.echo(f"nbtext: warning: {warning}", err=True)
+    return 0
+
+
+# --- filter --------------------------------------------------------------------------
+@cli.command(name="filter")
+@model_option
+@alpha_override
+@unsure_option
+@max_bytes_option
+@click.option("--explain", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Add X-Nbtext-Evidence: the N tokens that decided, with their share of the log-odds.")
+def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
+    """Mail filter: a message on stdin, the same message on stdout with two headers added.
+
+    X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block; every
+    other byte passes through unchanged, earlier X-Nbtext-* lines replaced. Exit status
+    0: tagged (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing
+    or not a valid model file (tagged error); 75: the message could not be written out
+    whole (the delivery agent keeps it and retries).
+
+    \b
+      nbtext filter -m ~/.nbtext/mail.model < message > tagged
+      nbtext filter --unsure-below 0.9 < message | grep '^X-Nbtext'
+      # procmail:  :0 fw
+      #            | nbtext filter -m $HOME/.nbtext/mail.model
+    """
+    return filter_stdin(model_path, alpha, unsure_below, explain, max_bytes)
+
+
+def main():
+    cli()

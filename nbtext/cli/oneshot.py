@@ -1,0 +1,458 @@
+"""The commands a mail pipeline runs once per message: `predict` of stdin or of one file
+holding one message (also with `--is LABEL`), and `filter`.
+
+procmail or maildrop start nbtext for every message, so its start-up is paid per message.
+These commands' work lives here, and `fast()` serves them without importing click when
+their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict one FILE,
+`--is LABEL` and `-v`); nbtext.cli.entry hands anything else to the full command line
+(nbtext.cli.commands), with the same output, messages and exit statuses.
+"""
+
+import os
+import sys
+from itertools import islice
+
+from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
+from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
+from nbtext.report.output import ReaderGone, write, write_line
+
+
+def default_model_path():
+    return os.environ.get("NBTEXT_MODEL") or DEFAULT_MODEL
+
+
+def model_bytes(path, sample=False):
+    """The bytes of the model file at `path` (its calibration sample only with `sample`); a
+    missing one is an error saying what to do."""
+    from nbtext.modelfile.container import read_bytes
+
+    if not os.path.exists(path):
+        origin = " (from $NBTEXT_MODEL)" if os.environ.get("NBTEXT_MODEL") == path else ""
+        raise NbtextError(f"model {path}{origin} does not exist (train one with 'nbtext train', or pass -m FILE)")
+    return read_bytes(path, sample)
+
+
+def load_model(path, alpha=None, sample=False):
+    """The model at `path`, loaded whole; with `sample` its calibration sample too (what
+    train --update, forget and merge change)."""
+    return numpy_model(model_bytes(path, sample), path, alpha)
+
+
+def numpy_model(data, path, alpha=None):
+    from nbtext.jobs.loading import model_of_bytes
+
+    return model_of_bytes(data, path, alpha)
+
+
+def with_pending(pure, data):
+    """A PureModel with its model file's pending section folded in (nbtext.modelfile.pending), or
+    None when the numpy path must fold it (or say what is wrong with it)."""
+    from nbtext.classifier.purescore import Unserved
+    from nbtext.modelfile.pending import Changes, Log
+
+    log = Log(data, pure.header)
+    if log.problem:
+        return None  # the numpy path says what is wrong with it
+    if not log.records:
+        return pure
+    try:
+        return pure.with_changes(Changes(pure.classes, log.records))
+    except (Unserved, ValueError, KeyError, TypeError):
+        return None
+
+
+class OneMessageModel:
+    """The model of a one-message command: one document scored in pure Python when the
+    file allows it (nbtext.classifier.purescore, which never imports numpy), else by the model loaded
+    whole (`.model`, loaded on first use)."""
+
+    def __init__(self, path, alpha=None):
+        from nbtext.classifier.purescore import of_file
+
+        self.path, self.alpha = path, alpha
+        self._data = model_bytes(path)
+        self.pure = of_file(self._data, path) if alpha is None else None
+        if self.pure is not None:
+            self.pure = with_pending(self.pure, self._data)
+        self._model = None
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = numpy_model(self._data, self.path, self.alpha)
+        return self._model
+
+    @property
+    def classes(self):
+        return self.pure.classes if self.pure is not None else self.model.classes
+
+    @property
+    def calibration(self):
+        """The model's calibration record (its spam cut-off decides too: purescore.decide)."""
+        return self.pure.header.get("calibration") if self.pure is not None else self.model.calibration
+
+    def pure_probabilities(self, document):
+        """P(k | document) as a list, or None when the model loaded whole must score it."""
+        from nbtext.classifier.purescore import probabilities
+
+        return probabilities(self.pure, document) if self.pure is not None else None
+
+    def pure_explained(self, document, n):
+        """(P(k | document), the n tokens that decided), or None when the model loaded
+        whole must score it."""
+        from nbtext.classifier.purescore import explained
+
+        return explained(self.pure, document, n) if self.pure is not None else None
+
+    def decide(self, document, unsure_below=None):
+        """(label, its probability) of one document (bytes), as NaiveBayes.decide."""
+        from nbtext.classifier.purescore import decide
+
+        probabilities = self.pure_probabilities(document)
+        if probabilities is None:
+            probabilities = self.model.predict_proba([document])[0]
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+
+def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
+    """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
+    the model file's pending section when it can take them (nbtext.jobs.learnone; its summary
+    printed here), giving (None, the exit status); else the full way, under the model's
+    lock: the model loaded with its section folded in, changed (`batched(documents)` gives the
+    batches), written to `output`: (the model, its stats)."""
+    from itertools import chain
+
+    from nbtext.jobs.learnone import Fallback, through_log
+    from nbtext.modelfile.container import locked
+
+    if not os.path.exists(model_path):
+        model_bytes(model_path)  # says what to do, before any lock file is made
+    if os.path.realpath(output) == os.path.realpath(model_path):
+        result = through_log(model_path, documents, forget)
+        if not isinstance(result, Fallback):
+            return None, _logged(model_path, *result, forget, skipped, quiet)
+        documents = chain(result.consumed, documents)
+    from nbtext.jobs.training import forget as forget_documents, update
+    from nbtext.modelfile.container import check_writable
+
+    check_writable(output)  # before the rest of the documents is read
+    once = iter([documents])  # a model of counts reads its documents once
+    with locked(model_path):
+        model = load_model(model_path, sample=True)
+        if forget:
+            model, stats = forget_documents(model, lambda: batched(next(once)), skipped, _not_learned)
+        else:
+            model, stats = update(model, lambda: batched(next(once)), skipped)
+        model.save(output)  # whole, by rename: its pending records are in it now
+    return model, stats
+
+
+def _not_learned(doc):
+    print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
+
+
+def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=False):
+    """Say what went to the pending section, as the full way says what it learned: the
+    documents not learned or skipped by name (`skipped`, formats.Skipped), then the
+    summary; the exit status."""
+    from nbtext.modelfile.pending import COMPACT_AFTER
+    from nbtext.report.text import counted
+
+    for doc, message in not_learned:
+        if message is None:
+            _not_learned(doc)
+        else:
+            skipped(doc, message)
+    done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
+        f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
+    if not quiet:
+        print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
+              "the next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
+    return skipped.summary(sum(stats.values()) - stats.get("duplicates", 0))
+
+
+def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
+    """The document on stdin, up to `max_bytes` (--max-bytes; the rest is left unread)."""
+    from nbtext.reading.documents import read_cut
+
+    return read_cut(sys.stdin.buffer, max_bytes)
+
+
+def predict_file(model_path, path):
+    """`predict FILE` of a regular file holding one document (one message, or an mbox of
+    one), read and named as the full command line does (nbtext.reading.documents.file_documents) and
+    printed as it prints it; None for anything else (a folder, an mbox of several, a file
+    that cannot be read), which the full command line reads and reports in its words."""
+    from stat import S_ISREG
+
+    from nbtext.reading.documents import file_documents
+    from nbtext.report.output import tsv_field
+
+    try:
+        if not S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    documents = list(islice(file_documents(path), 2))
+    if len(documents) != 1 or documents[0].error is not None:
+        return None
+    (document,) = documents
+    label, p = OneMessageModel(model_path).decide(document.data)
+    write_line(f"{tsv_field(document.name)}\t{label}\t{p:.4f}")
+    return 0
+
+
+def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=(),
+                    max_bytes=DEFAULT_MAX_BYTES):
+    """bogofilter's convention for one message (stdin, or the one file in `paths`): 0 if it
+    is `is_label`, 1 if not, 2 if unsure, 3 on any error. An error is always one line on
+    stderr (a delivery log shows it); the label is printed only if `verbose`."""
+    if len(paths) > 1:
+        print("Error: --is classifies one message: give one FILE, or none for stdin", file=sys.stderr)
+        return 3
+    path = paths[0] if paths else None
+    try:
+        model = OneMessageModel(model_path, alpha)
+        if is_label not in model.classes:
+            raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
+        if path is None or path == "-":
+            document = stdin_document(max_bytes)
+        else:
+            from nbtext.reading.documents import file_documents
+
+            documents = list(islice(file_documents(path, max_bytes=max_bytes), 2))
+            if len(documents) > 1:
+                raise NbtextError(f"--is classifies one message, and {path} holds several (an mbox)")
+            if documents[0].error is not None:
+                raise NbtextError(f"cannot read {path} ({documents[0].error})")
+            document = documents[0].data
+        label, p = model.decide(document, unsure_below)
+    except NbtextError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 3
+    if verbose:
+        try:
+            write_line(f"{label}\t{p:.4f}")
+        except ReaderGone:
+            die_of_sigpipe()
+        except OSError as e:
+            print(f"Error: {os_error(e)}", file=sys.stderr)
+            return 3
+    return 2 if label == "unsure" else 0 if label == is_label else 1
+
+
+def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes=DEFAULT_MAX_BYTES):
+    """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
+
+    Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
+    tokens that decided. Its first `max_bytes` bytes are classified; the message's bytes are
+    held whole before anything else can fail, and whatever happens after, they go out whole
+    or the exit status says they did not:
+    0, the message went out with its verdict (`error` for a message that cannot be
+    classified); 1, the model is missing, unreadable or not a valid model file (the
+    message went out tagged `error`); TEMPFAIL (75), the message could not be written out
+    whole, or SIGTERM or SIGHUP stopped the filter (the delivery agent keeps the message and
+    retries). Problems go to stderr, one line each.
+    """
+    try:
+        return _filtered(model_path, alpha, unsure_below, explain, max_bytes)
+    except Terminated as e:
+        print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
+
+
+def _filtered(model_path, alpha, unsure_below, explain, max_bytes):
+    """filter_stdin's work."""
+    from nbtext.cli.mailfilter import verdict_fields, with_headers
+
+    try:
+        message = sys.stdin.buffer.read()
+    except (AttributeError, OSError) as e:  # stdin closed or unreadable: there is no message to pass on
+        print(f"Error: cannot read the message on stdin ({e})", file=sys.stderr)
+        return TEMPFAIL
+    status, fields, is_mail = 0, verdict_fields("error", None), True
+    try:
+        model = OneMessageModel(model_path, alpha)
+        if model.pure is None:
+            model.model  # loaded and checked now: a bad model file is exit status 1, not a bad message
+    except NbtextError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        status = 1
+    except Exception as e:  # a model file the checks let through and the loader tripped on
+        print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
+        status = 1
+    else:
+        fields, is_mail = _verdict(model, message, unsure_below, explain, max_bytes)
+    try:
+        tagged = with_headers(message, fields, is_mail)
+    except Exception as e:  # a verdict that cannot be written as a header: the message goes on
+        print(f"nbtext: cannot write the verdict ({e.__class__.__name__}: {e})", file=sys.stderr)
+        tagged = with_headers(message, verdict_fields("error", None), is_mail)
+    try:
+        write(tagged)
+    except ReaderGone:
+        print("Error: cannot write the message: Broken pipe", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
+    except OSError as e:
+        # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
+        # it and try again later (procmail and maildrop do), so nothing is lost.
+        print(f"Error: {os_error(e, 'cannot write the message')}", file=sys.stderr)
+        quiet_stdout()
+        return TEMPFAIL
+    return status
+
+
+def _verdict(model, message, unsure_below, explain, max_bytes):
+    """(header fields, whether the message has a header block) of one message: the one
+    guard around classifying it. Whatever goes wrong in there (a message no tokenizer
+    should meet, a fault of nbtext's) gives X-Nbtext-Class: error, never a lost message."""
+    from nbtext.cli.mailfilter import verdict_fields
+
+    is_mail = True
+    try:
+        from nbtext.classifier.purescore import decide
+        from nbtext.reading.documents import Document, cut
+        from nbtext.reading.mail import has_header_block, looks_like_mail
+
+        is_mail = looks_like_mail(message) or has_header_block(message)
+        if not is_mail:
+            raise NbtextError("not a mail message (no header block)")
+        document = cut(message, max_bytes)
+        scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
+        probabilities, evidence = scored if scored is not None else (None, ())
+        if probabilities is None:  # scored by the whole model (errors named as for any document)
+            from nbtext.exactmath import exp
+
+            _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
+            probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
+        return verdict_fields(*decide(model.classes, probabilities, unsure_below, model.calibration), evidence), is_mail
+    except NbtextError as e:
+        print(f"nbtext: {e}", file=sys.stderr)
+    except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
+        print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
+    return verdict_fields("error", None), is_mail
+
+
+def plain_options(args):
+    """{"model", "is", "verbose", "stdin", "explain", "paths"} if `args` hold nothing but -m
+    FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N
+    a whole number from 1), one '-' and PATHs that do not start with '-'; else None."""
+    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0,
+                  "paths": []}, 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
+            options["explain"], i = int(args[i + 1]), i + 2
+        elif arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
+            options["is" if arg == "--is" else "model"], i = args[i + 1], i + 2
+        elif arg.startswith(("--model-file=", "--is=")):
+            name, value = arg[2:].split("=", 1)
+            options["is" if name == "is" else "model"], i = value, i + 1
+        elif arg in ("-v", "--verbose") or (arg == "-" and not options["stdin"]):
+            options["verbose" if arg != "-" else "stdin"], i = True, i + 1
+        elif arg and not arg.startswith("-"):
+            options["paths"].append(arg)
+            i += 1
+        else:
+            return None
+    return options
+
+
+def learning_options(args, forget):
+    """{"model", "quiet", "paths"} if `args` (of `train` or `forget`) hold nothing but -m
+    FILE / --model-file[=]FILE, -q, (train) --update, and paths or LABEL=PATHs that do not
+    start with '-'; else None. `train` without --update is None."""
+    options, update, i = {"model": default_model_path(), "quiet": False, "paths": []}, forget, 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-m", "--model-file") and i + 1 < len(args):
+            options["model"], i = args[i + 1], i + 2
+            continue
+        if arg.startswith("--model-file="):
+            options["model"] = arg.split("=", 1)[1]
+        elif arg in ("-q", "--quiet"):
+            options["quiet"] = True
+        elif arg == "--update" and not forget:
+            update = True
+        elif arg and not arg.startswith("-"):
+            options["paths"].append(arg)
+        else:
+            return None
+        i += 1
+    return options if update and options["paths"] else None
+
+
+def learn(argv):
+    """`train --update` or `forget` with plain arguments, as the full command line runs
+    them (the documents read by the same readers, the same messages), without click: a
+    learn-on-error job pays its start-up for every message corrected."""
+    import time
+
+    from nbtext.reading.documents import DEFAULT_BATCH, in_batches
+    from nbtext.reading.sources import labelled_documents, nothing_to_learn, path_documents
+    from nbtext.report.text import Skipped, forget_summary, train_summary
+
+    forget = argv[0] == "forget"
+    options = learning_options(argv[1:], forget)
+    if options is None or (not options["quiet"] and sys.stderr.isatty()):
+        return None  # on a terminal, the full command line draws the progress of a long job
+    model_path, paths, started = options["model"], options["paths"], time.perf_counter()
+    if forget:
+        documents = path_documents(paths)
+    else:
+        if nothing_to_learn(paths):  # learn-on-error folders: often empty
+            if not options["quiet"]:
+                print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+            return 0
+        documents = labelled_documents(paths, empty_ok=True)
+    skipped = Skipped()
+    model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
+                                 skipped, forget, options["quiet"])
+    if model is None:
+        return stats  # learned through the model's pending log
+    seconds = time.perf_counter() - started
+    if forget:
+        if not options["quiet"]:
+            print(forget_summary(model, stats, seconds, model_path), file=sys.stderr)
+        return skipped.summary(stats["forgotten"] + stats["unknown"])
+    if not options["quiet"]:
+        print(train_summary(model, stats, seconds, model_path), file=sys.stderr)
+    return skipped.summary(int(model.class_count.sum()))
+
+
+def fast(argv):
+    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments, and
+    `train --update` or `forget` (see `learn`); None when it cannot (click then parses
+    them)."""
+    if argv and argv[0] in ("train", "forget"):
+        try:
+            return learn(argv)
+        except NbtextError as e:
+            print(f"Error: {e}", file=sys.stderr)
+            return 1
+    if not argv or argv[0] not in ("predict", "filter"):
+        return None
+    options = plain_options(argv[1:])
+    if options is None:
+        return None
+    if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None
+                                or options["paths"]):
+        return None
+    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None):
+        return None  # several documents (or --is of a file): the full command line
+    if (options["verbose"] and options["is"] is None) or (options["explain"] and argv[0] != "filter"):
+        return None  # -v without --is, predict --explain: left to the full command line
+    try:
+        if argv[0] == "filter":
+            return filter_stdin(options["model"], explain=options["explain"])
+        if options["is"] is not None:
+            return is_label_status(options["model"], options["is"], verbose=options["verbose"])
+        if options["paths"]:
+            return predict_file(options["model"], options["paths"][0])
+        write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
+        return 0
+    except NbtextError as e:  # (a reader gone is nbtext.cli.entry's to handle, for every command)
+        print(f"Error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,130 @@
+"""The command line's options, declared once: the train settings (from nbtext.choices) and
+the options several commands share. Only nbtext.cli.commands uses them; with it and nbtext.cli.console,
+the only modules that import click."""
+
+import click
+
+from nbtext import choices
+from nbtext.errors import NbtextError
+
+
+def options(*decorators):
+    """One decorator of several click options (in the order given)."""
+    def apply(f):
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+def train_option(name):
+    """The click option of a train setting, from nbtext.choices (type, default and help)."""
+    flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], choices.TRAIN_HELP[name]
+    if name in choices.TRAIN_FLAGS:
+        return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
+    kind = (click.Choice(choices.TRAIN_CHOICES[name]) if name in choices.TRAIN_CHOICES
+            else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None) if name in choices.TRAIN_COUNTS
+            else float if name == "alpha" else str)
+    return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text,
+                        **({"metavar": "SHARE"} if name == "max_ham_flagged" else {}))
+
+
+TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
+train_options = options(*map(train_option, TRAIN_SETTINGS))
+PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
+model_option = click.option("-m", "--model-file", "model_path", type=PATH, default=choices.DEFAULT_MODEL,
+                            envvar="NBTEXT_MODEL", help="Model file to read (or set $NBTEXT_MODEL).")
+alpha_override = click.option("--alpha", type=float, default=None,
+                              help="Re-smooth with this λ instead of the model's (no retraining needed).")
+jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                           help="Worker processes for reading, parsing and scoring.  [default: one; "
+                                "the cores (at most 4) for what is left after 0.2 s of work, if each "
+                                "document took 0.2 ms or more]")
+train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                                 help="Worker processes for reading, parsing, tokenizing and counting "
+                                      "[default: the machine's cores, at most 4; -j 1: one process].")
+shard_option = click.option("--shard", default=None, metavar="K/N", help=(
+    "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
+max_bytes_option = click.option(
+    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N",
+    help="Read at most the first N bytes of each document (said once on stderr); filter passes "
+         "the whole message on.")
+unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",
+                             help="Label 'unsure' when the winning class's probability is below P (the calibration "
+                                  "of train's default makes P mean what it says).")
+TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
+table_file_options = options(
+    click.option("--table", type=PATH, default=None,
+                 help="Documents from a TSV (or .csv) file (- for stdin), one per row."),
+    click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
+)
+table_option = options(table_file_options, click.option("--header/--no-header", default=None, help=TABLE_HEADER))
+predict_options = options(
+    click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
+                 help="tsv: name, label, probability; json: one object per line; fasttext: __label__spam 0.9987."),
+    click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns."),
+    click.option("-k", "--top", type=click.IntRange(min=1), default=None, metavar="N",
+                 help="The N most probable labels, each with its probability (as fasttext predict-prob)."),
+    click.option("--threshold", type=click.FloatRange(0, 1), default=None, metavar="P",
+                 help="Leave out labels below probability P (of -k's, or the one label)."),
+    click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N)."),
+    click.option("-0", "--null", "separator", flag_value=b"\0",
+                 help="NUL-separated documents (with --files-from: NUL-separated paths)."),
+    click.option("--files-from", type=PATH, default=None, metavar="FILE",
+                 help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do."),
+    click.option("--fasttext", "fasttext_input", type=PATH, default=None, metavar="FILE",
+                 help="Classify fastText lines (- for stdin; their __label__ words ignored, as fasttext predict "
+                      "does)."),
+    table_file_options,
+    click.option("--header/--no-header", default=None,
+                 help=TABLE_HEADER[:-1] + " (without --table: as --column-names, as it used to mean)."),
+    click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
+)
+INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes")  # labelled_input's
+labelled_options = options(
+    click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
+    table_option,
+    click.option("--label-col", default="1", help="--table: the label column, by header name or 1-based number."),
+    click.option("--fasttext", type=PATH, default=None,
+                 help="Documents from fastText lines (- for stdin): __label__spam some text."),
+)
+
+
+def split_params(params):
+    """(labelled_input's keyword arguments, nbtext.jobs.training's train options) of a command's params."""
+    inputs = {name: params.pop(name) for name in INPUTS}
+    settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
+    settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
+    return inputs, settings
+
+
+def typed_options(names):
+    """The option names of `names` that the user typed on the command line."""
+    ctx = click.get_current_context()
+    return ["--" + n.replace("_", "-") for n in names
+            if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+
+
+def train_settings_but_alpha():
+    return [n for n in TRAIN_SETTINGS if n != "alpha"]
+
+
+def refuse_typed(names, message):
+    """An NbtextError, `message` naming the option, if the user typed one of `names`."""
+    typed = typed_options(names)
+    if typed:
+        raise NbtextError(message.format(typed[0]))
+online_options = options(
+    click.option("--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."),
+    click.option("--learn", type=click.Choice(["errors", "all"]), default="errors",
+                 help="--online: learn each document when misclassified, or every one."))
+scheduler_option = click.option(
+    "--scheduler", default=None, metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
+    help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
+         "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'.")
+quiet_option = click.option("-q", "--quiet", is_flag=True,
+                            help="No progress bar (one is drawn on a terminal for jobs of over half a second); "
+                                 "train --update and forget say nothing when they succeed (for cron).")
+plot_option = click.option("--plot", type=PATH, default=None, metavar="FILE",
+                           help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').")

@@ -1,0 +1,92 @@
+"""The vocabulary: every token seen in training, the features kept from them, and UNK.
+
+Tokens seen fewer than --min-count times (summed over classes), and those beyond the
+--max-features most frequent, are pruned. The features are the kept tokens, in token
+order, then (with --unknown unk) one UNK feature that stands for every pruned or unseen
+token; with --unknown ignore such tokens are dropped.
+"""
+
+from functools import cached_property
+
+import numpy as np
+
+from nbtext.features.matrix import DROPPED, FeatureLookup, ids_and_indptr
+from nbtext.features.vocabindex import TokenIndex
+
+UNK = "<UNK>"  # the name shown for the unknown-token feature (it is no token: tokens are \w+)
+
+
+def kept_tokens(token_totals, min_count, max_features):
+    """Indices of the tokens kept: counted at least `min_count` times, at most
+    `max_features` of them (the most frequent; ties keep the earlier token)."""
+    kept = np.flatnonzero(token_totals >= min_count)
+    if max_features is not None and len(kept) > max_features:
+        most_frequent = np.argsort(-token_totals[kept], kind="stable")[:max_features]
+        kept = np.sort(kept[most_frequent])
+    return kept
+
+
+class Vocabulary:
+    """`tokens`: every token seen, sorted (a list, or a model file's TokenIndex, decoded only
+    when every token is needed); `kept`: indices into them of the kept features."""
+
+    def __init__(self, tokens, kept, has_unk):
+        self._tokens = tokens if isinstance(tokens, TokenIndex) else list(tokens)
+        self.kept = kept
+        self.has_unk = has_unk
+
+    @cached_property
+    def tokens(self):
+        """Every token seen in training, sorted."""
+        return self._tokens.tokens() if isinstance(self._tokens, TokenIndex) else self._tokens
+
+    @property
+    def n_tokens(self):
+        return self._tokens.n_tokens if isinstance(self._tokens, TokenIndex) else len(self._tokens)
+
+    @property
+    def n_kept(self):
+        return len(self.kept)
+
+    @property
+    def n_features(self):
+        return self.n_kept + self.has_unk
+
+    @property
+    def unk_column(self):
+        """The UNK feature's column (after the kept tokens), or None without UNK."""
+        return self.n_kept if self.has_unk else None
+
+    @cached_property
+    def feature_names(self):
+        """The feature names in column order: the kept tokens, then UNK if present."""
+        names = [self.tokens[i] for i in self.kept.tolist()]
+        return names + [UNK] if self.has_unk else names
+
+    @cached_property
+    def lookup(self):
+        """token -> feature column; pruned and unseen tokens -> the UNK column, or DROPPED."""
+        missing = self.n_kept if self.has_unk else DROPPED
+        return FeatureLookup(zip(self.feature_names[: self.n_kept], range(self.n_kept)), missing)
+
+    def ids(self, token_lists):
+        """(flat feature ids, CSR row pointer) of tokenized documents (DROPPED ones left out)."""
+        return ids_and_indptr(token_lists, self.lookup.__getitem__)
+
+    @cached_property
+    def _column_of_token(self):
+        """token index -> feature column: the kept tokens' columns, else UNK (or DROPPED)."""
+        column = np.full(self.n_tokens + 1, self.n_kept if self.has_unk else DROPPED)
+        column[self.kept] = np.arange(self.n_kept)
+        return column  # the extra last entry serves tokens not in the vocabulary (index -1)
+
+    def ids_of_one_document(self, tokens):
+        """Feature ids of one document's tokens: by the file's token index while the lookup
+        dict has not been built (one message then builds no dict of the vocabulary)."""
+        if not isinstance(self._tokens, TokenIndex) or "lookup" in self.__dict__:
+            return self.ids([tokens])[0]
+        if not tokens:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True)
+        ids = self._column_of_token[self._tokens.find(list(unique))][inverse]  # not found: -1, the last entry
+        return ids[ids != DROPPED]

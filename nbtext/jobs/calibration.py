@@ -1,0 +1,457 @@
+"""Calibrated probabilities (`train --calibration temperature`): temperature scaling, the
+temperature growing with the document's length.
+
+Naive Bayes counts every token's evidence as independent, so its posteriors are far too
+sure: on the SpamAssassin test split nearly every message gets 1.0000, errors included. And
+the longer the document, the more of that double-counted evidence it piles up. A temperature
+fitted at train time keeps the decision and makes the probabilities say what they mean:
+
+    P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · n(x)^γ      (argmax unchanged)
+
+n(x) is the number of the document's tokens that enter its likelihood: γ = 0 is one
+temperature for all, γ = 1 divides by the length (the mean evidence per token). A document
+with n = 0 has no evidence to temper and keeps its raw posterior (the prior, for the
+multinomial). T and γ
+minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
+document) of out-of-fold predictions on a sample of the training documents (at most
+SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
+ones). Not the log-loss: a handful of errors with log-odds in the hundreds then decide T
+alone, and every other message comes out unsure. Chosen on training data only (fitted
+on 4/5 of the out-of-fold sample, measured on the rest; `bench/calibration.py`), the
+expected calibration error of one temperature → one growing with length: SpamAssassin
+0.0095 → 0.0091 (log-loss 0.29 → 0.043), 20 Newsgroups 0.050 → 0.032, its complement model
+0.039 → 0.031, SMS 0.018 → 0.016. A Naive Bayes fold model needs no retraining: it is the
+model's feature sums minus those of the fold's documents (K = FOLDS folds of the sample;
+the vocabulary, its pruning and the idf stay the full model's).
+"""
+
+import copy
+from functools import partial
+import numpy as np
+
+from nbtext.choices import LENGTH_EXPONENT_RANGE
+from nbtext.errors import NbtextError
+from nbtext.exactmath import exp, log
+from nbtext.features.matrix import one_hot
+from nbtext.labels import positive_class, spam_class
+from nbtext.stats.counting import packed_rows, sample_of_batch, under
+
+SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
+AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
+FOLDS = 5
+BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
+# ... where the search starts. Scores far larger than a count model's need softer: the Gaussian
+# model's variance floor makes jll differences of 1e10 on 20 Newsgroups, whose fit wants
+# 1/T ≈ 4e-10 (test log-loss 1.12 where 1e-4 left 225,784). So the search looks on past
+# the soft end (minimize_softening), down to SOFTEST_BETA.
+SOFTEST_BETA = 1e-300
+# γ: from one temperature for all to the mean evidence per token. Chosen on training data
+# (bench/calibration.py's folds): up to 2, SMS took γ = 1.33 and T(1 token) = 0.064, which
+# made one-word messages certain ("free": 1.0000 spam, 0.66 raw); up to 1, its held-out
+# log-loss is 0.072 instead of 0.096 and its ECE 0.0163 instead of 0.0169; the other corpora
+# fit γ < 1 either way.
+EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
+# How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
+# tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
+# table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.
+SCALE_TOLERANCE = 1e-3
+EXPONENT_TOLERANCE = 1e-3
+
+
+class Candidates:
+    """The calibration sample gathered while counting, so that no second pass is needed:
+    every document whose hash is under a bound that only falls, 2·SAMPLE over the documents
+    read so far. The final rate, stored_rate (below 2·SAMPLE over the documents counted), is
+    never above it while at least half the documents read are counted, so the documents kept
+    are all those the final rate takes, and more; `sample(rate)` cuts them to it. (`covers(rate)` says whether
+    that held; if not, the sample is taken in one more pass.)
+
+    A document is kept as the column ids its tokens have in `table` (the CountTable being
+    counted into), 4 bytes a token: as strings, the candidates of 20 Newsgroups held 190 MB."""
+
+    def __init__(self, table, bound=1.0):
+        self.table = table
+        self.read = 0
+        self.bound = bound  # the lowest rate documents were gathered under (a cluster sets its own)
+        self.kept = ([], [], [])  # column id arrays, labels, hashes
+
+    def bound_after(self, n):
+        """The rate for a batch of `n` more documents (what a worker is told with its chunk)."""
+        self.read += n
+        self.bound = min(1.0, 2 * SAMPLE / self.read)
+        return self.bound
+
+    def covers(self, rate):
+        """Whether every document under `rate` was kept: `rate` is at most the last bound."""
+        return rate <= self.bound
+
+    def add(self, packed, rate, columns=None):
+        """A batch's documents under `rate` (nbtext.stats.counting.packed_sample's), then all of them
+        cut to it. Their ids are the table's columns, or those of a worker's batch table, whose
+        column in the table `columns` gives (CountTable.merge's)."""
+        (ids, indptr), labels, hashes = packed
+        if columns is not None:
+            ids = columns[ids]
+        documents = [ids[a:b].copy() for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]  # each its own
+        documents, labels, hashes = (old + new for old, new in zip(self.kept, (documents, labels, hashes)))
+        keep = under(rate, hashes)
+        self.kept = ([documents[i] for i in keep], [labels[i] for i in keep], [hashes[i] for i in keep])
+
+    def packed(self):
+        """The documents kept, as nbtext.stats.counting.packed_sample gives them (ids of the table's
+        columns): what a cluster worker sends on."""
+        documents, labels, hashes = self.kept
+        return packed_rows(documents), list(labels), list(hashes)
+
+    def sample(self, rate):
+        """(token lists, labels, hashes) of the documents under `rate`."""
+        chosen = under(rate, self.kept[2])
+        names = list(self.table.token_columns)  # in column order
+        documents = [list(map(names.__getitem__, self.kept[0][i].tolist())) for i in chosen]
+        return documents, [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
+
+
+
+def sample_rate(n_documents):
+    """The share of a corpus of `n_documents` in the calibration sample: SAMPLE of them."""
+    return min(1.0, SAMPLE / max(float(n_documents), 1.0))
+
+
+def stored_rate(n_documents):
+    """The share of a corpus of `n_documents` its model file keeps as its calibration
+    sample: SAMPLE over the largest power of two at most N (SAMPLE to 2·SAMPLE documents),
+    never less than sample_rate's. A step in N, so that the sample kept is what one training
+    of the same documents keeps, whatever the path: an update (N grows, the rate can only
+    fall: the old sample and the new documents hold everything under it), a merge (the
+    union's rate is at most each part's) and a forget that leaves N above the same power
+    of two (the rate stays)."""
+    n = max(int(n_documents), 1)
+    return min(1.0, SAMPLE / float(1 << (n.bit_length() - 1)))
+
+
+def complete_rate(model):
+    """The rate every document of `model` under which its calibration sample holds (files
+    of older builds, parts only, cut theirs at sample_rate and did not say so)."""
+    return model.sample_bound if model.sample_bound is not None else sample_rate(model.class_count.sum())
+
+
+def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=None):
+    """Give a trained or changed `model` the calibration one training of its documents
+    would give it: the sample under stored_rate, and T and γ fitted on the documents under
+    sample_rate (not for a `partial` model, a --shard part: its merge fits them), as
+    --calibration `mode` ("auto" or "temperature") fits them. `sample`
+    (token lists, labels, hashes) must hold every one of the model's documents whose hash is
+    under `complete_rate`. Returns False, changing nothing, when it does not reach
+    sample_rate (documents forgotten since past the power of two the sample was cut for):
+    then T cannot be fitted exactly, and a retraining can. With `budget` (a share of ham
+    flagged), the spam cut-off is chosen too, on the same out-of-fold probabilities."""
+    n = model.class_count.sum()
+    if complete_rate < sample_rate(n):
+        return False
+    token_lists, labels, hashes = sample
+    cut = min(stored_rate(n), complete_rate)
+    kept = sorted(under(cut, hashes), key=lambda i: (hashes[i], labels[i]))  # a canonical order
+    model.calibration_sample = ([token_lists[i] for i in kept], [labels[i] for i in kept], [hashes[i] for i in kept])
+    model.sample_bound = cut
+    model.sample_mode = mode
+    if not partial:
+        token_lists, labels, hashes = model.calibration_sample
+        fit = under(sample_rate(n), hashes)
+        model.calibration = temperature_of(
+            model, (feature_rows(model.vocabulary, [token_lists[i] for i in fit]), [labels[i] for i in fit],
+                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget)
+        if budget is not None and model.calibration is None:  # (every path that fits T comes here)
+            raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
+                              "100 documents or more to fit the temperature on)")
+    return True
+
+
+def sample_of(model, over_batches, candidates=None, rate=None):
+    """(token lists, labels, hashes) of the calibration sample of a trained model's corpus:
+    the documents whose hash is under `rate` (by default the model's sample_rate), from the
+    `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
+    as nbtext.jobs.training.model_of_table takes it)."""
+    rate = sample_rate(model.class_count.sum()) if rate is None else rate
+    if candidates is not None and candidates.covers(rate):
+        return candidates.sample(rate)
+    token_lists, labels, hashes = [], [], []
+    for batch_tokens, batch_labels, batch_hashes in over_batches(partial(sample_of_batch, rate)):
+        token_lists += batch_tokens
+        labels += batch_labels
+        hashes += batch_hashes
+    return token_lists, labels, hashes
+
+
+def feature_rows(vocabulary, token_lists):
+    """Each document's feature ids (an array), as vocabulary.ids gives them."""
+    ids, indptr = vocabulary.ids(token_lists)
+    return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
+
+
+def temperature_of(model, sample, required=True, budget=None):
+    """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
+    a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
+    document its feature ids), or None when the sample is too small for
+    --calibration auto (with `required`, as --calibration temperature, that is an error).
+    The sample is taken in the order of its hashes (then labels), so that every way of
+    training on the same documents (-j, a cluster, shards merged) fits the same T."""
+    if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
+        raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
+                          f"({', '.join(model.classes)})")
+    if budget is not None and spam_class(model.classes) is None:
+        raise NbtextError(f"--max-ham-flagged needs to know which class is spam, and neither of "
+                          f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH")
+    documents, labels, hashes = sample
+    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
+    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    if len(set(labels)) < 2 or len(labels) < (FOLDS if required else AUTO_MINIMUM):
+        if not required:
+            return None
+        raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
+    ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
+    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
+    rows = np.array([model.classes.index(label) for label in labels])
+    temperature, exponent = fit_temperature(jll, rows, lengths)
+    record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
+              "documents": len(labels)}
+    if budget is not None:
+        record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
+    return record
+
+
+def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
+    """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
+    positive class (labels.positive_class: the spam class) at which at most
+    `budget` of the other class's out-of-fold documents reach it. Their probabilities are
+    computed as the model computes every probability (NaiveBayes.posterior, exact logs and
+    exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
+    the last one excluded by a relative 1e-12, more than the one-message path's own
+    rounding differs from it."""
+    from nbtext.stats.formulas import log_normalize, temperatures
+
+    positive = positive_class(classes)
+    k = classes.index(positive)
+    scale = temperatures({"temperature": temperature, "length_exponent": exponent}, len(jll), lengths)
+    p = exp(log_normalize(jll / scale[:, None]))[:, k]
+    negatives = np.sort(p[rows != k])[::-1]
+    allowed = int(np.floor(budget * len(negatives) + 1e-9))  # (0.014 · 500 is 6.999...: seven)
+    if allowed >= len(negatives):
+        cut = 0.5
+    else:
+        # (past 1, the first number above it: nothing is sure enough to be the positive class)
+        cut = min(max(0.5, float(np.nextafter(negatives[allowed] * (1 + 1e-12), 2.0))), float(np.nextafter(1.0, 2.0)))
+    return {"positive": positive, "spam_cutoff": cut, "max_ham_flagged": budget}
+
+
+def out_of_fold_jll(model, token_lists, labels, folds):
+    """(jll, n): the joint log-likelihood of each document under the model without its
+    fold's documents, (n, classes), and each document's length n (its tokens that enter
+    the likelihood, as NaiveBayes.jll_and_lengths counts them)."""
+    return out_of_fold_jll_of_ids(model, *model.vocabulary.ids(token_lists), labels, folds)
+
+
+def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
+    """out_of_fold_jll of documents given as their feature ids (flat, with a CSR row pointer)."""
+    lengths = np.diff(indptr)
+    rows = np.array([model.classes.index(label) for label in labels], dtype=np.intp)
+    folds = np.asarray(folds)
+    jll = np.zeros((len(labels), len(model.classes)))
+    if model.event.local_smoothing and model.tfidf_sums is None:
+        return _out_of_fold_locally(model, ids, lengths, rows, folds, jll), lengths
+    X = model.feature_values(ids, indptr)
+    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
+    for f in np.unique(folds):
+        held_out = np.flatnonzero(folds == f)
+        view = _without(model, one_hot(rows[held_out], len(model.classes)), X[held_out])
+        weights, bias, squared = model.event.linear_form(view)
+        part = np.asarray(X[held_out] @ weights.T) + bias
+        if squared is not None:
+            part -= 0.5 * np.asarray(X[held_out].multiply(X[held_out]) @ squared.T)
+        jll[held_out] = part + view._prior_term
+    return jll, lengths
+
+
+def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
+    """out_of_fold_jll for a multinomial model, on the sample's own columns only (never a
+    (classes × features) table per fold): log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj
+    + d·λ), S the fold's class sums, T the class totals. The sample's documents hold every
+    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives.
+
+    In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
+    (document, column) cells in order, each with its count (or 1 for presence); every sum
+    runs over the cells in that order, as a canonical CSR matrix's products do."""
+    from nbtext.stats.formulas import class_log_prior
+
+    n_classes = len(model.classes)
+    columns, local = np.unique(ids, return_inverse=True)
+    document = np.repeat(np.arange(len(lengths)), lengths)
+    cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
+    cell_document, cell_column = np.divmod(cells, len(columns))
+    x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
+    counts = model.feature_count_columns(columns)
+    totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
+    for f in np.unique(folds):
+        held_out = np.flatnonzero(folds == f)
+        held = folds[cell_document] == f
+        # S: the fold's class sums on the sample's columns
+        sums = np.bincount(rows[cell_document[held]] * len(columns) + cell_column[held], weights=x[held],
+                           minlength=n_classes * len(columns)).reshape(n_classes, len(columns))
+        class_count = np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0)
+        log_theta = log(np.maximum(counts - sums, 0.0) + model.alpha) - log(
+            totals - sums.sum(axis=1) + model.n_features * model.alpha)[:, None]
+        prior = class_log_prior(class_count, model.alpha, model.settings["prior"]) if model.event.prior_in_jll else 0.0
+        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them)
+        position = np.searchsorted(held_out, cell_document[held])
+        terms = log_theta[:, cell_column[held]] * x[held]
+        part = np.stack([np.bincount(position, weights=terms[k], minlength=len(held_out)) for k in range(n_classes)],
+                        axis=1)
+        jll[held_out] = part + prior
+    return jll
+
+
+def _without(model, Y, X):
+    """A shallow copy of `model` whose counts leave out the documents of (Y, X), with what
+    was derived from the counts forgotten (it is derived again, from the new counts)."""
+    view = copy.copy(model)
+    view.__dict__ = {k: v for k, v in model.__dict__.items()
+                     if k not in ("feature_log_prob", "linear_form", "class_log_prior", "_prior_term")}
+    sums = np.asarray((Y.T @ X).todense())
+    view.class_count = np.maximum(model.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0)
+    if model.tfidf_sums is None:  # feature_sums is feature_counts, or the tf-idf sums
+        view.feature_counts = np.maximum(model.feature_counts - sums, 0.0)
+    else:
+        view.tfidf_sums = np.maximum(model.tfidf_sums - sums, 0.0)
+        if model.tfidf_squares is not None:
+            view.tfidf_squares = np.maximum(model.tfidf_squares - np.asarray((Y.T @ X.multiply(X)).todense()), 0.0)
+    return view
+
+
+def brier_of_scaled(jll, rows, log_scale):
+    """The mean Brier score of softmax(exp(log_scale) · jll) against the true classes `rows`;
+    `log_scale` one number or one per document. (Σ_k p_k² − 2 p_y + 1 from the unnormalized
+    exponentials e_k, p_k = e_k / Σ e: fewer passes over the table than forming p.)"""
+    z = exp(np.reshape(log_scale, (-1, 1))) * jll
+    z -= z.max(axis=1, keepdims=True)
+    exp(z, out=z)
+    total = z.sum(axis=1)
+    picked = z[np.arange(len(rows)), rows]
+    return float(((z * z).sum(axis=1) / (total * total) - 2.0 * picked / total).mean() + 1.0)
+
+
+def fit_inverse_temperature(jll, rows):
+    """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
+    `rows`, within BETA_RANGE (one temperature for all documents)."""
+    finite = np.isfinite(jll).all(axis=1)
+    jll, rows = jll[finite], rows[finite]
+    loss = partial(brier_of_scaled, jll, rows)
+    return exp(minimize_softening(loss, 1e-6)[0])
+
+
+def fit_temperature(jll, rows, lengths):
+    """(T, γ) minimizing the mean Brier score of softmax(jll / (T · n^γ)), n = lengths, γ
+    within EXPONENT_RANGE; documents of length 0 keep their raw posterior
+    (NaiveBayes.posterior), so they do not enter the fit.
+
+    Nested one-dimensional searches: for each γ the best scale, then the best γ. The scale
+    is fitted at the mean log-length c, 1/T(x) = exp(a − γ (log n − c)), where it hardly
+    moves with γ."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
+    jll, rows, log_n = jll[kept], rows[kept], log(lengths[kept])
+    centre = log_n.mean() if len(log_n) else 0.0
+    best = {}  # γ -> (loss, a)
+
+    def best_scale(exponent):
+        loss = lambda a: brier_of_scaled(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
+        a, value = minimize_softening(loss, SCALE_TOLERANCE)
+        best[exponent] = (value, a)
+        return value
+
+    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, EXPONENT_TOLERANCE)
+    a = best[exponent][1]  # Brent's answer is a point it evaluated
+    # 1/T(x) = exp(a − γ (log n − c)) = exp(−log T − γ log n):  T = exp(−a − γ c)
+    return exp(-a - exponent * centre), float(exponent)
+
+
+def minimize_softening(loss, tolerance):
+    """(x, loss(x)) for the x = log(1/T) minimizing `loss`: Brent's search over log BETA_RANGE, then
+    a look beyond its soft end, a tenfold softer each step until the probabilities are all
+    but uniform (the loss within 1% of theirs); where a step beats the answer, Brent's
+    search between its two neighbours gives it. (Not a wider range for one search: the loss
+    need not be unimodal there. SpamAssassin's Gaussian model has a local minimum where
+    every answer is certain, a bump at 1/T ≈ 1e-7 and its best at 1e-9.) A count model's
+    probabilities are all but uniform at the soft end already: its answer is the one
+    search's."""
+    low, high = log(np.array(BETA_RANGE))
+    best = minimize_bounded(loss, low, high, tolerance)
+    lowest = loss(best)
+    softest, step, beyond = log(SOFTEST_BETA), log(10.0), None
+    uniform = loss(softest)  # every posterior 1/classes
+    point = low
+    while point > softest:
+        point -= step
+        value = loss(point)
+        if value < lowest:
+            lowest, beyond = value, point
+        if abs(uniform - value) <= 1e-2 * uniform:
+            break
+    if beyond is None:
+        return best, lowest
+    refined = minimize_bounded(loss, max(beyond - step, softest), beyond + step, tolerance)
+    value = loss(refined)
+    return (refined, value) if value <= lowest else (beyond, lowest)  # never worse than the range's answer
+
+
+def minimize_bounded(f, low, high, tolerance):
+    """The x in [low, high] minimizing a unimodal f, to within `tolerance`: Brent's method,
+    a parabola through the three best points so far where it can be trusted, a golden-section
+    step where not (as scipy.optimize.minimize_scalar(method="bounded"), whose import would
+    cost a training about 0.2 s). About 10 evaluations where golden section alone takes 20."""
+    shrink = (3.0 - np.sqrt(5.0)) / 2.0  # 0.381966...: the golden section of a bracket
+    a, b = float(low), float(high)
+    x = w = v = a + shrink * (b - a)
+    fx = fw = fv = f(x)
+    step = last_step = 0.0
+    while True:
+        middle = (a + b) / 2.0
+        tol1 = tolerance / 3.0 + 1e-12
+        tol2 = 2.0 * tol1
+        if abs(x - middle) <= tol2 - (b - a) / 2.0:
+            return x
+        parabolic = False
+        if abs(last_step) > tol1:  # try the parabola's minimum: x + p / q
+            r = (x - w) * (fx - fv)
+            q = (x - v) * (fx - fw)
+            p = (x - v) * q - (x - w) * r
+            q = 2.0 * (q - r)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            # trusted if it moves less than half the step before last and stays inside (a, b)
+            if abs(p) < abs(0.5 * q * last_step) and q * (a - x) < p < q * (b - x):
+                last_step, step = step, p / q
+                parabolic = True
+                if (x + step) - a < tol2 or b - (x + step) < tol2:
+                    step = tol1 if middle >= x else -tol1
+        if not parabolic:  # golden section into the larger part of the bracket
+            last_step = (a - x) if x >= middle else (b - x)
+            step = shrink * last_step
+        u = x + (step if abs(step) >= tol1 else (tol1 if step > 0 else -tol1))
+        fu = f(u)
+        if fu <= fx:  # u is the new best: the bracket shrinks to its side of x
+            if u >= x:
+                a = x
+            else:
+                b = x
+            v, w, x = w, x, u
+            fv, fw, fx = fw, fx, fu
+        else:
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu <= fw or w == x:
+                v, w = w, u
+                fv, fw = fw, fu
+            elif fu <= fv or v == x or v == w:
+                v, fv = u, fu

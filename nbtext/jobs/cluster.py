@@ -1,0 +1,344 @@
+"""Training and prediction on a Dask cluster (`--scheduler ADDRESS`; the `dask` extra).
+
+The client only lists the inputs: each partition is a list of entries (a file that is one
+document, or a file that may be an mbox), about a local batch's worth. The workers read,
+parse, tokenize and count their partitions themselves (local paths they can see, or fsspec
+URLs such as s3://bucket/spam/, opened with fsspec's own configuration for credentials),
+and the partial counts are added up on the workers, in a tree, in input order.
+The client receives one table and writes the model, the same as a local training (the
+counts are whole numbers, summed exactly in any order; the second pass of tf-idf or UNK
+models sums per-partition results on the client, in input order, as a local training sums
+its batches). A worker that dies has its tasks run again by Dask; the model is written
+only once every partition has been counted, each exactly once.
+
+Prediction scores partitions on the workers (the model file is sent to each worker once)
+and writes their lines, in input order, as a local run does.
+"""
+
+import os
+from collections import deque
+from functools import partial
+
+from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext.errors import NbtextError
+from nbtext.reading.documents import Document, file_documents, report_errors, tokenized
+from nbtext.reading.sources import files_in, is_url, labelled_sources
+from nbtext.version import __version__
+
+EXTRA = "pip install 'nbtext[dask]'"
+PARTITION = 1000  # entries (files) a task reads: a local batch, so tf-idf sums add up as locally
+CONNECT_SECONDS = 10
+FAN_IN = 16  # partial counts a worker adds up in one task
+
+
+# --- the client ------------------------------------------------------------------------
+def connect(address):
+    """A distributed.Client of the scheduler at `address`, its workers checked to run this
+    nbtext version."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise NbtextError(f"--scheduler needs the dask extra: {EXTRA}") from None
+    try:
+        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise NbtextError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    try:
+        versions = client.run(_worker_version)
+    except Exception as e:  # noqa: BLE001 (a worker that cannot import nbtext, or none)
+        client.close()
+        raise NbtextError(f"the Dask workers at {address} cannot run nbtext ({e}); install nbtext {__version__} "
+                          "on them") from None
+    others = sorted({v for v in versions.values() if v != __version__})
+    if not versions or others:
+        client.close()
+        found = f"nbtext {', '.join(others)}" if others else "no workers"
+        raise NbtextError(f"the Dask cluster at {address} has {found}, this client nbtext {__version__}: "
+                          "install the same version on both")
+    return client
+
+
+def _worker_version():
+    from nbtext.version import __version__ as version
+
+    return version
+
+
+def _opener(location):
+    """How a worker opens an entry for binary reading: open, or fsspec for a URL."""
+    if not is_url(location):
+        return None
+    import fsspec
+
+    return lambda url: fsspec.open(url, "rb").open()
+
+
+def source_entries(label, path):
+    """The entries of one labelled source: (kind, location, label), kind 'file' (a file of a
+    folder: one document), 'source' (a file given itself: one document, or an mbox's
+    messages), or why it cannot be read (a FIFO found in a folder), as a local training
+    reads them. URLs are listed with fsspec."""
+    if not is_url(path):
+        if os.path.isdir(path):
+            return [("file" if kind is None else f"not a regular file (a {kind})", file, label)
+                    for file, kind in files_in(path)]
+        return [("source", path, label)]
+    try:
+        import fsspec
+    except ImportError:
+        raise NbtextError(f"URLs need the dask extra (fsspec): {EXTRA}") from None
+    fs, root = fsspec.core.url_to_fs(path)
+    if not fs.exists(root):
+        raise NbtextError(f"{path} does not exist")
+    if not fs.isdir(root):
+        return [("source", path, label)]
+    base = root.rstrip("/")
+    folders = [f"{base}/cur", f"{base}/new"] if fs.isdir(f"{base}/cur") and fs.isdir(f"{base}/new") else [base]
+    entries = []
+    for folder in folders:  # named as given: s3://bucket/spam/ + the path below it
+        for found in sorted(fs.find(folder)):
+            below = found[len(base) + 1:]
+            if not any(part.startswith(".") for part in found[len(folder) + 1:].split("/")):
+                entries.append(("file", f"{path.rstrip('/')}/{below}", label))
+    if not entries:
+        raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
+    return entries
+
+
+def labelled_entries(specs):
+    """Every entry of train's CLASS_DIR arguments (local paths or URLs), in input order."""
+    entries = []
+    for label, path in labelled_sources(specs, urls=True):
+        entries += source_entries(label, path)
+    return entries
+
+
+def path_entries(paths):
+    """Every entry of predict's PATH arguments (no labels)."""
+    entries = []
+    for path in paths:
+        if path == "-":
+            raise NbtextError("--scheduler reads PATHs the workers can open, not stdin")
+        if not is_url(path) and not os.path.exists(path):
+            raise NbtextError(f"{path} does not exist")
+        entries += source_entries(None, path)
+    return entries
+
+
+def partitions(entries, size=PARTITION):
+    return [entries[i:i + size] for i in range(0, len(entries), size)]
+
+
+def _tree_sum(client, futures, combine):
+    """One future of combine(...) over `futures`, FAN_IN at a time and in order, on the
+    workers (a combine costs a table of the vocabulary: few and wide beats many and small)."""
+    while len(futures) > 1:
+        futures = [client.submit(combine, *futures[i:i + FAN_IN], pure=False) for i in range(0, len(futures), FAN_IN)]
+    return futures[0]
+
+
+def train_on_scheduler(address, specs, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES,
+                       **options):
+    """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
+    if shard is not None or not specs:
+        raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
+    with connect(address) as client:
+        return train_on_cluster(client, specs, on_error, progress, max_bytes, **options)
+
+
+def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, **options):
+    """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
+    equal to nbtext.jobs.training.train_corpus on the same documents. `progress(items, label,
+    total, size)` (nbtext.cli.console.drawn) is shown the partitions as they are counted. The
+    workers read each document up to `max_bytes`."""
+    from nbtext.classifier.settings import make_settings
+    from nbtext.features.weighting import counts_presence
+    from nbtext.jobs.calibration import Candidates, sample_rate
+    from nbtext.jobs.training import add_counted, budget_of, calibration_of, trained_model
+    from nbtext.stats.counting import CountTable
+
+    settings = make_settings(**options)
+    calibration = calibration_of(settings, options)
+    budget = budget_of(options, calibration)
+    parts = partitions(labelled_entries(specs))
+    # The calibration sample is gathered while counting, under a bound set from the listing:
+    # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
+    # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
+    bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
+    counted = client.map(count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, pure=False)
+    root = _tree_sum(client, list(counted), combine_counts)
+    if progress is not None:  # each partition's future is let go once counted, so it is freed once added
+        from distributed import as_completed
+
+        sizes = {future.key: len(part) for future, part in zip(counted, parts)}  # files, each a document
+        files_only = all(kind == "file" for part in parts for kind, _, _ in part)
+        done = as_completed(counted, loop=client.loop)  # the client is not Dask's default one
+        for _ in progress(done, "counting on the cluster", sum(sizes.values()) if files_only else None,
+                          lambda future: sizes[future.key]):
+            pass
+    del counted
+    *total, found = unpacked(root.result())
+    table, journal = CountTable(binary=counts_presence(settings)), {}
+    # fewer than 80% of the entries counted: Candidates.covers says no, and the sample is one more pass
+    candidates = Candidates(table, bound) if found is not None else None
+    mail_documents = add_counted(table, journal, [(*total, (found, bound) if found is not None else None)], on_error,
+                                 candidates)
+    over = partial(_over_partitions, client, parts, settings, max_bytes)
+    return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
+                         candidates=candidates, budget=budget)
+
+
+def _over_partitions(client, parts, settings, max_bytes, function):
+    """function(token lists, labels) of each partition, computed on the workers, in order
+    (nbtext.jobs.training.over_batches' counterpart), at most 2 per worker in flight."""
+    shipped = client.scatter(function, broadcast=True)
+    yield from _in_order(client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes,
+                         function=shipped)
+
+
+def _in_order(client, task, parts, **arguments):
+    """task(part, **arguments) for each part, on the workers, yielded in order; at most two
+    a worker in flight, so the client's memory stays bounded."""
+    window = 2 * max(1, len(client.nthreads()))
+    pending = deque()
+    for part in parts:
+        pending.append(client.submit(task, part, **arguments, pure=False))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def predict_on_scheduler(address, model_path, alpha, paths, files_from, separator, output, explain, on_error=None,
+                         max_bytes=DEFAULT_MAX_BYTES):
+    """`nbtext predict --scheduler ADDRESS PATH...` (or --files-from FILE): line batches."""
+    from nbtext.reading.sources import listed_paths
+
+    paths = paths or tuple(listed_paths(files_from, separator or b"\n"))
+    with connect(address) as client:
+        yield from predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error, max_bytes)
+
+
+def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_error=None, max_bytes=DEFAULT_MAX_BYTES):
+    """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
+    (with the model of `model_path`, re-smoothed with `alpha` unless None; each document read
+    up to `max_bytes`), in input order."""
+    from nbtext.modelfile.pending import Log
+
+    with open(model_path, "rb") as f:
+        data = f.read()
+    log = Log(data)  # what its pending section learned since it was written: folded in there
+    log.check(model_path)
+    changes = log.records
+    model_bytes = client.scatter(data, broadcast=True)
+    arguments = dict(model_bytes=model_bytes, alpha=alpha, max_bytes=max_bytes, output=tuple(output), explain=explain,
+                     changes=changes)
+    for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
+        report_errors(errors, on_error)
+        if n:
+            yield n, lines.split("\0")
+
+
+# --- on the workers ----------------------------------------------------------------------
+def entry_documents(entries, max_bytes):
+    """The Documents of a partition's entries, read where this runs (up to `max_bytes` each)."""
+    for kind, location, label in entries:
+        if kind in ("file", "source"):  # an mbox found in a folder is its messages, as locally
+            yield from file_documents(location, label, _opener(location), max_bytes)
+        else:  # a FIFO, socket or device found in a folder: said, not read
+            yield Document(location, None, label, error=kind)
+
+
+def count_partition(entries, settings, max_bytes, rate=None):
+    """A worker's partial counts of a partition (as nbtext.jobs.parallel.count_chunk's), with the
+    calibration candidates under `rate` (None: no calibration)."""
+    from nbtext.classifier.settings import make_tokenizer
+    from nbtext.stats.counting import count_batch
+
+    tokenize = make_tokenizer(settings["tokenizer"])
+    errors = []
+    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes)),
+                                     lambda doc, message: errors.append((doc.name, message)), rate)
+    return packed((table.export(), keys, errors, tokenize.mail_documents, found))
+
+
+def combine_counts(*parts):
+    """Partitions' partial counts as one (journals, errors and candidates in order)."""
+    from nbtext.jobs.calibration import Candidates
+    from nbtext.stats.counting import CountTable
+
+    table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
+    candidates = Candidates(table)
+    keys, errors, mail_documents, any_found = [], [], 0, False
+    for exported, part_keys, part_errors, part_mail, found in map(unpacked, parts):
+        columns = table.merge(exported)
+        if found is not None:  # their ids become this table's columns
+            candidates.add(found, 1.0, columns=columns)
+            any_found = True
+        keys += part_keys
+        errors += part_errors
+        mail_documents += part_mail
+    return packed((table.export(), keys, errors, mail_documents, candidates.packed() if any_found else None))
+
+
+def packed(counted):
+    """Partial counts as a few large objects, cheap to send: Dask serializes a list of a
+    hundred thousand small strings and hashes 40 times slower than one string of them."""
+    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents, found = counted
+    key_labels = sorted({label for _, label in keys})
+    index = {label: k for k, label in enumerate(key_labels)}
+    if found is not None:  # the candidates' hashes as one array
+        import numpy as np
+
+        found = (found[0], found[1], np.array(found[2], dtype=np.uint64))
+    return ((labels, "\0".join(tokens), class_count, rows, cols, data),  # a token never holds NUL
+            (b"".join(key for key, _ in keys), [index[label] for _, label in keys], key_labels),
+            errors, mail_documents, found)
+
+
+def unpacked(counted):
+    (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail, found = counted
+    from nbtext.journal import HASH_BYTES
+
+    keys = [(hashes[HASH_BYTES * i:HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
+    if found is not None:
+        found = (found[0], found[1], found[2].tolist())
+    return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
+
+
+def second_pass_partition(entries, settings, max_bytes, function):
+    from nbtext.classifier.settings import make_tokenizer
+
+    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes)),
+                                  lambda doc, message: None)
+    return function(token_lists, [doc.label for doc in kept])
+
+
+_models = {}  # on a worker: the models it has loaded, by the hash of their file
+
+
+def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, changes=()):
+    """(documents scored, their output lines, [(name, error)]) of a partition (by the model
+    with `changes`, its pending log's records, folded in)."""
+    from nbtext.classifier.model import NaiveBayes
+    from nbtext.exactmath import exp
+    from nbtext.modelfile.format import parse_state
+    from nbtext.report.text import Output, prediction_lines
+
+    key = (hash(model_bytes), alpha, len(changes))
+    if key not in _models:
+        _models.clear()
+        model = NaiveBayes.from_state(parse_state(model_bytes, "the model"))
+        if changes:
+            from nbtext.jobs.training import replayed
+
+            model = replayed(model, changes, to_score=True)
+        _models[key] = model if alpha is None else model.with_alpha(alpha)
+    model = _models[key]
+    errors = []
+    kept, log_proba, explanations = model.score(list(entry_documents(entries, max_bytes)),
+                                                lambda doc, message: errors.append((doc.name, message)), explain)
+    if not kept:
+        return 0, "", errors
+    lines = prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))
+    return len(kept), "\0".join(lines), errors  # one string ships far faster than many (see packed)

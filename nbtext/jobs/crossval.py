@@ -1,0 +1,96 @@
+"""Stratified K-fold cross-validation, and several models compared on the same folds.
+
+Each document is read and tokenized once; every fold then counts its K-1 training folds
+and scores the held-out one. The corpus's tokens are held in memory for this.
+"""
+
+import math
+from collections import Counter
+from functools import partial
+
+import numpy as np
+
+from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.errors import NbtextError
+from nbtext.jobs.parallel import ordered_runs
+from nbtext.jobs.training import fit_tokens
+from nbtext.reading.documents import tokenized
+from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.metrics import evaluate
+
+
+def stratified_folds(labels, k, seed):
+    """fold[i] in 0..k-1 for every document: each class is shuffled (with `seed`) and dealt
+    round-robin, so every fold gets its share of every class."""
+    fold = np.empty(len(labels), dtype=np.intp)
+    if not len(labels):
+        return fold
+    rng = np.random.default_rng(seed)
+    # each class's members in document order, classes in sorted order: one sort, not a
+    # scan of every label per class (quadratic when most lines have a label of their own)
+    _, class_of, sizes = np.unique(np.asarray(labels), return_inverse=True, return_counts=True)
+    by_class = np.argsort(class_of.ravel(), kind="stable")
+    offset = 0
+    for members in np.split(by_class, np.cumsum(sizes)[:-1]):
+        rng.shuffle(members)
+        fold[members] = (np.arange(len(members)) + offset) % k  # offset: small classes spread out
+        offset += len(members)
+    return fold
+
+
+def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs=1, **options):
+    """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
+
+    `documents` are labelled Documents; `models` the event models to compare (the other
+    options are shared). `on_fold(model, fold, report)` is told of each fold as it finishes
+    (0-based; folds finish in order). The
+    folds run on `jobs` forked workers once the corpus is tokenized (None: in this process
+    while they are quick, nbtext.jobs.parallel.ordered_runs).
+    """
+    if k < 2:
+        raise NbtextError("--folds must be at least 2")
+    tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])
+    kept, token_lists = tokenized(tokenizer, list(documents), on_error)
+    labels = [doc.label for doc in kept]
+    counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
+    if len(counts) < 2:
+        raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
+    smallest = min(counts, key=counts.get)
+    if counts[smallest] < k:
+        raise NbtextError(
+            f"class {smallest!r} has {counts[smallest]} document{'s' if counts[smallest] != 1 else ''}, "
+            f"fewer than --folds {k} (try fewer folds)"
+        )
+    fold = stratified_folds(labels, k, seed)
+    results = {}
+    for name in models:
+        settings = make_settings(**{**options, "model": name})
+        resolve_alpha(settings, tokenizer.mail_documents, len(labels))
+        folds = []
+        run = partial(held_out_guesses, settings, token_lists, labels, fold)
+        for f, (test, guesses, classes) in enumerate(ordered_runs(run, range(k), jobs)):
+            report = evaluate([labels[i] for i in test], guesses, classes)
+            folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
+            if on_fold is not None:
+                on_fold(name, f, folds[-1])
+        results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
+                         **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
+    return results
+
+
+def held_out_guesses(settings, token_lists, labels, fold, f):
+    """(the indices of fold f's documents, the label a model of the other folds gives each,
+    that model's classes): one step of K-fold cross-validation of tokenized documents."""
+    train = np.flatnonzero(fold != f).tolist()
+    test = np.flatnonzero(fold == f).tolist()
+    model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+    guesses = [model.classes[j] for j in model.joint_log_likelihood_of_tokens(
+        [token_lists[i] for i in test]).argmax(axis=1).tolist()]
+    return test, guesses, model.classes
+
+
+def _spread(folds, metric):
+    """Mean and standard deviation (over the folds, ddof=0) of one metric."""
+    values = [f[metric] for f in folds]
+    mean = sum(values) / len(values)
+    return {f"{metric}_mean": mean, f"{metric}_std": math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))}

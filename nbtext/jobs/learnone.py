@@ -1,0 +1,147 @@
+"""Learning or forgetting a few messages at the cost of the messages, not of the model.
+
+`train --update -m MODEL LABEL=PATH...` and `forget -m MODEL PATH...` of at most
+pending.MAX_BATCH documents, on a model whose one-message record can follow them
+(PureModel.follows_changes: counts, features chosen by --min-count), append one record
+per document to the model file's pending section (nbtext.modelfile.pending) under the model's
+lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
+one-message path finds them, and the one-document record after the document is derived
+from the counts of its own tokens:
+
+    kept_j   = (Σ_k B_kj >= min_count)          before and after the document's counts
+    d'       = d + Σ_j (kept'_j − kept_j)        (over the document's distinct tokens)
+    UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
+    T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
+
+Anything else (more documents, a class the model lacks, a section due to be folded into
+the file, another kind of model, a file not writable in place) returns a Fallback: the
+caller takes the full way, which folds the section in and writes the model file anew.
+"""
+
+from collections import Counter
+
+from nbtext.modelfile import pending
+
+
+class Fallback:
+    """The full way it is: the documents read so far (`consumed`), to be learned before
+    the rest."""
+
+    def __init__(self, consumed=()):
+        self.consumed = list(consumed)
+
+
+def through_log(model_path, documents, forget=False):
+    """Learn (or forget) `documents` (an iterator) through the model file's pending
+    section, all under the model's lock: ({"added", "moved", "duplicates"} or
+    {"forgotten", "unknown"}, [(document, message or None for one not learned)], records
+    in the section), or a Fallback when they must take the full way (nothing is read from
+    `documents` unless the model can take them)."""
+    import os
+
+    from nbtext.classifier.purescore import Unserved, of_file
+    from nbtext.errors import NbtextError
+    from nbtext.modelfile.container import locked, mapped, read_open
+
+    with locked(model_path):
+        try:
+            f = open(model_path, "r+b")  # the file read is the file written: one put in its place is not
+        except OSError:
+            return Fallback()  # not writable in place (read-only): the full way writes it anew, or says why not
+        with f:
+            if os.fstat(f.fileno()).st_nlink > 1:
+                return Fallback()  # hard links: a backup made by `ln` must not change with it
+            data = mapped(f) or read_open(f, model_path)
+            pure = of_file(data, str(model_path))
+            if pure is None or not pure.follows_changes():
+                return Fallback()
+            log = pending.Log(data)
+            log.check(model_path)
+            if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
+                return Fallback()  # time to fold the section into the file
+            try:
+                changes = pending.Changes(pure.classes, log.records)
+                pure.with_changes(changes)
+            except (ValueError, KeyError, TypeError) as e:
+                raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
+            except Unserved:
+                return Fallback()  # (the full way then says what is wrong with the section)
+            return _appended(f, model_path, pure, changes, log, documents, forget)
+
+
+def _appended(f, model_path, pure, changes, log, documents, forget):
+    """through_log's work once the model file can take records: the documents read, their
+    records derived and appended (or a Fallback, holding the documents read)."""
+    from itertools import islice
+
+    from nbtext.classifier.purescore import Unserved
+    from nbtext.errors import NbtextError
+    from nbtext.reading.documents import document_key, each_loaded
+
+    first = list(islice(documents, pending.MAX_BATCH + 1))
+    batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
+    if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
+        return Fallback(first)
+    derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
+    stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
+    records, skipped = [], []
+    for doc in batch:
+        label = None if forget else doc.label
+        if label is not None and label not in pure.classes:
+            return Fallback(first)  # a new class
+        try:
+            if doc.error is not None:
+                raise NbtextError(f"cannot read it ({doc.error})")
+            key = document_key(doc.data)
+            previous = changes.journal[key] if key in changes.journal else pure.journal_label(key)
+            if forget and previous is None:
+                stats["unknown"] += 1
+                skipped.append((doc, None))
+                continue
+            if not forget and previous == label:
+                stats["duplicates"] += 1
+                continue
+            tokens = pure.tokenize(doc.data)
+            derived = _derived_after(pure, derived, tokens, label, previous)
+        except NbtextError as e:
+            skipped.append((doc, str(e)))
+            continue
+        except (Unserved, ValueError, OverflowError):
+            return Fallback(first)
+        record = {"hash": key.hex(), "label": label, "from": previous, "tokens": tokens,
+                  "mail": pure.tokenize.reads_as_mail(doc.data), "derived": derived}
+        changes.add(record)
+        records.append(record)
+        stats["forgotten" if forget else "moved" if previous is not None else "added"] += 1
+    if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
+        return Fallback(first)  # large messages: the full way folds them in
+    if records:
+        log.append(f, model_path, records)
+    return stats, skipped, len(log.records)
+
+
+def _derived_after(pure, derived, tokens, label, previous):
+    """The one-document record after `tokens` join class `label` and leave `previous`
+    (either may be None), from the counts of those tokens alone (the module's formulas).
+    Counts are whole numbers: the sums are exact, as the model's own."""
+    row = {name: k for k, name in enumerate(pure.classes)}
+    has_unk = derived["unk"] is not None
+    features, totals = derived["features"], list(derived["totals"])
+    unk = list(derived["unk"]) if has_unk else None
+    for token, n in Counter(tokens).items():
+        _, before = pure.token_counts(token)
+        before = list(before) if before is not None else [0.0] * len(pure.classes)
+        after = list(before)
+        if label is not None:
+            after[row[label]] += n
+        if previous is not None:
+            after[row[previous]] -= n
+        kept_before, kept_after = sum(before) >= pure.min_count, sum(after) >= pure.min_count
+        features += kept_after - kept_before
+        for k in range(len(totals)):
+            totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
+            if has_unk:
+                change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
+                unk[k] += change
+                totals[k] += change
+    return {"features": features, "unk": unk, "totals": totals}

@@ -1,0 +1,127 @@
+"""Merging models: one model of all the documents several models learned.
+
+Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
+included), so a merge is exact: counts are summed by token and classes by name, journals
+united (a document two of them learned counts twice, as it would in one training that
+read it twice, and is held under the later model's label; a warning says how many), and
+then pruning (--min-count, --max-features) and the default λ are decided again on the
+sums. The result equals, byte for byte, the model of one training on all the documents.
+Every calibrated model (and every --shard part) keeps its calibration sample
+(nbtext.jobs.calibration): the merge takes the documents of all the samples that one
+training's sample would hold, and fits T and γ on them.
+
+Two kinds of model cannot be merged exactly, and are refused: tf-idf features (each idf
+is a function of every document) and presence features with an UNK feature once tokens
+are pruned (which documents held a pruned token is not in the counts).
+"""
+
+import numpy as np
+
+from nbtext.classifier.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
+from nbtext.errors import NbtextError
+from nbtext.features.weighting import counts_presence, is_tfidf
+from nbtext.jobs.calibration import calibrate, complete_rate
+from nbtext.jobs.training import model_of_table
+from nbtext.stats.counting import CountTable
+
+
+def merge(models, names=None):
+    """The model of all the documents of `models` (NaiveBayes objects, trained with the same
+    settings). `names` (e.g. their paths) name them in errors."""
+    models = list(models)
+    names = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
+    if not models:
+        raise NbtextError("give the models to merge")
+    for model, name in zip(models, names):
+        _check_mergeable(model, name)
+    settings = _common_settings(models, names)
+    table = CountTable(binary=counts_presence(settings))
+    journal, mail_documents, shared = {}, 0, 0
+    for model in models:
+        table.merge(exported_counts(model))
+        learned = model.journal
+        shared += len(learned.keys() & journal.keys())
+        journal.update(learned)
+        mail_documents += model.corpus["mail_documents"]
+    if shared:
+        import warnings
+
+        were = "document was" if shared == 1 else "documents were"
+        warnings.warn(f"{shared:,} {were} learned by more than one of the models: counted once for each "
+                      "(merge models of disjoint parts)", stacklevel=2)
+    default_alpha = models[0].corpus["default_alpha"]
+    if default_alpha:  # chosen again from the documents of all of them, as one training would
+        settings["alpha"] = None
+        resolve_alpha(settings, mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": mail_documents, "default_alpha": default_alpha}
+    merged = model_of_table(settings, table, journal, _documents_needed, corpus)
+    samples = [model.calibration_sample for model in models]
+    if any(sample is not None for sample in samples):
+        if any(sample is None for sample in samples):
+            missing = names[samples.index(None)]
+            raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
+                              "train the parts with the same options")
+        united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
+        complete = min(complete_rate(m) for m in models)
+        modes = {m.sample_mode or "auto" for m in models}
+        if len(modes) > 1:
+            raise NbtextError("cannot merge models trained with --calibration auto and temperature; "
+                              "train them with the same options")
+        budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
+        if len(budgets) > 1:
+            raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
+        if not calibrate(merged, united, complete, modes.pop(), budget=budgets.pop()):
+            raise NbtextError("cannot merge: a model's calibration sample has lost documents to forget; "
+                              "retrain that model, or train on all the documents at once")
+    return merged
+
+
+def exported_counts(model):
+    """A model's counts in CountTable.export's form, to merge into a table (sparse: no
+    (classes × tokens) table of each model is made)."""
+    data, indices, indptr = model.token_counts.csr()
+    rows = np.repeat(np.arange(len(model.classes), dtype=np.int32), np.diff(indptr))
+    return (list(model.classes), model.vocabulary.tokens, np.asarray(model.class_count, dtype=np.float64),
+            rows, np.asarray(indices, dtype=np.int32), np.asarray(data, dtype=np.float64))
+
+
+def _check_mergeable(model, name):
+    if is_tfidf(model.settings):
+        raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
+    if model.calibration is not None and model.calibration_sample is None:
+        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: "
+                          f"{CALIBRATED_MERGE}")
+    if model.corpus is None:
+        raise NbtextError(
+            f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "
+            "(documents read as mail); train it again"
+        )
+
+
+def _common_settings(models, names):
+    """The settings all `models` share (λ aside when every one chose the default λ)."""
+    first = models[0]
+    for model, name in zip(models[1:], names[1:]):
+        if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
+            given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
+            raise NbtextError(
+                f"cannot merge {names[0]} and {name}: {given} was trained with --alpha, {default} with "
+                "the default λ; train them with the same options"
+            )
+        for key in sorted(set(first.settings) | set(model.settings)):
+            if key == "alpha" and first.corpus["default_alpha"]:
+                continue
+            ours, theirs = first.settings.get(key), model.settings.get(key)
+            if ours != theirs:
+                if key == "tokenizer":
+                    key = next(k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k))
+                    ours, theirs = ours.get(key), theirs.get(key)
+                raise NbtextError(
+                    f"cannot merge {names[0]} and {name}: their {key} differs ({ours!r} and {theirs!r}); "
+                    "train them with the same options"
+                )
+    return dict(first.settings)
+
+
+def _documents_needed(function):
+    raise NbtextError(f"cannot merge these models once tokens are pruned: {UNK_MERGE}")

@@ -1,0 +1,234 @@
+"""The spam track's protocol (TREC): messages in a fixed order, each classified by the model
+of the messages learned before it, then its true label revealed and, on an error (or
+always), learned. How a filter lives in a mailbox, in one process.
+
+The model at each step is the multinomial model of the documents learned so far, with
+every class of the corpus (a class with none yet has its smoothed prior), exactly as
+`nbtext train` of those documents would count it:
+
+    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
+
+over the message's kept tokens (a total count of at least --min-count) and UNK, with d
+the features and T_k the class's tokens (nbtext.stats.formulas). Counts change by one message at
+a time, so each step costs its own tokens: the messages are read and tokenized ahead (on
+-j workers), then scored and learned in order in this process.
+"""
+
+import math
+from collections import Counter
+
+from nbtext.errors import NbtextError
+from nbtext.labels import positive_class
+from nbtext.stats.event_models import EVENT_MODELS
+
+
+class OnlineMultinomial:
+    """Counts that grow one document at a time, and the posterior of the model they make."""
+
+    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
+        self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
+        calibration = calibration or {}  # a model's: P(k | x) = softmax(jll / T(x)), T(x) = T · n^γ (as it scores)
+        self.temperature, self.length_exponent = calibration.get("temperature", 1.0), calibration.get("length_exponent",
+                                                                                                       0.0)
+        k = len(self.classes)
+        self.row = {label: i for i, label in enumerate(self.classes)}
+        self.counts = {}  # token -> its count in each class
+        self.class_count = [0.0] * k
+        self.kept_totals = [0.0] * k  # Σ_j B_kj over the kept tokens
+        self.unk_totals = [0.0] * k  # Σ_j B_kj over the others (UNK's counts)
+        self.n_kept = 0
+        if start is not None:
+            for token, counts in start.items():
+                self.counts[token] = list(counts)
+                kept = sum(counts) >= min_count
+                self.n_kept += kept
+                for i, c in enumerate(counts):
+                    (self.kept_totals if kept else self.unk_totals)[i] += c
+
+    def learn(self, tokens, label):
+        k = self.row[label]
+        self.class_count[k] += 1
+        for token, n in Counter(tokens).items():
+            counts = self.counts.setdefault(token, [0.0] * len(self.classes))
+            was_kept = sum(counts) >= self.min_count
+            counts[k] += n
+            if was_kept:
+                self.kept_totals[k] += n
+            elif sum(counts) >= self.min_count:  # the token becomes a feature: its counts leave UNK
+                self.n_kept += 1
+                for i, c in enumerate(counts):
+                    self.kept_totals[i] += c
+                    self.unk_totals[i] -= c - (n if i == k else 0)
+            else:
+                self.unk_totals[k] += n
+
+    def posterior(self, tokens):
+        """(P(k | tokens) for each class, jll_k for each class)."""
+        n_features = self.n_kept + (1 if self.unk else 0)
+        totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
+        denominators = [math.log(t + n_features * self.alpha) for t in totals]
+        jll = self._log_prior()
+        unknown = 0
+        for token, n in Counter(tokens).items():
+            counts = self.counts.get(token)
+            if counts is None or sum(counts) < self.min_count:
+                unknown += n
+                continue
+            for i, c in enumerate(counts):
+                jll[i] += n * (math.log(c + self.alpha) - denominators[i])
+        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+        if unknown and self.unk:
+            for i, c in enumerate(self.unk_totals):
+                jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
+        scale = 1.0 if length == 0 and self.length_exponent else self.temperature * float(length) ** self.length_exponent
+        tempered = [v / scale for v in jll]
+        top = max(tempered)
+        e = [math.exp(v - top) for v in tempered]
+        total = math.fsum(e)
+        return [v / total for v in e], jll
+
+    def _log_prior(self):
+        from nbtext.classifier.purescore import log_prior
+
+        if self.prior == "empirical" and not all(self.class_count):  # a class with none yet: uniform until then
+            return log_prior(self.class_count, self.alpha, "uniform")
+        return log_prior(self.class_count, self.alpha, self.prior)
+
+
+def run(stream, online, learn="errors", unsure_below=None, on_step=None):
+    """Classify each (name, tokens, label) of `stream` in order with `online` (an
+    OnlineMultinomial), then learn it (always, or when it was misclassified): the report
+    (see `report`). `on_step(i)` after each message."""
+    from nbtext.classifier.purescore import decide
+
+    labels, guesses, scores, learned = [], [], [], 0
+    positive = online.row[positive_class(online.classes)] if len(online.classes) == 2 else None
+    for i, (_, tokens, label) in enumerate(stream):
+        if label not in online.row:
+            raise NbtextError(f"the label {label!r} is not one of the model's classes ({', '.join(online.classes)})")
+        p, jll = online.posterior(tokens)
+        guess = max(range(len(p)), key=p.__getitem__)
+        labels.append(label)  # (unsure: by --unsure-below, or a model's spam cut-off, as its filter decides)
+        guesses.append((online.classes[guess], decide(online.classes, p, unsure_below, online.calibration)[0]
+                        == "unsure"))
+        if positive is not None:  # the ROC ranks by log-odds: probabilities saturate at 1.0 and tie
+            scores.append(jll[positive] - jll[1 - positive])
+        if learn == "all" or online.classes[guess] != label:
+            online.learn(tokens, label)
+            learned += 1
+        if on_step is not None:
+            on_step(i)
+    calibration = online.calibration or {}
+    cutoff = (calibration.get("positive"), calibration["spam_cutoff"]) if "spam_cutoff" in calibration else None
+    return report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
+
+
+def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, cutoff=None):
+    """The online run's figures: errors of the most probable class (and their cumulative
+    count, for the picture), per class how many were decided as another (flagged, missed:
+    not the unsure ones), the unsure band's catch, and for two classes
+    1-ROCA% (the area above the ROC curve of the positive class's log-odds, in percent)."""
+    from nbtext.stats.metrics import roc_auc
+
+    errors, cumulative, missed = 0, [], {label: 0 for label in classes}
+    unsure = {"n": 0, "errors": 0}
+    support = Counter(labels)
+    for label, (guess, is_unsure) in zip(labels, guesses):
+        wrong = guess != label
+        errors += wrong
+        missed[label] += wrong and not is_unsure  # delivered as another class: what the filter does
+        cumulative.append(errors)
+        if is_unsure:
+            unsure["n"] += 1
+            unsure["errors"] += wrong
+    result = {
+        "n": len(labels), "learn": learn, "learned": learned, "errors": errors,
+        "error_rate": errors / len(labels) if labels else math.nan,
+        "classes": {label: {"n": support[label], "taken_for_another": missed[label]} for label in classes},
+        "cumulative_errors": cumulative,
+    }
+    if len(classes) == 2 and scores:
+        positive = positive_class(classes)
+        negative = next(c for c in classes if c != positive)
+        result["positive"], result["negative"] = positive, negative
+        has_both = support[positive] and support[negative]
+        result["roca_percent"] = 100 * (1 - roc_auc(scores, [label == positive for label in labels])) \
+            if has_both else math.nan
+        result["scores"] = scores
+        result["labels"] = labels
+    if unsure_below is not None or cutoff is not None:
+        positive, cut = cutoff if cutoff is not None else (None, None)
+        result["unsure"] = {"threshold": unsure_below, "spam_cutoff": cut, "positive": positive, **unsure}
+    return result
+
+
+def evaluate_online(documents, settings, model=None, learn="errors", seed=0, unsure_below=None, jobs=None,
+                    on_error=None, on_step=None):
+    """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
+    counts, settings and calibration, which stays as the model's) or from nothing with train
+    `settings` (then the probabilities are Naive Bayes' own, uncalibrated): the report of
+    `run`. The messages are tokenized ahead on `jobs` workers."""
+    import random
+
+    from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+    from nbtext.jobs.parallel import CHUNK, ordered_runs
+    from nbtext.reading.documents import in_batches, report_errors
+
+    settings = dict(model.settings) if model is not None else make_settings(**settings)
+    event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
+    if event.pure_form != "counts" or settings.get("features", "counts") != "counts" \
+            or settings["max_features"] is not None:
+        raise NbtextError("eval --online runs a multinomial model of counts (--model multinomial, no "
+                          "--features or --max-features)")
+    documents = list(documents)
+    random.Random(seed).shuffle(documents)
+    labels = {doc.label for doc in documents}
+    if model is not None and not labels & set(model.classes):
+        raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
+    if model is not None:
+        from nbtext.jobs.training import warn_new_classes
+
+        warn_new_classes(model.classes, sorted(labels))  # as train --update says it: starting from none
+    classes = sorted(labels | set(model.classes if model is not None else ()))
+    if len(classes) < 2:
+        raise NbtextError("eval --online needs documents of two classes or more")
+
+    def tokenized_chunk(chunk):
+        from nbtext.reading.documents import tokenized
+
+        tokenize, errors = make_tokenizer(settings["tokenizer"]), []
+        kept, token_lists = tokenized(tokenize, chunk, lambda doc, message: errors.append((doc.name, message)))
+        return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)], errors, \
+            tokenize.mail_documents
+
+    chunks = ordered_runs(tokenized_chunk, in_batches(documents, CHUNK), jobs)
+    first = next(chunks, ([], [], 0))
+    if settings["alpha"] is None:  # as a training of the first messages would choose it
+        resolve_alpha(settings, first[2], len(first[0]))
+    start = None
+    if model is not None:
+        tokens, dense = model.vocabulary.tokens, model.token_counts.dense
+        rows = [model.classes.index(label) if label in model.classes else None for label in classes]
+        start = {token: [float(dense[r, j]) if r is not None else 0.0 for r in rows] for j, token in enumerate(tokens)}
+    online = OnlineMultinomial(classes, settings["alpha"], settings["min_count"], settings["unknown"] == "unk",
+                               settings["prior"], start, model.calibration if model is not None else None)
+    if model is not None:
+        for label, n in zip(model.classes, model.class_count):
+            online.class_count[online.row[label]] = float(n)
+
+    def stream():
+        for chunk in _chained(first, chunks):
+            results, errors, _ = chunk
+            report_errors(errors, on_error)
+            yield from results
+
+    result = run(stream(), online, learn, unsure_below, on_step)
+    result["alpha"] = settings["alpha"]
+    result["seed"] = seed
+    return result
+
+
+def _chained(first, rest):
+    yield first
+    yield from rest

@@ -1,0 +1,467 @@
+"""Training: a labelled corpus, read in batches, becomes a NaiveBayes model.
+
+`train()` takes lists of documents and labels; `train_corpus()` streams batches of
+Documents (so memory is O(classes × vocabulary) plus one batch); `update()` adds
+documents to a trained model; `fit_tokens()` fits already-tokenized documents
+(cross-validation folds).
+"""
+
+from functools import partial
+
+import numpy as np
+
+from nbtext.choices import TRAIN_DEFAULTS
+from nbtext.classifier.model import NaiveBayes, vocabulary_of
+from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha
+from nbtext.errors import NbtextError
+from nbtext.features.matrix import one_hot
+from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
+from nbtext.labels import label_problem
+from nbtext.modelfile.pending import COMPACT_AFTER
+from nbtext.reading.documents import DEFAULT_BATCH, Document, document_key, in_batches, report_errors, tokenized
+from nbtext.stats.counting import CountTable, packed_sample, token_hash, under
+from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.token_counts import ClassCounts
+
+
+
+def train(documents, labels, **options):
+    """Train from parallel sequences of documents (str or bytes) and labels.
+
+    Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
+    max_features, ngrams, unknown, input, headers, features, tf, idf, length_norm,
+    weight_norm (and columns, for categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
+
+    >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
+    >>> clf.predict(["cheap lunch pills"])
+    ['spam']
+    """
+    documents = list(documents)
+    labels = list(labels)
+    if len(documents) != len(labels):
+        raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
+    corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
+    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), **options)
+
+
+def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, **options):
+    """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
+    `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
+    be missing, so one class is enough.
+
+    The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
+    batches). It is read a second time for presence features with an UNK feature (which
+    documents hold a pruned token is known only after counting) and for tf-idf features
+    (the idf is known only after counting).
+    """
+    settings = make_settings(**options)
+    calibration = calibration_of(settings, options)
+    budget = budget_of(options, calibration, partial)
+    table, journal = CountTable(binary=counts_presence(settings)), {}
+    candidates = None
+    if calibration != "none":  # the calibration sample is gathered while counting
+        from nbtext.jobs.calibration import Candidates
+
+        candidates = Candidates(table)
+    if jobs > 1:
+        from nbtext.jobs.parallel import count_in_workers
+
+        mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs, candidates),
+                                     on_error, candidates)
+    else:
+        tokenizer = make_tokenizer(settings["tokenizer"])
+        for batch in batches():
+            kept, token_lists = tokenized(tokenizer, batch, on_error)
+            labels = [doc.label for doc in kept]
+            ids, indptr = table.add(token_lists, labels)
+            journal.update((document_key(doc.data), doc.label) for doc in kept)
+            if candidates is not None:
+                rate = candidates.bound_after(len(batch))
+                candidates.add(packed_sample(rate, token_lists, labels, ids, indptr), rate)
+        mail_documents = tokenizer.mail_documents
+    second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
+    return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates,
+                         on_stage, budget)
+
+
+def reads_twice(options):
+    """Whether training with these options reads its corpus a second time: presence
+    features with an UNK feature when tokens are pruned (which documents hold a pruned
+    token), and tf-idf (the idf weighs the second reading's values)."""
+    settings = make_settings(**options)
+    prunes = settings["min_count"] > 1 or settings["max_features"] is not None
+    return is_tfidf(settings) or (_counts_unk_documents(settings) and prunes)
+
+
+def _counts_unk_documents(settings):
+    """Whether UNK's count is the documents holding a pruned token (presence features with
+    an UNK feature): known only from a second reading, once the vocabulary is pruned."""
+    return is_binary(settings) and settings["unknown"] == "unk"
+
+
+def add_counted(table, journal, counted, on_error=None, candidates=None):
+    """Add partial counts (nbtext.stats.counting.count_batch's, as workers send them: exported
+    table, journal pairs, errors, documents read as mail, and the calibration candidates
+    with the rate they were taken under, or None), in order, to `table` and `journal`, and
+    the candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
+    could not be read go to `on_error`. Returns the number of documents read as mail."""
+    mail_documents = 0
+    for exported, keys, errors, mail_count, sampled in counted:
+        report_errors(errors, on_error)
+        columns = table.merge(exported)
+        if candidates is not None and sampled is not None:
+            found, rate = sampled
+            candidates.add(found, rate, columns=columns)
+        journal.update(keys)
+        mail_documents += mail_count
+    return mail_documents
+
+
+def budget_of(options, calibration, partial=False):
+    """--max-ham-flagged as a share, or None; refused (one line) where it cannot apply."""
+    budget = ham_flagged_budget(options.get("max_ham_flagged"))
+    if budget is not None and (partial or calibration == "none"):
+        raise NbtextError("--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
+                          "probabilities: not with --calibration none, --model categorical or --shard")
+    return budget
+
+
+def calibration_of(settings, options):
+    """--calibration as it applies: "auto" is "none" for a model of table rows (categorical)."""
+    calibration = options.get("calibration", TRAIN_DEFAULTS["calibration"])
+    if calibration == "auto" and EVENT_MODELS[settings["event_model"]].own_jll:
+        return "none"
+    return calibration
+
+
+def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
+                  candidates=None, on_stage=None, budget=None):
+    """The model of a counted corpus (by one process, by workers or by a cluster): the
+    default λ chosen, then `model_of_table`; unless `calibration` is "none", the
+    calibration sample of the corpus (gathered while counting as `candidates`, or else in
+    one more pass), kept in the model, and a temperature fitted on it (nbtext.jobs.calibration;
+    not for a part, `partial`, --shard: the merge fits it on all the parts' samples)."""
+    default_alpha = settings["alpha"] is None
+    resolve_alpha(settings, mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
+    if partial and not table.labels:
+        raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
+    model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
+    if calibration != "none":
+        from nbtext.jobs.calibration import calibrate, sample_of, stored_rate
+
+        rate = stored_rate(model.class_count.sum())
+        sample = sample_of(model, over_batches, candidates, rate=rate)
+        if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
+            on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
+        calibrate(model, sample, rate, calibration, partial=partial, budget=budget)
+    return model
+
+
+def over_batches(settings, batches, expected=None):
+    """`over(function)`: function(token lists, labels) for each batch of `batches()`, in
+    order (a second pass over the corpus; unreadable documents were reported already).
+    With `expected`, the documents the first pass read: a second pass that reads another
+    number (stdin or a pipe, which can be read only once; a file changed meanwhile) is an
+    error, not a model counted from two different corpora."""
+    def over(function):
+        tokenize = make_tokenizer(settings["tokenizer"])
+        read = 0
+        for batch in batches():
+            kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
+            read += len(kept)
+            yield function(token_lists, [doc.label for doc in kept])
+        if expected is not None and read != expected:
+            raise NbtextError(
+                f"this model reads its corpus twice, and the second reading found {read:,} documents "
+                f"where the first found {expected:,}: stdin and pipes can be read only once (give "
+                "regular files), and files must not change while train runs"
+            )
+
+    return over
+
+
+def fit_tokens(settings, token_lists, labels):
+    """A model from documents already tokenized with `settings` (cross-validation folds)."""
+    table = CountTable(binary=counts_presence(settings))
+    table.add(token_lists, labels)
+    return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)])
+
+
+def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None):
+    """The model of a finished count table: the vocabulary pruned and checked, then (a
+    second pass over the corpus: `over_batches(function)` yields function(token lists,
+    labels) of each batch, in order) the documents holding a pruned token for presence
+    features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on
+    (nbtext.classifier.model.NaiveBayes)."""
+    classes, tokens, class_count, token_counts = table.sorted_view()
+    for label in classes:
+        if problem := label_problem(label):
+            raise NbtextError(problem)
+    if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
+        raise NbtextError(
+            f"need at least two classes to train, got {len(classes)}"
+            + (f" ({classes[0]!r})" if classes else "")
+        )
+    token_counts = ClassCounts(token_counts)
+    vocabulary = vocabulary_of(settings, tokens, token_counts)
+    if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none
+        raise NbtextError(
+            f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
+        )
+    unk_doc_count = tfidf_sums = tfidf_squares = None
+    if _counts_unk_documents(settings) and vocabulary.n_kept < len(tokens):  # (has_unk: "unknown" is "unk")
+        unk_doc_count = np.zeros(len(classes))
+        for (count,) in over_batches(partial(documents_with_unk, vocabulary, classes)):
+            unk_doc_count += count
+    if is_tfidf(settings):
+        idf = idf_weights(token_counts.token_totals[vocabulary.kept], class_count.sum())
+        squares = EVENT_MODELS[settings["event_model"]].tfidf_squares
+        tfidf_sums = np.zeros((len(classes), vocabulary.n_features))
+        tfidf_squares = np.zeros_like(tfidf_sums) if squares else None
+        for sums, sums_of_squares in over_batches(partial(tfidf_sums_of, settings, vocabulary, idf, classes, squares)):
+            tfidf_sums += sums
+            if squares:
+                tfidf_squares += sums_of_squares
+    return NaiveBayes(settings, classes, class_count, token_counts, vocabulary, unk_doc_count,
+                      tfidf_sums, tfidf_squares, journal, corpus=corpus)
+
+
+def _class_rows(classes, labels):
+    row = {label: k for k, label in enumerate(classes)}
+    return np.array([row[label] for label in labels], dtype=np.intp)
+
+
+def tfidf_sums_of(settings, vocabulary, idf, classes, squares, token_lists, labels):
+    """(Yᵀ X, and Yᵀ (X∘X) when `squares`, else None) of a batch's tf-idf feature values X:
+    a second pass, since the idf and the vocabulary are known only after counting."""
+    X = feature_matrix(*vocabulary.ids(token_lists), vocabulary.n_features, settings, idf)
+    Y = one_hot(_class_rows(classes, labels), len(classes))
+    sums = np.asarray((Y.T @ X).todense())
+    return sums, (np.asarray((Y.T @ X.multiply(X)).todense()) if squares else None)
+
+
+def documents_with_unk(vocabulary, classes, token_lists, labels):
+    """(Per class, how many documents of a batch contain a token outside the vocabulary,)"""
+    ids, indptr = vocabulary.ids(token_lists)
+    doc_of_id = np.repeat(np.arange(len(labels)), np.diff(indptr))
+    has_unk = np.zeros(len(labels), dtype=bool)
+    has_unk[doc_of_id[ids == vocabulary.unk_column]] = True
+    rows = _class_rows(classes, labels)
+    return (np.bincount(rows[has_unk], minlength=len(classes)).astype(np.float64),)
+
+
+def replayed(model, records, to_score=None):
+    """`model` with the records of its pending log (nbtext.modelfile.pending) folded in, as `update`
+    and `forget` fold in the documents they record: with its calibration sample read (and
+    not `to_score`), the model those commands write (its temperature refitted on the
+    sample); else the model every reader scores with until then (the counts changed, the
+    file's temperature), which cannot be saved. A record's document leaves the class it
+    was learned under (`from`) and joins the one it is learned under now (`label`; none:
+    forgotten)."""
+    exact = not model.sample_unread if to_score is None else not to_score
+    table = _count_table(model)
+    journal, mail_documents = dict(model.journal), _mail_documents(model)
+    sample = _Sample(model) if exact else None
+    for record in records:
+        tokens, key = record["tokens"], bytes.fromhex(record["hash"])
+        if record["from"] is not None:
+            table.add([tokens], [record["from"]], weight=-1.0)
+            if exact:
+                sample.remove(tokens, record["from"])
+        if record["label"] is None:
+            journal.pop(key, None)
+            mail_documents -= record["mail"]
+            continue
+        table.add([tokens], [record["label"]])
+        if exact:
+            sample.add(tokens, record["label"])
+        journal[key] = record["label"]
+        mail_documents += record["mail"] and record["from"] is None
+    if (table.class_count < 0).any() or (table.token_counts < 0).any():
+        raise NbtextError("its pending section forgets what was never counted")
+    changed = model_of_table(model.settings, table, journal, _no_second_pass, _corpus(model, mail_documents))
+    changed.file_info = {**model.file_info, "pending": len(records), "pending_fold": COMPACT_AFTER,
+                         "written_calibration": model.calibration}
+    if exact:
+        return sample.calibrated(changed)
+    changed.calibration, changed.sample_bound, changed.sample_mode = \
+        model.calibration, model.sample_bound, model.sample_mode  # (its sample unread: not to be saved)
+    return changed
+
+
+def _no_second_pass(function):
+    raise NbtextError("a model whose changes need its corpus read again cannot have pending changes")
+
+
+def _learnable(model, verb):
+    if model.sample_unread:
+        raise NbtextError(f"cannot {verb} a model loaded without its calibration sample (load it whole)")
+    return _count_table(model, verb)
+
+
+def _count_table(model, verb="change"):
+    """The CountTable of a model's counts, to change them."""
+    if is_tfidf(model.settings):
+        raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
+    if model.binary and model.has_unk:
+        raise NbtextError(
+            f"cannot {verb} a Bernoulli or binary-feature model with an UNK feature (which past "
+            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
+        )
+    return CountTable.from_counts(
+        counts_presence(model.settings), model.classes, model.vocabulary.tokens, model.class_count,
+        model.token_counts.dense,
+    )
+
+
+def forget(model, batches, on_error=None, on_unknown=None):
+    """`model` without the documents of `batches()` that its journal knows: each one's counts
+    leave the class the journal holds it under (whatever label the batch gives it). A
+    document the journal does not know goes to `on_unknown(document)` and is left alone.
+    Learning, forgetting and learning again gives back the same model.
+    Returns (new model, {"forgotten": n, "unknown": n})."""
+    table = _learnable(model, "forget documents of")
+    journal = dict(model.journal)
+    stats = {"forgotten": 0, "unknown": 0}
+    mail_documents = _mail_documents(model)
+    sample = _Sample(model)
+    for batch in batches():
+        kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        remove_tokens, remove_labels = [], []
+        for doc, tokens in zip(kept, token_lists):
+            label = journal.pop(document_key(doc.data), None)
+            if label is None:
+                stats["unknown"] += 1
+                if on_unknown is not None:
+                    on_unknown(doc)
+                continue
+            remove_tokens.append(tokens)
+            remove_labels.append(label)
+            sample.remove(tokens, label)
+            stats["forgotten"] += 1
+            mail_documents -= model.tokenize.reads_as_mail(doc.data)
+        if remove_tokens:
+            table.add(remove_tokens, remove_labels, weight=-1.0)
+    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                            _corpus(model, mail_documents))), stats
+
+
+def update(model, batches, on_error=None):
+    """`model` plus the documents of `batches()`: equal to training on all of them at once.
+
+    New tokens get new columns and new classes new rows. A document already learned under
+    the same label (same content hash) is not counted again; one learned under another
+    label is moved: its counts leave the old class and join the new one.
+    Returns (new model, {"added": n, "moved": n, "duplicates": n}).
+    """
+    table = _learnable(model, "--update")
+    journal = dict(model.journal)
+    stats = {"added": 0, "moved": 0, "duplicates": 0}
+    mail_documents = _mail_documents(model)
+    sample = _Sample(model)
+    for batch in batches():
+        kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
+        for doc, tokens in zip(kept, token_lists):
+            key = document_key(doc.data)
+            previous = journal.get(key)
+            if previous == doc.label:
+                stats["duplicates"] += 1
+                continue
+            if previous is not None:
+                remove_tokens.append(tokens)
+                remove_labels.append(previous)
+                sample.remove(tokens, previous)
+                stats["moved"] += 1
+            else:
+                stats["added"] += 1
+                mail_documents += model.tokenize.reads_as_mail(doc.data)
+            sample.add(tokens, doc.label)
+            add_tokens.append(tokens)
+            add_labels.append(doc.label)
+            journal[key] = doc.label
+        if remove_tokens:
+            table.add(remove_tokens, remove_labels, weight=-1.0)
+        table.add(add_tokens, add_labels)
+    warn_new_classes(model.classes, table.labels)
+    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
+                                            _corpus(model, mail_documents))), stats
+
+
+def warn_new_classes(known, labels):
+    """Say which classes an update adds: a file given without LABEL= is a class named after
+    it (`--update -m mail.model msg.eml` makes a third class 'msg.eml', not more spam)."""
+    def listed(names):
+        return ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+
+    had = set(known)
+    new = [repr(label) for label in labels if label not in had]
+    if new:
+        import warnings
+
+        warnings.warn(f"new class{'es' if len(new) > 1 else ''} {listed(new)} (the model had {listed(known)}); "
+                      "to learn documents as a class the model has, name it: LABEL=PATH", stacklevel=2)
+
+
+class _Sample:
+    """A model's calibration sample as documents are learned, moved and forgotten, and the
+    calibration of the changed model (nbtext.jobs.calibration.calibrate): the file one training
+    of the same documents writes, T and γ included. Documents are known in the sample by
+    their token hash and label (token-identical documents are interchangeable in it)."""
+
+    def __init__(self, model):
+        self.old = model
+        self.rate = None  # every document under it is in the sample: none without one
+        self.documents = {}  # (hash, label) -> the token lists of the documents of the sample
+        if model.calibration_sample is not None:
+            from nbtext.jobs.calibration import complete_rate
+
+            self.rate = complete_rate(model)
+            for tokens, label, h in zip(*model.calibration_sample):
+                self.documents.setdefault((h, label), []).append(tokens)
+
+    def add(self, tokens, label):
+        if self.rate is not None and under(self.rate, [h := token_hash(tokens)]):
+            self.documents.setdefault((h, label), []).append(tokens)
+
+    def remove(self, tokens, label):
+        if self.rate is not None:
+            same = self.documents.get((token_hash(tokens), label))
+            if same:
+                same.pop()
+
+    def calibrated(self, changed):
+        """The changed model, calibrated as one training on its documents; when the sample
+        cannot give that (a model of older builds without one, or too much forgotten), it
+        keeps the old model's temperature, with a warning that a retraining refits it."""
+        import warnings
+
+        if self.rate is None:
+            changed.calibration = self.old.calibration
+            if self.old.calibration is not None:
+                warnings.warn("this model holds no calibration sample (an older nbtext wrote it): its temperature "
+                              "is kept as it was; retrain it to fit one for its documents", stacklevel=3)
+            return changed
+        from nbtext.jobs.calibration import calibrate
+
+        documents = [(tokens, label, h) for (h, label), same in sorted(self.documents.items()) for tokens in same]
+        sample = tuple(map(list, zip(*documents))) if documents else ([], [], [])
+        budget = (self.old.calibration or {}).get("max_ham_flagged")  # the model's own budget, refitted
+        if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto", budget=budget):
+            changed.calibration, changed.calibration_sample, changed.sample_bound = \
+                self.old.calibration, sample, self.rate
+            changed.sample_mode = self.old.sample_mode
+            warnings.warn("so many documents were forgotten that the calibration sample no longer holds the ones "
+                          "a training would fit its temperature on: it is kept as it was; retrain to refit it",
+                          stacklevel=3)
+        return changed
+
+
+def _mail_documents(model):
+    return model.corpus["mail_documents"] if model.corpus is not None else 0
+
+
+def _corpus(model, mail_documents):
+    """The corpus record of a changed model (unknown stays unknown: files of older builds)."""
+    return None if model.corpus is None else {**model.corpus, "mail_documents": mail_documents}

@@ -1,0 +1,185 @@
+"""Messages learned or forgotten since a model file was written: records appended to it.
+
+Learning one message by rewriting the model costs the whole model (read, count, calibrate,
+write). `train --update` and `forget` of a few messages of a model whose one-message
+record can follow them (nbtext.jobs.learnone) append one record per document to the model
+file's pending section instead, and every reader folds the records in: the one-message
+path (nbtext.classifier.purescore), the model loaded whole (nbtext.jobs.loading). When the section holds
+COMPACT_AFTER records, or whenever the model is changed the full way, the records are
+folded into the model itself: the file that `train --update` and `forget` of those
+documents write, byte for byte (written as every model is, whole, by rename), with no
+pending section. A copy of the file is a copy of all of it.
+
+    the model file      as nbtext.modelfile.container says, then
+    b"NBTEXT-PENDING\\n" the pending section's magic
+    records             each: u32 length, u32 CRC-32 of the body, body (UTF-8 JSON)
+
+A record is one document: `hash` (its journal key, hex), `label` (the class it is now
+learned under, or null: forgotten), `from` (the class it was learned under before, or
+null: new), `tokens` (as tokenized, in order), `mail` (read as e-mail), and `derived`, the
+model's one-document record after it (number of features, UNK counts, totals: what a
+reader would otherwise need every token's counts for). A record cut short by a kill runs
+past the file's end and ends the section (readers stop there; the next learner cuts it
+off), so a reader sees the state before or after each record, never half of one. A whole
+record that fails its checksum is damage, not a kill: the file is refused (Log.check).
+"""
+
+import json
+import os
+import struct
+import zlib
+
+from nbtext.modelfile.container import HEADER_CRC, MAGIC, PENDING_MAGIC, PREAMBLE, sections
+
+RECORD = struct.Struct("<II")
+COMPACT_AFTER = 50  # records: then the learner folds them into the model file
+MAX_BATCH = 20  # documents one `train --update` or `forget` learns through the pending section
+# What every message's filter reads of it, bounded: a section past this many bytes is folded
+# into the model (a learn-on-error job that learns huge spam must not slow every delivery).
+MAX_SECTION_BYTES = 1 << 20
+
+
+class Log:
+    """The records of a model file's pending section, from the file's bytes `data` (as
+    nbtext.modelfile.container.read_bytes reads them, the sample left out or not), and where in the
+    file the section and its last whole record end."""
+
+    def __init__(self, data, header=None):
+        self.records, self.problem = [], None  # problem: what is wrong with a whole record that is not one
+        version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
+        start = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0)
+        if header is None:  # (a reader that split the file already passes its header)
+            header = json.loads(data[start : start + header_length].decode("utf-8", "surrogateescape"))
+        sample = header["sample"]["bytes"] if "sample" in header else 0
+        at = sections(data, header)[1]
+        # where the section starts in the file (where the sample always is)
+        self.start = start + header_length + header["payload_bytes"] + sample
+        self.end = None  # in the file, the end of the last whole record: None, no section yet
+        if at is None or data[at : at + len(PENDING_MAGIC)] != PENDING_MAGIC:
+            return  # none (or the start of its magic, a first append cut short: none either)
+        position = at + len(PENDING_MAGIC)
+        while position + RECORD.size <= len(data):
+            length, crc = RECORD.unpack_from(data, position)
+            body = data[position + RECORD.size : position + RECORD.size + length]
+            if len(body) < length:
+                break  # cut short by a kill (the file ends inside it): the section ends before it
+            if zlib.crc32(body) != crc:  # whole, yet not as written: the records after it are not to be dropped
+                self.problem = "a damaged record"
+                break
+            try:
+                self.records.append(_checked(json.loads(body.decode("utf-8"))))
+            except (ValueError, KeyError, TypeError, RecursionError):
+                self.problem = "a record that is not one nbtext writes"  # whole, by its checksum: crafted
+                break
+            position += RECORD.size + length
+        self.end = self.start + position - at
+
+    def check(self, path):
+        """Refuse a section with a record no learner wrote whole (every reader that folds
+        it, or appends to it, goes through here)."""
+        if self.problem:
+            from nbtext.errors import NbtextError
+
+            raise NbtextError(f"{path} is corrupt (its pending section holds {self.problem})")
+
+    @property
+    def bytes(self):
+        """The section's size in the file, its whole records' (0: none)."""
+        return 0 if self.end is None else self.end - self.start
+
+    def append(self, f, path, records):
+        """Write `records` after the whole ones (a torn tail cut off first), durably, to the
+        model file open as `f` (the file read, under the model's lock: a file put in its
+        place meanwhile is not written). A write that fails leaves the file as it was."""
+        body = b"".join(framed(record) for record in records)
+        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
+        end = self.end
+        if end is None:  # the first: the section starts
+            body, end = PENDING_MAGIC + body, self.start
+        try:
+            os.ftruncate(fd, end)
+            os.lseek(fd, end, os.SEEK_SET)
+            view = memoryview(body)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, size)  # as it was (a full disk, a file size limit)
+            except OSError:
+                pass
+            from nbtext.errors import NbtextError
+
+            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+        self.records.extend(records)
+        self.end = end + len(body)
+
+
+def framed(record):
+    body = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    return RECORD.pack(len(body), zlib.crc32(body)) + body
+
+
+def _checked(record):
+    """A record as read, its fields of the right types (else ValueError)."""
+    if not (isinstance(record, dict) and isinstance(record["hash"], str) and len(record["hash"]) == 32
+            and all(record[k] is None or isinstance(record[k], str) for k in ("label", "from"))
+            and isinstance(record["tokens"], list) and set(map(type, record["tokens"])) <= {str}
+            and not any("\0" in token for token in record["tokens"])
+            and isinstance(record["mail"], bool) and isinstance(record["derived"], dict)):
+        raise ValueError("not a record")
+    bytes.fromhex(record["hash"])
+    return record
+
+
+def _check_derived(derived, n_classes):
+    """A record's one-document record as the file's own is checked (without its kept rule:
+    the section follows models that have none), else ValueError."""
+    from nbtext.modelfile.schema import check_one_document
+
+    if not isinstance(derived, dict) or set(derived) != {"features", "unk", "totals"}:
+        raise ValueError("a pending record's one-document record is not one")
+    check_one_document({**derived, "kept": None}, n_classes, 2**53)
+
+
+class Changes:
+    """What a log's records change: per class the documents added (class_count), the
+    journal's changes (hash -> label, None for forgotten), the one-document record after
+    the last record (None if none), and (`delta`) a token's counts added in each class."""
+
+    def __init__(self, classes, records=()):
+        self.classes = list(classes)
+        self.row = {label: k for k, label in enumerate(self.classes)}
+        self.class_count = [0] * len(self.classes)
+        self.documents = []  # per record: (its tokens counted, the class it joins, the class it leaves)
+        self.journal = {}
+        self.derived = None
+        for record in records:
+            self.add(record)
+
+    def add(self, record):
+        from collections import Counter
+
+        if any(record[k] is not None and record[k] not in self.row for k in ("label", "from")):
+            raise ValueError("a pending record of a class the model does not have")
+        _check_derived(record["derived"], len(self.classes))
+        joins, leaves = (self.row.get(record[k]) for k in ("label", "from"))
+        for k, sign in ((joins, 1), (leaves, -1)):
+            if k is not None:
+                self.class_count[k] += sign
+        self.documents.append((Counter(record["tokens"]), joins, leaves))
+        self.journal[bytes.fromhex(record["hash"])] = record["label"]
+        self.derived = record["derived"]
+
+    def delta(self, token):
+        """The counts the records add to `token` in each class, or None if they add none."""
+        delta = None
+        for counted, joins, leaves in self.documents:
+            n = counted.get(token)
+            if n:
+                delta = delta or [0] * len(self.classes)
+                if joins is not None:
+                    delta[joins] += n
+                if leaves is not None:
+                    delta[leaves] -= n
+        return delta

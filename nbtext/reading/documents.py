@@ -1,0 +1,214 @@
+"""A document, how much of one is read, and reading one file (a message, or the messages
+of an mbox file) and a batch of documents into tokens: what every reader of documents and
+every job shares.
+
+Kept apart from nbtext.reading.sources (every kind of PATH: folders, Maildirs, streams, tables) so
+that the one-message path and the core (training, the model) need not import the readers.
+"""
+
+import os
+from collections import namedtuple
+from io import UnsupportedOperation
+from stat import S_ISREG
+
+from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext.errors import NbtextError
+
+MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
+DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
+
+# The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
+# unread, so time and memory are bounded per document. Each reader takes the limit as an
+# argument and gives it to the Documents it leaves to be read later (`loaded`).
+
+
+def cut(data, max_bytes):
+    """`data` up to `max_bytes`. The first document cut says so, once a process (the
+    warnings module's own once-per-place rule: the text names the limit, not the document)."""
+    if len(data) <= max_bytes:
+        return data
+    import warnings
+
+    warnings.warn(f"documents over {max_bytes:,} bytes are cut: only the first {max_bytes:,} bytes of each are read "
+                  "(--max-bytes)", stacklevel=2)
+    return data[:max_bytes]
+
+
+def read_cut(f, max_bytes, head=b""):
+    """A document from the binary file `f` (`head`: its first bytes, already read): at most
+    `max_bytes` bytes, the rest left unread."""
+    return cut(head + read_at_most(f, max(max_bytes + 1 - len(head), 0)), max_bytes)
+
+
+def bounded_lines(f, max_bytes):
+    """The lines of a binary file, a line over `max_bytes` in pieces of at most that (so
+    one giant line never sits in memory whole)."""
+    return iter(lambda: f.readline(max_bytes + 1), b"")
+
+
+PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
+
+
+# name: how output names it; data: bytes or str; label: its class (labelled inputs);
+# error: why it could not be read; path: the file to read the data from when data is None
+# (files are read where they are tokenized, so -j workers read their own), and max_bytes
+# how much of it to read.
+Document = namedtuple("Document", "name data label error path max_bytes",
+                      defaults=(None, None, None, DEFAULT_MAX_BYTES))
+
+
+def in_batches(docs, size, pauses=False):
+    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived (and
+    with `pauses` is passed on after it, for a consumer that holds batches back)."""
+    batch = []
+    for doc in docs:
+        if doc is PAUSE:
+            if batch:
+                yield batch
+                batch = []
+            if pauses:
+                yield PAUSE
+            continue
+        batch.append(doc)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def read_at_most(f, limit):
+    """f.read(limit), without reserving `limit` bytes for a file that holds fewer: a buffered
+    read(n) allocates n bytes up front, and at the default --max-bytes (10 MB a document)
+    that made reading 20 Newsgroups' 11,314 files take 0.6 s instead of 0.2 s. A regular
+    file is read to its size and one byte more; if that byte came (the file grew since), on
+    up to `limit`. Streams whose size is unknown (pipes, file objects without a descriptor)
+    are read as before."""
+    try:
+        status = os.fstat(f.fileno())
+        left = status.st_size - f.tell() if S_ISREG(status.st_mode) else None
+    except (OSError, AttributeError, ValueError, UnsupportedOperation):
+        left = None
+    if left is None or left + 1 >= limit:
+        return f.read(limit)
+    want = max(left, 0) + 1
+    data = f.read(want)
+    return data + f.read(limit - want) if len(data) == want else data
+
+
+# --- one file: one document, or the messages of an mbox file -------------------------------
+def file_documents(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
+    """The one document of a file, or every message of an mbox file. The file is opened
+    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing.
+    `opener(path)` opens it for binary reading (default: open; fsspec.open for URLs)."""
+    from nbtext.reading.mail import starts_mbox
+
+    try:
+        with (opener or _open_binary)(path) as f:
+            head = f.read(MBOX_SNIFF)
+            if starts_mbox(head):
+                yield from mbox_messages(f, path, label, head, max_bytes)
+                return
+            yield Document(path, read_cut(f, max_bytes, head), label)
+    except OSError as e:
+        yield Document(path, None, label, error=e.strerror or str(e))
+
+
+def _open_binary(path):
+    return open(path, "rb")
+
+
+def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
+    """Each message of an mbox file (`f` open, `head` its first bytes already read),
+    without its `From ` envelope line, named PATH:N; a file of one message is named PATH,
+    as any file holding one document is.
+
+    A `From ` line starts a message only after a blank line (or at the start) and when it
+    reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
+    readers check: an unescaped "From here on..." in a body stays in its message."""
+    from itertools import chain
+
+    from nbtext.reading.mail import is_envelope_line
+
+    lines = head.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
+        lines[-1] += f.readline()
+    n, message, size, after_blank = 0, None, 0, True
+    for line in chain(lines, bounded_lines(f, max_bytes)):
+        # the first line starts the first message: it is what made the file an mbox
+        if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
+            if message is not None:  # there is a next message: names are numbered
+                yield Document(f"{path}:{n}", cut(b"".join(message), max_bytes), label)
+            n, message, size = n + 1, [], 0
+        elif size <= max_bytes:  # past the limit, the rest of the message is left out
+            message.append(line)
+            size += len(line)
+        after_blank = line in (b"\n", b"\r\n")
+    if message is not None:
+        name = f"{path}:{n}" if n > 1 else path
+        yield Document(name, cut(b"".join(message), max_bytes), label)
+
+
+def read_file(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
+    try:
+        with (opener or _open_binary)(path) as f:
+            return Document(path, read_cut(f, max_bytes), label)
+    except OSError as e:
+        return Document(path, None, label, error=e.strerror or str(e))
+
+
+def tokenized(tokenize, batch, on_error=None):
+    """(documents, token lists) of a batch, leaving out documents that cannot be read or
+    parsed: each is passed to `on_error(document, message)`, or raises without one."""
+    kept, token_lists = [], []
+    for doc in each_loaded(batch):
+        try:
+            if doc.error is not None:
+                raise NbtextError(f"cannot read it ({doc.error})")
+            token_lists.append(tokenize(doc.data))
+            kept.append(doc)
+        except NbtextError as e:
+            if on_error is None:
+                raise NbtextError(f"{doc.name}: {e}") from None
+            on_error(doc, str(e))
+    return kept, token_lists
+
+
+def report_errors(errors, on_error=None):
+    """Pass the [(name, message)] a worker could not read or parse to `on_error(document,
+    message)`, as `tokenized` does in one process; without `on_error`, the first is raised."""
+    for name, message in errors:
+        if on_error is None:
+            raise NbtextError(f"{name}: {message}")
+        on_error(Document(name, None), message)
+
+
+def document_key(data):
+    """The journal's key for a document's data: its content hash without an mbox envelope
+    line and trailing line ends, so a message read from a folder, a Maildir or an mbox
+    file is the same message."""
+    from nbtext.journal import content_hash
+    from nbtext.reading.mail import strip_envelope
+
+    if isinstance(data, tuple):  # a table row
+        data = "\x1f".join(data)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return content_hash(strip_envelope(data))
+
+
+def loaded(doc):
+    """The document with its data read, if it was still to be read from its path."""
+    if doc.data is None and doc.path is not None and doc.error is None:
+        return read_file(doc.path, doc.label, max_bytes=doc.max_bytes)._replace(name=doc.name)
+    return doc
+
+
+def each_loaded(batch):
+    """The documents of a batch with their data read; a file of a folder still to be read
+    that is an mbox is its messages (PATH:N), as the same file named on the command line."""
+    for doc in batch:
+        if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
+            yield from file_documents(doc.path, doc.label, max_bytes=doc.max_bytes)
+        else:
+            yield loaded(doc)

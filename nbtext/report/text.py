@@ -1,0 +1,322 @@
+"""What the commands print: prediction lines, the eval report, the cross-validation
+table, the model summary. Plain functions of plain values, so each is testable without
+a command line (nbtext.cli.commands writes what they return).
+"""
+
+import json
+import math
+import sys
+from collections import namedtuple
+
+from nbtext.report.output import tsv_field
+
+FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
+
+
+def counted(n, noun):
+    """`1 document`, `2 documents`, `1,185 documents`: a count and its noun, singular for one."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+class Skipped:
+    """Reports each document that cannot be read or parsed, by name, and counts them."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, doc, message):
+        self.count += 1
+        print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)  # one line, whatever the name
+
+    def summary(self, done, if_none=None):
+        """The run's closing line on stderr, and its exit status: 1 if documents were
+        skipped. `if_none`: what to say when there were no documents at all (an empty folder)."""
+        if self.count:
+            print(f"nbtext: {counted(done, 'document')} done, {self.count:,} skipped", file=sys.stderr)
+        elif not done and if_none:
+            print(f"nbtext: {if_none}", file=sys.stderr)
+        return 1 if self.count else 0
+
+
+def train_summary(model, stats, seconds, output):
+    """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
+    per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
+    unk = " + UNK" if model.has_unk else ""
+    learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
+               if stats is not None else "")
+    return (
+        f"{learned}{model.event_model} model (λ={model.alpha:g}) of "
+        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
+        f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
+        + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
+        + f"{seconds:.2f} s -> {output}"
+    )
+
+
+# How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
+# label alone), proba (every class's probability), unsure_below, top (-k: the N most probable
+# labels) and threshold (labels below it left out of those).
+Output = namedtuple("Output", "format proba unsure_below top threshold", defaults=(False, None, None, None))
+
+
+def proba_header(model, output, explain, header):
+    """The #path line of `predict --proba --column-names` (TSV), as a list of no lines or one.
+    (`--header` asks for it too where there is no --table, whose first row it names.)"""
+    if not (header and output.proba and output.format == "tsv"):
+        return []
+    return ["#path\tlabel\tprobability\t" + "\t".join(model.classes) + ("\texplanation" if explain else "")]
+
+
+def prediction_line_batches(model, scored, output):
+    """(documents, lines) per batch of nbtext.jobs.parallel.scored_batches' output."""
+    from nbtext.exactmath import exp
+
+    for kept, log_proba, explanations in scored:
+        yield len(kept), prediction_lines(model, kept, exp(log_proba), explanations, output)
+
+
+def forget_summary(model, stats, seconds, output):
+    """The line `forget` writes to stderr."""
+    return (f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
+            f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s -> {output}")
+
+
+def ranked(model, probabilities, output):
+    """[(label, probability)] of -k / --threshold: the `top` most probable labels (1 when
+    only --threshold is given) with a probability of at least `threshold`; None without
+    either."""
+    if output.top is None and output.threshold is None:
+        return None
+    order = sorted(range(len(model.classes)), key=lambda k: -probabilities[k])[: output.top or 1]
+    return [(model.classes[k], float(probabilities[k])) for k in order
+            if output.threshold is None or probabilities[k] >= output.threshold]
+
+
+def prediction_lines(model, kept, probabilities, explanations, output):
+    """One line per document: `labels` (the label alone), `tsv` (name, label, probability,
+    or with -k the top labels and theirs; with `proba` every class's, with explanations
+    the top features), `json`, or `fasttext` (`__label__spam 0.9987`, as fastText's
+    predict-prob)."""
+    lines = []
+    for i, (doc, row) in enumerate(zip(kept, probabilities)):
+        label, p = model.decide(row, output.unsure_below)
+        top = ranked(model, row, output)
+        if output.format == "labels":
+            lines.append(label)
+        elif output.format == "fasttext":
+            lines.append(" ".join(f"__label__{name} {q:.4f}" for name, q in (top if top is not None else [(label, p)])))
+        elif output.format == "json":
+            record = {"path": doc.name, "label": label, "probabilities": dict(zip(model.classes, row.tolist()))}
+            if top is not None:
+                record["top"] = [list(pair) for pair in top]
+            if explanations is not None:
+                record["explanation"] = [list(pair) for pair in explanations[i]]
+            lines.append(json_line(record))
+        else:
+            name = tsv_field(doc.name)
+            columns = [name, label, f"{p:.4f}"] if top is None else \
+                [name] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+            if output.proba:
+                columns += [f"{q:.4f}" for q in row.tolist()]
+            if explanations is not None:
+                columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
+            lines.append("\t".join(columns))
+    return lines
+
+
+def json_line(record):
+    """`record` as one line of JSON that is UTF-8 text: a name that is not UTF-8 (held as
+    surrogate escapes) is written as \\udcXX escapes, not as the bytes JSON may not hold."""
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return text
+
+
+def _fmt(value):
+    return "-" if math.isnan(value) else f"{value:.4f}"
+
+
+def format_report(report, terminal=False):
+    """A readable, tab-separated table of the report; for a `terminal`, its columns padded
+    to line up instead, and the confusion matrix's columns numbered when class names are
+    long (20 Newsgroups' names made it a few screens wide)."""
+    classes = report["classes"]
+    width = max([len(c) for c in classes] + [len("macro avg")])
+    if "unsure" in report:  # the scores below are of the documents decided, not of the unsure ones
+        lines = [f"documents\t{report['n'] + report['unsure']}", f"decided\t{report['n']}",
+                 f"accuracy\t{_fmt(report['accuracy'])}"]
+    else:
+        lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
+    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("ece", "ECE"),
+                      ("unsure", "unsure")):
+        if key in report:
+            value = report[key]
+            lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
+    if "unsure_errors" in report:
+        lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
+    lines.append("")
+    lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
+    for label in classes:
+        m = report["per_class"][label]
+        lines.append(
+            f"{label:<{width}}\t{_fmt(m['precision'])}\t{_fmt(m['recall'])}\t{_fmt(m['f1'])}\t{m['support']}"
+        )
+    lines.append(
+        f"{'macro avg':<{width}}\t{_fmt(report['macro_precision'])}\t{_fmt(report['macro_recall'])}"
+        f"\t{_fmt(report['macro_f1'])}\t{report['n']}"
+    )
+    lines.append("")
+    numbered = terminal and max(map(len, classes)) > 8
+    lines.append("confusion (rows: true class, columns: predicted" + (", numbered as the rows)" if numbered else ")"))
+    lines.append("\t".join([f"{'':<{width}}"] + ([str(k + 1) for k in range(len(classes))] if numbered else classes)))
+    for k, (label, row) in enumerate(zip(classes, report["confusion"])):
+        lines.append("\t".join([f"{k + 1} {label}" if numbered else f"{label:<{width}}"] + [str(v) for v in row]))
+    return aligned(lines) if terminal else "\n".join(lines)
+
+
+def aligned(lines):
+    """Tab-separated lines with each run of table lines' columns padded to one width (text
+    first, numbers to the right), two spaces apart."""
+    out, block = [], []
+
+    def flush():
+        widths = {}
+        for cells in block:
+            for i, cell in enumerate(cells):
+                widths[i] = max(widths.get(i, 0), len(cell))
+        for cells in block:
+            out.append("  ".join(cell.rjust(widths[i]) if i and _numeric(cell) else cell.ljust(widths[i])
+                                 for i, cell in enumerate(cells)).rstrip())
+        block.clear()
+
+    for line in lines:
+        if "\t" in line:
+            block.append(line.split("\t"))
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _numeric(cell):
+    return cell.replace(".", "", 1).replace("-", "", 1).isdigit()
+
+
+def evaluation_text(kind, result, output_format, terminal=False):
+    """What `nbtext eval` prints of nbtext.cli.console.evaluation's result."""
+    if output_format == "json":
+        if kind == "crossval":
+            models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
+            return json.dumps(json_safe({**result, "models": models}))
+        return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}))
+    if kind == "crossval":
+        return crossval_table(result["folds"], result["seed"], result["models"])
+    return online_table(result) if kind == "online" else format_report(result, terminal)
+
+
+def online_table(report):
+    """The online run's report, for people."""
+    n = report["n"]
+    lines = [f"online, learning {'every document' if report['learn'] == 'all' else 'the errors'} "
+             f"({counted(report['learned'], 'document')} learned), order of seed {report['seed']}, λ = {report['alpha']:g}",
+             f"documents         {n:,}",
+             f"errors            {report['errors']:,} ({report['error_rate']:.2%})"]
+    for label, c in report["classes"].items():
+        taken = (" flagged" if label == report.get("negative") else " missed" if label == report.get("positive")
+                 else " taken for another class")
+        share = f" ({c['taken_for_another'] / c['n']:.2%} of {c['n']:,})" if c["n"] else ""
+        lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
+    if "unsure" in report:
+        u = report["unsure"]
+        band = " or ".join(([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
+                           + ([f"{u.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else []))
+        lines.append(f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
+                     f"{report['errors']:,} errors among them")
+    if "roca_percent" in report:
+        lines.append(f"1-ROCA%           {_fmt(report['roca_percent'])} ({report['positive']} the positive class)")
+    return "\n".join(lines)
+
+
+def crossval_table(folds, seed, results):
+    """The cross-validation table: mean ± standard deviation per model."""
+    lines = [
+        f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
+        f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}",
+    ]
+    for name, r in results.items():
+        alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
+        lines.append(f"{name:14s}\t{alpha:>5s}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+                     f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
+    return "\n".join(lines)
+
+
+def model_summary(summary, model_path, unit):
+    """`nbtext info`'s text: (lines for stdout, warnings for stderr). `unit` is what a
+    class's count counts (tokens, or documents with a token)."""
+    s = summary["settings"]
+    t = s["tokenizer"]
+    lines = [
+        f"model file     {model_path} (format {summary.get('format_version', '?')}, "
+        f"nbtext {summary.get('nbtext_version', '?')})",
+        f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
+        f"tokenizer      columns {', '.join(t['columns'])}" if t.get("kind") == "row" else
+        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
+        f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
+        + (f", max features {s['max_features']}" if s["max_features"] else "")
+        + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
+        + ("UNK" if summary["unk"] else "ignored"),
+    ]
+    if "unk_share" in summary:
+        lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
+    pending, c = summary.get("pending"), summary.get("calibration")
+    if c is not None:
+        of_length = ", n the document's tokens" if c.get("length_exponent") else ""
+        lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
+                     f" (fitted on {counted(c['documents'], 'document')})")
+    if c is not None and c.get("spam_cutoff") is not None and c["spam_cutoff"] > 1.0:
+        lines.append(f"decision       never {c['positive']}: the other class was certain of it out of fold, so "
+                     f"no cut-off keeps to {c['max_ham_flagged']:.2%} flagged; what would be {c['positive']} is unsure")
+    elif c is not None and c.get("spam_cutoff") is not None:
+        lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
+                     f"{c['max_ham_flagged']:.2%} of the other class flagged, out of fold); below it, down to "
+                     "0.5: unsure")
+    if "calibration_sample" in summary:
+        lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
+                     "training would (--update, forget, merge)")
+    if pending:
+        refit = summary.get("calibration_after_fold")
+        then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
+        lines.append(f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
+                     f"folded into it once {summary['pending_fold']} are, the temperature then fitted again{then}")
+    lines.append(f"documents      {summary['documents']:,}")
+    lines.append("classes")
+    for label, c in summary["classes"].items():
+        lines.append(f"  {label}\t{counted(c['documents'], 'document')}\t{c['count']:,.0f} {unit}")
+    warnings = [
+        f"class {label!r} has only {counted(c['documents'], 'training document')}"
+        for label, c in summary["classes"].items() if c["documents"] < FEW_DOCUMENTS
+    ]
+    lines += [f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens)
+              for label, tokens in summary.get("top", {}).items()]
+    return lines, warnings
+
+
+def json_safe(value):
+    """NaN -> None, recursively, so the report is valid JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def temperature_formula(calibration):
+    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n."""
+    exponent = calibration.get("length_exponent", 0.0)
+    return f"{calibration['temperature']:.4g}" + (f" · n^{exponent:.2f}" if exponent else "")
