@@ -35,8 +35,8 @@ from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
 
 _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
-# Past this many distinct tokens the numpy path is the faster one (measured: ~30 µs a token
-# here against ~0.1 s for importing numpy), and its cost per token is lower on long input.
+# Past this many distinct tokens the numpy path is the faster one: its import costs more than
+# scoring a few tokens in pure Python, its cost per token is lower on long input.
 MAX_DISTINCT_TOKENS = 2000
 MAX_LOOKUPS = 40_000  # (distinct tokens x classes) counts looked up one by one: past it, numpy's turn
 _USED = ("class_count", "token_keys", "token_order", "vocabulary", "count_data", "count_indices", "count_indptr")

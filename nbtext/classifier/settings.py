@@ -120,9 +120,8 @@ def ham_flagged_budget(value):
 
 def resolve_alpha(settings, mail_documents, documents):
     """The default λ: MAIL_ALPHA for the token models (multinomial, bernoulli) when most
-    training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as
-    in Rennie et al.: λ = 0.1 costs it half a point on 20 Newsgroups, 85.17% against
-    85.70%, as `make accuracy` prints)."""
+    training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as in
+    Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
     if settings["alpha"] is None:
         mostly_mail = 2 * mail_documents > documents
         mail_default = mostly_mail and EVENT_MODELS[settings["event_model"]].mail_alpha

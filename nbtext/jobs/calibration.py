@@ -16,11 +16,8 @@ minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule b
 document) of out-of-fold predictions on a sample of the training documents (at most
 SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
 ones). Not the log-loss: a handful of errors with log-odds in the hundreds then decide T
-alone, and every other message comes out unsure. Chosen on training data only (fitted
-on 4/5 of the out-of-fold sample, measured on the rest; `bench/calibration.py`), the
-expected calibration error of one temperature → one growing with length: SpamAssassin
-0.0095 → 0.0091 (log-loss 0.29 → 0.043), 20 Newsgroups 0.050 → 0.032, its complement model
-0.039 → 0.031, SMS 0.018 → 0.016. A Naive Bayes fold model needs no retraining: it is the
+alone, and every other message comes out unsure. (Both choices were made on training data;
+the figures are in docs/calibration.md.) A Naive Bayes fold model needs no retraining: it is the
 model's feature sums minus those of the fold's documents (K = FOLDS folds of the sample;
 the vocabulary, its pruning and the idf stay the full model's).
 """
@@ -40,16 +37,12 @@ SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
 FOLDS = 5
 BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
-# ... where the search starts. Scores far larger than a count model's need softer: the Gaussian
-# model's variance floor makes jll differences of 1e10 on 20 Newsgroups, whose fit wants
-# 1/T ≈ 4e-10 (test log-loss 1.12 where 1e-4 left 225,784). So the search looks on past
-# the soft end (minimize_softening), down to SOFTEST_BETA.
+# ... where the search starts. Scores far larger than a count model's need softer (the Gaussian
+# model's variance floor makes jll differences of 1e10), so the search looks on past the
+# soft end (minimize_softening), down to SOFTEST_BETA.
 SOFTEST_BETA = 1e-300
-# γ: from one temperature for all to the mean evidence per token. Chosen on training data
-# (bench/calibration.py's folds): up to 2, SMS took γ = 1.33 and T(1 token) = 0.064, which
-# made one-word messages certain ("free": 1.0000 spam, 0.66 raw); up to 1, its held-out
-# log-loss is 0.072 instead of 0.096 and its ECE 0.0163 instead of 0.0169; the other corpora
-# fit γ < 1 either way.
+# γ: from one temperature for all to the mean evidence per token, no further (past 1, short
+# messages come out certain; docs/calibration.md).
 EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
 # How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
 # tokens. Finer costs time (each step is a pass over the sample's (documents × classes)

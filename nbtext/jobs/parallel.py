@@ -17,10 +17,9 @@ from nbtext.classifier.settings import make_tokenizer
 from nbtext.reading.documents import PAUSE, in_batches, report_errors
 from nbtext.stats.counting import count_batch
 
-# Documents a worker reads, parses and scores at a time. Small enough that a test set of a
-# thousand messages is shared by every worker (with chunks of 1,000 one worker did 1,000 of
-# SpamAssassin's 1,185 while the other did 185), large enough that the per-chunk cost of
-# shipping results back stays small (measured: 100 and 200 alike, 1,000 slower by 10-20%).
+# Documents a worker reads, parses and scores at a time: small enough that a test set of a
+# thousand messages is shared by every worker, large enough that the per-chunk cost of
+# shipping results back stays small (docs/performance.md, "Constants chosen by measurement").
 CHUNK = 200
 BATCH = 1000  # documents scored at a time in one process
 
@@ -28,12 +27,9 @@ MAX_AUTO_JOBS = 4  # train's default -j: the cores, up to this many
 # predict's and eval's default -j: one process while the job is short (forking workers and
 # sending them chunks would cost more than it saves), the cores' workers for what is left
 # once scoring has run this long.
-AUTO_SECONDS = 0.2  # measured: 0.5 left SpamAssassin's test split (1,185 messages) mostly to one process
+AUTO_SECONDS = 0.2
 # ... and only for documents that take at least this long each (seconds, reading and scoring):
-# lighter ones cost more to send to a worker and back than they take. Measured (make bench,
-# 2 cores): a million lines (14 µs each) took 24.0 s on workers against 18.8 s in one process,
-# SMS's files (120 µs) about broke even, 20 Newsgroups' (530 µs) and SpamAssassin's (690 µs)
-# gained a third and a fifth.
+# lighter ones cost more to send to a worker and back than they take.
 WORKER_WORTHY = 200e-6
 
 def default_jobs():
