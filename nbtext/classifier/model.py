@@ -25,6 +25,7 @@ from nbtext.modelfile.format import ModelState, save as save_state
 from nbtext.reading.documents import tokenized
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.formulas import class_log_prior, log_normalize, multinomial_log_prob, temperatures
+from nbtext.stats.sufficient import Statistics, linear_scores
 from nbtext.stats.token_counts import ClassCounts
 
 
@@ -265,9 +266,15 @@ class NaiveBayes:
         return feature_matrix(ids, indptr, self.n_features, self.settings, idf)
 
     @cached_property
+    def statistics(self):
+        """The sufficient statistics its event model reads (nbtext.stats.sufficient)."""
+        return Statistics(self.class_count, self.feature_sums, self.tfidf_squares, self.alpha, self.settings,
+                          self.vocabulary)
+
+    @cached_property
     def linear_form(self):
         """(W, b, W2): jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 is None but for gaussian."""
-        return self.event.linear_form(self)
+        return self.event.linear_form(self.statistics)
 
     @cached_property
     def class_log_prior(self):
@@ -277,12 +284,12 @@ class NaiveBayes:
     @cached_property
     def _prior_term(self):
         """log P(k) in the joint log-likelihood (complement NB, as Rennie et al., has none)."""
-        return self.class_log_prior if self.event.prior_in_jll else np.zeros(len(self.classes))
+        return self.event.prior_term(self.statistics)
 
     @cached_property
     def feature_log_prob(self):
         """log θ_kj, shape (n_classes, n_features)."""
-        return self.event.log_theta(self.feature_sums, self.class_count, self.alpha, self)
+        return self.event.log_theta(self.statistics)
 
     # --- prediction -------------------------------------------------------------------------
     def joint_log_likelihood(self, documents):
@@ -300,7 +307,8 @@ class NaiveBayes:
         with. (Models of table rows give None: they are never calibrated.)"""
         token_lists = list(token_lists)
         if self.event.own_jll:
-            return self.event.joint_log_likelihood(self, token_lists) + self.class_log_prior, None
+            return self.event.joint_log_likelihood(self.statistics, self.feature_log_prob, token_lists) + \
+                self.class_log_prior, None
         if len(token_lists) == 1 and self.event.local_smoothing and not self.binary and not is_tfidf(self.settings):
             ids = self.vocabulary.ids_of_one_document(token_lists[0])
             return self._one_document_locally(ids)[None, :] + self._prior_term, np.array([len(ids)])
@@ -314,10 +322,7 @@ class NaiveBayes:
         elif squared is None and not self.binary and not is_tfidf(self.settings):
             jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
         else:
-            X = self.feature_values(ids, indptr)
-            jll = np.asarray(X @ weights.T) + bias
-            if squared is not None:
-                jll -= 0.5 * np.asarray(X.multiply(X) @ squared.T)
+            jll = linear_scores(self.feature_values(ids, indptr), self.linear_form)
         return jll + self._prior_term, np.diff(indptr)
 
     def _one_document_locally(self, ids):
@@ -414,9 +419,7 @@ class NaiveBayes:
         own = self.feature_log_prob[:, :n_kept]
         result = {}
         for k, label in enumerate(self.classes):
-            rest = np.delete(sums, k, axis=0).sum(axis=0, keepdims=True)
-            rest_class_count = np.delete(self.class_count, k).sum(keepdims=True)
-            others = self.event.log_theta(rest, rest_class_count, self.alpha, self)[0]
+            others = self.event.log_theta(self.statistics.others_than(k))[0]
             with np.errstate(invalid="ignore"):  # λ = 0: −inf − −inf
                 score = own[k] - others[:n_kept]
             score = np.where(np.isnan(score), -np.inf, score)

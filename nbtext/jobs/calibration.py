@@ -22,8 +22,8 @@ model's feature sums minus those of the fold's documents (K = FOLDS folds of the
 the vocabulary, its pruning and the idf stay the full model's).
 """
 
-import copy
 from functools import partial
+
 import numpy as np
 
 from nbtext.choices import LENGTH_EXPONENT_RANGE
@@ -32,6 +32,7 @@ from nbtext.exactmath import exp, log
 from nbtext.features.matrix import one_hot
 from nbtext.labels import positive_class, spam_class
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
+from nbtext.stats.sufficient import Statistics, linear_scores
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -255,12 +256,8 @@ def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
     X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
     for f in np.unique(folds):
         held_out = np.flatnonzero(folds == f)
-        view = _without(model, one_hot(rows[held_out], len(model.classes)), X[held_out])
-        weights, bias, squared = model.event.linear_form(view)
-        part = np.asarray(X[held_out] @ weights.T) + bias
-        if squared is not None:
-            part -= 0.5 * np.asarray(X[held_out].multiply(X[held_out]) @ squared.T)
-        jll[held_out] = part + view._prior_term
+        fold = model.statistics.without(one_hot(rows[held_out], len(model.classes)), X[held_out])
+        jll[held_out] = linear_scores(X[held_out], model.event.linear_form(fold)) + model.event.prior_term(fold)
     return jll, lengths
 
 
@@ -273,7 +270,7 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
     In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
     (document, column) cells in order, each with its count (or 1 for presence); every sum
     runs over the cells in that order, as a canonical CSR matrix's products do."""
-    from nbtext.stats.formulas import class_log_prior
+    from nbtext.stats.formulas import multinomial_log_prob
 
     n_classes = len(model.classes)
     columns, local = np.unique(ids, return_inverse=True)
@@ -289,10 +286,11 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
         # S: the fold's class sums on the sample's columns
         sums = np.bincount(rows[cell_document[held]] * len(columns) + cell_column[held], weights=x[held],
                            minlength=n_classes * len(columns)).reshape(n_classes, len(columns))
-        class_count = np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0)
-        log_theta = log(np.maximum(counts - sums, 0.0) + model.alpha) - log(
-            totals - sums.sum(axis=1) + model.n_features * model.alpha)[:, None]
-        prior = class_log_prior(class_count, model.alpha, model.settings["prior"]) if model.event.prior_in_jll else 0.0
+        # the fold's statistics, on the sample's columns: log θ'_kj needs the totals beside them
+        fold = Statistics(np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
+                          np.maximum(counts - sums, 0.0), None, model.alpha, model.settings)
+        log_theta = multinomial_log_prob(fold.feature_sums, model.alpha, totals - sums.sum(axis=1), model.n_features)
+        prior = model.event.prior_term(fold)
         # Σ_j x_ij log θ'_kj for each held-out document i (its position among them)
         position = np.searchsorted(held_out, cell_document[held])
         terms = log_theta[:, cell_column[held]] * x[held]
@@ -300,23 +298,6 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
                         axis=1)
         jll[held_out] = part + prior
     return jll
-
-
-def _without(model, Y, X):
-    """A shallow copy of `model` whose counts leave out the documents of (Y, X), with what
-    was derived from the counts forgotten (it is derived again, from the new counts)."""
-    view = copy.copy(model)
-    view.__dict__ = {k: v for k, v in model.__dict__.items()
-                     if k not in ("feature_log_prob", "linear_form", "class_log_prior", "_prior_term")}
-    sums = np.asarray((Y.T @ X).todense())
-    view.class_count = np.maximum(model.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0)
-    if model.tfidf_sums is None:  # feature_sums is feature_counts, or the tf-idf sums
-        view.feature_counts = np.maximum(model.feature_counts - sums, 0.0)
-    else:
-        view.tfidf_sums = np.maximum(model.tfidf_sums - sums, 0.0)
-        if model.tfidf_squares is not None:
-            view.tfidf_squares = np.maximum(model.tfidf_squares - np.asarray((Y.T @ X.multiply(X)).todense()), 0.0)
-    return view
 
 
 def brier_of_scaled(jll, rows, log_scale):

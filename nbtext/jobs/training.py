@@ -216,7 +216,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
             unk_doc_count += count
     if is_tfidf(settings):
         idf = idf_weights(token_counts.token_totals[vocabulary.kept], class_count.sum())
-        squares = EVENT_MODELS[settings["event_model"]].tfidf_squares
+        squares = EVENT_MODELS[settings["event_model"]].needs_squares
         tfidf_sums = np.zeros((len(classes), vocabulary.n_features))
         tfidf_squares = np.zeros_like(tfidf_sums) if squares else None
         for sums, sums_of_squares in over_batches(partial(tfidf_sums_of, settings, vocabulary, idf, classes, squares)):

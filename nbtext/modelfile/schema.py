@@ -113,7 +113,7 @@ def check_header(header, payload_bytes, file_bytes):
         _check_sample(header["sample"])
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
-        for name in ("weighted_sums",) + (("weighted_squares",) if event.tfidf_squares else ()):
+        for name in ("weighted_sums",) + (("weighted_squares",) if event.needs_squares else ()):
             if name not in arrays:
                 raise ValueError(f"a model of tf-idf features without {name}")
 

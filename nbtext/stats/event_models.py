@@ -6,12 +6,13 @@ prediction is a single sparse product:
 
     jll(x, k) = log P(k) + Σ_j x_j W_kj + b_k          (gaussian adds −½ Σ_j x_j² W2_kj)
 
-Categorical NB (table rows) brings its own joint log-likelihood. `feature_sums` has shape
-(n_classes, n_features): per class, the sum of the documents' feature values (token
-counts, documents containing the token, or tf-idf sums); `class_count` shape (n_classes,);
-λ is the Lidstone smoothing constant (λ = 1 is Laplace). The formulas are in
-nbtext.stats.formulas (numpy); this module imports neither, so a model file's header can be
-checked, and one message scored (nbtext.classifier.purescore), without numpy.
+Categorical NB (table rows) brings its own joint log-likelihood. Every hook reads one
+record, the sufficient statistics (nbtext.stats.sufficient.Statistics: `class_count` N_k,
+`feature_sums` B_kj, per class the sum of the documents' feature values - token counts,
+documents containing the token, or tf-idf sums -, `feature_squares` for the gaussian, λ and
+the settings), never the model. The formulas are in nbtext.stats.formulas (numpy); this
+module imports neither, so a model file's header can be checked, and one message scored
+(nbtext.classifier.purescore), without numpy.
 """
 
 from nbtext import choices
@@ -23,11 +24,8 @@ def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm
 
 
 class EventModel:
-    """What one event model says; the base is a multinomial over token counts.
-
-    Its hooks take the NaiveBayes model whose counts they read (`model.feature_sums`,
-    `model.class_count`, `model.alpha`, `model.settings`).
-    """
+    """What one event model says; the base is a multinomial over token counts. Its hooks
+    take the sufficient statistics (nbtext.stats.sufficient.Statistics)."""
 
     name = None
     # The default feature values (nbtext.features.weighting), or None for a model of table rows.
@@ -42,25 +40,34 @@ class EventModel:
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
     unk_from_documents = False  # UNK's count: documents with a pruned token (else the pruned tokens' counts)
     reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
-    tfidf_squares = False  # training also sums the squares of the tf-idf values
+    needs_squares = False  # its statistics hold feature_squares: training sums the squares of the values
     local_smoothing = False  # one document of counts smooths only its own columns
     own_jll = False  # brings joint_log_likelihood() instead of the linear form
     # How one document of counts or presence is scored without numpy (nbtext.classifier.purescore):
     # "counts", Σ_j x_j log θ_kj; "presence", Bernoulli's; None: not that way.
     pure_form = None
 
-    def log_theta(self, feature_sums, class_count, alpha, model):
-        """log θ_kj, shape (n_classes, n_features), of the given class sums."""
+    def log_theta(self, stats):
+        """log θ_kj, shape (n_classes, n_features)."""
         from nbtext.stats.formulas import multinomial_log_prob
 
-        return multinomial_log_prob(feature_sums, alpha)
+        return multinomial_log_prob(stats.feature_sums, stats.alpha)
 
-    def linear_form(self, model):
+    def linear_form(self, stats):
         """(W, b, W2) with jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 None but for gaussian."""
         import numpy as np
 
-        return self.log_theta(model.feature_sums, model.class_count, model.alpha, model), \
-            np.zeros(len(model.classes)), None
+        return self.log_theta(stats), np.zeros(stats.n_classes), None
+
+    def prior_term(self, stats):
+        """log P(k) as it enters the joint log-likelihood (0 for a model without one)."""
+        import numpy as np
+
+        from nbtext.stats.formulas import class_log_prior
+
+        if not self.prior_in_jll:
+            return np.zeros(stats.n_classes)
+        return class_log_prior(stats.class_count, stats.alpha, stats.settings["prior"])
 
 
 class Multinomial(EventModel):
@@ -81,17 +88,17 @@ class Bernoulli(EventModel):
     unk_from_documents = True
     pure_form = "presence"
 
-    def log_theta(self, feature_sums, class_count, alpha, model):
+    def log_theta(self, stats):
         from nbtext.stats.formulas import bernoulli_log_prob
 
-        return bernoulli_log_prob(feature_sums, class_count, alpha)[0]
+        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
 
-    def linear_form(self, model):
+    def linear_form(self, stats):
         from nbtext.stats.formulas import bernoulli_log_prob
 
         # Σ_j [x_j log θ_j + (1 − x_j) log(1 − θ_j)] = x·(log θ − log(1 − θ)) + Σ_j log(1 − θ_j):
         # absent features are counted without ever forming a dense (1 − X).
-        log_present, log_absent = bernoulli_log_prob(model.feature_sums, model.class_count, model.alpha)
+        log_present, log_absent = bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)
         return log_present - log_absent, log_absent.sum(axis=1), None
 
 
@@ -103,13 +110,13 @@ class Complement(EventModel):
     default_features = feature_defaults("tfidf", tf="log")
     prior_in_jll = False  # as in Rennie et al.
 
-    def linear_form(self, model):
+    def linear_form(self, stats):
         import numpy as np
 
         from nbtext.stats.formulas import complement_weights
 
-        W = complement_weights(model.feature_sums, model.alpha, model.settings.get("weight_norm", False))
-        return W, np.zeros(len(model.classes)), None
+        W = complement_weights(stats.feature_sums, stats.alpha, stats.settings.get("weight_norm", False))
+        return W, np.zeros(stats.n_classes), None
 
 
 class Gaussian(EventModel):
@@ -118,12 +125,12 @@ class Gaussian(EventModel):
     feature_kinds = ("tfidf",)
     feature_kind_error = "--model gaussian takes --features tfidf (real-valued features)"
     smooths = False
-    tfidf_squares = True
+    needs_squares = True
 
-    def linear_form(self, model):
+    def linear_form(self, stats):
         from nbtext.stats.formulas import gaussian_weights
 
-        return gaussian_weights(model.class_count, model.tfidf_sums, model.tfidf_squares)
+        return gaussian_weights(stats.class_count, stats.feature_sums, stats.feature_squares)
 
 
 class Categorical(EventModel):
@@ -140,44 +147,43 @@ class Categorical(EventModel):
     min_classes = 1
     own_jll = True
 
-    def _columns(self, model):
+    def _columns(self, stats):
         """(the column index of every feature `column=value`, the number of columns)."""
         import numpy as np
 
-        columns = model.settings["tokenizer"]["columns"]
+        columns = stats.settings["tokenizer"]["columns"]
         position = {name: j for j, name in enumerate(columns)}
-        feature_of = np.array([position[t.split("=", 1)[0]] for t in model.feature_names], dtype=np.intp)
+        feature_of = np.array([position[t.split("=", 1)[0]] for t in stats.vocabulary.feature_names], dtype=np.intp)
         return feature_of, len(columns)
 
-    def log_theta(self, feature_sums, class_count, alpha, model):
+    def log_theta(self, stats):
         from nbtext.stats.formulas import categorical_log_prob
 
-        return categorical_log_prob(feature_sums, class_count, alpha, *self._columns(model))
+        return categorical_log_prob(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
 
-    def joint_log_likelihood(self, model, rows):
-        """Σ_j log P(x_j | k) for each row (without the prior): gathered per row, never a
-        dense product, where 0·(−inf) would be NaN."""
+    def joint_log_likelihood(self, stats, log_theta, rows):
+        """Σ_j log P(x_j | k) for each row (without the prior), `log_theta` this model's of
+        `stats`: gathered per row, never a dense product, where 0·(−inf) would be NaN."""
         import numpy as np
 
         from nbtext.stats.formulas import categorical_unseen_log_prob
 
-        columns = model.settings["tokenizer"]["columns"]
+        columns = stats.settings["tokenizer"]["columns"]
         position = {name: j for j, name in enumerate(columns)}
-        lookup = model.vocabulary.lookup
+        lookup = stats.vocabulary.lookup
         ids = [[lookup[t] for t in row if t in lookup] for row in rows]
         unseen = [[position[t.split("=", 1)[0]] for t in row if t not in lookup] for row in rows]
-        if model.alpha == 0 and any(unseen):
+        if stats.alpha == 0 and any(unseen):
             import warnings
 
             warnings.warn(
                 "with --alpha 0, values never seen in training are skipped "
                 f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)", stacklevel=3,
             )
-        seen = model.feature_log_prob
-        unseen_log_prob = categorical_unseen_log_prob(model.class_count, model.alpha, *self._columns(model))
-        jll = np.zeros((len(rows), len(model.classes)))
+        unseen_log_prob = categorical_unseen_log_prob(stats.class_count, stats.alpha, *self._columns(stats))
+        jll = np.zeros((len(rows), stats.n_classes))
         for i, (row_ids, missing) in enumerate(zip(ids, unseen)):
-            jll[i] = seen[:, row_ids].sum(axis=1)
+            jll[i] = log_theta[:, row_ids].sum(axis=1)
             if unseen_log_prob is not None and missing:
                 jll[i] += unseen_log_prob[:, missing].sum(axis=1)
         return jll
