@@ -8,8 +8,8 @@ when first needed: the smoothed log-probabilities, the prior, the idf. Its parts
     event           the event model (nbtext.stats.event_models): how counts become jll
 """
 
-from collections import Counter
 from functools import cached_property
+from itertools import chain
 
 import numpy as np
 
@@ -132,14 +132,16 @@ class NaiveBayes:
         if self.calibration_sample is None:
             return None
         token_lists, labels, hashes = self.calibration_sample
-        index = {token: i for i, token in enumerate(self.vocabulary.tokens)}
-        indices, counts, indptr = [], [], [0]
-        for tokens in token_lists:
-            multiset = sorted(Counter(map(index.__getitem__, tokens)).items())
-            indices += [i for i, _ in multiset]
-            counts += [n for _, n in multiset]
-            indptr.append(len(indices))
-        return indices, counts, indptr, [self.classes.index(label) for label in labels], hashes
+        tokens = self.vocabulary.tokens
+        index = dict(zip(tokens, range(len(tokens))))
+        # each document's distinct (document, token index) cells in order, with their counts
+        flat = np.fromiter(map(index.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64)
+        document = np.repeat(np.arange(len(token_lists), dtype=np.int64), [len(doc) for doc in token_lists])
+        cells, counts = np.unique(document * max(len(tokens), 1) + flat, return_counts=True)
+        cell_document, indices = np.divmod(cells, max(len(tokens), 1))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(cell_document, minlength=len(token_lists)))])
+        return (indices.tolist(), counts.tolist(), indptr.tolist(), [self.classes.index(label) for label in labels],
+                hashes)
 
     def one_document_record(self):
         """What scoring one document without numpy needs besides the counts of its own tokens

@@ -128,8 +128,10 @@ class CountTable:
         totals = np.abs(self.token_counts).sum(axis=0) if len(self.labels) else np.zeros(len(self.token_columns))
         names = list(self.token_columns)  # in column order: columns are handed out as tokens arrive
         alive = totals > 0
-        tokens = sorted(names if alive.all() else [names[j] for j in np.flatnonzero(alive).tolist()])
-        col_order = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+        columns = range(len(names)) if alive.all() else np.flatnonzero(alive).tolist()
+        col_order = sorted(columns, key=names.__getitem__)  # the columns in the order of their tokens
+        tokens = [names[j] for j in col_order]
+        col_order = np.array(col_order, dtype=np.intp)
         token_counts = self.token_counts
         if len(classes) and len(tokens):
             token_counts = token_counts[np.ix_(row_order, col_order)]
