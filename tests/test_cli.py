@@ -134,7 +134,6 @@ def test_errors_are_one_line(tmp_path, demo_model):
     one_line_error(run("predict", "-m", tmp_path / "missing.model", input="x"), "does not exist")
     (tmp_path / "corrupt.model").write_bytes(b"NBTEXT-MODEL\n\x01\x00")
     one_line_error(run("predict", "-m", tmp_path / "corrupt.model", input="x"), "truncated")
-    one_line_error(run("predict", "-m", demo_model, tmp_path / "nope"), "does not exist")
     other = tmp_path / "other"
     other.mkdir()
     (other / "1").write_text("x")
@@ -347,3 +346,19 @@ def test_the_eval_report_lines_up_on_a_terminal_and_stays_tsv_in_a_pipe():
     assert len({len(line) for line in matrix}) == 1  # numbers right-aligned, every row as wide: columns line up
     assert matrix[1].startswith("1 comp.sys.group0.misc")
     assert "\t" in format_report(report) and "1 comp.sys" not in format_report(report)
+
+
+def test_predict_goes_on_past_a_path_that_does_not_exist(tmp_path, demo_model):
+    """As cat and ls: a missing PATH (a typo, a dangling link, a message moved away) is
+    named on stderr and skipped, the others are classified in order, the exit status is 1.
+    (train and forget refuse before reading: a partial corpus must not become a model.)"""
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    spam, ham = DEMO / "test" / "spam" / "spam-040.txt", DEMO / "test" / "ham" / "ham-040.txt"
+    result = run("predict", "-m", demo_model, spam, tmp_path / "nope", tmp_path / "dangling", ham)
+    assert result.exit_code == 1
+    assert [line.split("\t")[:2] for line in result.stdout.splitlines()] == [[str(spam), "spam"], [str(ham), "ham"]]
+    assert result.stderr.splitlines() == [
+        f"nbtext: skipped {tmp_path / 'nope'}: cannot read it (No such file or directory)",
+        f"nbtext: skipped {tmp_path / 'dangling'}: cannot read it (No such file or directory)",
+        "nbtext: 2 documents done, 2 skipped"]
+    one_line_error(run("forget", "-m", demo_model, tmp_path / "nope"), "does not exist")

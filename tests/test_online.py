@@ -85,6 +85,8 @@ def test_roca_is_the_area_above_the_roc_curve():
     (["--model", "bernoulli"], "multinomial model of counts"),
     (["--folds", "3"], "give one"),
     (["--max-features", "10"], "multinomial model of counts"),
+    (["--calibration", "temperature"], "stays uncalibrated"),  # was accepted, and ignored
+    (["--compare", "multinomial,bernoulli"], "--compare goes with --folds"),  # the same
 ])
 def test_what_online_cannot_run_is_one_line(args, message):
     result = run("eval", "--online", *args, MAIL / "test" / "spam", MAIL / "test" / "ham")

@@ -173,6 +173,8 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
 
     if folds is not None and learn is not None:
         raise NbtextError("--online and --folds are two ways to evaluate: give one")
+    if compare and folds is None:
+        raise NbtextError("--compare goes with --folds (the event models on the same folds)")
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 

@@ -338,7 +338,7 @@ def predict_input(paths=(), separator=None, table=None, text_col="2", header=Non
         check_path(files_from)
         return listed_documents(listed_paths(files_from, separator or b"\n"), max_bytes)
     if table is None:
-        return path_documents(paths or ("-",), separator, max_bytes)
+        return path_documents(paths or ("-",), separator, max_bytes, missing_ok=True)
     if columns is not None:
         return table_rows(table, columns, max_bytes=max_bytes)
     return table_documents(table, None, text_col, header, max_bytes)
@@ -384,12 +384,18 @@ def listed_documents(paths, max_bytes=DEFAULT_MAX_BYTES):
             yield from documents(path, max_bytes=max_bytes)
 
 
-def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES):
-    """The documents of every PATH in turn; all of them are checked before the first is read."""
+def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False):
+    """The documents of every PATH in turn. A PATH that does not exist is an error found
+    before anything is read, or with `missing_ok` (predict: as cat goes on past a missing
+    file) a document that cannot be read, named in its turn."""
+    if not missing_ok:
+        for path in paths:
+            check_path(path)
     for path in paths:
-        check_path(path)
-    for path in paths:
-        yield from documents(path, separator, max_bytes=max_bytes)
+        if missing_ok and path != "-" and not os.path.exists(path):
+            yield Document(path, None, error="No such file or directory")
+        else:
+            yield from documents(path, separator, max_bytes=max_bytes)
 
 
 def class_sources(specs, urls=False):
