@@ -19,7 +19,7 @@ TEXT_MODELS = [(name, ()) for name in ("multinomial", "bernoulli", "complement",
 ]
 
 
-FIRST = [("free prize", "spam"), ("lunch notes", "ham")]  # two classes at least
+FIRST = [("free prize free prize", "spam"), ("lunch notes lunch notes", "ham")]  # two classes, kept tokens
 
 
 def _trained(pairs, name, options):
