@@ -477,3 +477,35 @@ def test_a_folder_that_takes_no_lock_file_is_said_as_such(model):
         model.parent.chmod(0o755)
     assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr
     assert b"Permission denied; its folder must be writable" in result.stderr, result.stderr
+
+
+def test_a_change_of_nothing_leaves_the_file_as_it_was(model, tmp_path):
+    """forget of messages the model never learned, or an update of messages it knows under
+    the same label, past what the pending section takes (the full way): the file is not
+    rewritten (it was: a new inode holding the same bytes, the whole model's time), and the
+    summary says so. With -o another file, that file is written."""
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    for i in range(pending.MAX_BATCH + 5):
+        (unknown / str(i)).write_text(f"never seen {i}")
+    known = tmp_path / "spam"
+    known.mkdir()
+    for f in (messages("spam") + messages("spam", "test"))[: pending.MAX_BATCH + 5]:
+        shutil.copy(f, known / f.name)
+    nbtext_run("train", "--update", "-m", model, known)  # learned once (the full way, then folded)
+    before = (model.stat().st_ino, model.read_bytes())
+    forgot = nbtext_run("forget", "-m", model, unknown)
+    assert forgot.stderr.decode().rstrip().endswith(f"({model} unchanged)")
+    again = nbtext_run("train", "--update", "-m", model, known)
+    assert again.stderr.decode().rstrip().endswith(f"({model} unchanged)")
+    assert (model.stat().st_ino, model.read_bytes()) == before
+    elsewhere = tmp_path / "copy.model"
+    assert nbtext_run("train", "--update", "-m", model, "-o", elsewhere, known).stderr.decode().rstrip().endswith(
+        f"-> {elsewhere}")
+    assert nbtext.load(str(elsewhere)).class_count.tolist() == nbtext.load(str(model)).class_count.tolist()
+    few = tmp_path / "few"  # through the pending section: nothing appended either
+    few.mkdir()
+    shutil.copy(messages("spam")[0], few)
+    said = nbtext_run("forget", "-m", model, unknown / "1").stderr.decode() + \
+        nbtext_run("train", "--update", "-m", model, f"spam={few}").stderr.decode()
+    assert said.count(f"({model} unchanged)") == 2 and model.read_bytes() == before[1]

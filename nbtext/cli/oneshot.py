@@ -143,7 +143,11 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
             model, stats = forget_documents(model, lambda: batched(next(once)), skipped, _not_learned)
         else:
             model, stats = update(model, lambda: batched(next(once)), skipped)
-        model.save(output)  # whole, by rename: its pending records are in it now
+        if stats.get("forgotten") or stats.get("added") or stats.get("moved") or \
+                os.path.realpath(output) != os.path.realpath(model_path):
+            model.save(output)  # whole, by rename: its pending records are in it now
+        else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
+            stats = dict(stats, unchanged=True)
     return model, stats
 
 
@@ -165,9 +169,11 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
             skipped(doc, message)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
+    changed = stats.get("forgotten") or stats.get("added") or stats.get("moved")
     if not quiet:
         print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
-              "the next change folds them into it and fits the calibration again) -> " + model_path, file=sys.stderr)
+              "the next change folds them into it and fits the calibration again) "
+              + (f"-> {model_path}" if changed else f"({model_path} unchanged)"), file=sys.stderr)
     return skipped.summary(sum(stats.values()) - stats.get("duplicates", 0))
 
 

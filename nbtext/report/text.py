@@ -49,8 +49,13 @@ def train_summary(model, stats, seconds, output):
         f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
-        + f"{seconds:.2f} s -> {output}"
+        + f"{seconds:.2f} s " + _written(stats, output)
     )
+
+
+def _written(stats, output):
+    """Where the model went: `-> FILE`, or that FILE was left as it was (nothing changed)."""
+    return f"({output} unchanged)" if stats is not None and stats.get("unchanged") else f"-> {output}"
 
 
 # How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
@@ -78,7 +83,7 @@ def prediction_line_batches(model, scored, output):
 def forget_summary(model, stats, seconds, output):
     """The line `forget` writes to stderr."""
     return (f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
-            f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s -> {output}")
+            f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s " + _written(stats, output))
 
 
 def ranked(model, probabilities, output):
