@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -362,3 +363,23 @@ def test_predict_goes_on_past_a_path_that_does_not_exist(tmp_path, demo_model):
         f"nbtext: skipped {tmp_path / 'dangling'}: cannot read it (No such file or directory)",
         "nbtext: 2 documents done, 2 skipped"]
     one_line_error(run("forget", "-m", demo_model, tmp_path / "nope"), "does not exist")
+
+
+def test_every_command_takes_the_same_class_for_positive(tmp_path):
+    """eval's ROC (its line and its picture's axes) names the positive class as eval
+    --online and the spam cut-off do (labels.positive_class): with classes 'spam' and
+    'zzz', spam, though it sorts first (it was the second class, zzz)."""
+    import json
+
+    spam, other = tmp_path / "spam", tmp_path / "zzz"
+    shutil.copytree(DEMO / "train" / "spam", spam)
+    shutil.copytree(DEMO / "train" / "ham", other)
+    model = tmp_path / "m"
+    assert run("train", "-o", model, spam, other).exit_code == 0
+    table = run("eval", "-m", model, spam, other)
+    assert "ROC AUC (spam)" in table.stdout
+    online = run("eval", "--online", "--format", "json", spam, other)
+    assert json.loads(online.stdout)["positive"] == "spam"
+    reversed_ = run("eval", "-m", model, "--format", "json", other, spam)
+    assert json.loads(reversed_.stdout)["roc_auc"] == json.loads(run("eval", "-m", model, "--format", "json", spam,
+                                                                       other).stdout)["roc_auc"]

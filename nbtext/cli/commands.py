@@ -222,8 +222,8 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
              **params):
     """Score a model on labelled documents (given as in train).
 
-    Prints accuracy, log-loss (and ROC AUC for two classes, the second class being the
-    positive one), per-class precision, recall, F1 and support, macro averages and the
+    Prints accuracy, log-loss (and ROC AUC for two classes, the positive one being the
+    class named spam, or the one beside ham, else the second), per-class precision, recall, F1 and support, macro averages and the
     confusion matrix (rows: true class, columns: predicted). With --unsure-below,
     documents below the threshold are counted as unsure and scored apart (log-loss and
     ROC AUC are over all documents).

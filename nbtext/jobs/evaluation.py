@@ -7,13 +7,14 @@
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.jobs.parallel import scored_batches
+from nbtext.labels import positive_class
 from nbtext.reading.documents import Document
 from nbtext.stats.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
 
 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):
     """The report of `model` on labelled documents (see nbtext.stats.metrics.evaluate), with
-    `log_loss`, `roc_auc` (two classes; the second class is the positive one), `ece` (the
+    `log_loss`, `roc_auc` (two classes; the positive one is labels.positive_class's), `ece` (the
     expected calibration error, 10 bins, over all documents) and, with `unsure_below`, how
     many documents were `unsure` (left out of the rest), how many the most probable class
     gets wrong over all documents (`errors`), and how many of those were unsure
@@ -45,12 +46,14 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
 
     truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
     confidences, right, unsure_errors = [], [], 0
+    if len(model.classes) == 2:  # the positive class as every path names it (the spam class, by name)
+        positive = model.classes.index(positive_class(model.classes))
     for kept, log_proba, _ in scored_batches(model, checked(), jobs, on_error):
         for doc, row in zip(kept, log_proba):
             true_log_proba.append(float(row[index[doc.label]]))
             if len(model.classes) == 2:
-                log_odds.append(float(row[1] - row[0]))
-                positives.append(doc.label == model.classes[1])
+                log_odds.append(float(row[positive] - row[1 - positive]))
+                positives.append(doc.label == model.classes[positive])
             probabilities = exp(row)
             best = model.classes[int(probabilities.argmax())]  # the most probable class, unsure or not
             confidences.append(float(probabilities.max()))

@@ -13,6 +13,7 @@ import io
 import os
 
 from nbtext.errors import NbtextError
+from nbtext.labels import positive_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.stats.metrics import reliability_bins, roc_curve
 
@@ -68,23 +69,27 @@ def eval_plot(report, curves, path):
     _reliability(reliability, figure.add_subplot(grid[1, 1], sharex=reliability), curves["confidences"],
                  curves["right"], report.get("ece"))
     if two:
-        _roc(figure.add_subplot(grid[:, 2]), curves["log_odds"], curves["positives"], classes,
-             report.get("roc_auc", float("nan")))
+        positive = positive_class(classes)  # as evaluation took the log-odds
+        negative = next(c for c in classes if c != positive)
+        _roc(figure.add_subplot(grid[:, 2]), curves["log_odds"], curves["positives"], (negative, positive),
+             report.get("roc_auc", float("nan")), tie_is_positive=classes.index(positive) == 0)
     figure.suptitle(f"{report['n']:,} documents, accuracy {report['accuracy']:.4f}")
     _save(figure, path)
     plt.close(figure)
 
 
-def _roc(axis, log_odds, positives, classes, auc):
+def _roc(axis, log_odds, positives, classes, auc, tie_is_positive=False):
     """The ROC curve with the false-positive rate on a log axis (the share of the other class
-    flagged: what mail users feel is the left end), the decision at log-odds 0 marked."""
+    flagged: what mail users feel is the left end), the decision at log-odds 0 marked.
+    `classes` (negative, positive); `log_odds` the positive class's against the other's."""
     fpr, tpr = roc_curve(log_odds, positives)
     negatives = sum(1 for p in positives if not p) or 1
     floor = 0.5 / negatives  # a rate of 0 drawn at half the smallest one there can be
     axis.plot([max(f, floor) for f in fpr], tpr, drawstyle="steps-post", label=f"AUC {auc:.4f}")
-    # log-odds of the second class against the first: a tie (0) goes to the first, as argmax gives it
-    flagged = sum(1 for z, p in zip(log_odds, positives) if not p and z > 0) / negatives
-    caught = sum(1 for z, p in zip(log_odds, positives) if p and z > 0) / ((len(positives) - negatives) or 1)
+    # a tie (0) goes to the class first in the model's order, as argmax gives it
+    decided = [z > 0 or (z == 0 and tie_is_positive) for z in log_odds]
+    flagged = sum(1 for d, p in zip(decided, positives) if not p and d) / negatives
+    caught = sum(1 for d, p in zip(decided, positives) if p and d) / ((len(positives) - negatives) or 1)
     axis.plot([max(flagged, floor)], [caught], "o",
               label=f"its decision: {flagged:.2%} of {classes[0]} taken,\n{caught:.2%} of {classes[1]} found")
     axis.set_xscale("log")

@@ -8,6 +8,7 @@ import math
 import sys
 from collections import namedtuple
 
+from nbtext.labels import positive_class
 from nbtext.report.output import tsv_field
 
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
@@ -155,7 +156,8 @@ def format_report(report, terminal=False):
                  f"accuracy\t{_fmt(report['accuracy'])}"]
     else:
         lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
-    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({classes[-1]})"), ("ece", "ECE"),
+    positive = positive_class(classes) if len(classes) == 2 else None
+    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({positive})"), ("ece", "ECE"),
                       ("unsure", "unsure")):
         if key in report:
             value = report[key]
