@@ -291,8 +291,6 @@ def test_a_file_with_one_temperature_from_before_the_length_exponent_still_score
 def test_candidates_give_each_documents_tokens_labels_and_hashes():
     """Candidates.sample(rate) gives back the documents gathered while counting (kept as
     column ids of the count table): each one's tokens, label and hash."""
-    from collections import Counter
-
     from nbtext.jobs.calibration import Candidates
     from nbtext.stats.counting import CountTable, packed_sample, token_hash
 
@@ -303,6 +301,27 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
     ids, indptr = table.add(token_lists, labels)
     candidates = Candidates(table)
     candidates.add(packed_sample(1.0, token_lists, labels, ids, indptr), 1.0)
-    as_tokens, token_labels, token_hashes = candidates.sample(1.0)
+    vocabulary = sorted(table.token_columns)
+    as_tokens, token_labels, token_hashes = candidates.sample(1.0, vocabulary)
     assert (token_labels, token_hashes) == (labels, [token_hash(t) for t in token_lists])
-    assert [Counter(t) for t in as_tokens] == [Counter(t) for t in token_lists]
+    assert list(as_tokens) == token_lists  # each document's tokens, in its order
+    # held as indices into the vocabulary: the model's feature ids and the file's encoding read those
+    assert [row.tolist() for row in as_tokens.over(vocabulary)] == [[vocabulary.index(t) for t in d]
+                                                                     for d in token_lists]
+    assert as_tokens.over(list(vocabulary)) is None and as_tokens[1:3] == token_lists[1:3]
+
+@pytest.mark.parametrize("unknown", ["unk", "ignore"])
+def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown):
+    """feature_rows of TokenRows (indices, never decoded) equals vocabulary.ids of the same
+    documents as token lists: pruned tokens go to UNK, or are left out with --unknown ignore."""
+    from nbtext.jobs.calibration import TokenRows, feature_rows
+
+    texts, labels = read_labelled(MAIL / "train")
+    model = nbtext.train(texts, labels, calibration="none", min_count=3, unknown=unknown)
+    tokens = model.vocabulary.tokens
+    index = {t: i for i, t in enumerate(tokens)}
+    token_lists = [model.tokenize(t) for t in texts]
+    rows = TokenRows([np.array([index[t] for t in d], dtype=np.int64) for d in token_lists], tokens)
+    assert model.vocabulary.n_kept < len(tokens)  # some tokens pruned
+    by_index, by_name = feature_rows(model.vocabulary, rows), feature_rows(model.vocabulary, token_lists)
+    assert [a.tolist() for a in by_index] == [b.tolist() for b in by_name]

@@ -133,10 +133,16 @@ class NaiveBayes:
             return None
         token_lists, labels, hashes = self.calibration_sample
         tokens = self.vocabulary.tokens
-        index = dict(zip(tokens, range(len(tokens))))
+        rows = token_lists.over(tokens) if hasattr(token_lists, "over") else None  # (jobs.calibration.TokenRows)
+        if rows is not None:  # already token indices
+            flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+            lengths = [len(row) for row in rows]
+        else:
+            index = dict(zip(tokens, range(len(tokens))))
+            flat = np.fromiter(map(index.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64)
+            lengths = [len(doc) for doc in token_lists]
         # each document's distinct (document, token index) cells in order, with their counts
-        flat = np.fromiter(map(index.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64)
-        document = np.repeat(np.arange(len(token_lists), dtype=np.int64), [len(doc) for doc in token_lists])
+        document = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
         cells, counts = np.unique(document * max(len(tokens), 1) + flat, return_counts=True)
         cell_document, indices = np.divmod(cells, max(len(tokens), 1))
         indptr = np.concatenate([[0], np.cumsum(np.bincount(cell_document, minlength=len(token_lists)))])

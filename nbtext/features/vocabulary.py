@@ -74,7 +74,7 @@ class Vocabulary:
         return ids_and_indptr(token_lists, self.lookup.__getitem__)
 
     @cached_property
-    def _column_of_token(self):
+    def column_of_token(self):
         """token index -> feature column: the kept tokens' columns, else UNK (or DROPPED)."""
         column = np.full(self.n_tokens + 1, self.n_kept if self.has_unk else DROPPED)
         column[self.kept] = np.arange(self.n_kept)
@@ -88,5 +88,5 @@ class Vocabulary:
         if not tokens:
             return np.zeros(0, dtype=np.int64)
         unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True)
-        ids = self._column_of_token[self._tokens.find(list(unique))][inverse]  # not found: -1, the last entry
+        ids = self.column_of_token[self._tokens.find(list(unique))][inverse]  # not found: -1, the last entry
         return ids[ids != DROPPED]
