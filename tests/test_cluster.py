@@ -223,3 +223,16 @@ def test_an_mbox_in_a_class_folder_is_its_messages_on_a_cluster_too(tmp_path, cl
 
     local_model = load(tmp_path / "local.model")
     assert dict(zip(local_model.classes, local_model.class_count))["spam"] == 2
+
+
+def test_predict_on_a_cluster_goes_on_past_a_missing_path_as_locally(tmp_path, cluster):
+    """A PATH that does not exist is named and skipped, the others classified, exit 1, on
+    a cluster as locally (the cluster refused the whole run)."""
+    model = tmp_path / "m.model"
+    assert run("train", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    paths = (MAIL / "test" / "spam", tmp_path / "nope", MAIL / "test" / "ham")
+    local = run("predict", "-m", model, *paths)
+    remote = run("predict", "-m", model, "--scheduler", cluster.scheduler_address, *paths)
+    assert remote.exit_code == local.exit_code == 1
+    assert remote.stdout == local.stdout and remote.stdout.count("\n") == 26
+    assert f"skipped {tmp_path / 'nope'}: cannot read it (No such file or directory)" in remote.stderr

@@ -299,13 +299,17 @@ def test_every_reader_reads_by_the_limit_it_is_given(tmp_path_factory, small, la
     for kind, docs in whole.items():
         assert len(docs) in (1, 3) and min(map(len, docs)) > large, kind
         for data, cut_small, cut_large in zip_longest(docs, readings[0][kind], readings[1][kind]):
-            if kind == "fasttext":  # the words of the line's first bytes
-                assert (cut_small, cut_large) == tuple(b" ".join(data[:n].split()) for n in (small, large))
-            else:
-                assert (cut_small, cut_large) == (data[:small], data[:large]), kind
-    # a table's cell over the limit is refused by the csv module's own limit, set from the argument
-    (root / "t.tsv").write_bytes(b"".join(b"x\t" + w + b"\n" for w in words))
-    assert len(list(labelled_input(table=str(root / "t.tsv"), max_bytes=300)())) == 3
+            assert (cut_small, cut_large) == (data[:small], data[:large]), kind
+    # a table's cell is cut to the limit's bytes; one of more characters than that is refused by the
+    # csv module's own limit, one for the process, set from each reader's argument row by row
+    (root / "t.tsv").write_bytes(b"".join(b"x\t" + w.replace(b"0", "\u00e9".encode()) + b"\n" for w in words))
+    cells = [w.replace(b"0", "\u00e9".encode()) for w in words]  # 300 characters, 480 bytes
+    interleaved = zip(labelled_input(table=str(root / "t.tsv"), max_bytes=300)(),
+                      labelled_input(table=str(root / "t.tsv"), max_bytes=10_000)())
+    for cell, (cut_one, whole) in zip(cells, interleaved):
+        # the first 300 bytes, an é cut in two left out
+        assert (cut_one.data.encode(), whole.data.encode()) == (cell[:300].decode("utf-8", "ignore").encode(), cell)
+        assert 298 <= len(cut_one.data.encode()) <= 300 < len(cell)
     with pytest.raises(NbtextError, match=r"t.tsv:1: field larger than field limit \(%d\) \(--max-bytes\)" % small):
         list(labelled_input(table=str(root / "t.tsv"), max_bytes=small)())
 
@@ -376,3 +380,86 @@ def test_memory_per_byte_stays_that_of_a_plain_message(tmp_path, demo_model):
     for name in ("huge", "siblings"):
         assert _peak_kb(["predict", "-m", demo_model, files[name]]) < 2 * baseline, name
     assert _peak_kb(["predict", "-j", "1", "-m", demo_model, folder]) < 2 * baseline
+
+
+_ENVELOPE = b"From sender@example.com Mon Jun 24 17:54:30 2002"
+_MBOX_LINES = st.sampled_from([
+    b"", b"Subject: hi", b"From here on, a body line", b"x" * 150, b"From " + b"y" * 120, b"\r",
+    _ENVELOPE, _ENVELOPE + b" " + b"z" * 200,  # an envelope line longer than a small --max-bytes
+])
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=st.lists(_MBOX_LINES, max_size=30), limit=st.sampled_from([1, 7, 40, 100, 101, 5000]))
+def test_an_mboxs_messages_do_not_depend_on_max_bytes(body, limit):
+    """Where an mbox's messages start is read from whole lines (a long one in pieces of at
+    least 64 KiB), so --max-bytes changes how much of each message is read, never how many
+    there are or where they start (an envelope line longer than the limit was missed, and
+    the end of a line read in pieces was taken for a blank line)."""
+    import io
+    import warnings
+
+    from nbtext.reading.documents import MBOX_SNIFF, mbox_messages
+
+    data = b"\n".join([_ENVELOPE] + body) + b"\n"
+
+    def messages(max_bytes):
+        f = io.BytesIO(data)
+        head = f.read(MBOX_SNIFF)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [(doc.name, doc.data) for doc in mbox_messages(f, "box", None, head, max_bytes)]
+
+    whole = messages(10**7)
+    assert [(name, text[:limit]) for name, text in whole] == messages(limit)
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+def test_documents_cut_are_said_in_one_line_and_only_when_cut(tmp_path, demo_model):
+    """One line for a run that cuts documents through several readers (a file, an mbox,
+    stdin: each reader's call was a place of its own to the warnings module, one line each);
+    none where nothing is over the limit once a record's line end is left out."""
+    from conftest import run
+
+    mbox = tmp_path / "box.mbox"
+    mbox.write_bytes(_ENVELOPE + b"\n" + b"lunch notes " * 100 + b"\n\n" + _ENVELOPE + b"\nfree prize " * 100 + b"\n")
+    (tmp_path / "note.txt").write_bytes(b"meeting notes " * 100)
+    result = run("predict", "-j", "1", "-m", demo_model, "--max-bytes", "100", tmp_path / "note.txt", mbox, "-",
+                 input=b"free money " * 100)
+    assert result.exit_code == 0 and result.stdout.count("\n") == 4
+    assert result.stderr == ("nbtext: warning: documents over 100 bytes are cut: only the first 100 bytes of each "
+                             "are read (--max-bytes)\n")
+    quiet = run("predict", "-m", demo_model, "--lines", "--max-bytes", "4", input=b"aaaa\r\nbbbb\r\n")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    (tmp_path / "t.ft").write_bytes(b"__label__spam free\n__label__ham lunch\n")
+    assert run("predict", "-m", demo_model, "--fasttext", tmp_path / "t.ft", "--max-bytes", "5").stderr == ""
+    one = run("predict", "-m", demo_model, "--lines", "--max-bytes", "1", input=b"ab\n")
+    assert "over 1 byte are cut: only the first 1 byte of each" in one.stderr
+
+
+def test_a_fasttext_lines_labels_stay_whole_and_its_text_is_cut(tmp_path):
+    """--max-bytes cuts a fastText line's text, never its label (a label cut to 'spa' made
+    a class of its own, silently; a shorter limit refused the line for its label)."""
+    import warnings
+
+    from nbtext.reading.sources import fasttext_documents
+
+    path = tmp_path / "t.ft"
+    path.write_bytes(b"__label__spam free prize money now\n__label__ham lunch notes\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        docs = list(fasttext_documents(str(path), max_bytes=7))
+    assert [(d.label, d.data) for d in docs] == [("spam", "free pr"), ("ham", "lunch n")]
+
+
+def test_a_huge_max_bytes_is_no_limit_and_reserves_nothing(demo_model):
+    """A --max-bytes past what a read can take is a usage error; up to it, a pipe is read in
+    chunks (a buffered read of the limit reserved it whole: 'out of memory' for 10^11, an
+    OverflowError traceback past 2^63)."""
+    from conftest import run
+
+    message = b"free prize money now " * 10
+    for limit in ("100000000000", str(1 << 62)):
+        assert run("predict", "-m", demo_model, "--max-bytes", limit, input=message).stdout == "spam\n"
+    too_big = run("predict", "-m", demo_model, "--max-bytes", str((1 << 63) - 1), input=message)
+    assert too_big.exit_code == 2 and "Traceback" not in too_big.stderr and "--max-bytes" in too_big.stderr

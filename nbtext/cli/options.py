@@ -47,7 +47,8 @@ train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), def
 shard_option = click.option("--shard", default=None, metavar="K/N", help=(
     "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N",
+    "--max-bytes", type=click.IntRange(min=1, max=choices.MAX_MAX_BYTES), default=choices.DEFAULT_MAX_BYTES,
+    metavar="N",
     help="Read at most the first N bytes of each document (said once on stderr); filter passes "
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",

@@ -114,13 +114,15 @@ def labelled_entries(specs):
 
 
 def path_entries(paths):
-    """Every entry of predict's PATH arguments (no labels)."""
+    """Every entry of predict's PATH arguments (no labels); a local PATH that does not exist
+    is an entry that cannot be read, named and skipped as a local predict does."""
     entries = []
     for path in paths:
         if path == "-":
             raise NbtextError("--scheduler reads PATHs the workers can open, not stdin")
         if not is_url(path) and not os.path.exists(path):
-            raise NbtextError(f"{path} does not exist")
+            entries.append(("No such file or directory", path, None))
+            continue
         entries += source_entries(None, path)
     return entries
 

@@ -177,7 +177,8 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
 
     if model is None and settings.get("calibration") == "temperature":
         raise NbtextError("eval --online from nothing stays uncalibrated (its model learns one message at a "
-                          "time): drop --calibration temperature, or start from a calibrated -m MODEL")
+                          "time): drop --calibration temperature (a model trained calibrated, given as -m MODEL "
+                          "without train options, is scored with its temperature)")
     settings = dict(model.settings) if model is not None else make_settings(**settings)
     event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
     if event.pure_form != "counts" or settings.get("features", "counts") != "counts" \

@@ -15,6 +15,8 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 
 MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
+LINE_PIECE = 1 << 16  # a line is read in pieces of at most this (or --max-bytes) where lines give structure
+READ_CHUNK = 1 << 20  # a stream of unknown size is read in chunks of this, never a --max-bytes buffer at once
 DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
@@ -23,15 +25,26 @@ DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 
 
 def cut(data, max_bytes):
-    """`data` up to `max_bytes`. The first document cut says so, once a process (the
-    warnings module's own once-per-place rule: the text names the limit, not the document)."""
+    """`data` (bytes) up to `max_bytes`. The first document cut says so, once a process (the
+    warnings module's own once-per-place rule, this one place: the text names the limit,
+    not the document)."""
     if len(data) <= max_bytes:
         return data
     import warnings
 
-    warnings.warn(f"documents over {max_bytes:,} bytes are cut: only the first {max_bytes:,} bytes of each are read "
-                  "(--max-bytes)", stacklevel=2)
+    bytes_ = "byte" if max_bytes == 1 else "bytes"
+    warnings.warn(f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of each "
+                  "are read (--max-bytes)", stacklevel=1)
     return data[:max_bytes]
+
+
+def cut_text(text, max_bytes):
+    """A document held as text (a table's cell, a fastText line's words) up to `max_bytes`
+    bytes of its UTF-8, a character cut in two left out."""
+    if len(text) * 4 <= max_bytes:  # (four bytes a character at most: nothing to cut)
+        return text
+    data = text.encode("utf-8", "surrogatepass")
+    return text if len(data) <= max_bytes else cut(data, max_bytes).decode("utf-8", "ignore")
 
 
 def read_cut(f, max_bytes, head=b""):
@@ -44,6 +57,21 @@ def bounded_lines(f, max_bytes):
     """The lines of a binary file, a line over `max_bytes` in pieces of at most that (so
     one giant line never sits in memory whole)."""
     return iter(lambda: f.readline(max_bytes + 1), b"")
+
+
+def structural_lines(f, max_bytes, head=b""):
+    """(piece, whether it starts a line) for the lines of a binary file whose lines give
+    structure (mbox envelopes, fastText labels): `head` (bytes already read) first, then
+    the file, a line read in pieces of at most max(max_bytes, LINE_PIECE) + 1 bytes, so
+    that where a line starts does not depend on --max-bytes (memory stays bounded)."""
+    pieces = head.split(b"\n")
+    starts = True
+    for piece in [p + b"\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else []):
+        yield piece, starts
+        starts = piece.endswith(b"\n")
+    for piece in bounded_lines(f, max(max_bytes, LINE_PIECE)):
+        yield piece, starts
+        starts = piece.endswith(b"\n")
 
 
 PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush what you have
@@ -83,13 +111,22 @@ def read_at_most(f, limit):
     that made reading 20 Newsgroups' 11,314 files take 0.6 s instead of 0.2 s. A regular
     file is read to its size and one byte more; if that byte came (the file grew since), on
     up to `limit`. Streams whose size is unknown (pipes, file objects without a descriptor)
-    are read as before."""
+    are read in chunks (READ_CHUNK), so a huge `limit` reserves nothing."""
     try:
         status = os.fstat(f.fileno())
         left = status.st_size - f.tell() if S_ISREG(status.st_mode) else None
     except (OSError, AttributeError, ValueError, UnsupportedOperation):
         left = None
-    if left is None or left + 1 >= limit:
+    if left is None:
+        chunks, size = [], 0
+        while size < limit:
+            chunk = f.read(min(limit - size, READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    if left + 1 >= limit:
         return f.read(limit)
     want = max(left, 0) + 1
     data = f.read(want)
@@ -126,24 +163,19 @@ def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
     A `From ` line starts a message only after a blank line (or at the start) and when it
     reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
     readers check: an unescaped "From here on..." in a body stays in its message."""
-    from itertools import chain
-
     from nbtext.reading.mail import is_envelope_line
 
-    lines = head.splitlines(keepends=True)
-    if lines and not lines[-1].endswith(b"\n"):  # the head ends inside a line
-        lines[-1] += f.readline()
     n, message, size, after_blank = 0, None, 0, True
-    for line in chain(lines, bounded_lines(f, max_bytes)):
+    for line, starts in structural_lines(f, max_bytes, head):
         # the first line starts the first message: it is what made the file an mbox
-        if message is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
+        if message is None or (starts and after_blank and line.startswith(b"From ") and is_envelope_line(line)):
             if message is not None:  # there is a next message: names are numbered
                 yield Document(f"{path}:{n}", cut(b"".join(message), max_bytes), label)
             n, message, size = n + 1, [], 0
         elif size <= max_bytes:  # past the limit, the rest of the message is left out
             message.append(line)
             size += len(line)
-        after_blank = line in (b"\n", b"\r\n")
+        after_blank = starts and line in (b"\n", b"\r\n")
     if message is not None:
         name = f"{path}:{n}" if n > 1 else path
         yield Document(name, cut(b"".join(message), max_bytes), label)

@@ -22,7 +22,8 @@ from io import TextIOWrapper
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
-from nbtext.reading.documents import MBOX_SNIFF, PAUSE, Document, bounded_lines, cut, file_documents, read_cut
+from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, read_cut,
+                                     structural_lines)
 
 
 def is_maildir(path):
@@ -214,9 +215,9 @@ def stream_records(stream, separator, pause=True, chunk_size=1 << 16, max_bytes=
         last = pieces.pop()
         pending, pending_bytes = [last], len(last)
         for piece in pieces:
-            yield _strip_cr(cut(piece, max_bytes), separator)
+            yield cut(_strip_cr(piece, separator), max_bytes)
     if pending_bytes:
-        yield _strip_cr(cut(b"".join(pending), max_bytes), separator)
+        yield cut(_strip_cr(b"".join(pending), separator), max_bytes)
 
 
 def _strip_cr(record, separator):
@@ -480,23 +481,28 @@ def _column(spec, header, path):
 
 def _table_reader(f, path, max_bytes=DEFAULT_MAX_BYTES):
     """A csv reader for a TSV file, or a CSV file when the name ends in .csv, whose fields
-    hold at most `max_bytes` characters (the csv module's limit is its own, set here)."""
+    hold at most `max_bytes` characters (see _checked_rows)."""
     import csv
 
-    csv.field_size_limit(max_bytes)
     if path.lower().endswith(".csv"):
-        return _checked_rows(csv.reader(f, strict=True), path)
-    return _checked_rows(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), path)
+        return _checked_rows(csv.reader(f, strict=True), path, max_bytes)
+    return _checked_rows(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), path, max_bytes)
 
 
-def _checked_rows(reader, path):
+def _checked_rows(reader, path, max_bytes):
     """The rows of a csv reader; a quoted field never closed (which would swallow every row
-    after it) is an error that names the line where its row starts."""
+    after it) is an error that names the line where its row starts. The csv module's field
+    limit is one for the whole process: it is set to `max_bytes` before each row is read,
+    so that readers with other limits, interleaved, each keep their own."""
     import csv
 
     start = 1
     try:
-        for row in reader:
+        while True:
+            csv.field_size_limit(max_bytes)
+            row = next(reader, None)
+            if row is None:
+                return
             yield row
             start = reader.line_num + 1
     except csv.Error as e:
@@ -522,7 +528,7 @@ def table_documents(path, label_col="1", text_col="2", header=None, max_bytes=DE
             if len(row) <= needed:
                 raise NbtextError(f"{path}:{n} has {len(row)} columns, expected at least {needed + 1}")
             label = None if label_index is None else row[label_index].strip()
-            yield Document(f"{path}:{n}", row[text_index], label)
+            yield Document(f"{path}:{n}", cut_text(row[text_index], max_bytes), label)
 
 
 def table_columns(path, label_col, model):
@@ -566,20 +572,20 @@ def table_rows(path, columns, label_col=None, max_bytes=DEFAULT_MAX_BYTES):
 def fasttext_documents(path, labelled=True, max_bytes=DEFAULT_MAX_BYTES):
     """Documents from fastText lines: `__label__spam some text` (the first label counts;
     without `labelled`, as `fasttext predict` reads them: a line without a label is a
-    document too). A line over --max-bytes is read up to the limit."""
+    document too). A line's text (its words but the labels) is cut to `max_bytes`; its
+    labels stay whole (found in the line's first max(max_bytes, 64 KiB) bytes)."""
     check_path(path)
     with opened_input(path) as f:
-        n, line_start = 0, True
-        for piece in bounded_lines(f, max_bytes):
-            starts, line_start = line_start, piece.endswith(b"\n")
+        n = 0
+        for piece, starts in structural_lines(f, max_bytes):
             if not starts:
-                continue  # the rest of a line over the limit
+                continue  # the rest of a line too long to read whole: its words are cut anyway
             n += 1
-            words = cut(piece, max_bytes).decode("utf-8", errors="replace").split()
+            words = piece.decode("utf-8", errors="replace").split()
             labels = [w for w in words if w.startswith("__label__")]
             if not labels and labelled:
                 if words:
                     raise NbtextError(f"{path}:{n} has no __label__ (expected '__label__LABEL text')")
                 continue
-            text = " ".join(w for w in words if not w.startswith("__label__"))
+            text = cut_text(" ".join(w for w in words if not w.startswith("__label__")), max_bytes)
             yield Document(f"{path}:{n}", text, labels[0][len("__label__"):] if labels else None)
