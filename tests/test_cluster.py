@@ -236,3 +236,19 @@ def test_predict_on_a_cluster_goes_on_past_a_missing_path_as_locally(tmp_path, c
     assert remote.exit_code == local.exit_code == 1
     assert remote.stdout == local.stdout and remote.stdout.count("\n") == 26
     assert f"skipped {tmp_path / 'nope'}: cannot read it (No such file or directory)" in remote.stderr
+
+
+def test_relative_paths_are_the_clients_on_a_cluster(tmp_path, cluster, monkeypatch):
+    """A relative PATH names a file from the client's folder, whatever folder a worker runs
+    in (every file was skipped as not found); names print as given."""
+    import shutil
+
+    shutil.copytree(MAIL / "train", tmp_path / "train")
+    shutil.copytree(MAIL / "test", tmp_path / "test")
+    monkeypatch.chdir(tmp_path)  # the workers started elsewhere
+    local = trained_bytes(tmp_path, "local.model", "train/spam", "train/ham")
+    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, "train/spam",
+                         "train/ham") == local
+    here = run("predict", "-m", tmp_path / "local.model", "test/spam")
+    there = run("predict", "-m", tmp_path / "local.model", "--scheduler", cluster.scheduler_address, "test/spam")
+    assert there.exit_code == 0 and there.stdout == here.stdout and there.stdout.startswith("test/spam/")

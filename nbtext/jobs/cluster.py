@@ -64,10 +64,11 @@ def _worker_version():
     return version
 
 
-def _opener(location):
-    """How a worker opens an entry for binary reading: open, or fsspec for a URL."""
+def _opener(location, cwd=None):
+    """How a worker opens an entry for binary reading: open (from `cwd` for a relative
+    path), or fsspec for a URL."""
     if not is_url(location):
-        return None
+        return None if cwd is None else (lambda path: open(os.path.join(cwd, path), "rb"))
     import fsspec
 
     return lambda url: fsspec.open(url, "rb").open()
@@ -167,7 +168,8 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
     # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
     bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
-    counted = client.map(count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, pure=False)
+    counted = client.map(count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, cwd=os.getcwd(),
+                         pure=False)
     root = _tree_sum(client, list(counted), combine_counts)
     if progress is not None:  # each partition's future is let go once counted, so it is freed once added
         from distributed import as_completed
@@ -195,7 +197,7 @@ def _over_partitions(client, parts, settings, max_bytes, function):
     (nbtext.jobs.training.over_batches' counterpart), at most 2 per worker in flight."""
     shipped = client.scatter(function, broadcast=True)
     yield from _in_order(client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes,
-                         function=shipped)
+                         function=shipped, cwd=os.getcwd())
 
 
 def _in_order(client, task, parts, **arguments):
@@ -234,7 +236,7 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
     changes = log.records
     model_bytes = client.scatter(data, broadcast=True)
     arguments = dict(model_bytes=model_bytes, alpha=alpha, max_bytes=max_bytes, output=tuple(output), explain=explain,
-                     changes=changes)
+                     changes=changes, cwd=os.getcwd())
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
         report_errors(errors, on_error)
         if n:
@@ -242,16 +244,18 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
 
 
 # --- on the workers ----------------------------------------------------------------------
-def entry_documents(entries, max_bytes):
-    """The Documents of a partition's entries, read where this runs (up to `max_bytes` each)."""
+def entry_documents(entries, max_bytes, cwd=None):
+    """The Documents of a partition's entries, read where this runs (up to `max_bytes` each),
+    named as given; a relative local path is opened from `cwd`, the client's folder (a
+    worker runs in its own)."""
     for kind, location, label in entries:
         if kind in ("file", "source"):  # an mbox found in a folder is its messages, as locally
-            yield from file_documents(location, label, _opener(location), max_bytes)
+            yield from file_documents(location, label, _opener(location, cwd), max_bytes)
         else:  # a FIFO, socket or device found in a folder: said, not read
             yield Document(location, None, label, error=kind)
 
 
-def count_partition(entries, settings, max_bytes, rate=None):
+def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
     """A worker's partial counts of a partition (as nbtext.jobs.parallel.count_chunk's), with the
     calibration candidates under `rate` (None: no calibration)."""
     from nbtext.classifier.settings import make_tokenizer
@@ -259,7 +263,7 @@ def count_partition(entries, settings, max_bytes, rate=None):
 
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes)),
+    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes, cwd)),
                                      lambda doc, message: errors.append((doc.name, message)), rate)
     return packed((table.export(), keys, errors, tokenize.mail_documents, found))
 
@@ -308,10 +312,10 @@ def unpacked(counted):
     return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
 
 
-def second_pass_partition(entries, settings, max_bytes, function):
+def second_pass_partition(entries, settings, max_bytes, function, cwd=None):
     from nbtext.classifier.settings import make_tokenizer
 
-    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes)),
+    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes, cwd)),
                                   lambda doc, message: None)
     return function(token_lists, [doc.label for doc in kept])
 
@@ -319,7 +323,7 @@ def second_pass_partition(entries, settings, max_bytes, function):
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 
-def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, changes=()):
+def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, changes=(), cwd=None):
     """(documents scored, their output lines, [(name, error)]) of a partition (by the model
     with `changes`, its pending log's records, folded in)."""
     from nbtext.classifier.model import NaiveBayes
@@ -338,7 +342,7 @@ def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, cha
         _models[key] = model if alpha is None else model.with_alpha(alpha)
     model = _models[key]
     errors = []
-    kept, log_proba, explanations = model.score(list(entry_documents(entries, max_bytes)),
+    kept, log_proba, explanations = model.score(list(entry_documents(entries, max_bytes, cwd)),
                                                 lambda doc, message: errors.append((doc.name, message)), explain)
     if not kept:
         return 0, "", errors
