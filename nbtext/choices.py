@@ -23,7 +23,7 @@ DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whos
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)
 DEFAULT_MAX_BYTES = 10_000_000  # --max-bytes: a document's bytes read (spamc leaves mail over 500 KB alone)
-MAX_MAX_BYTES = 1 << 62  # --max-bytes at most: past it, no read size Python takes (the same as no limit)
+MAX_MAX_BYTES = 1 << 62  # a larger --max-bytes is this one (no read size Python takes is larger: no limit)
 DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -o say otherwise
 
 TRAIN_DEFAULTS = {

@@ -16,15 +16,15 @@ from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
                             progress_drawer, user_errors, with_progress, write_batches)
 from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.cli.options import (
+    PATH, TRAIN_SETTINGS, alpha_override, grouped, jobs_option, labelled_options, max_bytes_option, model_option,
+    online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
+    train_jobs_option, train_options, train_settings_but_alpha, typed_options, unsure_option,
+)
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
-from nbtext.report.text import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
-from nbtext.cli.options import (
-    PATH, TRAIN_SETTINGS, alpha_override, jobs_option, labelled_options, max_bytes_option, model_option,
-    online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
-    split_params, train_jobs_option, train_options, train_settings_but_alpha, typed_options, unsure_option,
-)
 from nbtext.report.output import write_line
+from nbtext.report.text import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
 from nbtext.version import __version__
 
 
@@ -58,7 +58,8 @@ def cli():
 @shard_option
 @scheduler_option
 @quiet_option
-def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
+@grouped
+def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, settings):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -82,7 +83,6 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, **params):
     from nbtext.reading.sources import labelled_input, nothing_to_learn, table_columns
     from nbtext.report.text import train_summary
 
-    inputs, settings = split_params(params)
     with user_errors():
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
@@ -218,8 +218,9 @@ def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
 @train_options
 @quiet_option
 @plot_option
-def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot,
-             **params):
+@grouped
+def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot, inputs,
+             settings):
     """Score a model on labelled documents (given as in train).
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the positive one being the
@@ -251,7 +252,6 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     """
     from nbtext.report.plots import check_plot_path, eval_plot, online_plot
 
-    inputs, settings = split_params(params)
     skipped = Skipped()
     with user_errors():
         if plot:

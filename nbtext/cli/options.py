@@ -47,8 +47,8 @@ train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), def
 shard_option = click.option("--shard", default=None, metavar="K/N", help=(
     "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1, max=choices.MAX_MAX_BYTES), default=choices.DEFAULT_MAX_BYTES,
-    metavar="N",
+    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N",
+    callback=lambda ctx, param, value: min(value, choices.MAX_MAX_BYTES),  # past it: no limit, as it is
     help="Read at most the first N bytes of each document (said once on stderr); filter passes "
          "the whole message on.")
 unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",
@@ -92,12 +92,21 @@ labelled_options = options(
 )
 
 
-def split_params(params):
-    """(labelled_input's keyword arguments, nbtext.jobs.training's train options) of a command's params."""
-    inputs = {name: params.pop(name) for name in INPUTS}
-    settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
-    settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
-    return inputs, settings
+def grouped(command):
+    """`command` takes its labelled inputs as one named parameter, `inputs` (labelled_input's
+    keyword arguments, --max-bytes among them), and its train settings as another, `settings`
+    (nbtext.jobs.training's options, --headers split): click hands every option to this
+    wrapper, which groups them. (Put it under the click decorators, above the function.)"""
+    from functools import wraps
+
+    @wraps(command)
+    def with_groups(*args, **params):
+        inputs = {name: params.pop(name) for name in INPUTS}
+        settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
+        settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
+        return command(*args, inputs=inputs, settings=settings, **params)
+
+    return with_groups
 
 
 def typed_options(names):
