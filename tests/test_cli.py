@@ -383,3 +383,18 @@ def test_every_command_takes_the_same_class_for_positive(tmp_path):
     reversed_ = run("eval", "-m", model, "--format", "json", other, spam)
     assert json.loads(reversed_.stdout)["roc_auc"] == json.loads(run("eval", "-m", model, "--format", "json", spam,
                                                                        other).stdout)["roc_auc"]
+
+
+def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(tmp_path):
+    """Documents that hold no token (--max-bytes 1, punctuation only): the model is its
+    prior, left uncalibrated (a temperature was fitted on nothing, and numpy's 'Mean of
+    empty slice' warnings leaked out)."""
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        for i in range(60):
+            (tmp_path / label / str(i)).write_text("!!! ?? --")
+    result = run("train", "-o", tmp_path / "m", tmp_path / "a", tmp_path / "b")
+    assert result.exit_code == 0 and "warning" not in result.stderr and "calibrated" not in result.stderr
+    assert nbtext.load(tmp_path / "m").calibration is None
+    refused = run("train", "--calibration", "temperature", "-o", tmp_path / "t", tmp_path / "a", tmp_path / "b")
+    assert refused.exit_code == 1 and "with tokens" in refused.stderr

@@ -509,3 +509,15 @@ def test_a_change_of_nothing_leaves_the_file_as_it_was(model, tmp_path):
     said = nbtext_run("forget", "-m", model, unknown / "1").stderr.decode() + \
         nbtext_run("train", "--update", "-m", model, f"spam={few}").stderr.decode()
     assert said.count(f"({model} unchanged)") == 2 and model.read_bytes() == before[1]
+
+
+def test_a_forget_the_full_way_says_documents_were_cut_once(model, tmp_path):
+    """--max-bytes's notice is one line for the run, though the pending section's try read
+    the first messages before the full way read them all (numpy's import in between reset
+    the warnings module's memory of what it had said: two lines)."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for f in (messages("spam") + messages("spam", "test"))[: pending.MAX_BATCH + 5]:
+        shutil.copy(f, folder / f.name)
+    said = nbtext_run("forget", "-m", model, "--max-bytes", "50", folder).stderr.decode()
+    assert said.count("are cut: only the first 50 bytes") == 1, said

@@ -305,8 +305,9 @@ def forget(model_path, paths, max_bytes, quiet):
 def merge(models, output):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
     into one: the same file, byte for byte, as one training on all their documents. The
-    models must have the same settings; tf-idf models, calibrated ones, and presence models
-    with an UNK feature once tokens are pruned are refused.
+    models must have the same settings (calibrated ones are calibrated again, on their
+    samples together); tf-idf models, and presence models with an UNK feature once tokens
+    are pruned, are refused.
 
     
       nbtext merge -o mail.model part1.model part2.model part3.model

@@ -24,6 +24,9 @@ class OneLineErrors(click.Group):
     def main(self, args=None, prog_name=None, **extra):
         import warnings
 
+        from nbtext.reading.documents import new_run
+
+        new_run()
         warnings.showwarning = lambda message, *rest: click.echo(f"nbtext: warning: {message}", err=True)
         extra.pop("standalone_mode", None)
         argv = list(sys.argv[1:] if args is None else args)

@@ -140,7 +140,8 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     with locked(model_path):
         model = load_model(model_path, sample=True)
         if forget:
-            model, stats = forget_documents(model, lambda: batched(next(once)), skipped, _not_learned)
+            model, stats = forget_documents(model, lambda: batched(next(once)), skipped,
+                                            None if quiet else _not_learned)
         else:
             model, stats = update(model, lambda: batched(next(once)), skipped)
         if stats.get("forgotten") or stats.get("added") or stats.get("moved") or \
@@ -164,7 +165,8 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
 
     for doc, message in not_learned:
         if message is None:
-            _not_learned(doc)
+            if not quiet:  # a message forget does not know is left alone: no error, nothing for cron to mail
+                _not_learned(doc)
         else:
             skipped(doc, message)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
@@ -174,7 +176,7 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
         print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
               "the next change folds them into it and fits the calibration again) "
               + (f"-> {model_path}" if changed else f"({model_path} unchanged)"), file=sys.stderr)
-    return skipped.summary(sum(stats.values()) - stats.get("duplicates", 0))
+    return skipped.summary(sum(stats.values()))  # known ones too: read and recognised
 
 
 def stdin_document(max_bytes=DEFAULT_MAX_BYTES):

@@ -240,10 +240,11 @@ def temperature_of(model, sample, required=True, budget=None):
     documents, labels, hashes = sample
     order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
     documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
-    if len(set(labels)) < 2 or len(labels) < (FOLDS if required else AUTO_MINIMUM):
+    with_tokens = [label for document, label in zip(documents, labels) if len(document)]  # (others keep theirs)
+    if len(set(with_tokens)) < 2 or len(with_tokens) < (FOLDS if required else AUTO_MINIMUM):
         if not required:
             return None
-        raise NbtextError("--calibration temperature needs at least 5 documents of two classes")
+        raise NbtextError("--calibration temperature needs at least 5 documents of two classes, with tokens")
     ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
     jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])

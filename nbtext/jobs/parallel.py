@@ -9,7 +9,6 @@ exactly: partial counts for training, probabilities for prediction; never lists 
 """
 
 import multiprocessing
-import warnings
 from collections import deque
 from functools import partial
 
@@ -155,11 +154,11 @@ def _forked(function, jobs):
     pipes = [Pipe() for _ in range(jobs)]
     workers = []
     for ours, theirs in pipes:
-        with warnings.catch_warnings():
-            # Python 3.12+ warns about forking a process with threads; ours are BLAS's idle
-            # pool threads, which OpenBLAS re-creates after a fork.
-            warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
-            pid = os.fork()
+        # (Python 3.12+ warns about forking a process with threads, a DeprecationWarning that
+        # is ignored outside __main__: ours are BLAS's idle pool threads, which OpenBLAS makes
+        # again after a fork. No catch_warnings here: leaving one forgets which warnings were
+        # said, and --max-bytes's notice came again.)
+        pid = os.fork()
         if pid == 0:  # the worker, which never returns: only its own end of its pipe stays open
             for other_ours, other_theirs in pipes:
                 other_ours.close()

@@ -206,7 +206,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
     token_counts = ClassCounts(token_counts)
     vocabulary = vocabulary_of(settings, tokens, token_counts)
     if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none
-        if not tokens:  # nothing to prune: the documents hold no token (words of 2 letters or more)
+        if not tokens:  # nothing was pruned: there was nothing
             raise NbtextError("the documents hold no tokens (a token is a word of two letters or digits or more)")
         raise NbtextError(
             f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"

@@ -24,17 +24,29 @@ DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 # argument and gives it to the Documents it leaves to be read later (`loaded`).
 
 
+# The limits this process has said it cuts documents at. The notice is said once a run (a
+# command line starts a run: cli.console); not by the warnings module's own once-per-place
+# memory, which any catch_warnings or filter change (numpy's import makes one) forgets.
+_said = set()
+
+
+def new_run():
+    """A command line starts: its notices may be said again (tests run many in one process)."""
+    _said.clear()
+
+
 def cut(data, max_bytes):
-    """`data` (bytes) up to `max_bytes`. The first document cut says so, once a process (the
-    warnings module's own once-per-place rule, this one place: the text names the limit,
-    not the document)."""
+    """`data` (bytes) up to `max_bytes`. The first document cut says so, once a run (the text
+    names the limit, not the document)."""
     if len(data) <= max_bytes:
         return data
-    import warnings
+    if max_bytes not in _said:
+        import warnings
 
-    bytes_ = "byte" if max_bytes == 1 else "bytes"
-    warnings.warn(f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of each "
-                  "are read (--max-bytes)", stacklevel=1)
+        _said.add(max_bytes)
+        bytes_ = "byte" if max_bytes == 1 else "bytes"
+        warnings.warn(f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of "
+                      "each are read (--max-bytes)", stacklevel=2)
     return data[:max_bytes]
 
 
@@ -64,12 +76,16 @@ def structural_lines(f, max_bytes, head=b""):
     structure (mbox envelopes, fastText labels): `head` (bytes already read) first, then
     the file, a line read in pieces of at most max(max_bytes, LINE_PIECE) + 1 bytes, so
     that where a line starts does not depend on --max-bytes (memory stays bounded)."""
-    pieces = head.split(b"\n")
+    limit = max(max_bytes, LINE_PIECE)
+    *whole, rest = head.split(b"\n")
+    for line in whole:  # (the head is shorter than a piece: its lines are whole)
+        yield line + b"\n", True
     starts = True
-    for piece in [p + b"\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else []):
-        yield piece, starts
-        starts = piece.endswith(b"\n")
-    for piece in bounded_lines(f, max(max_bytes, LINE_PIECE)):
+    if rest:  # the head ends inside a line: read on to its end, as one piece
+        rest += f.readline(max(limit + 1 - len(rest), 0))
+        yield rest, True
+        starts = rest.endswith(b"\n")
+    for piece in bounded_lines(f, limit):
         yield piece, starts
         starts = piece.endswith(b"\n")
 

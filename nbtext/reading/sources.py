@@ -426,18 +426,19 @@ def class_sources(specs, urls=False):
     return sources
 
 
-def labelled_sources(specs, urls=False, empty_ok=False):
+def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True):
     """[(label, path)] of CLASS_DIR arguments, a folder or file given twice read once (with
-    a warning). A class folder with no documents is an error, found before any is read, or
-    with `empty_ok` (an update: nothing to learn there) left out."""
+    a warning, unless not `say_twice`). A class folder with no documents is an error, found
+    before any is read, or with `empty_ok` (an update: nothing to learn there) left out."""
     sources, seen = [], {}
     for label, path in class_sources(specs, urls):
         real = path if is_url(path) else os.path.realpath(path)
         if real in seen:  # the same folder or file twice: its documents count once
-            import warnings
+            if say_twice:
+                import warnings
 
-            warnings.warn(f"{path} is given twice (as {seen[real]!r} and {label!r}): read once, as {seen[real]!r}",
-                          stacklevel=2)
+                warnings.warn(f"{path} is given twice (as {seen[real]!r} and {label!r}): read once, as "
+                              f"{seen[real]!r}", stacklevel=2)
             continue
         seen[real] = label
         sources.append((label, path))
@@ -450,12 +451,9 @@ def labelled_sources(specs, urls=False, empty_ok=False):
 
 def nothing_to_learn(specs):
     """Whether every CLASS_DIR given is a folder with no documents (an update of nothing).
-    (Its warnings are said when the documents are read.)"""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return bool(specs) and not labelled_sources(specs, empty_ok=True)
+    (Its warnings are said when the documents are read: no catch_warnings, which would
+    make the warnings module forget those it has said.)"""
+    return bool(specs) and not labelled_sources(specs, empty_ok=True, say_twice=False)
 
 
 def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
