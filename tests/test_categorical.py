@@ -106,3 +106,17 @@ def test_eval_on_a_table(tmp_path):
                             "--format", "json").stdout)
     assert report["n"] == 17 and report["classes"] == ["否", "是"]
     assert sum(map(sum, report["confusion"])) == 17
+
+
+def test_a_categorical_model_is_cross_validated_on_its_tables_rows():
+    """eval --folds --model categorical --table reads the table's rows as train does (it
+    refused: 'reads a table: give --table FILE --label-col NAME', though both were given)."""
+    import json
+
+    from conftest import ROOT, run
+
+    result = run("eval", "--folds", "3", "--format", "json", "--table", ROOT / "corpora" / "dating" / "train.tsv",
+                 "--label-col", "约会", "--model", "categorical")
+    assert result.exit_code == 0, result.stderr
+    folds = json.loads(result.stdout)["models"]["categorical"]["folds"]
+    assert len(folds) == 3 and all(0 <= f["accuracy"] <= 1 for f in folds)

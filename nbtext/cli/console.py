@@ -181,8 +181,14 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 
+        from nbtext.classifier.settings import table_rows_model
+        from nbtext.reading.sources import table_columns
+
         models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-        docs = with_progress(labelled_input(**inputs)(), "reading", inputs["class_dirs"], quiet, labelled=True)
+        if table_rows_model(settings["model"]) and not compare:  # its rows' columns, as train finds them
+            settings = dict(settings, columns=table_columns(inputs["table"], inputs["label_col"], settings["model"]))
+        docs = with_progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading",
+                             inputs["class_dirs"], quiet, labelled=True)
         results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
         done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
