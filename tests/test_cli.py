@@ -398,3 +398,20 @@ def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(
     assert nbtext.load(tmp_path / "m").calibration is None
     refused = run("train", "--calibration", "temperature", "-o", tmp_path / "t", tmp_path / "a", tmp_path / "b")
     assert refused.exit_code == 1 and "with tokens" in refused.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["eval", "--folds", "3", "-m", "MODEL"], "-m goes with eval of a model"),
+    (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below goes with eval of a model"),
+    (["eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--model", "bernoulli"],
+     "--model does not go with --compare"),
+    (["train", "--label-col", "2", "-o", "OUT"], "--label-col goes with --table"),
+    (["eval", "--folds", "3", "--text-col", "2"], "--text-col goes with --table"),
+    (["train", "--no-header", "-o", "OUT"], "--header goes with --table"),
+])
+def test_an_option_that_would_do_nothing_is_refused(tmp_path, demo_model, args, message):
+    """Options accepted and then ignored without a word (a model -m that --folds never read,
+    a --model that --compare replaced, a column of a table with class folders) are refused."""
+    args = [str(demo_model) if a == "MODEL" else str(tmp_path / "m") if a == "OUT" else a for a in args]
+    result = run(*args, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert result.exit_code in (1, 2) and message in result.stderr and result.stderr.count("\n") == 1

@@ -178,6 +178,10 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
         raise NbtextError("--online and --folds are two ways to evaluate: give one")
     if compare and folds is None:
         raise NbtextError("--compare goes with --folds (the event models on the same folds)")
+    if folds is not None and (model_path is not None or unsure_below is not None):
+        given = "-m" if model_path is not None else "--unsure-below"
+        raise NbtextError(f"--folds cross-validates the train options and reads no model: {given} goes with "
+                          "eval of a model (eval -m MODEL) or --online")
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 

@@ -101,6 +101,8 @@ def grouped(command):
 
     @wraps(command)
     def with_groups(*args, **params):
+        if params["table"] is None and (typed := typed_options(["label_col", "text_col", "header"])):
+            raise click.UsageError(f"{typed[0]} goes with --table (it names a column of the table)")
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
