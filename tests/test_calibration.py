@@ -314,7 +314,8 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
 def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown):
     """feature_rows of TokenRows (indices, never decoded) equals vocabulary.ids of the same
     documents as token lists: pruned tokens go to UNK, or are left out with --unknown ignore."""
-    from nbtext.jobs.calibration import TokenRows, feature_rows
+    from nbtext.features.vocabulary import TokenRows
+    from nbtext.jobs.calibration import feature_rows
 
     texts, labels = read_labelled(MAIL / "train")
     model = nbtext.train(texts, labels, calibration="none", min_count=3, unknown=unknown)

@@ -18,7 +18,7 @@ from nbtext.classifier.settings import check_alpha, make_tokenizer
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import count_vector, scores_of_counts
-from nbtext.features.vocabulary import Vocabulary, kept_tokens
+from nbtext.features.vocabulary import TokenRows, Vocabulary, kept_tokens
 from nbtext.features.weighting import feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile.format import ModelState, save as save_state
@@ -133,7 +133,7 @@ class NaiveBayes:
             return None
         token_lists, labels, hashes = self.calibration_sample
         tokens = self.vocabulary.tokens
-        rows = token_lists.over(tokens) if hasattr(token_lists, "over") else None  # (jobs.calibration.TokenRows)
+        rows = token_lists.over(tokens) if isinstance(token_lists, TokenRows) else None
         if rows is not None:  # already token indices
             flat = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
             lengths = [len(row) for row in rows]

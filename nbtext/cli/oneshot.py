@@ -124,6 +124,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
 
     from nbtext.jobs.learnone import Fallback, through_log
     from nbtext.modelfile.container import locked
+    from nbtext.report.text import changes_anything
 
     if not os.path.exists(model_path):
         model_bytes(model_path)  # says what to do, before any lock file is made
@@ -144,8 +145,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
                                             None if quiet else _not_learned)
         else:
             model, stats = update(model, lambda: batched(next(once)), skipped)
-        if stats.get("forgotten") or stats.get("added") or stats.get("moved") or \
-                os.path.realpath(output) != os.path.realpath(model_path):
+        if changes_anything(stats) or os.path.realpath(output) != os.path.realpath(model_path):
             model.save(output)  # whole, by rename: its pending records are in it now
         else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
             stats = dict(stats, unchanged=True)
@@ -161,7 +161,7 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
     documents not learned or skipped by name (`skipped`, formats.Skipped), then the
     summary; the exit status."""
     from nbtext.modelfile.pending import COMPACT_AFTER
-    from nbtext.report.text import counted
+    from nbtext.report.text import changes_anything, counted
 
     for doc, message in not_learned:
         if message is None:
@@ -171,11 +171,10 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
             skipped(doc, message)
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
-    changed = stats.get("forgotten") or stats.get("added") or stats.get("moved")
     if not quiet:
         print(f"{done}; {counted(records, 'change')} pending at the end of the model file (once {COMPACT_AFTER} are, "
               "the next change folds them into it and fits the calibration again) "
-              + (f"-> {model_path}" if changed else f"({model_path} unchanged)"), file=sys.stderr)
+              + (f"-> {model_path}" if changes_anything(stats) else f"({model_path} unchanged)"), file=sys.stderr)
     return skipped.summary(sum(stats.values()))  # known ones too: read and recognised
 
 

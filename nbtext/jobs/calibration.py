@@ -22,7 +22,6 @@ model's feature sums minus those of the fold's documents (K = FOLDS folds of the
 the vocabulary, its pruning and the idf stay the full model's).
 """
 
-from collections.abc import Sequence
 from functools import partial
 
 import numpy as np
@@ -31,6 +30,7 @@ from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log
 from nbtext.features.matrix import DROPPED, one_hot
+from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
 from nbtext.stats.sufficient import Statistics, linear_scores
@@ -51,40 +51,6 @@ EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
 # table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.
 SCALE_TOLERANCE = 1e-3
 EXPONENT_TOLERANCE = 1e-3
-
-
-class TokenRows(Sequence):
-    """The calibration sample's documents as rows of indices into `tokens` (a model's
-    vocabulary: every token seen, sorted), each row in its document's token order. Read as
-    a sequence of token lists, each decoded when read (an update, a merge); the model's own
-    feature ids (`feature_rows`) and the file's encoding of the sample are taken from the
-    indices, never decoding them (for 20 Newsgroups' sample, 0.7 million tokens)."""
-
-    def __init__(self, rows, tokens):
-        self.rows, self.tokens = rows, tokens
-
-    def __len__(self):
-        return len(self.rows)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return list(map(self.tokens.__getitem__, self.rows[i].tolist()))
-
-    def take(self, positions):
-        """The rows at `positions`, in that order."""
-        return TokenRows([self.rows[i] for i in positions], self.tokens)
-
-    def over(self, tokens):
-        """The rows, if they index `tokens` (that very list), else None."""
-        return self.rows if self.tokens is tokens else None
-
-
-def taken(token_lists, positions):
-    """The token lists at `positions` of a list or of TokenRows (which stay rows)."""
-    if isinstance(token_lists, TokenRows):
-        return token_lists.take(positions)
-    return [token_lists[i] for i in positions]
 
 
 class Candidates:

@@ -21,11 +21,9 @@ DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
 # unread, so time and memory are bounded per document. Each reader takes the limit as an
-# argument and gives it to the Documents it leaves to be read later (`loaded`).
-
-
-# The limits this process has said it cuts documents at. The notice is said once a run (a
-# command line starts a run: cli.console); not by the warnings module's own once-per-place
+# argument and gives it to the Documents it leaves to be read later (`loaded`). `_said`
+# holds the limits this process has said it cuts at: the notice is said once a run (a
+# command line starts a run: cli.console), not by the warnings module's own once-per-place
 # memory, which any catch_warnings or filter change (numpy's import makes one) forgets.
 _said = set()
 
@@ -65,12 +63,6 @@ def read_cut(f, max_bytes, head=b""):
     return cut(head + read_at_most(f, max(max_bytes + 1 - len(head), 0)), max_bytes)
 
 
-def bounded_lines(f, max_bytes):
-    """The lines of a binary file, a line over `max_bytes` in pieces of at most that (so
-    one giant line never sits in memory whole)."""
-    return iter(lambda: f.readline(max_bytes + 1), b"")
-
-
 def structural_lines(f, max_bytes, head=b""):
     """(piece, whether it starts a line) for the lines of a binary file whose lines give
     structure (mbox envelopes, fastText labels): `head` (bytes already read) first, then
@@ -85,7 +77,7 @@ def structural_lines(f, max_bytes, head=b""):
         rest += f.readline(max(limit + 1 - len(rest), 0))
         yield rest, True
         starts = rest.endswith(b"\n")
-    for piece in bounded_lines(f, limit):
+    for piece in iter(lambda: f.readline(limit + 1), b""):  # (one giant line never in memory whole)
         yield piece, starts
         starts = piece.endswith(b"\n")
 

@@ -54,6 +54,12 @@ def train_summary(model, stats, seconds, output):
     )
 
 
+def changes_anything(stats):
+    """Whether an update's or a forget's counts (training.update's, forget's) change the
+    model: a document added, moved or forgotten (known and unknown ones change nothing)."""
+    return bool(stats.get("added") or stats.get("moved") or stats.get("forgotten"))
+
+
 def _written(stats, output):
     """Where the model went: `-> FILE`, or that FILE was left as it was (nothing changed)."""
     return f"({output} unchanged)" if stats is not None and stats.get("unchanged") else f"-> {output}"
