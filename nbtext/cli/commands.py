@@ -14,7 +14,7 @@ import click
 
 from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
-                            progress_drawer, user_errors, with_progress, write_batches)
+                            progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
 from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.cli.options import (
     PATH, TRAIN_SETTINGS, alpha_override, grouped, jobs_option, labelled_options, max_bytes_option, model_option,
@@ -76,18 +76,17 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
       nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
-    from nbtext.classifier.settings import shard_of, table_rows_model
+    from nbtext.classifier.settings import shard_of
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus
     from nbtext.modelfile.container import check_writable
-    from nbtext.reading.sources import labelled_input, nothing_to_learn, table_columns
+    from nbtext.reading.sources import labelled_input, nothing_to_learn
     from nbtext.report.text import train_summary
 
     with user_errors():
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
-        if table_rows_model(settings["model"]):
-            settings["columns"] = table_columns(inputs["table"], inputs["label_col"], settings["model"])
+        settings = with_table_columns(settings, inputs)
         shard = shard_of(shard, settings, update)
         skipped, started, stats = Skipped(), time.perf_counter(), None
         if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):

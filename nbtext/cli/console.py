@@ -185,12 +185,8 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 
-        from nbtext.classifier.settings import table_rows_model
-        from nbtext.reading.sources import table_columns
-
         models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-        if table_rows_model(settings["model"]) and not compare:  # its rows' columns, as train finds them
-            settings = dict(settings, columns=table_columns(inputs["table"], inputs["label_col"], settings["model"]))
+        settings = with_table_columns(settings, inputs)  # (with --compare, --model is refused: the default's)
         docs = with_progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading",
                              inputs["class_dirs"], quiet, labelled=True)
         results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
@@ -211,6 +207,17 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
     report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
     return "report", report, curves, report["n"] + report.get("unsure", 0)
+
+
+def with_table_columns(settings, inputs):
+    """The train settings of a model of table rows (categorical) with its feature columns,
+    the --table's columns but the label's, as train and eval --folds find them; others as given."""
+    from nbtext.classifier.settings import table_rows_model
+    from nbtext.reading.sources import table_columns
+
+    if not table_rows_model(settings["model"]):
+        return settings
+    return dict(settings, columns=table_columns(inputs["table"], inputs["label_col"], settings["model"]))
 
 
 def fold_reporter(k, quiet=False):
