@@ -94,3 +94,33 @@ def test_info_weighs_each_class_against_the_others_pooled(name):
     others = model.statistics.others_than(k)
     assert others.class_count.tolist() == [2.0]
     np.testing.assert_allclose(others.feature_sums[0], np.delete(model.feature_sums, k, axis=0).sum(axis=0))
+
+
+@settings(max_examples=25, deadline=None)
+@given(pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam", "other"])), min_size=1, max_size=40),
+       unreadable=st.sets(st.integers(0, 41), max_size=5), batch=st.integers(1, 7), jobs=st.integers(2, 3),
+       which=st.sampled_from([("multinomial", "temperature"), ("bernoulli", "temperature"),
+                              ("multinomial", "none")]))
+def test_workers_count_what_one_process_counts(tmp_path_factory, pairs, unreadable, batch, jobs, which):
+    """Workers keep their token columns from chunk to chunk and send only the tokens new to
+    them (ColumnCounter); whichever worker counts which chunk, the model file is the one
+    process's, byte for byte: counts, vocabulary, journal, calibration sample and T."""
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.training import train_corpus
+    from nbtext.reading.documents import Document, in_batches
+
+    name, calibration = which
+    corpus = [Document(f"d{i}", text, label, error="unreadable" if i in unreadable else None)
+              for i, (text, label) in enumerate(pairs + FIRST)]
+    saved = []
+    for n in (1, jobs):
+        try:
+            model = train_corpus(lambda: in_batches(corpus, batch), on_error=lambda doc, message: None, jobs=n,
+                                 model=name, calibration=calibration, min_count=1, unknown="ignore")
+        except NbtextError as e:  # (too few documents to fit T on): the same refusal
+            saved.append(str(e))
+            continue
+        path = tmp_path_factory.mktemp("workers") / f"{n}.model"
+        model.save(path)
+        saved.append(path.read_bytes())
+    assert saved[0] == saved[1]

@@ -279,33 +279,38 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
     In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
     (document, column) cells in order, each with its count (or 1 for presence); every sum
     runs over the cells in that order, as a canonical CSR matrix's products do."""
-    from nbtext.stats.formulas import multinomial_log_prob
-
     n_classes = len(model.classes)
     columns, local = np.unique(ids, return_inverse=True)
     document = np.repeat(np.arange(len(lengths)), lengths)
     cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
     cell_document, cell_column = np.divmod(cells, len(columns))
     x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
-    counts = model.feature_count_columns(columns)
+    counts = model.feature_count_columns(columns).T.copy()  # (columns, classes): a cell's classes side by side
     totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
+    log_counts = log(counts + model.alpha)  # log(B_kj + λ), once: a fold changes only the B_kj its S_kj > 0
     for f in np.unique(folds):
         held_out = np.flatnonzero(folds == f)
         held = folds[cell_document] == f
-        # S: the fold's class sums on the sample's columns
-        sums = np.bincount(rows[cell_document[held]] * len(columns) + cell_column[held], weights=x[held],
-                           minlength=n_classes * len(columns)).reshape(n_classes, len(columns))
-        # the fold's statistics, on the sample's columns: log θ'_kj needs the totals beside them
+        # S: the fold's class sums on the sample's columns (whole numbers: exact in any order)
+        sums = np.bincount(cell_column[held] * n_classes + rows[cell_document[held]], weights=x[held],
+                           minlength=len(columns) * n_classes).reshape(len(columns), n_classes)
+        changed = np.flatnonzero(sums)
+        # the fold's statistics on the sample's columns: B' = max(B − S, 0)
+        fold_sums = counts.copy()
+        fold_sums.flat[changed] = np.maximum(counts.flat[changed] - sums.flat[changed], 0.0)
         fold = Statistics(np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
-                          np.maximum(counts - sums, 0.0), None, model.alpha, model.settings)
-        log_theta = multinomial_log_prob(fold.feature_sums, model.alpha, totals - sums.sum(axis=1), model.n_features)
-        prior = model.event.prior_term(fold)
-        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them)
+                          fold_sums.T, None, model.alpha, model.settings)
+        # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob computes it
+        log_theta = log_counts.copy()
+        log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
+        log_theta -= log(totals - sums.sum(axis=0) + model.n_features * model.alpha)
+        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
+        # (i, k)'s terms summed in the cells' order
         position = np.searchsorted(held_out, cell_document[held])
-        terms = log_theta[:, cell_column[held]] * x[held]
-        part = np.stack([np.bincount(position, weights=terms[k], minlength=len(held_out)) for k in range(n_classes)],
-                        axis=1)
-        jll[held_out] = part + prior
+        terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
+        where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
+        part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
+        jll[held_out] = part.reshape(len(held_out), n_classes) + model.event.prior_term(fold)
     return jll
 
 

@@ -185,8 +185,8 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
     table, journal = CountTable(binary=counts_presence(settings)), {}
     # fewer than 80% of the entries counted: Candidates.covers says no, and the sample is one more pass
     candidates = Candidates(table, bound) if found is not None else None
-    mail_documents = add_counted(table, journal, [(*total, (found, bound) if found is not None else None)], on_error,
-                                 candidates)
+    sampled = (found, bound) if found is not None else None
+    mail_documents = add_counted(table, journal, [(None, *total, sampled)], on_error, candidates)
     over = partial(_over_partitions, client, parts, settings, max_bytes)
     return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
                          candidates=candidates, budget=budget)

@@ -13,8 +13,9 @@ from collections import deque
 from functools import partial
 
 from nbtext.classifier.settings import make_tokenizer
-from nbtext.reading.documents import PAUSE, in_batches, report_errors
-from nbtext.stats.counting import count_batch
+from nbtext.features.weighting import counts_presence
+from nbtext.reading.documents import PAUSE, document_key, in_batches, report_errors, tokenized
+from nbtext.stats.counting import ColumnCounter, packed_sample
 
 # Documents a worker reads, parses and scores at a time: small enough that a test set of a
 # thousand messages is shared by every worker, large enough that the per-chunk cost of
@@ -205,22 +206,36 @@ def _serve(function, connection):
     os._exit(status)
 
 
-def count_chunk(settings, chunk):
-    """A worker's partial counts of (documents, calibration rate or None): (exported
-    CountTable, [(journal key, label)], [(name, error)], number of documents read as
-    e-mail, the calibration candidates under the rate or None)."""
-    docs, rate = chunk
-    tokenize = make_tokenizer(settings["tokenizer"])
-    errors = []
-    table, keys, candidates = count_batch(settings, tokenize, docs,
-                                          lambda doc, message: errors.append((doc.name, message)), rate)
-    return table.export(), keys, errors, tokenize.mail_documents, candidates
+class _ChunkCounter:
+    """What a training's worker does with each chunk it is given; each worker has its own
+    copy, forked, whose token columns last from one chunk to the next (ColumnCounter)."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.counter = ColumnCounter(binary=counts_presence(settings))
+
+    def __call__(self, chunk):
+        """The partial counts of (documents, calibration rate or None): (this worker's
+        pid, ColumnCounter's export, [(journal key, label)], [(name, error)], number of documents
+        read as e-mail, the calibration candidates under the rate or None)."""
+        import os
+
+        docs, rate = chunk
+        tokenize = make_tokenizer(self.settings["tokenizer"])
+        errors = []
+        kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
+        labels = [doc.label for doc in kept]
+        exported, ids, indptr = self.counter.count(token_lists, labels)
+        found = None if rate is None else packed_sample(rate, token_lists, labels, ids, indptr)
+        keys = [(document_key(doc.data), label) for doc, label in zip(kept, labels)]
+        return os.getpid(), exported, keys, errors, tokenize.mail_documents, found
 
 
 def count_in_workers(settings, chunks, jobs, candidates=None):
-    """count_chunk results for every chunk of labelled documents, in order, as
-    nbtext.jobs.training.add_counted takes them; with `candidates` (nbtext.jobs.calibration.Candidates)
-    each chunk is given its bound, and its candidates come back with it."""
+    """The partial counts of every chunk of labelled documents, in order, as
+    nbtext.jobs.training.add_counted takes them (each named by the worker that counted it);
+    with `candidates` (nbtext.jobs.calibration.Candidates) each chunk is given its bound,
+    and its candidates come back with it."""
     rated = ((chunk, candidates.bound_after(len(chunk)) if candidates is not None else None) for chunk in chunks)
     rates = deque()  # the rate each chunk in flight was given, in order
 
@@ -229,9 +244,9 @@ def count_in_workers(settings, chunks, jobs, candidates=None):
             rates.append(rate)
             yield chunk, rate
 
-    for exported, keys, errors, mail_count, found in _ordered(partial(count_chunk, settings), remembered(), jobs):
+    for worker, exported, keys, errors, mail_count, found in _ordered(_ChunkCounter(settings), remembered(), jobs):
         rate = rates.popleft()
-        yield exported, keys, errors, mail_count, (found, rate) if found is not None else None
+        yield worker, exported, keys, errors, mail_count, (found, rate) if found is not None else None
 
 
 def score_chunk(model, explain, docs):

@@ -100,15 +100,19 @@ def _counts_unk_documents(settings):
 
 
 def add_counted(table, journal, counted, on_error=None, candidates=None):
-    """Add partial counts (nbtext.stats.counting.count_batch's, as workers send them: exported
-    table, journal pairs, errors, documents read as mail, and the calibration candidates
-    with the rate they were taken under, or None), in order, to `table` and `journal`, and
-    the candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
-    could not be read go to `on_error`. Returns the number of documents read as mail."""
-    mail_documents = 0
-    for exported, keys, errors, mail_count, sampled in counted:
+    """Add partial counts (as workers send them: who counted them, the exported counts,
+    journal pairs, errors, documents read as mail, and the calibration candidates with the
+    rate they were taken under, or None), in order, to `table` and `journal`, and the
+    candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
+    could not be read go to `on_error`. Counts from one source (a worker: ColumnCounter)
+    name only the tokens it had not sent before; those from None are whole tables
+    (count_batch's). Returns the number of documents read as mail."""
+    mail_documents, known = 0, {}  # known: a source's columns in `table`, so far
+    for source, exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)
-        columns = table.merge(exported)
+        columns = table.merge(exported, known.get(source))
+        if source is not None:
+            known[source] = columns
         if candidates is not None and sampled is not None:
             found, rate = sampled
             candidates.add(found, rate, columns=columns)

@@ -89,15 +89,7 @@ class CountTable:
         self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
         if len(ids) == 0:
             return ids, indptr
-        # token_counts += Yᵀ X, in numpy alone (no scipy import for counting: about 0.2 s a
-        # process): each (class, column) pair once, with how often it occurs, or (presence)
-        # in how many documents. Whole numbers, so the sums are exact in any order.
-        n_columns = len(self.token_columns)
-        document, column = np.repeat(np.arange(len(rows)), np.diff(indptr)), ids
-        if self.binary:
-            document, column = np.divmod(np.unique(document * n_columns + ids), n_columns)
-        pairs, counts = np.unique(rows[document] * n_columns + column, return_counts=True)
-        classes, columns = np.divmod(pairs, n_columns)
+        classes, columns, counts = cell_counts(rows, ids, indptr, len(self.token_columns), self.binary)
         self._token_counts[classes, columns] += weight * counts
         return ids, indptr
 
@@ -109,12 +101,16 @@ class CountTable:
             rows.astype(np.int32), cols.astype(np.int32), self.token_counts[rows, cols],
         )
 
-    def merge(self, exported):
-        """Add counts exported by another table (a worker that counted other documents).
-        Returns the column in this table of each of that table's columns."""
+    def merge(self, exported, known=None):
+        """Add counts exported by another table (a worker that counted other documents), or
+        by a ColumnCounter, whose batches name only the tokens it had not sent before: then
+        `known` is the column in this table of each one it sent (what the last merge of its
+        batches returned). Returns the column in this table of each of that table's columns."""
         labels, tokens, class_count, rows, cols, data = exported
         row_map = np.array([self.labels.setdefault(label, len(self.labels)) for label in labels], dtype=np.intp)
         col_map = np.fromiter(map(self.token_columns.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+        if known is not None:
+            col_map = np.concatenate([known, col_map])
         self._reserve(len(self.labels), len(self.token_columns))
         self._class_count[row_map] += class_count
         self._token_counts[row_map[rows], col_map[cols]] += data  # (row, col) pairs are unique
@@ -138,6 +134,51 @@ class CountTable:
         else:
             token_counts = np.zeros((len(classes), len(tokens)))
         return classes, tokens, self.class_count[row_order], token_counts
+
+
+def cell_counts(rows, ids, indptr, n_columns, binary):
+    """Yᵀ X of a batch as its nonzero cells, (classes, columns, counts): each (class,
+    column) pair once, with how often it occurs, or (`binary`: presence) in how many
+    documents. `rows` is each document's class row, (ids, indptr) its columns (CSR, of
+    `n_columns`). In numpy alone (no scipy import for counting: about 0.2 s a process).
+    Whole numbers, so the sums are exact in any order."""
+    if len(ids) == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    document, column = np.repeat(np.arange(len(rows)), np.diff(indptr)), ids
+    if binary:
+        document, column = np.divmod(np.unique(document * n_columns + ids), n_columns)
+    pairs, counts = np.unique(rows[document] * n_columns + column, return_counts=True)
+    classes, columns = np.divmod(pairs, n_columns)
+    return classes, columns, counts
+
+
+class ColumnCounter:
+    """A worker's counting of batch after batch: its token columns are kept from one batch
+    to the next, and each batch's counts go out as CountTable.export's, sparse, naming only
+    the tokens new since the batch before. The table they are merged into looks each token
+    up once per worker, not once per batch (and its strings cross the pipe once)."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.token_columns = defaultdict()
+        self.token_columns.default_factory = self.token_columns.__len__
+        self.sent = 0  # columns whose tokens went out with an earlier batch
+
+    def count(self, token_lists, labels):
+        """(CountTable.export of the batch, with only the new tokens, ids, indptr)."""
+        from itertools import islice
+
+        classes = {}
+        rows = np.fromiter((classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp,
+                           count=len(labels))
+        ids, indptr = ids_and_indptr(token_lists, self.token_columns.__getitem__)
+        n_columns = len(self.token_columns)
+        new_tokens = list(islice(reversed(self.token_columns), n_columns - self.sent))[::-1]  # (dicts keep order)
+        self.sent = n_columns
+        cell_rows, cell_columns, counts = cell_counts(rows, ids, indptr, n_columns, self.binary)
+        exported = (list(classes), new_tokens, np.bincount(rows, minlength=len(classes)).astype(np.float64),
+                    cell_rows.astype(np.int32), cell_columns.astype(np.int32), counts.astype(np.float64))
+        return exported, ids, indptr
 
 
 def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None):
