@@ -20,8 +20,8 @@ HEADER_SETS = [("subject", "from", "to", "content-type"), (), ("subject", "conte
 
 
 def tokenizer(input_mode, headers, ngrams):
-    return make_tokenizer(make_settings(input=input_mode, headers=",".join(headers) or "subject", ngrams=ngrams)[
-        "tokenizer"])
+    headers = None if input_mode == "text" else ",".join(headers) or "subject"  # (text reads no headers)
+    return make_tokenizer(make_settings(input=input_mode, headers=headers, ngrams=ngrams)["tokenizer"])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

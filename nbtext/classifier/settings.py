@@ -55,11 +55,16 @@ def make_tokenizer(settings):
 
 
 def make_settings(**options):
-    """The validated settings a model stores, from train options (see TRAIN_DEFAULTS)."""
+    """The validated settings a model stores, from train options (see TRAIN_DEFAULTS). An
+    option given that would change nothing for the model is refused (unused_options)."""
     unknown_options = set(options) - set(TRAIN_DEFAULTS)
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
-    o = {**TRAIN_DEFAULTS, **options}
+    unused = unused_options(options)
+    if unused:
+        flag, reason = unused[0]
+        raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
+    o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
     if o["calibration"] not in CALIBRATIONS:
         raise NbtextError(f"unknown --calibration {o['calibration']!r} (choose from {', '.join(CALIBRATIONS)})")
     alpha = TEXT_ALPHA if o["alpha"] is None else o["alpha"]  # checked now, resolved after counting
@@ -101,6 +106,59 @@ def make_settings(**options):
         **shape,
         "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
     }
+
+
+# The text models' options: a model of table rows takes its features whole, one per column.
+_TEXT_OPTIONS = ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "features", "tf", "idf",
+                 "length_norm", "weight_norm")
+_TFIDF_OPTIONS = ("tf", "idf", "length_norm")
+
+
+def _flag(name, value):
+    """The command-line spelling of a train option (--no-idf for idf=False)."""
+    flag = "--" + name.replace("_", "-")
+    return flag.replace("--", "--no-", 1) if value is False else flag
+
+
+def options_read_by(options, event_model):
+    """`options` without those unused_options finds for `event_model`: what one model of
+    several compared on the same folds is trained with."""
+    options = {**options, "model": event_model}
+    unused = {flag for flag, _ in unused_options(options)}
+    return {k: v for k, v in options.items() if _flag(k, v) not in unused}
+
+
+def unused_options(options):
+    """[(flag, why)] of the train options in `options` (make_settings' keywords) that are
+    given (not None, not their default) and would change nothing for the model and the
+    features they choose: what training would otherwise ignore in silence. Every path that
+    makes settings refuses them (make_settings); comparing models (crossval) passes each
+    only the options it reads."""
+    given = {k: v for k, v in options.items() if v is not None and v != TRAIN_DEFAULTS.get(k)}
+    event = EVENT_MODELS.get(given.get("model", TRAIN_DEFAULTS["model"]))
+    if event is None:
+        return []  # (make_settings names the unknown model)
+    why = []
+    if event.default_features is None:
+        why += [(_flag(k, given[k]), f"--model {event.name} takes a table's columns whole, as they are")
+                for k in _TEXT_OPTIONS if k in given]
+        return why
+    features = given.get("features", event.default_features["features"])
+    if features != "tfidf":
+        instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
+        why += [(_flag(k, given[k]), f"it shapes tf-idf features, and these are {features} features ({instead})")
+                for k in _TFIDF_OPTIONS if k in given]
+    if "weight_norm" in given and not event.normalizes_weights:
+        why.append((_flag("weight_norm", given["weight_norm"]), "it normalizes complement NB's weights "
+                                                                 f"(--model complement), not {event.name}'s"))
+    if "headers" in given and given.get("input") == "text":
+        why.append(("--headers", "it names mail headers to read, and --input text reads no mail"))
+    if "prior" in given and not event.prior_in_jll:
+        why.append(("--prior", f"--model {event.name} scores without a class prior"))
+    if "alpha" in given and not event.smooths and (not event.prior_in_jll or
+                                                   given.get("prior", TRAIN_DEFAULTS["prior"]) != "smoothed"):
+        why.append(("--alpha", f"--model {event.name} does not smooth (λ enters only a smoothed --prior)"))
+    return why
 
 
 def ham_flagged_budget(value):

@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha, unused_options
 from nbtext.errors import NbtextError
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
@@ -49,7 +49,11 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
-    tokenizer = make_tokenizer(make_settings(**options)["tokenizer"])
+    unused = [dict(unused_options({**options, "model": name})) for name in models]
+    for flag, reason in unused[0].items():  # an option none of the models compared reads
+        if all(flag in other for other in unused):
+            raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
+    tokenizer = make_tokenizer(make_settings(**options_read_by(options, models[0]))["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
@@ -64,7 +68,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     fold = stratified_folds(labels, k, seed)
     results = {}
     for name in models:
-        settings = make_settings(**{**options, "model": name})
+        settings = make_settings(**options_read_by(options, name))
         resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
         run = partial(held_out_guesses, settings, token_lists, labels, fold)

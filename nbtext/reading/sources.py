@@ -519,6 +519,9 @@ def table_documents(path, label_col="1", text_col="2", header=None, max_bytes=DE
         names = next(rows, None) if header else None
         label_index = None if label_col is None else _column(label_col, names, path)
         text_index = _column(text_col, names, path)
+        if label_index == text_index:
+            raise NbtextError(f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
+                              "each document would be its own label")
         needed = max(text_index, label_index or 0)
         for n, row in enumerate(rows, 2 if header else 1):
             if not row:

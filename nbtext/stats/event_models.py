@@ -36,6 +36,7 @@ class EventModel:
     prior_in_jll = True  # whether log P(k) enters the joint log-likelihood
     mail_alpha = False  # whether λ defaults to 0.1 when most training documents are e-mail
     smooths = True  # whether λ enters at all
+    normalizes_weights = False  # whether it reads --weight-norm
     min_classes = 2
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
     unk_from_documents = False  # UNK's count: documents with a pruned token (else the pruned tokens' counts)
@@ -109,6 +110,7 @@ class Complement(EventModel):
     name = "complement"
     default_features = feature_defaults("tfidf", tf="log")
     prior_in_jll = False  # as in Rennie et al.
+    normalizes_weights = True
 
     def linear_form(self, stats):
         import numpy as np

@@ -1,0 +1,106 @@
+"""Every train option either changes what the model computes or is refused in one line:
+none is taken and ignored (classifier.settings.unused_options, which make_settings and
+cross-validation's comparison of models both go through)."""
+
+import random
+
+import numpy as np
+import pytest
+
+import nbtext
+from nbtext.errors import NbtextError
+from nbtext.stats.event_models import EVENT_MODELS
+
+from conftest import ROOT, one_line_error, run
+
+MAIL = ROOT / "corpora" / "mail"
+TEXT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian")
+# a value of each option that changes a text model that reads it, on the corpus below
+OPTIONS = [("alpha", 0.5), ("prior", "uniform"), ("prior", "empirical"), ("min_count", 3), ("max_features", 20),
+           ("ngrams", 2), ("unknown", "ignore"), ("unknown", "unk"), ("input", "text"), ("headers", "subject"),
+           ("features", "counts"), ("features", "binary"), ("features", "tfidf"), ("tf", "log"), ("tf", "raw"),
+           ("idf", False), ("length_norm", False), ("weight_norm", True)]
+SPAM = "free prize money cash offer click now winner claim credit cheap pills deal".split()
+HAM = "meeting notes lunch report project schedule review budget team agenda friday draft".split()
+
+
+def _message(rng, words, sender):
+    body = " ".join(rng.choice(words + SPAM[:3] + HAM[:3]) for _ in range(rng.randint(5, 30)))
+    return (f"From: {sender}@{rng.choice(['example.org', 'mail.test'])}\nTo: someone@example.org\n"
+            f"Subject: {' '.join(rng.sample(words, 3))}\n\n{body}\n").encode()
+
+
+def _corpus(seed, n_spam, n_ham):
+    rng = random.Random(seed)
+    documents = [_message(rng, SPAM, rng.choice(["deals", "promo"])) for _ in range(n_spam)]
+    documents += [_message(rng, HAM, rng.choice(["alice", "bob"])) for _ in range(n_ham)]
+    return documents, ["spam"] * n_spam + ["ham"] * n_ham
+
+
+TRAIN, TEST = _corpus(1, 25, 45), _corpus(2, 10, 10)  # unbalanced: every prior differs
+
+
+def _log_proba(**options):
+    return nbtext.train(*TRAIN, calibration="none", **options).predict_log_proba(TEST[0])
+
+
+def _default(event_model, option):
+    """The value a text model takes for `option` when it is not given."""
+    features = EVENT_MODELS[event_model].default_features
+    if option == "unknown":
+        return "ignore" if features["features"] == "tfidf" else "unk"
+    return features.get(option)
+
+
+@pytest.mark.parametrize("event_model", TEXT_MODELS)
+@pytest.mark.parametrize("option, value", OPTIONS)
+def test_an_option_changes_the_model_or_is_refused(event_model, option, value):
+    if value == _default(event_model, option):
+        pytest.skip("the model's own default")
+    try:
+        changed = _log_proba(model=event_model, **{option: value})
+    except NbtextError as e:  # refused, in one line
+        assert "\n" not in str(e)
+        return
+    assert not np.array_equal(changed, _log_proba(model=event_model)), f"{option}={value!r} was ignored"
+
+
+def test_an_option_that_does_nothing_is_refused_by_name():
+    for options, said in [({"input": "text", "headers": "subject"}, "--headers does nothing here: "),
+                          ({"tf": "log"}, "--tf does nothing here: it shapes tf-idf features, and these are counts"),
+                          ({"model": "bernoulli", "idf": False}, "--no-idf does nothing here"),
+                          ({"weight_norm": True}, "--weight-norm does nothing here: it normalizes complement NB's"),
+                          ({"model": "complement", "prior": "uniform"}, "--prior does nothing here"),
+                          ({"model": "gaussian", "prior": "uniform", "alpha": 0.5}, "--alpha does nothing here")]:
+        with pytest.raises(NbtextError, match=said):
+            _log_proba(**options)
+
+
+@pytest.mark.parametrize("args", [["--ngrams", "2"], ["--min-count", "3"], ["--features", "binary"], ["--no-idf"],
+                                  ["--unknown", "ignore"], ["--input", "text"], ["--headers", "subject"],
+                                  ["--max-features", "5"]])
+def test_a_table_model_refuses_the_text_options(tmp_path, args):
+    table = tmp_path / "t.tsv"
+    table.write_text("label\tcolor\tsize\nspam\tred\tbig\nham\tblue\tsmall\nspam\tred\tsmall\nham\tblue\tbig\n")
+    for command in (["train", "-o", tmp_path / "m"], ["eval", "--folds", "2"]):
+        result = run(*command, "--model", "categorical", "--table", table, "--label-col", "label", *args)
+        one_line_error(result, f"{args[0]} does nothing here: --model categorical takes a table's columns whole")
+
+
+def test_compared_models_each_take_the_options_they_read_and_none_is_read_by_no_one():
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    ok = run("eval", "--folds", "3", "--compare", "multinomial,complement", "--weight-norm", "--prior", "uniform",
+             *folders)
+    assert ok.exit_code == 0, ok.output
+    one_line_error(run("eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--weight-norm", *folders),
+                   "--weight-norm does nothing here")
+    one_line_error(run("eval", "--online", "--tf", "log", *folders), "--tf does nothing here")
+
+
+def test_the_label_column_is_not_the_text_column(tmp_path):
+    table = tmp_path / "t.tsv"
+    table.write_text("label\ttext\nspam\tfree prize\nham\tlunch at noon\n")
+    for label, text in (("2", "2"), ("text", "2"), ("label", "1")):
+        for command in (["train", "-o", tmp_path / "m"], ["eval", "--folds", "2"]):
+            result = run(*command, "--table", table, "--label-col", label, "--text-col", text)
+            one_line_error(result, "are the same column")
