@@ -278,9 +278,13 @@ def test_fasttext_habits(demo_model, tmp_path):
     for i, (line, row) in enumerate(zip(top, probabilities)):
         kept = [value for k in np.argsort(-row, kind="stable") if row[k] >= 0.5
                 for value in (model.classes[k], f"{row[k]:.4f}")]
-        assert line.split("\t") == [f"{lines}:{i + 1}"] + kept and kept  # the empty line: a tie, both at 0.5
+        decided = model.classes[int(np.argmax(row))]
+        assert line.split("\t") == [f"{lines}:{i + 1}", decided] + kept and kept  # the empty line: a tie, both at 0.5
     one = run("predict", "-m", demo_model, "--threshold", "0.99999999", input=texts[1])
-    assert one.exit_code == 0 and one.stdout == "-\n"  # no label reaches the threshold: the name alone
+    decided = model.classes[int(np.argmax(probabilities[1]))]
+    assert one.exit_code == 0 and one.stdout == f"-\t{decided}\n"  # no label reaches the threshold: the decision alone
+    unsure = run("predict", "-m", demo_model, "--unsure-below", "0.9999999", "-k", "2", input=texts[1])
+    assert unsure.stdout.split("\t")[1] == "unsure"  # column 2 is the decision, -k or not
     record = json.loads(run("predict", "-m", demo_model, "-k", "1", "--format", "json", input=texts[0]).stdout)
     assert record["top"] == [[model.classes[int(probabilities[0].argmax())], pytest.approx(probabilities[0].max())]]
 

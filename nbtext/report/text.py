@@ -106,9 +106,11 @@ def ranked(model, probabilities, output):
 
 def prediction_lines(model, kept, probabilities, explanations, output):
     """One line per document: `labels` (the label alone), `tsv` (name, label, probability,
-    or with -k the top labels and theirs; with `proba` every class's, with explanations
-    the top features), `json`, or `fasttext` (`__label__spam 0.9987`, as fastText's
-    predict-prob)."""
+    or with -k / --threshold name, label, then the top labels and theirs; with `proba`
+    every class's, with explanations the top features), `json`, or `fasttext`
+    (`__label__spam 0.9987`, as fastText's predict-prob; with -k, the ranking alone). The
+    label is the decision: `unsure` in an --unsure-below band or below the model's spam
+    cut-off."""
     lines = []
     for i, (doc, row) in enumerate(zip(kept, probabilities)):
         label, p = model.decide(row, output.unsure_below)
@@ -126,8 +128,9 @@ def prediction_lines(model, kept, probabilities, explanations, output):
             lines.append(json_line(record))
         else:
             name = tsv_field(doc.name)
+            # column 2 is the decision whatever else is asked (unsure, or below a spam cut-off, included)
             columns = [name, label, f"{p:.4f}"] if top is None else \
-                [name] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+                [name, label] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
             if output.proba:
                 columns += [f"{q:.4f}" for q in row.tolist()]
             if explanations is not None:
