@@ -158,6 +158,18 @@ def test_a_bad_model_passes_the_message_on_tagged_error_with_status_1(demo_model
         assert result.stderr.decode().count("\n") == 1 and b"Traceback" not in result.stderr, name
 
 
+@needs_executable
+@pytest.mark.parametrize("args", [["--unsure-below", "2"], ["extra-argument"], ["--bogus"], ["--explain", "-1"],
+                                  ["--max-bytes", "0"], ["-m"]])
+def test_a_command_line_filter_cannot_take_passes_the_message_on_tagged_error(demo_model, args):
+    """A usage error in a delivery path is a configuration error, as a bad model is: the
+    message goes out tagged error, status 1, one line on stderr (it was exit 2, nothing out)."""
+    result = subprocess.run([NBTEXT, "filter", "-m", demo_model, *args], input=MESSAGE, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 1 and result.stdout == ERROR_TAGGED
+    assert result.stderr.decode().count("\n") == 1 and result.stderr.startswith(b"Error: ")
+
+
 @pytest.mark.parametrize("label", ["ham\nX-Spam-Flag: NO", "ham\r", "a\x00b", "tab\there", "\x1b[2J"])
 def test_a_label_with_a_control_character_is_refused_before_reading(tmp_path, label):
     """Labels are data: one with a line break would forge a header through filter."""

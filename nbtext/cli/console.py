@@ -17,7 +17,8 @@ class OneLineErrors(click.Group):
     """A click group whose every error is one line on stderr: `Error: ...`.
 
     Usage errors exit 2 and name the --help to read (3 under `predict --is`, whose 2
-    means unsure); library errors exit 1; a reader that closes the pipe early
+    means unsure; under `filter`, the message goes out tagged error, status 1, as for a
+    model it cannot read); library errors exit 1; a reader that closes the pipe early
     (`nbtext predict ... | head -1`) ends the run quietly.
     """
 
@@ -41,6 +42,10 @@ class OneLineErrors(click.Group):
                 click.echo(f"Error: {e.format_message()}", err=True)
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
+            if argv[0] == "filter" and not (sys.stdin and sys.stdin.isatty()):  # a delivery path: the message goes on
+                from nbtext.cli.oneshot import filter_stdin
+
+                sys.exit(filter_stdin(None, refusal=f"{e.format_message()}{hint}"))
             click.echo(f"Error: {e.format_message()}{hint}", err=True)
             sys.exit(e.exit_code)
         except click.ClickException as e:

@@ -248,7 +248,7 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
     return 2 if label == "unsure" else 0 if label == is_label else 1
 
 
-def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes=DEFAULT_MAX_BYTES):
+def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes=DEFAULT_MAX_BYTES, refusal=None):
     """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
 
     Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
@@ -259,17 +259,19 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
     whole, or SIGTERM or SIGHUP stopped the filter (the delivery agent keeps the message and
-    retries). Problems go to stderr, one line each.
+    retries). Problems go to stderr, one line each. `refusal`: why the command line could
+    not be taken (a usage error): said, and the message goes out tagged `error`, status 1,
+    as for a model that cannot be read.
     """
     try:
-        return _filtered(model_path, alpha, unsure_below, explain, max_bytes)
+        return _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal)
     except Terminated as e:
         print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
         quiet_stdout()
         return TEMPFAIL
 
 
-def _filtered(model_path, alpha, unsure_below, explain, max_bytes):
+def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None):
     """filter_stdin's work."""
     from nbtext.cli.mailfilter import verdict_fields, with_headers
 
@@ -280,6 +282,8 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes):
         return TEMPFAIL
     status, fields, is_mail = 0, verdict_fields("error", None), True
     try:
+        if refusal is not None:
+            raise NbtextError(refusal)
         model = OneMessageModel(model_path, alpha)
         if model.pure is None:
             model.model  # loaded and checked now: a bad model file is exit status 1, not a bad message
