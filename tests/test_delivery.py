@@ -184,3 +184,21 @@ def test_a_label_with_a_control_character_is_refused_before_reading(tmp_path, la
         csv.writer(f).writerows([[label + "x", "free prize"], ["ham", "lunch meeting"]])  # (cells are stripped)
     result = run("train", "-o", tmp_path / "m", "--min-count", "1", "--table", table)
     assert result.exit_code == 1 and "control character" in result.stderr, result.stderr
+
+
+@needs_executable
+@pytest.mark.parametrize("command, status", [
+    ("predict -m $MODEL", 1), ("predict -m $MODEL -", 1), ("predict -m $MODEL --lines", 1),
+    ("predict -m $MODEL --is spam", 3), ("predict -m $MODEL --files-from -", 1), ("train -o $TMP/x --fasttext -", 1),
+    ("train --update -m $TMP/copy spam=-", 1), ("forget -m $TMP/copy -", 1), ("eval -m $MODEL --table -", 1),
+    ("filter -m $MODEL", 75),
+])
+def test_a_closed_stdin_is_one_line_never_a_traceback(demo_model, tmp_path, command, status):
+    """Every reader of `-` opens stdin one way (reading.documents.stdin_bytes): a process
+    started with it closed says so in one line (it was a traceback: sys.stdin is None)."""
+    import shutil
+
+    shutil.copy(demo_model, tmp_path / "copy")
+    code, out, err = shell(f"$NBTEXT {command} <&-", MODEL=demo_model, TMP=tmp_path)
+    assert (code, out) == (status, b"")
+    assert err == "Error: stdin is closed: there is no input to read (give a PATH, or open stdin)\n"

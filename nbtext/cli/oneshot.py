@@ -180,9 +180,9 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
 
 def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
     """The document on stdin, up to `max_bytes` (--max-bytes; the rest is left unread)."""
-    from nbtext.reading.documents import read_cut
+    from nbtext.reading.documents import read_cut, stdin_bytes
 
-    return read_cut(sys.stdin.buffer, max_bytes)
+    return read_cut(stdin_bytes(), max_bytes)
 
 
 def predict_file(model_path, path):
@@ -275,10 +275,15 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
     """filter_stdin's work."""
     from nbtext.cli.mailfilter import verdict_fields, with_headers
 
+    from nbtext.reading.documents import stdin_bytes
+
     try:
-        message = sys.stdin.buffer.read()
-    except (AttributeError, OSError) as e:  # stdin closed or unreadable: there is no message to pass on
-        print(f"Error: cannot read the message on stdin ({e})", file=sys.stderr)
+        message = stdin_bytes().read()
+    except NbtextError as e:  # stdin closed: there is no message to pass on
+        print(f"Error: {e}", file=sys.stderr)
+        return TEMPFAIL
+    except OSError as e:  # unreadable
+        print(f"Error: {os_error(e, 'cannot read the message on stdin')}", file=sys.stderr)
         return TEMPFAIL
     status, fields, is_mail = 0, verdict_fields("error", None), True
     try:

@@ -7,6 +7,7 @@ that the one-message path and the core (training, the model) need not import the
 """
 
 import os
+import sys
 from collections import namedtuple
 from io import UnsupportedOperation
 from stat import S_ISREG
@@ -111,6 +112,15 @@ def in_batches(docs, size, pauses=False):
             batch = []
     if batch:
         yield batch
+
+
+def stdin_bytes():
+    """Standard input as a binary file: the one way every reader of `-` opens it. A process
+    started with stdin closed (`<&-`) has none: an NbtextError that says so."""
+    stdin = getattr(sys.stdin, "buffer", None)
+    if stdin is None:
+        raise NbtextError("stdin is closed: there is no input to read (give a PATH, or open stdin)")
+    return stdin
 
 
 def read_at_most(f, limit):

@@ -16,14 +16,13 @@ and go on.
 """
 
 import os
-import sys
 from io import TextIOWrapper
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
 from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, read_cut,
-                                     structural_lines)
+                                     stdin_bytes, structural_lines)
 
 
 def is_maildir(path):
@@ -50,7 +49,7 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
     """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0";
     each read up to `max_bytes` (--max-bytes)."""
     if path == "-":
-        stdin = stdin if stdin is not None else sys.stdin.buffer
+        stdin = stdin if stdin is not None else stdin_bytes()
         if separator is None:
             yield Document("-", read_cut(stdin, max_bytes), label)
         else:
@@ -166,7 +165,7 @@ class opened_input:
 
     def __enter__(self):
         if self.path == "-":
-            stdin = sys.stdin.buffer
+            stdin = stdin_bytes()
             self.file = TextIOWrapper(stdin, encoding="utf-8", errors="replace", newline="") if self.text else stdin
             return self.file
         try:
