@@ -104,3 +104,41 @@ def test_the_label_column_is_not_the_text_column(tmp_path):
         for command in (["train", "-o", tmp_path / "m"], ["eval", "--folds", "2"]):
             result = run(*command, "--table", table, "--label-col", label, "--text-col", text)
             one_line_error(result, "are the same column")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--is", "ham", "--fasttext", "{ft}"], "--fasttext does not go with --is"),
+    (["--is", "ham", "--table", "{tsv}"], "--table does not go with --is"),
+    (["--is", "ham", "--files-from", "{lines}"], "--files-from does not go with --is"),
+    (["--is", "ham", "--lines", "{lines}"], "does not go with --is"),
+    (["--is", "ham", "--threshold", "0.9"], "--threshold does not go with --is"),
+    (["--is", "ham", "--format", "json"], "--format does not go with --is"),
+    (["-v", "{lines}"], "--verbose goes with --is"),
+    (["--column-names", "{lines}"], "--column-names goes with --proba"),
+    (["--text-col", "3", "--lines", "{lines}"], "--text-col goes with --table"),
+    (["--lines", "--files-from", "{lines}"], "does not go with --files-from"),
+    (["--lines", "--fasttext", "{ft}"], "does not go with --fasttext or --table"),
+    (["--explain", "2", "--format", "fasttext", "{lines}"], "--explain does not go with --format fasttext"),
+])
+def test_predict_refuses_an_option_that_would_do_nothing(demo_model, tmp_path, args, said):
+    """predict --is read stdin whatever input option was given (a wrong exit status on the
+    wrong text); -v, --column-names, --text-col, --lines and --explain were ignored beside
+    options they do not go with."""
+    files = {"ft": tmp_path / "h.ft", "tsv": tmp_path / "t.tsv", "lines": tmp_path / "l.txt"}
+    files["ft"].write_text("__label__ham meeting at noon\n")
+    files["tsv"].write_text("spam\tfree prize\n")
+    files["lines"].write_text("meeting at noon\nfree prize now\n")
+    result = run("predict", "-m", demo_model, *[a.format(**files) for a in args], input="free prize cash now")
+    one_line_error(result, said)
+    assert result.exit_code == (3 if "--is" in args else 2) and result.stdout == ""
+
+
+def test_predict_keeps_the_combinations_that_mean_something(demo_model, tmp_path):
+    listed = tmp_path / "list"
+    (tmp_path / "a.txt").write_text("free prize now")
+    listed.write_bytes(str(tmp_path / "a.txt").encode() + b"\0")
+    assert run("predict", "-m", demo_model, "-0", "--files-from", listed).exit_code == 0  # a NUL-separated list
+    legacy = run("predict", "-m", demo_model, "--proba", "--header", tmp_path / "a.txt")  # --header: the #path line
+    assert legacy.exit_code == 0 and legacy.stdout.startswith("#path\t")
+    verdict = run("predict", "-m", demo_model, "--is", "spam", "-v", "--unsure-below", "0.5", input="free prize")
+    assert verdict.exit_code in (0, 1, 2) and verdict.stdout.split("\t")[0] in ("spam", "ham", "unsure")

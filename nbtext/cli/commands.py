@@ -17,9 +17,10 @@ from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_t
                             progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
 from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.cli.options import (
-    PATH, TRAIN_SETTINGS, alpha_override, grouped, jobs_option, labelled_options, max_bytes_option, model_option,
-    online_options, plot_option, predict_options, quiet_option, refuse_typed, scheduler_option, shard_option,
-    train_jobs_option, train_options, train_settings_but_alpha, typed_options, unsure_option,
+    PATH, TRAIN_SETTINGS, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
+    max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
+    scheduler_option, shard_option, train_jobs_option, train_options, train_settings_but_alpha, typed_options,
+    unsure_option,
 )
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
@@ -142,9 +143,8 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
             quiet):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
-    With no PATH (or -), stdin is one document and the output is its label alone
-    (a full line with --proba, -k, --explain or --format json). Empty stdin is the empty
-    document: it gets the label the prior favours. --table FILE classifies the rows of a
+    With no PATH (or -), stdin is one document and the output is its label alone (a full
+    line with --proba, -k, --explain or --format json). Empty stdin is the empty document. --table FILE classifies the rows of a
     table (the --text-col column; a categorical model's own columns, found by name) and
     prints one label per row.
     Otherwise one line per document, in input order (folders recursively, sorted):
@@ -161,6 +161,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
       nbtext predict -k 3 --threshold 0.1 --format fasttext --fasttext test.txt
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
+    check_predict_options(click.get_current_context().params)
     if is_label is not None:
         return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths, max_bytes)
     from nbtext.reading.sources import predict_input

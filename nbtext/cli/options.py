@@ -112,10 +112,40 @@ def grouped(command):
 
 
 def typed_options(names):
-    """The option names of `names` that the user typed on the command line."""
+    """The options of `names` (parameter names) that the user typed on the command line, as
+    they are spelled there (--format for output_format; --lines/--null for separator)."""
     ctx = click.get_current_context()
-    return ["--" + n.replace("_", "-") for n in names
-            if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+
+    def spelled(name):
+        flags = [max(p.opts, key=len) for p in ctx.command.params if p.name == name and p.opts]
+        return "/".join(flags) or "--" + name.replace("_", "-")
+
+    return [spelled(n) for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
+
+
+# predict's options that do nothing beside others: refused, each with what it goes with
+ONE_MESSAGE = ["output_format", "proba", "top", "threshold", "separator", "files_from", "fasttext_input", "table",
+               "text_col", "header", "column_names", "explain", "jobs", "scheduler"]
+
+
+def check_predict_options(params):
+    """Refuse (a usage error, one line) a predict option that would change nothing: what
+    --is does not read, -v without --is, --column-names without --proba, --text-col without
+    --table, --lines/-0 beside a list, table or fastText input, --explain in fastText's format."""
+    conflicts = [(params["is_label"] is not None, ONE_MESSAGE, "does not go with --is (it classifies one message)"),
+                 (params["is_label"] is None, ["verbose"], "goes with --is"),
+                 (not params["proba"], ["column_names"], "goes with --proba (it names its columns)"),
+                 (params["table"] is None, ["text_col"], "goes with --table (it names a column of the table)"),
+                 (params["files_from"] is not None and params["separator"] == b"\n", ["separator"],
+                  "does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)"),
+                 (params["fasttext_input"] is not None or params["table"] is not None, ["separator"],
+                  "does not go with --fasttext or --table (they are read a line or a row a document)"),
+                 (params["output_format"] == "fasttext", ["explain"], "does not go with --format fasttext "
+                                                                      "(which has no place for it; tsv or json)")]
+    for applies, names, message in conflicts:
+        typed = typed_options(names) if applies else []
+        if typed:
+            raise click.UsageError(f"{typed[0]} {message}")
 
 
 def train_settings_but_alpha():
