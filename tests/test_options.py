@@ -142,3 +142,19 @@ def test_predict_keeps_the_combinations_that_mean_something(demo_model, tmp_path
     assert legacy.exit_code == 0 and legacy.stdout.startswith("#path\t")
     verdict = run("predict", "-m", demo_model, "--is", "spam", "-v", "--unsure-below", "0.5", input="free prize")
     assert verdict.exit_code in (0, 1, 2) and verdict.stdout.split("\t")[0] in ("spam", "ham", "unsure")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["train", "-m", "{tmp}/m", "{spam}", "{ham}"], "-m/--model-file goes with --update"),
+    (["eval", "--folds", "3", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
+    (["eval", "-m", "{model}", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
+    (["eval", "-m", "{model}", "--compare", "multinomial,bernoulli", "{spam}"], "--compare goes with --folds"),
+    (["eval", "--online", "--compare", "multinomial,bernoulli", "{spam}", "{ham}"], "--compare goes with --folds"),
+])
+def test_train_and_eval_refuse_an_option_that_would_do_nothing(demo_model, tmp_path, args, said):
+    """train -m without --update wrote ./nbtext.model; eval --learn without --online was
+    ignored; --compare named --online as its home, which refused it."""
+    where = {"tmp": tmp_path, "model": demo_model, "spam": MAIL / "train" / "spam", "ham": MAIL / "train" / "ham"}
+    result = run(*[a.format(**where) for a in args])
+    one_line_error(result, said)
+    assert result.exit_code == 2 and not (tmp_path / "m").exists()

@@ -257,7 +257,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
         if plot:
             check_plot_path(plot, folds)
         if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
-            refuse_typed(train_settings_but_alpha() + ["seed", "compare"], "{} goes with --folds or --online")
+            refuse_typed(train_settings_but_alpha() + ["seed"], "{} goes with --folds or --online")
         refuse_typed(["max_ham_flagged"], "{} is train's: evaluate a model trained with it (eval -m MODEL)")
         refuse_typed(["model"] if compare else [], "{} does not go with --compare: it names the event models")
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None

@@ -101,8 +101,9 @@ def grouped(command):
 
     @wraps(command)
     def with_groups(*args, **params):
-        if params["table"] is None and (typed := typed_options(["label_col", "text_col", "header"])):
-            raise click.UsageError(f"{typed[0]} goes with --table (it names a column of the table)")
+        for applies, names, message in _labelled_conflicts(params):
+            if applies and (typed := typed_options(names)):
+                raise click.UsageError(f"{typed[0]} {message}")
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
@@ -111,13 +112,24 @@ def grouped(command):
     return with_groups
 
 
+def _labelled_conflicts(params):
+    """(whether it applies, options, what they go with) of train and eval: an option typed
+    where it would do nothing is a usage error."""
+    return [(params["table"] is None, ["label_col", "text_col", "header"],
+             "goes with --table (it names a column of the table)"),
+            (params.get("update") is False, ["model_path"], "goes with --update (the model to add to); "
+                                                             "train writes -o FILE"),
+            (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
+            (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)")]
+
+
 def typed_options(names):
     """The options of `names` (parameter names) that the user typed on the command line, as
-    they are spelled there (--format for output_format; --lines/--null for separator)."""
+    they are spelled there (--format for output_format; -m/--model-file for model_path)."""
     ctx = click.get_current_context()
 
     def spelled(name):
-        flags = [max(p.opts, key=len) for p in ctx.command.params if p.name == name and p.opts]
+        flags = ["/".join(p.opts) for p in ctx.command.params if p.name == name and p.opts]
         return "/".join(flags) or "--" + name.replace("_", "-")
 
     return [spelled(n) for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
