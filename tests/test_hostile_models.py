@@ -226,7 +226,7 @@ def test_any_table_is_read_or_refused_in_one_line(tmp_path_factory, pieces, name
     path.write_text("".join(pieces), encoding="utf-8")
     try:
         for doc in table_documents(str(path), "1", "2"):
-            assert isinstance(doc.data, str)
+            assert isinstance(doc.data, str) or (doc.data is None and "\n" not in doc.error)  # a row skipped by name
     except NbtextError as e:
         assert "\n" not in str(e)
 

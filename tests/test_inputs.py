@@ -191,7 +191,7 @@ def test_fasttext_lines(tmp_path):
     assert model.classes == ["ham", "spam"] and model.class_count.tolist() == [2, 2]
     data.write_text("no label here\n")
     result = run("train", "--fasttext", data, "-o", tmp_path / "m")
-    assert "has no __label__" in result.stderr and result.exit_code == 1
+    assert "has no __label__" in result.stderr and result.exit_code == 1  # skipped by name, then nothing to train
 
 
 def test_dash_is_stdin_for_fasttext_and_table_inputs(demo_model, tmp_path):
@@ -463,3 +463,50 @@ def test_an_mbox_is_an_mbox_wherever_it_is_found(mail_model, tmp_path):
     assert dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count))["junk"] == 55
     names = [line.split("\t")[0] for line in run("predict", "-m", model, folder).stdout.splitlines()]
     assert names == [f"{folder / 'box'}:{n}" for n in range(1, 55)] + [str(folder / "plain.txt")]
+
+
+GOOD_ROWS = [("spam", "free prize money now"), ("ham", "lunch notes at noon"), ("spam", "cheap prize pills"),
+             ("ham", "meeting notes agenda"), ("spam", "win free money"), ("ham", "project lunch review")]
+BAD_RECORDS = {  # a reader's bad record: (file's text with it at line 3, what the skip says)
+    "table: a short row": ("table", "ham\n", "the row has 1 column, where 2 are needed"),
+    "table: an empty label": ("table", "\tno label here\n", "its label is empty"),
+    "fasttext: no label": ("fasttext", "no label here\n", "the line has no __label__"),
+    "fasttext: an empty label": ("fasttext", "__label__ some text\n", "its label is empty"),
+}
+
+
+@pytest.mark.parametrize("bad", BAD_RECORDS)
+@pytest.mark.parametrize("command", [["train", "--min-count", "1", "-o", "{tmp}/m"], ["eval", "-m", "{model}"],
+                                     ["eval", "--online"], ["eval", "--folds", "2", "--min-count", "1"]])
+def test_one_bad_record_is_skipped_by_name_and_the_rest_go_on(demo_model, tmp_path, bad, command):
+    """A short table row, a fastText line without a label, an empty label: each stopped the
+    whole run (train, eval, eval --online, eval --folds) with one error; now it is skipped by
+    name, the rest are read, and the status is 1, as for a file that cannot be read."""
+    kind, record, said = BAD_RECORDS[bad]
+    lines = [f"{label}\t{text}\n" if kind == "table" else f"__label__{label} {text}\n" for label, text in GOOD_ROWS]
+    data = tmp_path / ("data.tsv" if kind == "table" else "data.txt")
+    data.write_text("".join(lines[:2] + [record] + lines[2:]))
+    args = [a.format(tmp=tmp_path, model=demo_model) for a in command]
+    result = run(*args, f"--{kind}", data)
+    assert result.exit_code == 1, result.stderr
+    assert f"nbtext: skipped {data}:3: cannot read it ({said}" in result.stderr and "Traceback" not in result.stderr
+    if args[0] == "train":
+        assert nbtext.load(tmp_path / "m").class_count.tolist() == [3, 3]
+    else:
+        assert "documents" in result.stdout or "accuracy" in result.stdout
+
+
+def test_predict_skips_a_short_table_row_by_name(demo_model, tmp_path):
+    data = tmp_path / "data.tsv"
+    data.write_text("free prize\nlunch\tnotes\n\nmeeting notes\n")  # row 2 only has a second column
+    result = run("predict", "-m", demo_model, "--table", data, "--text-col", "2")
+    assert result.exit_code == 1 and f"skipped {data}:1: cannot read it (the row has 1 column" in result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+def test_eval_of_nothing_readable_is_an_error_not_a_report_of_dashes(demo_model, tmp_path):
+    for text in ("", "ham\n"):
+        (tmp_path / "t.tsv").write_text(text)
+        result = run("eval", "-m", demo_model, "--table", tmp_path / "t.tsv")
+        assert result.exit_code == 1 and result.stdout == ""
+        assert "no documents to evaluate" in result.stderr

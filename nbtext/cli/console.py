@@ -211,6 +211,8 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
 
     docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
     report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
+    if not report["n"] + report.get("unsure", 0):  # a report of dashes says nothing
+        raise NbtextError("no documents to evaluate: the input given holds none that could be read")
     return "report", report, curves, report["n"] + report.get("unsure", 0)
 
 

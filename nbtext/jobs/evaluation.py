@@ -38,11 +38,13 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
 
     def checked():
         for doc in documents:
-            if doc.label not in index:
+            if doc.error is not None:  # skipped by name where it is read
+                yield doc
+            elif doc.label not in index:
                 unknown[doc.label] = unknown.get(doc.label, 0) + 1
-                continue
-            seen.add(doc.label)
-            yield doc
+            else:
+                seen.add(doc.label)
+                yield doc
 
     truth, guesses, unsure, true_log_proba, log_odds, positives = [], [], 0, [], [], []
     confidences, right, unsure_errors = [], [], 0

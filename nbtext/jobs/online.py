@@ -187,7 +187,7 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
                           "--features or --max-features)")
     documents = list(documents)
     random.Random(seed).shuffle(documents)
-    labels = {doc.label for doc in documents}
+    labels = {doc.label for doc in documents if doc.error is None}  # (one that cannot be read is skipped by name)
     if model is not None and not labels & set(model.classes):
         raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
     if model is not None:

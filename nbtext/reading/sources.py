@@ -270,7 +270,7 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
                                 "", shard)
     if fasttext is not None:
         check_path(fasttext)
-        return lambda: _sharded(fasttext_documents(fasttext, max_bytes=max_bytes), fasttext, "", shard)
+        return lambda: _sharded(_require_labels(fasttext_documents(fasttext, max_bytes=max_bytes)), fasttext, "", shard)
     return lambda: labelled_documents(class_dirs, shard, empty_ok, max_bytes)  # (class_sources has checked them above)
 
 
@@ -318,9 +318,11 @@ def _sharded(docs, root, label, shard):
 
 
 def _require_labels(docs):
+    """Labelled documents: one whose label is empty is skipped by name, as any document
+    that cannot be read (a row, a line: the rest of the batch goes on)."""
     for doc in docs:
-        if not doc.label:
-            raise NbtextError(f"{doc.name} has an empty label")
+        if not doc.label and doc.error is None:
+            doc = doc._replace(data=None, error="its label is empty")
         yield doc
 
 
@@ -525,8 +527,9 @@ def table_documents(path, label_col="1", text_col="2", header=None, max_bytes=DE
         for n, row in enumerate(rows, 2 if header else 1):
             if not row:
                 continue
-            if len(row) <= needed:
-                raise NbtextError(f"{path}:{n} has {len(row)} columns, expected at least {needed + 1}")
+            if len(row) <= needed:  # one bad row is skipped by name, as any document that cannot be read
+                yield Document(f"{path}:{n}", None, error=_short_row(row, needed))
+                continue
             label = None if label_index is None else row[label_index].strip()
             yield Document(f"{path}:{n}", cut_text(row[text_index], max_bytes), label)
 
@@ -564,9 +567,14 @@ def table_rows(path, columns, label_col=None, max_bytes=DEFAULT_MAX_BYTES):
             if not row:
                 continue
             if len(row) <= needed:
-                raise NbtextError(f"{path}:{n} has {len(row)} columns, expected at least {needed + 1}")
+                yield Document(f"{path}:{n}", None, error=_short_row(row, needed))
+                continue
             label = None if label_index is None else row[label_index].strip()
             yield Document(f"{path}:{n}", tuple(row[i].strip() for i in indices), label)
+
+
+def _short_row(row, needed):
+    return f"the row has {len(row)} column{'' if len(row) == 1 else 's'}, where {needed + 1} are needed"
 
 
 def fasttext_documents(path, labelled=True, max_bytes=DEFAULT_MAX_BYTES):
@@ -585,7 +593,7 @@ def fasttext_documents(path, labelled=True, max_bytes=DEFAULT_MAX_BYTES):
             labels = [w for w in words if w.startswith("__label__")]
             if not labels and labelled:
                 if words:
-                    raise NbtextError(f"{path}:{n} has no __label__ (expected '__label__LABEL text')")
+                    yield Document(f"{path}:{n}", None, error="the line has no __label__ (expected '__label__LABEL text')")
                 continue
             text = cut_text(" ".join(w for w in words if not w.startswith("__label__")), max_bytes)
             yield Document(f"{path}:{n}", text, labels[0][len("__label__"):] if labels else None)
