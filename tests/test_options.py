@@ -158,3 +158,16 @@ def test_train_and_eval_refuse_an_option_that_would_do_nothing(demo_model, tmp_p
     result = run(*[a.format(**where) for a in args])
     one_line_error(result, said)
     assert result.exit_code == 2 and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("extra", [["--text-col", "时间"], ["--no-header"], ["--header"]])
+def test_a_table_model_reads_its_columns_by_name_and_refuses_text_col_and_header(tmp_path, extra):
+    """--text-col and --[no-]header were accepted and ignored with a categorical model (its
+    features are every column but the label, by the names in the first row)."""
+    table = ROOT / "corpora" / "dating" / "train.tsv"
+    model = tmp_path / "d.model"
+    assert run("train", "--model", "categorical", "--table", table, "--label-col", "约会", "-o", model).exit_code == 0
+    for args in (["train", "--model", "categorical", "--label-col", "约会", "-o", tmp_path / "x"],
+                 ["eval", "--folds", "2", "--model", "categorical", "--label-col", "约会"],
+                 ["eval", "-m", model, "--label-col", "约会"], ["predict", "-m", model]):
+        one_line_error(run(*args, "--table", table, *extra), f"{extra[0]} does nothing for a categorical model")

@@ -58,7 +58,8 @@ TABLE_HEADER = "--table: whether the first row names the columns [default: when 
 table_file_options = options(
     click.option("--table", type=PATH, default=None,
                  help="Documents from a TSV (or .csv) file (- for stdin), one per row."),
-    click.option("--text-col", default="2", help="--table: the text column, by header name or 1-based number."),
+    click.option("--text-col", default=None, help="--table: the text column, by header name or 1-based number "
+                                                  "[default: 2]."),
 )
 table_option = options(table_file_options, click.option("--header/--no-header", default=None, help=TABLE_HEADER))
 predict_options = options(

@@ -240,7 +240,7 @@ def _ready(fd):
 
 
 # --- labelled inputs ---------------------------------------------------------------------
-def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col="2", header=None,
+def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col=None, header=None,
                    columns=None, shard=None, twice=False, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
@@ -262,6 +262,7 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
     if columns is not None:
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
+        _columns_by_name(text_col, header)
         check_path(table)
         return lambda: _sharded(_require_labels(table_rows(table, columns, label_col, max_bytes)), table, "", shard)
     if table is not None:
@@ -326,7 +327,7 @@ def _require_labels(docs):
         yield doc
 
 
-def predict_input(paths=(), separator=None, table=None, text_col="2", header=None, columns=None,
+def predict_input(paths=(), separator=None, table=None, text_col=None, header=None, columns=None,
                   files_from=None, fasttext=None, max_bytes=DEFAULT_MAX_BYTES):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
@@ -342,8 +343,18 @@ def predict_input(paths=(), separator=None, table=None, text_col="2", header=Non
     if table is None:
         return path_documents(paths or ("-",), separator, max_bytes, missing_ok=True)
     if columns is not None:
+        _columns_by_name(text_col, header)
         return table_rows(table, columns, max_bytes=max_bytes)
     return table_documents(table, None, text_col, header, max_bytes)
+
+
+def _columns_by_name(text_col, header):
+    """A model of table rows reads its feature columns by the names in the first row:
+    --text-col and --[no-]header would do nothing, and are refused."""
+    if text_col is not None or header is not None:
+        given = "--text-col" if text_col is not None else "--header" if header else "--no-header"
+        raise NbtextError(f"{given} does nothing for a categorical model: its features are the table's columns, "
+                          "found by the names in its first row")
 
 
 def listed_paths(path, separator=b"\n"):
@@ -509,10 +520,11 @@ def _checked_rows(reader, path, max_bytes):
         raise NbtextError(f"{path}:{start}: {e}{hint}") from None
 
 
-def table_documents(path, label_col="1", text_col="2", header=None, max_bytes=DEFAULT_MAX_BYTES):
-    """Documents from the rows of a table. `header` None means: the first row is a header
-    exactly when a column is given by name."""
+def table_documents(path, label_col="1", text_col=None, header=None, max_bytes=DEFAULT_MAX_BYTES):
+    """Documents from the rows of a table. `text_col` None is the second column; `header`
+    None means: the first row is a header exactly when a column is given by name."""
     check_path(path)
+    text_col = "2" if text_col is None else text_col
     if header is None:
         header = not all(str(col).isdigit() for col in (label_col, text_col) if col is not None)
     with opened_input(path, text=True) as f:
