@@ -171,3 +171,14 @@ def test_a_table_model_reads_its_columns_by_name_and_refuses_text_col_and_header
                  ["eval", "--folds", "2", "--model", "categorical", "--label-col", "约会"],
                  ["eval", "-m", model, "--label-col", "约会"], ["predict", "-m", model]):
         one_line_error(run(*args, "--table", table, *extra), f"{extra[0]} does nothing for a categorical model")
+
+
+def test_a_label_a_format_cannot_hold_is_refused(tmp_path):
+    """A class named ' ' became a blank X-Nbtext-Class; 'my spam' wrote __label__my spam,
+    which no fastText reader parses back."""
+    spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
+    one_line_error(run("train", "-o", tmp_path / "b", f" ={spam}", f"ham={ham}"), "a class label must be a name")
+    assert run("train", "-o", tmp_path / "s", f"my spam={spam}", f"ham={ham}").exit_code == 0
+    one_line_error(run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
+                   "the class 'my spam' holds a space, which fastText's labels cannot")
+    assert run("predict", "-m", tmp_path / "s", "-k", "2", input="free prize").stdout.split("\t")[1] == "my spam"

@@ -8,6 +8,7 @@ import math
 import sys
 from collections import namedtuple
 
+from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.report.output import tsv_field
 
@@ -111,6 +112,9 @@ def prediction_lines(model, kept, probabilities, explanations, output):
     (`__label__spam 0.9987`, as fastText's predict-prob; with -k, the ranking alone). The
     label is the decision: `unsure` in an --unsure-below band or below the model's spam
     cut-off."""
+    if output.format == "fasttext" and (spaced := [c for c in model.classes if len(c.split()) != 1]):
+        raise NbtextError(f"the class {spaced[0]!r} holds a space, which fastText's labels cannot "
+                          "(__label__NAME ends at one): use --format tsv or json")
     lines = []
     for i, (doc, row) in enumerate(zip(kept, probabilities)):
         label, p = model.decide(row, output.unsure_below)
