@@ -510,3 +510,12 @@ def test_eval_of_nothing_readable_is_an_error_not_a_report_of_dashes(demo_model,
         result = run("eval", "-m", demo_model, "--table", tmp_path / "t.tsv")
         assert result.exit_code == 1 and result.stdout == ""
         assert "no documents to evaluate" in result.stderr
+
+
+def test_a_long_name_is_said_short(demo_model, tmp_path):
+    """A --files-from line of megabytes was echoed whole to stderr in its `skipped` line."""
+    listed = tmp_path / "list"
+    listed.write_text("b" * 3_000_000 + "\n")
+    result = run("predict", "-m", demo_model, "--files-from", listed)
+    assert result.exit_code == 1 and len(result.stderr) < 1000
+    assert "... (3,000,000 characters): cannot read it" in result.stderr

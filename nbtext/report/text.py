@@ -20,6 +20,17 @@ def counted(n, noun):
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+NAME_SHOWN = 300  # characters of a name said on stderr: a listed "path" can be a line of megabytes
+
+
+def shown_name(name):
+    """A document's name as one short field of a line on stderr (tsv_field's escapes; past
+    NAME_SHOWN characters, its start and how long it is)."""
+    if len(name) > NAME_SHOWN:
+        name = f"{name[:NAME_SHOWN - 60]}... ({len(name):,} characters)"
+    return tsv_field(name)
+
+
 class Skipped:
     """Reports each document that cannot be read or parsed, by name, and counts them."""
 
@@ -28,7 +39,7 @@ class Skipped:
 
     def __call__(self, doc, message):
         self.count += 1
-        print(f"nbtext: skipped {tsv_field(doc.name)}: {message}", file=sys.stderr)  # one line, whatever the name
+        print(f"nbtext: skipped {shown_name(doc.name)}: {message}", file=sys.stderr)  # one line, whatever the name
 
     def summary(self, done, if_none=None):
         """The run's closing line on stderr, and its exit status: 1 if documents were
