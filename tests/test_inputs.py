@@ -119,6 +119,9 @@ def test_maildir_reads_cur_and_new_only(mail_model, tmp_path):
     rows = [l.split("\t") for l in run("predict", "-m", mail_model, tmp_path / "box").stdout.splitlines()]
     assert sorted(os.path.basename(os.path.dirname(r[0])) for r in rows) == ["cur", "new"]
     assert {r[1] for r in rows} == {"spam", "ham"}
+    (tmp_path / "box" / "cur" / "sub").mkdir()  # a folder there is no message (it was "skipped: ... a device")
+    again = run("predict", "-m", mail_model, tmp_path / "box")
+    assert again.exit_code == 0 and again.stderr == "" and len(again.stdout.splitlines()) == 2
 
 
 def test_lines_and_nul_streams(mail_model):

@@ -98,7 +98,8 @@ def _special(entry):
         mode = entry.stat().st_mode if isinstance(entry, os.DirEntry) else os.stat(entry).st_mode
     except OSError as e:
         return "symbolic link that loops" if e.errno == errno.ELOOP else "file that cannot be read"
-    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "folder" if stat.S_ISDIR(mode) \
+        else "device"
 
 
 def _visible_files(folder):
@@ -148,8 +149,16 @@ def maildir_files(maildir):
         except OSError:  # named, as a file it may not read is
             found.append((os.path.join(maildir, sub), "folder that cannot be read"))
             continue
-        found += [(entry.path, _special(entry)) for entry in entries if not entry.name.startswith(".")]
+        found += [(entry.path, _special(entry)) for entry in entries if not entry.name.startswith(".")
+                  and not _is_folder(entry)]  # (a folder in cur/ or new/ is no message)
     return found
+
+
+def _is_folder(entry):
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 class opened_input:
