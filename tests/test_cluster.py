@@ -141,6 +141,21 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
                        MAIL / "train" / "ham"), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
 
 
+@pytest.mark.parametrize("address", ["notaurl", "tcp://nohost"])
+def test_a_malformed_scheduler_address_is_one_line_at_once(tmp_path, address):
+    """A Client that fails on its address waited 20 s at exit to close what it never
+    opened, and printed a traceback ("Exception ignored in Client.__del__")."""
+    import subprocess
+
+    nbtext = os.path.join(os.path.dirname(sys.executable), "nbtext")
+    started = time.perf_counter()
+    result = subprocess.run([nbtext, "train", "--scheduler", address, "-o", tmp_path / "x", MAIL / "train" / "spam",
+                             MAIL / "train" / "ham"], capture_output=True, text=True, timeout=60)
+    assert time.perf_counter() - started < 10
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"Error: --scheduler '{address}' is not a scheduler's address")
+
+
 def test_a_document_that_cannot_be_read_is_reported_as_locally(tmp_path, cluster):
     import shutil
 

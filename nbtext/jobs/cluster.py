@@ -39,6 +39,15 @@ def connect(address):
         from distributed import Client
     except ImportError:
         raise NbtextError(f"--scheduler needs the dask extra: {EXTRA}") from None
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:  # as Client reads it: a Client that fails on it waits 20 s at exit to close what it never opened
+        scheme, location = parse_address(address, strict=False)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as e:
+        raise NbtextError(f"--scheduler {address!r} is not a scheduler's address ({e}): give one as "
+                          "tcp://HOST:PORT (or HOST:PORT)") from None
     try:
         client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
