@@ -3,6 +3,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import nbtext
 from nbtext.reading.mail import looks_like_mail, mail_tokens
@@ -137,3 +138,25 @@ def test_agrees_with_the_standard_library_on_real_mail():
     # text after a stray '<!--'); see tests/mail_reference.py.
     assert identical / len(files) > 0.9
     assert similarity / len(files) > 0.99
+
+
+_LINES = st.sampled_from(["From the start", ">From quoted", ">>From twice", "From ", "Fromage", "> From: reply",
+                          "hello", "", "free cash", "From a@b Mon Jan  1 00:00:00 2024"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.lists(_LINES, max_size=12), rd=st.booleans())
+def test_a_message_in_an_mbox_is_the_message_on_its_own(tmp_path_factory, body, rd):
+    """The journal's key of a message read from an mbox (its `From ` lines quoted, mboxrd or
+    mboxo) equals that of the same message stored on its own: forget of the mbox found no
+    message learned from a Maildir when its body had a line starting `From `."""
+    import re
+
+    from nbtext.reading.documents import document_key, file_documents
+
+    message = ("Subject: a\n\n" + "\n".join(body) + "\n").encode()
+    quoted = re.sub(rb"^(>*From )" if rd else rb"^(From )", rb">\1", message, flags=re.MULTILINE)
+    box = tmp_path_factory.mktemp("mbox") / "box.mbox"
+    box.write_bytes(b"From x@y Mon Jan  1 00:00:00 2024\n" + quoted + b"\n")
+    (read,) = list(file_documents(str(box)))
+    assert document_key(read.data) == document_key(message)

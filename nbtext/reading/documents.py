@@ -235,16 +235,16 @@ def report_errors(errors, on_error=None):
 
 def document_key(data):
     """The journal's key for a document's data: its content hash without an mbox envelope
-    line and trailing line ends, so a message read from a folder, a Maildir or an mbox
-    file is the same message."""
+    line, its `>From ` quoting or trailing line ends, so a message read from a folder, a
+    Maildir or an mbox file is the same message."""
     from nbtext.journal import content_hash
-    from nbtext.reading.mail import strip_envelope
+    from nbtext.reading.mail import strip_envelope, unquoted_from
 
     if isinstance(data, tuple):  # a table row
         data = "\x1f".join(data)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return content_hash(strip_envelope(data))
+    return content_hash(unquoted_from(strip_envelope(data)))
 
 
 def loaded(doc):

@@ -109,6 +109,19 @@ def strip_envelope(data):
     return data
 
 
+_QUOTED_FROM = re.compile(rb"^>+(From )", re.MULTILINE)
+
+
+def unquoted_from(data):
+    """The message with every `>` before a line's `From ` left out: an mbox writer adds one
+    to each such line (mboxrd; mboxo only to `From ` itself), so that no body line reads as
+    an envelope, and without them the message is the same whether it was stored in an
+    mbox or on its own. What a message is, for the journal."""
+    if not data.startswith(b">") and b"\n>" not in data:
+        return data
+    return _QUOTED_FROM.sub(rb"\1", data)
+
+
 def split_message(data):
     """({lowercase name: [raw values]}, body) of a message or a MIME part."""
     if not _HEADER_LINE.match(data):
