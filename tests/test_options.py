@@ -65,6 +65,18 @@ def test_an_option_changes_the_model_or_is_refused(event_model, option, value):
     assert not np.array_equal(changed, _log_proba(model=event_model)), f"{option}={value!r} was ignored"
 
 
+def test_a_typed_default_that_does_nothing_is_refused_as_any_other_value(tmp_path):
+    """The command line knows what was typed: --tf raw and --headers with their default
+    values were refused where --min-count 2 was not (categorical), nor --input text with
+    the default --headers spelled out."""
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    one_line_error(run("train", "-o", tmp_path / "m", "--input", "text", "--headers", "subject,from,to,content-type",
+                       *folders), "--headers does nothing here")
+    one_line_error(run("eval", "--folds", "2", "--model", "complement", "--prior", "smoothed", *folders),
+                   "--prior does nothing here")
+    assert run("train", "-o", tmp_path / "m", "--features", "counts", "--input", "auto", *folders).exit_code == 0
+
+
 def test_an_option_that_does_nothing_is_refused_by_name():
     for options, said in [({"input": "text", "headers": "subject"}, "--headers does nothing here: "),
                           ({"tf": "log"}, "--tf does nothing here: it shapes tf-idf features, and these are counts"),
@@ -78,7 +90,7 @@ def test_an_option_that_does_nothing_is_refused_by_name():
 
 @pytest.mark.parametrize("args", [["--ngrams", "2"], ["--min-count", "3"], ["--features", "binary"], ["--no-idf"],
                                   ["--unknown", "ignore"], ["--input", "text"], ["--headers", "subject"],
-                                  ["--max-features", "5"]])
+                                  ["--max-features", "5"], ["--min-count", "2"], ["--ngrams", "1"]])  # (defaults too)
 def test_a_table_model_refuses_the_text_options(tmp_path, args):
     table = tmp_path / "t.tsv"
     table.write_text("label\tcolor\tsize\nspam\tred\tbig\nham\tblue\tsmall\nspam\tred\tsmall\nham\tblue\tbig\n")

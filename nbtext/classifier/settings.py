@@ -128,14 +128,19 @@ def options_read_by(options, event_model):
     return {k: v for k, v in options.items() if _flag(k, v) not in unused}
 
 
-def unused_options(options):
+def unused_options(options, typed=None):
     """[(flag, why)] of the train options in `options` (make_settings' keywords) that are
-    given (not None, not their default) and would change nothing for the model and the
-    features they choose: what training would otherwise ignore in silence. Every path that
-    makes settings refuses them (make_settings); comparing models (crossval) passes each
-    only the options it reads."""
-    given = {k: v for k, v in options.items() if v is not None and v != TRAIN_DEFAULTS.get(k)}
-    event = EVENT_MODELS.get(given.get("model", TRAIN_DEFAULTS["model"]))
+    given and would change nothing for the model and the features they choose: what
+    training would otherwise ignore in silence. Given: those named in `typed` (the command
+    line says which the user typed, their defaults too), else those not None and not their
+    default. Every path that makes settings refuses them (make_settings); comparing models
+    (crossval) passes each only the options it reads."""
+    if typed is None:
+        given = {k: v for k, v in options.items() if v is not None and v != TRAIN_DEFAULTS.get(k)}
+    else:
+        given = {k: v for k, v in options.items() if k in typed}
+    setting = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}.get
+    event = EVENT_MODELS.get(setting("model"))
     if event is None:
         return []  # (make_settings names the unknown model)
     why = []
@@ -143,7 +148,7 @@ def unused_options(options):
         why += [(_flag(k, given[k]), f"--model {event.name} takes a table's columns whole, as they are")
                 for k in _TEXT_OPTIONS if k in given]
         return why
-    features = given.get("features", event.default_features["features"])
+    features = setting("features") or event.default_features["features"]
     if features != "tfidf":
         instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
         why += [(_flag(k, given[k]), f"it shapes tf-idf features, and these are {features} features ({instead})")
@@ -151,12 +156,11 @@ def unused_options(options):
     if "weight_norm" in given and not event.normalizes_weights:
         why.append((_flag("weight_norm", given["weight_norm"]), "it normalizes complement NB's weights "
                                                                  f"(--model complement), not {event.name}'s"))
-    if "headers" in given and given.get("input") == "text":
+    if "headers" in given and setting("input") == "text":
         why.append(("--headers", "it names mail headers to read, and --input text reads no mail"))
     if "prior" in given and not event.prior_in_jll:
         why.append(("--prior", f"--model {event.name} scores without a class prior"))
-    if "alpha" in given and not event.smooths and (not event.prior_in_jll or
-                                                   given.get("prior", TRAIN_DEFAULTS["prior"]) != "smoothed"):
+    if "alpha" in given and not event.smooths and (not event.prior_in_jll or setting("prior") != "smoothed"):
         why.append(("--alpha", f"--model {event.name} does not smooth (λ enters only a smoothed --prior)"))
     return why
 

@@ -108,9 +108,25 @@ def grouped(command):
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
+        if not params.get("update") and params.get("folds", 0) is not None or params.get("online"):
+            _refuse_typed_unused(settings, params.get("compare"))
         return command(*args, inputs=inputs, settings=settings, **params)
 
     return with_groups
+
+
+def _refuse_typed_unused(settings, compare=None):
+    """A train option typed where it changes nothing for the model (for every model
+    --compare names), its default value too: one line (classifier.settings.unused_options)."""
+    from nbtext.classifier.settings import unused_options
+
+    ctx = click.get_current_context()
+    typed = {n for n in TRAIN_SETTINGS if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
+    models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
+    unused = [dict(unused_options({**settings, "model": m}, typed)) for m in models]
+    for flag, reason in unused[0].items():
+        if all(flag in other for other in unused):
+            raise click.ClickException(f"{flag} does nothing here: {reason}; drop it")
 
 
 def _labelled_conflicts(params):
