@@ -41,6 +41,16 @@ def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unkno
                 assert online.posterior(tokenize(query))[0] == pytest.approx(row.tolist(), rel=1e-9, abs=1e-12)
 
 
+def test_before_any_feature_without_unk_the_prior_decides():
+    """--unknown ignore: with no token kept yet, d = 0 and nothing enters the likelihood (as
+    formulas.multinomial_log_prob's d = 0); it was log(0), a traceback (math domain error)."""
+    online = OnlineMultinomial(["ham", "spam"], 1.0, 3, False)
+    online.learn(["free", "prize"], "spam")
+    assert online.posterior(["free", "lunch"])[0] == pytest.approx([1 / 3, 2 / 3])  # (N_k + λ)/(N + 2λ)
+    result = run("eval", "--online", "--unknown", "ignore", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 0 and "errors" in result.stdout
+
+
 def test_the_command_line_reports_its_own_steps(tmp_path):
     args = ["eval", "--online", "--format", "json", "--unsure-below", "0.9", MAIL / "test" / "spam", MAIL / "test" / "ham",
             MAIL / "train" / "spam", MAIL / "train" / "ham"]

@@ -67,7 +67,8 @@ class OnlineMultinomial:
         """(P(k | tokens) for each class, jll_k for each class)."""
         n_features = self.n_kept + (1 if self.unk else 0)
         totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
-        denominators = [math.log(t + n_features * self.alpha) for t in totals]
+        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
+        denominators = [math.log(t + n_features * self.alpha) if n_features else 0.0 for t in totals]
         jll = self._log_prior()
         unknown = 0
         for token, n in Counter(tokens).items():
