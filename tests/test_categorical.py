@@ -120,3 +120,23 @@ def test_a_categorical_model_is_cross_validated_on_its_tables_rows():
     assert result.exit_code == 0, result.stderr
     folds = json.loads(result.stdout)["models"]["categorical"]["folds"]
     assert len(folds) == 3 and all(0 <= f["accuracy"] <= 1 for f in folds)
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # (every document of all-yes.tsv is of one class)
+def test_json_output_is_strict_json_where_numbers_are_infinite(tmp_path):
+    """A categorical model with λ = 0 gives infinite evidence and, on a class it rules out,
+    an infinite log-loss: JSON wrote Infinity, which RFC 8259 JSON has not; now null."""
+    import json
+
+    def strict(line):
+        return json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
+
+    model = tmp_path / "d.model"
+    assert run("train", "--model", "categorical", "--table", DATING / "train.tsv", "--label-col", "约会", "--alpha",
+               "0", "-o", model).exit_code == 0
+    report = strict(run("eval", "-m", model, "--table", DATING / "all-yes.tsv", "--label-col", "约会", "--format",
+                        "json").stdout)
+    assert report["log_loss"] is None
+    lines = run("predict", "-m", model, "--table", DATING / "query-rain.tsv", "--explain", "3", "--format",
+                "json").stdout.splitlines()
+    assert lines and any(value is None for line in lines for _, value in strict(line)["explanation"])

@@ -157,11 +157,12 @@ def prediction_lines(model, kept, probabilities, explanations, output):
 def json_line(record):
     """`record` as one line of JSON that is UTF-8 text: a name that is not UTF-8 (held as
     surrogate escapes) is written as \\udcXX escapes, not as the bytes JSON may not hold."""
-    text = json.dumps(record, ensure_ascii=False)
+    record = json_safe(record)
+    text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(record)
+        return json.dumps(record, allow_nan=False)
     return text
 
 
@@ -242,8 +243,8 @@ def evaluation_text(kind, result, output_format, terminal=False):
     if output_format == "json":
         if kind == "crossval":
             models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
-            return json.dumps(json_safe({**result, "models": models}))
-        return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}))
+            return json_line({**result, "models": models})
+        return json_line({k: v for k, v in result.items() if k not in ("scores", "labels")})
     if kind == "crossval":
         return crossval_table(result["folds"], result["seed"], result["models"])
     return online_table(result) if kind == "online" else format_report(result, terminal)
@@ -337,12 +338,13 @@ def model_summary(summary, model_path, unit):
 
 
 def json_safe(value):
-    """NaN -> None, recursively, so the report is valid JSON."""
-    if isinstance(value, float) and math.isnan(value):
+    """NaN and ±inf -> None (null), recursively: JSON has no such numbers (a log-loss of a
+    certain mistake, a categorical feature's infinite evidence)."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
 
