@@ -194,3 +194,11 @@ def test_a_label_a_format_cannot_hold_is_refused(tmp_path):
     one_line_error(run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
                    "the class 'my spam' holds a space, which fastText's labels cannot")
     assert run("predict", "-m", tmp_path / "s", "-k", "2", input="free prize").stdout.split("\t")[1] == "my spam"
+
+
+def test_the_api_takes_headers_as_the_command_line_spells_them():
+    """headers='subject,from' (train --headers' spelling) was taken letter by letter."""
+    docs = ["Subject: free\nFrom: a@b.c\n\nprize now", "Subject: lunch\nFrom: d@e.f\n\nnotes"]
+    for headers in ("subject,from", ["subject", "from"], ("subject", "from")):
+        model = nbtext.train(docs, ["spam", "ham"], min_count=1, calibration="none", headers=headers)
+        assert model.settings["tokenizer"]["headers"] == ["subject", "from"]

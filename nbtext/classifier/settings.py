@@ -104,7 +104,7 @@ def make_settings(**options):
         "max_features": o["max_features"],
         "unknown": unknown,
         **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], header_names(o["headers"])).settings(),
     }
 
 
@@ -163,6 +163,14 @@ def unused_options(options, typed=None):
     if "alpha" in given and not event.smooths and (not event.prior_in_jll or setting("prior") != "smoothed"):
         why.append(("--alpha", f"--model {event.name} does not smooth (λ enters only a smoothed --prior)"))
     return why
+
+
+def header_names(headers):
+    """--headers as names: a sequence of them, or the command line's spelling, 'subject,from'
+    (a string is not taken letter by letter)."""
+    if isinstance(headers, str):
+        return tuple(h.strip() for h in headers.split(",") if h.strip())
+    return tuple(headers)
 
 
 def ham_flagged_budget(value):

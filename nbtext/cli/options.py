@@ -5,6 +5,7 @@ the only modules that import click."""
 import click
 
 from nbtext import choices
+from nbtext.classifier.settings import header_names
 from nbtext.errors import NbtextError
 
 
@@ -107,7 +108,7 @@ def grouped(command):
                 raise click.UsageError(f"{typed[0]} {message}")
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
-        settings["headers"] = tuple(h.strip() for h in settings["headers"].split(",") if h.strip())
+        settings["headers"] = header_names(settings["headers"])
         if not params.get("update") and params.get("folds", 0) is not None or params.get("online"):
             _refuse_typed_unused(settings, params.get("compare"))
         return command(*args, inputs=inputs, settings=settings, **params)
