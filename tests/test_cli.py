@@ -415,7 +415,7 @@ def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(
      "--model does not go with --compare"),
     (["train", "--label-col", "2", "-o", "OUT"], "--label-col goes with --table"),
     (["eval", "--folds", "3", "--text-col", "2"], "--text-col goes with --table"),
-    (["train", "--no-header", "-o", "OUT"], "--header goes with --table"),
+    (["train", "--no-header", "-o", "OUT"], "--no-header goes with --table"),
 ])
 def test_an_option_that_would_do_nothing_is_refused(tmp_path, demo_model, args, message):
     """Options accepted and then ignored without a word (a model -m that --folds never read,

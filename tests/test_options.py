@@ -131,6 +131,10 @@ def test_the_label_column_is_not_the_text_column(tmp_path):
     (["--lines", "--files-from", "{lines}"], "does not go with --files-from"),
     (["--lines", "--fasttext", "{ft}"], "does not go with --fasttext or --table"),
     (["--explain", "2", "--format", "fasttext", "{lines}"], "--explain does not go with --format fasttext"),
+    (["--proba", "--column-names", "--threshold", "0.5", "{lines}"], "--proba does not go with -k or --threshold"),
+    (["--proba", "-k", "2", "{lines}"], "--proba does not go with -k or --threshold"),
+    (["--no-header", "{lines}"], "--no-header goes with --table"),
+    (["-0", "--fasttext", "{ft}"], "-0 does not go with --fasttext or --table"),
 ])
 def test_predict_refuses_an_option_that_would_do_nothing(demo_model, tmp_path, args, said):
     """predict --is read stdin whatever input option was given (a wrong exit status on the

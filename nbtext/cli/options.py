@@ -147,7 +147,9 @@ def typed_options(names):
     ctx = click.get_current_context()
 
     def spelled(name):
-        flags = ["/".join(p.opts) for p in ctx.command.params if p.name == name and p.opts]
+        said_no = ctx.params.get(name) is False  # --no-header, not --header
+        flags = ["/".join(p.secondary_opts if said_no and getattr(p, "secondary_opts", None) else p.opts)
+                 for p in ctx.command.params if p.name == name and p.opts]
         return "/".join(flags) or "--" + name.replace("_", "-")
 
     return [spelled(n) for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
@@ -166,16 +168,22 @@ def check_predict_options(params):
                  (params["is_label"] is None, ["verbose"], "goes with --is"),
                  (not params["proba"], ["column_names"], "goes with --proba (it names its columns)"),
                  (params["table"] is None, ["text_col"], "goes with --table (it names a column of the table)"),
+                 (params["table"] is None and not params["proba"], ["header"],
+                  "goes with --table (its first row names the columns), or with --proba (as --column-names)"),
                  (params["files_from"] is not None and params["separator"] == b"\n", ["separator"],
                   "does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)"),
                  (params["fasttext_input"] is not None or params["table"] is not None, ["separator"],
                   "does not go with --fasttext or --table (they are read a line or a row a document)"),
                  (params["output_format"] == "fasttext", ["explain"], "does not go with --format fasttext "
-                                                                      "(which has no place for it; tsv or json)")]
+                                                                      "(which has no place for it; tsv or json)"),
+                 (params["output_format"] == "tsv" and (params["top"] or params["threshold"] is not None), ["proba"],
+                  "does not go with -k or --threshold in TSV (their ranked labels vary in number: no fixed "
+                  "columns for every class's probability; --format json has both)")]
     for applies, names, message in conflicts:
         typed = typed_options(names) if applies else []
         if typed:
-            raise click.UsageError(f"{typed[0]} {message}")
+            flag = {b"\n": "--lines", b"\0": "-0"}[params["separator"]] if names == ["separator"] else typed[0]
+            raise click.UsageError(f"{flag} {message}")
 
 
 def train_settings_but_alpha():
