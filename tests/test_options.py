@@ -107,6 +107,14 @@ def test_compared_models_each_take_the_options_they_read_and_none_is_read_by_no_
     one_line_error(run("eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--weight-norm", *folders),
                    "--weight-norm does nothing here")
     one_line_error(run("eval", "--online", "--tf", "log", *folders), "--tf does nothing here")
+    for compare, option in (("multinomial,bernoulli", ["--features", "tfidf"]),  # bernoulli keeps its presence
+                            ("bernoulli,gaussian", ["--features", "tfidf"]),
+                            ("multinomial,gaussian", ["--features", "counts"]),
+                            ("multinomial,complement", ["--unknown", "unk"])):  # complement's tf-idf has no UNK
+        result = run("eval", "--folds", "3", "--compare", compare, *option, *folders)
+        assert result.exit_code == 0, (compare, option, result.stderr)
+    one_line_error(run("eval", "--folds", "3", "--compare", "bernoulli,gaussian", "--features", "counts", *folders),
+                   "--features does nothing here: --model bernoulli takes no --features counts")
 
 
 def test_the_label_column_is_not_the_text_column(tmp_path):

@@ -121,11 +121,23 @@ def _flag(name, value):
 
 
 def options_read_by(options, event_model):
-    """`options` without those unused_options finds for `event_model`: what one model of
-    several compared on the same folds is trained with."""
-    options = {**options, "model": event_model}
-    unused = {flag for flag, _ in unused_options(options)}
-    return {k: v for k, v in options.items() if _flag(k, v) not in unused}
+    """(the options one model of several compared on the same folds is trained with,
+    {flag: why} of those it leaves out): what unused_options finds it does not read, and
+    feature values it does not take (--features tfidf for bernoulli, --unknown unk with
+    tf-idf): it keeps its own for those."""
+    options, left_out = {**options, "model": event_model}, {}
+    event = EVENT_MODELS.get(event_model)
+    for _ in range(2):  # (once --features is left out, the tf-idf options may be unused)
+        left_out.update(unused_options(options))
+        if event is not None and event.default_features is not None:
+            features = options.get("features")
+            if features is not None and features not in event.feature_kinds:
+                left_out[_flag("features", features)] = f"--model {event.name} takes no --features {features}"
+            if options.get("unknown") == "unk" and (features if features in event.feature_kinds else None
+                                                    or event.default_features["features"]) == "tfidf":
+                left_out["--unknown"] = f"--model {event.name}'s tf-idf features have no UNK"
+        options = {k: v for k, v in options.items() if v is None or _flag(k, v) not in left_out}
+    return options, left_out
 
 
 def unused_options(options, typed=None):

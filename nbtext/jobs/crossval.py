@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha, unused_options
+from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha
 from nbtext.errors import NbtextError
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
@@ -49,11 +49,12 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
-    unused = [dict(unused_options({**options, "model": name})) for name in models]
-    for flag, reason in unused[0].items():  # an option none of the models compared reads
-        if all(flag in other for other in unused):
-            raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
-    tokenizer = make_tokenizer(make_settings(**options_read_by(options, models[0]))["tokenizer"])
+    read = {name: options_read_by(options, name) for name in models}
+    if len(models) > 1:  # an option none of the models compared reads (one model: make_settings says why)
+        for flag, reason in read[models[0]][1].items():
+            if all(flag in left_out for _, left_out in read.values()):
+                raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
+    tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
@@ -68,7 +69,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     fold = stratified_folds(labels, k, seed)
     results = {}
     for name in models:
-        settings = make_settings(**options_read_by(options, name))
+        settings = make_settings(**read[name][0])
         resolve_alpha(settings, tokenizer.mail_documents, len(labels))
         folds = []
         run = partial(held_out_guesses, settings, token_lists, labels, fold)
