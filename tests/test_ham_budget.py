@@ -134,10 +134,11 @@ def test_the_same_budget_written_two_ways_is_the_same_cutoff():
 @pytest.mark.parametrize("args, message", [
     (["eval", "--folds", "3", "--max-ham-flagged", "1%"], "is train's"),
     (["eval", "--online", "--max-ham-flagged", "1%"], "is train's"),
+    (["eval", "-m", "{model}", "--max-ham-flagged", "1%"], "is train's"),  # (it said: goes with --folds or --online)
 ])
-def test_eval_does_not_take_a_budget(args, message):
-    result = run(*args, MAIL / "train" / "spam", MAIL / "train" / "ham")
-    assert result.exit_code == 1 and message in result.stderr
+def test_eval_does_not_take_a_budget(args, message, demo_model):
+    result = run(*[a.format(model=demo_model) for a in args], MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 2 and message in result.stderr  # a usage error
 
 
 @pytest.mark.filterwarnings("default::UserWarning")  # the new class's warning, as the command line prints it

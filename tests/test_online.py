@@ -132,7 +132,7 @@ def test_online_from_a_model_scores_as_its_filter_does(tmp_path):
 
 def test_online_from_a_model_refuses_what_it_cannot_use(demo_model, tmp_path):
     result = run("eval", "--online", "-m", demo_model, "--min-count", "3", MAIL / "test" / "spam")
-    assert result.exit_code == 1 and "goes with --online from nothing" in result.stderr
+    assert result.exit_code == 2 and "goes with --online from nothing" in result.stderr
     table = tmp_path / "t.tsv"
     table.write_text("a\tfree prize\nb\tlunch notes\n")
     result = run("eval", "--online", "-m", demo_model, "--table", table, "--no-header")

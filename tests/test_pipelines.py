@@ -179,7 +179,7 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
     first = corpus_folders(tmp_path, "a", FIRST)
     run("train", "-o", tmp_path / "m", *first)
     result = run("train", "--update", "--alpha", "0.5", "-m", tmp_path / "m", *first)
-    assert result.exit_code == 1 and "--update keeps the model's own settings; drop --alpha" in result.stderr
+    assert result.exit_code == 2 and "--update keeps the model's own settings; drop --alpha" in result.stderr
     run("train", "--model", "bernoulli", "-o", tmp_path / "b", *first)
     result = run("train", "--update", "-m", tmp_path / "b", *first)
     assert result.exit_code == 1 and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr

@@ -256,9 +256,9 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     with user_errors():
         if plot:
             check_plot_path(plot, folds)
+        refuse_typed(["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)")
         if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
             refuse_typed(train_settings_but_alpha() + ["seed"], "{} goes with --folds or --online")
-        refuse_typed(["max_ham_flagged"], "{} is train's: evaluate a model trained with it (eval -m MODEL)")
         refuse_typed(["model"] if compare else [], "{} does not go with --compare: it names the event models")
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
         if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)

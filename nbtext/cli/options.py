@@ -6,7 +6,6 @@ import click
 
 from nbtext import choices
 from nbtext.classifier.settings import header_names
-from nbtext.errors import NbtextError
 
 
 def options(*decorators):
@@ -127,7 +126,7 @@ def _refuse_typed_unused(settings, compare=None):
     unused = [dict(unused_options({**settings, "model": m}, typed)) for m in models]
     for flag, reason in unused[0].items():
         if all(flag in other for other in unused):
-            raise click.ClickException(f"{flag} does nothing here: {reason}; drop it")
+            raise click.UsageError(f"{flag} does nothing here: {reason}; drop it")
 
 
 def _labelled_conflicts(params):
@@ -191,10 +190,10 @@ def train_settings_but_alpha():
 
 
 def refuse_typed(names, message):
-    """An NbtextError, `message` naming the option, if the user typed one of `names`."""
+    """A usage error (exit 2), `message` naming the option, if the user typed one of `names`."""
     typed = typed_options(names)
     if typed:
-        raise NbtextError(message.format(typed[0]))
+        raise click.UsageError(message.format(typed[0]))
 online_options = options(
     click.option("--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."),
     click.option("--learn", type=click.Choice(["errors", "all"]), default="errors",
