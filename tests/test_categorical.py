@@ -140,3 +140,26 @@ def test_json_output_is_strict_json_where_numbers_are_infinite(tmp_path):
     lines = run("predict", "-m", model, "--table", DATING / "query-rain.tsv", "--explain", "3", "--format",
                 "json").stdout.splitlines()
     assert lines and any(value is None for line in lines for _, value in strict(line)["explanation"])
+
+
+def test_what_a_categorical_model_cannot_do_is_said_in_one_line(tmp_path):
+    """--compare categorical asked for the --table given; --update and forget skipped every
+    row as text; eval --online asked for a --table, then refused the model."""
+    import shutil
+
+    from conftest import one_line_error
+
+    table = DATING / "train.tsv"
+    model = tmp_path / "d.model"
+    assert run("train", "--model", "categorical", "--table", table, "--label-col", "约会", "-o", model).exit_code == 0
+    compared = run("eval", "--folds", "3", "--compare", "categorical", "--table", table, "--label-col", "约会")
+    assert compared.exit_code == 0 and "categorical" in compared.stdout
+    one_line_error(run("eval", "--folds", "3", "--compare", "categorical,multinomial", "--table", table,
+                       "--label-col", "约会"), "compare one kind at a time")
+    shutil.copy(model, tmp_path / "c.model")
+    one_line_error(run("train", "--update", "-m", tmp_path / "c.model", "--table", table, "--label-col", "约会"),
+                   "cannot --update a model of a table's columns (categorical)")
+    one_line_error(run("forget", "-m", tmp_path / "c.model", table), "cannot forget documents of a model of a table's")
+    assert (tmp_path / "c.model").read_bytes() == model.read_bytes()
+    one_line_error(run("eval", "--online", "-m", model, ROOT / "corpora" / "mail" / "train" / "spam"),
+                   "eval --online runs a multinomial model of counts")

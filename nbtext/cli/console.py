@@ -190,15 +190,25 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 
+        from nbtext.classifier.settings import table_rows_model
+        from nbtext.stats.event_models import EVENT_MODELS
+
         models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-        settings = with_table_columns(settings, inputs)  # (with --compare, --model is refused: the default's)
+        rows = {table_rows_model(m) for m in models if m in EVENT_MODELS}
+        if len(rows) > 1:
+            raise NbtextError("--compare: a model of a table's columns (categorical) and the text models read "
+                              "different documents; compare one kind at a time")
+        settings = with_table_columns({**settings, "model": models[0]}, inputs)  # (--model is refused with --compare)
         docs = with_progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading",
                              inputs["class_dirs"], quiet, labelled=True)
         results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
         done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
     model = load_model(model_path, settings["alpha"]) if model_path is not None else None
-    docs = labelled_input(**inputs, columns=model.settings["tokenizer"].get("columns") if model else None)
+    columns = model.settings["tokenizer"].get("columns") if model else None
+    if learn is not None and columns is not None:  # (said before its table is asked for)
+        raise NbtextError(f"eval --online runs a multinomial model of counts, and {model_path} is a categorical one")
+    docs = labelled_input(**inputs, columns=columns)
     if learn is not None:
         from nbtext.jobs.online import evaluate_online
 

@@ -308,6 +308,8 @@ def _learnable(model, verb):
 
 def _count_table(model, verb="change"):
     """The CountTable of a model's counts, to change them."""
+    if "columns" in model.settings["tokenizer"]:  # (its rows would be read as text, every one skipped)
+        raise NbtextError(f"cannot {verb} a model of a table's columns (categorical): retrain it on the whole table")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
     if model.binary and model.has_unk:
