@@ -202,9 +202,11 @@ def test_a_label_a_format_cannot_hold_is_refused(tmp_path):
     which no fastText reader parses back."""
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     one_line_error(run("train", "-o", tmp_path / "b", f" ={spam}", f"ham={ham}"), "a class label must be a name")
+    for name in ("my spam", " spam "):
+        assert run("train", "-o", tmp_path / "s", f"{name}={spam}", f"ham={ham}").exit_code == 0
+        one_line_error(run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
+                       f"the class {name!r} holds a space, which fastText's labels cannot")
     assert run("train", "-o", tmp_path / "s", f"my spam={spam}", f"ham={ham}").exit_code == 0
-    one_line_error(run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
-                   "the class 'my spam' holds a space, which fastText's labels cannot")
     assert run("predict", "-m", tmp_path / "s", "-k", "2", input="free prize").stdout.split("\t")[1] == "my spam"
 
 

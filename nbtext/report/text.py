@@ -123,7 +123,7 @@ def prediction_lines(model, kept, probabilities, explanations, output):
     (`__label__spam 0.9987`, as fastText's predict-prob; with -k, the ranking alone). The
     label is the decision: `unsure` in an --unsure-below band or below the model's spam
     cut-off."""
-    if output.format == "fasttext" and (spaced := [c for c in model.classes if len(c.split()) != 1]):
+    if output.format == "fasttext" and (spaced := [c for c in model.classes if any(ch.isspace() for ch in c)]):
         raise NbtextError(f"the class {spaced[0]!r} holds a space, which fastText's labels cannot "
                           "(__label__NAME ends at one): use --format tsv or json")
     lines = []
