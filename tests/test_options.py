@@ -124,6 +124,9 @@ def test_the_label_column_is_not_the_text_column(tmp_path):
         for command in (["train", "-o", tmp_path / "m"], ["eval", "--folds", "2"]):
             result = run(*command, "--table", table, "--label-col", label, "--text-col", text)
             one_line_error(result, "are the same column")
+    (tmp_path / "r.csv").write_text("review,stars\ngreat film,5\nbad film,1\n")  # (the label second, by name)
+    one_line_error(run("train", "--table", tmp_path / "r.csv", "--label-col", "stars", "-o", tmp_path / "m"),
+                   "--label-col stars is column 2 of")
 
 
 @pytest.mark.parametrize("args, said", [

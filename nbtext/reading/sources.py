@@ -533,7 +533,7 @@ def table_documents(path, label_col="1", text_col=None, header=None, max_bytes=D
     """Documents from the rows of a table. `text_col` None is the second column; `header`
     None means: the first row is a header exactly when a column is given by name."""
     check_path(path)
-    text_col = "2" if text_col is None else text_col
+    default_text, text_col = text_col is None, "2" if text_col is None else text_col
     if header is None:
         header = not all(str(col).isdigit() for col in (label_col, text_col) if col is not None)
     with opened_input(path, text=True) as f:
@@ -541,6 +541,9 @@ def table_documents(path, label_col="1", text_col=None, header=None, max_bytes=D
         names = next(rows, None) if header else None
         label_index = None if label_col is None else _column(label_col, names, path)
         text_index = _column(text_col, names, path)
+        if label_index == text_index and default_text:
+            raise NbtextError(f"--label-col {label_col} is column 2 of {path}, the text column when no --text-col "
+                              "is given: name the text column with --text-col")
         if label_index == text_index:
             raise NbtextError(f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
                               "each document would be its own label")
