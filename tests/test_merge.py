@@ -156,6 +156,9 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
         "f.model", "--model", "bernoulli", "--min-count", "5")), "pruned token")
     one_line_error(run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")),
                    "headers differs")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("h.model", "--model", "bernoulli", "--unknown",
+                                                                   "ignore", "--alpha", "0.5")),
+                   "one is a multinomial model, the other a bernoulli one")  # (it blamed --alpha)
     one_line_error(run("merge", "-o", tmp_path / "x", counts, tmp_path / "missing.model"), "does not exist")
     one_line_error(run("train", "--shard", "3/2", spam, ham), "--shard must be K/N")
     assert not (tmp_path / "x").exists()

@@ -102,6 +102,9 @@ def _common_settings(models, names):
     """The settings all `models` share (λ aside when every one chose the default λ)."""
     first = models[0]
     for model, name in zip(models[1:], names[1:]):
+        if model.settings["event_model"] != first.settings["event_model"]:  # the difference that matters most
+            raise NbtextError(f"cannot merge {names[0]} and {name}: one is a {first.settings['event_model']} model, "
+                              f"the other a {model.settings['event_model']} one; train them with the same options")
         if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
             given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
             raise NbtextError(
