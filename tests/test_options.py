@@ -219,3 +219,18 @@ def test_the_api_takes_headers_as_the_command_line_spells_them():
     for headers in ("subject,from", ["subject", "from"], ("subject", "from")):
         model = nbtext.train(docs, ["spam", "ham"], min_count=1, calibration="none", headers=headers)
         assert model.settings["tokenizer"]["headers"] == ["subject", "from"]
+
+
+def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):
+    """predict, eval and filter -m a gaussian model of an empirical prior took --alpha and did
+    nothing with it, where train refused the same; every re-smoothing goes through
+    NaiveBayes.with_alpha, which now refuses it."""
+    model = tmp_path / "g.model"
+    assert run("train", "--model", "gaussian", "--prior", "empirical", "-o", model, MAIL / "train" / "spam",
+               MAIL / "train" / "ham").exit_code == 0
+    for args in (["predict", "-m", model, "--alpha", "0.5"], ["eval", "-m", model, "--alpha", "0.5",
+                                                              MAIL / "test" / "spam", MAIL / "test" / "ham"]):
+        one_line_error(run(*args, input="free prize"), "--alpha does nothing for this model")
+    with pytest.raises(NbtextError, match="--alpha does nothing"):
+        nbtext.load(model).with_alpha(0.5)
+    assert run("predict", "-m", model, input="free prize").exit_code == 0

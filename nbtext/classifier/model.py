@@ -14,7 +14,7 @@ from itertools import chain
 import numpy as np
 
 from nbtext.classifier.purescore import decide
-from nbtext.classifier.settings import check_alpha, make_tokenizer
+from nbtext.classifier.settings import check_alpha, make_tokenizer, unused_options
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import count_vector, scores_of_counts
@@ -196,8 +196,12 @@ class NaiveBayes:
         return is_binary(self.settings)
 
     def with_alpha(self, alpha):
-        """The same counts smoothed with another λ (no retraining)."""
+        """The same counts smoothed with another λ (no retraining); refused where λ enters
+        nothing (a gaussian model without a smoothed prior), as train refuses it."""
         check_alpha(alpha, zero_allowed=self.event.zero_alpha)
+        unused = unused_options({"model": self.event_model, "prior": self.settings["prior"], "alpha": alpha}, {"alpha"})
+        if unused:
+            raise NbtextError(f"--alpha does nothing for this model: {unused[0][1]}")
         return NaiveBayes(
             {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
             self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
