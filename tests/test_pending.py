@@ -14,7 +14,7 @@ import nbtext
 from nbtext.cli.oneshot import OneMessageModel
 from nbtext.modelfile import pending
 
-from conftest import ROOT
+from conftest import ROOT, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
@@ -521,3 +521,64 @@ def test_a_forget_the_full_way_says_documents_were_cut_once(model, tmp_path):
         shutil.copy(f, folder / f.name)
     said = nbtext_run("forget", "-m", model, "--max-bytes", "50", folder).stderr.decode()
     assert said.count("are cut: only the first 50 bytes") == 1, said
+
+
+MESSAGE_BODY = b"Subject: cheap\n\nwin cheap pills now\nFrom the start, more pills\n>From quoted\n"
+ENVELOPE = b"From bob@example.com Thu Aug  8 11:15:38 2002\n"
+
+
+def _as(via, tmp_path, name):
+    """(the PATH argument, stdin) that hands the message over `via` a folder file (an mbox of
+    one message, envelope included), an mbox file (quoted), or stdin (envelope included)."""
+    import re
+
+    if via == "stdin":
+        return "-", ENVELOPE + MESSAGE_BODY
+    folder = tmp_path / name
+    folder.mkdir()
+    body = re.sub(rb"^(>*From )", rb">\1", MESSAGE_BODY, flags=re.MULTILINE) if via == "mbox" else MESSAGE_BODY
+    (folder / "m").write_bytes(ENVELOPE + body)
+    return str(folder), None
+
+
+@pytest.mark.parametrize("input_mode", ["text", "auto"])
+@pytest.mark.parametrize("learn_via, forget_via", [(a, b) for a in ("file", "mbox", "stdin")
+                                                   for b in ("file", "mbox", "stdin") if a != b])
+@pytest.mark.parametrize("full_way", [False, True])
+def test_learned_one_way_forgotten_another_gives_the_model_back(tmp_path, input_mode, learn_via, forget_via,
+                                                                full_way):
+    """A message is one document whichever way it comes: its journal key and its tokens are
+    of the same bytes. Read from stdin, its mbox envelope line was tokens (with --input
+    text) while its key left the line out: forgetting it from a file left phantom tokens,
+    negative counts or a model no reader would load."""
+    import nbtext
+
+    original = tmp_path / "m.model"
+    extra = ["--max-features", "100"] if full_way else []  # (the full way rewrites the file; else records)
+    assert run("train", "--input", input_mode, *extra, "-o", original, MAIL / "train" / "spam",
+               MAIL / "train" / "ham").exit_code == 0
+    model = tmp_path / "copy.model"
+    model.write_bytes(original.read_bytes())
+    path, stdin = _as(learn_via, tmp_path, "learn")
+    assert run("train", "--update", "-q", "-m", model, f"spam={path}", input=stdin).exit_code == 0
+    path, stdin = _as(forget_via, tmp_path, "forget")
+    forgotten = run("forget", "-m", model, path, input=stdin)
+    assert forgotten.exit_code == 0 and "forgot 1, not learned 0" in forgotten.stderr
+    if full_way:
+        assert model.read_bytes() == original.read_bytes()
+    else:
+        back, before = nbtext.load(model, fold=True), nbtext.load(original)
+        assert back.class_count.tolist() == before.class_count.tolist()
+        assert (back.token_counts.dense == before.token_counts.dense).all() and back.journal == before.journal
+
+
+def test_records_that_read_like_envelope_lines_are_not_one_message(tmp_path):
+    """The key left out a leading line that reads as an mbox envelope even in a fastText
+    line, so every such line had the empty text's key: learned after one, a second was
+    'already known'."""
+    first, second = tmp_path / "a.ft", tmp_path / "b.ft"
+    first.write_text("__label__spam From bob@x.com Thu Aug  8 11:15:38 2002 cheap pills\n__label__ham lunch notes\n")
+    second.write_text("__label__spam From eve@y.com Fri Aug  9 10:00:00 2002 free money\n")
+    assert run("train", "--min-count", "1", "-o", tmp_path / "m", "--fasttext", first).exit_code == 0
+    result = run("train", "--update", "-m", tmp_path / "m", "--fasttext", second)
+    assert result.exit_code == 0 and "added 1, moved 0, already known 0" in result.stderr

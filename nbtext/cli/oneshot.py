@@ -180,9 +180,9 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
 
 def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
     """The document on stdin, up to `max_bytes` (--max-bytes; the rest is left unread)."""
-    from nbtext.reading.documents import read_cut, stdin_bytes
+    from nbtext.reading.documents import stdin_bytes, stream_document
 
-    return read_cut(stdin_bytes(), max_bytes)
+    return stream_document(stdin_bytes(), max_bytes)
 
 
 def predict_file(model_path, path):
@@ -330,12 +330,12 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
     try:
         from nbtext.classifier.purescore import decide
         from nbtext.reading.documents import Document, cut
-        from nbtext.reading.mail import has_header_block, looks_like_mail
+        from nbtext.reading.mail import has_header_block, looks_like_mail, strip_envelope
 
         is_mail = looks_like_mail(message) or has_header_block(message)
         if not is_mail:
             raise NbtextError("not a mail message (no header block)")
-        document = cut(message, max_bytes)
+        document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
         if probabilities is None:  # scored by the whole model (errors named as for any document)

@@ -64,6 +64,18 @@ def read_cut(f, max_bytes, head=b""):
     return cut(head + read_at_most(f, max(max_bytes + 1 - len(head), 0)), max_bytes)
 
 
+def stream_document(f, max_bytes):
+    """The one document of a stream (stdin), up to `max_bytes`: without a leading mbox
+    envelope line, as a file of one message is read (file_documents), so that its bytes,
+    its tokens and its journal key are the file's."""
+    from nbtext.reading.mail import starts_mbox
+
+    head = f.read(MBOX_SNIFF)
+    if starts_mbox(head):
+        head = head[head.find(b"\n") + 1 :]
+    return read_cut(f, max_bytes, head)
+
+
 def structural_lines(f, max_bytes, head=b""):
     """(piece, whether it starts a line) for the lines of a binary file whose lines give
     structure (mbox envelopes, fastText labels): `head` (bytes already read) first, then
@@ -234,17 +246,18 @@ def report_errors(errors, on_error=None):
 
 
 def document_key(data):
-    """The journal's key for a document's data: its content hash without an mbox envelope
-    line, its `>From ` quoting or trailing line ends, so a message read from a folder, a
-    Maildir or an mbox file is the same message."""
+    """The journal's key for a document's data: its content hash without its `>From `
+    quoting or trailing line ends (neither makes a token), so a message read from a
+    folder, a Maildir, an mbox file or stdin is the same message. The key is of the bytes
+    the tokens are of: every reader leaves an mbox envelope line out of the data itself."""
     from nbtext.journal import content_hash
-    from nbtext.reading.mail import strip_envelope, unquoted_from
+    from nbtext.reading.mail import unquoted_from
 
     if isinstance(data, tuple):  # a table row
         data = "\x1f".join(data)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return content_hash(unquoted_from(strip_envelope(data)))
+    return content_hash(unquoted_from(data))
 
 
 def loaded(doc):

@@ -21,8 +21,8 @@ from io import TextIOWrapper
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
-from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, read_cut,
-                                     stdin_bytes, structural_lines)
+from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, stdin_bytes,
+                                     stream_document, structural_lines)
 
 
 def is_maildir(path):
@@ -51,7 +51,7 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
     if path == "-":
         stdin = stdin if stdin is not None else stdin_bytes()
         if separator is None:
-            yield Document("-", read_cut(stdin, max_bytes), label)
+            yield Document("-", stream_document(stdin, max_bytes), label)
         else:
             n = 0  # records, not the pauses between them
             for record in stream_records(stdin, separator, max_bytes=max_bytes):
