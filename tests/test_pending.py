@@ -582,3 +582,25 @@ def test_records_that_read_like_envelope_lines_are_not_one_message(tmp_path):
     assert run("train", "--min-count", "1", "-o", tmp_path / "m", "--fasttext", first).exit_code == 0
     result = run("train", "--update", "-m", tmp_path / "m", "--fasttext", second)
     assert result.exit_code == 0 and "added 1, moved 0, already known 0" in result.stderr
+
+
+def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_path):
+    """A bit flipped in the calibration sample: every other command refused the file, while
+    the one-message learner appended to it, exit 0, until the fold failed for good."""
+    import json
+    import struct
+
+    model = tmp_path / "m.model"
+    assert run("train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam",
+               MAIL / "train" / "ham").exit_code == 0
+    data = bytearray(model.read_bytes())
+    (length,) = struct.unpack_from("<Q", data, 17)
+    header = json.loads(data[29:29 + length])
+    assert header.get("sample")
+    data[29 + length + header["payload_bytes"] + 10] ^= 1
+    model.write_bytes(bytes(data))
+    message = (MAIL / "test" / "spam").iterdir().__next__().read_bytes()
+    for args in (["train", "--update", "-m", model, "spam=-"], ["forget", "-m", model, "-"]):
+        result = subprocess.run([NBTEXT, *map(str, args)], input=message, capture_output=True, timeout=120)
+        assert result.returncode == 1 and b"calibration sample's checksum does not match" in result.stderr
+    assert model.read_bytes() == bytes(data)

@@ -41,7 +41,7 @@ def through_log(model_path, documents, forget=False):
 
     from nbtext.classifier.purescore import Unserved, of_file
     from nbtext.errors import NbtextError
-    from nbtext.modelfile.container import locked, mapped, read_open
+    from nbtext.modelfile.container import locked, mapped, read_open, sample_section
 
     with locked(model_path):
         try:
@@ -55,6 +55,10 @@ def through_log(model_path, documents, forget=False):
             pure = of_file(data, str(model_path))
             if pure is None or not pure.follows_changes():
                 return Fallback()
+            try:  # what the fold will read: the sample's bytes as written (one CRC, no decoding)
+                sample_section(data, pure.header, model_path)
+            except ValueError as e:
+                raise NbtextError(f"{model_path} is corrupt ({e})") from None
             log = pending.Log(data)
             log.check(model_path)
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
