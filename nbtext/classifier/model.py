@@ -112,8 +112,9 @@ class NaiveBayes:
     def to_state(self):
         """The record the model file stores."""
         if self.sample_unread:
-            raise NbtextError("this model was loaded without its calibration sample: load it whole "
-                              "(nbtext.load) to change and save it")
+            raise NbtextError("this model is the one its file scores with, its pending changes counted but not "
+                              "folded in (or its calibration sample unread): load it with nbtext.load(path, "
+                              "fold=True) to change and save it")
         journal = self._journal
         if isinstance(journal, dict) or "journal" in self.__dict__:
             blob, labels = encode_journal(self.journal, self.classes)

@@ -302,7 +302,8 @@ def _no_second_pass(function):
 
 def _learnable(model, verb):
     if model.sample_unread:
-        raise NbtextError(f"cannot {verb} a model loaded without its calibration sample (load it whole)")
+        raise NbtextError(f"cannot {verb} a model loaded without its calibration sample or with its pending changes "
+                          "unfolded (load it with nbtext.load(path, fold=True))")
     return _count_table(model, verb)
 
 
