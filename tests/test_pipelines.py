@@ -180,6 +180,8 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
     run("train", "-o", tmp_path / "m", *first)
     result = run("train", "--update", "--alpha", "0.5", "-m", tmp_path / "m", *first)
     assert result.exit_code == 2 and "--update keeps the model's own settings; drop --alpha" in result.stderr
+    result = run("train", "--update", "--model", "bernoulli", "-m", tmp_path / "m", "ham=-", input="Subject: x\n\nhi\n")
+    assert result.exit_code == 2 and "drop --model" in result.stderr  # (it said stdin could be read only once)
     run("train", "--model", "bernoulli", "-o", tmp_path / "b", *first)
     result = run("train", "--update", "-m", tmp_path / "b", *first)
     assert result.exit_code == 1 and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr

@@ -17,7 +17,7 @@ from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_t
                             progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
 from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
 from nbtext.cli.options import (
-    PATH, TRAIN_SETTINGS, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
+    PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
     max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
     scheduler_option, shard_option, train_jobs_option, train_options, train_settings_but_alpha, typed_options,
     unsure_option,
@@ -103,8 +103,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
             passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
             batched = lambda documents: in_batches(with_progress(  # noqa: E731
                 documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
-            if update:
-                refuse_typed(TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}")
+            if update:  # (its train settings were refused where the options are grouped)
                 if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
                     if not quiet:
                         click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)

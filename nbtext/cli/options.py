@@ -104,7 +104,7 @@ def grouped(command):
     def with_groups(*args, **params):
         for applies, names, message in _labelled_conflicts(params):
             if applies and (typed := typed_options(names)):
-                raise click.UsageError(f"{typed[0]} {message}")
+                raise click.UsageError(message.format(typed[0]) if "{}" in message else f"{typed[0]} {message}")
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = header_names(settings["headers"])
@@ -132,7 +132,8 @@ def _refuse_typed_unused(settings, compare=None):
 def _labelled_conflicts(params):
     """(whether it applies, options, what they go with) of train and eval: an option typed
     where it would do nothing is a usage error."""
-    return [(params["table"] is None, ["label_col", "text_col", "header"],
+    return [(params.get("update") is True, TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
+            (params["table"] is None, ["label_col", "text_col", "header"],
              "goes with --table (it names a column of the table)"),
             (params.get("update") is False, ["model_path"], "goes with --update (the model to add to); "
                                                              "train writes -o FILE"),
