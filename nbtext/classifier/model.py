@@ -500,7 +500,7 @@ def from_bytes(data, path):
     state = parse_state(data, path)
     try:
         return NaiveBayes.from_state(state)
-    except NbtextError as e:
+    except (NbtextError, ValueError) as e:  # what the checks say, in their words (as parse_state)
         raise NbtextError(f"{path} is corrupt: {e}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, UnicodeDecodeError) as e:
+    except (KeyError, TypeError, IndexError, AttributeError, UnicodeDecodeError) as e:
         raise NbtextError(f"{path} is corrupt ({e.__class__.__name__}: {e})") from None

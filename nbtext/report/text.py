@@ -323,7 +323,8 @@ def model_summary(summary, model_path, unit):
         refit = summary.get("calibration_after_fold")
         then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
         lines.append(f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
-                     f"folded into it once {summary['pending_fold']} are, the temperature then fitted again{then}")
+                     f"the change after the {summary['pending_fold']}th folds them into it, the temperature then "
+                     f"fitted again{then}")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():
