@@ -202,3 +202,12 @@ def test_a_closed_stdin_is_one_line_never_a_traceback(demo_model, tmp_path, comm
     code, out, err = shell(f"$NBTEXT {command} <&-", MODEL=demo_model, TMP=tmp_path)
     assert (code, out) == (status, b"")
     assert err == "Error: stdin is closed: there is no input to read (give a PATH, or open stdin)\n"
+
+
+def test_a_message_of_cr_line_ends_goes_out_unchanged_after_the_verdict():
+    """Lines ended by CR alone have no header end to find: the verdict went after the whole
+    message with a line feed put into it; now it is a header block in front, and every byte
+    of the message follows unchanged."""
+    message = b"Subject: x\rFrom: y\r\rbody\r"
+    tagged = with_headers(message, [("X-Nbtext-Class", "ham")])
+    assert tagged == b"X-Nbtext-Class: ham\n\n" + message

@@ -35,8 +35,8 @@ def with_headers(message, fields, is_mail=True):
     """
     newline = line_ending(message)
     lines = b"".join(f"{name}: ".encode("ascii") + header_value(value, newline) + newline for name, value in fields)
-    if not is_mail:
-        return lines + newline + message
+    if not is_mail or (b"\r" in message and b"\n" not in message):  # (lines ended by CR alone: no header end to
+        return lines + newline + message                             # find, and no byte of it to change)
     at = header_end(message)
     before = without_verdicts(message[:at])
     if before and not before.endswith(b"\n"):  # a last header line with no line ending
