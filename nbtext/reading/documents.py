@@ -68,11 +68,12 @@ def stream_document(f, max_bytes):
     """The one document of a stream (stdin), up to `max_bytes`: without a leading mbox
     envelope line, as a file of one message is read (file_documents), so that its bytes,
     its tokens and its journal key are the file's."""
-    from nbtext.reading.mail import starts_mbox
-
     head = f.read(MBOX_SNIFF)
-    if starts_mbox(head):
-        head = head[head.find(b"\n") + 1 :]
+    if head.startswith(b"From "):  # (the mail module is imported only then: one message's start-up)
+        from nbtext.reading.mail import starts_mbox
+
+        if starts_mbox(head):
+            head = head[head.find(b"\n") + 1 :]
     return read_cut(f, max_bytes, head)
 
 
