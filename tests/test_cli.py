@@ -423,3 +423,14 @@ def test_an_option_that_would_do_nothing_is_refused(tmp_path, demo_model, args, 
     args = [str(demo_model) if a == "MODEL" else str(tmp_path / "m") if a == "OUT" else a for a in args]
     result = run(*args, DEMO / "train" / "spam", DEMO / "train" / "ham")
     assert result.exit_code in (1, 2) and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_eval_tables_in_a_pipe_are_tab_separated_fields_as_they_are(demo_model):
+    """usage.md: a tab-separated table in a pipe. Class names and the cross-validation
+    table's headings were padded with spaces, so awk -F'\\t' '$1=="spam"' found nothing."""
+    folders = [ROOT / "corpora" / "mail" / "test" / "spam", ROOT / "corpora" / "mail" / "test" / "ham"]
+    for args in (["eval", "-m", demo_model], ["eval", "--folds", "2", "--compare", "multinomial,gaussian"]):
+        out = run(*args, *folders).stdout
+        fields = [field for line in out.splitlines() if "\t" in line for field in line.split("\t")]
+        assert fields and all(field == field.strip() for field in fields), out
+    assert "spam\t" in run("eval", "-m", demo_model, *folders).stdout

@@ -175,7 +175,7 @@ def format_report(report, terminal=False):
     to line up instead, and the confusion matrix's columns numbered when class names are
     long (20 Newsgroups' names made it a few screens wide)."""
     classes = report["classes"]
-    width = max([len(c) for c in classes] + [len("macro avg")])
+    width = 0  # (TSV: fields as they are; aligned() pads a terminal's columns)
     if "unsure" in report:  # the scores below are of the documents decided, not of the unsure ones
         lines = [f"documents\t{report['n'] + report['unsure']}", f"decided\t{report['n']}",
                  f"accuracy\t{_fmt(report['accuracy'])}"]
@@ -246,7 +246,7 @@ def evaluation_text(kind, result, output_format, terminal=False):
             return json.dumps(json_safe({**result, "models": models}), allow_nan=False)
         return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}), allow_nan=False)
     if kind == "crossval":
-        return crossval_table(result["folds"], result["seed"], result["models"])
+        return crossval_table(result["folds"], result["seed"], result["models"], terminal)
     return online_table(result) if kind == "online" else format_report(result, terminal)
 
 
@@ -259,7 +259,7 @@ def online_table(report):
              f"errors            {report['errors']:,} ({report['error_rate']:.2%})"]
     for label, c in report["classes"].items():
         taken = (" flagged" if label == report.get("negative") else " missed" if label == report.get("positive")
-                 else " taken for another class")
+                 else " taken for another class") + (" (unsure apart)" if "unsure" in report else "")
         share = f" ({c['taken_for_another'] / c['n']:.2%} of {c['n']:,})" if c["n"] else ""
         lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
     if "unsure" in report:
@@ -273,17 +273,18 @@ def online_table(report):
     return "\n".join(lines)
 
 
-def crossval_table(folds, seed, results):
-    """The cross-validation table: mean ± standard deviation per model."""
+def crossval_table(folds, seed, results, terminal=False):
+    """The cross-validation table: mean ± standard deviation per model (tab-separated; for
+    a `terminal`, its columns padded to line up instead)."""
     lines = [
         f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
-        f"{'model':14s}\t{'λ':>5s}\t{'accuracy':>17s}\t{'macro F1':>17s}",
+        "model\tλ\taccuracy\tmacro F1",
     ]
     for name, r in results.items():
         alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
-        lines.append(f"{name:14s}\t{alpha:>5s}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+        lines.append(f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
                      f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
-    return "\n".join(lines)
+    return aligned(lines) if terminal else "\n".join(lines)
 
 
 def model_summary(summary, model_path, unit):
