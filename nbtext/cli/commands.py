@@ -356,8 +356,8 @@ def info(model_path, top, output_format, plot):
             check_plot_path(plot)
         model = load_model(model_path, sample=True)
         summary = model.summary(top or (15 if plot else 0))
-        if plot:
-            info_plot(summary, plot)
+    if plot:  # (where it went said on stderr, as eval --plot says it)
+        drawn_to(plot, info_plot, summary)
     if output_format == "json":
         write_line(json_line(summary))
         return 0
