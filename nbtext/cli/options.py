@@ -5,7 +5,7 @@ the only modules that import click."""
 import click
 
 from nbtext import choices
-from nbtext.classifier.settings import header_names
+from nbtext.classifier.settings import header_names, unused_options
 
 
 def options(*decorators):
@@ -108,7 +108,8 @@ def grouped(command):
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = header_names(settings["headers"])
-        if not params.get("update") and params.get("folds", 0) is not None or params.get("online"):
+        trains = "update" in params and not params["update"]  # (eval trains with --folds or --online)
+        if trains or params.get("folds") is not None or params.get("online"):
             _refuse_typed_unused(settings, params.get("compare"))
         return command(*args, inputs=inputs, settings=settings, **params)
 
@@ -118,8 +119,6 @@ def grouped(command):
 def _refuse_typed_unused(settings, compare=None):
     """A train option typed where it changes nothing for the model (for every model
     --compare names), its default value too: one line (classifier.settings.unused_options)."""
-    from nbtext.classifier.settings import unused_options
-
     ctx = click.get_current_context()
     typed = {n for n in TRAIN_SETTINGS if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
     models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
@@ -195,6 +194,8 @@ def refuse_typed(names, message):
     typed = typed_options(names)
     if typed:
         raise click.UsageError(message.format(typed[0]))
+
+
 online_options = options(
     click.option("--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."),
     click.option("--learn", type=click.Choice(["errors", "all"]), default="errors",
