@@ -133,8 +133,8 @@ def options_read_by(options, event_model):
             features = options.get("features")
             if features is not None and features not in event.feature_kinds:
                 left_out[_flag("features", features)] = f"--model {event.name} takes no --features {features}"
-            if options.get("unknown") == "unk" and (features if features in event.feature_kinds else None
-                                                    or event.default_features["features"]) == "tfidf":
+                features = None  # its own
+            if options.get("unknown") == "unk" and (features or event.default_features["features"]) == "tfidf":
                 left_out["--unknown"] = f"--model {event.name}'s tf-idf features have no UNK"
         options = {k: v for k, v in options.items() if v is None or _flag(k, v) not in left_out}
     return options, left_out
