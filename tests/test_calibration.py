@@ -301,8 +301,7 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
     ids, indptr = table.add(token_lists, labels)
     candidates = Candidates(table)
     candidates.add(packed_sample(1.0, token_lists, labels, ids, indptr), 1.0)
-    vocabulary = table.sorted_view()[1]  # (the model's tokens: sorted_view places each column among them)
-    assert vocabulary == sorted(table.token_columns)
+    vocabulary = sorted(table.token_columns)
     as_tokens, token_labels, token_hashes = candidates.sample(1.0, vocabulary)
     assert (token_labels, token_hashes) == (labels, [token_hash(t) for t in token_lists])
     assert list(as_tokens) == token_lists  # each document's tokens, in its order
