@@ -100,11 +100,11 @@ class Candidates:
 
     def sample(self, rate, tokens):
         """(token lists as TokenRows over `tokens`, the model's vocabulary of every token in
-        the table, sorted (the table's sorted_view, which placed each column among them);
-        labels; hashes) of the documents under `rate`."""
+        the table, sorted; labels; hashes) of the documents under `rate`."""
         chosen = under(rate, self.kept[2])
-        position = self.table.token_positions  # a column's token, in the sorted tokens
-        assert position is not None and int((position >= 0).sum()) == len(tokens)
+        index = dict(zip(tokens, range(len(tokens))))
+        position = np.fromiter(map(index.__getitem__, self.table.token_columns), dtype=np.int64,
+                               count=len(self.table.token_columns))  # a column's token, in the sorted tokens
         rows = [position[self.kept[0][i]] for i in chosen]
         return TokenRows(rows, tokens), [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
 

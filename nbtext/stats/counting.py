@@ -34,7 +34,6 @@ class CountTable:
         self.token_columns = defaultdict()
         self.token_columns.default_factory = self.token_columns.__len__  # new token -> next column
         self.labels = {}
-        self.token_positions = None  # (sorted_view's)
         self._class_count = np.zeros(0)
         self._token_counts = np.zeros((0, 0))
 
@@ -118,9 +117,7 @@ class CountTable:
         return col_map
 
     def sorted_view(self):
-        """(classes, tokens, class_count, token_counts), classes and tokens sorted. It leaves
-        `token_positions`: each column's place among those tokens (-1: a token no longer
-        counted), what calibration candidates kept as columns need to become the model's."""
+        """(classes, tokens, class_count, token_counts), classes and tokens sorted."""
         classes = sorted(self.labels)
         row_order = np.array([self.labels[c] for c in classes], dtype=np.intp)
         # a token whose every count went back to 0 (its documents forgotten) is as unseen
@@ -131,8 +128,6 @@ class CountTable:
         col_order = sorted(columns, key=names.__getitem__)  # the columns in the order of their tokens
         tokens = [names[j] for j in col_order]
         col_order = np.array(col_order, dtype=np.intp)
-        self.token_positions = np.full(len(names), -1, dtype=np.int64)
-        self.token_positions[col_order] = np.arange(len(col_order))
         token_counts = self.token_counts
         if len(classes) and len(tokens):
             token_counts = token_counts[np.ix_(row_order, col_order)]
