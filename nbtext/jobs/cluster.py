@@ -265,16 +265,16 @@ def entry_documents(entries, max_bytes, cwd=None):
 
 
 def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
-    """A worker's partial counts of a partition (as nbtext.jobs.parallel.count_chunk's), with the
+    """A worker's partial counts of a partition (as a -j worker's, nbtext.jobs.parallel), with the
     calibration candidates under `rate` (None: no calibration)."""
     from nbtext.classifier.settings import make_tokenizer
     from nbtext.stats.counting import count_batch
 
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    table, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes, cwd)),
-                                     lambda doc, message: errors.append((doc.name, message)), rate)
-    return packed((table.export(), keys, errors, tokenize.mail_documents, found))
+    exported, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes, cwd)),
+                                        lambda doc, message: errors.append((doc.name, message)), rate)
+    return packed((exported, keys, errors, tokenize.mail_documents, found))
 
 
 def combine_counts(*parts):

@@ -14,8 +14,8 @@ from functools import partial
 
 from nbtext.classifier.settings import make_tokenizer
 from nbtext.features.weighting import counts_presence
-from nbtext.reading.documents import PAUSE, document_key, in_batches, report_errors, tokenized
-from nbtext.stats.counting import ColumnCounter, packed_sample
+from nbtext.reading.documents import PAUSE, in_batches, report_errors
+from nbtext.stats.counting import ColumnCounter, count_batch
 
 # Documents a worker reads, parses and scores at a time: small enough that a test set of a
 # thousand messages is shared by every worker, large enough that the per-chunk cost of
@@ -223,11 +223,8 @@ class _ChunkCounter:
         docs, rate = chunk
         tokenize = make_tokenizer(self.settings["tokenizer"])
         errors = []
-        kept, token_lists = tokenized(tokenize, docs, lambda doc, message: errors.append((doc.name, message)))
-        labels = [doc.label for doc in kept]
-        exported, ids, indptr = self.counter.count(token_lists, labels)
-        found = None if rate is None else packed_sample(rate, token_lists, labels, ids, indptr)
-        keys = [(document_key(doc.data), label) for doc, label in zip(kept, labels)]
+        exported, keys, found = count_batch(self.settings, tokenize, docs,
+                                            lambda doc, message: errors.append((doc.name, message)), rate, self.counter)
         return os.getpid(), exported, keys, errors, tokenize.mail_documents, found
 
 

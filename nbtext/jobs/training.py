@@ -106,7 +106,7 @@ def add_counted(table, journal, counted, on_error=None, candidates=None):
     candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
     could not be read go to `on_error`. Counts from one source (a worker: ColumnCounter)
     name only the tokens it had not sent before; those from None are whole tables
-    (count_batch's). Returns the number of documents read as mail."""
+    (a cluster's, combined). Returns the number of documents read as mail."""
     mail_documents, known = 0, {}  # known: a source's columns in `table`, so far
     for source, exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)

@@ -181,15 +181,17 @@ class ColumnCounter:
         return exported, ids, indptr
 
 
-def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None):
-    """The counts of one batch of labelled Documents: (CountTable, [(journal key, label)],
-    with `sample_rate` the calibration candidates as packed_sample gives them, else None)."""
+def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None, counter=None):
+    """The counts of one batch of labelled Documents, as a worker sends them: (CountTable.export's
+    form, naming the tokens new to `counter` (a ColumnCounter kept from batch to batch; by
+    default a new one: every token), [(journal key, label)], with `sample_rate` the
+    calibration candidates as packed_sample gives them (ids of the counter's columns), else None)."""
     kept, token_lists = tokenized(tokenize, batch, on_error)
-    table = CountTable(binary=counts_presence(settings))
+    counter = counter or ColumnCounter(binary=counts_presence(settings))
     labels = [doc.label for doc in kept]
-    ids, indptr = table.add(token_lists, labels)
+    exported, ids, indptr = counter.count(token_lists, labels)
     candidates = None if sample_rate is None else packed_sample(sample_rate, token_lists, labels, ids, indptr)
-    return table, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
+    return exported, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
 
 
 def token_hash(tokens):
