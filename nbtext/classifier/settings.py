@@ -60,10 +60,8 @@ def make_settings(**options):
     unknown_options = set(options) - set(TRAIN_DEFAULTS)
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
-    unused = unused_options(options)
-    if unused:
-        flag, reason = unused[0]
-        raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
+    if unread := unread_by_all(options, [options.get("model") or TRAIN_DEFAULTS["model"]]):
+        raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
     if o["calibration"] not in CALIBRATIONS:
         raise NbtextError(f"unknown --calibration {o['calibration']!r} (choose from {', '.join(CALIBRATIONS)})")
@@ -120,7 +118,18 @@ def _flag(name, value):
     return flag.replace("--", "--no-", 1) if value is False else flag
 
 
-def options_read_by(options, event_model):
+def unread_by_all(options, models, typed=None):
+    """(flag, why) of a train option given that none of `models` reads, or None: for one
+    model, what unused_options finds; for models compared on the same folds, what each
+    leaves out (options_read_by). `typed` as unused_options takes it."""
+    if len(models) == 1:
+        unused = unused_options({**options, "model": models[0]}, typed)
+        return unused[0] if unused else None
+    left_out = [options_read_by(options, name, typed)[1] for name in models]
+    return next(((flag, why) for flag, why in left_out[0].items() if all(flag in other for other in left_out)), None)
+
+
+def options_read_by(options, event_model, typed=None):
     """(the options one model of several compared on the same folds is trained with,
     {flag: why} of those it leaves out): what unused_options finds it does not read, and
     feature values it does not take (--features tfidf for bernoulli, --unknown unk with
@@ -128,7 +137,7 @@ def options_read_by(options, event_model):
     options, left_out = {**options, "model": event_model}, {}
     event = EVENT_MODELS.get(event_model)
     for _ in range(2):  # (once --features is left out, the tf-idf options may be unused)
-        left_out.update(unused_options(options))
+        left_out.update(unused_options(options, typed))
         if event is not None and event.default_features is not None:
             features = options.get("features")
             if features is not None and features not in event.feature_kinds:

@@ -5,7 +5,7 @@ the only modules that import click."""
 import click
 
 from nbtext import choices
-from nbtext.classifier.settings import header_names, unused_options
+from nbtext.classifier.settings import header_names, unread_by_all
 
 
 def options(*decorators):
@@ -118,14 +118,12 @@ def grouped(command):
 
 def _refuse_typed_unused(settings, compare=None):
     """A train option typed where it changes nothing for the model (for every model
-    --compare names), its default value too: one line (classifier.settings.unused_options)."""
+    --compare names), its default value too: one line (classifier.settings.unread_by_all)."""
     ctx = click.get_current_context()
     typed = {n for n in TRAIN_SETTINGS if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
     models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-    unused = [dict(unused_options({**settings, "model": m}, typed)) for m in models]
-    for flag, reason in unused[0].items():
-        if all(flag in other for other in unused):
-            raise click.UsageError(f"{flag} does nothing here: {reason}; drop it")
+    if unread := unread_by_all(settings, models, typed):
+        raise click.UsageError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
 
 
 def _labelled_conflicts(params):

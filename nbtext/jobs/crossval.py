@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha
+from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha, unread_by_all
 from nbtext.errors import NbtextError
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
@@ -49,11 +49,9 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
+    if len(models) > 1 and (unread := unread_by_all(options, models)):  # (one model: make_settings says it)
+        raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     read = {name: options_read_by(options, name) for name in models}
-    if len(models) > 1:  # an option none of the models compared reads (one model: make_settings says why)
-        for flag, reason in read[models[0]][1].items():
-            if all(flag in left_out for _, left_out in read.values()):
-                raise NbtextError(f"{flag} does nothing here: {reason}; drop it")
     tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
