@@ -572,6 +572,18 @@ def test_learned_one_way_forgotten_another_gives_the_model_back(tmp_path, input_
         assert (back.token_counts.dense == before.token_counts.dense).all() and back.journal == before.journal
 
 
+def test_stdin_leaves_out_the_envelope_as_a_file_does_even_with_nothing_after_it(tmp_path):
+    """stdin's reader wrote the envelope rule again: a lone envelope line with no line end
+    stayed in the document read from stdin, and was left out of the same bytes read as a file."""
+    import io
+
+    from nbtext.reading.documents import file_documents, stream_document
+
+    for data in (b"From a@b Mon Jun 24 17:54:30 2002", b"From a@b Mon Jun 24 17:54:30 2002\nSubject: x\n\nhi\n"):
+        (tmp_path / "m").write_bytes(data)
+        assert [stream_document(io.BytesIO(data), 10**6)] == [doc.data for doc in file_documents(str(tmp_path / "m"))]
+
+
 def test_records_that_read_like_envelope_lines_are_not_one_message(tmp_path):
     """The key left out a leading line that reads as an mbox envelope even in a fastText
     line, so every such line had the empty text's key: learned after one, a second was

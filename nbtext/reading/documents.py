@@ -70,10 +70,9 @@ def stream_document(f, max_bytes):
     its tokens and its journal key are the file's."""
     head = f.read(MBOX_SNIFF)
     if head.startswith(b"From "):  # (the mail module is imported only then: one message's start-up)
-        from nbtext.reading.mail import starts_mbox
+        from nbtext.reading.mail import strip_envelope
 
-        if starts_mbox(head):
-            head = head[head.find(b"\n") + 1 :]
+        head = strip_envelope(head)
     return read_cut(f, max_bytes, head)
 
 
