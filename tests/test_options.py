@@ -113,6 +113,10 @@ def test_compared_models_each_take_the_options_they_read_and_none_is_read_by_no_
         assert result.exit_code == 0, (compare, option, result.stderr)
     one_line_error(run("eval", "--folds", "3", "--compare", "bernoulli,gaussian", "--features", "counts", *folders),
                    "--features does nothing here: --model bernoulli takes no --features counts")
+    for one_model, said in ((["--model", "bernoulli", "--features", "tfidf"], "models token presence"),
+                            (["--features", "tfidf", "--unknown", "unk"], "drops unknown tokens")):
+        for command in (["eval", "--folds", "3"], ["train", "-o", MAIL / "never.model"]):  # one model: as train
+            one_line_error(run(*command, *one_model, *folders), said)
 
 
 def test_the_label_column_is_not_the_text_column(tmp_path):

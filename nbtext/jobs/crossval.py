@@ -49,9 +49,11 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
-    if len(models) > 1 and (unread := unread_by_all(options, models)):  # (one model: make_settings says it)
+    if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
-    read = {name: options_read_by(options, name) for name in models}
+    # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
+    read = {name: options_read_by(options, name) if len(models) > 1 else ({**options, "model": name}, {})
+            for name in models}
     tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
     kept, token_lists = tokenized(tokenizer, list(documents), on_error)
     labels = [doc.label for doc in kept]
