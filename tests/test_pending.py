@@ -616,3 +616,19 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
         result = subprocess.run([NBTEXT, *map(str, args)], input=message, capture_output=True, timeout=120)
         assert result.returncode == 1 and b"calibration sample's checksum does not match" in result.stderr
     assert model.read_bytes() == bytes(data)
+
+
+def test_a_class_emptied_under_the_empirical_prior_goes_the_full_way(tmp_path):
+    """--prior empirical: once forget leaves a class with no documents, its log prior is
+    log 0; the one-message path took math.log(0) for a corrupt file (every later learner
+    said 'corrupt ... math domain error'). It now leaves such a model to the full way."""
+    for label, text in (("spam", "free prize cash"), ("ham", "lunch notes"), ("other", "odd words here")):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1").write_text(text + "\n")
+    model = tmp_path / "m.model"
+    nbtext_run("train", "--min-count", "1", "--prior", "empirical", "--calibration", "none", "-o", model,
+               *(tmp_path / label for label in ("spam", "ham", "other")))
+    nbtext_run("forget", "-q", "-m", model, tmp_path / "other" / "1")
+    learned = nbtext_run("train", "--update", "-m", model, "spam=-", input=b"cheap prize offer\n")
+    assert b"added 1" in learned.stderr
+    assert nbtext_run("predict", "-m", model, input=b"free prize").stdout == b"spam\n"

@@ -286,5 +286,7 @@ def log_prior(class_count, alpha, prior):
     if prior == "smoothed":
         return [math.log(c + alpha) - math.log(sum(class_count) + n * alpha) for c in class_count]
     if prior == "empirical":
+        if not all(c > 0 for c in class_count):  # log 0: numpy's -inf is the whole model's to score with
+            raise Unserved("a class with no documents under the empirical prior")
         return [math.log(c) - math.log(sum(class_count)) for c in class_count]
     return [-math.log(n)] * n
