@@ -221,6 +221,10 @@ def test_the_api_takes_headers_as_the_command_line_spells_them():
     for headers in ("subject,from", ["subject", "from"], ("subject", "from")):
         model = nbtext.train(docs, ["spam", "ham"], min_count=1, calibration="none", headers=headers)
         assert model.settings["tokenizer"]["headers"] == ["subject", "from"]
+    from nbtext.choices import DEFAULT_HEADERS  # the default, however spelled, is no option given
+
+    for headers in (",".join(DEFAULT_HEADERS), list(DEFAULT_HEADERS)):
+        nbtext.train(docs, ["spam", "ham"], min_count=1, calibration="none", input="text", headers=headers)
 
 
 def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):

@@ -60,6 +60,8 @@ def make_settings(**options):
     unknown_options = set(options) - set(TRAIN_DEFAULTS)
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
+    if options.get("headers") is not None:  # names, however spelled, before they are compared with the default
+        options = {**options, "headers": header_names(options["headers"])}
     if unread := unread_by_all(options, [options.get("model") or TRAIN_DEFAULTS["model"]]):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
@@ -102,7 +104,7 @@ def make_settings(**options):
         "max_features": o["max_features"],
         "unknown": unknown,
         **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], header_names(o["headers"])).settings(),
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
     }
 
 
