@@ -254,7 +254,7 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
     skipped = Skipped()
     with user_errors():
         if plot:
-            check_plot_path(plot, folds)
+            check_plot_path(plot)
         refuse_typed(["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)")
         if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
             refuse_typed(train_settings_but_alpha() + ["seed"], "{} goes with --folds or --online")

@@ -179,14 +179,12 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
     from nbtext.cli.oneshot import load_model
     from nbtext.reading.sources import labelled_input
 
-    if folds is not None and learn is not None:
-        raise NbtextError("--online and --folds are two ways to evaluate: give one")
-    if compare and folds is None:
-        raise NbtextError("--compare goes with --folds (the event models on the same folds)")
+    if folds is not None and learn is not None:  # (usage errors, exit 2, as every option where it does nothing)
+        raise click.UsageError("--online and --folds are two ways to evaluate: give one")
     if folds is not None and (model_path is not None or unsure_below is not None):
         given = "-m" if model_path is not None else "--unsure-below"
-        raise NbtextError(f"--folds cross-validates the train options and reads no model: {given} goes with "
-                          "eval of a model (eval -m MODEL) or --online")
+        raise click.UsageError(f"--folds cross-validates the train options and reads no model: {given} goes with "
+                               "eval of a model (eval -m MODEL) or --online")
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 

@@ -21,18 +21,15 @@ EXTRA = "pip install 'nbtext[plot]'"
 FORMATS = (".png", ".svg", ".pdf")
 
 
-def check_plot_path(path, folds=None):
+def check_plot_path(path):
     """Refuse a --plot file of another type, one that could not be written (a folder that
-    does not exist or is not writable), (eval) --plot with --folds, or --plot without the
-    plot extra, before any work."""
+    does not exist or is not writable), or --plot without the plot extra, before any work."""
     from importlib.util import find_spec
 
     from nbtext.modelfile.container import check_writable
 
     if os.path.splitext(str(path))[1].lower() not in FORMATS:
         raise NbtextError(f"--plot writes a .png, .svg or .pdf file, not {path}")
-    if folds is not None:
-        raise NbtextError("--plot draws a model's report: it does not go with --folds")
     if find_spec("matplotlib") is None:
         raise NbtextError(f"--plot needs the plot extra: {EXTRA}")
     check_writable(path)
