@@ -490,13 +490,15 @@ def test_one_bad_record_is_skipped_by_name_and_the_rest_go_on(demo_model, tmp_pa
     data = tmp_path / ("data.tsv" if kind == "table" else "data.txt")
     data.write_text("".join(lines[:2] + [record] + lines[2:]))
     args = [a.format(tmp=tmp_path, model=demo_model) for a in command]
-    result = run(*args, f"--{kind}", data)
+    result = run(*args, f"--{kind}", data, *(["--format", "json"] if args[0] == "eval" else []))
     assert result.exit_code == 1, result.stderr
     assert f"nbtext: skipped {data}:3: cannot read it ({said}" in result.stderr and "Traceback" not in result.stderr
     if args[0] == "train":
         assert nbtext.load(tmp_path / "m").class_count.tolist() == [3, 3]
-    else:
-        assert "documents" in result.stdout or "accuracy" in result.stdout
+    else:  # every good record, and only those, evaluated
+        report = json.loads(result.stdout)
+        folds = report["models"]["multinomial"]["folds"] if "models" in report else None
+        assert (sum(f["n"] for f in folds) if folds else report["n"] + report.get("unsure", 0)) == len(GOOD_ROWS)
 
 
 def test_predict_skips_a_short_table_row_by_name(demo_model, tmp_path):

@@ -160,3 +160,5 @@ def test_a_message_in_an_mbox_is_the_message_on_its_own(tmp_path_factory, body, 
     box.write_bytes(b"From x@y Mon Jan  1 00:00:00 2024\n" + quoted + b"\n")
     (read,) = list(file_documents(str(box)))
     assert document_key(read.data) == document_key(message)
+    tokenize = Tokenizer(1, "auto", DEFAULT_HEADERS)
+    assert tokenize(read.data) == tokenize(message)  # one message: the same tokens too (its key is of them)

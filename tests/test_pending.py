@@ -606,10 +606,13 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
     assert run("train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam",
                MAIL / "train" / "ham").exit_code == 0
     data = bytearray(model.read_bytes())
-    (length,) = struct.unpack_from("<Q", data, 17)
-    header = json.loads(data[29:29 + length])
+    from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE
+
+    _, length = PREAMBLE.unpack_from(data, len(MAGIC))
+    start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+    header = json.loads(data[start:start + length])
     assert header.get("sample")
-    data[29 + length + header["payload_bytes"] + 10] ^= 1
+    data[start + length + header["payload_bytes"] + 10] ^= 1
     model.write_bytes(bytes(data))
     message = (MAIL / "test" / "spam").iterdir().__next__().read_bytes()
     for args in (["train", "--update", "-m", model, "spam=-"], ["forget", "-m", model, "-"]):
