@@ -366,6 +366,9 @@ def main():
     parser.add_argument("--training", action="store_true",
                         help="only the training rows against the reference (20 Newsgroups, SpamAssassin)")
     args = parser.parse_args()
+    for corpus in ("20news", "spamassassin") if args.training else CORPORA:
+        if not (DATA / corpus / "train").is_dir():
+            sys.exit(f"bench: data/{corpus} is missing; run 'make corpora' first")
     if args.training:
         WORK.mkdir(parents=True, exist_ok=True)
         results = {"machine": machine(), "reps": args.reps}
@@ -378,9 +381,6 @@ def main():
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
         return
-    for corpus in CORPORA:
-        if not (DATA / corpus / "train").is_dir():
-            sys.exit(f"bench: data/{corpus} is missing; run 'make corpora' first")
     WORK.mkdir(parents=True, exist_ok=True)
     results = {"machine": machine(), "reps": args.reps}
     for corpus in CORPORA:

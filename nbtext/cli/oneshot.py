@@ -172,9 +172,9 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
     done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
         f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
     if not quiet:
-        pending = "" if not records else (f"; {counted(records, 'change')} pending at the end of the model file (once "
-                                          f"{COMPACT_AFTER} are, the next change folds them into it and fits the "
-                                          "calibration again)")
+        pending = "" if not records else (f"; {counted(records, 'change')} pending at the end of the model file (a "
+                                          f"change past {COMPACT_AFTER} folds them into it and fits the calibration "
+                                          "again)")
         print(f"{done}{pending} " + (f"-> {model_path}" if changes_anything(stats) else f"({model_path} unchanged)"),
               file=sys.stderr)
     return skipped.summary(sum(stats.values()))  # known ones too: read and recognised

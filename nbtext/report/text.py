@@ -324,7 +324,7 @@ def model_summary(summary, model_path, unit):
         refit = summary.get("calibration_after_fold")
         then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
         lines.append(f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
-                     f"the change after the {summary['pending_fold']}th folds them into it, the temperature then "
+                     f"a change past {summary['pending_fold']} of them folds them into it, the temperature then "
                      f"fitted again{then}")
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
