@@ -17,9 +17,10 @@ def without_controls(text):
 
 def label_problem(label):
     """Why `label` cannot be a class label (a sentence), or None if it can."""
-    if not isinstance(label, str) or not label.strip():
-        return f"a class label must be a name, not {label!r}" if isinstance(label, str) and label else \
-            "a class label must be a non-empty name"
+    if not isinstance(label, str) or not label:
+        return "a class label must be a non-empty name"
+    if not label.strip():
+        return f"a class label must be a name, not {label!r}"
     control = next((c for c in label if ord(c) in CONTROLS), None)
     if control is not None:
         return f"the class label {label!r} holds a control character (U+{ord(control):04X}); rename it"

@@ -211,9 +211,9 @@ def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
         yield Document(name, cut(b"".join(message), max_bytes), label)
 
 
-def read_file(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
+def read_file(path, label=None, max_bytes=DEFAULT_MAX_BYTES):
     try:
-        with (opener or _open_binary)(path) as f:
+        with _open_binary(path) as f:
             return Document(path, read_cut(f, max_bytes), label)
     except OSError as e:
         return Document(path, None, label, error=e.strerror or str(e))

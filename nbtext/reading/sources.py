@@ -541,11 +541,10 @@ def table_documents(path, label_col="1", text_col=None, header=None, max_bytes=D
         names = next(rows, None) if header else None
         label_index = None if label_col is None else _column(label_col, names, path)
         text_index = _column(text_col, names, path)
-        if label_index == text_index and default_text:
-            raise NbtextError(f"--label-col {label_col} is column 2 of {path}, the text column when no --text-col "
-                              "is given: name the text column with --text-col")
         if label_index == text_index:
-            raise NbtextError(f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
+            raise NbtextError(f"--label-col {label_col} is column 2 of {path}, the text column when no --text-col "
+                              "is given: name the text column with --text-col" if default_text else
+                              f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
                               "each document would be its own label")
         needed = max(text_index, label_index or 0)
         for n, row in enumerate(rows, 2 if header else 1):
