@@ -19,7 +19,7 @@ from nbtext.features.weighting import counts_presence, feature_matrix, idf_weigh
 from nbtext.labels import label_problem
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import DEFAULT_BATCH, Document, document_key, in_batches, report_errors, tokenized
-from nbtext.stats.counting import CountTable, packed_sample, token_hash, under
+from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
@@ -70,14 +70,12 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
                                      on_error, candidates)
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
-        for batch in batches():
-            kept, token_lists = tokenized(tokenizer, batch, on_error)
-            labels = [doc.label for doc in kept]
-            ids, indptr = table.add(token_lists, labels)
-            journal.update((document_key(doc.data), doc.label) for doc in kept)
-            if candidates is not None:
-                rate = candidates.bound_after(len(batch))
-                candidates.add(packed_sample(rate, token_lists, labels, ids, indptr), rate)
+        for batch in batches():  # counted straight into the table, as a worker counts its chunk
+            rate = candidates.bound_after(len(batch)) if candidates is not None else None
+            _, keys, found = count_batch(settings, tokenizer, batch, on_error, rate, counter=table)
+            journal.update(keys)
+            if found is not None:
+                candidates.add(found, rate)
         mail_documents = tokenizer.mail_documents
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
     return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates,

@@ -93,6 +93,10 @@ class CountTable:
         self._token_counts[classes, columns] += weight * counts
         return ids, indptr
 
+    def count(self, token_lists, labels):
+        """`add` as count_batch calls a counter: (this table, now holding the batch, ids, indptr)."""
+        return (self, *self.add(token_lists, labels))
+
     def export(self):
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
         rows, cols = np.nonzero(self.token_counts)
@@ -182,10 +186,11 @@ class ColumnCounter:
 
 
 def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None, counter=None):
-    """The counts of one batch of labelled Documents, as a worker sends them: (CountTable.export's
-    form, naming the tokens new to `counter` (a ColumnCounter kept from batch to batch; by
-    default a new one: every token), [(journal key, label)], with `sample_rate` the
-    calibration candidates as packed_sample gives them (ids of the counter's columns), else None)."""
+    """The counts of one batch of labelled Documents: (what `counter`.count gives (a ColumnCounter
+    kept from batch to batch, by default a new one: CountTable.export's form naming the tokens
+    new to it; a CountTable counts the batch into itself and gives itself), [(journal key,
+    label)], with `sample_rate` the calibration candidates as packed_sample gives them (ids of
+    the counter's columns), else None)."""
     kept, token_lists = tokenized(tokenize, batch, on_error)
     counter = counter or ColumnCounter(binary=counts_presence(settings))
     labels = [doc.label for doc in kept]
