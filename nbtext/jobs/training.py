@@ -12,7 +12,8 @@ import numpy as np
 
 from nbtext.choices import TRAIN_DEFAULTS
 from nbtext.classifier.model import NaiveBayes, vocabulary_of
-from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha
+from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha, \
+    table_rows_model
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
@@ -307,7 +308,7 @@ def _learnable(model, verb):
 
 def _count_table(model, verb="change"):
     """The CountTable of a model's counts, to change them."""
-    if "columns" in model.settings["tokenizer"]:  # (its rows would be read as text, every one skipped)
+    if table_rows_model(model.event_model):  # (its rows would be read as text, every one skipped)
         raise NbtextError(f"cannot {verb} a model of a table's columns (categorical): retrain it on the whole table")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
