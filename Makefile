@@ -66,6 +66,9 @@ fuzz: install  ## coverage-guided fuzzing (atheris) of the mail, table and model
 	done
 
 corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
+ifeq ($(ARCHIVES),)
+	@echo "no $(SHARED)/corpora/*.tar.gz here: the tests that read a real corpus skip (listed at the end of the run)"
+endif
 
 $(DATA)/%/.extracted: $(SHARED)/corpora/%.tar.gz
 	@mkdir -p $(DATA)

@@ -367,7 +367,7 @@ def test_large_messages_are_folded_in_not_kept_in_the_section(model, tmp_path):
     assert pending.Log(model.read_bytes()).bytes <= pending.MAX_SECTION_BYTES
 
 
-def test_a_read_only_model_takes_the_full_way(model, tmp_path):
+def test_a_read_only_model_takes_the_full_way(model, request):
     """Learning into a read-only file works as the full way does (a new file by rename, the
     mode kept), whatever the number of messages."""
     import os
@@ -375,14 +375,8 @@ def test_a_read_only_model_takes_the_full_way(model, tmp_path):
     model.chmod(0o444)
     as_user = []
     if os.geteuid() == 0:  # root writes read-only files: learn as nobody, in a folder nobody may write
-        if not shutil.which("setpriv"):
-            pytest.skip("root, and no setpriv to learn as another user")
-        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        as_user = request.getfixturevalue("another_user")
         model.parent.chmod(0o777)
-        for parent in model.parents:
-            if parent == Path(parent.anchor):
-                break
-            parent.chmod(parent.stat().st_mode | 0o005)  # nobody may reach it
     result = subprocess.run([*as_user, NBTEXT, "train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
                             capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -429,13 +423,11 @@ def test_a_record_on_a_model_that_takes_none_is_one_line(tmp_path):
         pending.Changes(["ham", "spam"], [json.loads(body)])  # a bool is not a number of features
 
 
-def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
+def test_a_shared_model_lets_every_user_of_its_group_learn(model, another_user):
     """The lock file the first learner made (mode 644 under a usual umask) still lets
     another user lock the model: flock needs the file open for reading only."""
     import os
 
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv to learn as two users")
     folder = model.parent
     for path in (folder, model):
         os.chown(path, 0, 65534)
@@ -446,33 +438,19 @@ def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
         assert learn_one(model, f"spam={messages('ham', 'test')[0]}").returncode == 0
     finally:
         os.umask(old)
-    for parent in model.parents:
-        if parent == Path(parent.anchor):
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
-    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
-                             "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
-                            timeout=120)
+    result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
+                             f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
-def test_a_folder_that_takes_no_lock_file_is_said_as_such(model):
+def test_a_folder_that_takes_no_lock_file_is_said_as_such(model, another_user):
     """A learner that may not make the lock file says the folder is why (it said the lock file
     does not exist: its second try, to open one another user made, was what it reported)."""
-    import os
-
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv to learn as another user")
     model.chmod(0o666)
-    for parent in model.parents:
-        if parent == Path(parent.anchor):
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
     model.parent.chmod(0o555)
     try:
-        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
-                                 "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
-                                timeout=120)
+        result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
+                                 f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
     finally:
         model.parent.chmod(0o755)
     assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr
