@@ -32,7 +32,8 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 	$(BIN)/nbtext eval -m $(DEMO) corpora/mail/test/spam corpora/mail/test/ham
 	@echo 'free prize, click now to claim' | $(BIN)/nbtext predict -m $(DEMO)
 
-test: install corpora  ## the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+test: install corpora  ## the linter and the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+	$(BIN)/ruff check --quiet nbtext tests bench fuzz
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto
 

@@ -212,7 +212,7 @@ def slug(heading):
 def anchors(page):
     text = page.read_text(encoding="utf-8")
     seen, found = {}, set()
-    for language, lines in fenced_blocks(text):  # headings inside code blocks are not headings
+    for _language, lines in fenced_blocks(text):  # headings inside code blocks are not headings
         text = text.replace("\n".join(lines), "")
     for match in re.finditer(r"^#{1,6} (.+)$", text, re.MULTILINE):
         base = slug(match.group(1))

@@ -578,7 +578,6 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
     """A bit flipped in the calibration sample: every other command refused the file, while
     the one-message learner appended to it, exit 0, until the fold failed for good."""
     import json
-    import struct
 
     model = tmp_path / "m.model"
     assert run("train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam",

@@ -293,7 +293,7 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
             raise NbtextError(refusal)
         model = OneMessageModel(model_path, alpha)
         if model.pure is None:
-            model.model  # loaded and checked now: a bad model file is exit status 1, not a bad message
+            model.model  # noqa: B018 (loaded and checked now: a bad model file is exit status 1, not a bad message)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         status = 1
