@@ -243,8 +243,8 @@ def evaluation_text(kind, result, output_format, terminal=False):
     if output_format == "json":
         if kind == "crossval":
             models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
-            return json.dumps(json_safe({**result, "models": models}), allow_nan=False)
-        return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}), allow_nan=False)
+            return json_line({**result, "models": models})
+        return json_line({k: v for k, v in result.items() if k not in ("scores", "labels")})
     if kind == "crossval":
         return crossval_table(result["folds"], result["seed"], result["models"], terminal)
     return online_table(result) if kind == "online" else format_report(result, terminal)
