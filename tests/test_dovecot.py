@@ -9,6 +9,7 @@ import fcntl
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -174,3 +175,33 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
     folded = dovecot.world / "folded.model"
     nbtext.load(str(dovecot.model), fold=True).save(str(folded))  # the pending records folded in, as a learner does
     assert folded.read_bytes() == fresh.read_bytes()
+
+
+@pytest.mark.parametrize("model_is", ["locked", "missing", "broken"])
+def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, model_is):
+    """The learner cannot learn (another learner holds the model's lock past the pipe's time
+    limit, the model is missing, or broken): the MOVE still succeeds, the message is in Junk
+    whole and nowhere else, the model file is as it was, and the reason is in Dovecot's log."""
+    dovecot.start(extra="plugin {\n  sieve_pipe_exec_timeout = 2s\n}\n")  # the shipped 10s, shortened
+    message, = delivered_to(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 1)
+    if model_is == "missing":
+        dovecot.model.unlink()
+    elif model_is == "broken":
+        dovecot.model.write_bytes(b"NBTEXT but not a model\n")
+    before = dovecot.model.read_bytes() if dovecot.model.exists() else None
+    client = dovecot.imap()
+    with open(f"{dovecot.model}.lock", "a") as lock:
+        if model_is == "locked":
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        started = time.monotonic()
+        dovecot.move(client, message, "INBOX", "Junk")
+        took = time.monotonic() - started
+        # (a learner stopped by the time limit through the script service goes on waiting for
+        # the lock, and learns once it is let go: the model is read before that)
+        assert (dovecot.model.read_bytes() if dovecot.model.exists() else None) == before
+    client.logout()
+    assert [p.read_bytes() for p in dovecot.folder("Junk")] == [message]
+    assert dovecot.folder("INBOX") == []
+    assert "nbtext" in dovecot.log_text(), dovecot.log_text()
+    if model_is == "locked":
+        assert 2 <= took < 10, took  # held up to the time limit, then the learner was stopped
