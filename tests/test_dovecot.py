@@ -15,10 +15,9 @@ import pytest
 
 import nbtext
 
-from conftest import real_corpus
-from dovecot_server import NBTEXT, SENDER, Dovecot, mail_user_cannot_run_nbtext, missing_packages
-
-pytestmark = pytest.mark.skipif(missing_packages() is not None, reason=missing_packages() or "")
+from conftest import ROOT, real_corpus
+from dovecot_server import NBTEXT, SENDER, SHIPPED, Dovecot, mail_user_cannot_run_nbtext, missing_packages
+from test_docs import fenced_blocks
 
 RETURN_PATH = f"Return-Path: <{SENDER}>\n".encode()  # the line Dovecot's LMTP puts first
 TRAIN_EACH = 40  # messages of each class in the small model
@@ -26,6 +25,9 @@ TRAIN_EACH = 40  # messages of each class in the small model
 
 @pytest.fixture(scope="module")
 def spamassassin():
+    missing = missing_packages()
+    if missing is not None:
+        pytest.skip(missing)
     return real_corpus("spamassassin")
 
 
@@ -205,3 +207,16 @@ def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, model_
     assert "nbtext" in dovecot.log_text(), dovecot.log_text()
     if model_is == "locked":
         assert 2 <= took < 10, took  # held up to the time limit, then the learner was stopped
+
+
+def test_the_docs_show_the_shipped_files_as_they_are():
+    """docs/mail.md's Dovecot section names every file of contrib/dovecot, and each of its text
+    blocks is lines of one of them, as they are (so the page cannot drift from what is tested)."""
+    page = (ROOT / "docs" / "mail.md").read_text(encoding="utf-8")
+    section = page[page.index("## Dovecot"):]
+    shipped = {f.name: f.read_text().splitlines() for f in SHIPPED.iterdir()}
+    assert all(f"`{name}`" in section for name in shipped), sorted(shipped)
+    blocks = [lines for language, lines in fenced_blocks(section) if language == "text"]
+    assert len(blocks) >= 4
+    for block in blocks:
+        assert any(block == lines[i:i + len(block)] for lines in shipped.values() for i in range(len(lines))), block

@@ -6,9 +6,9 @@ if environment :matches "vnd.dovecot.config.nbtext_model" "*" {
   set "model" "${1}";
 }
 # The message comes back with X-Nbtext-Class and X-Nbtext-Probability added, every other byte
-# its own. When nbtext fails (exit status 1: the model is missing or broken; 75: it could not
-# write the message whole) the filter action fails, this script stops here with an error in
-# the log, and the message is delivered to INBOX as it came, untagged.
+# its own. When nbtext exits non-zero (1: the model is missing or broken; 75: it could not
+# write the message whole) Dovecot logs nbtext's line and the script goes on with the message
+# as it came, untagged: it is delivered to INBOX.
 filter "nbtext" ["filter", "-m", "${model}"];
 
 if header :is "X-Nbtext-Class" "spam" {
