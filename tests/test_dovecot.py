@@ -68,7 +68,7 @@ def test_delivered_messages_are_tagged_and_spam_is_filed_into_junk(dovecot, spam
     and nbtext's two verdict lines at the end of its header block, in the folder the verdict
     names; nbtext's own filter gives the same bytes."""
     dovecot.start()
-    messages = [f for label in ("spam", "ham") for f in sorted((spamassassin / "test" / label).iterdir())[:15]]
+    messages = [f for label in ("spam", "ham") for f in sorted((spamassassin / "test" / label).iterdir())[:10]]
     folders = {"INBOX": 0, "Junk": 0}
     for f in messages:
         message = sent(f)
@@ -82,7 +82,7 @@ def test_delivered_messages_are_tagged_and_spam_is_filed_into_junk(dovecot, spam
         assert verdict, f
         assert (folder == "Junk") == (verdict[1] == b"spam"), f
         assert stored.replace(verdict[0], b"", 1) == RETURN_PATH + transported(message), f
-    assert folders["Junk"] >= 10 and folders["INBOX"] >= 10, folders  # the small model tells them apart
+    assert folders["Junk"] >= 7 and folders["INBOX"] >= 7, folders  # the small model tells them apart
 
 
 @pytest.mark.parametrize("model_is", ["missing", "broken"])
@@ -180,10 +180,12 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
 
 
 @pytest.mark.parametrize("model_is", ["locked", "missing", "broken"])
-def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, model_is):
+def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, service, model_is):
     """The learner cannot learn (another learner holds the model's lock past the pipe's time
     limit, the model is missing, or broken): the MOVE still succeeds, the message is in Junk
-    whole and nowhere else, the model file is as it was, and the reason is in Dovecot's log."""
+    whole and nowhere else, the model file is as it was, and the reason is in Dovecot's log.
+    Past the time limit a learner run directly is ended; one run by the script service waits on
+    and learns the message once the lock is let go."""
     dovecot.start(extra="plugin {\n  sieve_pipe_exec_timeout = 2s\n}\n")  # the shipped 10s, shortened
     message, = delivered_to(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 1)
     if model_is == "missing":
@@ -206,7 +208,14 @@ def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, model_
     assert dovecot.folder("INBOX") == []
     assert "nbtext" in dovecot.log_text(), dovecot.log_text()
     if model_is == "locked":
-        assert 2 <= took < 10, took  # held up to the time limit, then the learner was stopped
+        assert 2 <= took < 10, took  # held up to the time limit, then the command went on
+        if service:  # the script service's learner goes on waiting, and learns once the lock is let go
+            deadline = time.monotonic() + 60
+            while dovecot.model.read_bytes() == before:
+                assert time.monotonic() < deadline, "the waiting learner never learned"
+                time.sleep(0.1)
+        else:  # run directly, Dovecot ended it
+            assert "Forcibly terminated with signal 15" in dovecot.log_text()
 
 
 def test_the_docs_show_the_shipped_files_as_they_are():
