@@ -74,11 +74,10 @@ class Dovecot:
         self.keep = Path(tmp_path)
         self.world = Path(tempfile.mkdtemp(prefix="nbtext-dovecot-"))
         self.world.chmod(0o755)
-        self.tmp = self.world
         self.scripts = self.world / "nbtext"
         self.home = self.world / "home" / USER
         self.model = self.home / ".nbtext" / "mail.model"
-        self.log = self.tmp / "dovecot.log"
+        self.log = self.world / "dovecot.log"
         self.process = None
         self.seen = set()
 
@@ -88,10 +87,12 @@ class Dovecot:
         (self.scripts / "bin").mkdir(parents=True)
         for f in SHIPPED.iterdir():
             text = f.read_text()
-
-            text = text.replace(SHIPPED_FOLDER, str(self.scripts))
-            if f.name == "nbtext-service.conf":
-                text = text.replace("user = nbtext", "user = root").replace("user = vmail", "user = nobody")
+            changes = {SHIPPED_FOLDER: str(self.scripts)}
+            if f.name == "nbtext-service.conf":  # the users it names, as they are here
+                changes.update({"user = nbtext": "user = root", "user = vmail": "user = nobody"})
+            for old, new in changes.items():
+                assert old in text or f.suffix == ".sieve", f"{f.name} no longer says {old!r}"
+                text = text.replace(old, new)
             (self.scripts / f.name).write_text(text)
         self.service = service
         (self.scripts / "bin" / "nbtext").symlink_to(NBTEXT)
@@ -103,11 +104,11 @@ class Dovecot:
 
     def start(self, extra=""):
         self.imap_port, self.lmtp_port = free_port(), free_port()
-        (self.tmp / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
-        config = self.tmp / "dovecot.conf"
+        (self.world / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
+        config = self.world / "dovecot.conf"
         config.write_text(f"""\
-base_dir = {self.tmp}/run
-state_dir = {self.tmp}/state
+base_dir = {self.world}/run
+state_dir = {self.world}/state
 log_path = {self.log}
 protocols = imap lmtp
 listen = 127.0.0.1
@@ -131,7 +132,7 @@ namespace inbox {{
 }}
 passdb {{
   driver = passwd-file
-  args = scheme=PLAIN username_format=%u {self.tmp}/passwd
+  args = scheme=PLAIN username_format=%u {self.world}/passwd
 }}
 userdb {{
   driver = static
@@ -164,15 +165,15 @@ service pop3-login {{
 {f"!include {self.scripts}/nbtext-service.conf" if self.service else ""}
 {extra}
 """)
-        (self.tmp / "run").mkdir(exist_ok=True)
-        with open(self.tmp / "dovecot.out", "wb") as said:
+        (self.world / "run").mkdir(exist_ok=True)
+        with open(self.world / "dovecot.out", "wb") as said:
             self.process = subprocess.Popen(["dovecot", "-F", "-c", str(config)], stdin=subprocess.DEVNULL,
                                             stdout=said, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         for port in (self.imap_port, self.lmtp_port):
             while True:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"dovecot ended: {(self.tmp / 'dovecot.out').read_text()}{self.log_text()}")
+                    raise RuntimeError(f"dovecot ended: {(self.world / 'dovecot.out').read_text()}{self.log_text()}")
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
