@@ -87,8 +87,8 @@ def test_delivered_messages_are_tagged_and_spam_is_filed_into_junk(dovecot, spam
 
 @pytest.mark.parametrize("model_is", ["missing", "broken"])
 def test_without_a_working_model_the_message_is_delivered_untouched(dovecot, spamassassin, model_is):
-    """nbtext filter exits 1 (the message written out, tagged error): the filter action
-    fails, and Dovecot delivers the message as it came to INBOX; the reason is in its log."""
+    """nbtext filter exits 1 (the message written out, tagged error): Dovecot drops its output
+    and goes on with the message as it came, delivered to INBOX; the reason is in its log."""
     if model_is == "missing":
         dovecot.model.unlink()
     else:
@@ -97,6 +97,11 @@ def test_without_a_working_model_the_message_is_delivered_untouched(dovecot, spa
     for f in sorted((spamassassin / "test" / "spam").iterdir())[:3]:
         dovecot.deliver(sent(f))
         assert dovecot.last_delivered() == ("INBOX", RETURN_PATH + transported(sent(f)))
+    # The script goes on after the failed filter (it is not ended, leaving an implicit keep):
+    # a verdict line the sender wrote himself is then what its header test sees.
+    forged = b"X-Nbtext-Class: spam\n" + sent(sorted((spamassassin / "test" / "ham").iterdir())[0])
+    dovecot.deliver(forged)
+    assert dovecot.last_delivered() == ("Junk", RETURN_PATH + transported(forged))
     assert "nbtext" in dovecot.log_text() and "Error" in dovecot.log_text()
 
 
