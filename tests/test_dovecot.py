@@ -159,6 +159,10 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
     move(junk[0], "INBOX")                                                         # spam called ham
     move(junk[1], "Trash")                                                         # not learned
     move(junk[2], "Archive", "COPY")                                               # out of Junk elsewhere: ham
+    for folder in ("INBOX", "Junk", "Trash", "Archive"):  # none left marked for removal by a script
+        client.select(folder)
+        _, flags = client.fetch("1:*", "(FLAGS)")
+        assert not [f for f in flags if f and b"\\Deleted" in f], (folder, flags)
     client.logout()
     assert learned == {inbox[0]: "spam", inbox[1]: "spam", inbox[2]: "ham", inbox[3]: "spam", junk[0]: "ham",
                        junk[2]: "ham"}
