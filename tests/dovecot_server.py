@@ -25,7 +25,7 @@ SENDER = "sender@example.org"
 
 # What each Debian package brings that the tests need.
 PACKAGE_FILES = {
-    "dovecot-core": ["/usr/sbin/dovecot"],
+    "dovecot-core": ["/usr/sbin/dovecot", "/usr/lib/dovecot/dovecot-lda"],
     "dovecot-imapd": ["/usr/lib/dovecot/imap"],
     "dovecot-lmtpd": ["/usr/lib/dovecot/lmtp"],
     "dovecot-sieve": ["/usr/lib/dovecot/modules/lib90_sieve_plugin.so",
@@ -201,9 +201,14 @@ service pop3-login {{
     def log_text(self):
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def deliver(self, message):
-        """One message through LMTP to the user, in CRLF lines as SMTP has them (smtplib sends
-        bytes as they are, and would end LF lines with one more line)."""
+    def deliver(self, message, via="lmtp"):
+        """One message to the user through LMTP, in CRLF lines as SMTP has them (smtplib sends
+        bytes as they are, and would end LF lines with one more line), or through the LDA
+        (dovecot-lda, started as an MTA's mailbox command is)."""
+        if via == "lda":
+            subprocess.run(["/usr/lib/dovecot/dovecot-lda", "-c", str(self.world / "dovecot.conf"), "-d", USER,
+                            "-f", SENDER], input=message, check=True, timeout=120)
+            return
         with smtplib.LMTP("127.0.0.1", self.lmtp_port, timeout=60) as lmtp:
             refused = lmtp.sendmail(SENDER, [USER], message.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
         assert not refused, refused
