@@ -1,5 +1,5 @@
 """nbtext in a real Dovecot (docs/mail.md, "Dovecot"), with the files contrib/dovecot ships:
-SpamAssassin messages delivered through LMTP are tagged and spam is filed into Junk, every
+SpamAssassin messages delivered through LMTP and the LDA are tagged and spam is filed into Junk, every
 byte kept; moving messages into and out of Junk over IMAP learns them, and the model is then
 the one a fresh training of their final classes writes; a model that is missing, broken or
 locked never loses a message nor fails a move. Each test starts its own server
