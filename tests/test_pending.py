@@ -755,3 +755,107 @@ def test_zeros_after_the_records_are_no_record(model, zeros):
     if zeros >= pending.RECORD.size:
         assert pending.Log(model.read_bytes()).problem == "a damaged record"
         assert "damaged record" in run("info", "-m", model).stderr
+
+
+# --- one message whatever its line ends (issue 33) ------------------------------------------
+LINES_MESSAGE = (b"Subject: cheap pills\nFrom: bob@example.com\nTo: ann@example.com\n\nwin cheap pills now\n"
+                 b"From the start, more pills\n\n>From quoted\nlast line\n")
+LINE_ENDS = {
+    "LF": lambda data: data,
+    "CRLF": lambda data: data.replace(b"\n", b"\r\n"),
+    "mixed": lambda data: b"".join(line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(data.split(b"\n")[:-1])),
+}
+WAYS_IN = [(way, ends) for way in ("file", "maildir", "mbox", "stdin") for ends in LINE_ENDS]
+
+
+def _handed(way, ends, folder):
+    """(PATH, stdin) that hands LINES_MESSAGE over `way` (a file in a folder, a Maildir, an mbox
+    file, quoted, or stdin, envelope included) with `ends` line ends, its envelope's too."""
+    import re
+
+    form = LINE_ENDS[ends]
+    folder.mkdir()
+    if way == "stdin":
+        return "-", form(ENVELOPE + LINES_MESSAGE)
+    if way == "mbox":
+        (folder / "mail.mbox").write_bytes(form(ENVELOPE + re.sub(rb"^(>*From )", rb">\1", LINES_MESSAGE,
+                                                                  flags=re.MULTILINE)))
+        return str(folder / "mail.mbox"), None
+    if way == "maildir":
+        for part in ("cur", "new", "tmp"):
+            (folder / part).mkdir()
+        (folder / "cur" / "1.host:2,S").write_bytes(form(LINES_MESSAGE))
+    else:
+        (folder / "m").write_bytes(form(LINES_MESSAGE))
+    return str(folder), None
+
+
+@pytest.fixture(scope="module")
+def line_end_models(tmp_path_factory):
+    """{full way: a model of the demo corpus}: one whose changes take the pending section, one
+    (--max-features) the full way."""
+    folder, models = tmp_path_factory.mktemp("line-ends"), {}
+    for full_way in (False, True):
+        models[full_way] = folder / f"{full_way}.model"
+        extra = ["--max-features", "100"] if full_way else []
+        assert run("train", *extra, "-o", models[full_way], MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    return models
+
+
+def _folded(model):
+    """The bytes of the model file `model` with its pending section folded in (none: its own)."""
+    folded = model.with_name("folded.model")
+    nbtext.load(str(model), fold=True).save(str(folded))
+    return folded.read_bytes()
+
+
+@pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
+@pytest.mark.parametrize("learned", WAYS_IN, ids="-".join)
+def test_a_message_learned_with_any_line_ends_is_forgotten_from_any_copy(tmp_path, line_end_models, full_way,
+                                                                        learned):
+    """A message learned over one way in with one form of line ends (LF, CR LF, mixed) and
+    forgotten over any way with any form: the model comes back byte for byte. The key was of
+    the raw bytes: a message learned from a CR LF stream (an IMAP client) and forgotten from
+    its LF copy in a Maildir was two messages ("not learned"), and stayed counted."""
+    original = line_end_models[full_way]
+    for n, forgotten in enumerate(WAYS_IN):
+        model = tmp_path / f"{n}.model"
+        model.write_bytes(original.read_bytes())
+        path, stdin = _handed(*learned, tmp_path / f"learn{n}")
+        result = run("train", "--update", "-m", model, f"spam={path}", input=stdin)
+        assert result.exit_code == 0 and "added 1," in result.stderr, result.stderr
+        assert (pending_records(model) == 1) != full_way
+        path, stdin = _handed(*forgotten, tmp_path / f"forget{n}")
+        result = run("forget", "-m", model, path, input=stdin)
+        assert result.exit_code == 0 and "forgot 1, not learned 0" in result.stderr, (forgotten, result.stderr)
+        assert (model.read_bytes() if full_way else _folded(model)) == original.read_bytes(), forgotten
+
+
+@pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
+def test_a_model_written_before_still_forgets_and_moves_its_crlf_message(tmp_path, line_end_models, full_way):
+    """A model written before CR LF was read as LF holds a CR LF message under the key of its
+    raw bytes: `forget` and `train --update` of those bytes still find it (and the result is the
+    model a build of now writes), while its LF copy is another message to such a model."""
+    from nbtext.journal import content_hash
+    from nbtext.reading.documents import document_key
+    from nbtext.reading.mail import unquoted_from
+
+    crlf = LINE_ENDS["CRLF"](LINES_MESSAGE)
+    message = tmp_path / "crlf.eml"
+    message.write_bytes(crlf)
+    now, before = tmp_path / "now.model", tmp_path / "before.model"
+    now.write_bytes(line_end_models[full_way].read_bytes())
+    assert run("train", "--update", "-q", "-m", now, f"spam={message}").exit_code == 0
+    learned = nbtext.load(str(now), fold=True)
+    key, raw = document_key(crlf), content_hash(unquoted_from(crlf))
+    assert key != raw and learned.journal[key] == "spam"
+    learned.journal[raw] = learned.journal.pop(key)  # the key of the raw bytes, as main wrote it
+    learned.save(str(before))
+    lf_copy = tmp_path / "lf.eml"
+    lf_copy.write_bytes(LINES_MESSAGE)
+    assert "forgot 0, not learned 1" in run("forget", "-m", copy(before, "b2.model"), lf_copy).stderr
+    for model in (now, before):  # moved to ham, then forgotten: both files the same as a build of now writes
+        assert "moved 1" in run("train", "--update", "-m", model, f"ham={message}").stderr
+        assert (pending_records(model) > 0) != full_way
+        assert "forgot 1, not learned 0" in run("forget", "-m", model, message).stderr
+    assert _folded(before) == _folded(now) == line_end_models[full_way].read_bytes()
