@@ -811,24 +811,28 @@ def _folded(model):
 
 @pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
 @pytest.mark.parametrize("learned", WAYS_IN, ids="-".join)
-def test_a_message_learned_with_any_line_ends_is_forgotten_from_any_copy(tmp_path, line_end_models, full_way,
-                                                                        learned):
-    """A message learned over one way in with one form of line ends (LF, CR LF, mixed) and
-    forgotten over any way with any form: the model comes back byte for byte. The key was of
-    the raw bytes: a message learned from a CR LF stream (an IMAP client) and forgotten from
-    its LF copy in a Maildir was two messages ("not learned"), and stayed counted."""
+def test_a_message_learned_with_any_line_ends_is_moved_and_forgotten_from_any_copy(tmp_path, line_end_models,
+                                                                                  full_way, learned):
+    """A message learned as spam over one way in with one form of line ends (LF, CR LF,
+    mixed), moved to ham over any way with any form, then forgotten over the first: the
+    model comes back byte for byte. The key was of the raw bytes: a message learned from a
+    CR LF stream (an IMAP client) and forgotten from its LF copy in a Maildir was two
+    messages ("not learned"), and one moved to ham stayed counted as spam."""
     original = line_end_models[full_way]
-    for n, forgotten in enumerate(WAYS_IN):
+
+    def handed(command, way, label=None):
+        path, stdin = _handed(*way, tmp_path / f"{n}-{label}")
+        result = run(*command.split(), "-m", model, f"{label}={path}" if label else path, input=stdin)
+        assert result.exit_code == 0, result.stderr
+        return result.stderr
+
+    for n, other in enumerate(WAYS_IN):
         model = tmp_path / f"{n}.model"
         model.write_bytes(original.read_bytes())
-        path, stdin = _handed(*learned, tmp_path / f"learn{n}")
-        result = run("train", "--update", "-m", model, f"spam={path}", input=stdin)
-        assert result.exit_code == 0 and "added 1," in result.stderr, result.stderr
-        assert (pending_records(model) == 1) != full_way
-        path, stdin = _handed(*forgotten, tmp_path / f"forget{n}")
-        result = run("forget", "-m", model, path, input=stdin)
-        assert result.exit_code == 0 and "forgot 1, not learned 0" in result.stderr, (forgotten, result.stderr)
-        assert (model.read_bytes() if full_way else _folded(model)) == original.read_bytes(), forgotten
+        assert "added 1," in handed("train --update", learned, "spam") and (pending_records(model) == 1) != full_way
+        assert "added 0, moved 1," in handed("train --update", other, "ham"), other
+        assert "forgot 1, not learned 0" in handed("forget", learned), other
+        assert (model.read_bytes() if full_way else _folded(model)) == original.read_bytes(), other
 
 
 @pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
