@@ -122,6 +122,15 @@ def unquoted_from(data):
     return _QUOTED_FROM.sub(rb"\1", data)
 
 
+def lf_line_ends(data):
+    """The message with each CR LF as LF: one message whichever line ends it was stored or
+    sent with (SMTP, IMAP clients and Windows tools write CR LF; Maildir and mbox files, LF).
+    What its key and its tokens are of. A lone CR stays: no reader of nbtext ends a line
+    there, so a message whose lines end in CR alone is no copy of one with LF line ends
+    (it reads as one line), and taking it as one would forget another message's tokens."""
+    return data.replace(b"\r\n", b"\n")
+
+
 def split_message(data):
     """({lowercase name: [raw values]}, body) of a message or a MIME part."""
     if not _HEADER_LINE.match(data):
