@@ -52,6 +52,10 @@ class OneLineErrors(click.Group):
             click.echo(f"Error: {e.format_message()}", err=True)
             sys.exit(e.exit_code)
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C (click has closed the ^C line)
+            if argv[0] == "filter":  # before filter got to its message (after, it says so itself)
+                from nbtext.cli.oneshot import not_passed_on
+
+                sys.exit(not_passed_on(2))
             click.echo("Aborted!", err=True)
             sys.exit(INTERRUPTED)
         except (ReaderGone, BrokenPipeError):  # the reader went away (| head -1): as GNU tools, SIGPIPE

@@ -13,7 +13,8 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
-from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
+from nbtext.errors import (TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error, quiet_stdout,
+                           signal_name)
 from nbtext.report.output import ReaderGone, write, write_line
 
 
@@ -268,9 +269,17 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     try:
         return _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal)
     except Terminated as e:
-        print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
-        quiet_stdout()
-        return TEMPFAIL
+        return not_passed_on(e.signum)
+    except KeyboardInterrupt:
+        return not_passed_on(2)
+
+
+def not_passed_on(signum):
+    """The exit status of a filter stopped by a signal before its message was written out
+    whole: TEMPFAIL (the delivery agent keeps the message and retries), said in one line."""
+    print(f"Error: stopped by {signal_name(signum)}: the message was not passed on", file=sys.stderr)
+    quiet_stdout()
+    return TEMPFAIL
 
 
 def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None):
@@ -312,6 +321,9 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         tagged = with_headers(message, verdict_fields("error", None))
     try:
         write(tagged)
+        # The message is out whole: from here on its exit status says so. (A signal in the
+        # instant before this line still makes it 75: the delivery agent keeps the original.)
+        ignore_signals()
     except ReaderGone:
         print("Error: cannot write the message: Broken pipe", file=sys.stderr)
         quiet_stdout()
