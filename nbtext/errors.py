@@ -4,7 +4,8 @@ and the exit statuses and clean-up the command line shares."""
 import os
 import sys
 
-INTERRUPTED = 130  # the shell's status for a command ended by SIGINT (128 + 2): Ctrl-C
+SIGINT = 2  # Ctrl-C's signal (its number on every POSIX system: no signal module imported for it)
+INTERRUPTED = 128 + SIGINT  # the shell's status for a command ended by it
 TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: a delivery agent keeps the message and retries
 
 

@@ -7,13 +7,14 @@ hold_signals()  # before anything else: a signal from here on is raised under ma
 
 import sys  # noqa: E402
 
-from nbtext.errors import (INTERRUPTED, Terminated, die_of_signal, die_of_sigpipe, end_on_signals,  # noqa: E402
-                           ignore_signals, os_error, quiet_stdout, signal_name)
+from nbtext.cli.oneshot import delivers_a_message, fast, not_passed_on  # noqa: E402
+from nbtext.errors import (INTERRUPTED, SIGINT, Terminated, die_of_signal, die_of_sigpipe,  # noqa: E402
+                           end_on_signals, ignore_signals, os_error, quiet_stdout, signal_name)
 from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors  # noqa: E402
 
 
 def main():
-    delivering = sys.argv[1:2] == ["filter"]  # a signal before the message is out whole: 75, the MTA keeps it
+    delivering = delivers_a_message(sys.argv[1:])  # a signal before its message is out: 75, the MTA keeps it
     stopped_by = None
     try:
         guard_descriptors()  # before any file is opened: none may take a closed stdout's place
@@ -28,8 +29,6 @@ def main():
 
         warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
         end_on_signals()  # (raises a signal held since start-up)
-        from nbtext.cli.oneshot import fast
-
         status = fast(sys.argv[1:])
         if status is None:
             from nbtext.cli.commands import main as full
@@ -40,13 +39,13 @@ def main():
                 status = e.code
     except KeyboardInterrupt:  # Ctrl-C on the click-free path
         if delivering:
-            _not_passed_on(2)
+            sys.exit(not_passed_on(SIGINT))
         print("Aborted!", file=sys.stderr)
         quiet_stdout()
         sys.exit(INTERRUPTED)
     except Terminated as e:  # SIGTERM or SIGHUP: let go of what it held, say so, end as killed by it
         if delivering:
-            _not_passed_on(e.signum)
+            sys.exit(not_passed_on(e.signum))
         stopped_by = e.signum
     except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
         die_of_sigpipe()
@@ -64,11 +63,3 @@ def main():
     gc.collect()
     print(f"nbtext: stopped by {signal_name(stopped_by)}", file=sys.stderr)
     die_of_signal(stopped_by)
-
-
-def _not_passed_on(signum):
-    """`filter` stopped by a signal before it got to its message (starting, or parsing its
-    command line): as filter says for one that stops it later."""
-    from nbtext.cli.oneshot import not_passed_on
-
-    sys.exit(not_passed_on(signum))

@@ -13,8 +13,8 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
-from nbtext.errors import (TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error, quiet_stdout,
-                           signal_name)
+from nbtext.errors import (SIGINT, TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error,
+                           quiet_stdout, signal_name)
 from nbtext.report.output import ReaderGone, write, write_line
 
 
@@ -261,8 +261,8 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     0, the message went out with its verdict (`error` for a message that cannot be
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
-    whole, or SIGTERM or SIGHUP stopped the filter (the delivery agent keeps the message and
-    retries). Problems go to stderr, one line each. `refusal`: why the command line could
+    whole, or SIGTERM, SIGHUP or SIGINT stopped the filter before it was (the delivery agent
+    keeps the message and retries). Once it is out whole, signals are ignored. Problems go to stderr, one line each. `refusal`: why the command line could
     not be taken (a usage error): said, and the message goes out tagged `error`, status 1,
     as for a model that cannot be read.
     """
@@ -271,7 +271,13 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     except Terminated as e:
         return not_passed_on(e.signum)
     except KeyboardInterrupt:
-        return not_passed_on(2)
+        return not_passed_on(SIGINT)
+
+
+def delivers_a_message(argv):
+    """Whether the command line `argv` (without the program's name) is `filter`'s: a signal
+    that stops it before its message is out whole is then TEMPFAIL, wherever it comes."""
+    return argv[:1] == ["filter"]
 
 
 def not_passed_on(signum):
