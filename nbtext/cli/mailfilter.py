@@ -13,46 +13,50 @@ EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the to
 SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
 
-def lines(message, start=0):
-    """(start, end) of each line of `message` from offset `start`: the one line splitter of
-    filter. A line ends at a line feed only (the last may have none): a carriage return is a
-    byte of its line wherever it is (`Subject: a\\rX-Nbtext-Class: b` is one Subject line), so
-    no step of filter can see a line that another step does not."""
-    while start < len(message):
-        end = message.find(b"\n", start) + 1 or len(message)
-        yield start, end
-        start = end
+# A line ends at a line feed, and only there, in every step of filter (the patterns below
+# end their lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
+# of its line wherever it is, so `Subject: a\\rX-Nbtext-Class: b` is one Subject line to
+# each of them, and no step sees a line another does not. (A step that broke at CR too
+# took bytes of a Subject's value for an old verdict, and put a blank line into a header
+# block of CR CR LF line ends.)
+LINE_END = b"\n"
+_LINE = rb"[^\n]*\n"  # the rest of a line, its end included
+_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
+_HEADER_LINE = re.compile(_NAME)
+_ENVELOPE = re.compile(rb"From " + _LINE + rb"(?=" + _NAME + rb")")  # an mbox From line, a header line after it
+# A header field ended by a line feed: a header line and its continuation lines. In a run
+# of them, one with a continuation after it that has no line feed is not whole. Each part
+# matches one way: linear in the block's length.
+_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
+_WHOLE_FIELDS = re.compile(rb"(?:" + _FIELD + rb"(?![ \t]))*")
+# An old verdict filter takes out: an X-Nbtext-* field whose every line ends with a line feed
+# and has no carriage return but just before it. A bare one (`X-Nbtext-Class: ham\\rSubject:
+# hi`) is a line end to readers that break at CR: that field is left as it is rather than
+# lose what they read as another header. (Its parts too match one way.)
+_CLEAN_LINE = rb"[^\r\n]*\r*\n"
+_OLD_VERDICT = re.compile(rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])",
+                          re.MULTILINE)
 
 
-_HEADER_LINE = re.compile(rb"[!-9;-~]+:")  # a field's name and colon (RFC 5322: printable ASCII but ':')
-
-
-def header_fields(message):
-    """[(start, end)] of the fields of `message`'s header block, in order: each a header line
-    and its continuation lines (an mbox `From ` line first is a field of its own). The block
-    is the run of such lines from the start; it ends at the first line that is neither (a
-    blank line, a body line right after the headers, as Enron's messages have) or at the
-    end of the message. [] when the message does not start with a header line."""
-    fields, first = [], 0
-    if message.startswith(b"From "):  # an mbox envelope line counts only with a header line after it
-        first = message.find(b"\n") + 1
-        if not first or not _HEADER_LINE.match(message, first):
-            return []
-        fields.append((0, first))
-    for start, end in lines(message, first):
-        if message[start:start + 1] in (b" ", b"\t") and fields:  # a continuation of the field before
-            fields[-1] = (fields[-1][0], end)
-        elif _HEADER_LINE.match(message, start):
-            fields.append((start, end))
-        else:
-            break
-    return fields
+def header_block(message):
+    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
+    it has no header block. The block is the run of header fields from the start (after
+    an mbox `From ` line if a header line follows it); it ends at the first line that is
+    neither a header line nor a continuation (a blank line, or a body line right after the
+    headers, as Enron's messages have) or at the end of the message. `end` is where the
+    verdict goes: after every whole field, before a last one with no line feed (a message
+    of headers alone), whose bytes it must not change."""
+    envelope = _ENVELOPE.match(message)
+    start = envelope.end() if envelope else 0
+    if not _HEADER_LINE.match(message, start):
+        return None
+    return start, _WHOLE_FIELDS.match(message, start).end()
 
 
 def line_ending(message):
     """The ending of the message's first line: CR LF if a carriage return precedes its line
     feed, else LF (what the added lines end with)."""
-    first = message.find(b"\n")
+    first = message.find(LINE_END)
     return b"\r\n" if first > 0 and message[first - 1 : first] == b"\r" else b"\n"
 
 
@@ -60,7 +64,7 @@ def with_headers(message, fields):
     """`message` with `fields` ([(name, value)]) added as header lines, and its own earlier
     X-Nbtext-* fields left out (a message filtered twice carries one verdict, the last).
 
-    The added lines go where its header block ends (header_fields); only a whole field, all
+    The added lines go where its header block ends (header_block); only a whole field, all
     its lines ended by a line feed, is ever left out, and every other byte is the message's
     own: the output is the message minus those fields, with the added lines inserted at
     one place. A last field with no line feed (a message of headers alone) keeps its place
@@ -68,29 +72,11 @@ def with_headers(message, fields):
     front of it: the added lines and a blank line, then the original bytes unchanged."""
     newline = line_ending(message)
     added = b"".join(f"{name}: ".encode("ascii") + header_value(value, newline) + newline for name, value in fields)
-    block = header_fields(message)
-    if not block:
+    block = header_block(message)
+    if block is None:
         return added + newline + message
-    kept = []
-    for start, end in block:
-        whole = message[end - 1 : end] == b"\n"
-        if whole and is_old_verdict(message[start:end]):
-            continue
-        if not whole:  # the last field, and nothing after it to put the added lines before
-            kept.append(added)
-            added = b""
-        kept.append(message[start:end])
-    return b"".join(kept) + added + message[block[-1][1]:]
-
-
-def is_old_verdict(field):
-    """Whether a whole header field (ended by a line feed) is an X-Nbtext-* field filter may
-    take out: one with no carriage return but those that end its lines. A bare one in it
-    (`X-Nbtext-Class: ham\\rSubject: hi`) is a line end to readers that break at CR: the
-    field is left as it is rather than lose what they read as another header."""
-    if field[:9].lower() != b"x-nbtext-":
-        return False
-    return all(b"\r" not in field[start:end].rstrip(b"\r\n") for start, end in lines(field))
+    start, end = block
+    return message[:start] + _OLD_VERDICT.sub(b"", message[start:end]) + added + message[end:]
 
 
 def header_value(value, newline=b"\n"):

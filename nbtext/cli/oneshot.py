@@ -348,15 +348,15 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
     Whatever goes wrong in there (a message no tokenizer should meet, a fault of nbtext's)
     gives X-Nbtext-Class: error, never a lost message. A message is classified as `predict`
     classifies its bytes whenever it has a header block to put the verdict in
-    (mailfilter.header_fields: a blank line after it or not)."""
-    from nbtext.cli.mailfilter import header_fields, shown_probability, verdict_fields
+    (mailfilter.header_block: a blank line after it or not)."""
+    from nbtext.cli.mailfilter import header_block, shown_probability, verdict_fields
 
     try:
         from nbtext.classifier.purescore import decide
         from nbtext.reading.documents import Document, cut
         from nbtext.reading.mail import strip_envelope
 
-        if not header_fields(message):
+        if header_block(message) is None:
             raise NbtextError("not a mail message (no header block)")
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
