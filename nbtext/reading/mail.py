@@ -89,18 +89,6 @@ def looks_like_mail(data):
     return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # [1]: the name; stops at the first
 
 
-# A header block: header lines (each maybe folded), then a blank line or the end. Every
-# part is matched one way only, so the test is linear in the block's length.
-_HEADER_BLOCK = re.compile(rb"(?:From [^\n]*\n)?(?:[!-9;-~]+:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|\Z))+(?:\r?\n|\Z)")
-
-
-def has_header_block(data):
-    """Whether `data` starts with a well-formed header block, however long its lines and
-    whatever its header names (a 3 KB Received line, X-, ARC or DKIM headers first):
-    what `filter` needs to add its own header lines in the right place."""
-    return bool(_HEADER_BLOCK.match(data))
-
-
 def strip_envelope(data):
     """The message without a leading mbox `From ` line (it is not a header)."""
     if data.startswith(b"From ") and starts_mbox(data):
