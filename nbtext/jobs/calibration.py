@@ -1,17 +1,19 @@
 """Calibrated probabilities (`train --calibration temperature`): temperature scaling, the
-temperature growing with the document's length.
+temperature growing with the document's length; and the spam cut-off of a ham-flagged
+budget (`train --max-ham-flagged`), chosen on the same out-of-fold probabilities.
 
 Naive Bayes counts every token's evidence as independent, so its posteriors are far too
 sure: on the SpamAssassin test split nearly every message gets 1.0000, errors included. And
 the longer the document, the more of that double-counted evidence it piles up. A temperature
 fitted at train time keeps the decision and makes the probabilities say what they mean:
 
-    P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · n(x)^γ      (argmax unchanged)
+    P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · max(n(x), m)^γ      (argmax unchanged)
 
 n(x) is the number of the document's tokens that enter its likelihood: γ = 0 is one
-temperature for all, γ = 1 divides by the length (the mean evidence per token). A document
+temperature for all, γ = 1 divides by the length (the mean evidence per token); a document
+shorter than m (LENGTH_FLOORS) is tempered as one of m tokens (nbtext.stats.tempering). A document
 with n = 0 has no evidence to temper and keeps its raw posterior (the prior, for the
-multinomial). T and γ
+multinomial). T, γ and m
 minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
 document) of out-of-fold predictions on a sample of the training documents (at most
 SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
@@ -32,6 +34,7 @@ from nbtext.exactmath import exp, log
 from nbtext.features.matrix import DROPPED, one_hot
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
+from nbtext.stats.bounds import most_within
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
 from nbtext.stats.sufficient import Statistics, linear_scores
 
@@ -46,6 +49,15 @@ SOFTEST_BETA = 1e-300
 # γ: from one temperature for all to the mean evidence per token, no further (past 1, short
 # messages come out certain; docs/calibration.md).
 EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
+# m of T · max(n, m)^γ, the length below which a document is tempered as one of m tokens:
+# the one of these whose fit has the lowest Brier score (docs/calibration.md: with γ near 1
+# and T < 1, a document of a few tokens came out surer than the raw model, and where such
+# documents are often wrong, as on Enron1, the fit took γ = 0 instead).
+LENGTH_FLOORS = (1, 2, 4, 8, 16, 32, 64)
+# --max-ham-flagged B: the spam cut-off keeps the share of ham flagged at most B with
+# confidence 1 − BUDGET_RISK (one-sided Clopper-Pearson over the out-of-fold sample; chosen by
+# cross-validation on training splits, docs/calibration.md)
+BUDGET_RISK = 0.2
 # How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
 # tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
 # table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.
@@ -191,8 +203,8 @@ def feature_rows(vocabulary, token_lists):
 
 
 def temperature_of(model, sample, required=True, budget=None):
-    """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
-    a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
+    """{"method": "temperature", "temperature": T, "length_exponent": γ, "length_floor": m (when
+    above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on `sample` (sample_of's, or a merge's: each
     document its feature ids), or None when the sample is too small for
     --calibration auto (with `required`, as --calibration temperature, that is an error).
     The sample is taken in the order of its hashes (then labels), so that every way of
@@ -214,30 +226,35 @@ def temperature_of(model, sample, required=True, budget=None):
     ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
     jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
     rows = np.array([model.classes.index(label) for label in labels])
-    temperature, exponent = fit_temperature(jll, rows, lengths)
+    temperature, exponent, floor = fit_tempering(jll, rows, lengths)
     record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
-              "documents": len(labels)}
+              **({"length_floor": floor} if floor > 1 else {}), "documents": len(labels)}
     if budget is not None:
-        record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
+        record.update(spam_cutoff(model.classes, jll, rows, lengths, record, budget))
     return record
 
 
-def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
+def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class (labels.positive_class: the spam class) at which at most
-    `budget` of the other class's out-of-fold documents reach it. Their probabilities are
-    computed as the model computes every probability (NaiveBayes.posterior, exact logs and
-    exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
-    the last one excluded by a relative 1e-12, more than the one-message path's own
-    rounding differs from it."""
+    positive class (labels.positive_class: the spam class) at which the share of the other
+    class's documents reaching it is at most `budget` with confidence 1 − BUDGET_RISK: the
+    Clopper-Pearson upper bound (nbtext.stats.bounds) on that share, from the k of its n
+    out-of-fold documents that reach t, is at most `budget`. (Not k/n itself: on a sample of
+    n the share that reaches t on mail never seen is often above k/n.) When even k = 0 is not
+    enough for so small a budget, t passes every one of them.
+
+    Their probabilities are computed as the model computes every probability
+    (NaiveBayes.posterior, exact logs and exps: the cut-off is a number in the file, the same
+    on every CPU), and t stands clear of the last one excluded by a relative 1e-12, more than
+    the one-message path's own rounding differs from it."""
     from nbtext.stats.formulas import log_normalize, temperatures
 
     positive = positive_class(classes)
     k = classes.index(positive)
-    scale = temperatures({"temperature": temperature, "length_exponent": exponent}, len(jll), lengths)
+    scale = temperatures(calibration, len(jll), lengths)
     p = exp(log_normalize(jll / scale[:, None]))[:, k]
     negatives = np.sort(p[rows != k])[::-1]
-    allowed = int(np.floor(budget * len(negatives) + 1e-9))  # (0.014 · 500 is 6.999...: seven)
+    allowed = most_within(len(negatives), budget, BUDGET_RISK) or 0
     if allowed >= len(negatives):
         cut = 0.5
     else:
@@ -333,6 +350,25 @@ def fit_inverse_temperature(jll, rows):
     jll, rows = jll[finite], rows[finite]
     loss = partial(brier_of_scaled, jll, rows)
     return exp(minimize_softening(loss, 1e-6)[0])
+
+
+def fit_tempering(jll, rows, lengths):
+    """(T, γ, m) minimizing the mean Brier score of softmax(jll / (T · max(n, m)^γ)), n =
+    lengths: for each length floor m of LENGTH_FLOORS under which some document falls, T and
+    γ as fit_temperature fits them to max(n, m); the lowest score wins, the smaller m on a
+    tie (a sample without short documents keeps m = 1, no floor)."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
+    best = None  # (loss, T, γ, m)
+    for floor in LENGTH_FLOORS:
+        if floor > 1 and not np.any(lengths[kept] < floor):
+            break  # every document is as long: the same fit as the floor before
+        floored = np.where(lengths > 0, np.maximum(lengths, float(floor)), 0.0)
+        temperature, exponent = fit_temperature(jll, rows, floored)
+        loss = brier_of_scaled(jll[kept], rows[kept], -log(temperature) - exponent * log(floored[kept]))
+        if best is None or loss < best[0]:
+            best = (loss, temperature, exponent, floor)
+    return best[1:]
 
 
 def fit_temperature(jll, rows, lengths):

@@ -352,6 +352,9 @@ def json_safe(value):
 
 
 def temperature_formula(calibration):
-    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n."""
+    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n, or
+    '3.2 · max(n, 16)^0.84' with a length floor."""
     exponent = calibration.get("length_exponent", 0.0)
-    return f"{calibration['temperature']:.4g}" + (f" · n^{exponent:.2f}" if exponent else "")
+    floor = calibration.get("length_floor", 1)
+    length = f"max(n, {floor})" if floor > 1 else "n"
+    return f"{calibration['temperature']:.4g}" + (f" · {length}^{exponent:.2f}" if exponent else "")
