@@ -1,6 +1,7 @@
-"""train --max-ham-flagged B (issue 24 §4): a spam cut-off chosen on the training data's
-out-of-fold probabilities so that at most B of the ham would be flagged; what the plain
-decision calls spam below it is 'unsure', on every path that decides."""
+"""train --max-ham-flagged B (issue 24 §4, issue 34): a spam cut-off chosen on the training
+data's out-of-fold probabilities so that, with confidence, at most B of the ham would be
+flagged (an upper bound on the share, nbtext.stats.bounds); what the plain decision calls
+spam below it is 'unsure', on every path that decides."""
 
 import json
 import subprocess
@@ -9,10 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.stats import beta
 
 import nbtext
 from nbtext.exactmath import exp
-from nbtext.jobs.calibration import FOLDS, out_of_fold_jll, sample_rate
+from nbtext.jobs.calibration import BUDGET_RISK, FOLDS, out_of_fold_jll, sample_rate
+from nbtext.stats.bounds import most_within, upper_share
 from nbtext.stats.counting import under
 
 from conftest import ROOT, run
@@ -41,14 +45,31 @@ def out_of_fold(model):
         np.array([labels[i] == "ham" for i in fit])
 
 
-def test_the_cutoff_flags_at_most_the_budget_out_of_fold(budget_model):
-    model = nbtext.load(str(budget_model), fold=True)
-    c = model.calibration
-    assert c["positive"] == "spam" and c["max_ham_flagged"] == 0.05 and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+def flagged_out_of_fold(model):
+    """(the ham out of fold at or above the model's cut-off, those just below it would add, n ham)."""
+    cut = model.calibration["spam_cutoff"]
     p_spam, ham = out_of_fold(model)
-    assert np.sum(p_spam[ham] >= c["spam_cutoff"]) <= np.floor(0.05 * ham.sum())
-    assert np.sum(p_spam[ham] >= np.nextafter(c["spam_cutoff"], 0.0)) > np.floor(0.05 * ham.sum()) \
-        or c["spam_cutoff"] == 0.5  # the lowest such cut-off
+    return int(np.sum(p_spam[ham] >= cut)), int(np.sum(p_spam[ham] >= np.nextafter(cut, 0.0))), int(ham.sum())
+
+
+@pytest.mark.parametrize("budget, share", [("5%", 0.05), ("30%", 0.30)])
+def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(tmp_path, budget, share):
+    """Not the share of out-of-fold ham at or above the cut-off, k/n, but its one-sided
+    Clopper-Pearson upper bound at confidence 1 − BUDGET_RISK, is at most the budget; and the
+    cut-off is the lowest that does so (one more ham would break the bound), or passes every
+    ham when even none flagged is not bound tightly enough."""
+    path = tmp_path / "b.model"
+    assert run("train", "--calibration", "temperature", "--max-ham-flagged", budget, "-o", path,
+               MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    model = nbtext.load(str(path), fold=True)
+    c = model.calibration
+    assert c["positive"] == "spam" and c["max_ham_flagged"] == share and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+    flagged, just_below, n = flagged_out_of_fold(model)
+    assert flagged == 0 or upper_share(flagged, n, BUDGET_RISK) <= share
+    assert c["spam_cutoff"] == 0.5 or just_below > flagged and (upper_share(just_below, n, BUDGET_RISK) > share
+                                                                 or flagged == 0)
+    if share == 0.30:  # (a budget so large that the bound lets some ham through, but fewer than k/n would)
+        assert 0 < flagged < np.floor(share * n)
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
@@ -126,7 +147,8 @@ def test_the_same_budget_written_two_ways_is_the_same_cutoff():
     jll = rng.normal(size=(1000, 2)) * 5
     rows = np.array([0] * 500 + [1] * 500)
     lengths = np.full(1000, 20)
-    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, 1.0, 0.0, ham_flagged_budget(b))["spam_cutoff"]
+    calibration = {"temperature": 1.0, "length_exponent": 0.0}
+    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, calibration, ham_flagged_budget(b))["spam_cutoff"]
             for b in ("1.4%", "0.014", " 1.4 %")}
     assert len(cuts) == 1
 
@@ -166,3 +188,23 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
                f"junk={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.integers(0, 3000), st.sampled_from([0.01, 0.05, 0.2, 0.5, 0.9]))
+def test_the_upper_bound_is_the_beta_quantile_of_clopper_pearson(n, k, risk):
+    """upper_share(k, n, δ) is the (1 − δ) quantile of Beta(k + 1, n − k), as scipy computes it."""
+    k = min(k, n)
+    expected = 1.0 if k == n else float(beta.ppf(1 - risk, k + 1, n - k))
+    assert upper_share(k, n, risk) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4000), st.floats(0.0005, 0.45), st.sampled_from([0.05, 0.2, 0.5]))
+def test_most_within_is_the_largest_count_whose_bound_keeps_to_the_share(n, share, risk):
+    k = most_within(n, share, risk)
+    if k is None:
+        assert beta.ppf(1 - risk, 1, n) > share
+    else:
+        assert beta.ppf(1 - risk, k + 1, n - k) <= share * (1 + 1e-9) if k < n else True
+        assert k == n or beta.ppf(1 - risk, k + 2, n - k - 1) >= share * (1 - 1e-9)
