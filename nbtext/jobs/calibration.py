@@ -1,6 +1,6 @@
 """Calibrated probabilities (`train --calibration temperature`): temperature scaling, the
 temperature growing with the document's length; and the spam cut-off of a ham-flagged
-budget (`train --max-ham-flagged`), chosen on the same out-of-fold probabilities.
+budget (`train --max-ham-flagged`), chosen on out-of-fold probabilities too.
 
 Naive Bayes counts every token's evidence as independent, so its posteriors are far too
 sure: on the SpamAssassin test split nearly every message gets 1.0000, errors included. And
@@ -154,7 +154,8 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
     under `complete_rate`. Returns False, changing nothing, when it does not reach
     sample_rate (documents forgotten since past the power of two the sample was cut for):
     then T cannot be fitted exactly, and a retraining can. With `budget` (a share of ham
-    flagged), the spam cut-off is chosen too, on the same out-of-fold probabilities."""
+    flagged), the spam cut-off is chosen too, on the out-of-fold probabilities of the whole
+    sample kept."""
     n = model.class_count.sum()
     if complete_rate < sample_rate(n):
         return False
@@ -167,9 +168,12 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
     if not partial:
         token_lists, labels, hashes = model.calibration_sample
         fit = under(sample_rate(n), hashes)
+        # a budget's cut-off is chosen on the whole sample kept (twice the documents, or near): the more
+        # ham out of fold, the less margin its upper bound needs
+        stored = None if budget is None else (feature_rows(model.vocabulary, token_lists), labels, hashes)
         model.calibration = temperature_of(
             model, (feature_rows(model.vocabulary, taken(token_lists, fit)), [labels[i] for i in fit],
-                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget)
+                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget, budget_sample=stored)
         if budget is not None and model.calibration is None:  # (every path that fits T comes here)
             raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
                               "100 documents or more to fit the temperature on)")
@@ -202,36 +206,49 @@ def feature_rows(vocabulary, token_lists):
     return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
-def temperature_of(model, sample, required=True, budget=None):
+def temperature_of(model, sample, required=True, budget=None, budget_sample=None):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "length_floor": m (when
-    above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on `sample` (sample_of's, or a merge's: each
-    document its feature ids), or None when the sample is too small for
-    --calibration auto (with `required`, as --calibration temperature, that is an error).
-    The sample is taken in the order of its hashes (then labels), so that every way of
-    training on the same documents (-j, a cluster, shards merged) fits the same T."""
+    above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on
+    `sample` (sample_of's, or a merge's: each document its feature ids), or None when the
+    sample is too small for --calibration auto (with `required`, as --calibration
+    temperature, that is an error). The sample is taken in the order of its hashes (then
+    labels), so that every way of training on the same documents (-j, a cluster, shards
+    merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff), on the
+    out-of-fold probabilities of `budget_sample` (the same form; by default `sample`)."""
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
         raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
                           f"({', '.join(model.classes)})")
     if budget is not None and spam_class(model.classes) is None:
         raise NbtextError(f"--max-ham-flagged needs to know which class is spam, and neither of "
                           f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH")
-    documents, labels, hashes = sample
-    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
-    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    documents, labels, _ = sample
     with_tokens = [label for document, label in zip(documents, labels) if len(document)]  # (others keep theirs)
     if len(set(with_tokens)) < 2 or len(with_tokens) < (FOLDS if required else AUTO_MINIMUM):
         if not required:
             return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes, with tokens")
-    ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
-    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
-    rows = np.array([model.classes.index(label) for label in labels])
+    jll, rows, lengths = out_of_fold_of(model, sample)
     temperature, exponent, floor = fit_tempering(jll, rows, lengths)
     record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
               **({"length_floor": floor} if floor > 1 else {}), "documents": len(labels)}
     if budget is not None:
+        if budget_sample is not None:
+            jll, rows, lengths = out_of_fold_of(model, budget_sample)
         record.update(spam_cutoff(model.classes, jll, rows, lengths, record, budget))
     return record
+
+
+def out_of_fold_of(model, sample):
+    """(jll, class rows, lengths) of a sample (each document its feature ids, labels, hashes)
+    out of fold (fold: the hash modulo FOLDS), its documents in the order of their hashes
+    (then labels): the same numbers whatever order the sample came in."""
+    documents, labels, hashes = sample
+    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
+    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents])])
+    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
+    return jll, np.array([model.classes.index(label) for label in labels]), lengths
 
 
 def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
