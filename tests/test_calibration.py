@@ -377,3 +377,16 @@ def test_one_documents_temperature_is_the_arrays(lengths, floor, exponent, tempe
                    **({"length_floor": floor} if floor > 1 else {})}
     expected = temperatures(calibration, len(lengths), lengths)
     assert [document_temperature(calibration, n) for n in lengths] == pytest.approx(expected, rel=1e-12)
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.floats(-12.0, 3.0))
+def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale):
+    """The floors are compared on the margins alone (brier_of_margins): the same score."""
+    from nbtext.jobs.calibration import brier_of_margins, brier_of_scaled
+
+    rng = np.random.default_rng(seed)
+    jll = rng.normal(size=(200, 2)) * rng.uniform(1, 300)
+    rows = rng.integers(0, 2, 200)
+    margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
+    assert brier_of_margins(margins, rows, log_scale) == pytest.approx(brier_of_scaled(jll, rows, log_scale),
+                                                                       rel=1e-9, abs=1e-12)

@@ -54,6 +54,11 @@ EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
 # and T < 1, a document of a few tokens came out surer than the raw model, and where such
 # documents are often wrong, as on Enron1, the fit took γ = 0 instead).
 LENGTH_FLOORS = (1, 2, 4, 8, 16, 32, 64)
+# A floor is kept when it lowers the Brier score by more than this share of the no-floor fit's:
+# a third parameter has to pay its way, and below it the floors differ by the screening's noise
+# (on a corpus of a hundred documents, by a few millionths).
+FLOOR_GAIN = 1e-3
+SCREENING = (1e-2, 1e-2)  # the scale's and γ's tolerances of the fits that compare the floors (then one exact fit)
 # --max-ham-flagged B: the spam cut-off keeps the share of ham flagged at most B with
 # confidence 1 − BUDGET_RISK (one-sided Clopper-Pearson over the out-of-fold sample; chosen by
 # cross-validation on training splits, docs/calibration.md)
@@ -360,6 +365,13 @@ def brier_of_scaled(jll, rows, log_scale):
     return float(((z * z).sum(axis=1) / (total * total) - 2.0 * picked / total).mean() + 1.0)
 
 
+def brier_of_margins(margins, rows, log_scale):
+    """brier_of_scaled of two classes from each document's margin, jll of its class minus
+    the other's (a column): the Brier score is 2 (1 − p_y)², 1 − p_y = 1 / (1 + e^(margin · scale))."""
+    wrong = 1.0 / (1.0 + exp(exp(np.reshape(log_scale, -1)) * margins[:, 0]))
+    return float(2.0 * (wrong * wrong).mean())
+
+
 def fit_inverse_temperature(jll, rows):
     """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
     `rows`, within BETA_RANGE (one temperature for all documents)."""
@@ -371,21 +383,26 @@ def fit_inverse_temperature(jll, rows):
 
 def fit_tempering(jll, rows, lengths):
     """(T, γ, m) minimizing the mean Brier score of softmax(jll / (T · max(n, m)^γ)), n =
-    lengths: for each length floor m of LENGTH_FLOORS under which some document falls, T and
-    γ as fit_temperature fits them to max(n, m); the lowest score wins, the smaller m on a
-    tie (a sample without short documents keeps m = 1, no floor)."""
+    lengths: each length floor m of LENGTH_FLOORS under which some document falls is tried
+    with a coarser fit (SCREENING's tolerances); the lowest score wins if it is below m = 1's
+    by more than FLOOR_GAIN of it, else m = 1, no floor (as in a sample without short
+    documents); then T and γ are fitted as fit_temperature fits them to max(n, m)."""
     lengths = np.asarray(lengths, dtype=np.float64)
-    kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
-    best = None  # (loss, T, γ, m)
-    for floor in LENGTH_FLOORS:
-        if floor > 1 and not np.any(lengths[kept] < floor):
-            break  # every document is as long: the same fit as the floor before
-        floored = np.where(lengths > 0, np.maximum(lengths, float(floor)), 0.0)
-        temperature, exponent = fit_temperature(jll, rows, floored)
-        loss = brier_of_scaled(jll[kept], rows[kept], -log(temperature) - exponent * log(floored[kept]))
-        if best is None or loss < best[0]:
-            best = (loss, temperature, exponent, floor)
-    return best[1:]
+    short = lengths[np.isfinite(jll).all(axis=1) & (lengths > 0)]
+    floors = [m for m in LENGTH_FLOORS if m == 1 or np.any(short < m)]  # (past every length, the same fit)
+
+    def floored(m):
+        return np.where(lengths > 0, np.maximum(lengths, float(m)), 0.0)
+
+    if len(floors) > 1:
+        if jll.shape[1] == 2:  # the Brier score of two classes from the margins alone: a third of the work
+            margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
+            scores = [_fit(margins, rows, floored(m), *SCREENING, loss=brier_of_margins)[2] for m in floors]
+        else:
+            scores = [_fit(jll, rows, floored(m), *SCREENING)[2] for m in floors]
+        best = scores.index(min(scores))
+        floors = [floors[best] if scores[best] < (1.0 - FLOOR_GAIN) * scores[0] else 1]
+    return (*fit_temperature(jll, rows, floored(floors[0])), floors[0])
 
 
 def fit_temperature(jll, rows, lengths):
@@ -396,6 +413,13 @@ def fit_temperature(jll, rows, lengths):
     Nested one-dimensional searches: for each γ the best scale, then the best γ. The scale
     is fitted at the mean log-length c, 1/T(x) = exp(a − γ (log n − c)), where it hardly
     moves with γ."""
+    return _fit(jll, rows, lengths, SCALE_TOLERANCE, EXPONENT_TOLERANCE)[:2]
+
+
+def _fit(jll, rows, lengths, scale_tolerance, exponent_tolerance, loss=None):
+    """(T, γ, the mean Brier score there) of fit_temperature, to the tolerances given;
+    `loss` (brier_of_margins) in place of brier_of_scaled."""
+    loss_of = brier_of_scaled if loss is None else loss
     lengths = np.asarray(lengths, dtype=np.float64)
     kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
     jll, rows, log_n = jll[kept], rows[kept], log(lengths[kept])
@@ -403,15 +427,15 @@ def fit_temperature(jll, rows, lengths):
     best = {}  # γ -> (loss, a)
 
     def best_scale(exponent):
-        loss = lambda a: brier_of_scaled(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
-        a, value = minimize_softening(loss, SCALE_TOLERANCE)
+        loss = lambda a: loss_of(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
+        a, value = minimize_softening(loss, scale_tolerance)
         best[exponent] = (value, a)
         return value
 
-    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, EXPONENT_TOLERANCE)
-    a = best[exponent][1]  # Brent's answer is a point it evaluated
+    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, exponent_tolerance)
+    value, a = best[exponent]  # Brent's answer is a point it evaluated
     # 1/T(x) = exp(a − γ (log n − c)) = exp(−log T − γ log n):  T = exp(−a − γ c)
-    return exp(-a - exponent * centre), float(exponent)
+    return exp(-a - exponent * centre), float(exponent), value
 
 
 def minimize_softening(loss, tolerance):
