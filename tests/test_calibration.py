@@ -332,16 +332,18 @@ def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown)
 
 def few_tokens_often_wrong(seed, short_share):
     """Out-of-fold scores as on Enron1's training sample: the margin grows with the length n,
-    and a share of documents of 1 to 7 tokens are wrong a third of the time (what is left of
-    a message whose text was an image or an attachment)."""
+    the evidence per token (margin / n) says how often a long document is right, and a share
+    of documents of 1 to 7 tokens are wrong a third of the time whatever their evidence (what
+    is left of a message whose text was an image or an attachment)."""
     rng = np.random.default_rng(seed)
     m = 3000
     short = rng.random(m) < short_share
     lengths = np.where(short, rng.integers(1, 8, m), np.exp(rng.uniform(np.log(16), np.log(3000), m)).astype(int))
-    right = rng.random(m) < np.where(short, 0.65, 1 / (1 + np.exp(-1.5 * lengths ** 0.3)))
+    per_token = rng.uniform(0.2, 1.0, m)
+    right = rng.random(m) < np.where(short, 0.65, 1 / (1 + np.exp(-8 * per_token)))
     rows = rng.integers(0, 2, m)
     jll = np.zeros((m, 2))
-    jll[np.arange(m), np.where(right, rows, 1 - rows)] = lengths * rng.uniform(0.5, 1.5, m)
+    jll[np.arange(m), np.where(right, rows, 1 - rows)] = lengths * per_token
     return jll, rows, lengths
 
 
@@ -349,10 +351,11 @@ def test_documents_of_a_few_tokens_no_longer_pull_the_length_exponent_to_0():
     """T·n^γ with T < 1 makes a short document surer than the raw model; where short ones are
     often wrong, the fit gave up growing with length (γ = 0, Enron1) and long documents'
     probabilities saturated at 1. The length floor m tempers them as documents of m tokens."""
-    jll, rows, lengths = few_tokens_often_wrong(1, 0.1)
+    jll, rows, lengths = few_tokens_often_wrong(0, 0.1)
     assert fit_temperature(jll, rows, lengths)[1] < 0.05  # the cause, reproduced
     temperature, exponent, floor = fit_tempering(jll, rows, lengths)
-    assert floor >= 8 and exponent > 0.5
+    without_short = fit_temperature(*few_tokens_often_wrong(0, 0.0))
+    assert floor >= 8 and exponent > 0.9 and temperature == pytest.approx(without_short[0], rel=0.1)
     wrong = jll.argmax(axis=1) != rows
 
     def surest_error(calibration):  # the largest log-odds a mistake is given
