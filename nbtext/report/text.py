@@ -315,8 +315,8 @@ def model_summary(summary, model_path, unit):
                      f"no cut-off keeps to {c['max_ham_flagged']:.2%} flagged; what would be {c['positive']} is unsure")
     elif c is not None and c.get("spam_cutoff") is not None:
         lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
-                     f"{c['max_ham_flagged']:.2%} of the other class flagged, out of fold); below it, down to "
-                     "0.5: unsure")
+                     f"{c['max_ham_flagged']:.2%} of the other class flagged, an upper bound from the training "
+                     "data out of fold); below it, down to 0.5: unsure")
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")
