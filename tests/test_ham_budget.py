@@ -227,3 +227,20 @@ def test_the_cutoff_flags_the_most_ham_the_bound_allows_fewer_than_the_share(bud
     p_spam = exp(jll[:, 1] - np.logaddexp(jll[:, 0], jll[:, 1]))
     flagged = int(np.sum(p_spam[:500] >= cut))
     assert flagged == (most_within(500, budget, BUDGET_RISK) or 0) < np.floor(budget * 500)
+
+
+def test_an_update_chooses_the_cutoff_of_one_training(tmp_path, monkeypatch):
+    """The cut-off is chosen on the whole calibration sample kept (here more documents than
+    T is fitted on: a sample of 30 at most), and that sample is the one one training keeps:
+    train A then --update with B writes the file of train A+B, byte for byte."""
+    monkeypatch.setattr(calibration, "SAMPLE", 30)
+    budget = ["--calibration", "temperature", "--max-ham-flagged", "20%"]
+    a = [f"spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}"]
+    b = [f"spam={MAIL / 'test' / 'spam'}", f"ham={MAIL / 'test' / 'ham'}"]
+    assert run("train", *budget, "-o", tmp_path / "whole.model", *a, *b).exit_code == 0
+    whole = (tmp_path / "whole.model").read_bytes()
+    model = nbtext.load(str(tmp_path / "whole.model"))
+    assert len(model.calibration_sample[2]) > model.calibration["documents"] and "spam_cutoff" in model.calibration
+    assert run("train", *budget, "-o", tmp_path / "a.model", *a).exit_code == 0
+    assert run("train", "--update", "-m", tmp_path / "a.model", "-o", tmp_path / "u.model", *b).exit_code == 0
+    assert (tmp_path / "u.model").read_bytes() == whole
