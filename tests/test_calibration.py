@@ -359,7 +359,8 @@ def test_documents_of_a_few_tokens_no_longer_pull_the_length_exponent_to_0():
     wrong = jll.argmax(axis=1) != rows
 
     def surest_error(calibration):  # the largest log-odds a mistake is given
-        return float(np.max(np.abs(jll[wrong, 1] - jll[wrong, 0]) / temperatures(calibration, len(jll), lengths)[wrong]))
+        scale = temperatures(calibration, len(jll), lengths)
+        return float(np.max(np.abs(jll[wrong, 1] - jll[wrong, 0]) / scale[wrong]))
 
     plain = dict(zip(("temperature", "length_exponent"), fit_temperature(jll, rows, lengths)))
     floored = {"temperature": temperature, "length_exponent": exponent, "length_floor": floor}

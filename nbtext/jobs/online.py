@@ -80,7 +80,7 @@ class OnlineMultinomial:
         if unknown and self.unk:
             for i, c in enumerate(self.unk_totals):
                 jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
-        scale = document_temperature(self.calibration, length)  # a model's: P(k | x) = softmax(jll / T(x)), as it scores
+        scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
         e = [math.exp(v - top) for v in tempered]
