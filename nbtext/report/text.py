@@ -315,8 +315,8 @@ def model_summary(summary, model_path, unit):
                      f"no cut-off keeps to {c['max_ham_flagged']:.2%} flagged; what would be {c['positive']} is unsure")
     elif c is not None and c.get("spam_cutoff") is not None:
         lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
-                     f"{c['max_ham_flagged']:.2%} of the other class flagged, out of fold); below it, down to "
-                     "0.5: unsure")
+                     f"{c['max_ham_flagged']:.2%} of the other class flagged, an upper bound from the training "
+                     "data out of fold); below it, down to 0.5: unsure")
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")
@@ -352,6 +352,9 @@ def json_safe(value):
 
 
 def temperature_formula(calibration):
-    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n."""
+    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n, or
+    '3.2 · max(n, 16)^0.84' with a length floor."""
     exponent = calibration.get("length_exponent", 0.0)
-    return f"{calibration['temperature']:.4g}" + (f" · n^{exponent:.2f}" if exponent else "")
+    floor = calibration.get("length_floor", 1)
+    length = f"max(n, {floor})" if floor > 1 else "n"
+    return f"{calibration['temperature']:.4g}" + (f" · {length}^{exponent:.2f}" if exponent else "")
