@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import nbtext
 from nbtext.jobs.calibration import fit_inverse_temperature, fit_temperature, fit_tempering, out_of_fold_jll
-from nbtext.stats.formulas import log_normalize, temperatures
+from nbtext.stats.formulas import temperatures
 from nbtext.stats.tempering import document_temperature
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
