@@ -63,11 +63,12 @@ def starts_mbox(data):
 
 
 def _content_length(line):
-    """The value of a `Content-Length:` header line, or None (not one, or above the limit)."""
-    match = _CONTENT_LENGTH.match(line)
-    if match is None or int(match[1]) > CONTENT_LENGTH_LIMIT:
+    """The value of a `Content-Length:` header line; -1 for one that is no number or above
+    the limit (never honoured), None for another line."""
+    if line[:15].lower() != b"content-length:":
         return None
-    return int(match[1])
+    match = _CONTENT_LENGTH.match(line)
+    return int(match[1]) if match is not None and int(match[1]) <= CONTENT_LENGTH_LIMIT else -1
 
 
 class _Start:
@@ -76,10 +77,10 @@ class _Start:
     over yet); `honoured`: whether that length ends at the next message or the file's end
     (None while unknown)."""
 
-    __slots__ = ("offset", "end", "honoured", "length")
+    __slots__ = ("offset", "end", "honoured")
 
     def __init__(self, offset):
-        self.offset, self.end, self.honoured, self.length = offset, None, None, None
+        self.offset, self.end, self.honoured = offset, None, None
 
     def ends_before(self, start):
         """Whether the envelope line `start` ends this message (or lies in its body)."""
@@ -94,84 +95,89 @@ def messages(pieces, max_bytes):
     lines before one would be a message of their own."""
     current, parts, size = _Start(0), [], 0  # the message being read, its pieces so far and their size
     held = []  # (piece, _Start or None) from an envelope line inside a body a pending Content-Length measures
-    claims, after_blank_at = [], {}  # heap of (body end, n, _Start); {line offset: [_Start]} of ends at an empty line
-    header_of, offset, previous_blank, n = None, 0, True, 0  # header_of: the _Start whose header block is read
-
-    def take(piece):
-        nonlocal size
-        if size <= max_bytes:  # past the limit, the rest of the message is left out
-            parts.append(piece)
-            size += len(piece)
-
-    def release():
-        """Give the held pieces to the messages they belong to, now that `current`'s
-        Content-Length is decided; yields the messages that end among them."""
-        nonlocal current, parts, size, held
-        pending, held = held, []
-        for i, (piece, start) in enumerate(pending):
-            if start is None or not current.ends_before(start):
-                take(piece)
-                continue
-            yield b"".join(parts)
-            current, parts, size = start, [], 0
-            if current.honoured is None and current.end is not None:  # decided later: hold the rest again
-                rest = pending[i + 1:]
-                first = next((j for j, (_, s) in enumerate(rest) if s is not None), len(rest))
-                for later, _ in rest[:first]:
-                    take(later)
-                held = rest[first:]
-                return
-
+    # Bodies' ends to check, a heap of (line offset, n, _Start, whether an empty line ended the body
+    # there and the line at that offset says whether an envelope line follows it)
+    claims, n = [], 0
+    header_of, length = None, None  # the _Start whose header block is being read, and its Content-Length
+    offset, previous_blank = 0, True
     for piece, starts in pieces:
+        if not (previous_blank or claims or held) and header_of is None:  # most lines: a body's, nothing to check
+            previous_blank = starts and piece in _BLANK
+            offset += len(piece)
+            if size <= max_bytes:
+                parts.append(piece)
+                size += len(piece)
+            continue
         start = None
         if starts:
             blank = piece in _BLANK
-            envelope = previous_blank and is_separator(piece)
-            for waiting in after_blank_at.pop(offset, ()):  # a body's end at an empty line: what follows it
-                waiting.honoured = envelope
-            while claims and claims[0][0] <= offset:
-                end, _, claimed = heappop(claims)
-                if end < offset:  # inside a line
-                    claimed.honoured = False
-                elif blank:
-                    after_blank_at.setdefault(offset + len(piece), []).append(claimed)
-                else:
-                    claimed.honoured = envelope
-            if held and current.honoured is not None:
-                yield from release()
-            if envelope:
+            if previous_blank and piece.startswith(b"From ") and is_separator(piece):
                 start = _Start(offset)
-                header_of = start
-            elif header_of is not None:
+            while claims and claims[0][0] <= offset:  # a body's end is here, or was inside a line
+                end, _, claimed, after_blank = heappop(claims)
+                if end < offset:
+                    claimed.honoured = False
+                elif blank and not after_blank:  # an empty line: the next line says
+                    n += 1
+                    heappush(claims, (offset + len(piece), n, claimed, True))
+                else:
+                    claimed.honoured = start is not None
+            if held and current.honoured is not None:
+                current, parts, size, held = yield from _release(held, current, parts, size, max_bytes)
+            if header_of is not None:  # (no envelope line can start inside a header block)
                 if blank:  # the header block's end: the body starts after this line
-                    if header_of.length is not None:
-                        header_of.end = offset + len(piece) + header_of.length
+                    if length is not None and length >= 0:
+                        header_of.end = offset + len(piece) + length
                         n += 1
-                        heappush(claims, (header_of.end, n, header_of))
+                        heappush(claims, (header_of.end, n, header_of, False))
                     header_of = None
-                elif header_of.length is None and piece[:1] in b"Cc":
-                    header_of.length = _content_length(piece)
+                elif length is None and piece[0] in b"Cc":
+                    length = _content_length(piece)
             previous_blank = blank
         else:
             previous_blank = False  # a line longer than one piece is not empty
         offset += len(piece)
-        if held:
-            held.append((piece, start))
-        elif start is None:
-            take(piece)
-        elif current.end is not None and current.honoured is None:
-            held.append((piece, start))  # in a body a Content-Length measures: is it one?
+        if start is None:
+            if held:
+                held.append((piece, None))
+            elif size <= max_bytes:  # (take, inline: most lines come here)
+                parts.append(piece)
+                size += len(piece)
+            continue
+        header_of, length = start, None
+        if held or (current.end is not None and current.honoured is None):
+            held.append((piece, start))  # in a body a Content-Length measures: is it one? (decided at its end)
         elif current.ends_before(start):
             if start.offset > 0:
                 yield b"".join(parts)
             current, parts, size = start, [], 0
-        else:
-            take(piece)
-    # the end: a body that ends here (or at an empty last line) ends where it says
-    for end, _, claimed in claims:
+        elif size <= max_bytes:
+            parts.append(piece)
+            size += len(piece)
+    for end, _, claimed, _ in claims:  # the end: a body that ends here (or at an empty last line) ends where it says
         claimed.honoured = end == offset
-    for line_offset, waiting in after_blank_at.items():
-        for claimed in waiting:
-            claimed.honoured = line_offset == offset
-    yield from release()  # (every length is decided now: nothing is held again)
-    yield b"".join(parts)
+    current, parts, size, held = yield from _release(held, current, parts, size, max_bytes)
+    yield b"".join(parts)  # (every length was decided: nothing is held again)
+
+
+def _release(held, current, parts, size, max_bytes):
+    """Give the `held` (piece, _Start or None) to the messages they belong to, now that the
+    Content-Length of `current` (whose `parts` so far hold `size` bytes) is decided: yields
+    the messages that end among them, and returns (current, parts, size, held) after them,
+    holding again from an envelope line inside a body whose length is still undecided."""
+    for i, (piece, start) in enumerate(held):
+        if start is not None and current.ends_before(start):
+            yield b"".join(parts)
+            current, parts, size = start, [], 0
+            if current.end is not None and current.honoured is None:  # decided later: hold the rest again
+                rest = held[i + 1:]
+                first = next((j for j, (_, later) in enumerate(rest) if later is not None), len(rest))
+                for piece_before, _ in rest[:first]:
+                    if size <= max_bytes:
+                        parts.append(piece_before)
+                        size += len(piece_before)
+                return current, parts, size, rest[first:]
+        elif size <= max_bytes:  # past the limit, the rest of the message is left out
+            parts.append(piece)
+            size += len(piece)
+    return current, parts, size, []
