@@ -255,3 +255,34 @@ def test_a_content_length_is_honoured_only_where_the_next_message_starts():
     long_body = b"a\n\n" + envelope + b"b" * CONTENT_LENGTH_LIMIT + b"\n"
     data = envelope + b"Content-Length: %d\n\n" % len(long_body) + long_body
     assert len(list(messages(iter((line, True) for line in io.BytesIO(data)), 100))) == 2  # over the limit
+
+
+def _cpu_seconds(data):
+    import time
+
+    started = time.process_time()  # this process' CPU time: other work on the machine does not count
+    for _ in messages(iter((line, True) for line in io.BytesIO(data)), 10**7):
+        pass
+    return time.process_time() - started
+
+
+@pytest.mark.parametrize("shape", ["lengths past a line's start", "lengths past the end", "envelopes in bodies"])
+def test_reading_an_mbox_is_linear(shape):
+    """Content-Lengths each reaching half the file's length ahead (every message's length
+    undecided while the next ones are read, each decided in turn), or past its end, or
+    bodies of envelope lines: 400 KB takes about 4 times as long as 100 KB, not 16 (the
+    held lines were copied again at each decision)."""
+    envelope = b"From a@example.com Mon Jun 24 17:54:30 2002\n"
+
+    def mbox(size):
+        length = {"lengths past a line's start": size // 2 + 7, "lengths past the end": 10 * size,
+                  "envelopes in bodies": 10**6}[shape]
+        one = envelope + b"Content-Length: %d\n\nhi\n\n" % length + (envelope if shape == "envelopes in bodies" else b"")
+        return one * (size // len(one))
+
+    small, large = mbox(100_000), mbox(400_000)
+    _cpu_seconds(small)
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):  # (as tests/test_hostile.py: quadratic gives 16)
+        ratios.append(min(_cpu_seconds(large) for _ in range(3)) / max(min(_cpu_seconds(small) for _ in range(3)), 1e-4))
+    assert min(ratios) < 8, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"

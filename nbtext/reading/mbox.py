@@ -32,6 +32,7 @@ read, up to `max_bytes`.
 """
 
 import re
+from collections import deque
 from heapq import heappop, heappush
 
 ENVELOPE_SPAN = 1024  # an envelope line's date is looked for in its first this many bytes
@@ -94,7 +95,7 @@ def messages(pieces, max_bytes):
     nbtext.reading.documents.structural_lines. The first line should be an envelope line;
     lines before one would be a message of their own."""
     current, parts, size = _Start(0), [], 0  # the message being read, its pieces so far and their size
-    held = []  # (piece, _Start or None) from an envelope line inside a body a pending Content-Length measures
+    held = deque()  # (piece, _Start or None) from an envelope line inside a body a pending Content-Length measures
     # Bodies' ends to check, a heap of (line offset, n, _Start, whether an empty line ended the body
     # there and the line at that offset says whether an envelope line follows it)
     claims, n = [], 0
@@ -123,7 +124,7 @@ def messages(pieces, max_bytes):
                 else:
                     claimed.honoured = start is not None
             if held and current.honoured is not None:
-                current, parts, size, held = yield from _release(held, current, parts, size, max_bytes)
+                current, parts, size = yield from _release(held, current, parts, size, max_bytes)
             if header_of is not None:  # (no envelope line can start inside a header block)
                 if blank:  # the header block's end: the body starts after this line
                     if length is not None and length >= 0:
@@ -156,28 +157,24 @@ def messages(pieces, max_bytes):
             size += len(piece)
     for end, _, claimed, _ in claims:  # the end: a body that ends here (or at an empty last line) ends where it says
         claimed.honoured = end == offset
-    current, parts, size, held = yield from _release(held, current, parts, size, max_bytes)
+    current, parts, size = yield from _release(held, current, parts, size, max_bytes)
     yield b"".join(parts)  # (every length was decided: nothing is held again)
 
 
 def _release(held, current, parts, size, max_bytes):
-    """Give the `held` (piece, _Start or None) to the messages they belong to, now that the
-    Content-Length of `current` (whose `parts` so far hold `size` bytes) is decided: yields
-    the messages that end among them, and returns (current, parts, size, held) after them,
-    holding again from an envelope line inside a body whose length is still undecided."""
-    for i, (piece, start) in enumerate(held):
+    """Give the `held` pieces (a deque of (piece, _Start or None), emptied from the left) to
+    the messages they belong to, now that the Content-Length of `current` (whose `parts` so
+    far hold `size` bytes) is decided: yields the messages that end among them, and returns
+    (current, parts, size) after them. It stops at an envelope line inside a body whose
+    length is still undecided, leaving the rest held: each piece leaves the deque once."""
+    while held:
+        if held[0][1] is not None and current.end is not None and current.honoured is None:
+            break  # decided later, at that body's end
+        piece, start = held.popleft()
         if start is not None and current.ends_before(start):
             yield b"".join(parts)
             current, parts, size = start, [], 0
-            if current.end is not None and current.honoured is None:  # decided later: hold the rest again
-                rest = held[i + 1:]
-                first = next((j for j, (_, later) in enumerate(rest) if later is not None), len(rest))
-                for piece_before, _ in rest[:first]:
-                    if size <= max_bytes:
-                        parts.append(piece_before)
-                        size += len(piece_before)
-                return current, parts, size, rest[first:]
         elif size <= max_bytes:  # past the limit, the rest of the message is left out
             parts.append(piece)
             size += len(piece)
-    return current, parts, size, []
+    return current, parts, size
