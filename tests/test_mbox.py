@@ -286,3 +286,14 @@ def test_reading_an_mbox_is_linear(shape):
     while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):  # (as tests/test_hostile.py: quadratic gives 16)
         ratios.append(min(_cpu_seconds(large) for _ in range(3)) / max(min(_cpu_seconds(small) for _ in range(3)), 1e-4))
     assert min(ratios) < 8, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"
+
+
+def test_a_length_ending_exactly_at_a_later_envelope_is_taken_as_right():
+    """The one case docs/mail.md owns up to: a Content-Length that ends exactly at the
+    envelope line of the message after next reads the two as one, as mutt and Dovecot do."""
+    envelope = b"From a@example.com Mon Jun 24 17:54:30 2002\n"
+    spanned = b"a\n\n" + envelope + b"Subject: 2\n\nb\n"
+    data = (envelope + b"Subject: 1\nContent-Length: %d\n\n" % len(spanned) + spanned + b"\n" + envelope
+            + b"Subject: 3\n\nc\n")
+    assert [bytes(m) for m in messages(iter((line, True) for line in io.BytesIO(data)), 10**7)] == [
+        b"Subject: 1\nContent-Length: %d\n\n" % len(spanned) + spanned + b"\n", b"Subject: 3\n\nc\n"]

@@ -16,14 +16,16 @@ As mutt and Dovecot read an mbox, a `From ` line without a date is body text, at
 start of a file too ("From tomorrow on..." is a note, not an mbox); mboxo and mboxrd
 writers quote a body's `From ` lines (`>From `), so what is left unquoted is rare.
 
-mboxcl2 (Solaris, old Dovecot, mutt's `mbox_type`) quotes nothing and gives each body's
-length in a `Content-Length:` header instead. The first such header of a message's header
-block is honoured when its value (at most CONTENT_LENGTH_LIMIT) ends the body exactly where
-the next message or the file starts: at the end of the file, at an envelope line, or at
-an empty line followed by an envelope line or the end. Then the `From ` lines in that body
-start nothing. Any other Content-Length (wrong, absurd, pointing into a line) is ignored,
-and the messages are those the rule above finds: a wrong header never merges or loses a
-message that the envelope lines would give.
+mboxcl2 quotes nothing and gives each body's length in a `Content-Length:` header
+instead. The first such header of a message's header block is honoured when its value (at
+most CONTENT_LENGTH_LIMIT) ends the body, counted from the empty line that ends the header
+block, exactly where the next message or the file starts: at the end of the file, at an
+envelope line, or at an empty line followed by an envelope line or the end (as mutt and
+Dovecot check it). Then the `From ` lines in that body start nothing. Any other
+Content-Length (too short, too long, pointing into a line, absurd) is ignored, and the
+messages are those the rule above finds: a wrong header changes nothing, unless it ends
+exactly at a later message's envelope line, and is then taken as right, as mutt and
+Dovecot take it.
 
 `messages` reads a stream once, line by line, in time linear in its length. To honour a
 Content-Length it holds the lines from the first envelope line inside the body it measures
@@ -35,7 +37,7 @@ import re
 from collections import deque
 from heapq import heappop, heappush
 
-ENVELOPE_SPAN = 1024  # an envelope line's date is looked for in its first this many bytes
+ENVELOPE_SPAN = 1024  # an envelope line's date is looked for in its first this many bytes (documents.MBOX_SNIFF: more)
 CONTENT_LENGTH_LIMIT = 1 << 26  # a Content-Length above this is not honoured (the bytes held to check it)
 
 _MONTH = rb"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
