@@ -394,12 +394,12 @@ _MBOX_LINES = st.one_of(st.sampled_from([
 def _reference_mbox(data):
     """(name, data) of each message of an mbox held whole, split by the rule mbox_messages
     states, line by line: a `From ` line that reads like an envelope, after a blank line."""
-    from nbtext.reading.mail import is_envelope_line
+    from nbtext.reading.mbox import is_separator
 
     *whole, rest = data.split(b"\n")
     messages, current, after_blank = [], None, True
     for line in [line + b"\n" for line in whole] + ([rest] if rest else []):
-        if current is None or (after_blank and line.startswith(b"From ") and is_envelope_line(line)):
+        if current is None or is_separator(line, after_blank):
             if current is not None:
                 messages.append(b"".join(current))
             current = []

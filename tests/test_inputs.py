@@ -412,7 +412,7 @@ def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):
     import mailbox
 
     from conftest import real_corpus
-    from nbtext.reading.mail import is_envelope_line
+    from nbtext.reading.mbox import is_separator
     from nbtext.reading.sources import documents
 
     files = sorted(p for p in real_corpus("spamassassin").rglob("*") if p.is_file() and not p.name.startswith("."))
@@ -424,7 +424,7 @@ def test_every_spamassassin_message_written_as_one_mbox_is_read_back(tmp_path):
     read = list(documents(str(tmp_path / "all.mbox")))
     assert len(read) == len(files) == 6047
     for doc in read:  # no message holds its neighbour: mailbox quotes a body's "From " lines as ">From "
-        assert not any(is_envelope_line(part.split(b"\n", 1)[0]) for part in doc.data.split(b"\n\n")[1:]), doc.name
+        assert not any(is_separator(part.split(b"\n", 1)[0]) for part in doc.data.split(b"\n\n")[1:]), doc.name
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")

@@ -108,7 +108,8 @@ def test_a_20_megabyte_message():
 
 
 def test_detection():
-    assert looks_like_mail(b"From someone  Mon Jun 24\nSubject: x\n\nbody")
+    assert looks_like_mail(b"From someone  Mon Jun 24 17:54:30 2002\nSubject: x\n\nbody")
+    assert not looks_like_mail(b"From the desk of:\nJohn: hello\n\nbody")  # no date: no envelope (nbtext.reading.mbox)
     assert looks_like_mail(b"From: a@b.c\nSubject: x\n\nbody")
     assert looks_like_mail(b"Subject: x\n\nbody")
     assert not looks_like_mail(b"Note: buy milk\nand bread")

@@ -555,11 +555,12 @@ def test_stdin_leaves_out_the_envelope_as_a_file_does_even_with_nothing_after_it
     stayed in the document read from stdin, and was left out of the same bytes read as a file."""
     import io
 
-    from nbtext.reading.documents import file_documents, stream_document
+    from nbtext.reading.documents import file_documents, opened_documents
 
     for data in (b"From a@b Mon Jun 24 17:54:30 2002", b"From a@b Mon Jun 24 17:54:30 2002\nSubject: x\n\nhi\n"):
         (tmp_path / "m").write_bytes(data)
-        assert [stream_document(io.BytesIO(data), 10**6)] == [doc.data for doc in file_documents(str(tmp_path / "m"))]
+        assert [doc.data for doc in opened_documents(io.BytesIO(data), "-")] == [
+            doc.data for doc in file_documents(str(tmp_path / "m"))]
 
 
 def test_records_that_read_like_envelope_lines_are_not_one_message(tmp_path):

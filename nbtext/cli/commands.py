@@ -15,7 +15,7 @@ import click
 from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
                             progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
-from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.cli.oneshot import changed_model, filter_stdin, is_label_status, load_model, predict_stdin
 from nbtext.cli.options import (
     PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
     max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
@@ -143,7 +143,8 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone (a full
-    line with --proba, -k, --explain or --format json). Empty stdin is the empty document. --table FILE classifies the rows of a
+    line with --proba, -k, --explain or --format json); an mbox on stdin is its messages,
+    named -:1, -:2, ... as a file's. Empty stdin is the empty document. --table FILE classifies the rows of a
     table (the --text-col column; a categorical model's own columns, found by name) and
     prints one label per row.
     Otherwise one line per document, in input order (folders recursively, sorted):
@@ -170,8 +171,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     with user_errors():
         from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
         if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
-            write_line(OneMessageModel(model_path, alpha).decide(stdin_document(max_bytes), unsure_below)[0])
-            return 0
+            return predict_stdin(model_path, alpha, unsure_below, max_bytes)
         model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
                              files_from, fasttext_input, max_bytes)

@@ -181,11 +181,29 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
     return skipped.summary(sum(stats.values()))  # known ones too: read and recognised
 
 
-def stdin_document(max_bytes=DEFAULT_MAX_BYTES):
-    """The document on stdin, up to `max_bytes` (--max-bytes; the rest is left unread)."""
-    from nbtext.reading.documents import stdin_bytes, stream_document
+def stdin_documents(max_bytes=DEFAULT_MAX_BYTES):
+    """The documents on stdin, as every reader reads a file (its one document, or an
+    mbox's messages), each up to `max_bytes` (--max-bytes; the rest is left unread)."""
+    from nbtext.reading.documents import opened_documents, stdin_bytes
 
-    return stream_document(stdin_bytes(), max_bytes)
+    return opened_documents(stdin_bytes(), "-", max_bytes=max_bytes)
+
+
+def predict_stdin(model_path, alpha=None, unsure_below=None, max_bytes=DEFAULT_MAX_BYTES):
+    """`predict` of stdin, labels only: the label alone of its one document, or for an mbox
+    of several messages a line each, name<TAB>label<TAB>probability, as for a file."""
+    from nbtext.report.output import tsv_field
+
+    model = OneMessageModel(model_path, alpha)
+    documents = stdin_documents(max_bytes)
+    first, second = next(documents), next(documents, None)
+    if second is None:
+        write_line(model.decide(first.data, unsure_below)[0])
+        return 0
+    for document in (first, second, *documents):
+        label, p = model.decide(document.data, unsure_below)
+        write_line(f"{tsv_field(document.name)}\t{label}\t{p:.4f}")
+    return 0
 
 
 def predict_file(model_path, path):
@@ -226,16 +244,17 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
         if is_label not in model.classes:
             raise NbtextError(f"--is {is_label!r} is not a class of the model ({', '.join(model.classes)})")
         if path is None or path == "-":
-            document = stdin_document(max_bytes)
+            documents = list(islice(stdin_documents(max_bytes), 2))
         else:
             from nbtext.reading.documents import file_documents
 
             documents = list(islice(file_documents(path, max_bytes=max_bytes), 2))
-            if len(documents) > 1:
-                raise NbtextError(f"--is classifies one message, and {path} holds several (an mbox)")
-            if documents[0].error is not None:
-                raise NbtextError(f"cannot read {path} ({documents[0].error})")
-            document = documents[0].data
+        if len(documents) > 1:
+            raise NbtextError(f"--is classifies one message, and {'stdin' if path in (None, '-') else path} holds "
+                              "several (an mbox)")
+        if documents[0].error is not None:
+            raise NbtextError(f"cannot read {path} ({documents[0].error})")
+        document = documents[0].data
         label, p = model.decide(document, unsure_below)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
@@ -491,8 +510,7 @@ def fast(argv):
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
         if options["paths"]:
             return predict_file(options["model"], options["paths"][0])
-        write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
-        return 0
+        return predict_stdin(options["model"])
     except NbtextError as e:  # (a reader gone is nbtext.cli.entry's to handle, for every command)
         print(f"Error: {e}", file=sys.stderr)
         return 1

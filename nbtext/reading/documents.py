@@ -64,18 +64,6 @@ def read_cut(f, max_bytes, head=b""):
     return cut(head + read_at_most(f, max(max_bytes + 1 - len(head), 0)), max_bytes)
 
 
-def stream_document(f, max_bytes):
-    """The one document of a stream (stdin), up to `max_bytes`: without a leading mbox
-    envelope line, as a file of one message is read (file_documents), so that its bytes,
-    its tokens and its journal key are the file's."""
-    head = f.read(MBOX_SNIFF)
-    if head.startswith(b"From "):  # (the mail module is imported only then: one message's start-up)
-        from nbtext.reading.mail import strip_envelope
-
-        head = strip_envelope(head)
-    return read_cut(f, max_bytes, head)
-
-
 def structural_lines(f, max_bytes, head=b""):
     """(piece, whether it starts a line) for the lines of a binary file whose lines give
     structure (mbox envelopes, fastText labels): `head` (bytes already read) first, then
@@ -165,20 +153,30 @@ def read_at_most(f, limit):
 
 # --- one file: one document, or the messages of an mbox file -------------------------------
 def file_documents(path, label=None, opener=None, max_bytes=DEFAULT_MAX_BYTES):
-    """The one document of a file, or every message of an mbox file. The file is opened
-    and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing to the sniffing.
-    `opener(path)` opens it for binary reading (default: open; fsspec.open for URLs)."""
-    from nbtext.reading.mail import starts_mbox
-
+    """The one document of a file, or every message of an mbox file (opened_documents).
+    The file is opened and read once, so a pipe (`<(cat ...)`, /dev/fd/N) loses nothing
+    to the sniffing. `opener(path)` opens it for binary reading (default: open;
+    fsspec.open for URLs)."""
     try:
         with (opener or _open_binary)(path) as f:
-            head = f.read(MBOX_SNIFF)
-            if starts_mbox(head):
-                yield from mbox_messages(f, path, label, head, max_bytes)
-                return
-            yield Document(path, read_cut(f, max_bytes, head), label)
+            yield from opened_documents(f, path, label, max_bytes)
     except OSError as e:
         yield Document(path, None, label, error=e.strerror or str(e))
+
+
+def opened_documents(f, name, label=None, max_bytes=DEFAULT_MAX_BYTES):
+    """The documents of a binary file open for reading (a file, stdin), named `name`:
+    each message of an mbox (nbtext.reading.mbox's rule: it starts with an envelope line),
+    or else its one document. Every way in reads an mbox here, so a file, a folder's file,
+    stdin, a --files-from list and a cluster's worker find the same messages."""
+    head = f.read(MBOX_SNIFF)
+    if head.startswith(b"From "):  # (the mbox module is imported only then: one message's start-up)
+        from nbtext.reading.mbox import starts_mbox
+
+        if starts_mbox(head):
+            yield from mbox_messages(f, name, label, head, max_bytes)
+            return
+    yield Document(name, read_cut(f, max_bytes, head), label)
 
 
 def _open_binary(path):
@@ -186,29 +184,18 @@ def _open_binary(path):
 
 
 def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
-    """Each message of an mbox file (`f` open, `head` its first bytes already read),
-    without its `From ` envelope line, named PATH:N; a file of one message is named PATH,
-    as any file holding one document is.
+    """Each message of an mbox file (`f` open, `head` its first bytes already read), found
+    by nbtext.reading.mbox.messages, without its envelope line, named PATH:N; a file of one
+    message is named PATH, as any file holding one document is."""
+    from nbtext.reading.mbox import messages
 
-    A `From ` line starts a message only after a blank line (or at the start) and when it
-    reads like an envelope (`From sender Mon Jun 24 17:54:30 2002`), as mboxrd and mboxcl
-    readers check: an unescaped "From here on..." in a body stays in its message."""
-    from nbtext.reading.mail import is_envelope_line
-
-    n, message, size, after_blank = 0, None, 0, True
-    for line, starts in structural_lines(f, max_bytes, head):
-        # the first line starts the first message: it is what made the file an mbox
-        if message is None or (starts and after_blank and line.startswith(b"From ") and is_envelope_line(line)):
-            if message is not None:  # there is a next message: names are numbered
-                yield Document(f"{path}:{n}", cut(b"".join(message), max_bytes), label)
-            n, message, size = n + 1, [], 0
-        elif size <= max_bytes:  # past the limit, the rest of the message is left out
-            message.append(line)
-            size += len(line)
-        after_blank = starts and line in (b"\n", b"\r\n")
-    if message is not None:
-        name = f"{path}:{n}" if n > 1 else path
-        yield Document(name, cut(b"".join(message), max_bytes), label)
+    n, previous = 0, None
+    for message in messages(structural_lines(f, max_bytes, head), max_bytes):
+        if previous is not None:  # there is a next message: names are numbered
+            yield Document(f"{path}:{n}", cut(previous, max_bytes), label)
+        n, previous = n + 1, message
+    if previous is not None:
+        yield Document(f"{path}:{n}" if n > 1 else path, cut(previous, max_bytes), label)
 
 
 def read_file(path, label=None, max_bytes=DEFAULT_MAX_BYTES):

@@ -22,6 +22,7 @@ import re
 from functools import lru_cache
 
 from nbtext.labels import without_controls
+from nbtext.reading.mbox import starts_mbox
 
 MAX_DEPTH = 20  # nested multiparts deeper than this are read as plain text
 
@@ -47,29 +48,10 @@ MAIL_HEADERS = frozenset(
 )
 
 
-_ENVELOPE_DATE = re.compile(rb" (?:[A-Z][a-z]{2} +){1,2}\d{1,2} +\d{1,2}:\d{2}")  # ... Mon Jun 24 17:54
-
-
-def is_envelope_line(line):
-    """An mbox envelope line: `From SENDER DATE`, as `From sender@example.com  Mon Jun 24
-    17:54:30 2002`. The sender may be `-` or hold spaces (`From a@[1086695621] [ufa]  Sun
-    Aug  5 09:51:15 2001`, as real spam has); the weekday may be missing."""
-    return line.startswith(b"From ") and line[5:6].strip() != b"" and _ENVELOPE_DATE.search(line, 6) is not None
-
-
-def starts_mbox(data):
-    """True for bytes that start with an mbox envelope line: `From ` and a header line after
-    it, or `From SENDER DATE` whatever follows (a first message without headers); "From
-    tomorrow onwards..." is text."""
-    lines = data[:2048].split(b"\n", 2)
-    return lines[0].startswith(b"From ") and (
-        (len(lines) > 1 and bool(_HEADER_LINE.match(lines[1]))) or is_envelope_line(lines[0]))
-
-
 def looks_like_mail(data):
-    """True for bytes that start like a message: an mbox `From ` line, or header lines.
+    """True for bytes that start like a message: an mbox envelope line (the rule of
+    nbtext.reading.mbox: `From SENDER DATE`), or header lines.
 
-    An mbox envelope line counts only when a header line follows it.
     Header lines: the first line is `Name: value`; the second is another header line, a
     continuation, or the blank line that ends the header block (with a body after it);
     and one of the block's first header names is a mail or news header (MAIL_HEADERS).
@@ -90,8 +72,9 @@ def looks_like_mail(data):
 
 
 def strip_envelope(data):
-    """The message without a leading mbox `From ` line (it is not a header)."""
-    if data.startswith(b"From ") and starts_mbox(data):
+    """The message without a leading mbox envelope line (it is not a header): the line an
+    mbox reader leaves out, by the same rule (nbtext.reading.mbox)."""
+    if starts_mbox(data):
         end = data.find(b"\n")
         return b"" if end < 0 else data[end + 1 :]
     return data

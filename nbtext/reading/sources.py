@@ -2,12 +2,13 @@
 
 `documents(path)` is the one dispatcher for PATH arguments (train, predict and eval):
 
-    -            stdin: one document; with --lines one per line, with -0 one per
-                 NUL-separated record, named -:1, -:2, ...
+    -            stdin: one document, or an mbox's messages (-:1, -:2, ...); with --lines
+                 one per line, with -0 one per NUL-separated record, named -:1, -:2, ...
     Maildir      a folder with cur/ and new/: every message in cur/ and new/, sorted
     folder       every file below it, recursively, in sorted order; hidden files and
                  folders (names starting with '.') are skipped; one document per file
-    mbox file    a file starting with "From ": each message, named PATH:1, PATH:2, ...
+    mbox file    a file starting with an envelope line (`From SENDER DATE`, the rule of
+                 nbtext.reading.mbox): each message, named PATH:1, PATH:2, ...
     other file   one document (with --lines / -0: one per line / record, PATH:N)
 
 Documents are yielded lazily, so memory stays bounded however many there are. A file that
@@ -21,8 +22,8 @@ from io import TextIOWrapper
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
-from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, stdin_bytes,
-                                     stream_document, structural_lines)
+from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, opened_documents,
+                                     stdin_bytes, structural_lines)
 
 
 def is_maildir(path):
@@ -30,8 +31,8 @@ def is_maildir(path):
 
 
 def is_mbox(path):
-    """A file that starts with an mbox envelope line followed by a header line."""
-    from nbtext.reading.mail import starts_mbox
+    """A file that starts with an mbox envelope line (nbtext.reading.mbox's rule)."""
+    from nbtext.reading.mbox import starts_mbox
 
     try:
         with open(path, "rb") as f:
@@ -51,7 +52,7 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
     if path == "-":
         stdin = stdin if stdin is not None else stdin_bytes()
         if separator is None:
-            yield Document("-", stream_document(stdin, max_bytes), label)
+            yield from opened_documents(stdin, "-", label, max_bytes)
         else:
             n = 0  # records, not the pauses between them
             for record in stream_records(stdin, separator, max_bytes=max_bytes):
