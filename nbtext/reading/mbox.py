@@ -35,29 +35,37 @@ read, up to `max_bytes`.
 
 import re
 from collections import deque
-from heapq import heappop, heappush
+from functools import lru_cache
 
 ENVELOPE_SPAN = 1024  # an envelope line's date is looked for in its first this many bytes (documents.MBOX_SNIFF: more)
 CONTENT_LENGTH_LIMIT = 1 << 26  # a Content-Length above this is not honoured (the bytes held to check it)
 
 _MONTH = rb"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-# Each branch is of bounded length and starts at a space or comma: a search costs the
-# line's length once.
-_ENVELOPE_DATE = re.compile(
-    rb"[ ,](?:" + _MONTH + rb" {1,2}\d{1,2}"  # asctime: Jun 24 (after the weekday)
-    rb"|\d{1,2} " + _MONTH + rb" \d{2,4}"  # RFC 2822: 24 Jun 2002
-    rb"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}"  # numeric
-    rb")[ T]{1,2}\d{1,2}:\d{2}(?!\d)",
-    re.IGNORECASE,
-)
+
+
+@lru_cache(maxsize=None)
+def _envelope_date():
+    """The date of an envelope line: compiled at its first use, not at import (a message that
+    starts with no `From ` line, as filter's and predict's one message mostly do, never needs it).
+    Each branch is of bounded length and starts at a space or comma: a search costs the
+    line's length once."""
+    return re.compile(
+        rb"[ ,](?:" + _MONTH + rb" {1,2}\d{1,2}"  # asctime: Jun 24 (after the weekday)
+        rb"|\d{1,2} " + _MONTH + rb" \d{2,4}"  # RFC 2822: 24 Jun 2002
+        rb"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}"  # numeric
+        rb")[ T]{1,2}\d{1,2}:\d{2}(?!\d)",
+        re.IGNORECASE,
+    )
+
+
 _BLANK = (b"\n", b"\r\n")
-_CONTENT_LENGTH = re.compile(rb"content-length:[ \t]*(\d{1,12})[ \t]*\r?\n?\Z", re.IGNORECASE)
+_CONTENT_LENGTH_VALUE = re.compile(rb"[ \t]*(\d{1,12})[ \t]*\r?\n?\Z")  # after `Content-Length:`, in any case
 
 
 def is_separator(line, after_blank=True):
     """Whether `line` (its first bytes will do) is an envelope line that starts a message,
     the line before it being empty or none (`after_blank`): the rule of the module docstring."""
-    return after_blank and line.startswith(b"From ") and _ENVELOPE_DATE.search(line, 4, ENVELOPE_SPAN) is not None
+    return after_blank and line.startswith(b"From ") and _envelope_date().search(line, 4, ENVELOPE_SPAN) is not None
 
 
 def starts_mbox(data):
@@ -70,7 +78,7 @@ def _content_length(line):
     the limit (never honoured), None for another line."""
     if line[:15].lower() != b"content-length:":
         return None
-    match = _CONTENT_LENGTH.match(line)
+    match = _CONTENT_LENGTH_VALUE.match(line, 15)
     return int(match[1]) if match is not None and int(match[1]) <= CONTENT_LENGTH_LIMIT else -1
 
 
@@ -96,6 +104,8 @@ def messages(pieces, max_bytes):
     more, for the caller to cut), from the (piece, whether it starts a line) of
     nbtext.reading.documents.structural_lines. The first line should be an envelope line;
     lines before one would be a message of their own."""
+    from heapq import heappop, heappush  # (here: a message read alone never needs it)
+
     current, parts, size = _Start(0), [], 0  # the message being read, its pieces so far and their size
     held = deque()  # (piece, _Start or None) from an envelope line inside a body a pending Content-Length measures
     # Bodies' ends to check, a heap of (line offset, n, _Start, whether an empty line ended the body
