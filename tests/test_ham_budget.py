@@ -141,9 +141,9 @@ def test_eval_does_not_take_a_budget(args, message, demo_model):
     assert result.exit_code == 2 and message in result.stderr  # a usage error
 
 
-@pytest.mark.filterwarnings("default::UserWarning")  # the new class's warning, as the command line prints it
 def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path):
-    result = run("train", "--update", "-m", budget_model, "-o", tmp_path / "u.model", f"other={MAIL / 'test' / 'ham'}")
+    result = run("train", "--update", "--new-classes", "-m", budget_model, "-o", tmp_path / "u.model",
+                 f"other={MAIL / 'test' / 'ham'}")
     assert result.exit_code == 1 and "is for two classes" in result.stderr and result.stderr.count("Error") == 1
 
 

@@ -15,7 +15,8 @@ import click
 from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
                             progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
-from nbtext.cli.oneshot import OneMessageModel, changed_model, filter_stdin, is_label_status, load_model, stdin_document
+from nbtext.cli.oneshot import (OneMessageModel, changed_model, filter_stdin, is_label_status, load_model,
+                                nothing_to_update, stdin_document)
 from nbtext.cli.options import (
     PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
     max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
@@ -53,6 +54,9 @@ def cli():
               help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
 @click.option("--update", is_flag=True,
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
+@click.option("--new-classes", is_flag=True,
+              help="--update: let a label the model does not have become a new class (without it, such a "
+                   "label is an error and nothing is written).")
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -60,7 +64,7 @@ def cli():
 @scheduler_option
 @quiet_option
 @grouped
-def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, settings):
+def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet, inputs, settings):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -74,6 +78,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
       nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
+      nbtext train --update --new-classes -m mail.model eggs=recipes/   # a third class
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
       nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
@@ -81,7 +86,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus
     from nbtext.modelfile.container import check_writable
-    from nbtext.reading.sources import labelled_input, nothing_to_learn
+    from nbtext.reading.sources import labelled_input
     from nbtext.report.text import train_summary
 
     with user_errors():
@@ -104,11 +109,10 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
             batched = lambda documents: in_batches(with_progress(  # noqa: E731
                 documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:  # (its train settings were refused where the options are grouped)
-                if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
-                    if not quiet:
-                        click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
+                if nothing_to_update(model_path, inputs["class_dirs"], quiet):  # learn-on-error folders: often empty
                     return 0
-                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet)
+                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet,
+                                             new_classes=new_classes)
                 if model is None:  # learned through the model's pending log
                     return stats
             else:
@@ -302,18 +306,23 @@ def forget(model_path, paths, max_bytes, quiet):
 @cli.command()
 @click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
 @click.option("-o", "--output", type=PATH, default=None, help="File to write [default: $NBTEXT_MODEL or nbtext.model].")
-def merge(models, output):
+@click.option("--new-classes", is_flag=True,
+              help="When -o is one of the MODELs: let the others add classes it does not have.")
+def merge(models, output, new_classes):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
     into one: the same file, byte for byte, as one training on all their documents. The
     models must have the same settings (calibrated ones are calibrated again, on their
     samples together); tf-idf models, and presence models with an UNK feature once tokens
-    are pruned, are refused.
+    are pruned, are refused. Merged into one of its models (-o names one), the others may
+    add a class it lacks only with --new-classes, as in train --update.
 
-    
+    \b
       nbtext merge -o mail.model part1.model part2.model part3.model
       nbtext merge -o all.model old.model this-month.model
+      nbtext merge --new-classes -o mail.model mail.model recipes.model
     """
     from nbtext.jobs.merging import merge as merge_models
+    from nbtext.labels import check_new_classes
     from nbtext.modelfile.container import check_writable
     from nbtext.report.text import train_summary
 
@@ -322,7 +331,12 @@ def merge(models, output):
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it
-            model = merge_models([load_model(path, sample=True) for path in models], models)
+            loaded = [load_model(path, sample=True) for path in models]
+            for path, into in zip(models, loaded):
+                if os.path.realpath(path) == os.path.realpath(output):  # an existing model takes the others' labels
+                    check_new_classes(into.classes, [label for other in loaded for label in other.classes],
+                                      new_classes)
+            model = merge_models(loaded, models)
             model.save(output)
     seconds = time.perf_counter() - started
     click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)

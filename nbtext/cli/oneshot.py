@@ -114,12 +114,13 @@ class OneMessageModel:
         return decide(self.classes, probabilities, unsure_below, self.calibration)
 
 
-def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
+def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False, new_classes=False):
     """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
     the model file's pending section when it can take them (nbtext.jobs.learnone; its summary
     printed here), giving (None, the exit status); else the full way, under the model's
     lock: the model loaded with its section folded in, changed (`batched(documents)` gives the
-    batches), written to `output`: (the model, its stats)."""
+    batches), written to `output`: (the model, its stats). A class the model lacks is
+    learned only with `new_classes` (--new-classes; the pending section never takes one)."""
     from itertools import chain
 
     from nbtext.jobs.learnone import Fallback, through_log
@@ -144,12 +145,28 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
             model, stats = forget_documents(model, lambda: batched(next(once)), skipped,
                                             None if quiet else _not_learned)
         else:
-            model, stats = update(model, lambda: batched(next(once)), skipped)
+            model, stats = update(model, lambda: batched(next(once)), skipped, new_classes)
         if changes_anything(stats) or os.path.realpath(output) != os.path.realpath(model_path):
             model.save(output)  # whole, by rename: its pending records are in it now
         else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
             stats = dict(stats, unchanged=True)
     return model, stats
+
+
+def nothing_to_update(model_path, specs, quiet=False):
+    """Whether `train --update` of the CLASS_DIRs `specs` has nothing to learn: every folder
+    given is empty (a learn-on-error job's common case), said unless `quiet`. The model is
+    checked all the same: a wrong -m in a cron line is an error on its first run, not on
+    the day mail first reaches the folders."""
+    from nbtext.modelfile.container import split
+    from nbtext.reading.sources import nothing_to_learn
+
+    if not nothing_to_learn(specs):
+        return False
+    split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
+    if not quiet:
+        print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+    return True
 
 
 def _not_learned(doc):
@@ -379,10 +396,11 @@ def plain_options(args):
 
 
 def learning_options(args, forget):
-    """{"model", "quiet", "paths"} if `args` (of `train` or `forget`) hold nothing but -m
-    FILE / --model-file[=]FILE, -q, (train) --update, and paths or LABEL=PATHs that do not
-    start with '-'; else None. `train` without --update is None."""
-    options, update, i = {"model": default_model_path(), "quiet": False, "paths": []}, forget, 0
+    """{"model", "quiet", "new_classes", "paths"} if `args` (of `train` or `forget`) hold
+    nothing but -m FILE / --model-file[=]FILE, -q, (train) --update and --new-classes, and
+    paths or LABEL=PATHs that do not start with '-'; else None. `train` without --update is
+    None."""
+    options, update, i = {"model": default_model_path(), "quiet": False, "new_classes": False, "paths": []}, forget, 0
     while i < len(args):
         arg = args[i]
         if arg in ("-m", "--model-file") and i + 1 < len(args):
@@ -394,6 +412,8 @@ def learning_options(args, forget):
             options["quiet"] = True
         elif arg == "--update" and not forget:
             update = True
+        elif arg == "--new-classes" and not forget:
+            options["new_classes"] = True
         elif arg and not arg.startswith("-"):
             options["paths"].append(arg)
         else:
@@ -409,7 +429,7 @@ def learn(argv):
     import time
 
     from nbtext.reading.documents import DEFAULT_BATCH, in_batches
-    from nbtext.reading.sources import labelled_documents, nothing_to_learn, path_documents
+    from nbtext.reading.sources import labelled_documents, path_documents
     from nbtext.report.text import Skipped, forget_summary, train_summary
 
     forget = argv[0] == "forget"
@@ -420,14 +440,12 @@ def learn(argv):
     if forget:
         documents = path_documents(paths)
     else:
-        if nothing_to_learn(paths):  # learn-on-error folders: often empty
-            if not options["quiet"]:
-                print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+        if nothing_to_update(model_path, paths, options["quiet"]):
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()
     model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
-                                 skipped, forget, options["quiet"])
+                                 skipped, forget, options["quiet"], options["new_classes"])
     if model is None:
         return stats  # learned through the model's pending log
     seconds = time.perf_counter() - started
