@@ -166,3 +166,34 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
                f"junk={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
+
+
+def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
+    """The cut-off --max-ham-flagged chose was said by `info` alone: train's summary (and
+    --update's, which refits it) says it in the same words."""
+    model = tmp_path / "c.model"
+    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
+                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert trained.exit_code == 0, trained.stderr
+    decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
+    said = decision.split(None, 1)[1].split("; ")[0]  # (info adds what happens below it)
+    c = nbtext.load(str(model)).calibration
+    assert f"{c['spam_cutoff']:.6f}" in said if c["spam_cutoff"] <= 1.0 else said.startswith("never spam")
+    assert f"; decision: {said}; " in trained.stderr and "5.00%" in said
+    updated = run("train", "--update", "-m", model, "-o", tmp_path / "u.model", f"spam={MAIL / 'test' / 'spam'}")
+    assert updated.exit_code == 0 and "; decision: spam" in updated.stderr and "5.00%" in updated.stderr
+    plain = run("train", "--calibration", "temperature", "-o", tmp_path / "p.model", MAIL / "train" / "spam",
+                MAIL / "train" / "ham")
+    assert "decision" not in plain.stderr  # no budget, no cut-off to say
+
+
+@pytest.mark.parametrize("cutoff, words", [
+    (0.973251, "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, out of fold)"),
+    (1.0000000000000002, "never spam: the other class was certain of it out of fold, so no cut-off keeps to 1.00% "
+                         "flagged"),
+])
+def test_the_cutoff_in_words(cutoff, words):
+    from nbtext.report.text import spam_cutoff_said
+
+    assert spam_cutoff_said({"positive": "spam", "spam_cutoff": cutoff, "max_ham_flagged": 0.01}) == words
+    assert spam_cutoff_said({"temperature": 2.0}) is None and spam_cutoff_said(None) is None
