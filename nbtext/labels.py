@@ -3,9 +3,7 @@ Unicode line and paragraph separators; a folder name that is not UTF-8, held as 
 escapes, is a label). A label is data that ends up in headers (filter's X-Nbtext-Class),
 TSV columns and JSON, so a line break or another control character in one could forge a
 header or a line: train refuses such a label, and the model reader a file that holds one.
-And when an existing model may take a label it does not have (check_new_classes)."""
-
-from nbtext.errors import NbtextError
+And when an existing model may take a label it does not have (new_classes_refused)."""
 
 
 # C0, DEL, C1 and the Unicode line and paragraph separators, as str.translate deletes them
@@ -66,14 +64,16 @@ def new_classes_said(known, new):
             f"(the model has {listed(list(known))})")
 
 
-def check_new_classes(known, labels, allowed):
+def new_classes_refused(known, labels, allowed):
     """The rule for every change that takes labels into an existing model (train --update,
     the one-message learner that falls back to it, merge into one of its models): a class
     the model does not have is added only when asked (`allowed`, --new-classes). A folder
     given without LABEL= is a class named after it, so `train --update -m mail.model
     new-spam/` would add a class 'new-spam', not more spam, and the learn-on-error job that
-    empties the folder next would lose those messages. Raises NbtextError, naming them."""
+    empties the folder next would lose those messages. Why the change is refused (a
+    sentence naming them), or None."""
     new = new_classes(known, labels)
-    if new and not allowed:
-        raise NbtextError(f"{new_classes_said(known, new)}: to add {'it' if len(new) == 1 else 'them'}, give "
-                          "--new-classes; to learn documents as a class the model has, name it: LABEL=PATH")
+    if not new or allowed:
+        return None
+    return (f"{new_classes_said(known, new)}: to add {'it' if len(new) == 1 else 'them'}, give --new-classes; "
+            "to learn documents as a class the model has, name it: LABEL=PATH")

@@ -23,6 +23,7 @@ from nbtext.cli.options import (
     scheduler_option, shard_option, train_jobs_option, train_options, train_settings_but_alpha, typed_options,
     unsure_option,
 )
+from nbtext.errors import NbtextError
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
@@ -322,7 +323,7 @@ def merge(models, output, new_classes):
       nbtext merge --new-classes -o mail.model mail.model recipes.model
     """
     from nbtext.jobs.merging import merge as merge_models
-    from nbtext.labels import check_new_classes
+    from nbtext.labels import new_classes_refused
     from nbtext.modelfile.container import check_writable
     from nbtext.report.text import train_summary
 
@@ -334,8 +335,9 @@ def merge(models, output, new_classes):
             loaded = [load_model(path, sample=True) for path in models]
             for path, into in zip(models, loaded):
                 if os.path.realpath(path) == os.path.realpath(output):  # an existing model takes the others' labels
-                    check_new_classes(into.classes, [label for other in loaded for label in other.classes],
-                                      new_classes)
+                    if refusal := new_classes_refused(into.classes, [c for other in loaded for c in other.classes],
+                                                      new_classes):
+                        raise NbtextError(refusal)
             model = merge_models(loaded, models)
             model.save(output)
     seconds = time.perf_counter() - started

@@ -17,7 +17,7 @@ from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_t
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
-from nbtext.labels import check_new_classes, label_problem
+from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import DEFAULT_BATCH, Document, document_key, in_batches, report_errors, tokenized
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
@@ -360,7 +360,7 @@ def update(model, batches, on_error=None, new_classes=False):
 
     New tokens get new columns, and new classes new rows when `new_classes` allows them
     (else a document of a class the model lacks is refused before anything is counted:
-    labels.check_new_classes). A document already learned under the same label (same
+    labels.new_classes_refused). A document already learned under the same label (same
     content hash) is not counted again; one learned under another label is moved: its
     counts leave the old class and join the new one.
     Returns (new model, {"added": n, "moved": n, "duplicates": n}).
@@ -372,7 +372,8 @@ def update(model, batches, on_error=None, new_classes=False):
     sample = _Sample(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
-        check_new_classes(model.classes, [doc.label for doc in kept], new_classes)
+        if refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes):
+            raise NbtextError(refusal)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
         for doc, tokens in zip(kept, token_lists):
             key = document_key(doc.data)
