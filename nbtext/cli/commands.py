@@ -14,20 +14,20 @@ import click
 
 from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
-                            progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
+                            progress_drawer, user_errors, with_progress, with_table_columns)
 from nbtext.cli.oneshot import (OneMessageModel, changed_model, filter_stdin, is_label_status, load_model,
-                                nothing_to_update, stdin_document)
+                                nothing_to_update, predict_stdin, stdin_document, write_batches, write_predictions)
 from nbtext.cli.options import (
     PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
     max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
     scheduler_option, shard_option, train_jobs_option, train_options, train_settings_but_alpha, typed_options,
     unsure_option,
 )
-from nbtext.errors import NbtextError
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
-from nbtext.report.text import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
+from nbtext.report.text import (NO_DOCUMENTS, Output, Skipped, counted, evaluation_text, forget_summary, json_line,
+                                proba_header)
 from nbtext.version import __version__
 
 
@@ -55,9 +55,8 @@ def cli():
               help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
 @click.option("--update", is_flag=True,
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
-@click.option("--new-classes", is_flag=True,
-              help="--update: let a label the model does not have become a new class (without it, such a "
-                   "label is an error and nothing is written).")
+@click.option("--new-classes", is_flag=True, help="--update: a label the model lacks becomes a new class "
+                                                  "(without it: an error, nothing written).")
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -112,8 +111,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
             if update:  # (its train settings were refused where the options are grouped)
                 if nothing_to_update(model_path, inputs["class_dirs"], quiet):  # learn-on-error folders: often empty
                     return 0
-                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet,
-                                             new_classes=new_classes)
+                model, stats = changed_model(model_path, output, docs(), batched, skipped, False, quiet, new_classes)
                 if model is None:  # learned through the model's pending log
                     return stats
             else:
@@ -177,6 +175,8 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
         if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
             write_line(OneMessageModel(model_path, alpha).decide(stdin_document(max_bytes), unsure_below)[0])
             return 0
+        if from_stdin and separator is None and not explain:  # one message, with its figures
+            return predict_stdin(model_path, alpha, stdin_document(max_bytes), output, column_names or header)
         model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
                              files_from, fasttext_input, max_bytes)
@@ -192,16 +192,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
                 "classifying on the cluster", paths, quiet)))
         docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
         done = write_predictions(model, docs, output, jobs, skipped, explain, head)
-    return skipped.summary(done, "no documents to classify: the input given holds none")
-
-
-def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
-    """Stream the lines of nbtext.report.text.prediction_lines, batch by batch, in input order."""
-    from nbtext.jobs.parallel import scored_batches
-    from nbtext.report.text import prediction_line_batches
-
-    scored = scored_batches(model, docs, jobs, skipped, explain)
-    return write_batches(list(head), prediction_line_batches(model, scored, output))
+    return skipped.summary(done, NO_DOCUMENTS)
 
 
 # --- eval ----------------------------------------------------------------------------
@@ -314,8 +305,7 @@ def merge(models, output, new_classes):
     into one: the same file, byte for byte, as one training on all their documents. The
     models must have the same settings (calibrated ones are calibrated again, on their
     samples together); tf-idf models, and presence models with an UNK feature once tokens
-    are pruned, are refused. Merged into one of its models (-o names one), the others may
-    add a class it lacks only with --new-classes, as in train --update.
+    are pruned, are refused. Into one of its models (-o), new classes need --new-classes.
 
     \b
       nbtext merge -o mail.model part1.model part2.model part3.model
@@ -323,7 +313,6 @@ def merge(models, output, new_classes):
       nbtext merge --new-classes -o mail.model mail.model recipes.model
     """
     from nbtext.jobs.merging import merge as merge_models
-    from nbtext.labels import new_classes_refused
     from nbtext.modelfile.container import check_writable
     from nbtext.report.text import train_summary
 
@@ -332,13 +321,8 @@ def merge(models, output, new_classes):
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it
-            loaded = [load_model(path, sample=True) for path in models]
-            for path, into in zip(models, loaded):
-                if os.path.realpath(path) == os.path.realpath(output):  # an existing model takes the others' labels
-                    if refusal := new_classes_refused(into.classes, [c for other in loaded for c in other.classes],
-                                                      new_classes):
-                        raise NbtextError(refusal)
-            model = merge_models(loaded, models)
+            into = [i for i, path in enumerate(models) if os.path.realpath(path) == os.path.realpath(output)]
+            model = merge_models([load_model(p, sample=True) for p in models], models, (into or [None])[0], new_classes)
             model.save(output)
     seconds = time.perf_counter() - started
     click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)

@@ -247,15 +247,3 @@ def announce(text, quiet=False):
     """A line on a terminal's stderr that says what a long job is doing now (a fold, a model)."""
     if shows_progress(quiet):
         click.echo(f"nbtext: {text}", err=True)
-
-
-def write_batches(first_lines, line_batches):
-    """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
-    pipeline sees every batch at once); returns the count summed."""
-    if first_lines:
-        write_line("\n".join(first_lines))
-    done = 0
-    for count, lines in line_batches:
-        write_line("\n".join(lines))
-        done += count
-    return done

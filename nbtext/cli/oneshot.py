@@ -4,7 +4,8 @@ holding one message (also with `--is LABEL`), and `filter`.
 procmail or maildrop start nbtext for every message, so its start-up is paid per message.
 These commands' work lives here, and `fast()` serves them without importing click when
 their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict one FILE,
-`--is LABEL` and `-v`); nbtext.cli.entry hands anything else to the full command line
+`--is LABEL` and `-v`, or of stdin `--proba` and `--format`); nbtext.cli.entry hands
+anything else to the full command line
 (nbtext.cli.commands), with the same output, messages and exit statuses.
 """
 
@@ -12,7 +13,7 @@ import os
 import sys
 from itertools import islice
 
-from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
+from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
 from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
 from nbtext.report.output import ReaderGone, write, write_line
 
@@ -112,6 +113,99 @@ class OneMessageModel:
         if probabilities is None:
             probabilities = self.model.predict_proba([document])[0]
         return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+    def printed_lines(self, document, output):
+        """predict's lines of one document (bytes, named -) in `output`'s form (a
+        report.text.Output) as the model loaded whole prints them, scored in pure Python;
+        None when the model loaded whole must print them: a model or document this path
+        does not serve (or cannot read: the whole model names it, skipped), JSON (whose
+        probabilities are written whole, and the two paths' last bits differ), or figures
+        within AGREEMENT of where a printed digit or a decision turns."""
+        from nbtext.reading.documents import Document
+        from nbtext.report.text import prediction_lines
+
+        if output.format == "json" or self.pure is None:
+            return None
+        try:
+            probabilities = self.pure_probabilities(document)
+        except NbtextError:
+            return None
+        if probabilities is None or not clear_of_turns(probabilities, output, self.calibration):
+            return None
+        return prediction_lines(_Decisions(self.classes, self.calibration), [Document("-", document)],
+                                [probabilities], None, output)
+
+
+# How far apart the one-message path's probabilities and the model loaded whole's may be
+# (both are exact to about 1e-14; tests/test_purescore.py holds them to this over random
+# corpora, settings and the real SpamAssassin messages).
+AGREEMENT = 1e-12
+
+
+def clear_of_turns(probabilities, output, calibration):
+    """Whether each of `probabilities` lies further than AGREEMENT from where what predict
+    prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, a
+    spam cut-off) and another class's probability (the winner, -k's order). Then the model
+    loaded whole, within AGREEMENT of them, prints the same line."""
+    turns = [t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff"))
+             if t is not None]
+    ordered = sorted(probabilities)
+    if any(b - a <= AGREEMENT for a, b in zip(ordered, ordered[1:])):
+        return False
+    return not any(abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
+                   for p in probabilities)
+
+
+class _Decisions:
+    """What report.text.prediction_lines asks of a model, of the one-message path's: its
+    classes and its decision (purescore.decide, the rule every path decides by)."""
+
+    def __init__(self, classes, calibration):
+        self.classes, self.calibration = classes, calibration
+
+    def decide(self, probabilities, unsure_below=None):
+        from nbtext.classifier.purescore import decide
+
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+
+def predict_stdin(model_path, alpha, document, output, header=False):
+    """`predict` of the one document read from stdin (bytes) in `output`'s form, with the
+    #path line first if `header` (--column-names): the one-message path's lines when they
+    are the whole model's (OneMessageModel.printed_lines), else the whole model's. Exit status."""
+    from nbtext.reading.documents import Document
+    from nbtext.report.text import NO_DOCUMENTS, Skipped, proba_header
+
+    model = OneMessageModel(model_path, alpha)
+    head = proba_header(model, output, 0, header)
+    lines = model.printed_lines(document, output)
+    if lines is not None:
+        write_batches(head, [(1, lines)])
+        return 0
+    skipped = Skipped()
+    done = write_predictions(model.model, [Document("-", document)], output, 1, skipped, 0, head)
+    return skipped.summary(done, NO_DOCUMENTS)
+
+
+def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
+    """Stream the lines of nbtext.report.text.prediction_lines, batch by batch, in input order."""
+    from nbtext.jobs.parallel import scored_batches
+    from nbtext.report.text import prediction_line_batches
+
+    scored = scored_batches(model, docs, jobs, skipped, explain)
+    return write_batches(list(head), prediction_line_batches(model, scored, output))
+
+
+def write_batches(first_lines, line_batches):
+    """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
+    pipeline sees every batch at once); returns the count summed."""
+    if first_lines:
+        write_line("\n".join(first_lines))
+    done = 0
+    for count, lines in line_batches:
+        write_line("\n".join(lines))
+        done += count
+    return done
 
 
 def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False, new_classes=False):
@@ -371,15 +465,22 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
 
 
 def plain_options(args):
-    """{"model", "is", "verbose", "stdin", "explain", "paths"} if `args` hold nothing but -m
-    FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N
-    a whole number from 1), one '-' and PATHs that do not start with '-'; else None."""
+    """{"model", "is", "verbose", "stdin", "explain", "proba", "format", "paths"} if `args`
+    hold nothing but -m FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL,
+    -v, --explain N (N a whole number from 1), --proba, --format[=]FORMAT, one '-' and PATHs
+    that do not start with '-'; else None."""
     options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0,
-                  "paths": []}, 0
+                  "proba": False, "format": "tsv", "paths": []}, 0
     while i < len(args):
         arg = args[i]
         if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
             options["explain"], i = int(args[i + 1]), i + 2
+        elif arg == "--format" and i + 1 < len(args) and args[i + 1] in PREDICT_FORMATS:
+            options["format"], i = args[i + 1], i + 2
+        elif arg.startswith("--format=") and arg.split("=", 1)[1] in PREDICT_FORMATS:
+            options["format"], i = arg.split("=", 1)[1], i + 1
+        elif arg == "--proba":
+            options["proba"], i = True, i + 1
         elif arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
             options["is" if arg == "--is" else "model"], i = args[i + 1], i + 2
         elif arg.startswith(("--model-file=", "--is=")):
@@ -459,7 +560,7 @@ def learn(argv):
 
 
 def fast(argv):
-    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments, and
+    """Serve `predict` of stdin (plain, --is, --proba or --format) or `filter` with plain arguments, and
     `train --update` or `forget` (see `learn`); None when it cannot (click then parses
     them)."""
     if argv and argv[0] in ("train", "forget"):
@@ -473,11 +574,14 @@ def fast(argv):
     options = plain_options(argv[1:])
     if options is None:
         return None
+    figures = options["proba"] or options["format"] != "tsv"  # predict's line of one message, with its figures
     if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None
-                                or options["paths"]):
+                                or options["paths"] or figures):
         return None
-    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None):
-        return None  # several documents (or --is of a file): the full command line
+    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None or figures):
+        return None  # several documents (or --is of a file, or figures of a file): the full command line
+    if figures and (options["is"] is not None or options["verbose"]):
+        return None  # (a usage error, the full command line's to say)
     if (options["verbose"] and options["is"] is None) or (options["explain"] and argv[0] != "filter"):
         return None  # -v without --is, predict --explain: left to the full command line
     try:
@@ -487,6 +591,10 @@ def fast(argv):
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
         if options["paths"]:
             return predict_file(options["model"], options["paths"][0])
+        if figures:
+            from nbtext.report.text import Output
+
+            return predict_stdin(options["model"], None, stdin_document(), Output(options["format"], options["proba"]))
         write_line(OneMessageModel(options["model"]).decide(stdin_document())[0])
         return 0
     except NbtextError as e:  # (a reader gone is nbtext.cli.entry's to handle, for every command)

@@ -13,6 +13,7 @@ from nbtext.labels import positive_class
 from nbtext.report.output import tsv_field
 
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
+NO_DOCUMENTS = "no documents to classify: the input given holds none"  # predict's word for an empty input
 
 
 def counted(n, noun):
@@ -149,7 +150,7 @@ def prediction_lines(model, kept, probabilities, explanations, output):
             columns = [name, label, f"{p:.4f}"] if top is None else \
                 [name, label] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
             if output.proba:
-                columns += [f"{q:.4f}" for q in row.tolist()]
+                columns += [f"{q:.4f}" for q in row]  # (a numpy row, or the one-message path's list)
             if explanations is not None:
                 columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
             lines.append("\t".join(columns))
