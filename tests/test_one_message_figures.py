@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from nbtext.cli.oneshot import AGREEMENT, OneMessageModel, clear_of_turns
 from nbtext.report.text import Output
 
-from conftest import ROOT, run
+from conftest import ROOT, real_corpus, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
@@ -95,6 +95,33 @@ def test_figures_near_a_turn_are_left_to_the_whole_model():
     assert not clear_of_turns([0.12345 + AGREEMENT / 2, 0.87655 - AGREEMENT / 2], plain, None)
     assert clear_of_turns([0.12345 + 3 * AGREEMENT, 0.87655 - 3 * AGREEMENT], plain, None)
     assert not clear_of_turns([0.5, 0.5], plain, None)  # a tie: which wins is the whole model's
+    assert clear_of_turns([0.9, 0.1, 1e-20, 1e-20], plain, None)  # ties below the ranked ones print alike
+    assert not clear_of_turns([0.6, 0.2, 0.2, 0.0], Output("tsv", False, None, 2), None)  # -k 2: which second
     assert not clear_of_turns([0.3, 0.7], Output("tsv", True, 0.7), None)  # at --unsure-below
     assert not clear_of_turns([0.3, 0.7], Output("tsv", False, None, 2, 0.3), None)  # at --threshold
     assert not clear_of_turns([0.2, 0.8], plain, {"spam_cutoff": 0.8 + AGREEMENT / 2})  # at the spam cut-off
+
+
+@pytest.mark.parametrize("calibration", ["none", "temperature"])
+def test_real_mail_prints_alike(tmp_path, calibration):
+    """SpamAssassin's test split trains the model, 100 of its train split's messages are
+    classified both ways, as predict prints them (the lines compared, not the floats)."""
+    import nbtext
+    from nbtext.reading.documents import Document
+    from nbtext.report.text import prediction_lines
+
+    corpus = real_corpus("spamassassin")
+    model = tmp_path / "sa.model"
+    assert run("train", "-q", "--calibration", calibration, "-o", model, corpus / "test" / "spam",
+               corpus / "test" / "ham").exit_code == 0
+    one, whole = OneMessageModel(str(model)), nbtext.load(str(model), sample=False)
+    messages = [p for label in ("spam", "ham") for p in sorted((corpus / "train" / label).iterdir())[:50]]
+    for output in (Output("tsv", True), Output("tsv", False, 0.99, 2), Output("fasttext", False, None, None, 0.2)):
+        served = 0
+        for path in messages:
+            message = path.read_bytes()
+            light = one.printed_lines(message, output)
+            served += light is not None
+            assert light in (None, prediction_lines(whole, [Document("-", message)],
+                                                    whole.predict_proba([message]), None, output)), path
+        assert served >= 90

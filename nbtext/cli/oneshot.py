@@ -145,12 +145,12 @@ AGREEMENT = 1e-12
 def clear_of_turns(probabilities, output, calibration):
     """Whether each of `probabilities` lies further than AGREEMENT from where what predict
     prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, a
-    spam cut-off) and another class's probability (the winner, -k's order). Then the model
-    loaded whole, within AGREEMENT of them, prints the same line."""
+    spam cut-off), and for the most probable (the winner, -k's ranking) the next one down.
+    Then the model loaded whole, within AGREEMENT of them, prints the same line."""
     turns = [t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff"))
              if t is not None]
-    ordered = sorted(probabilities)
-    if any(b - a <= AGREEMENT for a, b in zip(ordered, ordered[1:])):
+    ranked = sorted(probabilities, reverse=True)[:(output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
+    if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
         return False
     return not any(abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
                    for p in probabilities)
