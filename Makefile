@@ -32,7 +32,8 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 	$(BIN)/nbtext eval -m $(DEMO) corpora/mail/test/spam corpora/mail/test/ham
 	@echo 'free prize, click now to claim' | $(BIN)/nbtext predict -m $(DEMO)
 
-test: install corpora  ## the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+test: install corpora  ## the linter and the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+	$(BIN)/ruff check --quiet nbtext tests bench fuzz
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto
 
@@ -66,6 +67,9 @@ fuzz: install  ## coverage-guided fuzzing (atheris) of the mail, table and model
 	done
 
 corpora: $(EXTRACTED)  ## extract $(SHARED)/corpora/*.tar.gz into data/ (git-ignored)
+ifeq ($(ARCHIVES),)
+	@echo "no $(SHARED)/corpora/*.tar.gz here: the tests that read a real corpus skip (listed at the end of the run)"
+endif
 
 $(DATA)/%/.extracted: $(SHARED)/corpora/%.tar.gz
 	@mkdir -p $(DATA)

@@ -318,7 +318,7 @@ def targets(r):
     for what in ("learn one", "forget one"):
         small, big = learning(f"{what}: spamassassin"), learning(f"{what}: five times larger")
         rows.append((f"{what} message (SpamAssassin model) / python -c pass", small, "<= 4", small <= 4))
-        rows.append((f"  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3",
+        rows.append(("  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3",
                      big / small <= 1.3))
     online = ratio(med("online", "eval --online (learn errors)"), med("online", "eval of a model"))
     rows.append(("eval --online of SpamAssassin / eval of a model on the same messages", online, "<= 3", online <= 3))

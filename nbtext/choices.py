@@ -68,13 +68,15 @@ TRAIN_HELP = {
     "idf": "tf-idf: weight by inverse document frequency [default: on].",
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",
     "weight_norm": "complement: normalize each class's weights to unit L1 length [default: off].",
-    "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·n^γ)) with a temperature T "
-                   "and its growth γ with the document's length n fitted on out-of-fold predictions "
+    "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·max(n, m)^γ)) with a "
+                   "temperature T, its growth γ with the document's length n and a length floor m fitted on "
+                   "out-of-fold predictions "
                    "(probabilities that mean what they say; same labels); auto: temperature for the text "
                    "models once there are 100 documents to fit T on.",
-    "max_ham_flagged": "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that "
-                       "at most this share of the training ham (out of fold) is flagged; what the plain "
-                       "decision calls spam below it is 'unsure'. Two classes, one named spam or ham; calibrated models.",
+    "max_ham_flagged": "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that, "
+                       "judged on the training ham out of fold, at most this share of new ham would be flagged "
+                       "(an upper bound at 80% confidence); what the plain decision calls spam below it is "
+                       "'unsure'. Two classes, one named spam or ham; calibrated models.",
 }
 TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
                  "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}

@@ -4,7 +4,8 @@ and the exit statuses and clean-up the command line shares."""
 import os
 import sys
 
-INTERRUPTED = 130  # the shell's status for a command ended by SIGINT (128 + 2): Ctrl-C
+SIGINT = 2  # Ctrl-C's signal (its number on every POSIX system: no signal module imported for it)
+INTERRUPTED = 128 + SIGINT  # the shell's status for a command ended by it
 TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: a delivery agent keeps the message and retries
 
 
@@ -36,19 +37,62 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+_held = []  # the signals that arrived between hold_signals and end_on_signals
+
+
+def _stopping_signals():
+    """SIGINT, SIGTERM and SIGHUP, but those ignored when nbtext started (nohup's SIGHUP, a
+    background job's SIGINT): they stay ignored. (_signal: the signal module's enums cost
+    every one-message start-up 0.4 ms.)"""
+    import _signal
+
+    return [n for n in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP) if _signal.getsignal(n) != _signal.SIG_IGN]
+
+
+def hold_signals():
+    """The executable's first act (nbtext.cli.entry, before its imports): from now on SIGINT,
+    SIGTERM and SIGHUP are held, not raised, so that no import is cut by one (a Ctrl-C
+    there was a KeyboardInterrupt traceback, a SIGTERM a death before filter could say 75);
+    end_on_signals raises the first of them where the command line handles it."""
+    import _signal
+
+    for number in _stopping_signals():
+        _signal.signal(number, lambda signum, frame: _held.append(signum))
+
+
 def end_on_signals():
-    """From now on SIGTERM and SIGHUP raise Terminated (once: a second one while the first
-    is being handled is ignored, so the clean-up finishes). (_signal: the signal module's
-    enums cost every one-message start-up 0.4 ms.)"""
+    """From now on SIGINT raises KeyboardInterrupt, SIGTERM and SIGHUP raise Terminated, the
+    first held since hold_signals at once. Once: after the first, all three are ignored, so
+    the clean-up it starts finishes."""
     import _signal
 
     def handler(signum, frame):
-        for number in (_signal.SIGTERM, _signal.SIGHUP):
-            _signal.signal(number, _signal.SIG_IGN)
-        raise Terminated(signum)
+        if not _ignoring:
+            ignore_signals()
+            raise KeyboardInterrupt() if signum == _signal.SIGINT else Terminated(signum)
 
-    for number in (_signal.SIGTERM, _signal.SIGHUP):
+    _handled[:] = _stopping_signals()
+    for number in _handled:
         _signal.signal(number, handler)
+    if _held:
+        handler(_held[0], None)
+
+
+_handled = []  # the signals end_on_signals handles
+_ignoring = []  # not empty once they are ignored
+
+
+def ignore_signals():
+    """The signals end_on_signals handles are ignored from now on, by the process too (the
+    interpreter, ending, gives back their default action: a SIGTERM then ended a filter
+    that had written its message as killed, 143): what is left to do must not be cut (the
+    clean-up a signal started, the exit of a command whose work is done). A program that
+    runs a command in itself, never through end_on_signals, keeps its own handling."""
+    import _signal
+
+    _ignoring.append(True)
+    for number in _handled:
+        _signal.signal(number, _signal.SIG_IGN)
 
 
 def die_of_signal(signum):

@@ -1,4 +1,7 @@
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -6,6 +9,33 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 SHARED_CORPORA = Path(os.environ.get("SHARED", ROOT.parent / "shared")) / "corpora"
+
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+ANOTHER_USER = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]  # nobody, in no group
+
+
+@pytest.fixture
+def another_user(tmp_path, tmp_path_factory):
+    """The command prefix that runs a program as user 65534 (nobody), for the tests of models that
+    several users share. tmp_path and the folders pytest made above it are opened to that user, and
+    nothing outside them is touched; skip, saying what is missing, where this run cannot do it: not
+    root, no setpriv, or the installed nbtext or the temporary folder out of that user's reach (a
+    checkout in root's 0700 home folder)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run nbtext as another user (uid 65534)")
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv (util-linux) to run nbtext as another user")
+    pytests_own = tmp_path_factory.getbasetemp().parent  # pytest-of-<user>, made by pytest
+    for folder in (tmp_path, *tmp_path.parents):
+        folder.chmod(folder.stat().st_mode | 0o005)
+        if folder == pytests_own:
+            break
+    for what, command in ((f"cannot run {NBTEXT}", [NBTEXT, "--version"]),
+                          (f"cannot reach {tmp_path}", ["test", "-x", tmp_path])):
+        if subprocess.run([*ANOTHER_USER, *map(str, command)], capture_output=True, timeout=60).returncode != 0:
+            pytest.skip(f"uid 65534 {what}: a folder above it is closed to other users")
+    return ANOTHER_USER
 
 
 def real_corpus(name):

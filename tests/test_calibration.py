@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nbtext
-from nbtext.jobs.calibration import fit_inverse_temperature, fit_temperature, out_of_fold_jll
+from nbtext.jobs.calibration import fit_inverse_temperature, fit_temperature, fit_tempering, out_of_fold_jll
+from nbtext.stats.formulas import temperatures
+from nbtext.stats.tempering import document_temperature
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
 MAIL = ROOT / "corpora" / "mail"
@@ -326,3 +328,69 @@ def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown)
     assert model.vocabulary.n_kept < len(tokens)  # some tokens pruned
     by_index, by_name = feature_rows(model.vocabulary, rows), feature_rows(model.vocabulary, token_lists)
     assert [a.tolist() for a in by_index] == [b.tolist() for b in by_name]
+
+
+def few_tokens_often_wrong(seed, short_share):
+    """Out-of-fold scores as on Enron1's training sample: the margin grows with the length n,
+    the evidence per token (margin / n) says how often a long document is right, and a share
+    of documents of 1 to 7 tokens are wrong a third of the time whatever their evidence (what
+    is left of a message whose text was an image or an attachment)."""
+    rng = np.random.default_rng(seed)
+    m = 3000
+    short = rng.random(m) < short_share
+    lengths = np.where(short, rng.integers(1, 8, m), np.exp(rng.uniform(np.log(16), np.log(3000), m)).astype(int))
+    per_token = rng.uniform(0.2, 1.0, m)
+    right = rng.random(m) < np.where(short, 0.65, 1 / (1 + np.exp(-8 * per_token)))
+    rows = rng.integers(0, 2, m)
+    jll = np.zeros((m, 2))
+    jll[np.arange(m), np.where(right, rows, 1 - rows)] = lengths * per_token
+    return jll, rows, lengths
+
+
+def test_documents_of_a_few_tokens_no_longer_pull_the_length_exponent_to_0():
+    """T·n^γ with T < 1 makes a short document surer than the raw model; where short ones are
+    often wrong, the fit gave up growing with length (γ = 0, Enron1) and long documents'
+    probabilities saturated at 1. The length floor m tempers them as documents of m tokens."""
+    jll, rows, lengths = few_tokens_often_wrong(0, 0.1)
+    assert fit_temperature(jll, rows, lengths)[1] < 0.05  # the cause, reproduced
+    temperature, exponent, floor = fit_tempering(jll, rows, lengths)
+    without_short = fit_temperature(*few_tokens_often_wrong(0, 0.0))
+    assert floor >= 8 and exponent > 0.9 and temperature == pytest.approx(without_short[0], rel=0.1)
+    wrong = jll.argmax(axis=1) != rows
+
+    def surest_error(calibration):  # the largest log-odds a mistake is given
+        scale = temperatures(calibration, len(jll), lengths)
+        return float(np.max(np.abs(jll[wrong, 1] - jll[wrong, 0]) / scale[wrong]))
+
+    plain = dict(zip(("temperature", "length_exponent"), fit_temperature(jll, rows, lengths)))
+    floored = {"temperature": temperature, "length_exponent": exponent, "length_floor": floor}
+    assert surest_error(floored) < surest_error(plain)  # its mistakes less sure
+
+
+def test_a_sample_without_short_documents_keeps_no_floor():
+    """m = 1 (no length_floor in the file: files of such corpora are those of before)."""
+    jll, rows, lengths = few_tokens_often_wrong(1, 0.0)
+    assert fit_tempering(jll, rows, lengths) == (*fit_temperature(jll, rows, lengths), 1)
+
+
+@given(st.lists(st.integers(0, 5000), min_size=1, max_size=20), st.sampled_from([1, 2, 16, 64]),
+       st.floats(0.0, 1.0), st.floats(0.01, 50.0))
+def test_one_documents_temperature_is_the_arrays(lengths, floor, exponent, temperature):
+    """The one-message path's T(x) (nbtext.stats.tempering) and the arrays' (formulas.temperatures)."""
+    calibration = {"temperature": temperature, "length_exponent": exponent,
+                   **({"length_floor": floor} if floor > 1 else {})}
+    expected = temperatures(calibration, len(lengths), lengths)
+    assert [document_temperature(calibration, n) for n in lengths] == pytest.approx(expected, rel=1e-12)
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.floats(-12.0, 3.0))
+def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale):
+    """The floors are compared on the margins alone (brier_of_margins): the same score."""
+    from nbtext.jobs.calibration import brier_of_margins, brier_of_scaled
+
+    rng = np.random.default_rng(seed)
+    jll = rng.normal(size=(200, 2)) * rng.uniform(1, 300)
+    rows = rng.integers(0, 2, 200)
+    margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
+    assert brier_of_margins(margins, rows, log_scale) == pytest.approx(brier_of_scaled(jll, rows, log_scale),
+                                                                       rel=1e-9, abs=1e-12)

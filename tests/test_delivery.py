@@ -6,17 +6,19 @@ status, never a traceback and never a silent loss."""
 
 import email
 import email.header
+import json
+import re
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from nbtext.cli.mailfilter import header_value, with_headers
 
-from conftest import ROOT, run
+from conftest import ROOT, real_corpus, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 DEMO = ROOT / "corpora" / "mail"
@@ -205,9 +207,143 @@ def test_a_closed_stdin_is_one_line_never_a_traceback(demo_model, tmp_path, comm
 
 
 def test_a_message_of_cr_line_ends_goes_out_unchanged_after_the_verdict():
-    """Lines ended by CR alone have no header end to find: the verdict went after the whole
-    message with a line feed put into it; now it is a header block in front, and every byte
-    of the message follows unchanged."""
+    """Lines ended by CR alone are one line to filter, which breaks at LF only: a header
+    field with no line feed, the verdict's lines go before it, and every byte of the message
+    follows unchanged (the verdict once went after the whole message, a line feed put into it)."""
     message = b"Subject: x\rFrom: y\r\rbody\r"
     tagged = with_headers(message, [("X-Nbtext-Class", "ham")])
-    assert tagged == b"X-Nbtext-Class: ham\n\n" + message
+    assert tagged == b"X-Nbtext-Class: ham\n" + message
+
+
+# Messages as a delivery agent may hand them over, broken ones too: each line of the header
+# block, its continuations, the blank line and the body ends with LF, CR, CR LF or CR CR LF;
+# old X-Nbtext-* fields may be anywhere in the block; the blank line, the body or both may
+# be missing.
+LINE_ENDS = st.sampled_from([b"\n", b"\r", b"\r\n", b"\r\r\n"])
+WORD = st.text("abcxyz", min_size=1, max_size=6).map(str.encode)
+
+
+@st.composite
+def generated_messages(draw):
+    pieces = []
+    if draw(st.booleans()) and draw(st.booleans()):
+        pieces.append(b"From sender@example.com  Mon Jun 24 17:54:30 2002" + draw(LINE_ENDS))
+    for _ in range(draw(st.integers(0, 5))):
+        name = draw(st.sampled_from([b"X-Nbtext-Class", b"x-nbtext-probability", b"X-NBTEXT-Evidence", b"Subject",
+                                     b"From", b"Received", b"X-Other"]))
+        field = name + b": " + b" ".join(draw(st.lists(WORD, min_size=0, max_size=3))) + draw(LINE_ENDS)
+        for _ in range(draw(st.integers(0, 2))):  # folded
+            field += draw(st.sampled_from([b" ", b"\t"])) + draw(WORD) + draw(LINE_ENDS)
+        pieces.append(field)
+    if draw(st.booleans()):
+        pieces.append(draw(LINE_ENDS))  # the blank line
+    for _ in range(draw(st.integers(0, 3))):  # the body (a line with no colon: never a header line)
+        pieces.append(b" ".join(draw(st.lists(WORD, min_size=1, max_size=4))) + draw(LINE_ENDS))
+    message = b"".join(pieces)
+    return message.rstrip(b"\r\n") if draw(st.booleans()) else message  # the last line without its end
+
+
+# The promise, written apart from filter's code: lines end at LF alone; the header block is
+# an mbox From line (if a header line follows) and the header fields after it, each a line
+# and its continuations; a field filter may take out is an X-Nbtext-* one ended by a line
+# feed, with no carriage return but just before its line feeds.
+ENVELOPE = re.compile(rb"From [^\n]*\n(?=[!-9;-~]+:)")
+FIELD = re.compile(rb"[!-9;-~]+:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|\Z)")
+VERDICT = re.compile(rb"X-Nbtext-Class: [^\r\n]*(\r?\n)(?:X-Nbtext-Probability: [^\r\n]*\1)?")
+
+
+def kept_and_verdict_place(message):
+    """(the message without the fields filter may take out, the offset in it where the
+    verdict goes (after the last field ended by a line feed), whether it has a header block)."""
+    envelope = ENVELOPE.match(message)
+    at = envelope.end() if envelope else 0
+    kept, place, fields = [message[:at]], at, 0
+    while field := FIELD.match(message, at):
+        text, at, fields = field[0], field.end(), fields + 1
+        whole = text.endswith(b"\n")
+        if not (whole and text[:9].lower() == b"x-nbtext-" and b"\r" not in re.sub(rb"\r*\n", b"", text)):
+            kept.append(text)
+        if whole:
+            place = sum(map(len, kept))
+    kept.append(message[at:])
+    return b"".join(kept), place, fields > 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(generated_messages())
+@example(b"Subject: hello\rX-Nbtext-Class: ham there\n\nbody\n")
+@example(b"Subject: hi\r\r\nX-Nbtext-Class: ham\r\r\nFrom: a\r\r\n\r\r\nbody\r\r\n")
+@example(b"Subject: an Enron message\nits body, right after its header\n")
+def test_filter_only_inserts_its_verdict_and_takes_out_whole_old_ones(demo_model, message):
+    """The output minus the verdict lines is the message minus its old whole X-Nbtext-*
+    fields, byte for byte: no byte of any other header changes, whatever the line ends
+    (`without_verdicts` once split at a bare CR too: `Subject: hello\\rX-Nbtext-Class: ham
+    there` lost bytes of its own value, and CR CR LF line ends put a blank line into the
+    header block). The verdict goes after the header fields and before the body; a message
+    that starts with a header line is classified, a blank line after its headers or not."""
+    kept, place, has_block = kept_and_verdict_place(message)
+    result = run("filter", "-m", demo_model, input=message)
+    assert result.exit_code == 0
+    out = result.stdout_bytes
+    verdict = VERDICT.match(out, place)
+    assert verdict is not None, out
+    end = verdict.end() if has_block else verdict.end() + len(verdict[1])  # a new header block: and a blank line
+    assert out[:place] + out[end:] == kept
+    if has_block:
+        assert b"X-Nbtext-Class: error" not in verdict[0]
+    else:
+        assert place == 0 and out[verdict.end():end] == verdict[1]
+
+
+def verdict_of(tagged):
+    """{header name: value} of filter's verdict lines."""
+    return dict(line.split(": ", 1) for line in tagged.decode().splitlines() if line.startswith("X-Nbtext-"))
+
+
+@pytest.mark.parametrize("message", [b"Subject: lunch\n\nmeeting notes lunch\n", b"Subject: hi\n\nfree prize\n"])
+@pytest.mark.parametrize("unsure_below", [None, "0.999"])
+def test_the_probability_header_is_the_probability_of_spam(demo_model, message, unsure_below):
+    """X-Nbtext-Probability is P(spam) for a model with a class spam, whatever the verdict (it
+    was the winner's: an unsure verdict did not say which way it leaned, a ham one said 0.95)."""
+    options = ["--unsure-below", unsure_below] if unsure_below else []
+    verdict = verdict_of(run("filter", "-m", demo_model, *options, input=message).stdout_bytes)
+    predicted = json.loads(run("predict", "-m", demo_model, "--proba", "--format", "json", input=message).stdout)
+    assert verdict["X-Nbtext-Class"] == ("unsure" if unsure_below else predicted["label"])
+    assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities']['spam']:.4f}"
+
+
+def test_a_model_that_cannot_call_anything_spam_is_said_once(tmp_path):
+    """A model without a class `spam` tags mail with its own labels, so the delivery recipes'
+    spam rule never matches: filter says so, one line, and still passes the message on
+    tagged with the model's verdict and its probability, status 0."""
+    model = tmp_path / "m"
+    assert run("train", "-o", model, f"junk={DEMO / 'train' / 'spam'}", f"ham={DEMO / 'train' / 'ham'}").exit_code == 0
+    result = run("filter", "-m", model, input=MESSAGE)
+    assert result.exit_code == 0
+    assert result.stderr == (f"nbtext: warning: the model {model} has no class 'spam' (its classes: ham, junk): no "
+                             "message is tagged X-Nbtext-Class: spam\n")
+    verdict = verdict_of(result.stdout_bytes)
+    assert verdict["X-Nbtext-Class"] == "junk" and float(verdict["X-Nbtext-Probability"]) > 0.5
+    assert run("filter", "-m", model, input=MESSAGE).stderr.count("\n") == 1
+
+
+def test_a_message_with_no_blank_line_after_its_header_is_classified_as_predict_does(tmp_path):
+    """Enron's messages: a Subject line, then the body at once (CR LF line ends). filter
+    tagged them `error` though predict classifies them: now the verdict is predict's, its
+    lines inserted after the header line, every other byte the message's own."""
+    corpus = real_corpus("enron1")
+    model = tmp_path / "enron.model"
+    assert run("train", "-o", model, corpus / "train" / "spam", corpus / "train" / "ham").exit_code == 0
+    paths = sorted((corpus / "test" / "spam").iterdir())[:5] + sorted((corpus / "test" / "ham").iterdir())[:5]
+    for path in paths:
+        message = path.read_bytes()
+        assert not re.search(rb"\n\r?\n", message.split(b"\n", 1)[0] + b"\n" + message.split(b"\n", 2)[1])
+        result = run("filter", "-m", model, input=message)
+        assert result.exit_code == 0 and result.stderr == ""
+        header_line = message.split(b"\n", 1)[0] + b"\n"
+        out = result.stdout_bytes
+        assert out.startswith(header_line + b"X-Nbtext-Class: ")
+        verdict_end = out.index(b"\n", out.index(b"X-Nbtext-Probability: ")) + 1
+        assert out[:len(header_line)] + out[verdict_end:] == message
+        label = run("predict", "-m", model, path).stdout.split("\t")[1]
+        assert verdict_of(out)["X-Nbtext-Class"].strip() == label

@@ -37,6 +37,7 @@ INSTALLS = "installs nbtext outside this folder (pipx, pip, sudo): not for a tes
 MAKE = "make sets up .venv in the checkout (and `make test` runs the whole suite)"
 ZSH = "zsh code: bash cannot evaluate it"
 CLUSTER = "needs a Dask cluster or a SLURM array, and data on /data or s3://"
+DOVECOT = "sets up the system's Dovecot as root: tests/test_dovecot.py does the same with a Dovecot of its own"
 
 # command (without its trailing comment) -> why it is not run here
 NOT_RUN = {
@@ -56,6 +57,12 @@ NOT_RUN = {
     "dask worker tcp://HOST:8786 --nworkers 4 --nthreads 1 &": CLUSTER,
     "nbtext train --scheduler tcp://HOST:8786 -o mail.model spam=s3://bucket/spam/ ham=s3://bucket/ham/": CLUSTER,
     "nbtext predict --scheduler tcp://HOST:8786 -m mail.model s3://bucket/inbox/ > labels.tsv": CLUSTER,
+    "sudo mkdir -p /etc/dovecot/nbtext/bin": DOVECOT,
+    "sudo cp contrib/dovecot/*.sieve contrib/dovecot/nbtext-service.conf /etc/dovecot/nbtext/": DOVECOT,
+    "sudo cp contrib/dovecot/90-nbtext.conf /etc/dovecot/conf.d/": DOVECOT,
+    'sudo ln -s "$(command -v nbtext)" /etc/dovecot/nbtext/bin/nbtext': DOVECOT,
+    "sudo sievec /etc/dovecot/nbtext": DOVECOT,
+    "sudo doveadm reload": DOVECOT,
 }
 PLOTS = "--plot"  # commands that draw need matplotlib (the plot extra)
 
@@ -212,7 +219,7 @@ def slug(heading):
 def anchors(page):
     text = page.read_text(encoding="utf-8")
     seen, found = {}, set()
-    for language, lines in fenced_blocks(text):  # headings inside code blocks are not headings
+    for _language, lines in fenced_blocks(text):  # headings inside code blocks are not headings
         text = text.replace("\n".join(lines), "")
     for match in re.finditer(r"^#{1,6} (.+)$", text, re.MULTILINE):
         base = slug(match.group(1))

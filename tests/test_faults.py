@@ -304,3 +304,112 @@ def test_a_write_removes_the_temporary_files_of_killed_writers_only(tmp_path):
         path.write_bytes(b"half a model")
     assert run("train", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
     assert not stale.exists() and alive.exists() and other.exists()
+
+
+def _handlers_installed(pid):
+    """Whether the process catches SIGTERM: nbtext.cli.entry's first act (hold_signals) has run.
+    (Python itself catches SIGINT alone.)"""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            caught = next(line for line in status if line.startswith("SigCgt:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def _signalled_run(args, message, signum, wait_for_handlers, delay):
+    process = subprocess.Popen([NBTEXT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process.stdin.write(message)
+    process.stdin.close()
+    process.stdin = None  # (communicate then only reads)
+    deadline = time.monotonic() + 30
+    while wait_for_handlers and not _handlers_installed(process.pid) and process.poll() is None:
+        assert time.monotonic() < deadline, "nbtext never installed its signal handlers"
+        time.sleep(0.0002)
+    time.sleep(delay)
+    if process.poll() is None:
+        process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=60)
+    return process.returncode, stdout, stderr.decode(errors="replace")
+
+
+@needs_executable
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc here to see when handlers are installed")
+@pytest.mark.parametrize("command", ["filter", "predict"])
+def test_a_signal_anywhere_in_start_up_is_no_traceback_and_filter_says_0_or_75(demo_model, command):
+    """SIGINT, SIGTERM and SIGHUP at random delays across a one-message run (while it
+    imports, loads the model, classifies, writes, exits): never a traceback; filter ends 0
+    with the whole tagged message or 75 (the delivery agent keeps the original), predict
+    with its label, or as Ctrl-C or that signal says. A SIGINT in its first imports was a
+    KeyboardInterrupt traceback, a SIGTERM then or once the message was out 143. Sent from
+    the moment nbtext's handlers are in (the process catches SIGTERM); SIGTERM and SIGHUP
+    also from the start, where before them the process dies of it having written and said
+    nothing, as README's status table says."""
+    import random
+
+    args = [command, "-m", str(demo_model)]
+    message = b"Subject: free prize\nFrom: a@example.com\n\nclaim your free prize now\n"
+    whole = subprocess.run([NBTEXT, *args], input=message, capture_output=True)
+    assert whole.returncode == 0 and whole.stderr == b""
+    started = time.monotonic()
+    subprocess.run([NBTEXT, *args], input=message, capture_output=True)
+    span = time.monotonic() - started  # one run, start to end, on this machine now
+    rounds = random.Random(33)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        name = signal.Signals(signum).name
+        for wait_for_handlers in ((True,) if signum == signal.SIGINT else (True, False)):
+            for _ in range(6):
+                status, out, err = _signalled_run(args, message, signum, wait_for_handlers, rounds.uniform(0, span))
+                seen = (name, wait_for_handlers, status, out, err)
+                assert "Traceback" not in err and "Exception" not in err, seen
+                if status == 0:
+                    assert out == whole.stdout and err == "", seen
+                elif status == -signum and err == "" and not wait_for_handlers:  # before the handlers
+                    assert out == b"", seen
+                elif command == "filter":
+                    assert status == 75 and err == f"Error: stopped by {name}: the message was not passed on\n", seen
+                elif signum == signal.SIGINT:
+                    assert status == 130 and err == "Aborted!\n", seen
+                else:
+                    assert status == -signum and err == f"nbtext: stopped by {name}\n", seen
+
+
+@needs_executable
+@needs_dev_full
+@pytest.mark.parametrize("command", [
+    ["train", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
+    ["train", "-j", "1", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
+    ["train", "--update", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],  # the click-free learner
+    ["train", "--update", "-j", "1", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],
+    ["forget", "-m", "{out}", DEMO / "train" / "spam"],
+    ["merge", "-o", "{out}", "{model}", "{model}"],
+])
+def test_a_model_written_is_status_0_though_stderr_is_full(tmp_path, demo_model, command):
+    """`train 2>/dev/full` wrote its model and exited 1: the summary it could not print
+    turned done work into a failure. Every command that writes a model and then says so:
+    with stderr full, status 0 and the same file as with stderr open."""
+    files = {}
+    for stderr in ("/dev/full", tmp_path / "said"):
+        out = tmp_path / f"{len(files)}.model"
+        out.write_bytes(demo_model.read_bytes())
+        args = [str(a).format(out=out, model=demo_model) for a in command]
+        with open(stderr, "wb") as said:
+            result = subprocess.run([NBTEXT, *args], stdout=subprocess.PIPE, stderr=said)
+        assert result.returncode == 0 and result.stdout == b"", (stderr, args)
+        files[stderr] = out.read_bytes()
+    assert (tmp_path / "said").read_bytes() != b""  # there was something to say
+    assert files["/dev/full"] == files[tmp_path / "said"]
+
+
+@needs_executable
+@needs_dev_full
+def test_filter_passes_the_message_on_with_status_0_though_stderr_is_full(tmp_path):
+    """A warning filter cannot write (a model with no class spam) does not change its
+    status: the message is out whole, 0."""
+    model = tmp_path / "m"
+    assert run("train", "-o", model, f"junk={DEMO / 'train' / 'spam'}", f"ham={DEMO / 'train' / 'ham'}").exit_code == 0
+    message = b"Subject: free prize\n\nclaim it\n"
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([NBTEXT, "filter", "-m", model], input=message, stdout=subprocess.PIPE, stderr=full)
+    assert result.returncode == 0 and result.stdout.startswith(b"Subject: free prize\nX-Nbtext-Class: ")

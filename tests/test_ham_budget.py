@@ -1,6 +1,7 @@
-"""train --max-ham-flagged B (issue 24 §4): a spam cut-off chosen on the training data's
-out-of-fold probabilities so that at most B of the ham would be flagged; what the plain
-decision calls spam below it is 'unsure', on every path that decides."""
+"""train --max-ham-flagged B (issue 24 §4, issue 34): a spam cut-off chosen on the training
+data's out-of-fold probabilities so that, with confidence, at most B of the ham would be
+flagged (an upper bound on the share, nbtext.stats.bounds); what the plain decision calls
+spam below it is 'unsure', on every path that decides."""
 
 import json
 import subprocess
@@ -9,11 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.stats import beta
 
 import nbtext
 from nbtext.exactmath import exp
-from nbtext.jobs.calibration import FOLDS, out_of_fold_jll, sample_rate
-from nbtext.stats.counting import under
+import nbtext.jobs.calibration as calibration
+from nbtext.jobs.calibration import BUDGET_RISK, FOLDS, out_of_fold_jll
+from nbtext.stats.bounds import most_within, upper_share
 
 from conftest import ROOT, run
 
@@ -31,24 +35,43 @@ def budget_model(tmp_path_factory):
 
 
 def out_of_fold(model):
-    """(P(spam) out of fold, which are ham) of the documents the temperature was fitted on,
-    as the model computes probabilities."""
+    """(P(spam) out of fold, which are ham) of the documents the cut-off was chosen on (the
+    whole calibration sample kept), as the model computes probabilities."""
     token_lists, labels, hashes = model.calibration_sample
-    fit = sorted(under(sample_rate(model.class_count.sum()), hashes), key=lambda i: (hashes[i], labels[i]))
-    jll, lengths = out_of_fold_jll(model, [token_lists[i] for i in fit], [labels[i] for i in fit],
-                                   [hashes[i] % FOLDS for i in fit])
+    every = sorted(range(len(hashes)), key=lambda i: (hashes[i], labels[i]))
+    jll, lengths = out_of_fold_jll(model, [token_lists[i] for i in every], [labels[i] for i in every],
+                                   [hashes[i] % FOLDS for i in every])
     return exp(model.posterior(jll, lengths))[:, model.classes.index("spam")], \
-        np.array([labels[i] == "ham" for i in fit])
+        np.array([labels[i] == "ham" for i in every])
 
 
-def test_the_cutoff_flags_at_most_the_budget_out_of_fold(budget_model):
-    model = nbtext.load(str(budget_model), fold=True)
-    c = model.calibration
-    assert c["positive"] == "spam" and c["max_ham_flagged"] == 0.05 and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+def flagged_out_of_fold(model):
+    """(the ham out of fold at or above the model's cut-off, those just below it would add, n ham)."""
+    cut = model.calibration["spam_cutoff"]
     p_spam, ham = out_of_fold(model)
-    assert np.sum(p_spam[ham] >= c["spam_cutoff"]) <= np.floor(0.05 * ham.sum())
-    assert np.sum(p_spam[ham] >= np.nextafter(c["spam_cutoff"], 0.0)) > np.floor(0.05 * ham.sum()) \
-        or c["spam_cutoff"] == 0.5  # the lowest such cut-off
+    return int(np.sum(p_spam[ham] >= cut)), int(np.sum(p_spam[ham] >= np.nextafter(cut, 0.0))), int(ham.sum())
+
+
+@pytest.mark.parametrize("budget, share", [("5%", 0.05), ("30%", 0.30)])
+def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(tmp_path, monkeypatch, budget, share):
+    """Not the share of out-of-fold ham at or above the cut-off, k/n, but its one-sided
+    Clopper-Pearson upper bound at confidence 1 − BUDGET_RISK, is at most the budget; and the
+    cut-off is the lowest that does so (one more ham would break the bound), or passes every
+    ham when even none flagged is not bound tightly enough. Out of fold over the whole
+    sample the model keeps, more documents than T is fitted on (a sample of 30 documents at
+    most, kept: 30 over 64 of the 78)."""
+    monkeypatch.setattr(calibration, "SAMPLE", 30)
+    path = tmp_path / "b.model"
+    assert run("train", "--calibration", "temperature", "--max-ham-flagged", budget, "-o", path,
+               MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    model = nbtext.load(str(path), fold=True)
+    c = model.calibration
+    assert c["positive"] == "spam" and c["max_ham_flagged"] == share and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
+    flagged, just_below, n = flagged_out_of_fold(model)
+    assert len(model.calibration_sample[2]) > c["documents"]  # (the whole sample kept, not the fit's)
+    assert flagged == 0 or upper_share(flagged, n, BUDGET_RISK) <= share
+    assert c["spam_cutoff"] == 0.5 or just_below > flagged and (upper_share(just_below, n, BUDGET_RISK) > share
+                                                                 or flagged == 0)
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
@@ -126,7 +149,8 @@ def test_the_same_budget_written_two_ways_is_the_same_cutoff():
     jll = rng.normal(size=(1000, 2)) * 5
     rows = np.array([0] * 500 + [1] * 500)
     lengths = np.full(1000, 20)
-    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, 1.0, 0.0, ham_flagged_budget(b))["spam_cutoff"]
+    calibration = {"temperature": 1.0, "length_exponent": 0.0}
+    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, calibration, ham_flagged_budget(b))["spam_cutoff"]
             for b in ("1.4%", "0.014", " 1.4 %")}
     assert len(cuts) == 1
 
@@ -168,6 +192,60 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3000), st.integers(0, 3000), st.sampled_from([0.01, 0.05, 0.2, 0.5, 0.9]))
+def test_the_upper_bound_is_the_beta_quantile_of_clopper_pearson(n, k, risk):
+    """upper_share(k, n, δ) is the (1 − δ) quantile of Beta(k + 1, n − k), as scipy computes it."""
+    k = min(k, n)
+    expected = 1.0 if k == n else float(beta.ppf(1 - risk, k + 1, n - k))
+    assert upper_share(k, n, risk) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4000), st.floats(0.0005, 0.45), st.sampled_from([0.05, 0.2, 0.5]))
+def test_most_within_is_the_largest_count_whose_bound_keeps_to_the_share(n, share, risk):
+    k = most_within(n, share, risk)
+    if k is None:
+        assert beta.ppf(1 - risk, 1, n) > share
+    else:
+        assert beta.ppf(1 - risk, k + 1, n - k) <= share * (1 + 1e-9) if k < n else True
+        assert k == n or beta.ppf(1 - risk, k + 2, n - k - 1) >= share * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("budget", [0.002, 0.01, 0.05, 0.2])
+def test_the_cutoff_flags_the_most_ham_the_bound_allows_fewer_than_the_share(budget):
+    """On 500 ham out of fold, of distinct probabilities: the cut-off flags exactly
+    most_within(500, B, BUDGET_RISK) of them (none for a budget too small to bound), fewer
+    than B · 500 (which the empirical share allowed, and which mail never seen overran)."""
+    from nbtext.jobs.calibration import spam_cutoff
+
+    rng = np.random.default_rng(1)
+    jll = rng.normal(size=(1000, 2)) * 5
+    rows = np.array([0] * 500 + [1] * 500)
+    calibration = {"temperature": 1.0, "length_exponent": 0.0}
+    cut = spam_cutoff(["ham", "spam"], jll, rows, np.full(1000, 20), calibration, budget)["spam_cutoff"]
+    p_spam = exp(jll[:, 1] - np.logaddexp(jll[:, 0], jll[:, 1]))
+    flagged = int(np.sum(p_spam[:500] >= cut))
+    assert flagged == (most_within(500, budget, BUDGET_RISK) or 0) < np.floor(budget * 500)
+
+
+def test_an_update_chooses_the_cutoff_of_one_training(tmp_path, monkeypatch):
+    """The cut-off is chosen on the whole calibration sample kept (here more documents than
+    T is fitted on: a sample of 30 at most), and that sample is the one one training keeps:
+    train A then --update with B writes the file of train A+B, byte for byte."""
+    monkeypatch.setattr(calibration, "SAMPLE", 30)
+    budget = ["--calibration", "temperature", "--max-ham-flagged", "20%"]
+    a = [f"spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}"]
+    b = [f"spam={MAIL / 'test' / 'spam'}", f"ham={MAIL / 'test' / 'ham'}"]
+    assert run("train", *budget, "-o", tmp_path / "whole.model", *a, *b).exit_code == 0
+    whole = (tmp_path / "whole.model").read_bytes()
+    model = nbtext.load(str(tmp_path / "whole.model"))
+    assert len(model.calibration_sample[2]) > model.calibration["documents"] and "spam_cutoff" in model.calibration
+    assert run("train", *budget, "-o", tmp_path / "a.model", *a).exit_code == 0
+    assert run("train", "--update", "-m", tmp_path / "a.model", "-o", tmp_path / "u.model", *b).exit_code == 0
+    assert (tmp_path / "u.model").read_bytes() == whole
+
+
 def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
     """The cut-off --max-ham-flagged chose was said by `info` alone: train's summary (and
     --update's, which refits it) says it in the same words."""
@@ -188,7 +266,8 @@ def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
 
 
 @pytest.mark.parametrize("cutoff, words", [
-    (0.973251, "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, out of fold)"),
+    (0.973251, "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an upper bound "
+               "from the training data out of fold)"),
     (1.0000000000000002, "never spam: the other class was certain of it out of fold, so no cut-off keeps to 1.00% "
                          "flagged"),
 ])

@@ -3,7 +3,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import nbtext
 from nbtext.reading.mail import looks_like_mail, mail_tokens
@@ -162,3 +162,44 @@ def test_a_message_in_an_mbox_is_the_message_on_its_own(tmp_path_factory, body, 
     assert document_key(read.data) == document_key(message)
     tokenize = Tokenizer(1, "auto", DEFAULT_HEADERS)
     assert tokenize(read.data) == tokenize(message)  # one message: the same tokens too (its key is of them)
+
+
+_MESSAGE_LINES = st.sampled_from([
+    "Subject: free cash", "X-Note: a", "To: bob@example.com", "Content-Type: multipart/mixed; boundary=b",
+    "Content-Type: text/html", "Content-Transfer-Encoding: quoted-printable", "Content-Transfer-Encoding: base64",
+    " folded on", "--b", "--b--", "", "", "win=", "cash =3D now", "aGVsbG8gd29y", "bGQ=", "<p>hi <b>there</b></p>",
+    "From the start", ">From quoted", "hello\r", "a\rb", "=\r"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_MESSAGE_LINES, min_size=1, max_size=14), crlf=st.lists(st.booleans(), max_size=14),
+       end=st.booleans())
+@example(lines=["X-Note: a", "", "To: bob@example.com"], crlf=[True, True], end=True)
+def test_a_message_is_one_whatever_its_line_ends(lines, crlf, end):
+    """Any of a document's LFs written CR LF (an IMAP client's copy, a Windows tool's, one
+    mixed): the same journal key and the same tokens, read as mail or as text, so forgetting
+    one copy takes back what learning the other added. The key was of the raw bytes, and the
+    mail reader read a CR LF copy's header block otherwise in places (an `X-Note: a` block,
+    then a blank line, then `To:`: mail or not depending on the line ends)."""
+    from nbtext.reading.documents import document_key
+
+    text = "\n".join(lines) + ("\n" if end else "")
+    pieces = text.encode().split(b"\n")
+    copy = pieces[0]
+    for i, piece in enumerate(pieces[1:]):
+        copy += (b"\r\n" if i < len(crlf) and crlf[i] and not copy.endswith(b"\r") else b"\n") + piece
+    original = text.encode()
+    assert document_key(copy) == document_key(original)
+    for mode in ("auto", "mail", "text"):
+        tokenize = Tokenizer(2, mode, DEFAULT_HEADERS)
+        assert tokenize(copy) == tokenize(original) and tokenize.reads_as_mail(copy) == tokenize.reads_as_mail(original)
+
+
+def test_a_lone_cr_is_no_line_end():
+    """A message whose lines end in CR alone reads as one line (no reader of nbtext ends a
+    line at a CR): it is another message, with its own key, not a copy of the LF one."""
+    from nbtext.reading.documents import document_key
+
+    message = b"Subject: cheap\n\nwin cash\n"
+    assert document_key(message.replace(b"\n", b"\r")) != document_key(message)
+    assert document_key(message.replace(b"\n", b"\r\n")) == document_key(message)

@@ -111,14 +111,18 @@ def test_the_picture(tmp_path):
     assert result.exit_code == 0 and picture.read_bytes().startswith(b"\x89PNG")
 
 
-def test_online_from_a_model_scores_as_its_filter_does(tmp_path):
+@pytest.mark.parametrize("floor", [None, 1000])
+def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor):
     """From -m MODEL the probabilities are the model's, its calibration applied (so its
-    unsure band is the filter's): the first message is scored as predict scores it."""
+    unsure band is the filter's): the first message is scored as predict scores it (with
+    a length floor too, past the length of every message here)."""
     model = tmp_path / "c.model"
     assert run("train", "--calibration", "temperature", "-o", model, MAIL / "train" / "spam",
                MAIL / "train" / "ham").exit_code == 0
     loaded = nbtext.load(model)
     assert loaded.calibration is not None and loaded.calibration["temperature"] != 1.0
+    if floor is not None:
+        loaded.calibration = {**loaded.calibration, "length_exponent": 0.9, "length_floor": floor}
     online = OnlineMultinomial(loaded.classes, loaded.alpha, loaded.settings["min_count"], True,
                                start={t: loaded.token_counts.dense[:, j].tolist()
                                       for j, t in enumerate(loaded.vocabulary.tokens)},

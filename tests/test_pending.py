@@ -367,7 +367,7 @@ def test_large_messages_are_folded_in_not_kept_in_the_section(model, tmp_path):
     assert pending.Log(model.read_bytes()).bytes <= pending.MAX_SECTION_BYTES
 
 
-def test_a_read_only_model_takes_the_full_way(model, tmp_path):
+def test_a_read_only_model_takes_the_full_way(model, request):
     """Learning into a read-only file works as the full way does (a new file by rename, the
     mode kept), whatever the number of messages."""
     import os
@@ -375,14 +375,8 @@ def test_a_read_only_model_takes_the_full_way(model, tmp_path):
     model.chmod(0o444)
     as_user = []
     if os.geteuid() == 0:  # root writes read-only files: learn as nobody, in a folder nobody may write
-        if not shutil.which("setpriv"):
-            pytest.skip("root, and no setpriv to learn as another user")
-        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        as_user = request.getfixturevalue("another_user")
         model.parent.chmod(0o777)
-        for parent in model.parents:
-            if parent == Path(parent.anchor):
-                break
-            parent.chmod(parent.stat().st_mode | 0o005)  # nobody may reach it
     result = subprocess.run([*as_user, NBTEXT, "train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
                             capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -429,13 +423,11 @@ def test_a_record_on_a_model_that_takes_none_is_one_line(tmp_path):
         pending.Changes(["ham", "spam"], [json.loads(body)])  # a bool is not a number of features
 
 
-def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
+def test_a_shared_model_lets_every_user_of_its_group_learn(model, another_user):
     """The lock file the first learner made (mode 644 under a usual umask) still lets
     another user lock the model: flock needs the file open for reading only."""
     import os
 
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv to learn as two users")
     folder = model.parent
     for path in (folder, model):
         os.chown(path, 0, 65534)
@@ -446,33 +438,19 @@ def test_a_shared_model_lets_every_user_of_its_group_learn(model, tmp_path):
         assert learn_one(model, f"spam={messages('ham', 'test')[0]}").returncode == 0
     finally:
         os.umask(old)
-    for parent in model.parents:
-        if parent == Path(parent.anchor):
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
-    result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
-                             "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
-                            timeout=120)
+    result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
+                             f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
-def test_a_folder_that_takes_no_lock_file_is_said_as_such(model):
+def test_a_folder_that_takes_no_lock_file_is_said_as_such(model, another_user):
     """A learner that may not make the lock file says the folder is why (it said the lock file
     does not exist: its second try, to open one another user made, was what it reported)."""
-    import os
-
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv to learn as another user")
     model.chmod(0o666)
-    for parent in model.parents:
-        if parent == Path(parent.anchor):
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
     model.parent.chmod(0o555)
     try:
-        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", NBTEXT, "train",
-                                 "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"], capture_output=True,
-                                timeout=120)
+        result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
+                                 f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
     finally:
         model.parent.chmod(0o755)
     assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr
@@ -600,7 +578,6 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
     """A bit flipped in the calibration sample: every other command refused the file, while
     the one-message learner appended to it, exit 0, until the fold failed for good."""
     import json
-    import struct
 
     model = tmp_path / "m.model"
     assert run("train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam",
@@ -635,3 +612,231 @@ def test_a_class_emptied_under_the_empirical_prior_goes_the_full_way(tmp_path):
     learned = nbtext_run("train", "--update", "-m", model, "spam=-", input=b"cheap prize offer\n")
     assert b"added 1" in learned.stderr
     assert nbtext_run("predict", "-m", model, input=b"free prize").stdout == b"spam\n"
+
+
+# --- an append that fails at any step leaves a model every reader loads (issue 33) -----------
+WRITE_STEP = 97  # bytes: the faked os.write writes at most this much a call, so a record takes many
+
+
+def _every_reader(model_path, queries):
+    """What every reader makes of a model file: the model loaded whole and folded (its file's
+    bytes), the one-message path's probabilities, and info's output."""
+    folded = model_path.with_name("folded.model")
+    nbtext.load(str(model_path), fold=True).save(str(folded))
+    one = OneMessageModel(str(model_path))
+    assert one.pure is not None, "the one-message path refused the model"
+    info = run("info", "-m", model_path)
+    assert info.exit_code == 0, info.stderr
+    return folded.read_bytes(), [one.pure_probabilities(q.read_bytes()) for q in queries], info.stdout
+
+
+def _failing_at(monkeypatch, at, when):
+    """os.ftruncate, os.lseek, os.write (short: WRITE_STEP bytes a call) and os.fsync, the
+    call numbered `at` failing with EIO: `before` doing anything, `after` doing its work (a
+    write that wrote, an fsync of what was written), or `from then on` (every call after it
+    fails too, the restoring one included). Returns the count of calls made."""
+    import errno
+    import os
+
+    calls = [0]
+
+    def wrapped(name, real):
+        def call(fd, *args):
+            k, calls[0] = calls[0], calls[0] + 1
+            fails = k == at or (when == "from then on" and k > at)
+            if name == "write":
+                args = (args[0][:WRITE_STEP],)
+            if fails and when != "after":
+                raise OSError(errno.EIO, "Input/output error")
+            done = real(fd, *args)
+            if fails:
+                raise OSError(errno.EIO, "Input/output error")
+            return done
+        return call
+
+    for name in ("ftruncate", "lseek", "write", "fsync"):
+        monkeypatch.setattr(os, name, wrapped(name, getattr(os, name)))
+    return calls
+
+
+@pytest.mark.parametrize("start", ["no section", "a torn magic", "a record", "a torn record",
+                                   "a torn record longer than the new one"])
+def test_an_append_failing_at_any_step_leaves_the_model_before_or_after_it(model, monkeypatch, start):
+    """A write or an fsync that fails (EIO, a copy-on-write file system out of space) at
+    every step of an append, once or from then on: every reader loads the model, and it is
+    the one before the append or after it whole. The append restored the size the file had
+    before the torn tail was cut off: the file grew back with zeros, which read as an empty
+    record whose CRC (0) passed, and every reader refused the model."""
+    from nbtext.errors import NbtextError
+    from nbtext.modelfile.container import read_open
+
+    queries = messages("spam", "test")[:2] + messages("ham", "test")[:1]
+    if start != "no section":
+        nbtext_run("train", "--update", "-m", model, f"spam={messages('ham', 'test')[3]}")
+    clean = model.read_bytes()
+    long_message = messages("spam", "test")[4]
+    long_tail = copy(model, "long.model")
+    nbtext_run("train", "--update", "-m", long_tail, f"ham={long_message}")
+    longer = pending.framed(pending.Log(long_tail.read_bytes()).records[-1])
+    nbtext_run("train", "--update", "-m", model, f"ham={messages('spam', 'test')[5]}")
+    after = model.read_bytes()
+    record = pending.Log(after).records[-1]
+    assert len(pending.framed(record)) < len(longer)
+    torn = {"a torn magic": pending.PENDING_MAGIC[:9], "a torn record": pending.framed(record)[:-4],
+            "a torn record longer than the new one": longer[:-2]}.get(start, b"")
+    states = {}
+    for name, data in (("before", clean), ("after", after)):
+        model.write_bytes(data)
+        states[name] = _every_reader(model, queries)
+    assert states["before"] != states["after"]
+    for when in ("before", "after", "from then on"):
+        at = 0
+        while True:
+            model.write_bytes(clean + torn)
+            with monkeypatch.context() as patched, open(model, "r+b") as f:
+                log = pending.Log(read_open(f, str(model)))
+                calls = _failing_at(patched, at, when)
+                try:
+                    log.append(f, str(model), [record])
+                    failed = False
+                except NbtextError as e:
+                    assert "cannot write" in str(e) and "Input/output error" in str(e)
+                    failed = True
+            seen = _every_reader(model, queries)
+            if not failed:
+                assert calls[0] <= at and seen == states["after"] and model.read_bytes() == after
+                break
+            assert seen in (states["before"], states["after"]), (when, at)
+            if when != "from then on":  # the restoring call ran: the file is the cut, never longer
+                assert model.read_bytes() == clean, (when, at)
+            at += 1
+        assert at > 3  # ftruncate, lseek, a write or more, fsync: each step failed once
+
+
+@pytest.mark.parametrize("zeros", [3, 8, 13, 4096])
+def test_zeros_after_the_records_are_no_record(model, zeros):
+    """A file grown with zeros after its records (by an older build's failed append, or a
+    crash that kept a size without its data) loads as the model before them, and the next
+    learner cuts them off. Zeros read as a record of length 0 whose CRC (of nothing, 0)
+    passed: every reader refused the model. A zero length with anything after it is damage."""
+    nbtext_run("train", "--update", "-m", model, f"spam={messages('ham', 'test')[3]}")
+    clean = model.read_bytes()
+    queries = messages("spam", "test")[:2]
+    expected = probabilities(model, queries)
+    model.write_bytes(clean + bytes(zeros))
+    assert probabilities(model, queries) == expected
+    assert pending.Log(model.read_bytes()).end == len(clean)
+    nbtext_run("train", "--update", "-m", model, f"spam={messages('ham', 'test')[4]}")
+    assert pending_records(model) == 2 and b"\0" * 8 not in model.read_bytes()[len(clean):]
+    model.write_bytes(clean + bytes(zeros) + b"x")
+    if zeros >= pending.RECORD.size:
+        assert pending.Log(model.read_bytes()).problem == "a damaged record"
+        assert "damaged record" in run("info", "-m", model).stderr
+
+
+# --- one message whatever its line ends (issue 33) ------------------------------------------
+LINES_MESSAGE = (b"Subject: cheap pills\nFrom: bob@example.com\nTo: ann@example.com\n\nwin cheap pills now\n"
+                 b"From the start, more pills\n\n>From quoted\nlast line\n")
+LINE_ENDS = {
+    "LF": lambda data: data,
+    "CRLF": lambda data: data.replace(b"\n", b"\r\n"),
+    "mixed": lambda data: b"".join(line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(data.split(b"\n")[:-1])),
+}
+WAYS_IN = [(way, ends) for way in ("file", "maildir", "mbox", "stdin") for ends in LINE_ENDS]
+
+
+def _handed(way, ends, folder):
+    """(PATH, stdin) that hands LINES_MESSAGE over `way` (a file in a folder, a Maildir, an mbox
+    file, quoted, or stdin, envelope included) with `ends` line ends, its envelope's too."""
+    import re
+
+    form = LINE_ENDS[ends]
+    folder.mkdir()
+    if way == "stdin":
+        return "-", form(ENVELOPE + LINES_MESSAGE)
+    if way == "mbox":
+        (folder / "mail.mbox").write_bytes(form(ENVELOPE + re.sub(rb"^(>*From )", rb">\1", LINES_MESSAGE,
+                                                                  flags=re.MULTILINE)))
+        return str(folder / "mail.mbox"), None
+    if way == "maildir":
+        for part in ("cur", "new", "tmp"):
+            (folder / part).mkdir()
+        (folder / "cur" / "1.host:2,S").write_bytes(form(LINES_MESSAGE))
+    else:
+        (folder / "m").write_bytes(form(LINES_MESSAGE))
+    return str(folder), None
+
+
+@pytest.fixture(scope="module")
+def line_end_models(tmp_path_factory):
+    """{full way: a model of the demo corpus}: one whose changes take the pending section, one
+    (--max-features) the full way."""
+    folder, models = tmp_path_factory.mktemp("line-ends"), {}
+    for full_way in (False, True):
+        models[full_way] = folder / f"{full_way}.model"
+        extra = ["--max-features", "100"] if full_way else []
+        assert run("train", *extra, "-o", models[full_way], MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    return models
+
+
+def _folded(model):
+    """The bytes of the model file `model` with its pending section folded in (none: its own)."""
+    folded = model.with_name("folded.model")
+    nbtext.load(str(model), fold=True).save(str(folded))
+    return folded.read_bytes()
+
+
+@pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
+@pytest.mark.parametrize("learned", WAYS_IN, ids="-".join)
+def test_a_message_learned_with_any_line_ends_is_moved_and_forgotten_from_any_copy(tmp_path, line_end_models,
+                                                                                  full_way, learned):
+    """A message learned as spam over one way in with one form of line ends (LF, CR LF,
+    mixed), moved to ham over any way with any form, then forgotten over the first: the
+    model comes back byte for byte. The key was of the raw bytes: a message learned from a
+    CR LF stream (an IMAP client) and forgotten from its LF copy in a Maildir was two
+    messages ("not learned"), and one moved to ham stayed counted as spam."""
+    original = line_end_models[full_way]
+
+    def handed(command, way, label=None):
+        path, stdin = _handed(*way, tmp_path / f"{n}-{label}")
+        result = run(*command.split(), "-m", model, f"{label}={path}" if label else path, input=stdin)
+        assert result.exit_code == 0, result.stderr
+        return result.stderr
+
+    for n, other in enumerate(WAYS_IN):
+        model = tmp_path / f"{n}.model"
+        model.write_bytes(original.read_bytes())
+        assert "added 1," in handed("train --update", learned, "spam") and (pending_records(model) == 1) != full_way
+        assert "added 0, moved 1," in handed("train --update", other, "ham"), other
+        assert "forgot 1, not learned 0" in handed("forget", learned), other
+        assert (model.read_bytes() if full_way else _folded(model)) == original.read_bytes(), other
+
+
+@pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
+def test_a_model_written_before_still_forgets_and_moves_its_crlf_message(tmp_path, line_end_models, full_way):
+    """A model written before CR LF was read as LF holds a CR LF message under the key of its
+    raw bytes: `forget` and `train --update` of those bytes still find it (and the result is the
+    model a build of now writes), while its LF copy is another message to such a model."""
+    from nbtext.journal import content_hash
+    from nbtext.reading.documents import document_key
+    from nbtext.reading.mail import unquoted_from
+
+    crlf = LINE_ENDS["CRLF"](LINES_MESSAGE)
+    message = tmp_path / "crlf.eml"
+    message.write_bytes(crlf)
+    now, before = tmp_path / "now.model", tmp_path / "before.model"
+    now.write_bytes(line_end_models[full_way].read_bytes())
+    assert run("train", "--update", "-q", "-m", now, f"spam={message}").exit_code == 0
+    learned = nbtext.load(str(now), fold=True)
+    key, raw = document_key(crlf), content_hash(unquoted_from(crlf))
+    assert key != raw and learned.journal[key] == "spam"
+    learned.journal[raw] = learned.journal.pop(key)  # the key of the raw bytes, as main wrote it
+    learned.save(str(before))
+    lf_copy = tmp_path / "lf.eml"
+    lf_copy.write_bytes(LINES_MESSAGE)
+    assert "forgot 0, not learned 1" in run("forget", "-m", copy(before, "b2.model"), lf_copy).stderr
+    for model in (now, before):  # moved to ham, then forgotten: both files the same as a build of now writes
+        assert "moved 1" in run("train", "--update", "-m", model, f"ham={message}").stderr
+        assert (pending_records(model) > 0) != full_way
+        assert "forgot 1, not learned 0" in run("forget", "-m", model, message).stderr
+    assert _folded(before) == _folded(now) == line_end_models[full_way].read_bytes()

@@ -107,6 +107,26 @@ def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_read
     assert max(pure.probabilities("zebra" if unknown == "unk" else "lunch")) > max(prior)  # one token: T(1)
 
 
+@pytest.mark.parametrize("floor", [2, 16])
+def test_a_length_floor_tempers_short_documents_alike_on_both_paths(tmp_path, floor):
+    """T(x) = T·max(n, m)^γ (a file's length_floor): a document shorter than m is tempered as
+    one of m tokens by the one-message path and the whole model alike, a longer one as before,
+    one of no tokens not at all; and the file is read back with its floor."""
+    docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
+    labels = ["spam", "ham", "spam", "ham"] * 10
+    model = nbtext.train(docs, labels, min_count=1, calibration="none")
+    model.calibration = {"method": "temperature", "temperature": 0.05, "length_exponent": 0.9,
+                         "length_floor": floor, "documents": 40}
+    queries = ["free", "free lunch money", "", "free " * 20 + "lunch " * 10]
+    pure = pure_model(model, tmp_path / "m.model")
+    assert nbtext.load(tmp_path / "m.model").calibration["length_floor"] == floor
+    agree(model, pure, queries)
+    for query in queries[:2]:
+        n = len(query.split())
+        jll = model.joint_log_likelihood([query])[0] / (0.05 * max(n, floor) ** 0.9)
+        assert pure.probabilities(query) == pytest.approx(list(np.exp(jll - np.logaddexp.reduce(jll))), abs=1e-12)
+
+
 def test_the_real_spamassassin_test_messages(tmp_path):
     folder = real_corpus("spamassassin")
     path = tmp_path / "sa.model"

@@ -62,12 +62,6 @@ def test_one_message_imports_neither_click_nor_scipy(demo_model):
     assert result.stdout.splitlines() == ["spam", "[]"]
 
 
-def test_the_command_line_stays_thin():
-    """The click commands hold option parsing and error translation only (under 400 lines)."""
-    lines = (PACKAGE / "cli" / "commands.py").read_text(encoding="utf-8").count("\n")
-    assert lines < 400, f"nbtext/cli/commands.py has {lines} lines: move logic into the library"
-
-
 def _nbtext_names(path):
     """(line, module, attribute or None) of every name from nbtext a script uses: its
     imports and the dotted names it reads (nbtext.reading.mail.mail_tokens)."""

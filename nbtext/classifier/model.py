@@ -53,8 +53,9 @@ class NaiveBayes:
       corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
                      choose λ as one training would (None in files of older builds)
       calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
-                     "documents": n} or None: posteriors are softmax(jll / (T · n^γ)), n the
-                     document's length (nbtext.jobs.calibration; files of older builds have no γ: 0)
+                     "length_floor": m (when above 1), "documents": n} or None: posteriors are
+                     softmax(jll / (T · max(n, m)^γ)), n the document's length
+                     (nbtext.jobs.calibration; files of older builds have no γ: 0, nor m: 1)
       calibration_sample  the calibration sample (token lists, labels, hashes): every
                      document whose hash is under `sample_bound` (nbtext.jobs.calibration), from
                      which update, forget and merge fit T and γ again as one training

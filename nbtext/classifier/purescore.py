@@ -14,7 +14,7 @@ the header's derived `one_document` record, which the numpy model writes (nbtext
 x_j is the token's count (or 1 with presence features), B_kj / D_kj the class's count of
 feature j, T_k the class's total, d the number of features, N_k the class's documents.
 Pruned and unseen tokens are UNK (its counts in the record) or dropped. The posterior is
-softmax(jll / T(x)) with a calibrated temperature T(x) = T · n^γ, as NaiveBayes.posterior.
+softmax(jll / T(x)) with a calibrated temperature T(x) = T · max(n, m)^γ, as NaiveBayes.posterior.
 
 Whatever this path does not serve (other event models, tf-idf, files without the
 record, a big-endian machine, a file that fails a check, a document of more than
@@ -33,6 +33,7 @@ from nbtext.features.vocabindex import encode, find_one
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.tempering import document_temperature
 
 _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
 # Past this many distinct tokens the numpy path is the faster one: its import costs more than
@@ -76,8 +77,7 @@ class PureModel:
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
-        self.temperature = calibration.get("temperature", 1.0)
-        self.length_exponent = calibration.get("length_exponent", 0.0)
+        self.calibration = calibration
 
     def follows_changes(self):
         """Whether records of learned and forgotten documents can be folded into this
@@ -193,10 +193,8 @@ class PureModel:
         return [math.fsum(t) for t in terms]
 
     def temperature_of(self, length):
-        """T(x) = T · n^γ, or 1 for a document of length 0 (as NaiveBayes.temperatures)."""
-        if length == 0 and self.length_exponent:
-            return 1.0  # no evidence to temper
-        return self.temperature * float(length) ** self.length_exponent  # γ = 0: T itself
+        """T(x) = T · max(n, m)^γ, or 1 for a document of length 0 (as NaiveBayes.temperatures)."""
+        return document_temperature(self.calibration, length)
 
     def _scored(self, document):
         """(P(k | document) for each class, the document's features, its tempered jll,

@@ -379,11 +379,12 @@ def info(model_path, top, output_format, plot):
 def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
-    X-Nbtext-Class and X-Nbtext-Probability go at the end of the header block; every
-    other byte passes through unchanged, earlier X-Nbtext-* lines replaced. Exit status
-    0: tagged (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing
-    or not a valid model file (tagged error); 75: the message could not be written out
-    whole (the delivery agent keeps it and retries).
+    X-Nbtext-Class (the verdict) and X-Nbtext-Probability (of spam, whatever the verdict,
+    for a model with a class spam) go at the end of the header block; every other byte
+    passes through unchanged, earlier X-Nbtext-* fields replaced. Exit status 0: tagged
+    (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing or not a
+    valid model file (tagged error); 75: the message could not be written out whole, or a
+    signal stopped the filter before it was (the delivery agent keeps it and retries).
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged

@@ -9,8 +9,9 @@ from contextlib import contextmanager
 
 import click
 
-from nbtext.errors import INTERRUPTED, NbtextError, die_of_sigpipe, os_error, quiet_stdout
-from nbtext.report.output import ReaderGone, write_line
+from nbtext.cli.oneshot import delivers_a_message, not_passed_on
+from nbtext.errors import INTERRUPTED, SIGINT, NbtextError, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.report.output import ReaderGone
 
 
 class OneLineErrors(click.Group):
@@ -42,7 +43,7 @@ class OneLineErrors(click.Group):
                 click.echo(f"Error: {e.format_message()}", err=True)
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
-            if argv[0] == "filter" and not (sys.stdin and sys.stdin.isatty()):  # a delivery path: the message goes on
+            if delivers_a_message(argv) and not (sys.stdin and sys.stdin.isatty()):  # a delivery path: the message goes on
                 from nbtext.cli.oneshot import filter_stdin
 
                 sys.exit(filter_stdin(None, refusal=f"{e.format_message()}{hint}"))
@@ -52,6 +53,8 @@ class OneLineErrors(click.Group):
             click.echo(f"Error: {e.format_message()}", err=True)
             sys.exit(e.exit_code)
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C (click has closed the ^C line)
+            if delivers_a_message(argv):  # before filter got to its message (after, it says so itself)
+                sys.exit(not_passed_on(SIGINT))
             click.echo("Aborted!", err=True)
             sys.exit(INTERRUPTED)
         except (ReaderGone, BrokenPipeError):  # the reader went away (| head -1): as GNU tools, SIGPIPE

@@ -1,39 +1,51 @@
 """The `nbtext` executable: one message through `predict` or `filter` starts without click
 (nbtext.cli.oneshot); every other command line goes to nbtext.cli.commands."""
 
-import sys
+from nbtext.errors import hold_signals  # (loaded with the package already: nothing more to import)
 
-from nbtext.errors import (INTERRUPTED, Terminated, die_of_signal, die_of_sigpipe, end_on_signals, os_error,
-                           quiet_stdout, signal_name)
-from nbtext.report.output import ReaderGone, guard_descriptors
+hold_signals()  # before anything else: a signal from here on is raised under main's handlers, never mid-import
+
+import sys  # noqa: E402
+
+from nbtext.cli.oneshot import delivers_a_message, fast, not_passed_on  # noqa: E402
+from nbtext.errors import (INTERRUPTED, SIGINT, Terminated, die_of_signal, die_of_sigpipe,  # noqa: E402
+                           end_on_signals, ignore_signals, os_error, quiet_stdout, signal_name)
+from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors  # noqa: E402
 
 
 def main():
-    guard_descriptors()  # before any file is opened: none may take a closed stdout's place
-    # Names that are not UTF-8 (files, folders, hence labels) travel as surrogate escapes:
-    # they go out as the bytes they came in as, never as an encoding error.
-    try:
-        sys.stdout.reconfigure(errors="surrogateescape")
-    except (AttributeError, ValueError):
-        pass
-    import warnings  # already imported by Python itself: free
-
-    warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
-    end_on_signals()
+    delivering = delivers_a_message(sys.argv[1:])  # a signal before its message is out: 75, the MTA keeps it
     stopped_by = None
     try:
-        from nbtext.cli.oneshot import fast
+        guard_descriptors()  # before any file is opened: none may take a closed stdout's place
+        forgiving_stderr()  # what cannot be said on stderr does not change the exit status
+        # Names that are not UTF-8 (files, folders, hence labels) travel as surrogate escapes:
+        # they go out as the bytes they came in as, never as an encoding error.
+        try:
+            sys.stdout.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError):
+            pass
+        import warnings  # already imported by Python itself: free
 
+        warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
+        end_on_signals()  # (raises a signal held since start-up)
         status = fast(sys.argv[1:])
         if status is None:
             from nbtext.cli.commands import main as full
 
-            full()
+            try:
+                full()
+            except SystemExit as e:  # (click's way of ending): ended below, where signals are let go
+                status = e.code
     except KeyboardInterrupt:  # Ctrl-C on the click-free path
+        if delivering:
+            sys.exit(not_passed_on(SIGINT))
         print("Aborted!", file=sys.stderr)
         quiet_stdout()
         sys.exit(INTERRUPTED)
     except Terminated as e:  # SIGTERM or SIGHUP: let go of what it held, say so, end as killed by it
+        if delivering:
+            sys.exit(not_passed_on(e.signum))
         stopped_by = e.signum
     except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
         die_of_sigpipe()
@@ -42,6 +54,7 @@ def main():
         quiet_stdout()
         sys.exit(1)
     if stopped_by is None:
+        ignore_signals()  # the work is done: a signal now cannot change what its status says
         sys.exit(status)
     # Out of the except clause the traceback and its frames are gone: a generator that was
     # under way (forked workers, nbtext.jobs.parallel) is closed now, and its `finally` ends them.

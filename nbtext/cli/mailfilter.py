@@ -1,47 +1,82 @@
 """Mail filter mode: a message in, the same message out with the verdict as header lines.
 
-Only bytes are inserted: the two header lines go at the end of the header block, with the
-message's own line endings, and everything else is passed through byte for byte.
+The verdict's header lines go at the end of the header block, with the message's own line
+endings; earlier whole X-Nbtext-* fields are left out, and every other byte is passed
+through as it came.
 """
+
+import re
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
 EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the tokens that decided
+SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
 
-def header_end(message):
-    """Offset of the blank line that ends the header block (len(message) if there is none)."""
-    position = 0
-    while position < len(message):
-        end = message.find(b"\n", position)
-        if end < 0:
-            return len(message)
-        if message[position:end] in (b"", b"\r"):
-            return position
-        position = end + 1
-    return len(message)
+# A line ends at a line feed, and only there, in every step of filter (the patterns below
+# end their lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
+# of its line wherever it is, so `Subject: a\\rX-Nbtext-Class: b` is one Subject line to
+# each of them, and no step sees a line another does not. (A step that broke at CR too
+# took bytes of a Subject's value for an old verdict, and put a blank line into a header
+# block of CR CR LF line ends.)
+LINE_END = b"\n"
+_LINE = rb"[^\n]*\n"  # the rest of a line, its end included
+_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
+_HEADER_LINE = re.compile(_NAME)
+_ENVELOPE = re.compile(rb"From " + _LINE + rb"(?=" + _NAME + rb")")  # an mbox From line, a header line after it
+# A header field ended by a line feed: a header line and its continuation lines. In a run
+# of them, one with a continuation after it that has no line feed is not whole. Each part
+# matches one way: linear in the block's length.
+_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
+_WHOLE_FIELDS = re.compile(rb"(?:" + _FIELD + rb"(?![ \t]))*")
+# An old verdict filter takes out: an X-Nbtext-* field whose every line ends with a line feed
+# and has no carriage return but just before it. A bare one (`X-Nbtext-Class: ham\\rSubject:
+# hi`) is a line end to readers that break at CR: that field is left as it is rather than
+# lose what they read as another header. (Its parts too match one way.)
+_CLEAN_LINE = rb"[^\r\n]*\r*\n"
+_OLD_VERDICT = re.compile(rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])",
+                          re.MULTILINE)
+
+
+def header_block(message):
+    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
+    it has no header block. The block is the run of header fields from the start (after
+    an mbox `From ` line if a header line follows it); it ends at the first line that is
+    neither a header line nor a continuation (a blank line, or a body line right after the
+    headers, as Enron's messages have) or at the end of the message. `end` is where the
+    verdict goes: after every whole field, before a last one with no line feed (a message
+    of headers alone), whose bytes it must not change."""
+    envelope = _ENVELOPE.match(message)
+    start = envelope.end() if envelope else 0
+    if not _HEADER_LINE.match(message, start):
+        return None
+    return start, _WHOLE_FIELDS.match(message, start).end()
 
 
 def line_ending(message):
-    first = message.find(b"\n")
+    """The ending of the message's first line: CR LF if a carriage return precedes its line
+    feed, else LF (what the added lines end with)."""
+    first = message.find(LINE_END)
     return b"\r\n" if first > 0 and message[first - 1 : first] == b"\r" else b"\n"
 
 
-def with_headers(message, fields, is_mail=True):
-    """`message` with `fields` ([(name, value)]) added as header lines.
+def with_headers(message, fields):
+    """`message` with `fields` ([(name, value)]) added as header lines, and its own earlier
+    X-Nbtext-* fields left out (a message filtered twice carries one verdict, the last).
 
-    A message without a header block (`is_mail` False) gets a new one in front of it:
-    the added lines and a blank line, then the original bytes unchanged.
-    """
+    The added lines go where its header block ends (header_block); only a whole field, all
+    its lines ended by a line feed, is ever left out, and every other byte is the message's
+    own: the output is the message minus those fields, with the added lines inserted at
+    one place. A last field with no line feed (a message of headers alone) keeps its place
+    at the end, after the added lines. A message without a header block gets a new one in
+    front of it: the added lines and a blank line, then the original bytes unchanged."""
     newline = line_ending(message)
-    lines = b"".join(f"{name}: ".encode("ascii") + header_value(value, newline) + newline for name, value in fields)
-    if not is_mail or (b"\r" in message and b"\n" not in message):  # (lines ended by CR alone: no header end to
-        return lines + newline + message                             # find, and no byte of it to change)
-    at = header_end(message)
-    before = without_verdicts(message[:at])
-    if before and not before.endswith(b"\n"):  # a last header line with no line ending
-        before += newline
-    return before + lines + message[at:]
+    added = b"".join(f"{name}: ".encode("ascii") + header_value(value, newline) + newline for name, value in fields)
+    block = header_block(message)
+    if block is None:
+        return added + newline + message
+    start, end = block
+    return message[:start] + _OLD_VERDICT.sub(b"", message[start:end]) + added + message[end:]
 
 
 def header_value(value, newline=b"\n"):
@@ -85,21 +120,11 @@ def _folded(text, newline):
     return (newline + b" ").join(line.encode("ascii") for line in lines)
 
 
-def without_verdicts(head):
-    """A header block without earlier X-Nbtext-* lines (and their continuations): a
-    message filtered twice carries one verdict, the last."""
-    if b"x-nbtext-" not in head.lower():
-        return head
-    kept, dropping = [], False
-    for line in head.splitlines(keepends=True):
-        if line[:1] in (b" ", b"\t"):  # a continuation belongs to the line before
-            if not dropping:
-                kept.append(line)
-            continue
-        dropping = line[:9].lower() == b"x-nbtext-"
-        if not dropping:
-            kept.append(line)
-    return b"".join(kept)
+def shown_probability(classes, probabilities, decided):
+    """X-Nbtext-Probability's number: the probability of spam for a model with a class
+    `spam` (as bogofilter's spamicity: an `unsure` verdict says which way it leaned, a ham
+    one how far from spam it is), else `decided`, the probability of the class decided."""
+    return float(probabilities[classes.index(SPAM)]) if SPAM in classes else decided
 
 
 def verdict_fields(label, probability, evidence=()):

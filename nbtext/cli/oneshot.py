@@ -14,7 +14,8 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
-from nbtext.errors import TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, os_error, quiet_stdout, signal_name
+from nbtext.errors import (SIGINT, TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error,
+                           quiet_stdout, signal_name)
 from nbtext.report.output import ReaderGone, write, write_line
 
 
@@ -371,22 +372,36 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     0, the message went out with its verdict (`error` for a message that cannot be
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
-    whole, or SIGTERM or SIGHUP stopped the filter (the delivery agent keeps the message and
-    retries). Problems go to stderr, one line each. `refusal`: why the command line could
+    whole, or SIGTERM, SIGHUP or SIGINT stopped the filter before it was (the delivery agent
+    keeps the message and retries). Once it is out whole, signals are ignored. Problems go to stderr, one line each. `refusal`: why the command line could
     not be taken (a usage error): said, and the message goes out tagged `error`, status 1,
     as for a model that cannot be read.
     """
     try:
         return _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal)
     except Terminated as e:
-        print(f"Error: stopped by {signal_name(e.signum)}: the message was not passed on", file=sys.stderr)
-        quiet_stdout()
-        return TEMPFAIL
+        return not_passed_on(e.signum)
+    except KeyboardInterrupt:
+        return not_passed_on(SIGINT)
+
+
+def delivers_a_message(argv):
+    """Whether the command line `argv` (without the program's name) is `filter`'s: a signal
+    that stops it before its message is out whole is then TEMPFAIL, wherever it comes."""
+    return argv[:1] == ["filter"]
+
+
+def not_passed_on(signum):
+    """The exit status of a filter stopped by a signal before its message was written out
+    whole: TEMPFAIL (the delivery agent keeps the message and retries), said in one line."""
+    print(f"Error: stopped by {signal_name(signum)}: the message was not passed on", file=sys.stderr)
+    quiet_stdout()
+    return TEMPFAIL
 
 
 def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None):
     """filter_stdin's work."""
-    from nbtext.cli.mailfilter import verdict_fields, with_headers
+    from nbtext.cli.mailfilter import CLASS_HEADER, SPAM, verdict_fields, with_headers
 
     from nbtext.reading.documents import stdin_bytes
 
@@ -398,13 +413,13 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
     except OSError as e:  # unreadable
         print(f"Error: {os_error(e, 'cannot read the message on stdin')}", file=sys.stderr)
         return TEMPFAIL
-    status, fields, is_mail = 0, verdict_fields("error", None), True
+    status, fields = 0, verdict_fields("error", None)
     try:
         if refusal is not None:
             raise NbtextError(refusal)
         model = OneMessageModel(model_path, alpha)
         if model.pure is None:
-            model.model  # loaded and checked now: a bad model file is exit status 1, not a bad message
+            model.model  # noqa: B018 (loaded and checked now: a bad model file is exit status 1, not a bad message)
     except NbtextError as e:
         print(f"Error: {e}", file=sys.stderr)
         status = 1
@@ -412,14 +427,20 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
         status = 1
     else:
-        fields, is_mail = _verdict(model, message, unsure_below, explain, max_bytes)
+        if SPAM not in model.classes:  # every message goes on, tagged with the classes the model has
+            print(f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
+                  f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}", file=sys.stderr)
+        fields = _verdict(model, message, unsure_below, explain, max_bytes)
     try:
-        tagged = with_headers(message, fields, is_mail)
+        tagged = with_headers(message, fields)
     except Exception as e:  # a verdict that cannot be written as a header: the message goes on
         print(f"nbtext: cannot write the verdict ({e.__class__.__name__}: {e})", file=sys.stderr)
-        tagged = with_headers(message, verdict_fields("error", None), is_mail)
+        tagged = with_headers(message, verdict_fields("error", None))
     try:
         write(tagged)
+        # The message is out whole: from here on its exit status says so. (A signal in the
+        # instant before this line still makes it 75: the delivery agent keeps the original.)
+        ignore_signals()
     except ReaderGone:
         print("Error: cannot write the message: Broken pipe", file=sys.stderr)
         quiet_stdout()
@@ -434,19 +455,19 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
 
 
 def _verdict(model, message, unsure_below, explain, max_bytes):
-    """(header fields, whether the message has a header block) of one message: the one
-    guard around classifying it. Whatever goes wrong in there (a message no tokenizer
-    should meet, a fault of nbtext's) gives X-Nbtext-Class: error, never a lost message."""
-    from nbtext.cli.mailfilter import verdict_fields
+    """The header fields of one message's verdict: the one guard around classifying it.
+    Whatever goes wrong in there (a message no tokenizer should meet, a fault of nbtext's)
+    gives X-Nbtext-Class: error, never a lost message. A message is classified as `predict`
+    classifies its bytes whenever it has a header block to put the verdict in
+    (mailfilter.header_block: a blank line after it or not)."""
+    from nbtext.cli.mailfilter import header_block, shown_probability, verdict_fields
 
-    is_mail = True
     try:
         from nbtext.classifier.purescore import decide
         from nbtext.reading.documents import Document, cut
-        from nbtext.reading.mail import has_header_block, looks_like_mail, strip_envelope
+        from nbtext.reading.mail import strip_envelope
 
-        is_mail = looks_like_mail(message) or has_header_block(message)
-        if not is_mail:
+        if header_block(message) is None:
             raise NbtextError("not a mail message (no header block)")
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
@@ -456,12 +477,13 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
             probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
-        return verdict_fields(*decide(model.classes, probabilities, unsure_below, model.calibration), evidence), is_mail
+        label, probability = decide(model.classes, probabilities, unsure_below, model.calibration)
+        return verdict_fields(label, shown_probability(model.classes, probabilities, probability), evidence)
     except NbtextError as e:
         print(f"nbtext: {e}", file=sys.stderr)
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
         print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
-    return verdict_fields("error", None), is_mail
+    return verdict_fields("error", None)
 
 
 def plain_options(args):

@@ -1,17 +1,19 @@
 """Calibrated probabilities (`train --calibration temperature`): temperature scaling, the
-temperature growing with the document's length.
+temperature growing with the document's length; and the spam cut-off of a ham-flagged
+budget (`train --max-ham-flagged`), chosen on out-of-fold probabilities too.
 
 Naive Bayes counts every token's evidence as independent, so its posteriors are far too
 sure: on the SpamAssassin test split nearly every message gets 1.0000, errors included. And
 the longer the document, the more of that double-counted evidence it piles up. A temperature
 fitted at train time keeps the decision and makes the probabilities say what they mean:
 
-    P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · n(x)^γ      (argmax unchanged)
+    P(k | x) = softmax_k( jll_k(x) / T(x) ),   T(x) = T · max(n(x), m)^γ      (argmax unchanged)
 
 n(x) is the number of the document's tokens that enter its likelihood: γ = 0 is one
-temperature for all, γ = 1 divides by the length (the mean evidence per token). A document
+temperature for all, γ = 1 divides by the length (the mean evidence per token); a document
+shorter than m (LENGTH_FLOORS) is tempered as one of m tokens (nbtext.stats.tempering). A document
 with n = 0 has no evidence to temper and keeps its raw posterior (the prior, for the
-multinomial). T and γ
+multinomial). T, γ and m
 minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
 document) of out-of-fold predictions on a sample of the training documents (at most
 SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
@@ -32,6 +34,7 @@ from nbtext.exactmath import exp, log
 from nbtext.features.matrix import DROPPED, one_hot
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
+from nbtext.stats.bounds import most_within
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
 from nbtext.stats.sufficient import Statistics, linear_scores
 
@@ -46,6 +49,20 @@ SOFTEST_BETA = 1e-300
 # γ: from one temperature for all to the mean evidence per token, no further (past 1, short
 # messages come out certain; docs/calibration.md).
 EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
+# m of T · max(n, m)^γ, the length below which a document is tempered as one of m tokens:
+# the one of these whose fit has the lowest Brier score (docs/calibration.md: with γ near 1
+# and T < 1, a document of a few tokens came out surer than the raw model, and where such
+# documents are often wrong, as on Enron1, the fit took γ = 0 instead).
+LENGTH_FLOORS = (1, 2, 4, 8, 16, 32, 64)
+# A floor is kept when it lowers the Brier score by more than this share of the no-floor fit's:
+# a third parameter has to pay its way, and below it the floors differ by the screening's noise
+# (on a corpus of a hundred documents, by a few millionths).
+FLOOR_GAIN = 1e-3
+SCREENING = (1e-2, 1e-2)  # the scale's and γ's tolerances of the fits that compare the floors (then one exact fit)
+# --max-ham-flagged B: the spam cut-off keeps the share of ham flagged at most B with
+# confidence 1 − BUDGET_RISK (one-sided Clopper-Pearson over the out-of-fold sample; chosen by
+# cross-validation on training splits, docs/calibration.md)
+BUDGET_RISK = 0.2
 # How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
 # tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
 # table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.
@@ -142,7 +159,8 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
     under `complete_rate`. Returns False, changing nothing, when it does not reach
     sample_rate (documents forgotten since past the power of two the sample was cut for):
     then T cannot be fitted exactly, and a retraining can. With `budget` (a share of ham
-    flagged), the spam cut-off is chosen too, on the same out-of-fold probabilities."""
+    flagged), the spam cut-off is chosen too, on the out-of-fold probabilities of the whole
+    sample kept."""
     n = model.class_count.sum()
     if complete_rate < sample_rate(n):
         return False
@@ -155,9 +173,12 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
     if not partial:
         token_lists, labels, hashes = model.calibration_sample
         fit = under(sample_rate(n), hashes)
+        # a budget's cut-off is chosen on the whole sample kept (twice the documents, or near): the more
+        # ham out of fold, the less margin its upper bound needs
+        stored = None if budget is None else (feature_rows(model.vocabulary, token_lists), labels, hashes)
         model.calibration = temperature_of(
             model, (feature_rows(model.vocabulary, taken(token_lists, fit)), [labels[i] for i in fit],
-                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget)
+                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget, budget_sample=stored)
         if budget is not None and model.calibration is None:  # (every path that fits T comes here)
             raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
                               "100 documents or more to fit the temperature on)")
@@ -190,54 +211,72 @@ def feature_rows(vocabulary, token_lists):
     return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
-def temperature_of(model, sample, required=True, budget=None):
-    """{"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n} for
-    a trained model (T(x) = T · n(x)^γ), fitted on `sample` (sample_of's, or a merge's: each
-    document its feature ids), or None when the sample is too small for
-    --calibration auto (with `required`, as --calibration temperature, that is an error).
-    The sample is taken in the order of its hashes (then labels), so that every way of
-    training on the same documents (-j, a cluster, shards merged) fits the same T."""
+def temperature_of(model, sample, required=True, budget=None, budget_sample=None):
+    """{"method": "temperature", "temperature": T, "length_exponent": γ, "length_floor": m (when
+    above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on
+    `sample` (sample_of's, or a merge's: each document its feature ids), or None when the
+    sample is too small for --calibration auto (with `required`, as --calibration
+    temperature, that is an error). The sample is taken in the order of its hashes (then
+    labels), so that every way of training on the same documents (-j, a cluster, shards
+    merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff), on the
+    out-of-fold probabilities of `budget_sample` (the same form; by default `sample`)."""
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
         raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
                           f"({', '.join(model.classes)})")
     if budget is not None and spam_class(model.classes) is None:
         raise NbtextError(f"--max-ham-flagged needs to know which class is spam, and neither of "
                           f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH")
-    documents, labels, hashes = sample
-    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
-    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    documents, labels, _ = sample
     with_tokens = [label for document, label in zip(documents, labels) if len(document)]  # (others keep theirs)
     if len(set(with_tokens)) < 2 or len(with_tokens) < (FOLDS if required else AUTO_MINIMUM):
         if not required:
             return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes, with tokens")
-    ids, indptr = np.concatenate(documents), np.concatenate([[0], np.cumsum([len(d) for d in documents])])
-    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
-    rows = np.array([model.classes.index(label) for label in labels])
-    temperature, exponent = fit_temperature(jll, rows, lengths)
+    jll, rows, lengths = out_of_fold_of(model, sample)
+    temperature, exponent, floor = fit_tempering(jll, rows, lengths)
     record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
-              "documents": len(labels)}
+              **({"length_floor": floor} if floor > 1 else {}), "documents": len(labels)}
     if budget is not None:
-        record.update(spam_cutoff(model.classes, jll, rows, lengths, temperature, exponent, budget))
+        if budget_sample is not None:
+            jll, rows, lengths = out_of_fold_of(model, budget_sample)
+        record.update(spam_cutoff(model.classes, jll, rows, lengths, record, budget))
     return record
 
 
-def spam_cutoff(classes, jll, rows, lengths, temperature, exponent, budget):
+def out_of_fold_of(model, sample):
+    """(jll, class rows, lengths) of a sample (each document its feature ids, labels, hashes)
+    out of fold (fold: the hash modulo FOLDS), its documents in the order of their hashes
+    (then labels): the same numbers whatever order the sample came in."""
+    documents, labels, hashes = sample
+    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
+    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents])])
+    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
+    return jll, np.array([model.classes.index(label) for label in labels]), lengths
+
+
+def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class (labels.positive_class: the spam class) at which at most
-    `budget` of the other class's out-of-fold documents reach it. Their probabilities are
-    computed as the model computes every probability (NaiveBayes.posterior, exact logs and
-    exps: the cut-off is a number in the file, the same on every CPU), and t stands clear of
-    the last one excluded by a relative 1e-12, more than the one-message path's own
-    rounding differs from it."""
+    positive class (labels.positive_class: the spam class) at which the share of the other
+    class's documents reaching it is at most `budget` with confidence 1 − BUDGET_RISK: the
+    Clopper-Pearson upper bound (nbtext.stats.bounds) on that share, from the k of its n
+    out-of-fold documents that reach t, is at most `budget`. (Not k/n itself: on a sample of
+    n the share that reaches t on mail never seen is often above k/n.) When even k = 0 is not
+    enough for so small a budget, t passes every one of them.
+
+    Their probabilities are computed as the model computes every probability
+    (NaiveBayes.posterior, exact logs and exps: the cut-off is a number in the file, the same
+    on every CPU), and t stands clear of the last one excluded by a relative 1e-12, more than
+    the one-message path's own rounding differs from it."""
     from nbtext.stats.formulas import log_normalize, temperatures
 
     positive = positive_class(classes)
     k = classes.index(positive)
-    scale = temperatures({"temperature": temperature, "length_exponent": exponent}, len(jll), lengths)
+    scale = temperatures(calibration, len(jll), lengths)
     p = exp(log_normalize(jll / scale[:, None]))[:, k]
     negatives = np.sort(p[rows != k])[::-1]
-    allowed = int(np.floor(budget * len(negatives) + 1e-9))  # (0.014 · 500 is 6.999...: seven)
+    allowed = most_within(len(negatives), budget, BUDGET_RISK) or 0
     if allowed >= len(negatives):
         cut = 0.5
     else:
@@ -326,6 +365,13 @@ def brier_of_scaled(jll, rows, log_scale):
     return float(((z * z).sum(axis=1) / (total * total) - 2.0 * picked / total).mean() + 1.0)
 
 
+def brier_of_margins(margins, rows, log_scale):
+    """brier_of_scaled of two classes from each document's margin, jll of its class minus
+    the other's (a column): the Brier score is 2 (1 − p_y)², 1 − p_y = 1 / (1 + e^(margin · scale))."""
+    wrong = 1.0 / (1.0 + exp(exp(np.reshape(log_scale, -1)) * margins[:, 0]))
+    return float(2.0 * (wrong * wrong).mean())
+
+
 def fit_inverse_temperature(jll, rows):
     """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
     `rows`, within BETA_RANGE (one temperature for all documents)."""
@@ -333,6 +379,30 @@ def fit_inverse_temperature(jll, rows):
     jll, rows = jll[finite], rows[finite]
     loss = partial(brier_of_scaled, jll, rows)
     return exp(minimize_softening(loss, 1e-6)[0])
+
+
+def fit_tempering(jll, rows, lengths):
+    """(T, γ, m) minimizing the mean Brier score of softmax(jll / (T · max(n, m)^γ)), n =
+    lengths: each length floor m of LENGTH_FLOORS under which some document falls is tried
+    with a coarser fit (SCREENING's tolerances); the lowest score wins if it is below m = 1's
+    by more than FLOOR_GAIN of it, else m = 1, no floor (as in a sample without short
+    documents); then T and γ are fitted as fit_temperature fits them to max(n, m)."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    short = lengths[np.isfinite(jll).all(axis=1) & (lengths > 0)]
+    floors = [m for m in LENGTH_FLOORS if m == 1 or np.any(short < m)]  # (past every length, the same fit)
+
+    def floored(m):
+        return np.where(lengths > 0, np.maximum(lengths, float(m)), 0.0)
+
+    if len(floors) > 1:
+        if jll.shape[1] == 2:  # the Brier score of two classes from the margins alone: a third of the work
+            margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
+            scores = [_fit(margins, rows, floored(m), *SCREENING, loss=brier_of_margins)[2] for m in floors]
+        else:
+            scores = [_fit(jll, rows, floored(m), *SCREENING)[2] for m in floors]
+        best = scores.index(min(scores))
+        floors = [floors[best] if scores[best] < (1.0 - FLOOR_GAIN) * scores[0] else 1]
+    return (*fit_temperature(jll, rows, floored(floors[0])), floors[0])
 
 
 def fit_temperature(jll, rows, lengths):
@@ -343,6 +413,13 @@ def fit_temperature(jll, rows, lengths):
     Nested one-dimensional searches: for each γ the best scale, then the best γ. The scale
     is fitted at the mean log-length c, 1/T(x) = exp(a − γ (log n − c)), where it hardly
     moves with γ."""
+    return _fit(jll, rows, lengths, SCALE_TOLERANCE, EXPONENT_TOLERANCE)[:2]
+
+
+def _fit(jll, rows, lengths, scale_tolerance, exponent_tolerance, loss=None):
+    """(T, γ, the mean Brier score there) of fit_temperature, to the tolerances given;
+    `loss` (brier_of_margins) in place of brier_of_scaled."""
+    loss_of = brier_of_scaled if loss is None else loss
     lengths = np.asarray(lengths, dtype=np.float64)
     kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
     jll, rows, log_n = jll[kept], rows[kept], log(lengths[kept])
@@ -350,15 +427,15 @@ def fit_temperature(jll, rows, lengths):
     best = {}  # γ -> (loss, a)
 
     def best_scale(exponent):
-        loss = lambda a: brier_of_scaled(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
-        a, value = minimize_softening(loss, SCALE_TOLERANCE)
+        loss = lambda a: loss_of(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
+        a, value = minimize_softening(loss, scale_tolerance)
         best[exponent] = (value, a)
         return value
 
-    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, EXPONENT_TOLERANCE)
-    a = best[exponent][1]  # Brent's answer is a point it evaluated
+    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, exponent_tolerance)
+    value, a = best[exponent]  # Brent's answer is a point it evaluated
     # 1/T(x) = exp(a − γ (log n − c)) = exp(−log T − γ log n):  T = exp(−a − γ c)
-    return exp(-a - exponent * centre), float(exponent)
+    return exp(-a - exponent * centre), float(exponent), value
 
 
 def minimize_softening(loss, tolerance):

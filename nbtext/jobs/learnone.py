@@ -80,7 +80,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
 
     from nbtext.classifier.purescore import Unserved
     from nbtext.errors import NbtextError
-    from nbtext.reading.documents import document_key, each_loaded
+    from nbtext.reading.documents import each_loaded, journal_key
 
     first = list(islice(documents, pending.MAX_BATCH + 1))
     batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
@@ -89,6 +89,10 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
     stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
     records, skipped = [], []
+
+    def learned_as(key):  # the class the document of `key` is learned under, the records' changes too
+        return changes.journal[key] if key in changes.journal else pure.journal_label(key)
+
     for doc in batch:
         label = None if forget else doc.label
         if label is not None and label not in pure.classes:
@@ -96,8 +100,8 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
-            key = document_key(doc.data)
-            previous = changes.journal[key] if key in changes.journal else pure.journal_label(key)
+            key = journal_key(doc.data, lambda k: learned_as(k) is not None)
+            previous = learned_as(key)
             if forget and previous is None:
                 stats["unknown"] += 1
                 skipped.append((doc, None))

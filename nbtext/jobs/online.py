@@ -20,6 +20,7 @@ from collections import Counter
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.tempering import document_temperature
 
 
 class OnlineMultinomial:
@@ -28,9 +29,6 @@ class OnlineMultinomial:
     def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
-        calibration = calibration or {}  # a model's: P(k | x) = softmax(jll / T(x)), T(x) = T · n^γ (as it scores)
-        self.temperature, self.length_exponent = calibration.get("temperature", 1.0), calibration.get("length_exponent",
-                                                                                                       0.0)
         k = len(self.classes)
         self.row = {label: i for i, label in enumerate(self.classes)}
         self.counts = {}  # token -> its count in each class
@@ -82,7 +80,7 @@ class OnlineMultinomial:
         if unknown and self.unk:
             for i, c in enumerate(self.unk_totals):
                 jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
-        scale = 1.0 if length == 0 and self.length_exponent else self.temperature * float(length) ** self.length_exponent
+        scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
         e = [math.exp(v - top) for v in tempered]

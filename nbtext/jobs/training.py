@@ -19,7 +19,7 @@ from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
-from nbtext.reading.documents import DEFAULT_BATCH, Document, document_key, in_batches, report_errors, tokenized
+from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journal_key, report_errors, tokenized
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
@@ -338,7 +338,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
         remove_tokens, remove_labels = [], []
         for doc, tokens in zip(kept, token_lists):
-            label = journal.pop(document_key(doc.data), None)
+            label = journal.pop(journal_key(doc.data, journal.__contains__), None)
             if label is None:
                 stats["unknown"] += 1
                 if on_unknown is not None:
@@ -376,7 +376,7 @@ def update(model, batches, on_error=None, new_classes=False):
             raise NbtextError(refusal)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
         for doc, tokens in zip(kept, token_lists):
-            key = document_key(doc.data)
+            key = journal_key(doc.data, journal.__contains__)
             previous = journal.get(key)
             if previous == doc.label:
                 stats["duplicates"] += 1

@@ -21,7 +21,8 @@ model's one-document record after it (number of features, UNK counts, totals: wh
 reader would otherwise need every token's counts for). A record cut short by a kill runs
 past the file's end and ends the section (readers stop there; the next learner cuts it
 off), so a reader sees the state before or after each record, never half of one. A whole
-record that fails its checksum is damage, not a kill: the file is refused (Log.check).
+record that fails its checksum is damage, not a kill: the file is refused (Log.check). No
+record is empty, so zeros after the records (a file grown without its data) are none either.
 """
 
 import json
@@ -60,6 +61,10 @@ class Log:
         position = at + len(PENDING_MAGIC)
         while position + RECORD.size <= len(data):
             length, crc = RECORD.unpack_from(data, position)
+            if length == 0:  # no record is empty (a body is a JSON object): zeros are not one
+                if data[position:].strip(b"\0"):
+                    self.problem = "a damaged record"
+                break  # the file grown with zeros after its records (a crash): as if cut there
             body = data[position + RECORD.size : position + RECORD.size + length]
             if len(body) < length:
                 break  # cut short by a kill (the file ends inside it): the section ends before it
@@ -90,26 +95,28 @@ class Log:
     def append(self, f, path, records):
         """Write `records` after the whole ones (a torn tail cut off first), durably, to the
         model file open as `f` (the file read, under the model's lock: a file put in its
-        place meanwhile is not written). A write that fails leaves the file as it was."""
+        place meanwhile is not written). A write that fails at any step leaves the file as
+        every reader saw it: its torn tail cut off, never grown back."""
         body = b"".join(framed(record) for record in records)
-        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
-        end = self.end
+        from nbtext.errors import NbtextError
+
+        fd, end = f.fileno(), self.end
         if end is None:  # the first: the section starts
             body, end = PENDING_MAGIC + body, self.start
+        if os.fstat(fd).st_size < end:  # (never, under the lock: no writer grows a file with zeros)
+            raise NbtextError(f"cannot write {path}: it changed while it was read")
         try:
-            os.ftruncate(fd, end)
+            os.ftruncate(fd, end)  # the torn tail cut off: what every reader saw
             os.lseek(fd, end, os.SEEK_SET)
             view = memoryview(body)
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
         except OSError as e:
-            try:
-                os.ftruncate(fd, size)  # as it was (a full disk, a file size limit)
+            try:  # back to the cut, never to the size before it: growing the file back would leave
+                os.ftruncate(fd, end)  # zeros where the torn tail was
             except OSError:
-                pass
-            from nbtext.errors import NbtextError
-
+                pass  # what is left is the cut, a torn tail or whole records: each reads as a state
             raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
         self.records.extend(records)
         self.end = end + len(body)

@@ -89,9 +89,11 @@ def check_header(header, payload_bytes, file_bytes):
         _is(corpus["default_alpha"], bool, "default_alpha")
     if "calibration" in header:
         calibration = _is(header["calibration"], dict, "the calibration record")
-        # files of older builds hold no length_exponent (γ = 0); older builds refuse one that does
+        # files of older builds hold no length_exponent (γ = 0) and no length_floor (1); older builds
+        # refuse one that does
         cutoff_keys = {"positive", "spam_cutoff", "max_ham_flagged"}  # --max-ham-flagged: all three or none
-        if set(calibration) - {"length_exponent"} - cutoff_keys != {"method", "temperature", "documents"} \
+        if set(calibration) - {"length_exponent", "length_floor"} - cutoff_keys \
+                != {"method", "temperature", "documents"} \
                 or calibration["method"] != "temperature" or len(cutoff_keys & set(calibration)) not in (0, 3):
             raise ValueError("bad calibration record")
         if "spam_cutoff" in calibration:
@@ -106,6 +108,8 @@ def check_header(header, payload_bytes, file_bytes):
         exponent = calibration.get("length_exponent", 0.0)
         if not isinstance(exponent, float) or not LENGTH_EXPONENT_RANGE[0] <= exponent <= LENGTH_EXPONENT_RANGE[1]:
             raise ValueError(f"bad length exponent {exponent!r}")
+        if "length_floor" in calibration:
+            _whole(calibration["length_floor"], "length floor", 2)  # (1, no floor, is written as none)
         _whole(calibration["documents"], "calibration documents", 0)
     if "one_document" in header:
         check_one_document(header["one_document"], len(classes), n_tokens)

@@ -247,16 +247,44 @@ def report_errors(errors, on_error=None):
 
 def document_key(data):
     """The journal's key for a document's data: its content hash without its `>From `
-    quoting or trailing line ends (neither makes a token), so a message read from a
-    folder, a Maildir, an mbox file or stdin is the same message. The key is of the bytes
-    the tokens are of: every reader leaves an mbox envelope line out of the data itself."""
-    from nbtext.journal import content_hash
-    from nbtext.reading.mail import unquoted_from
+    quoting or trailing line ends (neither makes a token), its CR LFs as LF (its tokens
+    are of those: nbtext.reading.mail.lf_line_ends), so a message read from a folder, a
+    Maildir, an mbox file or stdin, stored or sent with either line end, is the same
+    message. The key is of the bytes the tokens are of: every reader leaves an mbox
+    envelope line out of the data itself."""
+    from nbtext.reading.mail import lf_line_ends
 
+    return _key_of_bytes(lf_line_ends(_key_bytes(data)))
+
+
+def journal_key(data, learned):
+    """The key a journal holds the document `data` under: its document_key, or the key of
+    its bytes with their CR LFs as they were, which models written before CR LF was read as
+    LF hold (`learned(key)`: whether the journal holds `key`), so such a model still forgets
+    and moves a message learned with CR LF line ends (from the same bytes)."""
+    key = document_key(data)
+    if learned(key):
+        return key
+    data = _key_bytes(data)
+    if b"\r\n" in data:
+        raw = _key_of_bytes(data)
+        if learned(raw):
+            return raw
+    return key
+
+
+def _key_bytes(data):
     if isinstance(data, tuple):  # a table row
         data = "\x1f".join(data)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
+    return data
+
+
+def _key_of_bytes(data):
+    from nbtext.journal import content_hash
+    from nbtext.reading.mail import unquoted_from
+
     return content_hash(unquoted_from(data))
 
 

@@ -89,18 +89,6 @@ def looks_like_mail(data):
     return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # [1]: the name; stops at the first
 
 
-# A header block: header lines (each maybe folded), then a blank line or the end. Every
-# part is matched one way only, so the test is linear in the block's length.
-_HEADER_BLOCK = re.compile(rb"(?:From [^\n]*\n)?(?:[!-9;-~]+:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|\Z))+(?:\r?\n|\Z)")
-
-
-def has_header_block(data):
-    """Whether `data` starts with a well-formed header block, however long its lines and
-    whatever its header names (a 3 KB Received line, X-, ARC or DKIM headers first):
-    what `filter` needs to add its own header lines in the right place."""
-    return bool(_HEADER_BLOCK.match(data))
-
-
 def strip_envelope(data):
     """The message without a leading mbox `From ` line (it is not a header)."""
     if data.startswith(b"From ") and starts_mbox(data):
@@ -120,6 +108,15 @@ def unquoted_from(data):
     if not data.startswith(b">") and b"\n>" not in data:
         return data
     return _QUOTED_FROM.sub(rb"\1", data)
+
+
+def lf_line_ends(data):
+    """The message with each CR LF as LF: one message whichever line ends it was stored or
+    sent with (SMTP, IMAP clients and Windows tools write CR LF; Maildir and mbox files, LF).
+    What its key and its tokens are of. A lone CR stays: no reader of nbtext ends a line
+    there, so a message whose lines end in CR alone is no copy of one with LF line ends
+    (it reads as one line), and taking it as one would forget another message's tokens."""
+    return data.replace(b"\r\n", b"\n")
 
 
 def split_message(data):

@@ -82,11 +82,11 @@ class Tokenizer:
         """Whether this tokenizer reads `document` (str or bytes) as an e-mail message."""
         if self.input == "text":
             return False
-        return self.is_mail(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+        return self.is_mail(_message_bytes(document))
 
     def __call__(self, document):
         if self.input != "text":
-            data = document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document
+            data = _message_bytes(document)
             if self.is_mail(data):
                 from nbtext.reading.mail import mail_tokens
 
@@ -97,6 +97,15 @@ class Tokenizer:
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)
         return tokens
+
+
+def _message_bytes(document):
+    """A document (str or bytes) as the bytes it is read as a message from: its CR LFs as LF
+    (nbtext.reading.mail.lf_line_ends), so that its tokens are those of the bytes its journal
+    key is of. (Read as text, a CR is no word character: its tokens are the same either way.)"""
+    from nbtext.reading.mail import lf_line_ends
+
+    return lf_line_ends(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
 
 
 class RowTokenizer:

@@ -10,6 +10,7 @@ status; a gone reader is ReaderGone.
 """
 
 import errno
+import io
 import os
 import sys
 
@@ -25,6 +26,34 @@ def guard_descriptors():
                 os.open(os.devnull, os.O_RDWR)
             except OSError:
                 pass
+
+
+class _Diagnostics(io.FileIO):
+    """Standard error's file: what cannot be written to it (a full disk, `2>/dev/full`, a
+    reader gone) is dropped, as if written."""
+
+    def write(self, data):
+        try:
+            return super().write(data)
+        except OSError:
+            return len(data)
+
+
+def forgiving_stderr():
+    """Run first thing: from now on a message to stderr that cannot be written is dropped,
+    never an error. stderr carries what a command says about its work (a summary, a
+    warning, the line of an error): failing to say it must not turn done work into a
+    failure (`train 2>/dev/full` wrote its model and exited 1), nor a failure into a
+    traceback. The exit status still says what was done."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        raw = _Diagnostics(stream.fileno(), "w", closefd=False)
+    except (AttributeError, ValueError, OSError):  # not a file (a test runner's capture)
+        return
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                                  line_buffering=True)
 
 
 class ReaderGone(Exception):

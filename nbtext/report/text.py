@@ -246,8 +246,8 @@ def evaluation_text(kind, result, output_format, terminal=False):
     if output_format == "json":
         if kind == "crossval":
             models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
-            return json.dumps(json_safe({**result, "models": models}), allow_nan=False)
-        return json.dumps(json_safe({k: v for k, v in result.items() if k not in ("scores", "labels")}), allow_nan=False)
+            return json_line({**result, "models": models})
+        return json_line({k: v for k, v in result.items() if k not in ("scores", "labels")})
     if kind == "crossval":
         return crossval_table(result["folds"], result["seed"], result["models"], terminal)
     return online_table(result) if kind == "online" else format_report(result, terminal)
@@ -353,8 +353,8 @@ def json_safe(value):
 
 def spam_cutoff_said(calibration):
     """The spam cut-off a calibration holds (train --max-ham-flagged), in words, or None:
-    `spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, out
-    of fold)`, or that no cut-off keeps to the budget."""
+    `spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an
+    upper bound from the training data out of fold)`, or that no cut-off keeps to the budget."""
     c = calibration
     if c is None or c.get("spam_cutoff") is None:
         return None
@@ -362,10 +362,13 @@ def spam_cutoff_said(calibration):
         return (f"never {c['positive']}: the other class was certain of it out of fold, so no cut-off keeps to "
                 f"{c['max_ham_flagged']:.2%} flagged")
     return (f"{c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most {c['max_ham_flagged']:.2%} of "
-            "the other class flagged, out of fold)")
+            "the other class flagged, an upper bound from the training data out of fold)")
 
 
 def temperature_formula(calibration):
-    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n."""
+    """'3.2', or '3.2 · n^0.84' when the temperature grows with the document's length n, or
+    '3.2 · max(n, 16)^0.84' with a length floor."""
     exponent = calibration.get("length_exponent", 0.0)
-    return f"{calibration['temperature']:.4g}" + (f" · n^{exponent:.2f}" if exponent else "")
+    floor = calibration.get("length_floor", 1)
+    length = f"max(n, {floor})" if floor > 1 else "n"
+    return f"{calibration['temperature']:.4g}" + (f" · {length}^{exponent:.2f}" if exponent else "")

@@ -9,6 +9,7 @@ values; `class_count` (n_classes,); λ (`alpha`) is the Lidstone smoothing const
 import numpy as np
 
 from nbtext.exactmath import exp, log, power
+from nbtext.stats.tempering import length_floor
 
 VAR_SMOOTHING = 1e-9  # gaussian: σ² floor, as a fraction of the largest feature variance
 
@@ -125,9 +126,10 @@ def log_normalize(jll):
 
 
 def temperatures(calibration, n_documents, lengths=None):
-    """T(x) = T · n^γ of each document (1 without calibration, or for n = 0 when γ is not 0):
-    what its joint log-likelihoods are divided by before the softmax. (n^γ by exact power:
-    a number behind every probability printed and every cut-off stored.)"""
+    """T(x) = T · max(n, m)^γ of each document (1 without calibration, or for n = 0 when γ is
+    not 0): what its joint log-likelihoods are divided by before the softmax; the form over
+    arrays of nbtext.stats.tempering.document_temperature. (n^γ by exact power: a number
+    behind every probability printed and every cut-off stored.)"""
     if calibration is None:
         return np.ones(n_documents)
     exponent = calibration.get("length_exponent", 0.0)
@@ -136,4 +138,5 @@ def temperatures(calibration, n_documents, lengths=None):
     if lengths is None:
         raise ValueError("this model's temperature grows with the document's length: pass the lengths")
     n = np.asarray(lengths, dtype=np.float64)
-    return np.where(n > 0, calibration["temperature"] * power(np.maximum(n, 1.0), exponent), 1.0)
+    floor = float(length_floor(calibration))
+    return np.where(n > 0, calibration["temperature"] * power(np.maximum(n, floor), exponent), 1.0)

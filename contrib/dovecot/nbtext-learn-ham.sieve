@@ -1,0 +1,11 @@
+# IMAPSieve: a message moved or copied out of Junk is learned as ham, unless it went to Trash.
+require ["vnd.dovecot.pipe", "vnd.dovecot.environment", "environment", "variables", "copy", "imapsieve"];
+
+if environment :is "imap.mailbox" "Trash" {
+  stop;
+}
+if environment :matches "vnd.dovecot.config.nbtext_model" "*" {
+  set "model" "${1}";
+}
+# As in nbtext-learn-spam.sieve: the message stays, a failed learner is a line in the log.
+pipe :copy :try "nbtext" ["train", "--update", "-q", "-m", "${model}", "ham=-"];
