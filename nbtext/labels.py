@@ -2,7 +2,8 @@
 Unicode line and paragraph separators; a folder name that is not UTF-8, held as surrogate
 escapes, is a label). A label is data that ends up in headers (filter's X-Nbtext-Class),
 TSV columns and JSON, so a line break or another control character in one could forge a
-header or a line: train refuses such a label, and the model reader a file that holds one."""
+header or a line: train refuses such a label, and the model reader a file that holds one.
+And when an existing model may take a label it does not have (new_classes_refused)."""
 
 
 # C0, DEL, C1 and the Unicode line and paragraph separators, as str.translate deletes them
@@ -41,3 +42,38 @@ def positive_class(classes):
     """Of two classes, the positive one: spam_class's, else the second (sorted). eval
     --online's ROC uses it; a spam cut-off (train --max-ham-flagged) needs spam_class's."""
     return spam_class(classes) or sorted(classes)[1]
+
+
+def new_classes(known, labels):
+    """The labels of `labels` that are not among the classes `known`, each once, in the
+    order they come."""
+    had, new = set(known), []
+    for label in labels:
+        if label not in had:
+            had.add(label)
+            new.append(label)
+    return new
+
+
+def new_classes_said(known, new):
+    """`new class 'eggs' (the model has ham, spam)`: what a change of a model would add."""
+    def listed(names):
+        return ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
+
+    return (f"new class{'es' if len(new) > 1 else ''} {listed([repr(label) for label in new])} "
+            f"(the model has {listed(list(known))})")
+
+
+def new_classes_refused(known, labels, allowed):
+    """The rule for every change that takes labels into an existing model (train --update,
+    the one-message learner that falls back to it, merge into one of its models): a class
+    the model does not have is added only when asked (`allowed`, --new-classes). A folder
+    given without LABEL= is a class named after it, so `train --update -m mail.model
+    new-spam/` would add a class 'new-spam', not more spam, and the learn-on-error job that
+    empties the folder next would lose those messages. Why the change is refused (a
+    sentence naming them), or None."""
+    new = new_classes(known, labels)
+    if not new or allowed:
+        return None
+    return (f"{new_classes_said(known, new)}: to add {'it' if len(new) == 1 else 'them'}, give --new-classes; "
+            "to learn documents as a class the model has, name it: LABEL=PATH")

@@ -165,9 +165,9 @@ def test_eval_does_not_take_a_budget(args, message, demo_model):
     assert result.exit_code == 2 and message in result.stderr  # a usage error
 
 
-@pytest.mark.filterwarnings("default::UserWarning")  # the new class's warning, as the command line prints it
 def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path):
-    result = run("train", "--update", "-m", budget_model, "-o", tmp_path / "u.model", f"other={MAIL / 'test' / 'ham'}")
+    result = run("train", "--update", "--new-classes", "-m", budget_model, "-o", tmp_path / "u.model",
+                 f"other={MAIL / 'test' / 'ham'}")
     assert result.exit_code == 1 and "is for two classes" in result.stderr and result.stderr.count("Error") == 1
 
 
@@ -244,3 +244,35 @@ def test_an_update_chooses_the_cutoff_of_one_training(tmp_path, monkeypatch):
     assert run("train", *budget, "-o", tmp_path / "a.model", *a).exit_code == 0
     assert run("train", "--update", "-m", tmp_path / "a.model", "-o", tmp_path / "u.model", *b).exit_code == 0
     assert (tmp_path / "u.model").read_bytes() == whole
+
+
+def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
+    """The cut-off --max-ham-flagged chose was said by `info` alone: train's summary (and
+    --update's, which refits it) says it in the same words."""
+    model = tmp_path / "c.model"
+    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
+                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert trained.exit_code == 0, trained.stderr
+    decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
+    said = decision.split(None, 1)[1].split("; ")[0]  # (info adds what happens below it)
+    c = nbtext.load(str(model)).calibration
+    assert f"{c['spam_cutoff']:.6f}" in said if c["spam_cutoff"] <= 1.0 else said.startswith("never spam")
+    assert f"; decision: {said}; " in trained.stderr and "5.00%" in said
+    updated = run("train", "--update", "-m", model, "-o", tmp_path / "u.model", f"spam={MAIL / 'test' / 'spam'}")
+    assert updated.exit_code == 0 and "; decision: spam" in updated.stderr and "5.00%" in updated.stderr
+    plain = run("train", "--calibration", "temperature", "-o", tmp_path / "p.model", MAIL / "train" / "spam",
+                MAIL / "train" / "ham")
+    assert "decision" not in plain.stderr  # no budget, no cut-off to say
+
+
+@pytest.mark.parametrize("cutoff, words", [
+    (0.973251, "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an upper bound "
+               "from the training data out of fold)"),
+    (1.0000000000000002, "never spam: the other class was certain of it out of fold, so no cut-off keeps to 1.00% "
+                         "flagged"),
+])
+def test_the_cutoff_in_words(cutoff, words):
+    from nbtext.report.text import spam_cutoff_said
+
+    assert spam_cutoff_said({"positive": "spam", "spam_cutoff": cutoff, "max_ham_flagged": 0.01}) == words
+    assert spam_cutoff_said({"temperature": 2.0}) is None and spam_cutoff_said(None) is None

@@ -149,7 +149,7 @@ def test_online_from_a_model_says_which_classes_it_adds(demo_model):
     """A label the model does not have starts as a class of none, as train --update would add
     it: said, as train --update says it (silent, it looked like a class never predicted)."""
     result = run("eval", "--online", "-m", demo_model, f"junk={MAIL / 'test' / 'spam'}", MAIL / "test" / "ham")
-    assert result.exit_code == 0 and "new class 'junk' (the model had ham, spam)" in result.stderr
+    assert result.exit_code == 0 and "new class 'junk' (the model has ham, spam), each starting from no documents" in result.stderr
     result = run("eval", "--online", "-m", demo_model, MAIL / "test" / "spam", MAIL / "test" / "ham")
     assert result.exit_code == 0 and "new class" not in result.stderr
 

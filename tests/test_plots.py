@@ -5,6 +5,8 @@ import json
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, one_line_error, run
 
@@ -98,3 +100,74 @@ def test_the_decision_drawn_is_the_one_reported(demo_model, tmp_path):
     (ham_taken,) = re.findall(r"its decision: ([\d.]+)% of ham taken", picture.read_text())
     confusion = json.loads(result.stdout)["confusion"]  # rows and columns: ham, spam
     assert float(ham_taken) == pytest.approx(100 * confusion[0][1] / sum(confusion[0]), abs=0.005)
+
+
+def drawn_info(summary, tmp_path, monkeypatch, name="tokens.png"):
+    """(the figure info_plot drew for `summary`, how many times it was drawn, how many
+    times a text's extent was measured, its texts)."""
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
+
+    from nbtext.report import plots
+
+    counts, kept = {"draw": 0, "extent": 0}, {}
+    draw, extent, save = Figure.draw, Text.get_window_extent, plots._save
+
+    def counted_draw(self, *args, **kwargs):
+        counts["draw"] += 1
+        return draw(self, *args, **kwargs)
+
+    def counted_extent(self, *args, **kwargs):
+        counts["extent"] += 1
+        return extent(self, *args, **kwargs)
+
+    def keep(figure, path, **options):
+        kept["figure"] = figure
+        save(figure, path, **options)
+
+    monkeypatch.setattr(Figure, "draw", counted_draw)
+    monkeypatch.setattr(Text, "get_window_extent", counted_extent)
+    monkeypatch.setattr(plots, "_save", keep)
+    plots.info_plot(summary, tmp_path / name)
+    monkeypatch.undo()
+    figure = kept["figure"]
+    return figure, counts["draw"], counts["extent"], figure.findobj(Text)
+
+
+def indicative(classes, per_class, length):
+    return {"top": {f"class{k:02d}": [(f"{'w' * (length - 3)}{k:02d}{i}", 9.0 - 0.3 * i) for i in range(per_class)]
+                    for k in range(classes)}}
+
+
+def test_info_of_twenty_classes_is_drawn_once(tmp_path, monkeypatch):
+    """info --plot of 20 Newsgroups took 12.5 s, most of it laying itself out: tight_layout
+    and the save's tight box each measured every text of 20 panels (and the thousands of
+    log-scale minor ticks) before the one drawing that counts. Now: one drawing, each text
+    measured about once (docs/performance.md has the times)."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    figure, draws, extents, texts = drawn_info(indicative(20, 15, 12), tmp_path, monkeypatch)
+    assert draws == 1 and extents <= 2 * len(texts)
+    assert len(figure.axes) == 20 and sum(len(axis.get_xticks(minor=True)) for axis in figure.axes) == 0
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 9), st.integers(1, 20), st.integers(3, 40))
+def test_the_tokens_of_a_panel_stay_clear_of_the_panel_beside_it(tmp_path, monkeypatch, classes, per_class, length):
+    """The grid is laid out before drawing, from the widest token measured: every token's
+    text ends left of its panel and starts right of the panel to its left (and inside the
+    picture), whatever the classes and the tokens' lengths."""
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed (pip install '.[plot]')")
+    summary = indicative(classes, per_class, length)
+    figure, _, _, texts = drawn_info(summary, tmp_path, monkeypatch)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()  # (closed, the figure lost its own canvas)
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    columns = min(classes, 4)
+    for i, (axis, tokens) in enumerate(zip(panels, summary["top"].values())):
+        box = axis.get_window_extent(renderer)
+        left = panels[i - 1].get_window_extent(renderer).x1 if i % columns else 0.0
+        names = {token for token, _ in tokens}
+        drawn = [t.get_window_extent(renderer) for t in texts if t.get_text() in names and t.get_visible()]
+        assert len(drawn) == per_class
+        assert all(left < t.x0 and t.x1 <= box.x0 for t in drawn), (i, left, box, drawn[0])

@@ -126,3 +126,33 @@ def test_training_says_when_it_calibrates(tmp_path):
     _, quiet = on_a_terminal("train", "-q", "-o", tmp_path / "q.model", "--calibration", "temperature",
                              ROOT / "corpora" / "mail" / "train" / "spam", ROOT / "corpora" / "mail" / "train" / "ham")
     assert "calibrating" not in quiet
+
+
+def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
+    """eval --folds listed its documents (a file name each: the bar ran to 100% at once),
+    then read and tokenized them all with nothing on the screen for seconds. Each
+    document is now tokenized as the bar passes it."""
+    from nbtext.cli import console
+    from nbtext.jobs import crossval
+
+    events, shown, tokenized = [], console.with_progress, crossval.tokenized
+
+    def watched(docs, label, *rest, **options):
+        def each():
+            for doc in shown(docs, label, *rest, **options):
+                events.append(label)
+                yield doc
+        return each()
+
+    def logged(tokenize, batch, on_error=None):
+        def counted(data):
+            events.append("tokenized")
+            return tokenize(data)
+        return tokenized(counted, batch, on_error)
+
+    monkeypatch.setattr(console, "with_progress", watched)
+    monkeypatch.setattr(crossval, "tokenized", logged)
+    mail = ROOT / "corpora" / "mail" / "train"
+    assert run("eval", "--folds", "3", mail / "spam", mail / "ham").exit_code == 0
+    assert events.count("reading") == events.count("tokenized") == 78
+    assert events[:6] == ["reading", "tokenized"] * 3

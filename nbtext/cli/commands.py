@@ -14,8 +14,9 @@ import click
 
 from nbtext import choices
 from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
-                            progress_drawer, user_errors, with_progress, with_table_columns, write_batches)
-from nbtext.cli.oneshot import changed_model, filter_stdin, is_label_status, load_model, predict_stdin
+                            progress_drawer, user_errors, with_progress, with_table_columns)
+from nbtext.cli.oneshot import (changed_model, filter_stdin, is_label_status, load_model, nothing_to_update,
+                                predict_stdin_figures, predict_stdin_labels, write_batches, write_predictions)
 from nbtext.cli.options import (
     PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
     max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
@@ -25,7 +26,8 @@ from nbtext.cli.options import (
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
-from nbtext.report.text import Output, Skipped, counted, evaluation_text, forget_summary, json_line, proba_header
+from nbtext.report.text import (NO_DOCUMENTS, Output, Skipped, counted, evaluation_text, forget_summary, json_line,
+                                proba_header)
 from nbtext.version import __version__
 
 
@@ -53,6 +55,8 @@ def cli():
               help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
 @click.option("--update", is_flag=True,
               help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
+@click.option("--new-classes", is_flag=True, help="--update: a label the model lacks becomes a new class "
+                                                  "(without it: an error, nothing written).")
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -60,7 +64,7 @@ def cli():
 @scheduler_option
 @quiet_option
 @grouped
-def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, settings):
+def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet, inputs, settings):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -74,6 +78,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
       nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
       nbtext train --fasttext labelled.txt
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
+      nbtext train --update --new-classes -m mail.model eggs=recipes/   # a third class
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
       nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
@@ -81,7 +86,7 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus
     from nbtext.modelfile.container import check_writable
-    from nbtext.reading.sources import labelled_input, nothing_to_learn
+    from nbtext.reading.sources import labelled_input
     from nbtext.report.text import train_summary
 
     with user_errors():
@@ -104,11 +109,9 @@ def train(output, update, model_path, jobs, shard, scheduler, quiet, inputs, set
             batched = lambda documents: in_batches(with_progress(  # noqa: E731
                 documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:  # (its train settings were refused where the options are grouped)
-                if nothing_to_learn(inputs["class_dirs"]):  # learn-on-error folders: often empty
-                    if not quiet:
-                        click.echo("nbtext: nothing to learn: every folder given is empty; model unchanged", err=True)
+                if nothing_to_update(model_path, inputs["class_dirs"], quiet):  # learn-on-error folders: often empty
                     return 0
-                model, stats = changed_model(model_path, output, docs(), batched, skipped, quiet=quiet)
+                model, stats = changed_model(model_path, output, docs(), batched, skipped, False, quiet, new_classes)
                 if model is None:  # learned through the model's pending log
                     return stats
             else:
@@ -171,7 +174,9 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
     with user_errors():
         from_stdin = table is None and files_from is None and fasttext_input is None and paths in ((), ("-",))
         if from_stdin and separator is None and labels_only:  # one message (-v, --unsure-below ...)
-            return predict_stdin(model_path, alpha, unsure_below, max_bytes)
+            return predict_stdin_labels(model_path, alpha, unsure_below, max_bytes)
+        if from_stdin and separator is None and not explain:  # stdin's document (or an mbox's), with its figures
+            return predict_stdin_figures(model_path, alpha, output, column_names or header, max_bytes)
         model = load_model(model_path, alpha)
         docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
                              files_from, fasttext_input, max_bytes)
@@ -187,16 +192,7 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
                 "classifying on the cluster", paths, quiet)))
         docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
         done = write_predictions(model, docs, output, jobs, skipped, explain, head)
-    return skipped.summary(done, "no documents to classify: the input given holds none")
-
-
-def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
-    """Stream the lines of nbtext.report.text.prediction_lines, batch by batch, in input order."""
-    from nbtext.jobs.parallel import scored_batches
-    from nbtext.report.text import prediction_line_batches
-
-    scored = scored_batches(model, docs, jobs, skipped, explain)
-    return write_batches(list(head), prediction_line_batches(model, scored, output))
+    return skipped.summary(done, NO_DOCUMENTS)
 
 
 # --- eval ----------------------------------------------------------------------------
@@ -302,16 +298,19 @@ def forget(model_path, paths, max_bytes, quiet):
 @cli.command()
 @click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
 @click.option("-o", "--output", type=PATH, default=None, help="File to write [default: $NBTEXT_MODEL or nbtext.model].")
-def merge(models, output):
+@click.option("--new-classes", is_flag=True,
+              help="When -o is one of the MODELs: let the others add classes it does not have.")
+def merge(models, output, new_classes):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
     into one: the same file, byte for byte, as one training on all their documents. The
     models must have the same settings (calibrated ones are calibrated again, on their
     samples together); tf-idf models, and presence models with an UNK feature once tokens
-    are pruned, are refused.
+    are pruned, are refused. Into one of its models (-o), new classes need --new-classes.
 
-    
+    \b
       nbtext merge -o mail.model part1.model part2.model part3.model
       nbtext merge -o all.model old.model this-month.model
+      nbtext merge --new-classes -o mail.model mail.model recipes.model
     """
     from nbtext.jobs.merging import merge as merge_models
     from nbtext.modelfile.container import check_writable
@@ -322,7 +321,8 @@ def merge(models, output):
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it
-            model = merge_models([load_model(path, sample=True) for path in models], models)
+            into = [i for i, path in enumerate(models) if os.path.realpath(path) == os.path.realpath(output)]
+            model = merge_models([load_model(p, sample=True) for p in models], models, (into or [None])[0], new_classes)
             model.save(output)
     seconds = time.perf_counter() - started
     click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)

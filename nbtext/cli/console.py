@@ -11,7 +11,7 @@ import click
 
 from nbtext.cli.oneshot import delivers_a_message, not_passed_on
 from nbtext.errors import INTERRUPTED, SIGINT, NbtextError, die_of_sigpipe, os_error, quiet_stdout
-from nbtext.report.output import ReaderGone, write_line
+from nbtext.report.output import ReaderGone
 
 
 class OneLineErrors(click.Group):
@@ -250,15 +250,3 @@ def announce(text, quiet=False):
     """A line on a terminal's stderr that says what a long job is doing now (a fold, a model)."""
     if shows_progress(quiet):
         click.echo(f"nbtext: {text}", err=True)
-
-
-def write_batches(first_lines, line_batches):
-    """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
-    pipeline sees every batch at once); returns the count summed."""
-    if first_lines:
-        write_line("\n".join(first_lines))
-    done = 0
-    for count, lines in line_batches:
-        write_line("\n".join(lines))
-        done += count
-    return done

@@ -4,7 +4,8 @@ holding one message (also with `--is LABEL`), and `filter`.
 procmail or maildrop start nbtext for every message, so its start-up is paid per message.
 These commands' work lives here, and `fast()` serves them without importing click when
 their arguments are plain (`-m FILE`, `--model-file FILE`, `-`, and for predict one FILE,
-`--is LABEL` and `-v`); nbtext.cli.entry hands anything else to the full command line
+`--is LABEL` and `-v`, or of stdin `--proba` and `--format`); nbtext.cli.entry hands
+anything else to the full command line
 (nbtext.cli.commands), with the same output, messages and exit statuses.
 """
 
@@ -12,7 +13,7 @@ import os
 import sys
 from itertools import islice
 
-from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL
+from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
 from nbtext.errors import (SIGINT, TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error,
                            quiet_stdout, signal_name)
 from nbtext.report.output import ReaderGone, write, write_line
@@ -114,13 +115,111 @@ class OneMessageModel:
             probabilities = self.model.predict_proba([document])[0]
         return decide(self.classes, probabilities, unsure_below, self.calibration)
 
+    def printed_lines(self, document, output):
+        """predict's lines of one document (bytes, named -) in `output`'s form (a
+        report.text.Output) as the model loaded whole prints them, scored in pure Python;
+        None when the model loaded whole must print them: a model or document this path
+        does not serve (or cannot read: the whole model names it, skipped), JSON (whose
+        probabilities are written whole, and the two paths' last bits differ), or figures
+        within AGREEMENT of where a printed digit or a decision turns."""
+        from nbtext.reading.documents import Document
+        from nbtext.report.text import prediction_lines
 
-def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False):
+        if output.format == "json" or self.pure is None:
+            return None
+        try:
+            probabilities = self.pure_probabilities(document)
+        except NbtextError:
+            return None
+        if probabilities is None or not clear_of_turns(probabilities, output, self.calibration):
+            return None
+        return prediction_lines(_Decisions(self.classes, self.calibration), [Document("-", document)],
+                                [probabilities], None, output)
+
+
+# How far apart the one-message path's probabilities and the model loaded whole's may be
+# (both are exact to about 1e-14; tests/test_purescore.py holds them to this over random
+# corpora, settings and the real SpamAssassin messages).
+AGREEMENT = 1e-12
+
+
+def clear_of_turns(probabilities, output, calibration):
+    """Whether each of `probabilities` lies further than AGREEMENT from where what predict
+    prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, a
+    spam cut-off), and for the most probable (the winner, -k's ranking) the next one down.
+    Then the model loaded whole, within AGREEMENT of them, prints the same line."""
+    turns = [t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff"))
+             if t is not None]
+    ranked = sorted(probabilities, reverse=True)[:(output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
+    if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
+        return False
+    return not any(abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
+                   for p in probabilities)
+
+
+class _Decisions:
+    """What report.text.prediction_lines asks of a model, of the one-message path's: its
+    classes and its decision (purescore.decide, the rule every path decides by)."""
+
+    def __init__(self, classes, calibration):
+        self.classes, self.calibration = classes, calibration
+
+    def decide(self, probabilities, unsure_below=None):
+        from nbtext.classifier.purescore import decide
+
+        return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+
+def predict_stdin_figures(model_path, alpha, output, header=False, max_bytes=DEFAULT_MAX_BYTES):
+    """`predict` of stdin in `output`'s form (--proba, -k, --threshold, --format), with the
+    #path line first if `header` (--column-names): for its one document the one-message
+    path's lines when they are the whole model's (OneMessageModel.printed_lines), else (and
+    for an mbox of several messages) the whole model's. Exit status."""
+    from nbtext.report.text import NO_DOCUMENTS, Skipped, proba_header
+
+    model = OneMessageModel(model_path, alpha)
+    head = proba_header(model, output, 0, header)
+    documents = stdin_documents(max_bytes)
+    first, second = next(documents), next(documents, None)
+    if second is None and first.error is None:
+        lines = model.printed_lines(first.data, output)
+        if lines is not None:
+            write_batches(head, [(1, lines)])
+            return 0
+    skipped = Skipped()
+    done = write_predictions(model.model, (d for d in (first, second, *documents) if d is not None), output, 1,
+                             skipped, 0, head)
+    return skipped.summary(done, NO_DOCUMENTS)
+
+
+def write_predictions(model, docs, output, jobs, skipped, explain=0, head=()):
+    """Stream the lines of nbtext.report.text.prediction_lines, batch by batch, in input order."""
+    from nbtext.jobs.parallel import scored_batches
+    from nbtext.report.text import prediction_line_batches
+
+    scored = scored_batches(model, docs, jobs, skipped, explain)
+    return write_batches(list(head), prediction_line_batches(model, scored, output))
+
+
+def write_batches(first_lines, line_batches):
+    """Write `first_lines`, then each batch of (count, lines) as it comes, flushed (a
+    pipeline sees every batch at once); returns the count summed."""
+    if first_lines:
+        write_line("\n".join(first_lines))
+    done = 0
+    for count, lines in line_batches:
+        write_line("\n".join(lines))
+        done += count
+    return done
+
+
+def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False, new_classes=False):
     """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
     the model file's pending section when it can take them (nbtext.jobs.learnone; its summary
     printed here), giving (None, the exit status); else the full way, under the model's
     lock: the model loaded with its section folded in, changed (`batched(documents)` gives the
-    batches), written to `output`: (the model, its stats)."""
+    batches), written to `output`: (the model, its stats). A class the model lacks is
+    learned only with `new_classes` (--new-classes; the pending section never takes one)."""
     from itertools import chain
 
     from nbtext.jobs.learnone import Fallback, through_log
@@ -145,12 +244,28 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
             model, stats = forget_documents(model, lambda: batched(next(once)), skipped,
                                             None if quiet else _not_learned)
         else:
-            model, stats = update(model, lambda: batched(next(once)), skipped)
+            model, stats = update(model, lambda: batched(next(once)), skipped, new_classes)
         if changes_anything(stats) or os.path.realpath(output) != os.path.realpath(model_path):
             model.save(output)  # whole, by rename: its pending records are in it now
         else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
             stats = dict(stats, unchanged=True)
     return model, stats
+
+
+def nothing_to_update(model_path, specs, quiet=False):
+    """Whether `train --update` of the CLASS_DIRs `specs` has nothing to learn: every folder
+    given is empty (a learn-on-error job's common case), said unless `quiet`. The model is
+    checked all the same: a wrong -m in a cron line is an error on its first run, not on
+    the day mail first reaches the folders."""
+    from nbtext.modelfile.container import split
+    from nbtext.reading.sources import nothing_to_learn
+
+    if not nothing_to_learn(specs):
+        return False
+    split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
+    if not quiet:
+        print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+    return True
 
 
 def _not_learned(doc):
@@ -189,7 +304,7 @@ def stdin_documents(max_bytes=DEFAULT_MAX_BYTES):
     return opened_documents(stdin_bytes(), "-", max_bytes=max_bytes)
 
 
-def predict_stdin(model_path, alpha=None, unsure_below=None, max_bytes=DEFAULT_MAX_BYTES):
+def predict_stdin_labels(model_path, alpha=None, unsure_below=None, max_bytes=DEFAULT_MAX_BYTES):
     """`predict` of stdin, labels only: the label alone of its one document, or for an mbox
     of several messages a line each, name<TAB>label<TAB>probability, as for a file."""
     from nbtext.report.output import tsv_field
@@ -395,15 +510,22 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
 
 
 def plain_options(args):
-    """{"model", "is", "verbose", "stdin", "explain", "paths"} if `args` hold nothing but -m
-    FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL, -v, --explain N (N
-    a whole number from 1), one '-' and PATHs that do not start with '-'; else None."""
+    """{"model", "is", "verbose", "stdin", "explain", "proba", "format", "paths"} if `args`
+    hold nothing but -m FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL,
+    -v, --explain N (N a whole number from 1), --proba, --format[=]FORMAT, one '-' and PATHs
+    that do not start with '-'; else None."""
     options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0,
-                  "paths": []}, 0
+                  "proba": False, "format": "tsv", "paths": []}, 0
     while i < len(args):
         arg = args[i]
         if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
             options["explain"], i = int(args[i + 1]), i + 2
+        elif arg == "--format" and i + 1 < len(args) and args[i + 1] in PREDICT_FORMATS:
+            options["format"], i = args[i + 1], i + 2
+        elif arg.startswith("--format=") and arg.split("=", 1)[1] in PREDICT_FORMATS:
+            options["format"], i = arg.split("=", 1)[1], i + 1
+        elif arg == "--proba":
+            options["proba"], i = True, i + 1
         elif arg in ("-m", "--model-file", "--is") and i + 1 < len(args):
             options["is" if arg == "--is" else "model"], i = args[i + 1], i + 2
         elif arg.startswith(("--model-file=", "--is=")):
@@ -420,10 +542,11 @@ def plain_options(args):
 
 
 def learning_options(args, forget):
-    """{"model", "quiet", "paths"} if `args` (of `train` or `forget`) hold nothing but -m
-    FILE / --model-file[=]FILE, -q, (train) --update, and paths or LABEL=PATHs that do not
-    start with '-'; else None. `train` without --update is None."""
-    options, update, i = {"model": default_model_path(), "quiet": False, "paths": []}, forget, 0
+    """{"model", "quiet", "new_classes", "paths"} if `args` (of `train` or `forget`) hold
+    nothing but -m FILE / --model-file[=]FILE, -q, (train) --update and --new-classes, and
+    paths or LABEL=PATHs that do not start with '-'; else None. `train` without --update is
+    None."""
+    options, update, i = {"model": default_model_path(), "quiet": False, "new_classes": False, "paths": []}, forget, 0
     while i < len(args):
         arg = args[i]
         if arg in ("-m", "--model-file") and i + 1 < len(args):
@@ -435,6 +558,8 @@ def learning_options(args, forget):
             options["quiet"] = True
         elif arg == "--update" and not forget:
             update = True
+        elif arg == "--new-classes" and not forget:
+            options["new_classes"] = True
         elif arg and not arg.startswith("-"):
             options["paths"].append(arg)
         else:
@@ -450,7 +575,7 @@ def learn(argv):
     import time
 
     from nbtext.reading.documents import DEFAULT_BATCH, in_batches
-    from nbtext.reading.sources import labelled_documents, nothing_to_learn, path_documents
+    from nbtext.reading.sources import labelled_documents, path_documents
     from nbtext.report.text import Skipped, forget_summary, train_summary
 
     forget = argv[0] == "forget"
@@ -461,14 +586,12 @@ def learn(argv):
     if forget:
         documents = path_documents(paths)
     else:
-        if nothing_to_learn(paths):  # learn-on-error folders: often empty
-            if not options["quiet"]:
-                print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
+        if nothing_to_update(model_path, paths, options["quiet"]):
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()
     model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
-                                 skipped, forget, options["quiet"])
+                                 skipped, forget, options["quiet"], options["new_classes"])
     if model is None:
         return stats  # learned through the model's pending log
     seconds = time.perf_counter() - started
@@ -482,7 +605,7 @@ def learn(argv):
 
 
 def fast(argv):
-    """Serve `predict` of stdin (plain or --is) or `filter` with plain arguments, and
+    """Serve `predict` of stdin (plain, --is, --proba or --format) or `filter` with plain arguments, and
     `train --update` or `forget` (see `learn`); None when it cannot (click then parses
     them)."""
     if argv and argv[0] in ("train", "forget"):
@@ -496,11 +619,14 @@ def fast(argv):
     options = plain_options(argv[1:])
     if options is None:
         return None
+    figures = options["proba"] or options["format"] != "tsv"  # predict's line of one message, with its figures
     if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None
-                                or options["paths"]):
+                                or options["paths"] or figures):
         return None
-    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None):
-        return None  # several documents (or --is of a file): the full command line
+    if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None or figures):
+        return None  # several documents (or --is of a file, or figures of a file): the full command line
+    if figures and (options["is"] is not None or options["verbose"]):
+        return None  # (a usage error, the full command line's to say)
     if (options["verbose"] and options["is"] is None) or (options["explain"] and argv[0] != "filter"):
         return None  # -v without --is, predict --explain: left to the full command line
     try:
@@ -510,7 +636,11 @@ def fast(argv):
             return is_label_status(options["model"], options["is"], verbose=options["verbose"])
         if options["paths"]:
             return predict_file(options["model"], options["paths"][0])
-        return predict_stdin(options["model"])
+        if figures:
+            from nbtext.report.text import Output
+
+            return predict_stdin_figures(options["model"], None, Output(options["format"], options["proba"]))
+        return predict_stdin_labels(options["model"])
     except NbtextError as e:  # (a reader gone is nbtext.cli.entry's to handle, for every command)
         print(f"Error: {e}", file=sys.stderr)
         return 1

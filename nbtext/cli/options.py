@@ -134,6 +134,7 @@ def _labelled_conflicts(params):
              "goes with --table (it names a column of the table)"),
             (params.get("update") is False, ["model_path"], "goes with --update (the model to add to); "
                                                              "train writes -o FILE"),
+            (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
             (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
             (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
             (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)")]

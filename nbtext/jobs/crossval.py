@@ -55,7 +55,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     read = {name: options_read_by(options, name) if len(models) > 1 else ({**options, "model": name}, {})
             for name in models}
     tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
-    kept, token_lists = tokenized(tokenizer, list(documents), on_error)
+    kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
     labels = [doc.label for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:

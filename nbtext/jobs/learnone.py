@@ -96,7 +96,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     for doc in batch:
         label = None if forget else doc.label
         if label is not None and label not in pure.classes:
-            return Fallback(first)  # a new class
+            return Fallback(first)  # a new class: the full way refuses it or adds it (labels.new_classes_refused)
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")

@@ -22,16 +22,23 @@ from nbtext.errors import NbtextError
 from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
 from nbtext.jobs.training import model_of_table
+from nbtext.labels import new_classes_refused
 from nbtext.stats.counting import CountTable
 
 
-def merge(models, names=None):
+def merge(models, names=None, into=None, new_classes=False):
     """The model of all the documents of `models` (NaiveBayes objects, trained with the same
-    settings). `names` (e.g. their paths) name them in errors."""
+    settings). `names` (e.g. their paths) name them in errors. `into`: the index of the
+    model the merge replaces (merge -o A A B), which takes the others' classes it lacks only
+    with `new_classes` (labels.new_classes_refused, as train --update)."""
     models = list(models)
     names = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
     if not models:
         raise NbtextError("give the models to merge")
+    if into is not None and (refusal := new_classes_refused(models[into].classes,
+                                                            [c for model in models for c in model.classes],
+                                                            new_classes)):
+        raise NbtextError(refusal)
     for model, name in zip(models, names):
         _check_mergeable(model, name)
     settings = _common_settings(models, names)

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 
 from nbtext.errors import NbtextError
-from nbtext.labels import positive_class
+from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.tempering import document_temperature
 
@@ -189,10 +189,10 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
     labels = {doc.label for doc in documents if doc.error is None}  # (one that cannot be read is skipped by name)
     if model is not None and not labels & set(model.classes):
         raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
-    if model is not None:
-        from nbtext.jobs.training import warn_new_classes
+    if model is not None and (new := new_classes(model.classes, sorted(labels))):
+        import warnings  # (nothing is written: said, as the classes of none they start as)
 
-        warn_new_classes(model.classes, sorted(labels))  # as train --update says it: starting from none
+        warnings.warn(f"{new_classes_said(model.classes, new)}, each starting from no documents", stacklevel=2)
     classes = sorted(labels | set(model.classes if model is not None else ()))
     if len(classes) < 2:
         raise NbtextError("eval --online needs documents of two classes or more")

@@ -17,7 +17,7 @@ from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_t
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
-from nbtext.labels import label_problem
+from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journal_key, report_errors, tokenized
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
@@ -355,12 +355,14 @@ def forget(model, batches, on_error=None, on_unknown=None):
                                             _corpus(model, mail_documents))), stats
 
 
-def update(model, batches, on_error=None):
+def update(model, batches, on_error=None, new_classes=False):
     """`model` plus the documents of `batches()`: equal to training on all of them at once.
 
-    New tokens get new columns and new classes new rows. A document already learned under
-    the same label (same content hash) is not counted again; one learned under another
-    label is moved: its counts leave the old class and join the new one.
+    New tokens get new columns, and new classes new rows when `new_classes` allows them
+    (else a document of a class the model lacks is refused before anything is counted:
+    labels.new_classes_refused). A document already learned under the same label (same
+    content hash) is not counted again; one learned under another label is moved: its
+    counts leave the old class and join the new one.
     Returns (new model, {"added": n, "moved": n, "duplicates": n}).
     """
     table = _learnable(model, "--update")
@@ -370,6 +372,8 @@ def update(model, batches, on_error=None):
     sample = _Sample(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        if refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes):
+            raise NbtextError(refusal)
         add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
         for doc, tokens in zip(kept, token_lists):
             key = journal_key(doc.data, journal.__contains__)
@@ -392,24 +396,8 @@ def update(model, batches, on_error=None):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    warn_new_classes(model.classes, table.labels)
     return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
                                             _corpus(model, mail_documents))), stats
-
-
-def warn_new_classes(known, labels):
-    """Say which classes an update adds: a file given without LABEL= is a class named after
-    it (`--update -m mail.model msg.eml` makes a third class 'msg.eml', not more spam)."""
-    def listed(names):
-        return ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
-
-    had = set(known)
-    new = [repr(label) for label in labels if label not in had]
-    if new:
-        import warnings
-
-        warnings.warn(f"new class{'es' if len(new) > 1 else ''} {listed(new)} (the model had {listed(known)}); "
-                      "to learn documents as a class the model has, name it: LABEL=PATH", stacklevel=2)
 
 
 class _Sample:

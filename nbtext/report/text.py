@@ -13,6 +13,7 @@ from nbtext.labels import positive_class
 from nbtext.report.output import tsv_field
 
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
+NO_DOCUMENTS = "no documents to classify: the input given holds none"  # predict's word for an empty input
 
 
 def counted(n, noun):
@@ -57,11 +58,13 @@ def train_summary(model, stats, seconds, output):
     unk = " + UNK" if model.has_unk else ""
     learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
                if stats is not None else "")
+    cutoff = spam_cutoff_said(model.calibration)  # train --max-ham-flagged's
     return (
         f"{learned}{model.event_model} model (λ={model.alpha:g}) of "
         f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
+        + (f"decision: {cutoff}; " if cutoff else "")
         + f"{seconds:.2f} s " + _written(stats, output)
     )
 
@@ -147,7 +150,7 @@ def prediction_lines(model, kept, probabilities, explanations, output):
             columns = [name, label, f"{p:.4f}"] if top is None else \
                 [name, label] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
             if output.proba:
-                columns += [f"{q:.4f}" for q in row.tolist()]
+                columns += [f"{q:.4f}" for q in row]  # (a numpy row, or the one-message path's list)
             if explanations is not None:
                 columns.append(" ".join(f"{token}:{value:+.2f}" for token, value in explanations[i]))
             lines.append("\t".join(columns))
@@ -310,13 +313,10 @@ def model_summary(summary, model_path, unit):
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
         lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
                      f" (fitted on {counted(c['documents'], 'document')})")
-    if c is not None and c.get("spam_cutoff") is not None and c["spam_cutoff"] > 1.0:
-        lines.append(f"decision       never {c['positive']}: the other class was certain of it out of fold, so "
-                     f"no cut-off keeps to {c['max_ham_flagged']:.2%} flagged; what would be {c['positive']} is unsure")
-    elif c is not None and c.get("spam_cutoff") is not None:
-        lines.append(f"decision       {c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most "
-                     f"{c['max_ham_flagged']:.2%} of the other class flagged, an upper bound from the training "
-                     "data out of fold); below it, down to 0.5: unsure")
+    if cutoff := spam_cutoff_said(c):
+        below = f"what would be {c['positive']} is unsure" if c["spam_cutoff"] > 1.0 else \
+            "below it, down to 0.5: unsure"
+        lines.append(f"decision       {cutoff}; {below}")
     if "calibration_sample" in summary:
         lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
                      "training would (--update, forget, merge)")
@@ -349,6 +349,20 @@ def json_safe(value):
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def spam_cutoff_said(calibration):
+    """The spam cut-off a calibration holds (train --max-ham-flagged), in words, or None:
+    `spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an
+    upper bound from the training data out of fold)`, or that no cut-off keeps to the budget."""
+    c = calibration
+    if c is None or c.get("spam_cutoff") is None:
+        return None
+    if c["spam_cutoff"] > 1.0:
+        return (f"never {c['positive']}: the other class was certain of it out of fold, so no cut-off keeps to "
+                f"{c['max_ham_flagged']:.2%} flagged")
+    return (f"{c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most {c['max_ham_flagged']:.2%} of "
+            "the other class flagged, an upper bound from the training data out of fold)")
 
 
 def temperature_formula(calibration):

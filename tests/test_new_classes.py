@@ -1,0 +1,133 @@
+"""An existing model takes a class it does not have only when told to (issue 35): every way
+labels enter one (train --update through click or the light learner, a few messages through
+the pending section or many the full way, a table, merge into one of its models) refuses a
+new class in one line with nothing written, unless --new-classes is given. And a learn job
+with nothing to learn still says when its model is missing (a wrong -m in a cron line)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nbtext
+
+from conftest import ROOT, one_line_error, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+MAIL = ROOT / "corpora" / "mail"
+needs_executable = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+
+
+def executable(*args):
+    """`nbtext ARGS` as a cron line runs it (stdin and stderr no terminal: the light learner)."""
+    result = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    return result.returncode, result.stderr
+
+
+def in_process(*args):
+    result = run(*args)
+    return result.exit_code, result.stderr
+
+
+WAYS = [pytest.param(in_process, id="click"), pytest.param(executable, id="executable", marks=needs_executable)]
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "mail.model"
+    assert run("train", "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    return path
+
+
+def folder_of(tmp_path, name, count, label="ham"):
+    """A folder named `name` of `count` of the demo corpus's test messages of `label`."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for source in sorted((MAIL / "test" / label).iterdir())[:count]:
+        (folder / source.name).write_bytes(source.read_bytes())
+    return folder
+
+
+def refused(status, stderr, label):
+    assert status == 1 and stderr.count("\n") == 1 and stderr.startswith("Error: "), stderr
+    assert f"new class {label!r} (the model has ham, spam)" in stderr and "--new-classes" in stderr
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("count", [1, 30], ids=["through the pending section", "the full way"])
+@pytest.mark.parametrize("named", [False, True], ids=["folder name", "LABEL=PATH"])
+def test_a_new_class_is_refused_with_nothing_written_unless_asked(model, tmp_path, way, count, named):
+    """A folder given without LABEL= (here new-spam/) is a class of its own name, the
+    mistake the cron line made; LABEL=PATH with a label the model lacks, the same rule."""
+    folder = folder_of(tmp_path, "new-spam", count)
+    spec, label = (f"eggs={folder}", "eggs") if named else (folder, "new-spam")
+    before = model.read_bytes()
+    refused(*way("train", "--update", "-m", model, spec), label)
+    known = folder_of(tmp_path, "more-spam", 2, "spam")
+    refused(*way("train", "--update", "-q", "-m", model, f"spam={known}", spec), label)  # beside a known one
+    assert model.read_bytes() == before  # (and no temporary left beside it: only its lock file)
+    assert {p.name for p in tmp_path.iterdir()} <= {"mail.model", "mail.model.lock", "new-spam", "more-spam"}
+    status, stderr = way("train", "--update", "--new-classes", "-m", model, spec)
+    assert status == 0, stderr
+    assert nbtext.load(str(model)).classes == sorted(["ham", "spam", label])
+    assert way("train", "--update", "-m", model, spec)[0] == 0  # a class it has now: no option needed
+
+
+def test_a_label_of_a_table_is_held_to_the_rule_too(model, tmp_path):
+    table = tmp_path / "more.tsv"
+    table.write_text("spam\tfree prize money now\neggs\tscrambled eggs on toast\n")
+    before = model.read_bytes()
+    one_line_error(run("train", "--update", "-m", model, "--table", table, "--no-header"), "new class 'eggs'")
+    assert model.read_bytes() == before
+    assert run("train", "--update", "--new-classes", "-m", model, "--table", table, "--no-header").exit_code == 0
+    assert nbtext.load(str(model)).classes == ["eggs", "ham", "spam"]
+
+
+def test_another_output_is_not_written_either(model, tmp_path):
+    folder = folder_of(tmp_path, "new-spam", 3)
+    one_line_error(run("train", "--update", "-m", model, "-o", tmp_path / "out.model", folder), "new class")
+    assert not (tmp_path / "out.model").exists()
+
+
+def test_merge_into_one_of_its_models_is_held_to_the_rule(model, tmp_path):
+    """merge -o A A B adds B's documents to the existing model A: B's classes A lacks need
+    --new-classes; a merge into a new file makes a new model of whatever classes it is given."""
+    recipes = tmp_path / "recipes.model"
+    assert run("train", "-o", recipes, f"spam={MAIL / 'test' / 'spam'}",
+               f"eggs={folder_of(tmp_path, 'eggs', 5)}").exit_code == 0
+    before = model.read_bytes()
+    result = run("merge", "-o", model, model, recipes)
+    one_line_error(result, "new class 'eggs' (the model has ham, spam)")
+    assert "--new-classes" in result.stderr and model.read_bytes() == before
+    assert run("merge", "-o", tmp_path / "all.model", model, recipes).exit_code == 0
+    assert run("merge", "--new-classes", "-o", model, model, recipes).exit_code == 0
+    assert model.read_bytes() == (tmp_path / "all.model").read_bytes()
+
+
+def test_new_classes_goes_with_update(tmp_path):
+    result = run("train", "--new-classes", "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 2 and "--new-classes goes with --update" in result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("wrong", ["missing", "folder", "text file", "truncated model"])
+def test_a_wrong_model_is_an_error_even_with_nothing_to_learn(model, tmp_path, way, wrong):
+    """The learn-on-error cron line with empty folders (most of its runs) said nothing and
+    exited 0 whatever -m named: now the model is checked before 'nothing to learn'."""
+    spam, ham = tmp_path / "learn-spam", tmp_path / "learn-ham"
+    spam.mkdir()
+    ham.mkdir()
+    path = {"missing": tmp_path / "nosuch.model", "folder": tmp_path / "learn-spam",
+            "text file": tmp_path / "notes.txt", "truncated model": tmp_path / "short.model"}[wrong]
+    (tmp_path / "notes.txt").write_text("not a model\n")
+    (tmp_path / "short.model").write_bytes(model.read_bytes()[:200])
+    for quiet in ([], ["-q"]):
+        status, stderr = way("train", "--update", *quiet, "-m", path, f"spam={spam}", f"ham={ham}")
+        assert status == 1 and stderr.count("\n") == 1 and stderr.startswith("Error: "), stderr
+        assert str(path) in stderr
+    status, stderr = way("train", "--update", "-m", model, f"spam={spam}", f"ham={ham}")
+    assert status == 0 and stderr == "nbtext: nothing to learn: every folder given is empty; model unchanged\n"
+    assert way("train", "--update", "-q", "-m", model, f"spam={spam}", f"ham={ham}") == (0, "")
