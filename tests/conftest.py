@@ -26,10 +26,13 @@ def another_user(tmp_path, tmp_path_factory):
         pytest.skip("needs root to run nbtext as another user (uid 65534)")
     if not shutil.which("setpriv"):
         pytest.skip("needs setpriv (util-linux) to run nbtext as another user")
-    pytests_own = tmp_path_factory.getbasetemp().parent  # pytest-of-<user>, made by pytest
+    base = tmp_path_factory.getbasetemp()
+    # pytest's own folders: up to pytest-of-<user> (above the run's folder, and above each
+    # xdist worker's), or to a --basetemp given
+    top = next((f for f in (base, *base.parents) if f.name.startswith("pytest-of-")), base)
     for folder in (tmp_path, *tmp_path.parents):
         folder.chmod(folder.stat().st_mode | 0o005)
-        if folder == pytests_own:
+        if folder == top:
             break
     for what, command in ((f"cannot run {NBTEXT}", [NBTEXT, "--version"]),
                           (f"cannot reach {tmp_path}", ["test", "-x", tmp_path])):
