@@ -42,8 +42,8 @@ _held = []  # the signals that arrived between hold_signals and end_on_signals
 
 def _stopping_signals():
     """SIGINT, SIGTERM and SIGHUP, but those ignored when nbtext started (nohup's SIGHUP, a
-    background job's SIGINT): they stay ignored. (_signal: the signal module's enums cost
-    every one-message start-up 0.4 ms.)"""
+    background job's SIGINT): they stay ignored. (_signal: the signal module's enums would
+    cost every one-message start-up; docs/performance.md, figures behind the code.)"""
     import _signal
 
     return [n for n in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP) if _signal.getsignal(n) != _signal.SIG_IGN]

@@ -10,7 +10,9 @@ HASH_BYTES = 16
 def content_hash(data):
     """16 bytes of BLAKE2b of a document's bytes (given without an mbox envelope line),
     trailing line ends left out."""
-    try:  # hashlib's own BLAKE2 (hashlib would load OpenSSL first: 2-3 ms of a learner's start-up)
+    # hashlib's own BLAKE2: hashlib would load OpenSSL first, a cost on a learner's start-up
+    # (docs/performance.md, figures behind the code)
+    try:
         from _blake2 import blake2b
     except ImportError:
         from hashlib import blake2b

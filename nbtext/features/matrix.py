@@ -66,8 +66,9 @@ def csr_from_ids(ids, indptr, n_features, binary):
 
 def scores_of_counts(ids, indptr, weights):
     """Σ_j x_ij W_kj for each document i, (documents, rows of W), x_ij the count of id j in
-    document i's flat ids. In numpy alone, so that scoring a batch never imports scipy (about
-    0.2 s, more than these sums cost over a run's first few thousand documents), and to the
+    document i's flat ids. In numpy alone, so that scoring a batch never imports scipy (a
+    cost larger than these sums over a run's first few thousand documents: docs/performance.md,
+    figures behind the code), and to the
     bit what csr_from_ids(ids, indptr, d, False) @ Wᵀ gives: each sum starts at 0 and adds
     the document's entries in order, as the CSR product does."""
     n_documents = len(indptr) - 1

@@ -65,7 +65,7 @@ SCREENING = (1e-2, 1e-2)  # the scale's and γ's tolerances of the fits that com
 BUDGET_RISK = 0.2
 # How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
 # tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
-# table; 20 Newsgroups' takes about 1 ms) and changes no probability that matters.
+# table: docs/performance.md, figures behind the code) and changes no probability that matters.
 SCALE_TOLERANCE = 1e-3
 EXPONENT_TOLERANCE = 1e-3
 
@@ -79,7 +79,8 @@ class Candidates:
     that held; if not, the sample is taken in one more pass.)
 
     A document is kept as the column ids its tokens have in `table` (the CountTable being
-    counted into), 4 bytes a token: as strings, the candidates of 20 Newsgroups held 190 MB."""
+    counted into), 4 bytes a token: a small part of what the same tokens held as strings
+    (docs/performance.md, figures behind the code)."""
 
     def __init__(self, table, bound=1.0):
         self.table = table
@@ -471,7 +472,8 @@ def minimize_bounded(f, low, high, tolerance):
     """The x in [low, high] minimizing a unimodal f, to within `tolerance`: Brent's method,
     a parabola through the three best points so far where it can be trusted, a golden-section
     step where not (as scipy.optimize.minimize_scalar(method="bounded"), whose import would
-    cost a training about 0.2 s). About 10 evaluations where golden section alone takes 20."""
+    be a cost of its own for every training), in far fewer evaluations than golden section
+    alone takes (docs/performance.md, figures behind the code)."""
     shrink = (3.0 - np.sqrt(5.0)) / 2.0  # 0.381966...: the golden section of a bracket
     a, b = float(low), float(high)
     x = w = v = a + shrink * (b - a)

@@ -298,7 +298,8 @@ def combine_counts(*parts):
 
 def packed(counted):
     """Partial counts as a few large objects, cheap to send: Dask serializes a list of a
-    hundred thousand small strings and hashes 40 times slower than one string of them."""
+    hundred thousand small strings and hashes many times slower than one string of them
+    (docs/performance.md, figures behind the code)."""
     (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents, found = counted
     key_labels = sorted({label for _, label in keys})
     index = {label: k for k, label in enumerate(key_labels)}

@@ -2,10 +2,11 @@
 
 Workers are forked from the running process, so they start in milliseconds with the model
 already loaded (joblib's loky workers are new interpreters that import numpy and scipy and
-load the model again: about half a second, which ate the whole gain on a test set of
-thousands of documents). At most 2 x N chunks are in flight, so memory stays bounded,
-and results come back in input order. Workers send back compact results that merge
-exactly: partial counts for training, probabilities for prediction; never lists of tokens.
+load the model again, which ate the whole gain on a test set of thousands of documents:
+docs/performance.md, figures behind the code). At most 2 x N chunks are in flight, so
+memory stays bounded, and results come back in input order. Workers send back compact
+results that merge exactly: partial counts for training, probabilities for prediction;
+never lists of tokens.
 """
 
 import multiprocessing

@@ -44,8 +44,9 @@ def read_bytes(path, sample=False):
 def mapped(f):
     """The whole model file open as `f`, mapped read-only with its pages read in at once
     (MAP_POPULATE where there is one): a learner's way to its bytes, for a large model
-    several times faster than reading them into a new buffer (whose pages the kernel must
-    hand out one by one). Only under the model's lock: a file that shrank while mapped
+    several times faster than reading them into a new buffer, whose pages the kernel must
+    hand out one by one (docs/performance.md, figures behind the code). Only under the
+    model's lock: a file that shrank while mapped
     would fault, and only a learner ever shrinks one (cutting a torn record off). None
     where the file cannot be mapped."""
     import mmap

@@ -27,7 +27,8 @@ _ALIGN = 8
 class ModelState:
     """What a model file holds: the settings and the stored arrays, nothing derived
     (nbtext.classifier.model.NaiveBayes is built from it and gives it back). A plain class, not a
-    dataclass: importing dataclasses costs every one-message start-up 2 ms."""
+    dataclass: importing dataclasses would cost every one-message start-up
+    (docs/performance.md, figures behind the code)."""
 
     def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
                  tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,

@@ -28,7 +28,7 @@ SAMPLE_ARRAYS = ("sample_indices", "sample_counts", "sample_indptr", "sample_lab
 REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocabulary")
 ITEMSIZE = {"<f8": 8, "<i4": 4, "<i8": 8, "<u8": 8, "|u1": 1}
 # What a (classes × tokens) table of floats may cost for a file of a given size: legitimate
-# models stay far below (20 Newsgroups: 10 MB for a 3 MB file).
+# models stay far below (docs/performance.md, figures behind the code).
 DENSE_PER_FILE_BYTE, DENSE_FLOOR = 64, 64 << 20
 FEATURE_KEYS = ("features", "tf", "idf", "length_norm", "weight_norm")
 COUNT_ARRAYS = ("class_count", "count_data", "unk_doc_count", "weighted_sums", "weighted_squares")  # floats >= 0

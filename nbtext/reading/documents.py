@@ -125,11 +125,12 @@ def stdin_bytes():
 
 def read_at_most(f, limit):
     """f.read(limit), without reserving `limit` bytes for a file that holds fewer: a buffered
-    read(n) allocates n bytes up front, and at the default --max-bytes (10 MB a document)
-    that made reading 20 Newsgroups' 11,314 files take 0.6 s instead of 0.2 s. A regular
-    file is read to its size and one byte more; if that byte came (the file grew since), on
-    up to `limit`. Streams whose size is unknown (pipes, file objects without a descriptor)
-    are read in chunks (READ_CHUNK), so a huge `limit` reserves nothing."""
+    read(n) allocates n bytes up front, and at the default --max-bytes that made reading a
+    corpus of small files several times slower (docs/performance.md, figures behind the
+    code). A regular file is read to its size and one byte more; if that byte came (the
+    file grew since), on up to `limit`. Streams whose size is unknown (pipes, file objects
+    without a descriptor) are read in chunks (READ_CHUNK), so a huge `limit` reserves
+    nothing."""
     try:
         status = os.fstat(f.fileno())
         left = status.st_size - f.tell() if S_ISREG(status.st_mode) else None

@@ -12,9 +12,9 @@
 
 This is a small MIME reader of its own, on bytes and C-level regular expressions,
 because the standard library's email package (policy=default) and html.parser read
-mail about 6 times slower, several times the rest of training (bench/mail_reader.py
-times both). tests/mail_reference.py is that standard-library reading; the tests check
-the two agree on real mail.
+mail several times slower, longer than the rest of a training takes (bench/mail_reader.py
+times both; docs/performance.md, figures behind the code). tests/mail_reference.py is
+that standard-library reading; the tests check the two agree on real mail.
 """
 
 import binascii
@@ -31,7 +31,8 @@ _FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*(.*(?:\r?\n[ \t].*)*)", re.M)
 _FOLD = re.compile(rb"\r?\n(?=[ \t])")
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 # a quoted value as an unrolled loop: `"(?:[^"\\]|\\.)*"` kept a backtracking frame per
-# character (a 6 MB quoted boundary= took 1 GB)
+# character, memory many times the value's length (docs/performance.md, figures behind
+# the code)
 _PARAM = re.compile(r';\s*([\w.\-]+\*?)\s*=\s*("[^"\\]*(?:\\.[^"\\]*)*"|[^;\s]*)')
 _URL = re.compile(r"(?i)\b(?:https?|ftp)://([^\s/?#<>\"'\]\[)(]+)")
 # Lines of base64 (blank lines included), then maybe a last line without a line end. Each
@@ -305,7 +306,8 @@ def without_hidden(markup):
     r"""`markup` with each comment, script and style replaced by a space: what
     re.sub(r"(?is)<!--.*?-->|<!--[^>]*>|<(script|style)\b.*?(?:</\1\s*>|$)", " ", markup)
     gives, in one pass. (That pattern searches the rest of the text again from every
-    unclosed `<!--` or `<script`: 200 KB of them took a minute.)"""
+    unclosed `<!--` or `<script`: time that grows with the square of the length;
+    docs/performance.md, figures behind the code.)"""
     hidden_start, closing, _, _ = _html_patterns()
     comment_end, bracket = _NextMatch(markup, "-->"), _NextMatch(markup, ">")
     element_end = {name: _NextMatch(markup, pattern) for name, pattern in closing.items()}
@@ -425,8 +427,9 @@ def split_multipart(body, boundary):
     """The parts of a multipart body, between `--boundary` lines, up to `--boundary--` (a
     delimiter line may end in spaces or tabs). Found with bytes.find, not a regular
     expression of the boundary: a boundary parameter of megabytes (RFC 2046 allows 70
-    characters) compiled into a pattern cost some 175 bytes of memory and 0.7 µs per byte of
-    it, and the pattern cache kept each one for the rest of a batch."""
+    characters) compiled into a pattern cost memory and time many times its length
+    (docs/performance.md, figures behind the code), and the pattern cache kept each one for
+    the rest of a batch."""
     marker = b"--" + boundary.encode("utf-8", "replace")
     parts, start, position = [], None, 0
     while True:

@@ -11,7 +11,8 @@ from nbtext.errors import NbtextError
 from nbtext.labels import without_controls
 
 # `\w\w+` finds exactly the tokens of scikit-learn's `(?u)\b\w\w+\b` (a maximal run of
-# word characters is its own match either way) and runs about 25% faster.
+# word characters is its own match either way) and runs faster (docs/performance.md,
+# figures behind the code).
 TOKEN_PATTERN = re.compile(r"\w\w+")
 _find_tokens = TOKEN_PATTERN.findall
 

@@ -53,8 +53,9 @@ class CountTable:
         rows, cols = self._token_counts.shape
         if n_classes <= rows and n_tokens <= cols:
             return
-        # double only the side that is short: doubling both at once made 20news' table
-        # (20 classes x 145,806 tokens) grow to 32 x 518,712 (133 MB) from 16 x 259,356
+        # double only the side that is short: doubling both at once grew the tokens' side
+        # whenever a class arrived, to far more columns than there were tokens
+        # (docs/performance.md, figures behind the code)
         grown = np.zeros((rows if n_classes <= rows else max(n_classes, 2 * rows),
                           cols if n_tokens <= cols else max(n_tokens, 2 * cols)))
         grown[:rows, :cols] = self._token_counts
@@ -144,7 +145,8 @@ def cell_counts(rows, ids, indptr, n_columns, binary):
     """Yᵀ X of a batch as its nonzero cells, (classes, columns, counts): each (class,
     column) pair once, with how often it occurs, or (`binary`: presence) in how many
     documents. `rows` is each document's class row, (ids, indptr) its columns (CSR, of
-    `n_columns`). In numpy alone (no scipy import for counting: about 0.2 s a process).
+    `n_columns`). In numpy alone (no scipy import for counting, a cost every process would
+    pay: docs/performance.md, figures behind the code).
     Whole numbers, so the sums are exact in any order."""
     if len(ids) == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)

@@ -25,7 +25,8 @@ def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
     if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
         return np.zeros_like(feature_sums, dtype=np.float64)
     # in place, one (classes × features) array: the same operations, without two more
-    # temporaries of that size to allocate and fault in (20 Newsgroups: 23 MB each)
+    # temporaries of that size to allocate and fault in (docs/performance.md, figures
+    # behind the code)
     log_theta = feature_sums + alpha
     log(log_theta, out=log_theta)
     log_theta -= log(totals + d * alpha)[:, None]

@@ -80,8 +80,9 @@ class ClassCounts:
     def placed(self, column_of_token, n_columns):
         """B with token t's counts moved to column column_of_token[t] (< 0: left out), shape
         (n_classes, n_columns): one scatter of the stored entries, where `columns` would
-        search every class's row once per wanted token (a loaded 20 Newsgroups model's
-        feature counts: 0.07 s against 0.26 s, paid before `predict -j N` forks its workers)."""
+        search every class's row once per wanted token: several times faster on a loaded
+        model's feature counts, paid before `predict -j N` forks its workers
+        (docs/performance.md, figures behind the code)."""
         out = np.zeros((self.shape[0], n_columns))
         placed = column_of_token >= 0
         if self._csr is None:
