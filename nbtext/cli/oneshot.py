@@ -430,7 +430,7 @@ def not_passed_on(signum):
 
 def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None):
     """filter_stdin's work."""
-    from nbtext.cli.mailfilter import CLASS_HEADER, SPAM, verdict_fields, with_headers
+    from nbtext.cli.mailfilter import CLASS_HEADER, SPAM, filed_class, verdict_fields, with_headers
 
     from nbtext.reading.documents import stdin_bytes
 
@@ -456,7 +456,7 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
         status = 1
     else:
-        if SPAM not in model.classes:  # every message goes on, tagged with the classes the model has
+        if filed_class(model.classes) is None:  # every message goes on, tagged with the classes the model has
             print(f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
                   f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}", file=sys.stderr)
         fields = _verdict(model, message, unsure_below, explain, max_bytes)
