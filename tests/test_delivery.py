@@ -347,3 +347,22 @@ def test_a_message_with_no_blank_line_after_its_header_is_classified_as_predict_
         assert out[:len(header_line)] + out[verdict_end:] == message
         label = run("predict", "-m", model, path).stdout.split("\t")[1]
         assert verdict_of(out)["X-Nbtext-Class"].strip() == label
+
+
+@pytest.mark.parametrize("spam_name", ["Spam", "SPAM"])
+def test_a_spam_class_in_any_case_is_the_spam_class_of_the_filter(tmp_path, spam_name):
+    """The recipes match `X-Nbtext-Class: spam` in any case (procmail's and maildrop's
+    patterns and Sieve's header test are case-insensitive), and --max-ham-flagged finds the
+    spam class in any case (labels.spam_class): a model whose class is `Spam` files spam.
+    filter said it had no class 'spam' on every message, and its X-Nbtext-Probability was
+    the winner's, not P(Spam)."""
+    model = tmp_path / "m"
+    assert run("train", "-o", model, f"{spam_name}={DEMO / 'train' / 'spam'}",
+               f"ham={DEMO / 'train' / 'ham'}").exit_code == 0
+    message = b"Subject: lunch\n\nmeeting notes lunch\n"
+    result = run("filter", "-m", model, "--unsure-below", "0.999", input=message)
+    assert result.exit_code == 0 and result.stderr == ""
+    predicted = json.loads(run("predict", "-m", model, "--format", "json", input=message).stdout)
+    verdict = verdict_of(result.stdout_bytes)
+    assert verdict["X-Nbtext-Class"] == "unsure"
+    assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities'][spam_name]:.4f}"

@@ -6,6 +6,7 @@ spam below it is 'unsure', on every path that decides."""
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,7 @@ def flagged_out_of_fold(model):
     return int(np.sum(p_spam[ham] >= cut)), int(np.sum(p_spam[ham] >= np.nextafter(cut, 0.0))), int(ham.sum())
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
 @pytest.mark.parametrize("budget, share", [("5%", 0.05), ("30%", 0.30)])
 def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(tmp_path, monkeypatch, budget, share):
     """Not the share of out-of-fold ham at or above the cut-off, k/n, but its one-sided
@@ -62,12 +64,15 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(t
     most, kept: 30 over 64 of the 78)."""
     monkeypatch.setattr(calibration, "SAMPLE", 30)
     path = tmp_path / "b.model"
-    assert run("train", "--calibration", "temperature", "--max-ham-flagged", budget, "-o", path,
-               MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", budget, "-o", path,
+                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert trained.exit_code == 0, trained.stderr
     model = nbtext.load(str(path), fold=True)
     c = model.calibration
     assert c["positive"] == "spam" and c["max_ham_flagged"] == share and 0.5 <= c["spam_cutoff"] <= 1.0 + 1e-15
     flagged, just_below, n = flagged_out_of_fold(model)
+    # (the summary says 'at most B ..., an upper bound': where no cut-off can show that, a warning says so)
+    assert ("too few to bound the share flagged" in trained.stderr) == (upper_share(0, n, BUDGET_RISK) > share)
     assert len(model.calibration_sample[2]) > c["documents"]  # (the whole sample kept, not the fit's)
     assert flagged == 0 or upper_share(flagged, n, BUDGET_RISK) <= share
     assert c["spam_cutoff"] == 0.5 or just_below > flagged and (upper_share(just_below, n, BUDGET_RISK) > share
@@ -132,10 +137,16 @@ def test_eval_online_from_a_budget_model_decides_as_its_filter(budget_model):
         + report["unsure"]["errors"]
 
 
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
 def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
+    """No sample bounds a share of 0: the cut-off passes every ham out of fold, and train says
+    the budget is not bounded (its summary's words, 'at most 0.00% ..., an upper bound', alone
+    said it was)."""
     model = tmp_path / "z.model"
-    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "0", "-o", model, MAIL / "train" / "spam",
-               MAIL / "train" / "ham").exit_code == 0
+    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", "0", "-o", model,
+                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert trained.exit_code == 0
+    assert "nbtext: warning: --max-ham-flagged 0.00%: 39 ham documents out of fold are too few" in trained.stderr
     loaded = nbtext.load(str(model), fold=True)
     p_spam, ham = out_of_fold(loaded)
     assert not np.any(p_spam[ham] >= loaded.calibration["spam_cutoff"])  # the decision's own probabilities
@@ -223,7 +234,10 @@ def test_the_cutoff_flags_the_most_ham_the_bound_allows_fewer_than_the_share(bud
     jll = rng.normal(size=(1000, 2)) * 5
     rows = np.array([0] * 500 + [1] * 500)
     calibration = {"temperature": 1.0, "length_exponent": 0.0}
-    cut = spam_cutoff(["ham", "spam"], jll, rows, np.full(1000, 20), calibration, budget)["spam_cutoff"]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        cut = spam_cutoff(["ham", "spam"], jll, rows, np.full(1000, 20), calibration, budget)["spam_cutoff"]
+    assert bool(said) == (most_within(500, budget, BUDGET_RISK) is None)  # not bounded: said
     p_spam = exp(jll[:, 1] - np.logaddexp(jll[:, 0], jll[:, 1]))
     flagged = int(np.sum(p_spam[:500] >= cut))
     assert flagged == (most_within(500, budget, BUDGET_RISK) or 0) < np.floor(budget * 500)

@@ -131,3 +131,41 @@ def test_a_wrong_model_is_an_error_even_with_nothing_to_learn(model, tmp_path, w
     status, stderr = way("train", "--update", "-m", model, f"spam={spam}", f"ham={ham}")
     assert status == 0 and stderr == "nbtext: nothing to learn: every folder given is empty; model unchanged\n"
     assert way("train", "--update", "-q", "-m", model, f"spam={spam}", f"ham={ham}") == (0, "")
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("named", [False, True], ids=["folder name", "LABEL=PATH"])
+def test_a_new_class_is_refused_even_with_nothing_to_learn(model, tmp_path, way, named):
+    """The cron line with its learn folders given without LABEL= (each a class of its own
+    name) said nothing and exited 0 while they were empty, and failed only on the day mail
+    first reached them: a label the model lacks is refused as a wrong -m is, empty or not
+    (the README's promise), and taken with --new-classes (still nothing learned)."""
+    spam, ham = tmp_path / ".Learn-Spam", tmp_path / ".Learn-Ham"
+    for folder in (spam, ham):
+        for sub in ("cur", "new", "tmp"):
+            (folder / sub).mkdir(parents=True)
+    specs, label = ([f"spam={spam}", ham], ".Learn-Ham") if not named else ([f"spam={spam}", f"eggs={ham}"], "eggs")
+    before = model.read_bytes()
+    for quiet in ([], ["-q"]):
+        refused(*way("train", "--update", *quiet, "-m", model, *specs), label)
+    assert model.read_bytes() == before
+    status, stderr = way("train", "--update", "--new-classes", "-m", model, *specs)
+    assert status == 0 and stderr == "nbtext: nothing to learn: every folder given is empty; model unchanged\n"
+    assert model.read_bytes() == before
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_another_output_is_written_with_nothing_to_learn(model, tmp_path, way):
+    """train --update -m A -o B writes B, the model with what was learned: with empty
+    folders that is A's model (the light path once said 'model unchanged' and wrote no B,
+    where a folder of messages A already knew wrote it)."""
+    (tmp_path / "learn-spam").mkdir()
+    known = tmp_path / "known-spam"  # messages the model learned in its training
+    known.mkdir()
+    for source in sorted((MAIL / "train" / "spam").iterdir())[:2]:
+        (known / source.name).write_bytes(source.read_bytes())
+    for folder, out in ((tmp_path / "learn-spam", "empty.model"), (known, "known.model")):
+        status, stderr = way("train", "--update", "-q", "-m", model, "-o", tmp_path / out, f"spam={folder}")
+        assert status == 0, stderr
+        assert (tmp_path / out).exists(), out
+    assert (tmp_path / "empty.model").read_bytes() == (tmp_path / "known.model").read_bytes()

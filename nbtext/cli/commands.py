@@ -109,8 +109,9 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
             batched = lambda documents: in_batches(with_progress(  # noqa: E731
                 documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
             if update:  # (its train settings were refused where the options are grouped)
-                if nothing_to_update(model_path, inputs["class_dirs"], quiet):  # learn-on-error folders: often empty
-                    return 0
+                if os.path.realpath(output) == os.path.realpath(model_path) and nothing_to_update(
+                        model_path, inputs["class_dirs"], quiet, new_classes):  # learn-on-error folders: often empty
+                    return 0  # (another -o is written all the same: the model with nothing added)
                 model, stats = changed_model(model_path, output, docs(), batched, skipped, False, quiet, new_classes)
                 if model is None:  # learned through the model's pending log
                     return stats

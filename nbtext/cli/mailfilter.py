@@ -120,11 +120,23 @@ def _folded(text, newline):
     return (newline + b" ").join(line.encode("ascii") for line in lines)
 
 
+def filed_class(classes):
+    """The class of `classes` the delivery recipes file away, or None: the one named spam in
+    any case (procmail's and maildrop's patterns and Sieve's header test match
+    `X-Nbtext-Class: spam` so), as labels.spam_class finds it by name."""
+    from nbtext.labels import spam_class
+
+    found = spam_class(classes)
+    return found if found is not None and found.lower() == SPAM else None
+
+
 def shown_probability(classes, probabilities, decided):
     """X-Nbtext-Probability's number: the probability of spam for a model with a class
-    `spam` (as bogofilter's spamicity: an `unsure` verdict says which way it leaned, a ham
-    one how far from spam it is), else `decided`, the probability of the class decided."""
-    return float(probabilities[classes.index(SPAM)]) if SPAM in classes else decided
+    spam (filed_class; as bogofilter's spamicity: an `unsure` verdict says which way it
+    leaned, a ham one how far from spam it is), else `decided`, the probability of the class
+    decided."""
+    spam = filed_class(classes)
+    return decided if spam is None else float(probabilities[classes.index(spam)])
 
 
 def verdict_fields(label, probability, evidence=()):

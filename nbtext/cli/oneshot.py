@@ -252,17 +252,23 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     return model, stats
 
 
-def nothing_to_update(model_path, specs, quiet=False):
+def nothing_to_update(model_path, specs, quiet=False, new_classes=False):
     """Whether `train --update` of the CLASS_DIRs `specs` has nothing to learn: every folder
-    given is empty (a learn-on-error job's common case), said unless `quiet`. The model is
-    checked all the same: a wrong -m in a cron line is an error on its first run, not on
-    the day mail first reaches the folders."""
+    given is empty (a learn-on-error job's common case), said unless `quiet`. The model and
+    the labels are checked all the same: a wrong -m in a cron line, or a learn folder given
+    without LABEL= (a class the model lacks, without `new_classes`), is an error on its
+    first run, not on the day mail first reaches the folders."""
+    from nbtext.labels import new_classes_refused
     from nbtext.modelfile.container import split
-    from nbtext.reading.sources import nothing_to_learn
+    from nbtext.reading.sources import class_sources, nothing_to_learn
 
     if not nothing_to_learn(specs):
         return False
-    split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
+    header, _ = split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
+    known = header.get("classes") if isinstance(header, dict) else None  # (checked whole when documents come)
+    labels = [label for label, _ in class_sources(specs)]
+    if isinstance(known, list) and (refusal := new_classes_refused(known, labels, new_classes)):
+        raise NbtextError(refusal)
     if not quiet:
         print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
     return True
@@ -424,7 +430,7 @@ def not_passed_on(signum):
 
 def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None):
     """filter_stdin's work."""
-    from nbtext.cli.mailfilter import CLASS_HEADER, SPAM, verdict_fields, with_headers
+    from nbtext.cli.mailfilter import CLASS_HEADER, SPAM, filed_class, verdict_fields, with_headers
 
     from nbtext.reading.documents import stdin_bytes
 
@@ -450,7 +456,7 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         print(f"Error: cannot load the model {model_path} ({e.__class__.__name__}: {e})", file=sys.stderr)
         status = 1
     else:
-        if SPAM not in model.classes:  # every message goes on, tagged with the classes the model has
+        if filed_class(model.classes) is None:  # every message goes on, tagged with the classes the model has
             print(f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
                   f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}", file=sys.stderr)
         fields = _verdict(model, message, unsure_below, explain, max_bytes)
@@ -586,7 +592,7 @@ def learn(argv):
     if forget:
         documents = path_documents(paths)
     else:
-        if nothing_to_update(model_path, paths, options["quiet"]):
+        if nothing_to_update(model_path, paths, options["quiet"], options["new_classes"]):
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()

@@ -34,7 +34,7 @@ from nbtext.exactmath import exp, log
 from nbtext.features.matrix import DROPPED, one_hot
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
-from nbtext.stats.bounds import most_within
+from nbtext.stats.bounds import most_within, upper_share
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
 from nbtext.stats.sufficient import Statistics, linear_scores
 
@@ -277,7 +277,16 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     scale = temperatures(calibration, len(jll), lengths)
     p = exp(log_normalize(jll / scale[:, None]))[:, k]
     negatives = np.sort(p[rows != k])[::-1]
-    allowed = most_within(len(negatives), budget, BUDGET_RISK) or 0
+    allowed = most_within(len(negatives), budget, BUDGET_RISK)
+    if allowed is None:  # what the cut-off then keeps is no such bound: said, as the summary's words are not
+        import warnings
+
+        other = next(c for c in classes if c != positive)
+        warnings.warn(f"--max-ham-flagged {budget:.2%}: {len(negatives):,} {other} documents out of fold are too few "
+                      f"to bound the share flagged by that (with none flagged, the bound at {1 - BUDGET_RISK:.0%} "
+                      f"confidence is {upper_share(0, len(negatives), BUDGET_RISK):.2%}): {positive} only above "
+                      "every one of them", stacklevel=2)
+        allowed = 0
     if allowed >= len(negatives):
         cut = 0.5
     else:
