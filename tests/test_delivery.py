@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
+from nbtext.reading.mbox import is_separator
+
 from nbtext.cli.mailfilter import header_value, with_headers
 
 from conftest import ROOT, real_corpus, run
@@ -226,8 +228,10 @@ WORD = st.text("abcxyz", min_size=1, max_size=6).map(str.encode)
 @st.composite
 def generated_messages(draw):
     pieces = []
-    if draw(st.booleans()) and draw(st.booleans()):
-        pieces.append(b"From sender@example.com  Mon Jun 24 17:54:30 2002" + draw(LINE_ENDS))
+    if draw(st.booleans()) and draw(st.booleans()):  # an envelope line, or a From line with no date (no envelope)
+        pieces.append(draw(st.sampled_from([b"From sender@example.com  Mon Jun 24 17:54:30 2002",
+                                            b"From sender@example.com Mon, 24 Jun 2002 17:54:30 +0000",
+                                            b"From tomorrow on", b"From sender@example.com"])) + draw(LINE_ENDS))
     for _ in range(draw(st.integers(0, 5))):
         name = draw(st.sampled_from([b"X-Nbtext-Class", b"x-nbtext-probability", b"X-NBTEXT-Evidence", b"Subject",
                                      b"From", b"Received", b"X-Other"]))
@@ -244,10 +248,10 @@ def generated_messages(draw):
 
 
 # The promise, written apart from filter's code: lines end at LF alone; the header block is
-# an mbox From line (if a header line follows) and the header fields after it, each a line
-# and its continuations; a field filter may take out is an X-Nbtext-* one ended by a line
+# an mbox envelope line (the one rule, reading.mbox.is_separator, which tests/test_mbox.py
+# holds against a reference of its own) and the header fields after it, each a line and its
+# continuations; a field filter may take out is an X-Nbtext-* one ended by a line
 # feed, with no carriage return but just before its line feeds.
-ENVELOPE = re.compile(rb"From [^\n]*\n(?=[!-9;-~]+:)")
 FIELD = re.compile(rb"[!-9;-~]+:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|\Z)")
 VERDICT = re.compile(rb"X-Nbtext-Class: [^\r\n]*(\r?\n)(?:X-Nbtext-Probability: [^\r\n]*\1)?")
 
@@ -255,8 +259,9 @@ VERDICT = re.compile(rb"X-Nbtext-Class: [^\r\n]*(\r?\n)(?:X-Nbtext-Probability: 
 def kept_and_verdict_place(message):
     """(the message without the fields filter may take out, the offset in it where the
     verdict goes (after the last field ended by a line feed), whether it has a header block)."""
-    envelope = ENVELOPE.match(message)
-    at = envelope.end() if envelope else 0
+    first_line = message.split(b"\n", 1)
+    at = len(first_line[0]) + 1 if len(first_line) == 2 and is_separator(message) else 0
+    at = at if FIELD.match(message, at) else 0  # (an envelope line and no header: no header block)
     kept, place, fields = [message[:at]], at, 0
     while field := FIELD.match(message, at):
         text, at, fields = field[0], field.end(), fields + 1

@@ -7,6 +7,8 @@ through as it came.
 
 import re
 
+from nbtext.reading.mbox import starts_mbox
+
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
 EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the tokens that decided
@@ -23,7 +25,6 @@ LINE_END = b"\n"
 _LINE = rb"[^\n]*\n"  # the rest of a line, its end included
 _NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
 _HEADER_LINE = re.compile(_NAME)
-_ENVELOPE = re.compile(rb"From " + _LINE + rb"(?=" + _NAME + rb")")  # an mbox From line, a header line after it
 # A header field ended by a line feed: a header line and its continuation lines. In a run
 # of them, one with a continuation after it that has no line feed is not whole. Each part
 # matches one way: linear in the block's length.
@@ -41,13 +42,12 @@ _OLD_VERDICT = re.compile(rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ 
 def header_block(message):
     """(start, end) of `message`'s header block's fields ended by a line feed, or None when
     it has no header block. The block is the run of header fields from the start (after
-    an mbox `From ` line if a header line follows it); it ends at the first line that is
+    an mbox envelope line, by the rule every reader keeps: nbtext.reading.mbox); it ends at the first line that is
     neither a header line nor a continuation (a blank line, or a body line right after the
     headers, as Enron's messages have) or at the end of the message. `end` is where the
     verdict goes: after every whole field, before a last one with no line feed (a message
     of headers alone), whose bytes it must not change."""
-    envelope = _ENVELOPE.match(message)
-    start = envelope.end() if envelope else 0
+    start = (message.find(LINE_END) + 1 or len(message)) if starts_mbox(message) else 0
     if not _HEADER_LINE.match(message, start):
         return None
     return start, _WHOLE_FIELDS.match(message, start).end()
