@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import click
 
-from nbtext.cli.oneshot import delivers_a_message, not_passed_on
+from nbtext.cli.oneshot import delivers_a_message, filter_stdin, not_passed_on
 from nbtext.errors import INTERRUPTED, SIGINT, NbtextError, die_of_sigpipe, os_error, quiet_stdout
 from nbtext.report.output import ReaderGone
 
@@ -44,8 +44,6 @@ class OneLineErrors(click.Group):
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
             if delivers_a_message(argv) and not (sys.stdin and sys.stdin.isatty()):  # a delivery path: the message goes on
-                from nbtext.cli.oneshot import filter_stdin
-
                 sys.exit(filter_stdin(None, refusal=f"{e.format_message()}{hint}"))
             click.echo(f"Error: {e.format_message()}{hint}", err=True)
             sys.exit(e.exit_code)

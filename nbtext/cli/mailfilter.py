@@ -7,7 +7,7 @@ through as it came.
 
 import re
 
-from nbtext.reading.mbox import starts_mbox
+from nbtext.reading.mail import strip_envelope
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
@@ -47,7 +47,7 @@ def header_block(message):
     headers, as Enron's messages have) or at the end of the message. `end` is where the
     verdict goes: after every whole field, before a last one with no line feed (a message
     of headers alone), whose bytes it must not change."""
-    start = (message.find(LINE_END) + 1 or len(message)) if starts_mbox(message) else 0
+    start = len(message) - len(strip_envelope(message))  # (the reader's rule: nbtext.reading.mbox)
     if not _HEADER_LINE.match(message, start):
         return None
     return start, _WHOLE_FIELDS.match(message, start).end()
