@@ -176,10 +176,14 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
         fit = under(sample_rate(n), hashes)
         # a budget's cut-off is chosen on the whole sample kept (twice the documents, or near): the more
         # ham out of fold, the less margin its upper bound needs
-        stored = None if budget is None else (feature_rows(model.vocabulary, token_lists), labels, hashes)
+        if budget is None:
+            stored, fit_rows = None, feature_rows(model.vocabulary, taken(token_lists, fit))
+        else:  # (the fit's rows are some of the stored sample's: mapped once)
+            stored = (feature_rows(model.vocabulary, token_lists), labels, hashes)
+            fit_rows = taken(stored[0], fit)
         model.calibration = temperature_of(
-            model, (feature_rows(model.vocabulary, taken(token_lists, fit)), [labels[i] for i in fit],
-                    [hashes[i] for i in fit]), required=mode == "temperature", budget=budget, budget_sample=stored)
+            model, (fit_rows, [labels[i] for i in fit], [hashes[i] for i in fit]), required=mode == "temperature",
+            budget=budget, budget_sample=stored)
         if budget is not None and model.calibration is None:  # (every path that fits T comes here)
             raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
                               "100 documents or more to fit the temperature on)")
