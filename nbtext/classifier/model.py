@@ -366,7 +366,7 @@ class NaiveBayes:
 
     def posterior(self, jll, lengths=None):
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,
-        log_softmax(jll / T(x)) with T(x) = T · n^γ, n the document's length (the same
+        log_softmax(jll / T(x)) with T(x) = T · max(n, m)^γ, n the document's length (the same
         argmax). A document of length 0 has no evidence to temper: it keeps its raw
         posterior (the prior, for the multinomial), where T(1) would make the prior sure.
         `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
@@ -375,7 +375,7 @@ class NaiveBayes:
         return log_normalize(jll)
 
     def temperatures(self, n_documents, lengths=None):
-        """T(x) = T · n^γ of each document (formulas.temperatures)."""
+        """T(x) = T · max(n, m)^γ of each document (formulas.temperatures)."""
         return temperatures(self.calibration, n_documents, lengths)
 
     def predict_log_proba(self, documents):

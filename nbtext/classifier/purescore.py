@@ -192,15 +192,11 @@ class PureModel:
                 terms[k].append(absent)
         return [math.fsum(t) for t in terms]
 
-    def temperature_of(self, length):
-        """T(x) = T · max(n, m)^γ, or 1 for a document of length 0 (as NaiveBayes.temperatures)."""
-        return document_temperature(self.calibration, length)
-
     def _scored(self, document):
         """(P(k | document) for each class, the document's features, its tempered jll,
         T(x)): softmax(jll / T(x)), as NaiveBayes.posterior."""
         features, length = self.features(self.tokenize(document))
-        temperature = self.temperature_of(length)
+        temperature = document_temperature(self.calibration, length)  # T(x), as NaiveBayes.temperatures
         jll = [v / temperature for v in self.joint_log_likelihood(features)]
         top = max(jll)
         if not math.isfinite(top):

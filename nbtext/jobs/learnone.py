@@ -89,7 +89,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
     stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
     records, skipped = [], []
-    least = log.bytes  # the section's size with the records so far, at least (each token takes its length and 3)
+    least = log.bytes  # the section's size with the records so far, at least
 
     def learned_as(key):  # the class the document of `key` is learned under, the records' changes too
         return changes.journal[key] if key in changes.journal else pure.journal_label(key)
@@ -111,7 +111,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
                 stats["duplicates"] += 1
                 continue
             tokens = pure.tokenize(doc.data)
-            least += sum(len(token) + 3 for token in tokens)
+            least += pending.tokens_bytes_at_least(tokens)
             if least > pending.MAX_SECTION_BYTES:  # found before its counts are looked up one by one
                 return Fallback(first)  # large messages: the full way folds them in
             derived = _derived_after(pure, derived, tokens, label, previous)

@@ -127,6 +127,13 @@ def framed(record):
     return RECORD.pack(len(body), zlib.crc32(body)) + body
 
 
+def tokens_bytes_at_least(tokens):
+    """What `tokens` take of a record `framed` writes, at least: each token its length and 3
+    (its quotes and a comma; an escaped character takes more), so that a learner can tell a
+    record too large for the section before it derives the rest of it."""
+    return sum(len(token) + 3 for token in tokens)
+
+
 def _checked(record):
     """A record as read, its fields of the right types (else ValueError)."""
     if not (isinstance(record, dict) and isinstance(record["hash"], str) and len(record["hash"]) == 32
