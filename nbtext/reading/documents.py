@@ -184,12 +184,22 @@ def _open_binary(path):
     return open(path, "rb")
 
 
+ONE_MESSAGE_READ = 1 << 20  # what an mbox file's reader takes in at once to see whether it holds one message
+
+
 def mbox_messages(f, path, label=None, head=b"", max_bytes=DEFAULT_MAX_BYTES):
     """Each message of an mbox file (`f` open, `head` its first bytes already read), found
     by nbtext.reading.mbox.messages, without its envelope line, named PATH:N; a file of one
     message is named PATH, as any file holding one document is."""
     from nbtext.reading.mbox import messages
 
+    head += f.read(ONE_MESSAGE_READ)
+    if len(head) < MBOX_SNIFF + ONE_MESSAGE_READ and b"\nFrom " not in head:  # the whole file, and no line
+        # after the first can start a message (an envelope line starts `From ` after a line end):
+        # the file's one message, as the splitter would find it, without a pass over its lines
+        end = head.find(b"\n")
+        yield Document(path, cut(b"" if end < 0 else head[end + 1 :], max_bytes), label)
+        return
     n, previous = 0, None
     for message in messages(structural_lines(f, max_bytes, head), max_bytes):
         if previous is not None:  # there is a next message: names are numbered
