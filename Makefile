@@ -32,7 +32,12 @@ demo: install  ## train on corpora/mail/train, evaluate on corpora/mail/test
 	$(BIN)/nbtext eval -m $(DEMO) corpora/mail/test/spam corpora/mail/test/ham
 	@echo 'free prize, click now to claim' | $(BIN)/nbtext predict -m $(DEMO)
 
+format: install  ## format the code as `make test` checks it (ruff format), then the linter's fixes
+	$(BIN)/ruff format --quiet nbtext tests bench fuzz
+	$(BIN)/ruff check --quiet --fix nbtext tests bench fuzz
+
 test: install corpora  ## the linter and the layer contract, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+	$(BIN)/ruff format --check --quiet nbtext tests bench fuzz
 	$(BIN)/ruff check --quiet nbtext tests bench fuzz
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n auto

@@ -19,17 +19,33 @@ DATA = ROOT / "data"
 NBTEXT = str(Path(sys.executable).parent / "nbtext")
 
 SETTINGS = {
-    "spamassassin": [[], ["--alpha", "1"], ["--input", "text"], ["--features", "binary"],
-                     ["--model", "bernoulli"], ["--model", "complement"]],
+    "spamassassin": [
+        [],
+        ["--alpha", "1"],
+        ["--input", "text"],
+        ["--features", "binary"],
+        ["--model", "bernoulli"],
+        ["--model", "complement"],
+    ],
     "sms": [[], ["--alpha", "0.1"], ["--model", "bernoulli"], ["--model", "complement"]],
-    "20news": [[], ["--alpha", "1"], ["--input", "text"], ["--input", "text", "--alpha", "0.1"],
-               ["--features", "binary"], ["--features", "tfidf"],
-               ["--model", "bernoulli"],
-               ["--model", "complement"], ["--model", "complement", "--weight-norm"],
-               ["--model", "complement", "--no-length-norm"], ["--model", "complement", "--tf", "raw"],
-               ["--model", "complement", "--no-idf"], ["--model", "complement", "--features", "counts"],
-               ["--model", "complement", "--features", "binary"], ["--model", "complement", "--alpha", "0.1"],
-               ["--model", "gaussian"]],
+    "20news": [
+        [],
+        ["--alpha", "1"],
+        ["--input", "text"],
+        ["--input", "text", "--alpha", "0.1"],
+        ["--features", "binary"],
+        ["--features", "tfidf"],
+        ["--model", "bernoulli"],
+        ["--model", "complement"],
+        ["--model", "complement", "--weight-norm"],
+        ["--model", "complement", "--no-length-norm"],
+        ["--model", "complement", "--tf", "raw"],
+        ["--model", "complement", "--no-idf"],
+        ["--model", "complement", "--features", "counts"],
+        ["--model", "complement", "--features", "binary"],
+        ["--model", "complement", "--alpha", "0.1"],
+        ["--model", "gaussian"],
+    ],
 }
 
 
@@ -45,8 +61,10 @@ def budget_rows(model):
     """Per spam corpus and budget: test spam missed (unsure included), ham flagged, unsure,
     errors, and the cut-off the training chose; ham flagged beside what the budget allows
     on the test split (B of its ham plus one message)."""
-    print(f"{'corpus':14s} {'--max-ham-flagged':18s} {'spam missed':>11s} {'ham flagged':>11s} {'(allowed)':>9s} "
-          f"{'unsure':>6s} {'errors':>6s}  cut-off")
+    print(
+        f"{'corpus':14s} {'--max-ham-flagged':18s} {'spam missed':>11s} {'ham flagged':>11s} {'(allowed)':>9s} "
+        f"{'unsure':>6s} {'errors':>6s}  cut-off"
+    )
     for corpus in SPAM_CORPORA:
         if not (DATA / corpus).is_dir():
             sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
@@ -54,21 +72,38 @@ def budget_rows(model):
         n_spam, n_ham = (sum(1 for _ in Path(folder).iterdir()) for folder in (spam, ham))
         for budget in BUDGETS:
             options = [] if budget is None else ["--max-ham-flagged", budget]
-            subprocess.run([NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")],
-                           check=True, capture_output=True)
-            report = json.loads(subprocess.run([NBTEXT, "eval", "-m", model, "--format", "json", spam, ham],
-                                               check=True, capture_output=True).stdout)
+            subprocess.run(
+                [NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")], check=True, capture_output=True
+            )
+            report = json.loads(
+                subprocess.run(
+                    [NBTEXT, "eval", "-m", model, "--format", "json", spam, ham], check=True, capture_output=True
+                ).stdout
+            )
             (ham_kept, ham_flagged), (spam_passed, spam_caught) = report["confusion"]  # classes ham, spam
             spam_unsure, ham_unsure = n_spam - spam_passed - spam_caught, n_ham - ham_kept - ham_flagged
             missed = spam_passed + spam_unsure
-            calibration = json.loads(subprocess.run(
-                [sys.executable, "-c", f"import json, nbtext; print(json.dumps(nbtext.load({model!r}).calibration))"],
-                check=True, capture_output=True).stdout) or {}
+            calibration = (
+                json.loads(
+                    subprocess.run(
+                        [
+                            sys.executable,
+                            "-c",
+                            f"import json, nbtext; print(json.dumps(nbtext.load({model!r}).calibration))",
+                        ],
+                        check=True,
+                        capture_output=True,
+                    ).stdout
+                )
+                or {}
+            )
             cut = calibration.get("spam_cutoff")
             allowed = "" if budget is None else f"{float(budget[:-1]) / 100 * n_ham + 1:.1f}"
-            print(f"{corpus:14s} {budget or '(defaults)':18s} {missed:11d} {ham_flagged:11d} {allowed:>9s} "
-                  f"{spam_unsure + ham_unsure:6d} {missed + ham_flagged:6d}  "
-                  f"{'' if cut is None else f'{cut:.6f}'} (unsure: {spam_unsure} spam, {ham_unsure} ham)")
+            print(
+                f"{corpus:14s} {budget or '(defaults)':18s} {missed:11d} {ham_flagged:11d} {allowed:>9s} "
+                f"{spam_unsure + ham_unsure:6d} {missed + ham_flagged:6d}  "
+                f"{'' if cut is None else f'{cut:.6f}'} (unsure: {spam_unsure} spam, {ham_unsure} ham)"
+            )
 
 
 def accuracy_rows(model):
@@ -77,20 +112,30 @@ def accuracy_rows(model):
         if not (DATA / corpus).is_dir():
             sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
         for options in variants:
-            subprocess.run([NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")],
-                           check=True, capture_output=True)
-            out = subprocess.run([NBTEXT, "eval", "-m", model, "--format", "json", *folders(corpus, "test")],
-                                 check=True, capture_output=True).stdout
+            subprocess.run(
+                [NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")], check=True, capture_output=True
+            )
+            out = subprocess.run(
+                [NBTEXT, "eval", "-m", model, "--format", "json", *folders(corpus, "test")],
+                check=True,
+                capture_output=True,
+            ).stdout
             report = json.loads(out)
-            alpha = json.loads(subprocess.run(
-                [sys.executable, "-c", f"import nbtext; print(nbtext.load({model!r}).alpha)"],
-                check=True, capture_output=True).stdout)
+            alpha = json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", f"import nbtext; print(nbtext.load({model!r}).alpha)"],
+                    check=True,
+                    capture_output=True,
+                ).stdout
+            )
             flagged = ""
             if report["classes"] == ["ham", "spam"]:
                 ham_row = report["confusion"][0]
                 flagged = f"{ham_row[1]} of {sum(ham_row)} ({ham_row[1] / sum(ham_row):.2%})"
-            print(f"{corpus:14s} {' '.join(options) or '(defaults)':44s} {alpha:5g} "
-                  f"{report['accuracy']:9.4f} {report['macro_f1']:9.4f}  {flagged}")
+            print(
+                f"{corpus:14s} {' '.join(options) or '(defaults)':44s} {alpha:5g} "
+                f"{report['accuracy']:9.4f} {report['macro_f1']:9.4f}  {flagged}"
+            )
 
 
 def main():

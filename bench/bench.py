@@ -96,7 +96,9 @@ def nbtext_accuracy(model, corpus):
 
 
 def sklearn_accuracy(model, corpus):
-    _, _, _, err = run([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(model), str(DATA / corpus / "test")])
+    _, _, _, err = run(
+        [PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(model), str(DATA / corpus / "test")]
+    )
     return float(err.decode().split()[-1])
 
 
@@ -108,22 +110,46 @@ def bench_corpus(corpus, reps, results):
 def bench_training(corpus, reps, results):
     model, sk_model = WORK / f"{corpus}.model", WORK / f"{corpus}.sklearn"
     train = class_folders(corpus, "train")
-    times, memory = interleaved({
-        "nbtext": ([NBTEXT, "train", "-o", str(model), *train], None),
-        "nbtext -j 1": ([NBTEXT, "train", "-j", "1", "-o", str(model), *train], None),
-        # like for like with the peer, which does not calibrate (a scratch file: `model` stays the default's)
-        "nbtext, no calibration": ([NBTEXT, "train", "--calibration", "none", "-o", str(WORK / "raw.model"), *train],
-                                   None),
-        # like for like with the floor, which neither parses mail nor calibrates
-        "nbtext -j 1, floor's job": ([NBTEXT, "train", "-j", "1", "--input", "text", "--calibration", "none", "-o",
-                                      str(WORK / "raw.model"), *train], None),
-        "nbtext, floor's job": ([NBTEXT, "train", "--input", "text", "--calibration", "none", "-o",
-                                 str(WORK / "raw.model"), *train], None),
-        "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)], None),
-        "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
-        # tokenize and count in plain Python, one bincount into the class table (issue 27)
-        "reference": ([PYTHON, str(ROOT / "bench" / "reference.py"), *train], None),
-    }, reps)
+    times, memory = interleaved(
+        {
+            "nbtext": ([NBTEXT, "train", "-o", str(model), *train], None),
+            "nbtext -j 1": ([NBTEXT, "train", "-j", "1", "-o", str(model), *train], None),
+            # like for like with the peer, which does not calibrate (a scratch file: `model` stays the default's)
+            "nbtext, no calibration": (
+                [NBTEXT, "train", "--calibration", "none", "-o", str(WORK / "raw.model"), *train],
+                None,
+            ),
+            # like for like with the floor, which neither parses mail nor calibrates
+            "nbtext -j 1, floor's job": (
+                [
+                    NBTEXT,
+                    "train",
+                    "-j",
+                    "1",
+                    "--input",
+                    "text",
+                    "--calibration",
+                    "none",
+                    "-o",
+                    str(WORK / "raw.model"),
+                    *train,
+                ],
+                None,
+            ),
+            "nbtext, floor's job": (
+                [NBTEXT, "train", "--input", "text", "--calibration", "none", "-o", str(WORK / "raw.model"), *train],
+                None,
+            ),
+            "sklearn": (
+                [PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "train", str(DATA / corpus / "train"), str(sk_model)],
+                None,
+            ),
+            "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(DATA / corpus / "train")], None),
+            # tokenize and count in plain Python, one bincount into the class table (issue 27)
+            "reference": ([PYTHON, str(ROOT / "bench" / "reference.py"), *train], None),
+        },
+        reps,
+    )
     results[f"train/{corpus}"] = {name: summary(v) for name, v in times.items()}
     results[f"train-memory/{corpus}"] = {name: summary(v) for name, v in memory.items()}
 
@@ -132,29 +158,38 @@ def bench_prediction(corpus, reps, results):
     model, sk_model = WORK / f"{corpus}.model", WORK / f"{corpus}.sklearn"
     test = DATA / corpus / "test"
     n_test = count_files(test)
-    times, _ = interleaved({
-        "nbtext": ([NBTEXT, "predict", "-m", str(model), str(test)], None),  # -j auto
-        "nbtext -j 1": ([NBTEXT, "predict", "-j", "1", "-m", str(model), str(test)], None),
-        "nbtext -j 2": ([NBTEXT, "predict", "-j", "2", "-m", str(model), str(test)], None),
-        "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(sk_model), str(test)], None),
-        "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(test)], None),
-    }, reps)
+    times, _ = interleaved(
+        {
+            "nbtext": ([NBTEXT, "predict", "-m", str(model), str(test)], None),  # -j auto
+            "nbtext -j 1": ([NBTEXT, "predict", "-j", "1", "-m", str(model), str(test)], None),
+            "nbtext -j 2": ([NBTEXT, "predict", "-j", "2", "-m", str(model), str(test)], None),
+            "sklearn": ([PYTHON, str(ROOT / "bench" / "sklearn_job.py"), "predict", str(sk_model), str(test)], None),
+            "floor": ([PYTHON, str(ROOT / "bench" / "floor.py"), str(test)], None),
+        },
+        reps,
+    )
     results[f"predict/{corpus}"] = {name: summary(v) for name, v in times.items()}
     results[f"predict/{corpus}"]["documents"] = n_test
-    results[f"accuracy/{corpus}"] = {"nbtext": nbtext_accuracy(model, corpus), "sklearn": sklearn_accuracy(sk_model, corpus)}
+    results[f"accuracy/{corpus}"] = {
+        "nbtext": nbtext_accuracy(model, corpus),
+        "sklearn": sklearn_accuracy(sk_model, corpus),
+    }
 
 
 def bench_latency(reps, results):
     model = WORK / "spamassassin.model"
     message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[0]
-    times, _ = interleaved({
-        "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
-        "nbtext predict MESSAGE": ([NBTEXT, "predict", "-m", str(model), str(message)], None),
-        "nbtext filter < message": ([NBTEXT, "filter", "-m", str(model)], str(message)),
-        "one-message floor": ([PYTHON, str(ROOT / "bench" / "message_floor.py"), str(model)], str(message)),
-        "python -c 'import numpy'": ([PYTHON, "-c", "import numpy"], None),
-        "python -c pass": ([PYTHON, "-c", "pass"], None),
-    }, reps)
+    times, _ = interleaved(
+        {
+            "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
+            "nbtext predict MESSAGE": ([NBTEXT, "predict", "-m", str(model), str(message)], None),
+            "nbtext filter < message": ([NBTEXT, "filter", "-m", str(model)], str(message)),
+            "one-message floor": ([PYTHON, str(ROOT / "bench" / "message_floor.py"), str(model)], str(message)),
+            "python -c 'import numpy'": ([PYTHON, "-c", "import numpy"], None),
+            "python -c pass": ([PYTHON, "-c", "pass"], None),
+        },
+        reps,
+    )
     results["latency"] = {name: summary(v) for name, v in times.items()}
 
 
@@ -178,7 +213,8 @@ def distinct_copies(corpus, times):
                 for k in range(times):
                     suffix = b"q" + bytes([ord("a") + k])
                     (out / f"{split}-{name}-{k}").write_bytes(
-                        data if k == 0 else re.sub(rb"([A-Za-z]{2,})", rb"\1" + suffix, data))
+                        data if k == 0 else re.sub(rb"([A-Za-z]{2,})", rb"\1" + suffix, data)
+                    )
     stamp.touch()
     return target
 
@@ -189,8 +225,7 @@ def bench_learning(reps, results):
     for each learner, so its pending section never reaches the fold."""
     big = distinct_copies("spamassassin", 5)
     models = {"spamassassin": WORK / "spamassassin.model", "five times larger": WORK / "spamassassin-x5.model"}
-    run([NBTEXT, "train", "-o", str(models["five times larger"]), *sorted(str(p) for p in big.iterdir()
-                                                                          if p.is_dir())])
+    run([NBTEXT, "train", "-o", str(models["five times larger"]), *sorted(str(p) for p in big.iterdir() if p.is_dir())])
     message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[1]
     contenders = {"python -c pass": ([PYTHON, "-c", "pass"], None)}
     for name, model in models.items():
@@ -201,10 +236,13 @@ def bench_learning(reps, results):
     times, _ = interleaved(contenders, reps)  # learn, forget, learn ...: the section stays short
     results["learning"] = {name: summary(v) for name, v in times.items()}
     folders = class_folders("spamassassin", "train") + class_folders("spamassassin", "test")
-    times, _ = interleaved({  # issue 24 §3: the spam track's protocol against scoring the same messages at once
-        "eval --online (learn errors)": ([NBTEXT, "eval", "--online", *folders], None),
-        "eval of a model": ([NBTEXT, "eval", "-m", str(models["spamassassin"]), *folders], None),
-    }, max(2, reps // 4))
+    times, _ = interleaved(
+        {  # issue 24 §3: the spam track's protocol against scoring the same messages at once
+            "eval --online (learn errors)": ([NBTEXT, "eval", "--online", *folders], None),
+            "eval of a model": ([NBTEXT, "eval", "-m", str(models["spamassassin"]), *folders], None),
+        },
+        max(2, reps // 4),
+    )
     results["online"] = {name: summary(v) for name, v in times.items()}
 
 
@@ -212,11 +250,14 @@ def bench_scaling(reps, results):
     x1, x8 = DATA / "20news" / "train", replicated("20news", 8)
     classes = lambda folder: sorted(str(p) for p in Path(folder).iterdir() if p.is_dir())
     model = str(WORK / "scaling.model")
-    times, memory = interleaved({
-        "x1 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x1)], None),
-        "x8 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x8)], None),
-        "x8 -j 2": ([NBTEXT, "train", "-j", "2", "-o", model, *classes(x8)], None),
-    }, reps)
+    times, memory = interleaved(
+        {
+            "x1 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x1)], None),
+            "x8 -j 1": ([NBTEXT, "train", "-j", "1", "-o", model, *classes(x8)], None),
+            "x8 -j 2": ([NBTEXT, "train", "-j", "2", "-o", model, *classes(x8)], None),
+        },
+        reps,
+    )
     results["scaling"] = {name: summary(v) for name, v in times.items()}
     results["scaling-memory"] = {name: summary(v) for name, v in memory.items()}
 
@@ -270,12 +311,22 @@ def training_targets(r):
     for corpus in ("20news", "spamassassin"):
         reference = lambda name: ratio(med(f"train/{corpus}", name), med(f"train/{corpus}", "reference"))
         for name, target in (("nbtext -j 1, floor's job", 1.1), ("nbtext -j 1", 1.3), ("nbtext", 0.75)):
-            what = {"nbtext -j 1, floor's job": "-j 1, text, no calibration", "nbtext -j 1": "-j 1",
-                    "nbtext": "default workers"}[name]
-            rows.append((f"train {corpus} ({what}) / reference", reference(name), f"<= {target}",
-                         reference(name) <= target))
-        rows.append(("  (the reference / the floor)", ratio(med(f"train/{corpus}", "reference"),
-                                                             med(f"train/{corpus}", "floor")), "report", True))
+            what = {
+                "nbtext -j 1, floor's job": "-j 1, text, no calibration",
+                "nbtext -j 1": "-j 1",
+                "nbtext": "default workers",
+            }[name]
+            rows.append(
+                (f"train {corpus} ({what}) / reference", reference(name), f"<= {target}", reference(name) <= target)
+            )
+        rows.append(
+            (
+                "  (the reference / the floor)",
+                ratio(med(f"train/{corpus}", "reference"), med(f"train/{corpus}", "floor")),
+                "report",
+                True,
+            )
+        )
     return rows
 
 
@@ -318,8 +369,9 @@ def targets(r):
     for what in ("learn one", "forget one"):
         small, big = learning(f"{what}: spamassassin"), learning(f"{what}: five times larger")
         rows.append((f"{what} message (SpamAssassin model) / python -c pass", small, "<= 4", small <= 4))
-        rows.append(("  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3",
-                     big / small <= 1.3))
+        rows.append(
+            ("  the same on a model five times larger / on SpamAssassin's", big / small, "<= 1.3", big / small <= 1.3)
+        )
     online = ratio(med("online", "eval --online (learn errors)"), med("online", "eval of a model"))
     rows.append(("eval --online of SpamAssassin / eval of a model on the same messages", online, "<= 3", online <= 3))
     memory = ratio(r["scaling-memory"]["x8 -j 1"]["median"], r["scaling-memory"]["x1 -j 1"]["median"])
@@ -332,9 +384,12 @@ def targets(r):
 
 
 def report(r):
-    lines = [f"machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, Python {r['machine']['python']}, "
-             f"numpy {r['machine']['numpy']}, scipy {r['machine']['scipy']}, scikit-learn {r['machine']['scikit-learn']}",
-             f"repetitions: {r['reps']} (interleaved); seconds as median [min-max]", ""]
+    lines = [
+        f"machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, Python {r['machine']['python']}, "
+        f"numpy {r['machine']['numpy']}, scipy {r['machine']['scipy']}, scikit-learn {r['machine']['scikit-learn']}",
+        f"repetitions: {r['reps']} (interleaved); seconds as median [min-max]",
+        "",
+    ]
     for key, value in r.items():
         if key in ("machine", "reps", "targets") or key.startswith("accuracy"):
             continue
@@ -363,8 +418,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=3, help="repetitions of each measurement")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "latest.json"))
-    parser.add_argument("--training", action="store_true",
-                        help="only the training rows against the reference (20 Newsgroups, SpamAssassin)")
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="only the training rows against the reference (20 Newsgroups, SpamAssassin)",
+    )
     args = parser.parse_args()
     for corpus in ("20news", "spamassassin") if args.training else CORPORA:
         if not (DATA / corpus / "train").is_dir():

@@ -22,18 +22,31 @@ from scipy.optimize import minimize_scalar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import nbtext.jobs.calibration as calibration  # noqa: E402
-from nbtext.jobs.calibration import (BETA_RANGE, FOLDS, SAMPLE, fit_inverse_temperature, fit_temperature,  # noqa: E402
-                                out_of_fold_jll)
-from nbtext.jobs.training import over_batches, train_corpus  # noqa: E402
-from nbtext.reading.documents import in_batches  # noqa: E402
-from nbtext.reading.sources import labelled_input  # noqa: E402
-from nbtext.stats.counting import sample_of_batch  # noqa: E402
-from nbtext.stats.formulas import log_normalize  # noqa: E402
-from nbtext.stats.metrics import expected_calibration_error  # noqa: E402
+import nbtext.jobs.calibration as calibration
+from nbtext.jobs.calibration import (
+    BETA_RANGE,
+    FOLDS,
+    SAMPLE,
+    fit_inverse_temperature,
+    fit_temperature,
+    out_of_fold_jll,
+)
+from nbtext.jobs.training import over_batches, train_corpus
+from nbtext.reading.documents import in_batches
+from nbtext.reading.sources import labelled_input
+from nbtext.stats.counting import sample_of_batch
+from nbtext.stats.formulas import log_normalize
+from nbtext.stats.metrics import expected_calibration_error
 
-CASES = [("spamassassin", "multinomial"), ("20news", "multinomial"), ("20news", "complement"), ("sms", "multinomial"),
-         ("spamassassin", "gaussian"), ("20news", "gaussian"), ("sms", "gaussian")]
+CASES = [
+    ("spamassassin", "multinomial"),
+    ("20news", "multinomial"),
+    ("20news", "complement"),
+    ("sms", "multinomial"),
+    ("spamassassin", "gaussian"),
+    ("20news", "gaussian"),
+    ("sms", "gaussian"),
+]
 
 
 def log_loss_beta(jll, rows):
@@ -68,15 +81,19 @@ def main():
             """by_length with the search kept to BETA_RANGE (before it looked past the soft end)."""
             softening = calibration.minimize_softening
             calibration.minimize_softening = lambda loss, tol: calibration.minimize_bounded(
-                loss, *np.log(BETA_RANGE), tol)
+                loss, *np.log(BETA_RANGE), tol
+            )
             try:
                 return by_length(fitted, held)
             finally:
                 calibration.minimize_softening = softening
 
-        fits = {"Brier, one T": lambda fitted, held: fit_inverse_temperature(jll[fitted], rows[fitted]),
-                "log-loss, one T": lambda fitted, held: log_loss_beta(jll[fitted], rows[fitted]),
-                "Brier, T·n^γ": by_length, "  in BETA_RANGE": within_range}
+        fits = {
+            "Brier, one T": lambda fitted, held: fit_inverse_temperature(jll[fitted], rows[fitted]),
+            "log-loss, one T": lambda fitted, held: log_loss_beta(jll[fitted], rows[fitted]),
+            "Brier, T·n^γ": by_length,
+            "  in BETA_RANGE": within_range,
+        }
         for name, fit in fits.items():
             eces, losses = [], []
             for f in range(5):

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import BIN, DATA, NBTEXT, WORK, ratio, replicated, summary  # noqa: E402
+from bench import BIN, DATA, NBTEXT, WORK, ratio, replicated, summary
 
 DASK = str(BIN / "dask")
 
@@ -40,14 +40,30 @@ class Cluster:
         scheduler_file = os.path.join(self.folder, "scheduler.json")
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         started = time.perf_counter()
-        self.processes = [subprocess.Popen([DASK, "scheduler", "--port", "0", "--dashboard-address", ":0",
-                                            "--scheduler-file", scheduler_file], **quiet)]
+        self.processes = [
+            subprocess.Popen(
+                [DASK, "scheduler", "--port", "0", "--dashboard-address", ":0", "--scheduler-file", scheduler_file],
+                **quiet,
+            )
+        ]
         while not os.path.exists(scheduler_file):
             time.sleep(0.05)
         for _ in range(self.workers):  # one process each (and its nanny): the bench counts every process's CPU
-            self.processes.append(subprocess.Popen(
-                [DASK, "worker", "--scheduler-file", scheduler_file, "--nthreads", "1", "--dashboard-address", ":0"],
-                **quiet))
+            self.processes.append(
+                subprocess.Popen(
+                    [
+                        DASK,
+                        "worker",
+                        "--scheduler-file",
+                        scheduler_file,
+                        "--nthreads",
+                        "1",
+                        "--dashboard-address",
+                        ":0",
+                    ],
+                    **quiet,
+                )
+            )
         self.client = Client(scheduler_file=scheduler_file, set_as_default=False)
         self.client.wait_for_workers(self.workers, timeout=120)
         self.startup = time.perf_counter() - started
@@ -98,8 +114,9 @@ def shipped_bytes_per_document(folders):
     settings = make_settings()
     entries = labelled_entries(folders)
     rate = sample_rate(0.8 * len(entries))  # the calibration candidates' bound, as train --scheduler sets it
-    shipped = sum(len(pickle.dumps(count_partition(part, settings, DEFAULT_MAX_BYTES, rate)))
-                  for part in partitions(entries))
+    shipped = sum(
+        len(pickle.dumps(count_partition(part, settings, DEFAULT_MAX_BYTES, rate))) for part in partitions(entries)
+    )
     return shipped / len(entries)
 
 

@@ -52,8 +52,12 @@ def python_steps(texts):
         return ids
 
     lookups, ids = timed(look_up)
-    hashes, _ = timed(lambda: [blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest()
-                               for tokens in token_lists])
+    hashes, _ = timed(
+        lambda: [
+            blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            for tokens in token_lists
+        ]
+    )
     return regex, lookups, hashes, len(ids)
 
 
@@ -62,8 +66,16 @@ def polars_steps(texts, labels):
 
     frame = pl.DataFrame({"text": texts, "label": labels})
     tokenized = frame.lazy().with_columns(pl.col("text").str.extract_all(r"\w\w+").alias("tokens"))
-    count, counts = timed(lambda: tokenized.select("label", "tokens").explode("tokens").drop_nulls()
-                          .group_by("label", "tokens").len().collect())
+    count, counts = timed(
+        lambda: (
+            tokenized.select("label", "tokens")
+            .explode("tokens")
+            .drop_nulls()
+            .group_by("label", "tokens")
+            .len()
+            .collect()
+        )
+    )
     column = tokenized.select("tokens").collect()["tokens"]  # (the regex once more, not timed)
     back, _ = timed(column.to_list)  # the token lists handed back to Python alone
     return count, back, int(counts["len"].sum())
@@ -79,9 +91,13 @@ def main(root):
     count, back, n_counted = min((polars_steps(texts, labels) for _ in range(3)), key=lambda run: run[0])
     print(f"{root}: {len(texts):,} documents, {n_tokens:,} tokens (polars: {n_counted:,})")
     print(f"  Python: regex {regex:.3f} s, column look-ups {lookups:.3f} s, token hashes {hashes:.3f} s")
-    print(f"  polars: import {import_time:.3f} s, regex and counts {count:.3f} s, "
-          f"the token lists handed back to Python {back:.3f} s")
+    print(
+        f"  polars: import {import_time:.3f} s, regex and counts {count:.3f} s, "
+        f"the token lists handed back to Python {back:.3f} s"
+    )
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "data" / "20news" / "train")
+    main(
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "data" / "20news" / "train"
+    )

@@ -44,16 +44,20 @@ def main(corpus):
     found = {"every copy": [0, 0], "each message once": [0, 0]}
     for fold in range(FOLDS):
         held_out = set(keys[fold::FOLDS])
-        training = {"every copy": [d for key in keys if key not in held_out for d in groups[key]],
-                    "each message once": [groups[key][0] for key in keys if key not in held_out]}
+        training = {
+            "every copy": [d for key in keys if key not in held_out for d in groups[key]],
+            "each message once": [groups[key][0] for key in keys if key not in held_out],
+        }
         distinct = [groups[key][0] for key in keys if key in held_out]
         every_file = [d for key in keys if key in held_out for d in groups[key]]
         for name, documents in training.items():
             model = nbtext.train([d for d, _ in documents], [label for _, label in documents], calibration="none")
             found[name][0] += errors(model, distinct)
             found[name][1] += errors(model, every_file)
-    print(f"{corpus}: {len(keys):,} distinct messages in {sum(map(len, groups.values())):,} files; "
-          f"{FOLDS} folds by content")
+    print(
+        f"{corpus}: {len(keys):,} distinct messages in {sum(map(len, groups.values())):,} files; "
+        f"{FOLDS} folds by content"
+    )
     for name, (distinct, every_file) in found.items():
         print(f"  counting {name:18s} {distinct} errors on the held-out messages, {every_file} on every held-out file")
 

@@ -22,10 +22,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha  # noqa: E402
-from nbtext.jobs.crossval import held_out_guesses, stratified_folds  # noqa: E402
-from nbtext.reading.documents import tokenized  # noqa: E402
-from nbtext.reading.sources import labelled_input  # noqa: E402
+from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.jobs.crossval import held_out_guesses, stratified_folds
+from nbtext.reading.documents import tokenized
+from nbtext.reading.sources import labelled_input
 
 SETTINGS = {
     "defaults (counts, λ 0.1, min count 2)": {},
@@ -64,13 +64,22 @@ def main():
     print(f"{'ham:spam':>12s}  " + "  ".join(f"{name:>38s}" for name in SETTINGS))
     for subset in SUBSETS:
         rng = np.random.default_rng(7)
-        draws = [np.arange(len(labels))] if subset is None else [
-            np.concatenate([rng.choice(ham, subset[0], replace=False), rng.choice(spam, subset[1], replace=False)])
-            for _ in range(4)]
+        draws = (
+            [np.arange(len(labels))]
+            if subset is None
+            else [
+                np.concatenate([rng.choice(ham, subset[0], replace=False), rng.choice(spam, subset[1], replace=False)])
+                for _ in range(4)
+            ]
+        )
         cells = []
         for options in SETTINGS.values():
-            results = [cross_validated([token_lists[i] for i in chosen], labels[chosen].tolist(),
-                                       int(read_as_mail[chosen].sum()), options) for chosen in draws]
+            results = [
+                cross_validated(
+                    [token_lists[i] for i in chosen], labels[chosen].tolist(), int(read_as_mail[chosen].sum()), options
+                )
+                for chosen in draws
+            ]
             errors, flagged = np.mean(results, axis=0)
             cells.append(f"{errors:6.1f} / {flagged:5.1f}")
         name = "all 3334:1528" if subset is None else f"{subset[0]}:{subset[1]}"

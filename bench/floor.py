@@ -1,6 +1,6 @@
 """The Python floor: read every file, decode it, lowercase it, extract tokens; nothing else.
 
-    python bench/floor.py FOLDER...
+python bench/floor.py FOLDER...
 """
 
 import os

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_hostile import SHAPES, message, ratio, repeat, seconds  # noqa: E402
+from test_hostile import SHAPES, message, ratio, repeat, seconds
 
 NBTEXT = str(Path(sys.executable).with_name("nbtext"))
 
@@ -22,8 +22,9 @@ NBTEXT = str(Path(sys.executable).with_name("nbtext"))
 def peak_mib(model, data, folder):
     path = Path(folder) / "message.eml"
     path.write_bytes(data)
-    process = subprocess.Popen([NBTEXT, "predict", "-m", model, str(path)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [NBTEXT, "predict", "-m", model, str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss / 1024
@@ -34,24 +35,31 @@ def main():
     for name, make in SHAPES.items():
         small, large = make(100_000), make(400_000)
         seconds(small, 1)
-        print(f"{name:32s} {seconds(small) * 1000:7.1f}ms {seconds(large) * 1000:7.1f}ms {ratio(small, large):6.1f}",
-              flush=True)
+        print(
+            f"{name:32s} {seconds(small) * 1000:7.1f}ms {seconds(large) * 1000:7.1f}ms {ratio(small, large):6.1f}",
+            flush=True,
+        )
     with tempfile.TemporaryDirectory() as folder:
         model = str(Path(folder) / "demo.model")
         train = ROOT / "corpora" / "mail" / "train"
-        subprocess.run([NBTEXT, "train", "-o", model, str(train / "spam"), str(train / "ham")], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [NBTEXT, "train", "-o", model, str(train / "spam"), str(train / "ham")], check=True, capture_output=True
+        )
         base = peak_mib(model, b"Subject: hi\n\nhello", folder)
         print(f"\npeak memory of nbtext predict, over its start-up ({base:.1f} MiB)")
         for name, data in (
             ("10 MB of 'word '", message(repeat(b"word ", 10_000_000), b"text/plain")),
             ("14 MB of 'http://' (read: 10 MB)", message(repeat(b"http://", 14_000_000), b"text/plain")),
-            ("5 MB of Content-Type parameters", b"From: a@example.com\nContent-Type: text/plain"
-             + repeat(b"; a=b", 5_000_000) + b"\n\nhi"),
+            (
+                "5 MB of Content-Type parameters",
+                b"From: a@example.com\nContent-Type: text/plain" + repeat(b"; a=b", 5_000_000) + b"\n\nhi",
+            ),
             ("10 MB of '<!-- x '", message(repeat(b"<!-- x ", 10_000_000))),
         ):
             extra = peak_mib(model, data, folder) - base
-            print(f"  {name:36s} {extra:7.1f} MiB = {extra / (min(len(data), 10_000_000) / 2**20):5.1f} x the bytes read")
+            print(
+                f"  {name:36s} {extra:7.1f} MiB = {extra / (min(len(data), 10_000_000) / 2**20):5.1f} x the bytes read"
+            )
 
 
 if __name__ == "__main__":

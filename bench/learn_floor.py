@@ -72,7 +72,8 @@ def main(reps):
                 shutil.copy(models[name], copy)  # a fresh copy each time: its pending section never folds
                 for how, code in (("as it runs", AS_IT_RUNS), ("no checks", UNCHECKED)):
                     times.setdefault((name, how), []).append(
-                        timed([PYTHON, "-c", code, "train", "--update", "-m", str(copy), f"ham={message}"], folder))
+                        timed([PYTHON, "-c", code, "train", "--update", "-m", str(copy), f"ham={message}"], folder)
+                    )
                     shutil.copy(models[name], copy)
         times[("python -c pass", "")] = [timed([PYTHON, "-c", "pass"], folder) for _ in range(reps)]
     median = {key: statistics.median(values) for key, values in times.items()}

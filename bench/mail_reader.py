@@ -14,10 +14,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import mail_reference  # noqa: E402  (tests/mail_reference.py: email + html.parser)
+import mail_reference  # tests/mail_reference.py: email + html.parser
 
-from nbtext.reading.mail import mail_tokens  # noqa: E402
-from nbtext.reading.tokenize import DEFAULT_HEADERS, text_tokens  # noqa: E402
+from nbtext.reading.mail import mail_tokens
+from nbtext.reading.tokenize import DEFAULT_HEADERS, text_tokens
 
 
 def main():
@@ -32,11 +32,13 @@ def main():
         print(f"{name:22s} {time.perf_counter() - started:6.2f} s for {len(messages):,} messages")
     ours, reference = readings.values()
     identical = sum(a == b for a, b in zip(ours, reference))
-    similarity = sum(
-        sum((a & b).values()) / max(sum((a | b).values()), 1) for a, b in zip(ours, reference)
-    ) / len(messages)
-    print(f"identical token multisets: {identical:,} of {len(messages):,} ({identical / len(messages):.1%}); "
-          f"mean Jaccard similarity {similarity:.4f}")
+    similarity = sum(sum((a & b).values()) / max(sum((a | b).values()), 1) for a, b in zip(ours, reference)) / len(
+        messages
+    )
+    print(
+        f"identical token multisets: {identical:,} of {len(messages):,} ({identical / len(messages):.1%}); "
+        f"mean Jaccard similarity {similarity:.4f}"
+    )
 
 
 if __name__ == "__main__":

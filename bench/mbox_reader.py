@@ -35,8 +35,13 @@ def mboxcl2(messages):
         message = message.split(b"\n", 1)[1] if message.startswith(b"From ") else message
         head, blank, body = message.partition(b"\n\n")
         body += b"" if body.endswith(b"\n") or not body else b"\n"  # (the empty line after it must be one)
-        written.append(b"From bench@example.com Mon Jun 24 17:54:30 2002\n" + head +
-                       b"\nContent-Length: %d\n\n" % len(body) + body + b"\n")
+        written.append(
+            b"From bench@example.com Mon Jun 24 17:54:30 2002\n"
+            + head
+            + b"\nContent-Length: %d\n\n" % len(body)
+            + body
+            + b"\n"
+        )
     return b"".join(written)
 
 

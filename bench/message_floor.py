@@ -21,4 +21,5 @@ header = json.loads(data[start : start + header_length])
 payload = memoryview(data)[start + header_length : start + header_length + header["payload_bytes"]]
 assert zlib.crc32(payload) == header["payload_crc32"]
 tokens = re.compile(header["settings"]["tokenizer"]["pattern"]).findall(
-    sys.stdin.buffer.read().decode("utf-8", "replace").lower())
+    sys.stdin.buffer.read().decode("utf-8", "replace").lower()
+)

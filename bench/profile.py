@@ -19,16 +19,41 @@ BIN = Path(sys.executable).parent
 
 
 def main(argv):
-    corpus, options = (argv[0] if argv and argv[0] != "--" else "20news"), argv[argv.index("--") + 1:] if "--" in argv else []
+    corpus, options = (
+        (argv[0] if argv and argv[0] != "--" else "20news"),
+        argv[argv.index("--") + 1 :] if "--" in argv else [],
+    )
     train = ROOT / "data" / corpus / "train"
     if not train.is_dir():
         sys.exit(f"profile: data/{corpus} is missing; run 'make corpora' first")
     classes = sorted(str(p) for p in train.iterdir() if p.is_dir())
     with tempfile.TemporaryDirectory() as work:
         raw = Path(work) / "stacks.txt"
-        subprocess.run([str(BIN / "py-spy"), "record", "--format", "raw", "--rate", "200", "-o", str(raw), "--",
-                        str(BIN / "nbtext"), "train", "-q", "-j", "1", *options, "-o", str(Path(work) / "m"),
-                        *classes], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                str(BIN / "py-spy"),
+                "record",
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "-o",
+                str(raw),
+                "--",
+                str(BIN / "nbtext"),
+                "train",
+                "-q",
+                "-j",
+                "1",
+                *options,
+                "-o",
+                str(Path(work) / "m"),
+                *classes,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         inclusive, own, total = Counter(), Counter(), 0
         for line in raw.read_text().splitlines():
             stack, n = line.rsplit(" ", 1)

@@ -13,8 +13,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-JOBS = {"floor's job": ["--input", "text", "--calibration", "none"], "mail, no calibration": ["--calibration", "none"],
-        "text, calibrated": ["--input", "text"], "default": []}
+JOBS = {
+    "floor's job": ["--input", "text", "--calibration", "none"],
+    "mail, no calibration": ["--calibration", "none"],
+    "text, calibrated": ["--input", "text"],
+    "default": [],
+}
 # run in a child: nbtext's train with a stopwatch around each step (their sums, in seconds)
 TIMED = """
 import json, sys, time
@@ -56,9 +60,25 @@ def main(corpus):
         sys.exit(f"bench/training_steps.py: data/{corpus} is missing; run 'make corpora' first")
     columns = {}
     for job, options in JOBS.items():
-        result = subprocess.run([sys.executable, "-c", TIMED, "train", "-q", "-j", "1", *options, "-o",
-                                 str(ROOT / "build" / "steps.model"), *train], capture_output=True, text=True,
-                                cwd="/", check=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                TIMED,
+                "train",
+                "-q",
+                "-j",
+                "1",
+                *options,
+                "-o",
+                str(ROOT / "build" / "steps.model"),
+                *train,
+            ],
+            capture_output=True,
+            text=True,
+            cwd="/",
+            check=True,
+        )
         columns[job] = json.loads(result.stderr.strip().splitlines()[-1])
     steps = list(columns["default"])
     print(f"{corpus}, -j 1, seconds\t" + "\t".join(JOBS))

@@ -49,36 +49,54 @@ TRAIN_DEFAULTS = {
 
 # What each train setting means: the --help of `train` and `eval --folds`.
 TRAIN_HELP = {
-    "model": "Event model: token counts (multinomial), token presence (bernoulli), complement NB "
-             "(Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the columns of a --table (categorical).",
-    "alpha": "Smoothing λ > 0: 1 is Laplace, below 1 Lidstone [default: 1; 0.1 when most training "
-             "documents are e-mail]. --model categorical also takes 0 (no smoothing: a value never seen "
-             "with a class then rules that class out).",
+    "model": (
+        "Event model: token counts (multinomial), token presence (bernoulli), complement NB "
+        "(Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the columns of a --table (categorical)."
+    ),
+    "alpha": (
+        "Smoothing λ > 0: 1 is Laplace, below 1 Lidstone [default: 1; 0.1 when most training "
+        "documents are e-mail]. --model categorical also takes 0 (no smoothing: a value never seen "
+        "with a class then rules that class out)."
+    ),
     "prior": "Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.",
     "min_count": "Tokens seen fewer times are pruned (counted as UNK).",
     "max_features": "Keep only the N most frequent tokens.",
     "ngrams": "Add word n-grams up to N.",
-    "unknown": "Pruned and unseen tokens: count them as UNK, or drop them [default: unk; ignore with "
-               "--features tfidf].",
+    "unknown": (
+        "Pruned and unseen tokens: count them as UNK, or drop them [default: unk; ignore with --features tfidf]."
+    ),
     "input": "Parse documents as e-mail: when they look like it, always, never.",
     "headers": "Mail headers whose words become tagged tokens (subject:free).",
-    "features": "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
-                "(multinomial), binary (bernoulli), tfidf (complement, gaussian)].",
+    "features": (
+        "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
+        "(multinomial), binary (bernoulli), tfidf (complement, gaussian)]."
+    ),
     "tf": "tf-idf: the count itself, or log(1 + count) [default: log for complement, else raw].",
     "idf": "tf-idf: weight by inverse document frequency [default: on].",
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",
     "weight_norm": "complement: normalize each class's weights to unit L1 length [default: off].",
-    "calibration": "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·max(n, m)^γ)) with a "
-                   "temperature T, its growth γ with the document's length n and a length floor m fitted on "
-                   "out-of-fold predictions "
-                   "(probabilities that mean what they say; same labels); auto: temperature for the text "
-                   "models once there are 100 documents to fit T on.",
-    "max_ham_flagged": "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that, "
-                       "judged on the training ham out of fold, at most this share of new ham would be flagged "
-                       "(an upper bound at 80% confidence); what the plain decision calls spam below it is "
-                       "'unsure'. Two classes, one named spam or ham; calibrated models.",
+    "calibration": (
+        "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·max(n, m)^γ)) with a "
+        "temperature T, its growth γ with the document's length n and a length floor m fitted on "
+        "out-of-fold predictions "
+        "(probabilities that mean what they say; same labels); auto: temperature for the text "
+        "models once there are 100 documents to fit T on."
+    ),
+    "max_ham_flagged": (
+        "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that, "
+        "judged on the training ham out of fold, at most this share of new ham would be flagged "
+        "(an upper bound at 80% confidence); what the plain decision calls spam below it is "
+        "'unsure'. Two classes, one named spam or ham; calibrated models."
+    ),
 }
-TRAIN_CHOICES = {"model": EVENT_MODELS, "prior": PRIORS, "unknown": UNKNOWN_MODES, "input": INPUT_MODES,
-                 "features": FEATURES, "tf": TF_MODES, "calibration": CALIBRATIONS}
+TRAIN_CHOICES = {
+    "model": EVENT_MODELS,
+    "prior": PRIORS,
+    "unknown": UNKNOWN_MODES,
+    "input": INPUT_MODES,
+    "features": FEATURES,
+    "tf": TF_MODES,
+    "calibration": CALIBRATIONS,
+}
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
 TRAIN_COUNTS = ("min_count", "max_features", "ngrams")  # whole numbers >= 1

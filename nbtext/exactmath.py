@@ -20,19 +20,23 @@ _BLOCK = 1 << 15  # elements per pass: a few arrays of this size stay in the L2 
 # ln 2 split so that k · LN2_HI is exact for |k| < 2**11 (fdlibm's constants)
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
-INV_LN2 = 1.44269504088896338700e+00
+INV_LN2 = 1.44269504088896338700e00
 SQRT_HALF = 0.70710678118654752440
 
 # log(1 + f) = f − f²/2 + s·(f²/2 + R(s²)), s = f / (2 + f)
-LG1, LG2, LG3, LG4 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, \
-    2.222219843214978396e-01
+LG1, LG2, LG3, LG4 = (
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+)
 LG5, LG6, LG7 = 1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01
 
 # exp(r) = 1 + r + r·c(r) / (2 − c(r)), c(r) = r − r²·P(r²)
 P1, P2, P3 = 1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05
 P4, P5 = -1.65339022054652515390e-06, 4.13813679705723846039e-08
-EXP_OVERFLOW = 7.09782712893383973096e+02  # exp(x) = inf above
-EXP_UNDERFLOW = -7.45133219101941108420e+02  # exp(x) = 0 below
+EXP_OVERFLOW = 7.09782712893383973096e02  # exp(x) = inf above
+EXP_UNDERFLOW = -7.45133219101941108420e02  # exp(x) = 0 below
 
 
 def log(x, out=None):
@@ -65,7 +69,7 @@ def _blockwise(function, x, out=None):
     flat, result = x.reshape(-1), out.reshape(-1)  # views, not copies
     with np.errstate(all="ignore"):
         for start in range(0, len(flat), _BLOCK):
-            result[start:start + _BLOCK] = function(flat[start:start + _BLOCK])
+            result[start : start + _BLOCK] = function(flat[start : start + _BLOCK])
     return float(out.reshape(-1)[0]) if scalar else out
 
 

@@ -31,6 +31,4 @@ def encode(journal, classes):
 
 def decode(blob, label_indices, classes):
     """The {hash: label} journal of `encode`'s output."""
-    return {
-        blob[HASH_BYTES * i : HASH_BYTES * (i + 1)]: classes[k] for i, k in enumerate(label_indices)
-    }
+    return {blob[HASH_BYTES * i : HASH_BYTES * (i + 1)]: classes[k] for i, k in enumerate(label_indices)}

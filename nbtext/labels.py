@@ -5,7 +5,6 @@ TSV columns and JSON, so a line break or another control character in one could 
 header or a line: train refuses such a label, and the model reader a file that holds one.
 And when an existing model may take a label it does not have (new_classes_refused)."""
 
-
 # C0, DEL, C1 and the Unicode line and paragraph separators, as str.translate deletes them
 CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029])
 
@@ -57,11 +56,14 @@ def new_classes(known, labels):
 
 def new_classes_said(known, new):
     """`new class 'eggs' (the model has ham, spam)`: what a change of a model would add."""
+
     def listed(names):
         return ", ".join(names[:5]) + (f" and {len(names) - 5:,} more" if len(names) > 5 else "")
 
-    return (f"new class{'es' if len(new) > 1 else ''} {listed([repr(label) for label in new])} "
-            f"(the model has {listed(list(known))})")
+    return (
+        f"new class{'es' if len(new) > 1 else ''} {listed([repr(label) for label in new])} "
+        f"(the model has {listed(list(known))})"
+    )
 
 
 def new_classes_refused(known, labels, allowed):
@@ -75,5 +77,7 @@ def new_classes_refused(known, labels, allowed):
     new = new_classes(known, labels)
     if not new or allowed:
         return None
-    return (f"{new_classes_said(known, new)}: to add {'it' if len(new) == 1 else 'them'}, give --new-classes; "
-            "to learn documents as a class the model has, name it: LABEL=PATH")
+    return (
+        f"{new_classes_said(known, new)}: to add {'it' if len(new) == 1 else 'them'}, give --new-classes; "
+        "to learn documents as a class the model has, name it: LABEL=PATH"
+    )

@@ -34,8 +34,10 @@ def another_user(tmp_path, tmp_path_factory):
         folder.chmod(folder.stat().st_mode | 0o005)
         if folder == top:
             break
-    for what, command in ((f"cannot run {NBTEXT}", [NBTEXT, "--version"]),
-                          (f"cannot reach {tmp_path}", ["test", "-x", tmp_path])):
+    for what, command in (
+        (f"cannot run {NBTEXT}", [NBTEXT, "--version"]),
+        (f"cannot reach {tmp_path}", ["test", "-x", tmp_path]),
+    ):
         if subprocess.run([*ANOTHER_USER, *map(str, command)], capture_output=True, timeout=60).returncode != 0:
             pytest.skip(f"uid 65534 {what}: a folder above it is closed to other users")
     return ANOTHER_USER

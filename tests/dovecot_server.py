@@ -28,9 +28,11 @@ PACKAGE_FILES = {
     "dovecot-core": ["/usr/sbin/dovecot", "/usr/lib/dovecot/dovecot-lda"],
     "dovecot-imapd": ["/usr/lib/dovecot/imap"],
     "dovecot-lmtpd": ["/usr/lib/dovecot/lmtp"],
-    "dovecot-sieve": ["/usr/lib/dovecot/modules/lib90_sieve_plugin.so",
-                      "/usr/lib/dovecot/modules/lib95_imap_sieve_plugin.so",
-                      "/usr/lib/dovecot/modules/sieve/lib90_sieve_extprograms_plugin.so"],
+    "dovecot-sieve": [
+        "/usr/lib/dovecot/modules/lib90_sieve_plugin.so",
+        "/usr/lib/dovecot/modules/lib95_imap_sieve_plugin.so",
+        "/usr/lib/dovecot/modules/sieve/lib90_sieve_extprograms_plugin.so",
+    ],
 }
 
 
@@ -38,8 +40,10 @@ def missing_packages():
     """None when the Dovecot packages the tests need are installed, else one line naming them."""
     missing = [name for name, files in PACKAGE_FILES.items() if not all(map(os.path.exists, files))]
     if missing:
-        return f"no Dovecot here: the tests need the packages {' '.join(missing)} (apt-get install -y " \
-               "dovecot-imapd dovecot-lmtpd dovecot-sieve)"
+        return (
+            f"no Dovecot here: the tests need the packages {' '.join(missing)} (apt-get install -y "
+            "dovecot-imapd dovecot-lmtpd dovecot-sieve)"
+        )
     if os.geteuid() != 0:
         return "the Dovecot tests start dovecot as root: run them as root"
     if not NBTEXT.exists():
@@ -50,8 +54,16 @@ def missing_packages():
 def mail_user_cannot_run_nbtext():
     """None when the mail user (uid MAIL_UID) can run the installed nbtext, else why not."""
     try:
-        subprocess.run([NBTEXT, "--version"], user=MAIL_UID, group=MAIL_GID, extra_groups=[], cwd="/",
-                       capture_output=True, check=True, timeout=60)
+        subprocess.run(
+            [NBTEXT, "--version"],
+            user=MAIL_UID,
+            group=MAIL_GID,
+            extra_groups=[],
+            cwd="/",
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
     except (subprocess.CalledProcessError, OSError) as e:
         return f"uid {MAIL_UID} cannot run {NBTEXT}: {e}"
     return None
@@ -167,8 +179,9 @@ service pop3-login {{
 """)
         (self.world / "run").mkdir(exist_ok=True)
         with open(self.world / "dovecot.out", "wb") as said:
-            self.process = subprocess.Popen(["dovecot", "-F", "-c", str(config)], stdin=subprocess.DEVNULL,
-                                            stdout=said, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                ["dovecot", "-F", "-c", str(config)], stdin=subprocess.DEVNULL, stdout=said, stderr=subprocess.STDOUT
+            )
         deadline = time.monotonic() + 30
         for port in (self.imap_port, self.lmtp_port):
             while True:
@@ -206,8 +219,12 @@ service pop3-login {{
         bytes as they are, and would end LF lines with one more line), or through the LDA
         (dovecot-lda, started as an MTA's mailbox command is)."""
         if via == "lda":
-            subprocess.run(["/usr/lib/dovecot/dovecot-lda", "-c", str(self.world / "dovecot.conf"), "-d", USER,
-                            "-f", SENDER], input=message, check=True, timeout=120)
+            subprocess.run(
+                ["/usr/lib/dovecot/dovecot-lda", "-c", str(self.world / "dovecot.conf"), "-d", USER, "-f", SENDER],
+                input=message,
+                check=True,
+                timeout=120,
+            )
             return
         with smtplib.LMTP("127.0.0.1", self.lmtp_port, timeout=60) as lmtp:
             refused = lmtp.sendmail(SENDER, [USER], message.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))

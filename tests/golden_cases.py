@@ -66,14 +66,23 @@ def outputs():
     for m in ("categorical", "categorical-smoothed"):
         model = ["-m", f"{m}.model"]
         cases[f"{m}.predict.txt"] = ["predict", *model, "--table", "corpora/dating/query-rain.tsv"]
-        cases[f"{m}.predict-explain.tsv"] = ["predict", *model, "--explain", "3", "--table",
-                                             "corpora/dating/query.tsv"]
+        cases[f"{m}.predict-explain.tsv"] = ["predict", *model, "--explain", "3", "--table", "corpora/dating/query.tsv"]
         cases[f"{m}.eval.json"] = ["eval", *model, "--format", "json", *DATING]
         cases[f"{m}.info.txt"] = ["info", *model, "--top", "3"]
     cases["stdin.txt"] = ["predict", "-m", "multinomial.model", "-"]
     cases["lines.tsv"] = ["predict", "-m", "bernoulli.model", "--lines", "--proba", "-"]
-    cases["folds.json"] = ["eval", "--folds", "3", "--seed", "1", "--format", "json",
-                           "--compare", "multinomial,bernoulli,complement,gaussian", *TRAIN]
+    cases["folds.json"] = [
+        "eval",
+        "--folds",
+        "3",
+        "--seed",
+        "1",
+        "--format",
+        "json",
+        "--compare",
+        "multinomial,bernoulli,complement,gaussian",
+        *TRAIN,
+    ]
     cases["folds.txt"] = ["eval", "--folds", "4", "--features", "binary", *TRAIN]
     return cases
 
@@ -93,6 +102,7 @@ def produce(folder):
     here = os.getcwd()
     os.chdir(folder)
     try:
+
         def run(args, input=None):
             result = CliRunner().invoke(cli, args, input=input)
             assert result.exit_code == 0, (args, result.output, result.exception)

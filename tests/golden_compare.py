@@ -59,9 +59,14 @@ def _text_differences(recorded, produced):
             continue
         words_a, words_b = NUMBER.split(a), NUMBER.split(b)
         values_a, values_b = NUMBER.findall(a), NUMBER.findall(b)
-        same = words_a == words_b and len(values_a) == len(values_b) and all(
-            _close(float(x), float(y), x) if ("." in x or "e" in x.lower() or "n" in x.lower()) else x == y
-            for x, y in zip(values_a, values_b))
+        same = (
+            words_a == words_b
+            and len(values_a) == len(values_b)
+            and all(
+                _close(float(x), float(y), x) if ("." in x or "e" in x.lower() or "n" in x.lower()) else x == y
+                for x, y in zip(values_a, values_b)
+            )
+        )
         if not same:
             found.append(f"line {number}:\n    recorded {a[:240]}\n    produced {b[:240]}")
     return found
@@ -72,12 +77,15 @@ def decoded(data):
     header, payload = split(bytes(data), "golden")
     arrays = {}
     section = sample_section(bytes(data), header, "golden")
-    for table, source, prefix in ((header["arrays"], payload, ""),
-                                  (header.get("sample", {}).get("arrays", {}), section, "sample section: ")):
+    for table, source, prefix in (
+        (header["arrays"], payload, ""),
+        (header.get("sample", {}).get("arrays", {}), section, "sample section: "),
+    ):
         for array_name, spec in table.items():
             count = int(np.prod(spec["shape"], dtype=np.int64))
             arrays[prefix + array_name] = np.frombuffer(source, spec["dtype"], count, spec["offset"]).reshape(
-                spec["shape"])
+                spec["shape"]
+            )
     header = {k: v for k, v in header.items() if k not in ("payload_crc32",)}
     if "sample" in header:
         header["sample"] = {k: v for k, v in header["sample"].items() if k != "crc32"}
@@ -100,8 +108,10 @@ def _model_differences(recorded, produced):
                 found.append(f"array {array_name}{list(map(int, index))}: recorded {a[index]!r}, produced {b[index]!r}")
         elif not np.array_equal(a, b):
             index = tuple(int(i) for i in np.argwhere(a != b)[0])
-            found.append(f"array {array_name}{list(index)}: recorded {a[index]!r}, produced {b[index]!r}"
-                         f" ({int((a != b).sum())} elements differ)")
+            found.append(
+                f"array {array_name}{list(index)}: recorded {a[index]!r}, produced {b[index]!r}"
+                f" ({int((a != b).sum())} elements differ)"
+            )
     return found
 
 

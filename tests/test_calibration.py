@@ -40,7 +40,7 @@ def test_the_fit_recovers_a_temperature_that_grows_with_length():
     T, exponent = fit_temperature(z * (3.0 * n[:, None] ** 0.6), rows, n)
     assert exponent == pytest.approx(0.6, abs=0.02) and T == pytest.approx(3.0, rel=0.1)
     T, exponent = fit_temperature(z * 7.0, rows, np.full(len(rows), 40))
-    assert T * 40 ** exponent == pytest.approx(1 / fit_inverse_temperature(z * 7.0, rows), rel=0.01)
+    assert T * 40**exponent == pytest.approx(1 / fit_inverse_temperature(z * 7.0, rows), rel=0.01)
     _, exponent = fit_temperature(z * (3.0 * n[:, None] ** 1.5), rows, n)  # beyond the range: its edge
     assert 0.99 <= exponent <= 1.0
 
@@ -59,7 +59,7 @@ def test_the_fit_looks_past_the_soft_end_of_its_range():
     rows = np.array([rng.choice(3, p=row) for row in p])
     assert fit_inverse_temperature(z * 3e9, rows) == pytest.approx(1 / 3e9, rel=0.05)
     T, exponent = fit_temperature(z * 3e9, rows, np.full(len(rows), 40))
-    assert T * 40 ** exponent == pytest.approx(3e9, rel=0.05)
+    assert T * 40**exponent == pytest.approx(3e9, rel=0.05)
     assert BETA_RANGE[0] < fit_inverse_temperature(z * 7.0, rows) < BETA_RANGE[1]
 
 
@@ -95,8 +95,11 @@ def test_documents_of_length_0_do_not_move_the_fit():
     jll = np.stack([-evidence / 2, evidence / 2], axis=1)
     fitted = fit_temperature(jll, rows, lengths)
     empty_jll = np.tile([[0.3, -0.3]], (50, 1))
-    with_empty = fit_temperature(np.vstack([jll, empty_jll]), np.concatenate([rows, np.ones(50, int)]),
-                                 np.concatenate([lengths, np.zeros(50, int)]))
+    with_empty = fit_temperature(
+        np.vstack([jll, empty_jll]),
+        np.concatenate([rows, np.ones(50, int)]),
+        np.concatenate([lengths, np.zeros(50, int)]),
+    )
     assert with_empty == fitted
 
 
@@ -107,8 +110,12 @@ def test_the_bounded_search_finds_what_scipy_finds():
 
     from nbtext.jobs.calibration import minimize_bounded
 
-    for f, low, high in [(lambda x: (x - 1.3) ** 2, -9.2, 3.0), (lambda x: np.cosh(x + 4.0), -9.2, 3.0),
-                         (lambda x: np.exp(x), -9.2, 3.0), (lambda x: abs(x - 0.5) ** 1.5 + 0.2 * x, -2, 2)]:
+    for f, low, high in [
+        (lambda x: (x - 1.3) ** 2, -9.2, 3.0),
+        (lambda x: np.cosh(x + 4.0), -9.2, 3.0),
+        (lambda x: np.exp(x), -9.2, 3.0),
+        (lambda x: abs(x - 0.5) ** 1.5 + 0.2 * x, -2, 2),
+    ]:
         expected = minimize_scalar(f, bounds=(low, high), method="bounded", options={"xatol": 1e-9}).x
         assert minimize_bounded(f, low, high, 1e-6) == pytest.approx(expected, abs=1e-5)
 
@@ -146,13 +153,15 @@ def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_p
     test, _ = read_labelled(MAIL / "test")
     assert loaded.predict(test) == raw.predict(test)
     n = np.array([max(len(raw.tokenize(t)), 1) for t in test], dtype=float)
-    jll = raw.joint_log_likelihood(test) / (T * n ** exponent)[:, None]
+    jll = raw.joint_log_likelihood(test) / (T * n**exponent)[:, None]
     expected = np.exp(jll - jll.max(axis=1, keepdims=True))
     assert np.allclose(loaded.predict_proba(test), expected / expected.sum(axis=1, keepdims=True))
 
 
-@pytest.mark.parametrize("options", [{}, {"features": "binary"}, {"max_features": 20, "prior": "uniform"},
-                                     {"unknown": "ignore", "min_count": 1}])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"features": "binary"}, {"max_features": 20, "prior": "uniform"}, {"unknown": "ignore", "min_count": 1}],
+)
 def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_tables(monkeypatch, options):
     """out_of_fold_jll's shortcut for the multinomial (only the columns the sample uses) gives
     the very numbers of the fold views built on the whole (classes × features) table."""
@@ -184,16 +193,42 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     assert shown["pending"] == 1 and shown["calibration"] == before  # readers use the file's until the fold
     refit = shown["calibration_after_fold"]
     assert refit != before and refit["documents"] == 79  # fitted again, as a training on all 79 would
-    assert run("train", "--calibration", "temperature", "-o", tmp_path / "all.model", f"spam={spam}",
-               f"spam={extra}", f"ham={ham}").exit_code == 0
+    assert (
+        run(
+            "train",
+            "--calibration",
+            "temperature",
+            "-o",
+            tmp_path / "all.model",
+            f"spam={spam}",
+            f"spam={extra}",
+            f"ham={ham}",
+        ).exit_code
+        == 0
+    )
     nbtext.load(model, fold=True).save(tmp_path / "folded.model")  # its pending section folded into the file
     assert (tmp_path / "all.model").read_bytes() == (tmp_path / "folded.model").read_bytes()
     assert run("train", "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
-    one_line_error(run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"),
-                   "--calibration auto and temperature")
+    one_line_error(
+        run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "--calibration auto and temperature"
+    )
     dating = ROOT / "corpora" / "dating" / "train.tsv"
-    one_line_error(run("train", "--model", "categorical", "--calibration", "temperature", "--table", dating,
-                       "--label-col", "约会", "-o", tmp_path / "d"), "is for the text models, not --model categorical")
+    one_line_error(
+        run(
+            "train",
+            "--model",
+            "categorical",
+            "--calibration",
+            "temperature",
+            "--table",
+            dating,
+            "--label-col",
+            "约会",
+            "-o",
+            tmp_path / "d",
+        ),
+        "is for the text models, not --model categorical",
+    )
 
 
 def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):
@@ -201,10 +236,25 @@ def test_spamassassin_calibrated_meets_the_issue_targets(tmp_path):
     README's band (0.95) at least half of the errors unsure while at most 5% of messages are."""
     data = real_corpus("spamassassin")
     model = tmp_path / "sa.model"
-    assert run("train", "--calibration", "temperature", "-o", model, data / "train" / "spam",
-               data / "train" / "ham").exit_code == 0
-    report = json.loads(run("eval", "-m", model, "--unsure-below", "0.95", "--format", "json", data / "test" / "spam",
-                            data / "test" / "ham").stdout)
+    assert (
+        run(
+            "train", "--calibration", "temperature", "-o", model, data / "train" / "spam", data / "train" / "ham"
+        ).exit_code
+        == 0
+    )
+    report = json.loads(
+        run(
+            "eval",
+            "-m",
+            model,
+            "--unsure-below",
+            "0.95",
+            "--format",
+            "json",
+            data / "test" / "spam",
+            data / "test" / "ham",
+        ).stdout
+    )
     total = report["n"] + report["unsure"]
     assert report["ece"] <= 0.02
     assert report["unsure_errors"] * 2 >= report["errors"] > 0 and report["unsure"] <= 0.05 * total
@@ -254,21 +304,33 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
     from nbtext.reading.documents import Document, in_batches
 
     monkeypatch.setattr(calibration, "SAMPLE", 40)  # so that the bound falls below 1 here
-    readable = [Document(f"{i}", ("free prize money " if i % 2 else "lunch report noon ") + f"w{i % 17}",
-                         "spam" if i % 2 else "ham") for i in range(300)]
+    readable = [
+        Document(
+            f"{i}", ("free prize money " if i % 2 else "lunch report noon ") + f"w{i % 17}", "spam" if i % 2 else "ham"
+        )
+        for i in range(300)
+    ]
     broken = [Document(f"x{i}", None, "spam", error="unreadable") for i in range(400)]
     corpus = [d for pair in zip(readable, broken) for d in pair] + broken[300:]
     batches = lambda: in_batches(corpus, 50)  # noqa: E731
     passes = []
     real_sample_of = calibration.sample_of
-    monkeypatch.setattr(calibration, "sample_of", lambda model, over, candidates=None, rate=None, **kw: passes.append(
-        candidates is not None and candidates.covers(rate or calibration.sample_rate(model.class_count.sum())))
-        or real_sample_of(model, over, candidates, rate, **kw))
+    monkeypatch.setattr(
+        calibration,
+        "sample_of",
+        lambda model, over, candidates=None, rate=None, **kw: (
+            passes.append(
+                candidates is not None and candidates.covers(rate or calibration.sample_rate(model.class_count.sum()))
+            )
+            or real_sample_of(model, over, candidates, rate, **kw)
+        ),
+    )
     model = train_corpus(batches, on_error=lambda doc, message: None, jobs=1, calibration="temperature", min_count=1)
     assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
     token_lists, labels, hashes = real_sample_of(model, over_batches(model.settings, batches))
-    expected = calibration.temperature_of(model, (calibration.feature_rows(model.vocabulary, token_lists), labels,
-                                                  hashes))
+    expected = calibration.temperature_of(
+        model, (calibration.feature_rows(model.vocabulary, token_lists), labels, hashes)
+    )
     assert model.calibration == expected and expected["documents"] > 20
 
 
@@ -308,9 +370,11 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
     assert (token_labels, token_hashes) == (labels, [token_hash(t) for t in token_lists])
     assert list(as_tokens) == token_lists  # each document's tokens, in its order
     # held as indices into the vocabulary: the model's feature ids and the file's encoding read those
-    assert [row.tolist() for row in as_tokens.over(vocabulary)] == [[vocabulary.index(t) for t in d]
-                                                                     for d in token_lists]
+    assert [row.tolist() for row in as_tokens.over(vocabulary)] == [
+        [vocabulary.index(t) for t in d] for d in token_lists
+    ]
     assert as_tokens.over(list(vocabulary)) is None and as_tokens[1:3] == token_lists[1:3]
+
 
 @pytest.mark.parametrize("unknown", ["unk", "ignore"])
 def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown):
@@ -373,17 +437,24 @@ def test_a_sample_without_short_documents_keeps_no_floor():
     assert fit_tempering(jll, rows, lengths) == (*fit_temperature(jll, rows, lengths), 1)
 
 
-@given(st.lists(st.integers(0, 5000), min_size=1, max_size=20), st.sampled_from([1, 2, 16, 64]),
-       st.floats(0.0, 1.0), st.floats(0.01, 50.0))
+@given(
+    st.lists(st.integers(0, 5000), min_size=1, max_size=20),
+    st.sampled_from([1, 2, 16, 64]),
+    st.floats(0.0, 1.0),
+    st.floats(0.01, 50.0),
+)
 def test_one_documents_temperature_is_the_arrays(lengths, floor, exponent, temperature):
     """The one-message path's T(x) (nbtext.stats.tempering) and the arrays' (formulas.temperatures)."""
-    calibration = {"temperature": temperature, "length_exponent": exponent,
-                   **({"length_floor": floor} if floor > 1 else {})}
+    calibration = {
+        "temperature": temperature,
+        "length_exponent": exponent,
+        **({"length_floor": floor} if floor > 1 else {}),
+    }
     expected = temperatures(calibration, len(lengths), lengths)
     assert [document_temperature(calibration, n) for n in lengths] == pytest.approx(expected, rel=1e-12)
 
 
-@given(st.integers(0, 2 ** 32 - 1), st.floats(-12.0, 3.0))
+@given(st.integers(0, 2**32 - 1), st.floats(-12.0, 3.0))
 def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale):
     """The floors are compared on the margins alone (brier_of_margins): the same score."""
     from nbtext.jobs.calibration import brier_of_margins, brier_of_scaled
@@ -392,5 +463,6 @@ def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale)
     jll = rng.normal(size=(200, 2)) * rng.uniform(1, 300)
     rows = rng.integers(0, 2, 200)
     margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
-    assert brier_of_margins(margins, rows, log_scale) == pytest.approx(brier_of_scaled(jll, rows, log_scale),
-                                                                       rel=1e-9, abs=1e-12)
+    assert brier_of_margins(margins, rows, log_scale) == pytest.approx(
+        brier_of_scaled(jll, rows, log_scale), rel=1e-9, abs=1e-12
+    )

@@ -14,8 +14,19 @@ DATING = ROOT / "corpora" / "dating"
 
 def train(tmp_path, table, alpha):
     path = tmp_path / f"{table}-{alpha}.model"
-    result = run("train", "--model", "categorical", "--table", DATING / table, "--label-col", "约会",
-                 "--alpha", alpha, "-o", path)
+    result = run(
+        "train",
+        "--model",
+        "categorical",
+        "--table",
+        DATING / table,
+        "--label-col",
+        "约会",
+        "--alpha",
+        alpha,
+        "-o",
+        path,
+    )
     assert result.exit_code == 0, result.stderr
     return nbtext.load(path), path
 
@@ -54,10 +65,38 @@ def test_seed_c_a_value_seen_only_in_one_class_rules_the_other_out_without_smoot
     p = dict(zip(smoothed.classes, smoothed.predict_proba([ROW_18_RAIN])[0]))
     assert 0 < p["是"] < 1 and 0 < p["否"] < 1
     # n_j: 时间 3, 方式 3, 天气 3, 课业 3, 疫情 3, 电视 2
-    yes = (8 + 1) / (17 + 2) * (3 + 1) / (8 + 3) * (3 + 1) / (8 + 3) * (0 + 1) / (8 + 3) \
-        * (1 + 1) / (8 + 3) * (5 + 1) / (8 + 3) * (2 + 1) / (8 + 2)
-    no = (9 + 1) / (17 + 2) * (3 + 1) / (9 + 3) * (4 + 1) / (9 + 3) * (2 + 1) / (9 + 3) \
-        * (4 + 1) / (9 + 3) * (2 + 1) / (9 + 3) * (3 + 1) / (9 + 2)
+    yes = (
+        (8 + 1)
+        / (17 + 2)
+        * (3 + 1)
+        / (8 + 3)
+        * (3 + 1)
+        / (8 + 3)
+        * (0 + 1)
+        / (8 + 3)
+        * (1 + 1)
+        / (8 + 3)
+        * (5 + 1)
+        / (8 + 3)
+        * (2 + 1)
+        / (8 + 2)
+    )
+    no = (
+        (9 + 1)
+        / (17 + 2)
+        * (3 + 1)
+        / (9 + 3)
+        * (4 + 1)
+        / (9 + 3)
+        * (2 + 1)
+        / (9 + 3)
+        * (4 + 1)
+        / (9 + 3)
+        * (2 + 1)
+        / (9 + 3)
+        * (3 + 1)
+        / (9 + 2)
+    )
     assert p["是"] == pytest.approx(yes / (yes + no), rel=1e-12)
 
 
@@ -66,8 +105,22 @@ def test_unseen_values(tmp_path):
     unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")  # 下雪 never seen
     jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
     # λ / (N_k + n_j·λ) in every class for the unseen 天气 (n_j = 3)
-    yes = (8 + 1) / (17 + 2) * (3 + 1) / (8 + 3) * (3 + 1) / (8 + 3) * 1 / (8 + 3) \
-        * (1 + 1) / (8 + 3) * (5 + 1) / (8 + 3) * (2 + 1) / (8 + 2)
+    yes = (
+        (8 + 1)
+        / (17 + 2)
+        * (3 + 1)
+        / (8 + 3)
+        * (3 + 1)
+        / (8 + 3)
+        * 1
+        / (8 + 3)
+        * (1 + 1)
+        / (8 + 3)
+        * (5 + 1)
+        / (8 + 3)
+        * (2 + 1)
+        / (8 + 2)
+    )
     assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
     strict, path = train(tmp_path, "train.tsv", 0)
     with pytest.warns(UserWarning, match="never seen in training are skipped"):
@@ -85,14 +138,29 @@ def test_unseen_values_with_lidstone_smoothing(tmp_path):
     unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")
     jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
     a = 0.5
-    yes = (8 + a) / (17 + 2 * a) * (3 + a) / (8 + 3 * a) * (3 + a) / (8 + 3 * a) * a / (8 + 3 * a) \
-        * (1 + a) / (8 + 3 * a) * (5 + a) / (8 + 3 * a) * (2 + a) / (8 + 2 * a)
+    yes = (
+        (8 + a)
+        / (17 + 2 * a)
+        * (3 + a)
+        / (8 + 3 * a)
+        * (3 + a)
+        / (8 + 3 * a)
+        * a
+        / (8 + 3 * a)
+        * (1 + a)
+        / (8 + 3 * a)
+        * (5 + a)
+        / (8 + 3 * a)
+        * (2 + a)
+        / (8 + 2 * a)
+    )
     assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
 
 
 def test_alpha_zero_only_for_categorical(tmp_path):
-    result = run("train", "--alpha", "0", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam",
-                 ROOT / "corpora/mail/train/ham")
+    result = run(
+        "train", "--alpha", "0", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam", ROOT / "corpora/mail/train/ham"
+    )
     assert result.exit_code == 1 and "0 only for --model categorical" in result.stderr
     result = run("train", "--model", "categorical", "-o", tmp_path / "m", ROOT / "corpora/mail/train/spam")
     assert result.exit_code == 1 and "reads a table" in result.stderr
@@ -102,8 +170,9 @@ def test_eval_on_a_table(tmp_path):
     _, path = train(tmp_path, "train.tsv", 1)
     import json
 
-    report = json.loads(run("eval", "-m", path, "--table", DATING / "train.tsv", "--label-col", "约会",
-                            "--format", "json").stdout)
+    report = json.loads(
+        run("eval", "-m", path, "--table", DATING / "train.tsv", "--label-col", "约会", "--format", "json").stdout
+    )
     assert report["n"] == 17 and report["classes"] == ["否", "是"]
     assert sum(map(sum, report["confusion"])) == 17
 
@@ -115,8 +184,19 @@ def test_a_categorical_model_is_cross_validated_on_its_tables_rows():
 
     from conftest import ROOT, run
 
-    result = run("eval", "--folds", "3", "--format", "json", "--table", ROOT / "corpora" / "dating" / "train.tsv",
-                 "--label-col", "约会", "--model", "categorical")
+    result = run(
+        "eval",
+        "--folds",
+        "3",
+        "--format",
+        "json",
+        "--table",
+        ROOT / "corpora" / "dating" / "train.tsv",
+        "--label-col",
+        "约会",
+        "--model",
+        "categorical",
+    )
     assert result.exit_code == 0, result.stderr
     folds = json.loads(result.stdout)["models"]["categorical"]["folds"]
     rows = len((ROOT / "corpora" / "dating" / "train.tsv").read_text(encoding="utf-8").splitlines()) - 1  # (a header)
@@ -133,13 +213,29 @@ def test_json_output_is_strict_json_where_numbers_are_infinite(tmp_path):
         return json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
 
     model = tmp_path / "d.model"
-    assert run("train", "--model", "categorical", "--table", DATING / "train.tsv", "--label-col", "约会", "--alpha",
-               "0", "-o", model).exit_code == 0
-    report = strict(run("eval", "-m", model, "--table", DATING / "all-yes.tsv", "--label-col", "约会", "--format",
-                        "json").stdout)
+    assert (
+        run(
+            "train",
+            "--model",
+            "categorical",
+            "--table",
+            DATING / "train.tsv",
+            "--label-col",
+            "约会",
+            "--alpha",
+            "0",
+            "-o",
+            model,
+        ).exit_code
+        == 0
+    )
+    report = strict(
+        run("eval", "-m", model, "--table", DATING / "all-yes.tsv", "--label-col", "约会", "--format", "json").stdout
+    )
     assert report["log_loss"] is None
-    lines = run("predict", "-m", model, "--table", DATING / "query-rain.tsv", "--explain", "3", "--format",
-                "json").stdout.splitlines()
+    lines = run(
+        "predict", "-m", model, "--table", DATING / "query-rain.tsv", "--explain", "3", "--format", "json"
+    ).stdout.splitlines()
     assert lines and any(value is None for line in lines for _, value in strict(line)["explanation"])
 
 
@@ -155,12 +251,18 @@ def test_what_a_categorical_model_cannot_do_is_said_in_one_line(tmp_path):
     assert run("train", "--model", "categorical", "--table", table, "--label-col", "约会", "-o", model).exit_code == 0
     compared = run("eval", "--folds", "3", "--compare", "categorical", "--table", table, "--label-col", "约会")
     assert compared.exit_code == 0 and "categorical" in compared.stdout
-    one_line_error(run("eval", "--folds", "3", "--compare", "categorical,multinomial", "--table", table,
-                       "--label-col", "约会"), "compare one kind at a time")
+    one_line_error(
+        run("eval", "--folds", "3", "--compare", "categorical,multinomial", "--table", table, "--label-col", "约会"),
+        "compare one kind at a time",
+    )
     shutil.copy(model, tmp_path / "c.model")
-    one_line_error(run("train", "--update", "-m", tmp_path / "c.model", "--table", table, "--label-col", "约会"),
-                   "cannot --update a model of a table's columns (categorical)")
+    one_line_error(
+        run("train", "--update", "-m", tmp_path / "c.model", "--table", table, "--label-col", "约会"),
+        "cannot --update a model of a table's columns (categorical)",
+    )
     one_line_error(run("forget", "-m", tmp_path / "c.model", table), "cannot forget documents of a model of a table's")
     assert (tmp_path / "c.model").read_bytes() == model.read_bytes()
-    one_line_error(run("eval", "--online", "-m", model, ROOT / "corpora" / "mail" / "train" / "spam"),
-                   "eval --online runs a multinomial model of counts")
+    one_line_error(
+        run("eval", "--online", "-m", model, ROOT / "corpora" / "mail" / "train" / "spam"),
+        "eval --online runs a multinomial model of counts",
+    )

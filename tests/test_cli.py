@@ -29,8 +29,10 @@ def test_default_model_path_and_env_var(tmp_path, monkeypatch):
     assert run("train", DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
     assert (tmp_path / "nbtext.model").exists()
     env_model = tmp_path / "env.model"
-    assert run("train", DEMO / "train" / "spam", DEMO / "train" / "ham",
-               env={"NBTEXT_MODEL": str(env_model)}).exit_code == 0
+    assert (
+        run("train", DEMO / "train" / "spam", DEMO / "train" / "ham", env={"NBTEXT_MODEL": str(env_model)}).exit_code
+        == 0
+    )
     assert env_model.exists()
     result = run("predict", input="free prize click now", env={"NBTEXT_MODEL": str(env_model)})
     assert result.stdout == "spam\n"
@@ -73,8 +75,10 @@ def test_predict_json_and_proba(demo_model):
         assert sum(r["probabilities"].values()) == pytest.approx(1.0)
         assert r["label"] == max(r["probabilities"], key=r["probabilities"].get)
     assert not run("predict", "-m", demo_model, "--proba", *files).stdout.startswith("#")  # pipelines stay clean
-    assert run("predict", "-m", demo_model, "--proba", "--header", *files).stdout == \
-        run("predict", "-m", demo_model, "--proba", "--column-names", *files).stdout  # --header, as it used to
+    assert (
+        run("predict", "-m", demo_model, "--proba", "--header", *files).stdout
+        == run("predict", "-m", demo_model, "--proba", "--column-names", *files).stdout
+    )  # --header, as it used to
     result = run("predict", "-m", demo_model, "--proba", "--column-names", *files)
     header, *lines = result.stdout.splitlines()
     assert header == "#path\tlabel\tprobability\tham\tspam"
@@ -151,8 +155,11 @@ def test_every_command_help_has_an_example():
     lines that start with `nbtext COMMAND`, which the Usage line is not)."""
     for command in ("train", "predict", "eval", "info", "filter"):
         result = run(command, "--help")
-        examples = [line for line in result.stdout.splitlines() if line.lstrip().startswith(f"nbtext {command} ")
-                    and line.startswith("  ")]
+        examples = [
+            line
+            for line in result.stdout.splitlines()
+            if line.lstrip().startswith(f"nbtext {command} ") and line.startswith("  ")
+        ]
         assert result.exit_code == 0 and len(examples) >= 2, (command, result.stdout)
     assert run("--version").stdout.strip().endswith(nbtext.__version__)
 
@@ -160,14 +167,17 @@ def test_every_command_help_has_an_example():
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
 def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path):
     result = subprocess.run(
-        [NBTEXT, "predict", "-m", demo_model], input=b"Cheap replica watches, order now",
-        capture_output=True, check=True,
+        [NBTEXT, "predict", "-m", demo_model],
+        input=b"Cheap replica watches, order now",
+        capture_output=True,
+        check=True,
     )
     assert result.stdout == b"spam\n" and result.stderr == b""
     # a reader that goes away early: quiet, no traceback
     pipeline = subprocess.run(
         f"'{NBTEXT}' predict -m '{demo_model}' '{DEMO}' | head -1",
-        shell=True, capture_output=True,
+        shell=True,
+        capture_output=True,
     )
     assert len(pipeline.stdout.splitlines()) == 1 and pipeline.stderr == b""
     result = subprocess.run([sys.executable, "-m", "nbtext", "--version"], capture_output=True, check=True)
@@ -175,18 +185,21 @@ def test_installed_executable_with_stdin_and_a_closed_pipe(demo_model, tmp_path)
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
-@pytest.mark.parametrize("args", [
-    ["predict", "-m", "{model}"],
-    ["predict", "--model-file={model}", "-"],
-    ["predict", "-m", "{missing}"],
-    ["predict", "-m", "{corrupt}"],
-    ["filter", "-m", "{model}"],
-    ["filter", "-m", "{missing}"],
-    ["predict", "-m", "{model}", "--is", "spam"],
-    ["predict", "--is=ham", "-v", "--model-file", "{model}", "-"],
-    ["predict", "-m", "{model}", "--is", "nosuchclass", "-v"],
-    ["predict", "-m", "{missing}", "--is", "spam"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["predict", "-m", "{model}"],
+        ["predict", "--model-file={model}", "-"],
+        ["predict", "-m", "{missing}"],
+        ["predict", "-m", "{corrupt}"],
+        ["filter", "-m", "{model}"],
+        ["filter", "-m", "{missing}"],
+        ["predict", "-m", "{model}", "--is", "spam"],
+        ["predict", "--is=ham", "-v", "--model-file", "{model}", "-"],
+        ["predict", "-m", "{model}", "--is", "nosuchclass", "-v"],
+        ["predict", "-m", "{missing}", "--is", "spam"],
+    ],
+)
 @pytest.mark.parametrize("stdin", [b"Subject: win\n\nfree prize money now\n", b"lunch notes", b""])
 def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_path, args, stdin):
     """`nbtext predict` of stdin (also --is) and `nbtext filter` skip click when their
@@ -201,8 +214,20 @@ def test_the_fast_start_path_answers_as_the_full_command_line(demo_model, tmp_pa
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
-@pytest.mark.parametrize("shape", ["message", "envelope", "mbox of two", "empty", "tab\tname", "folder", "missing",
-                                   "not utf-8 \udcff", "corrupt model"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "message",
+        "envelope",
+        "mbox of two",
+        "empty",
+        "tab\tname",
+        "folder",
+        "missing",
+        "not utf-8 \udcff",
+        "corrupt model",
+    ],
+)
 def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_path, shape):
     """`nbtext predict FILE` of one message takes the one-message path (no click, no numpy);
     whatever FILE is (an mbox of one or of two, a folder, a name to escape), the
@@ -214,9 +239,13 @@ def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_pa
         path.mkdir()
         (path / "m").write_bytes(message)
     elif shape != "missing":
-        path.write_bytes({"empty": b"", "envelope": envelope + message,
-                          "mbox of two": envelope + message + b"\n" + envelope + b"Subject: lunch\n\nat noon\n"}
-                         .get(shape, message))
+        path.write_bytes(
+            {
+                "empty": b"",
+                "envelope": envelope + message,
+                "mbox of two": envelope + message + b"\n" + envelope + b"Subject: lunch\n\nat noon\n",
+            }.get(shape, message)
+        )
     if shape == "corrupt model":
         model = tmp_path / "corrupt.model"
         model.write_bytes(b"NBTEXT-MODEL\n\x01")
@@ -225,8 +254,10 @@ def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_pa
     full = subprocess.run([NBTEXT, *args[:1], "-j", "1", *args[1:]], capture_output=True, timeout=60)  # click's path
     assert (fast.returncode, fast.stdout, fast.stderr) == (full.returncode, full.stdout, full.stderr)
     if shape in ("message", "envelope", "empty", "tab\tname"):  # served by the one-message path
-        code = ("import sys; from nbtext.cli.oneshot import fast; "
-                f"fast({args!r}[:]); print(sorted(m for m in ('click', 'numpy') if m in sys.modules))")
+        code = (
+            "import sys; from nbtext.cli.oneshot import fast; "
+            f"fast({args!r}[:]); print(sorted(m for m in ('click', 'numpy') if m in sys.modules))"
+        )
         served = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert served.stdout.splitlines()[-1] == "[]", served.stderr
 
@@ -255,8 +286,8 @@ def test_eval_warns_about_one_class_and_unknown_labels(demo_model, tmp_path):
     assert result.stderr.splitlines() == [
         "nbtext: warning: 2 documents with labels the model does not know (other; its classes: ham, spam) left out "
         "of the report",
-        "nbtext: warning: every document is of one class (spam): the other classes' recall and the ROC AUC say "
-        "nothing"]
+        "nbtext: warning: every document is of one class (spam): the other classes' recall and the ROC AUC say nothing",
+    ]
     assert json.loads(result.stdout)["n"] == len(list((DEMO / "test" / "spam").iterdir()))
 
 
@@ -276,8 +307,12 @@ def test_fasttext_habits(demo_model, tmp_path):
         assert line == " ".join(f"__label__{model.classes[k]} {row[k]:.4f}" for k in order)
     top = run("predict", "-m", demo_model, "-k", "2", "--threshold", "0.5", "--fasttext", lines).stdout.splitlines()
     for i, (line, row) in enumerate(zip(top, probabilities)):
-        kept = [value for k in np.argsort(-row, kind="stable") if row[k] >= 0.5
-                for value in (model.classes[k], f"{row[k]:.4f}")]
+        kept = [
+            value
+            for k in np.argsort(-row, kind="stable")
+            if row[k] >= 0.5
+            for value in (model.classes[k], f"{row[k]:.4f}")
+        ]
         decided = model.classes[int(np.argmax(row))]
         assert line.split("\t") == [f"{lines}:{i + 1}", decided] + kept and kept  # the empty line: a tie, both at 0.5
     one = run("predict", "-m", demo_model, "--threshold", "0.99999999", input=texts[1])
@@ -293,11 +328,23 @@ def test_counts_of_one_are_singular(tmp_path):
     """'1 document', 'merged 1 model' (they said '1 documents', 'merged 1 models')."""
     from nbtext.report.text import counted
 
-    assert [counted(n, "document") for n in (0, 1, 2, 1185)] == ["0 documents", "1 document", "2 documents",
-                                                                  "1,185 documents"]
+    assert [counted(n, "document") for n in (0, 1, 2, 1185)] == [
+        "0 documents",
+        "1 document",
+        "2 documents",
+        "1,185 documents",
+    ]
     model = tmp_path / "m"
-    assert run("train", "-o", model, ROOT / "corpora" / "mail" / "train" / "spam",
-               ROOT / "corpora" / "mail" / "train" / "ham").exit_code == 0
+    assert (
+        run(
+            "train",
+            "-o",
+            model,
+            ROOT / "corpora" / "mail" / "train" / "spam",
+            ROOT / "corpora" / "mail" / "train" / "ham",
+        ).exit_code
+        == 0
+    )
     merged = run("merge", "-o", tmp_path / "all", model)
     assert merged.stderr.startswith("merged 1 model: "), merged.stderr
 
@@ -309,7 +356,6 @@ def test_predict_of_nothing_says_so(demo_model, tmp_path):
         result = run("predict", "-m", demo_model, *args, input=stdin)
         assert result.exit_code == 0 and result.stdout == ""
         assert result.stderr == "nbtext: no documents to classify: the input given holds none\n"
-
 
 
 def test_a_tables_header_row_and_the_column_names_line_are_two_options(demo_model, tmp_path):
@@ -341,10 +387,16 @@ def test_the_eval_report_lines_up_on_a_terminal_and_stays_tsv_in_a_pipe():
     from nbtext.report.text import format_report
 
     classes = [f"comp.sys.group{k}.misc" for k in range(20)]
-    report = {"n": 400, "accuracy": 0.8, "classes": classes, "macro_precision": 0.8, "macro_recall": 0.8,
-              "macro_f1": 0.8, "per_class": {c: {"precision": 0.8, "recall": 0.8, "f1": 0.8, "support": 20}
-                                             for c in classes},
-              "confusion": [[18 if i == j else (2 if j == (i + 1) % 20 else 0) for j in range(20)] for i in range(20)]}
+    report = {
+        "n": 400,
+        "accuracy": 0.8,
+        "classes": classes,
+        "macro_precision": 0.8,
+        "macro_recall": 0.8,
+        "macro_f1": 0.8,
+        "per_class": {c: {"precision": 0.8, "recall": 0.8, "f1": 0.8, "support": 20} for c in classes},
+        "confusion": [[18 if i == j else (2 if j == (i + 1) % 20 else 0) for j in range(20)] for i in range(20)],
+    }
     shown = format_report(report, terminal=True)
     assert "\t" not in shown
     matrix = shown.split("numbered as the rows)\n")[1].splitlines()
@@ -365,7 +417,8 @@ def test_predict_goes_on_past_a_path_that_does_not_exist(tmp_path, demo_model):
     assert result.stderr.splitlines() == [
         f"nbtext: skipped {tmp_path / 'nope'}: cannot read it (No such file or directory)",
         f"nbtext: skipped {tmp_path / 'dangling'}: cannot read it (No such file or directory)",
-        "nbtext: 2 documents done, 2 skipped"]
+        "nbtext: 2 documents done, 2 skipped",
+    ]
     one_line_error(run("forget", "-m", demo_model, tmp_path / "nope"), "does not exist")
 
 
@@ -391,8 +444,11 @@ def test_every_command_takes_the_same_class_for_positive(tmp_path):
     assert run("train", "-o", tmp_path / "h", spam, ham).exit_code == 0
     assert "ROC AUC (spam)" in run("eval", "-m", tmp_path / "h", spam, ham).stdout
     as_ham = json.loads(run("eval", "-m", tmp_path / "h", "--format", "json", spam, ham).stdout)["roc_auc"]
-    assert json.loads(run("eval", "-m", model, "--format", "json", spam, other).stdout)["roc_auc"] == \
-        pytest.approx(as_ham, abs=1e-12) and 0.5 < as_ham <= 1
+    assert (
+        json.loads(run("eval", "-m", model, "--format", "json", spam, other).stdout)["roc_auc"]
+        == pytest.approx(as_ham, abs=1e-12)
+        and 0.5 < as_ham <= 1
+    )
 
 
 def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(tmp_path):
@@ -410,15 +466,20 @@ def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(
     assert refused.exit_code == 1 and "with tokens" in refused.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["eval", "--folds", "3", "-m", "MODEL"], "-m goes with eval of a model"),
-    (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below goes with eval of a model"),
-    (["eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--model", "bernoulli"],
-     "--model does not go with --compare"),
-    (["train", "--label-col", "2", "-o", "OUT"], "--label-col goes with --table"),
-    (["eval", "--folds", "3", "--text-col", "2"], "--text-col goes with --table"),
-    (["train", "--no-header", "-o", "OUT"], "--no-header goes with --table"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["eval", "--folds", "3", "-m", "MODEL"], "-m goes with eval of a model"),
+        (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below goes with eval of a model"),
+        (
+            ["eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--model", "bernoulli"],
+            "--model does not go with --compare",
+        ),
+        (["train", "--label-col", "2", "-o", "OUT"], "--label-col goes with --table"),
+        (["eval", "--folds", "3", "--text-col", "2"], "--text-col goes with --table"),
+        (["train", "--no-header", "-o", "OUT"], "--no-header goes with --table"),
+    ],
+)
 def test_an_option_that_would_do_nothing_is_refused(tmp_path, demo_model, args, message):
     """Options accepted and then ignored without a word (a model -m that --folds never read,
     a --model that --compare replaced, a column of a table with class folders) are refused."""

@@ -41,16 +41,24 @@ def trained_bytes(tmp_path, name, *args):
     return (tmp_path / name).read_bytes()
 
 
-@pytest.mark.parametrize("options", [(), ("--model", "complement"), ("--model", "bernoulli", "--min-count", "3"),
-                                     ("--calibration", "temperature", "--max-ham-flagged", "5%"),
-                                     ("--max-bytes", "60")])
+@pytest.mark.parametrize(
+    "options",
+    [
+        (),
+        ("--model", "complement"),
+        ("--model", "bernoulli", "--min-count", "3"),
+        ("--calibration", "temperature", "--max-ham-flagged", "5%"),
+        ("--max-bytes", "60"),
+    ],
+)
 @pytest.mark.filterwarnings("default::UserWarning")  # --max-bytes says documents were cut
 def test_train_on_a_cluster_writes_the_local_model(tmp_path, cluster, options):
     """Counting on the workers, and the second pass of tf-idf and UNK models too."""
     classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
     local = trained_bytes(tmp_path, "local.model", *options, *classes)
-    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, *options,
-                         *classes) == local
+    assert (
+        trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, *options, *classes) == local
+    )
 
 
 def test_train_on_a_cluster_from_the_environment_on_a_real_corpus(tmp_path, cluster, monkeypatch):
@@ -60,15 +68,19 @@ def test_train_on_a_cluster_from_the_environment_on_a_real_corpus(tmp_path, clus
     assert trained_bytes(tmp_path, "cluster.model", f"spam=file://{train}/spam", train / "ham") == local
 
 
-@pytest.mark.parametrize("options", [(), ("--proba", "--explain", "3"), ("--format", "json", "--alpha", "0.5"),
-                                     ("--max-bytes", "400", "--proba")])
+@pytest.mark.parametrize(
+    "options",
+    [(), ("--proba", "--explain", "3"), ("--format", "json", "--alpha", "0.5"), ("--max-bytes", "400", "--proba")],
+)
 @pytest.mark.filterwarnings("default::UserWarning")  # --max-bytes says documents were cut
 def test_predict_on_a_cluster_writes_the_local_lines_in_order(tmp_path, cluster, options):
     test = real_corpus("spamassassin") / "test"
     model = tmp_path / "m.model"
     assert run("train", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
     local = run("predict", "-m", model, *options, test / "ham", test / "spam")
-    remote = run("predict", "-m", model, "--scheduler", cluster.scheduler_address, *options, test / "ham", test / "spam")
+    remote = run(
+        "predict", "-m", model, "--scheduler", cluster.scheduler_address, *options, test / "ham", test / "spam"
+    )
     assert remote.exit_code == 0, remote.stderr
     assert remote.stdout == local.stdout and remote.stdout.count("\n") > 1000
 
@@ -82,12 +94,16 @@ def test_fsspec_urls_are_read_by_the_workers(tmp_path, threaded_cluster):
     fs.pipe("/corpus/spam/.hidden", b"never read")
     local = trained_bytes(tmp_path, "local.model", MAIL / "train" / "spam", MAIL / "train" / "ham")
     address = threaded_cluster.scheduler_address
-    assert trained_bytes(tmp_path, "url.model", "--scheduler", address, "memory://corpus/spam",
-                         "ham=memory://corpus/ham") == local
+    assert (
+        trained_bytes(tmp_path, "url.model", "--scheduler", address, "memory://corpus/spam", "ham=memory://corpus/ham")
+        == local
+    )
     result = run("predict", "-m", tmp_path / "url.model", "--scheduler", address, "memory://corpus/ham")
     assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("memory://corpus/ham/")
-    one_line_error(run("train", "-o", tmp_path / "x", "--scheduler", address, "memory://nothing/here", MAIL / "train" /
-                       "ham"), "memory://nothing/here does not exist")
+    one_line_error(
+        run("train", "-o", tmp_path / "x", "--scheduler", address, "memory://nothing/here", MAIL / "train" / "ham"),
+        "memory://nothing/here does not exist",
+    )
 
 
 def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tmp_path, cluster):
@@ -120,25 +136,40 @@ def test_cluster_errors_are_one_line(tmp_path, threaded_cluster, monkeypatch):
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     address = threaded_cluster.scheduler_address
     monkeypatch.setattr("nbtext.jobs.cluster.__version__", "0.0.1")
-    one_line_error(run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
-                   "has nbtext 0.1.0, this client nbtext 0.0.1: install the same version on both")
+    one_line_error(
+        run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+        "has nbtext 0.1.0, this client nbtext 0.0.1: install the same version on both",
+    )
     monkeypatch.undo()
-    one_line_error(run("train", "--scheduler", address, "--shard", "1/2", "-o", tmp_path / "x", spam, ham),
-                   "without --shard")
+    one_line_error(
+        run("train", "--scheduler", address, "--shard", "1/2", "-o", tmp_path / "x", spam, ham), "without --shard"
+    )
     assert run("train", "-o", tmp_path / "m.model", spam, ham).exit_code == 0
     here = run("predict", "--scheduler", "tcp://127.0.0.1:9", "-m", tmp_path / "m.model", input="free prize now")
     assert here.exit_code == 0 and here.stdout.strip() in ("spam", "ham")  # stdin is classified here
     one_line_error(run("train", "-o", tmp_path / "x", "s3://bucket/spam", ham), "only --scheduler")
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
-    one_line_error(run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
-                   "--scheduler needs the dask extra: pip install 'nbtext[dask]'")
+    one_line_error(
+        run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+        "--scheduler needs the dask extra: pip install 'nbtext[dask]'",
+    )
     assert not (tmp_path / "x").exists()
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr("nbtext.jobs.cluster.CONNECT_SECONDS", 1)
-    one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "-o", tmp_path / "x", MAIL / "train" / "spam",
-                       MAIL / "train" / "ham"), "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
+    one_line_error(
+        run(
+            "train",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "-o",
+            tmp_path / "x",
+            MAIL / "train" / "spam",
+            MAIL / "train" / "ham",
+        ),
+        "cannot reach the Dask scheduler at tcp://127.0.0.1:9",
+    )
 
 
 @pytest.mark.parametrize("address", ["notaurl", "tcp://nohost"])
@@ -149,8 +180,21 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(tmp_path, address):
 
     nbtext = os.path.join(os.path.dirname(sys.executable), "nbtext")
     started = time.perf_counter()
-    result = subprocess.run([nbtext, "train", "--scheduler", address, "-o", tmp_path / "x", MAIL / "train" / "spam",
-                             MAIL / "train" / "ham"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            nbtext,
+            "train",
+            "--scheduler",
+            address,
+            "-o",
+            tmp_path / "x",
+            MAIL / "train" / "spam",
+            MAIL / "train" / "ham",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert time.perf_counter() - started < 10
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"Error: --scheduler '{address}' is not a scheduler's address")
@@ -163,8 +207,15 @@ def test_a_document_that_cannot_be_read_is_reported_as_locally(tmp_path, cluster
     shutil.copytree(MAIL / "train" / "spam", spam)
     os.mkfifo(spam / "a-fifo")  # a worker must not wait on it forever
     local = run("train", "-o", tmp_path / "local.model", spam, MAIL / "train" / "ham")
-    remote = run("train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "cluster.model", spam,
-                 MAIL / "train" / "ham")
+    remote = run(
+        "train",
+        "--scheduler",
+        cluster.scheduler_address,
+        "-o",
+        tmp_path / "cluster.model",
+        spam,
+        MAIL / "train" / "ham",
+    )
     assert remote.exit_code == local.exit_code == 1
     said = f"nbtext: skipped {spam / 'a-fifo'}: cannot read it (not a regular file (a FIFO))"
     assert said in remote.stderr and said in local.stderr
@@ -181,15 +232,27 @@ def test_the_environment_variable_leaves_what_a_cluster_cannot_do_local(tmp_path
     assert run("train", "--table", table, "--min-count", "1", "-o", tmp_path / "t.model").exit_code == 0
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     assert run("train", "--shard", "1/2", "-o", tmp_path / "s.model", spam, ham).exit_code == 0
-    one_line_error(run("train", "--scheduler", "tcp://127.0.0.1:9", "--table", table, "-o", tmp_path / "x"),
-                   "--scheduler trains from CLASS_DIR")
+    one_line_error(
+        run("train", "--scheduler", "tcp://127.0.0.1:9", "--table", table, "-o", tmp_path / "x"),
+        "--scheduler trains from CLASS_DIR",
+    )
 
 
 def test_a_calibrated_training_on_a_cluster_is_the_local_one(tmp_path, cluster):
     classes = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
     local = trained_bytes(tmp_path, "local.model", "--calibration", "temperature", *classes)
-    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address,
-                         "--calibration", "temperature", *classes) == local
+    assert (
+        trained_bytes(
+            tmp_path,
+            "cluster.model",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--calibration",
+            "temperature",
+            *classes,
+        )
+        == local
+    )
 
 
 def test_cluster_jobs_show_progress_on_a_terminal(tmp_path, cluster):
@@ -202,8 +265,9 @@ def test_cluster_jobs_show_progress_on_a_terminal(tmp_path, cluster):
     stdout, shown = on_a_terminal("predict", "--scheduler", cluster.scheduler_address, "-m", model, test)
     assert stdout.count("\n") == total and "classifying on the cluster" in shown and f"/{total}" in shown
     train = real_corpus("20news") / "train"
-    _, shown = on_a_terminal("train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "t.model",
-                             *sorted(train.iterdir()))
+    _, shown = on_a_terminal(
+        "train", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "t.model", *sorted(train.iterdir())
+    )
     assert "counting on the cluster" in shown and "documents/s" in shown
 
 
@@ -262,8 +326,10 @@ def test_relative_paths_are_the_clients_on_a_cluster(tmp_path, cluster, monkeypa
     shutil.copytree(MAIL / "test", tmp_path / "test")
     monkeypatch.chdir(tmp_path)  # the workers started elsewhere
     local = trained_bytes(tmp_path, "local.model", "train/spam", "train/ham")
-    assert trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, "train/spam",
-                         "train/ham") == local
+    assert (
+        trained_bytes(tmp_path, "cluster.model", "--scheduler", cluster.scheduler_address, "train/spam", "train/ham")
+        == local
+    )
     here = run("predict", "-m", tmp_path / "local.model", "test/spam")
     there = run("predict", "-m", tmp_path / "local.model", "--scheduler", cluster.scheduler_address, "test/spam")
     assert there.exit_code == 0 and there.stdout == here.stdout and there.stdout.startswith("test/spam/")

@@ -35,8 +35,11 @@ def test_small_classes_are_spread_over_the_folds():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["ham", "spam", "b", "é", "日本", "a b", ""]), max_size=60),
-       st.integers(2, 6), st.integers(0, 2**32 - 1))
+@given(
+    st.lists(st.sampled_from(["ham", "spam", "b", "é", "日本", "a b", ""]), max_size=60),
+    st.integers(2, 6),
+    st.integers(0, 2**32 - 1),
+)
 def test_folds_are_those_of_the_class_by_class_definition(labels, k, seed):
     """The folds are computed with one sort (a scan of every label per class was quadratic
     in the classes); they are still the definition's: classes in sorted order, each one's
@@ -76,10 +79,12 @@ def test_compare_runs_every_model_on_the_same_folds():
     assert table.exit_code == 0
     rows = table.stdout.splitlines()[2:]
     assert [r.split()[0] for r in rows] == ["multinomial", "bernoulli"]
-    result = json.loads(run("eval", "--folds", "4", "--compare", "multinomial,bernoulli",
-                            "--format", "json", *folders).stdout)
-    assert [f["n"] for f in result["models"]["multinomial"]["folds"]] == \
-           [f["n"] for f in result["models"]["bernoulli"]["folds"]]
+    result = json.loads(
+        run("eval", "--folds", "4", "--compare", "multinomial,bernoulli", "--format", "json", *folders).stdout
+    )
+    assert [f["n"] for f in result["models"]["multinomial"]["folds"]] == [
+        f["n"] for f in result["models"]["bernoulli"]["folds"]
+    ]
 
 
 def test_crossval_errors(tmp_path):
@@ -94,8 +99,17 @@ def test_folds_on_workers_give_the_same_report(monkeypatch):
     report the same folds, for every compared model; the folds are announced as they start."""
     import nbtext.jobs.parallel as parallel
 
-    args = ("eval", "--folds", "4", "--compare", "multinomial,bernoulli", "--format", "json",
-            DEMO / "train" / "spam", DEMO / "train" / "ham")
+    args = (
+        "eval",
+        "--folds",
+        "4",
+        "--compare",
+        "multinomial,bernoulli",
+        "--format",
+        "json",
+        DEMO / "train" / "spam",
+        DEMO / "train" / "ham",
+    )
     one = run(*args, "-j", "1")
     pools, ordered = [], parallel._ordered
     monkeypatch.setattr(parallel, "_ordered", lambda *a: pools.append(a[2]) or ordered(*a))

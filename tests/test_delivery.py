@@ -88,8 +88,9 @@ def test_a_reader_that_closes_early_is_exit_75(demo_model):
     """`nbtext filter < big | head -c 10`: Python's writer returned a short count and the
     rest of the message was lost with exit status 0."""
     big = MESSAGE + b"x" * 400_000 + b"\n"
-    process = subprocess.Popen([NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     process.stdin.write(big)
     process.stdin.close()
     process.stdout.read(10)
@@ -100,14 +101,17 @@ def test_a_reader_that_closes_early_is_exit_75(demo_model):
 
 
 @needs_executable
-@pytest.mark.parametrize("command, status", [
-    ('"$NBTEXT" filter -m "$MODEL" < "$MESSAGE"', 75),
-    ('"$NBTEXT" predict -m "$MODEL" < "$MESSAGE"', 1),
-    ('"$NBTEXT" predict -m "$MODEL" "$MESSAGE"', 1),
-    ('"$NBTEXT" predict -m "$MODEL" --is spam -v < "$MESSAGE"', 3),
-    ('"$NBTEXT" info -m "$MODEL"', 1),
-    ('"$NBTEXT" eval -m "$MODEL" "$TEST/spam" "$TEST/ham"', 1),
-])
+@pytest.mark.parametrize(
+    "command, status",
+    [
+        ('"$NBTEXT" filter -m "$MODEL" < "$MESSAGE"', 75),
+        ('"$NBTEXT" predict -m "$MODEL" < "$MESSAGE"', 1),
+        ('"$NBTEXT" predict -m "$MODEL" "$MESSAGE"', 1),
+        ('"$NBTEXT" predict -m "$MODEL" --is spam -v < "$MESSAGE"', 3),
+        ('"$NBTEXT" info -m "$MODEL"', 1),
+        ('"$NBTEXT" eval -m "$MODEL" "$TEST/spam" "$TEST/ham"', 1),
+    ],
+)
 def test_a_closed_stdout_is_one_line_and_a_failing_status(demo_model, tmp_path, command, status):
     message = tmp_path / "message"
     message.write_bytes(MESSAGE)
@@ -121,8 +125,10 @@ def test_a_closed_stdout_never_lets_a_file_take_its_place(tmp_path, closed):
     """With fd 1 closed, the next file opened would get descriptor 1, and whatever nbtext
     then wrote to stdout would go into it (a model, a temporary file). The executable's first
     step holds every closed standard descriptor on /dev/null: the file opened next gets 3."""
-    code = ("import os, sys; from nbtext.report.output import guard_descriptors; guard_descriptors(); "
-            "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT); os.write(fd, str(fd).encode())")
+    code = (
+        "import os, sys; from nbtext.report.output import guard_descriptors; guard_descriptors(); "
+        "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT); os.write(fd, str(fd).encode())"
+    )
     opened = tmp_path / "opened"
     code_status, _, stderr = shell(f'"{sys.executable}" -c "$CODE" "$OPENED" {closed}', CODE=code, OPENED=opened)
     assert code_status == 0, stderr
@@ -140,10 +146,15 @@ def _bad_models(folder, demo_model):
 
     data = demo_model.read_bytes()
     _, length = struct.unpack_from("<IQ", data, 13)
-    flip = 29 + length + json.loads(data[29:29 + length])["payload_bytes"] - 40  # in the arrays a filter reads
-    cases = {"empty": b"", "text": b"hello\n", "pickle": b"\x80\x04K\x01.", "truncated": data[: len(data) // 2],
-             "flipped": data[:flip] + bytes([data[flip] ^ 0xFF]) + data[flip + 1:],
-             "newer": data[:13] + (99).to_bytes(4, "little") + data[17:]}
+    flip = 29 + length + json.loads(data[29 : 29 + length])["payload_bytes"] - 40  # in the arrays a filter reads
+    cases = {
+        "empty": b"",
+        "text": b"hello\n",
+        "pickle": b"\x80\x04K\x01.",
+        "truncated": data[: len(data) // 2],
+        "flipped": data[:flip] + bytes([data[flip] ^ 0xFF]) + data[flip + 1 :],
+        "newer": data[:13] + (99).to_bytes(4, "little") + data[17:],
+    }
     paths = {}
     for name, content in cases.items():
         paths[name] = folder / f"{name}.model"
@@ -163,13 +174,14 @@ def test_a_bad_model_passes_the_message_on_tagged_error_with_status_1(demo_model
 
 
 @needs_executable
-@pytest.mark.parametrize("args", [["--unsure-below", "2"], ["extra-argument"], ["--bogus"], ["--explain", "-1"],
-                                  ["--max-bytes", "0"], ["-m"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--unsure-below", "2"], ["extra-argument"], ["--bogus"], ["--explain", "-1"], ["--max-bytes", "0"], ["-m"]],
+)
 def test_a_command_line_filter_cannot_take_passes_the_message_on_tagged_error(demo_model, args):
     """A usage error in a delivery path is a configuration error, as a bad model is: the
     message goes out tagged error, status 1, one line on stderr (it was exit 2, nothing out)."""
-    result = subprocess.run([NBTEXT, "filter", "-m", demo_model, *args], input=MESSAGE, capture_output=True,
-                            timeout=60)
+    result = subprocess.run([NBTEXT, "filter", "-m", demo_model, *args], input=MESSAGE, capture_output=True, timeout=60)
     assert result.returncode == 1 and result.stdout == ERROR_TAGGED
     assert result.stderr.decode().count("\n") == 1 and result.stderr.startswith(b"Error: ")
 
@@ -191,12 +203,21 @@ def test_a_label_with_a_control_character_is_refused_before_reading(tmp_path, la
 
 
 @needs_executable
-@pytest.mark.parametrize("command, status", [
-    ("predict -m $MODEL", 1), ("predict -m $MODEL -", 1), ("predict -m $MODEL --lines", 1),
-    ("predict -m $MODEL --is spam", 3), ("predict -m $MODEL --files-from -", 1), ("train -o $TMP/x --fasttext -", 1),
-    ("train --update -m $TMP/copy spam=-", 1), ("forget -m $TMP/copy -", 1), ("eval -m $MODEL --table -", 1),
-    ("filter -m $MODEL", 75),
-])
+@pytest.mark.parametrize(
+    "command, status",
+    [
+        ("predict -m $MODEL", 1),
+        ("predict -m $MODEL -", 1),
+        ("predict -m $MODEL --lines", 1),
+        ("predict -m $MODEL --is spam", 3),
+        ("predict -m $MODEL --files-from -", 1),
+        ("train -o $TMP/x --fasttext -", 1),
+        ("train --update -m $TMP/copy spam=-", 1),
+        ("forget -m $TMP/copy -", 1),
+        ("eval -m $MODEL --table -", 1),
+        ("filter -m $MODEL", 75),
+    ],
+)
 def test_a_closed_stdin_is_one_line_never_a_traceback(demo_model, tmp_path, command, status):
     """Every reader of `-` opens stdin one way (reading.documents.stdin_bytes): a process
     started with it closed says so in one line (it was a traceback: sys.stdin is None)."""
@@ -229,12 +250,33 @@ WORD = st.text("abcxyz", min_size=1, max_size=6).map(str.encode)
 def generated_messages(draw):
     pieces = []
     if draw(st.booleans()) and draw(st.booleans()):  # an envelope line, or a From line with no date (no envelope)
-        pieces.append(draw(st.sampled_from([b"From sender@example.com  Mon Jun 24 17:54:30 2002",
-                                            b"From sender@example.com Mon, 24 Jun 2002 17:54:30 +0000",
-                                            b"From tomorrow on", b"From sender@example.com"])) + draw(LINE_ENDS))
+        pieces.append(
+            draw(
+                st.sampled_from(
+                    [
+                        b"From sender@example.com  Mon Jun 24 17:54:30 2002",
+                        b"From sender@example.com Mon, 24 Jun 2002 17:54:30 +0000",
+                        b"From tomorrow on",
+                        b"From sender@example.com",
+                    ]
+                )
+            )
+            + draw(LINE_ENDS)
+        )
     for _ in range(draw(st.integers(0, 5))):
-        name = draw(st.sampled_from([b"X-Nbtext-Class", b"x-nbtext-probability", b"X-NBTEXT-Evidence", b"Subject",
-                                     b"From", b"Received", b"X-Other"]))
+        name = draw(
+            st.sampled_from(
+                [
+                    b"X-Nbtext-Class",
+                    b"x-nbtext-probability",
+                    b"X-NBTEXT-Evidence",
+                    b"Subject",
+                    b"From",
+                    b"Received",
+                    b"X-Other",
+                ]
+            )
+        )
         field = name + b": " + b" ".join(draw(st.lists(WORD, min_size=0, max_size=3))) + draw(LINE_ENDS)
         for _ in range(draw(st.integers(0, 2))):  # folded
             field += draw(st.sampled_from([b" ", b"\t"])) + draw(WORD) + draw(LINE_ENDS)
@@ -297,7 +339,7 @@ def test_filter_only_inserts_its_verdict_and_takes_out_whole_old_ones(demo_model
     if has_block:
         assert b"X-Nbtext-Class: error" not in verdict[0]
     else:
-        assert place == 0 and out[verdict.end():end] == verdict[1]
+        assert place == 0 and out[verdict.end() : end] == verdict[1]
 
 
 def verdict_of(tagged):
@@ -325,8 +367,10 @@ def test_a_model_that_cannot_call_anything_spam_is_said_once(tmp_path):
     assert run("train", "-o", model, f"junk={DEMO / 'train' / 'spam'}", f"ham={DEMO / 'train' / 'ham'}").exit_code == 0
     result = run("filter", "-m", model, input=MESSAGE)
     assert result.exit_code == 0
-    assert result.stderr == (f"nbtext: warning: the model {model} has no class 'spam' (its classes: ham, junk): no "
-                             "message is tagged X-Nbtext-Class: spam\n")
+    assert result.stderr == (
+        f"nbtext: warning: the model {model} has no class 'spam' (its classes: ham, junk): no "
+        "message is tagged X-Nbtext-Class: spam\n"
+    )
     verdict = verdict_of(result.stdout_bytes)
     assert verdict["X-Nbtext-Class"] == "junk" and float(verdict["X-Nbtext-Probability"]) > 0.5
     assert run("filter", "-m", model, input=MESSAGE).stderr.count("\n") == 1
@@ -349,7 +393,7 @@ def test_a_message_with_no_blank_line_after_its_header_is_classified_as_predict_
         out = result.stdout_bytes
         assert out.startswith(header_line + b"X-Nbtext-Class: ")
         verdict_end = out.index(b"\n", out.index(b"X-Nbtext-Probability: ")) + 1
-        assert out[:len(header_line)] + out[verdict_end:] == message
+        assert out[: len(header_line)] + out[verdict_end:] == message
         label = run("predict", "-m", model, path).stdout.split("\t")[1]
         assert verdict_of(out)["X-Nbtext-Class"].strip() == label
 
@@ -362,8 +406,10 @@ def test_a_spam_class_in_any_case_is_the_spam_class_of_the_filter(tmp_path, spam
     filter said it had no class 'spam' on every message, and its X-Nbtext-Probability was
     the winner's, not P(Spam)."""
     model = tmp_path / "m"
-    assert run("train", "-o", model, f"{spam_name}={DEMO / 'train' / 'spam'}",
-               f"ham={DEMO / 'train' / 'ham'}").exit_code == 0
+    assert (
+        run("train", "-o", model, f"{spam_name}={DEMO / 'train' / 'spam'}", f"ham={DEMO / 'train' / 'ham'}").exit_code
+        == 0
+    )
     message = b"Subject: lunch\n\nmeeting notes lunch\n"
     result = run("filter", "-m", model, "--unsure-below", "0.999", input=message)
     assert result.exit_code == 0 and result.stderr == ""

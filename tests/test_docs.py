@@ -104,13 +104,18 @@ def key(command):
 
 
 def page_commands(page):
-    return [c for language, lines in fenced_blocks(page.read_text(encoding="utf-8")) if language == "sh"
-            for c in shell_commands(lines)]
+    return [
+        c
+        for language, lines in fenced_blocks(page.read_text(encoding="utf-8"))
+        if language == "sh"
+        for c in shell_commands(lines)
+    ]
 
 
 def python_blocks(page):
-    return ["\n".join(lines) for language, lines in fenced_blocks(page.read_text(encoding="utf-8"))
-            if language == "python"]
+    return [
+        "\n".join(lines) for language, lines in fenced_blocks(page.read_text(encoding="utf-8")) if language == "python"
+    ]
 
 
 def make_world(folder):
@@ -131,22 +136,28 @@ def make_world(folder):
     lines = [m.read_text(encoding="utf-8").replace("\n", " ") for m in messages("spam") + messages("ham")]
     (folder / "tweets.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / "big.txt").write_text("\n".join(lines * 200) + "\n", encoding="utf-8")
-    (folder / "test.txt").write_text("".join(f"__label__{'spam' if i < 13 else 'ham'} {line}\n"
-                                             for i, line in enumerate(lines)), encoding="utf-8")
+    (folder / "test.txt").write_text(
+        "".join(f"__label__{'spam' if i < 13 else 'ham'} {line}\n" for i, line in enumerate(lines)), encoding="utf-8"
+    )
     (folder / "reviews.csv").write_text(
         "stars,review\n" + "".join(f'{5 if i >= 13 else 1},"{line}"\n' for i, line in enumerate(lines)),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     with open(folder / "spam.mbox", "wb") as mbox:
         for m in messages("spam", "train"):
-            mbox.write(b"From spammer@example.com Thu Jan  1 00:00:00 2015\nSubject: offer\n\n"
-                       + m.read_bytes().rstrip(b"\n") + b"\n\n")
+            mbox.write(
+                b"From spammer@example.com Thu Jan  1 00:00:00 2015\nSubject: offer\n\n"
+                + m.read_bytes().rstrip(b"\n")
+                + b"\n\n"
+            )
     home = folder / "home"
     for maildir, label in ((home / "Maildir", "ham"), (home / "Maildir" / ".Spam", "spam")):
         for part in ("cur", "new", "tmp"):
             (maildir / part).mkdir(parents=True)
         for n, m in enumerate(messages(label, "train")):
             (maildir / "cur" / f"17000000{n:02d}.M1P1.host:2,S").write_bytes(
-                b"From: someone@example.com\nSubject: mail\n\n" + m.read_bytes())
+                b"From: someone@example.com\nSubject: mail\n\n" + m.read_bytes()
+            )
     (home / "Mail").mkdir()
     for m in messages("ham"):
         shutil.copy(m, home / "Mail" / (m.stem + ".eml"))
@@ -154,8 +165,13 @@ def make_world(folder):
     (home / ".nbtext").mkdir()
     env = environment(home)
     for model in ("nbtext.model", str(home / ".nbtext" / "mail.model")):
-        subprocess.run([str(NBTEXT), "train", "-q", "-o", model, "spam", "ham"], cwd=folder, env=env,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [str(NBTEXT), "train", "-q", "-o", model, "spam", "ham"],
+            cwd=folder,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     return env
 
 
@@ -179,13 +195,21 @@ def test_every_command_a_page_shows_runs_as_written(page, tmp_path):
     env = make_world(tmp_path)
     failed = []
     for command in commands:
-        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if result.returncode != 0:
             failed.append(f"{command}\n  exit {result.returncode}: {result.stderr.strip()[-500:]}")
     for code in blocks:
-        result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                                text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
         if result.returncode != 0:
             failed.append(f"python block {code.splitlines()[0]!r}...\n  {result.stderr.strip()[-500:]}")
     assert not failed, "\n".join(failed)

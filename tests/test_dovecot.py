@@ -41,8 +41,7 @@ def small_model(spamassassin, tmp_path_factory):
         for f in sorted((spamassassin / "train" / label).iterdir())[:TRAIN_EACH]:
             shutil.copy(f, folder / label / f.name)
     model = folder / "mail.model"
-    subprocess.run([NBTEXT, "train", "-q", "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}"],
-                   check=True)
+    subprocess.run([NBTEXT, "train", "-q", "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}"], check=True)
     return model, folder
 
 
@@ -77,8 +76,9 @@ def test_delivered_messages_are_tagged_and_spam_is_filed_into_junk(dovecot, spam
         dovecot.deliver(message, via)
         folder, stored = dovecot.last_delivered()
         folders[folder] += 1
-        filtered = subprocess.run([NBTEXT, "filter", "-m", dovecot.model], input=added + transported(message),
-                                  capture_output=True, check=True).stdout
+        filtered = subprocess.run(
+            [NBTEXT, "filter", "-m", dovecot.model], input=added + transported(message), capture_output=True, check=True
+        ).stdout
         assert stored == filtered, f
         verdict = re.search(rb"^X-Nbtext-Class: (\S+)\nX-Nbtext-Probability: [0-9.]+\n", stored, re.M)
         assert verdict, f
@@ -153,25 +153,34 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
             learned[message] = "ham"
         where[message] = to
 
-    move(inbox[0], "Junk")                                                         # ham called spam
+    move(inbox[0], "Junk")  # ham called spam
     for to, how in [("Junk", "MOVE"), ("INBOX", "COPY"), ("Junk", "COPY"), ("Archive", "MOVE"), ("Junk", "MOVE")]:
-        move(inbox[1], to, how)                                                    # back and forth: spam at last
-    move(inbox[2], "Junk", "COPY"), move(inbox[2], "INBOX")                         # and back: ham
-    move(inbox[3], "Junk"), move(inbox[3], "Trash")                                 # spam, then thrown away
-    move(junk[0], "INBOX")                                                         # spam called ham
-    move(junk[1], "Trash")                                                         # not learned
-    move(junk[2], "Archive", "COPY")                                               # out of Junk elsewhere: ham
+        move(inbox[1], to, how)  # back and forth: spam at last
+    move(inbox[2], "Junk", "COPY"), move(inbox[2], "INBOX")  # and back: ham
+    move(inbox[3], "Junk"), move(inbox[3], "Trash")  # spam, then thrown away
+    move(junk[0], "INBOX")  # spam called ham
+    move(junk[1], "Trash")  # not learned
+    move(junk[2], "Archive", "COPY")  # out of Junk elsewhere: ham
     for folder in ("INBOX", "Junk", "Trash", "Archive"):  # none left marked for removal by a script
         client.select(folder)
         _, flags = client.fetch("1:*", "(FLAGS)")
         assert not [f for f in flags if f and b"\\Deleted" in f], (folder, flags)
     client.logout()
-    assert learned == {inbox[0]: "spam", inbox[1]: "spam", inbox[2]: "ham", inbox[3]: "spam", junk[0]: "ham",
-                       junk[2]: "ham"}
+    assert learned == {
+        inbox[0]: "spam",
+        inbox[1]: "spam",
+        inbox[2]: "ham",
+        inbox[3]: "spam",
+        junk[0]: "ham",
+        junk[2]: "ham",
+    }
 
     for message, folder in where.items():  # every message once, in the folder it was moved to, its bytes kept
-        holding = [name for name in ("INBOX", "Junk", "Trash", "Archive")
-                   if message in [p.read_bytes() for p in dovecot.folder(name)]]
+        holding = [
+            name
+            for name in ("INBOX", "Junk", "Trash", "Archive")
+            if message in [p.read_bytes() for p in dovecot.folder(name)]
+        ]
         assert holding == [folder]
     assert "nbtext" not in dovecot.log_text()  # no learner said anything: each one succeeded
 
@@ -180,8 +189,7 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
     for n, (message, label) in enumerate(learned.items()):
         (corpus / label / f"moved-{n}").write_bytes(message)
     fresh = dovecot.world / "fresh.model"
-    subprocess.run([NBTEXT, "train", "-q", "-o", fresh, f"spam={corpus / 'spam'}", f"ham={corpus / 'ham'}"],
-                   check=True)
+    subprocess.run([NBTEXT, "train", "-q", "-o", fresh, f"spam={corpus / 'spam'}", f"ham={corpus / 'ham'}"], check=True)
     folded = dovecot.world / "folded.model"
     nbtext.load(str(dovecot.model), fold=True).save(str(folded))  # the pending records folded in, as a learner does
     assert folded.read_bytes() == fresh.read_bytes()
@@ -195,7 +203,7 @@ def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, servic
     Past the time limit a learner run directly is ended; one run by the script service waits on
     and learns the message once the lock is let go."""
     dovecot.start(extra="plugin {\n  sieve_pipe_exec_timeout = 2s\n}\n")  # the shipped 10s, shortened
-    message, = delivered_to(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 1)
+    (message,) = delivered_to(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 1)
     if model_is == "missing":
         dovecot.model.unlink()
     elif model_is == "broken":
@@ -230,10 +238,10 @@ def test_the_docs_show_the_shipped_files_as_they_are():
     """docs/mail.md's Dovecot section names every file of contrib/dovecot, and each of its text
     blocks is lines of one of them, as they are (so the page cannot drift from what is tested)."""
     page = (ROOT / "docs" / "mail.md").read_text(encoding="utf-8")
-    section = page[page.index("## Dovecot"):]
+    section = page[page.index("## Dovecot") :]
     shipped = {f.name: f.read_text().splitlines() for f in SHIPPED.iterdir()}
     assert all(f"`{name}`" in section for name in shipped), sorted(shipped)
     blocks = [lines for language, lines in fenced_blocks(section) if language == "text"]
     assert len(blocks) >= 4
     for block in blocks:
-        assert any(block == lines[i:i + len(block)] for lines in shipped.values() for i in range(len(lines))), block
+        assert any(block == lines[i : i + len(block)] for lines in shipped.values() for i in range(len(lines))), block

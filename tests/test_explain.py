@@ -20,13 +20,24 @@ DEMO = ROOT / "corpora" / "mail"
 MESSAGES = sorted((ROOT / "tests" / "golden" / "mail").rglob("*.eml")) + sorted((DEMO / "test").rglob("*.txt"))
 
 
-@pytest.fixture(scope="module", params=[[], ["--model", "bernoulli"], ["--alpha", "0.1", "--min-count", "3"]],
-                ids=["multinomial", "bernoulli", "pruned"])
+@pytest.fixture(
+    scope="module",
+    params=[[], ["--model", "bernoulli"], ["--alpha", "0.1", "--min-count", "3"]],
+    ids=["multinomial", "bernoulli", "pruned"],
+)
 def calibrated(request, tmp_path_factory):
     """A model trained on the demo corpus with a temperature that grows with length."""
     path = tmp_path_factory.mktemp("explain") / "m.model"
-    result = run("train", "-o", path, "--calibration", "temperature", *request.param, DEMO / "train" / "spam",
-                 DEMO / "train" / "ham")
+    result = run(
+        "train",
+        "-o",
+        path,
+        "--calibration",
+        "temperature",
+        *request.param,
+        DEMO / "train" / "spam",
+        DEMO / "train" / "ham",
+    )
     assert result.exit_code == 0, result.stderr
     model = nbtext.load(path)
     assert model.calibration["temperature"] != 1.0
@@ -45,7 +56,7 @@ def test_the_evidence_adds_up_to_the_printed_log_odds(calibrated):
         evidence = model.explain(tokens, log_proba, 10_000)
         ids, _ = model.vocabulary.ids([tokens])
         temperature = model.temperatures(1, [len(ids)])[0]
-        rest = (bias[winner] - bias[runner_up] + model._prior_term[winner] - model._prior_term[runner_up])
+        rest = bias[winner] - bias[runner_up] + model._prior_term[winner] - model._prior_term[runner_up]
         if model.vocabulary.unk_column is not None:
             x = np.count_nonzero(ids == model.vocabulary.unk_column)
             if model.binary:
@@ -95,11 +106,13 @@ def test_filter_explain_takes_the_one_message_path(calibrated, monkeypatch):
     import sys
 
     path, _ = calibrated
-    code = ("import sys; sys.argv = ['nbtext', 'filter', '-m', sys.argv[1], '--explain', '3']\n"
-            "from nbtext.cli.oneshot import fast\n"
-            "status = fast(sys.argv[1:])\n"
-            "assert 'numpy' not in sys.modules and 'click' not in sys.modules, sorted(sys.modules)\n"
-            "sys.exit(status)")
+    code = (
+        "import sys; sys.argv = ['nbtext', 'filter', '-m', sys.argv[1], '--explain', '3']\n"
+        "from nbtext.cli.oneshot import fast\n"
+        "status = fast(sys.argv[1:])\n"
+        "assert 'numpy' not in sys.modules and 'click' not in sys.modules, sorted(sys.modules)\n"
+        "sys.exit(status)"
+    )
     message = b"Subject: free prize\n\nclaim your free prize now\n"
     result = subprocess.run([sys.executable, "-c", code, str(path)], input=message, capture_output=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr

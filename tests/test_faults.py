@@ -32,12 +32,15 @@ def test_no_command_prints_the_help():
 
 @needs_executable
 @needs_dev_full
-@pytest.mark.parametrize("args", [
-    ["predict", "-m", "{model}"],  # the click-free path
-    ["predict", "-m", "{model}", DEMO / "test" / "ham"],
-    ["eval", "-m", "{model}", DEMO / "test" / "spam", DEMO / "test" / "ham"],
-    ["info", "-m", "{model}"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["predict", "-m", "{model}"],  # the click-free path
+        ["predict", "-m", "{model}", DEMO / "test" / "ham"],
+        ["eval", "-m", "{model}", DEMO / "test" / "spam", DEMO / "test" / "ham"],
+        ["info", "-m", "{model}"],
+    ],
+)
 def test_a_full_disk_is_one_line(demo_model, args):
     args = [str(a).format(model=demo_model) for a in args]
     result = nbtext_to("/dev/full", *args, stdin=b"free prize now")
@@ -103,8 +106,10 @@ def test_a_failed_write_is_one_line_and_leaves_no_temporary_file(tmp_path, monke
 
 @needs_executable
 def test_a_special_file_system_is_one_line(tmp_path):
-    result = subprocess.run([NBTEXT, "train", "-o", "/proc/nbtext-test.model", DEMO / "train" / "spam",
-                             DEMO / "train" / "ham"], capture_output=True)
+    result = subprocess.run(
+        [NBTEXT, "train", "-o", "/proc/nbtext-test.model", DEMO / "train" / "spam", DEMO / "train" / "ham"],
+        capture_output=True,
+    )
     assert result.returncode == 1 and result.stderr.decode().startswith("Error: ")
     assert result.stderr.count(b"\n") == 1 and b"Traceback" not in result.stderr
 
@@ -134,12 +139,15 @@ def _wait_until_read(pipe, process, seconds=120):
 
 
 @needs_executable
-@pytest.mark.parametrize("command", [
-    ["train", "-j", "1", "--fasttext", "/dev/stdin"],
-    ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
-    ["predict", "--lines", "-m", "{model}"],
-    ["predict", "--lines", "-j", "2", "-m", "{model}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "-j", "1", "--fasttext", "/dev/stdin"],
+        ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
+        ["predict", "--lines", "-m", "{model}"],
+        ["predict", "--lines", "-j", "2", "-m", "{model}"],
+    ],
+)
 def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
     """Ctrl-C while nbtext waits for more input (workers busy or idle): status 130, the
     one word, no traceback from the main process or a worker."""
@@ -147,8 +155,13 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
     if command[0] == "train":
         command += ["-o", str(tmp_path / "m")]
     # SIGINT as a terminal leaves it (a shell's background job, as CI may run, ignores it)
-    process = subprocess.Popen([NBTEXT, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [NBTEXT, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
     process.stdin.flush()
@@ -163,10 +176,13 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
 @needs_executable
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 @pytest.mark.parametrize("whom", ["the process", "its group"])
-@pytest.mark.parametrize("command", [
-    ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
-    ["predict", "--lines", "-j", "2", "-m", "{model}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "-j", "2", "--fasttext", "/dev/stdin"],  # forked workers hold chunks
+        ["predict", "--lines", "-j", "2", "-m", "{model}"],
+    ],
+)
 def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_model, signum, whom, command):
     """SIGTERM or SIGHUP (to nbtext alone, or to its process group, workers and all, as a
     service manager or a closed terminal sends it): one line, the status of a process
@@ -176,8 +192,13 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
     command = [a.format(model=demo_model) for a in command]
     if command[0] == "train":
         command += ["-o", str(tmp_path / "m")]
-    process = subprocess.Popen([NBTEXT, *command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, start_new_session=True)
+    process = subprocess.Popen(
+        [NBTEXT, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
     process.stdin.flush()
@@ -194,8 +215,12 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
 def test_a_worker_killed_mid_job_is_one_line_not_a_hang(tmp_path, demo_model):
     """A worker that dies (the kernel's out-of-memory killer, an operator's kill -9) ends the
     job with one line naming how, where a pool of workers would wait for its answer forever."""
-    process = subprocess.Popen([NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model], stdin=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     process.stdin.write(b"free prize money now\n" * 3000)
     process.stdin.flush()
     _wait_until_read(process.stdin, process)
@@ -214,8 +239,9 @@ def test_sigterm_while_writing_the_model_leaves_the_old_one_and_no_temporary_fil
     model = tmp_path / "m"
     assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
     old = model.read_bytes()
-    process = subprocess.Popen([NBTEXT, "train", "-j", "1", "-o", model, *folders],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NBTEXT, "train", "-j", "1", "-o", model, *folders], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     while process.poll() is None:
         try:
             if [p for p in tmp_path.glob(".nbtext-*.tmp") if p.stat().st_size > 0]:
@@ -234,8 +260,9 @@ def test_sigterm_while_writing_the_model_leaves_the_old_one_and_no_temporary_fil
 def test_filter_stopped_by_sigterm_passes_nothing_on_and_says_75(tmp_path, demo_model):
     """The delivery agent keeps a message whose filter was stopped (EX_TEMPFAIL), so the
     filter writes none of it: a part of a message is no message."""
-    process = subprocess.Popen([NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NBTEXT, "filter", "-m", demo_model], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     process.stdin.write(b"Subject: free prize\n\nthe message is still arriving")
     process.stdin.flush()
     _wait_until_read(process.stdin, process)
@@ -261,8 +288,9 @@ def test_kill_9_while_writing_leaves_the_old_model_or_the_new(tmp_path):
 
     outcomes = []
     for kill_when in (lambda: True, lambda: temporary_files(False), lambda: temporary_files(True), None):
-        process = subprocess.Popen([NBTEXT, "train", "-j", "1", "-o", model, *folders],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [NBTEXT, "train", "-j", "1", "-o", model, *folders], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         while kill_when is not None and process.poll() is None:
             try:
                 if kill_when():
@@ -318,8 +346,13 @@ def _handlers_installed(pid):
 
 
 def _signalled_run(args, message, signum, wait_for_handlers, delay):
-    process = subprocess.Popen([NBTEXT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [NBTEXT, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     process.stdin.write(message)
     process.stdin.close()
     process.stdin = None  # (communicate then only reads)
@@ -358,7 +391,7 @@ def test_a_signal_anywhere_in_start_up_is_no_traceback_and_filter_says_0_or_75(d
     rounds = random.Random(33)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         name = signal.Signals(signum).name
-        for wait_for_handlers in ((True,) if signum == signal.SIGINT else (True, False)):
+        for wait_for_handlers in (True,) if signum == signal.SIGINT else (True, False):
             for _ in range(6):
                 status, out, err = _signalled_run(args, message, signum, wait_for_handlers, rounds.uniform(0, span))
                 seen = (name, wait_for_handlers, status, out, err)
@@ -377,14 +410,17 @@ def test_a_signal_anywhere_in_start_up_is_no_traceback_and_filter_says_0_or_75(d
 
 @needs_executable
 @needs_dev_full
-@pytest.mark.parametrize("command", [
-    ["train", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
-    ["train", "-j", "1", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
-    ["train", "--update", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],  # the click-free learner
-    ["train", "--update", "-j", "1", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],
-    ["forget", "-m", "{out}", DEMO / "train" / "spam"],
-    ["merge", "-o", "{out}", "{model}", "{model}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
+        ["train", "-j", "1", "-o", "{out}", DEMO / "train" / "spam", DEMO / "train" / "ham"],
+        ["train", "--update", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],  # the click-free learner
+        ["train", "--update", "-j", "1", "-m", "{out}", f"spam={DEMO / 'test' / 'spam'}"],
+        ["forget", "-m", "{out}", DEMO / "train" / "spam"],
+        ["merge", "-o", "{out}", "{model}", "{model}"],
+    ],
+)
 def test_a_model_written_is_status_0_though_stderr_is_full(tmp_path, demo_model, command):
     """`train 2>/dev/full` wrote its model and exited 1: the summary it could not print
     turned done work into a failure. Every command that writes a model and then says so:

@@ -28,8 +28,9 @@ def test_multinomial_on_binary_counts_equals_sklearn():
     peer = MultinomialNB(alpha=1.0).fit(vectorizer.fit_transform(texts), labels)
     np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=1e-12)
     probes = ["free free free prize", "lunch lunch notes"]
-    np.testing.assert_allclose(ours.predict_log_proba(probes), peer.predict_log_proba(vectorizer.transform(probes)),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        ours.predict_log_proba(probes), peer.predict_log_proba(vectorizer.transform(probes)), rtol=1e-9
+    )
 
 
 def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
@@ -40,7 +41,8 @@ def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
     peer = MultinomialNB(alpha=1.0).fit(X, labels)
     np.testing.assert_allclose(ours.feature_sums, peer.feature_count_, rtol=1e-12)
     ids_indptr = __import__("nbtext.features.matrix", fromlist=["x"]).ids_and_indptr(
-        [ours.tokenize(t) for t in texts[:5]], ours.vocabulary.lookup.__getitem__)
+        [ours.tokenize(t) for t in texts[:5]], ours.vocabulary.lookup.__getitem__
+    )
     rows = ours.feature_values(*ids_indptr)
     np.testing.assert_allclose(np.sqrt(rows.multiply(rows).sum(axis=1)).A.ravel(), 1.0)
 
@@ -52,11 +54,14 @@ def test_log_tf_is_log_one_plus_tf():
     assert x["aa"] == pytest.approx(np.log(4)) and x["bb"] == pytest.approx(2 * np.log(2))
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(features="tfidf", unknown="unk"), "an UNK feature has no document frequency"),
-    (dict(model="bernoulli", features="counts"), "models token presence"),
-    (dict(model="gaussian", features="counts"), "takes --features tfidf"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(features="tfidf", unknown="unk"), "an UNK feature has no document frequency"),
+        (dict(model="bernoulli", features="counts"), "models token presence"),
+        (dict(model="gaussian", features="counts"), "takes --features tfidf"),
+    ],
+)
 def test_refused_combinations(options, message):
     texts, labels = demo()
     with pytest.raises(NbtextError, match=message):
@@ -80,8 +85,10 @@ def test_tfidf_models_round_trip_and_cli(tmp_path, model_name):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 6), max_size=12), min_size=1, max_size=8),
-       st.lists(st.floats(-50, 50, allow_nan=False), min_size=21, max_size=21))
+@given(
+    st.lists(st.lists(st.integers(0, 6), max_size=12), min_size=1, max_size=8),
+    st.lists(st.floats(-50, 50, allow_nan=False), min_size=21, max_size=21),
+)
 def test_scores_of_counts_are_the_csr_products_to_the_bit(documents, values):
     """The numpy sums that spare a batch scipy's import equal csr_from_ids(...) @ Wᵀ exactly,
     repeated ids and empty documents included."""
@@ -104,11 +111,18 @@ def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
     paths = [tmp_path / f"{i}.txt" for i in range(len(test))]
     for path, text in zip(paths, test):
         path.write_bytes(text)
-    script = ("import json, sys, nbtext; m = nbtext.load(sys.argv[1]); "
-              "p = m.predict_proba([open(path, 'rb').read() for path in sys.argv[2:]]); "
-              "print(json.dumps(p.tolist()), any(n.split('.')[0] == 'scipy' for n in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path / "m.model"), *map(str, paths)],
-                            capture_output=True, text=True, cwd=ROOT, check=True)
+    script = (
+        "import json, sys, nbtext; m = nbtext.load(sys.argv[1]); "
+        "p = m.predict_proba([open(path, 'rb').read() for path in sys.argv[2:]]); "
+        "print(json.dumps(p.tolist()), any(n.split('.')[0] == 'scipy' for n in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "m.model"), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     probabilities, imported = result.stdout.rsplit(" ", 1)
     assert imported.strip() == "False" and len(test) > 2
     model = nbtext.load(tmp_path / "m.model")
@@ -131,14 +145,22 @@ def test_counting_needs_no_scipy(tmp_path, features):
     from nbtext.features.matrix import one_hot
     from nbtext.stats.counting import CountTable
 
-    script = ("import sys, nbtext; from conftest import read_labelled, ROOT; "
-              "texts, labels = read_labelled(ROOT / 'corpora' / 'mail' / 'train'); "
-              f"nbtext.train(texts, labels, features={features!r}); "
-              "print(any(n.split('.')[0] == 'scipy' for n in sys.modules))")
+    script = (
+        "import sys, nbtext; from conftest import read_labelled, ROOT; "
+        "texts, labels = read_labelled(ROOT / 'corpora' / 'mail' / 'train'); "
+        f"nbtext.train(texts, labels, features={features!r}); "
+        "print(any(n.split('.')[0] == 'scipy' for n in sys.modules))"
+    )
     # run from the project root (where mutmut's copy finds its configuration under `make mutants`)
     path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                            cwd=ROOT, env={**os.environ, "PYTHONPATH": path})
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+    )
     assert result.stdout.strip() == "False"
     texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
     model = nbtext.train(texts, labels, features=features)
@@ -146,6 +168,7 @@ def test_counting_needs_no_scipy(tmp_path, features):
     table = CountTable(binary=features == "binary")
     ids, indptr = table.add(token_lists, labels)
     rows = np.array([table.labels[label] for label in labels])
-    expected = (one_hot(rows, len(table.labels)).T @ csr_from_ids(ids, indptr, len(table.token_columns),
-                                                                   features == "binary")).toarray()
+    expected = (
+        one_hot(rows, len(table.labels)).T @ csr_from_ids(ids, indptr, len(table.token_columns), features == "binary")
+    ).toarray()
     assert np.array_equal(table.token_counts, expected) and expected.sum() > 0

@@ -43,7 +43,7 @@ def test_the_comparison_decodes_a_model_field_by_field(produced):
 
     _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     offset = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size + length + header["arrays"]["class_count"]["offset"]
-    changed[offset:offset + 8] = np.float64(arrays["class_count"][0] + 1).tobytes()
+    changed[offset : offset + 8] = np.float64(arrays["class_count"][0] + 1).tobytes()
     changed = _with_checksum(bytes(changed), header)
     assert any(line.startswith("array class_count[0]") for line in differences("m.model", data, changed))
 
@@ -58,9 +58,14 @@ def _with_checksum(data, header):
 
     _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
-    full = json.loads(data[start:start + length])
-    payload = data[start + length:start + length + full["payload_bytes"]]
+    full = json.loads(data[start : start + length])
+    payload = data[start + length : start + length + full["payload_bytes"]]
     full["payload_crc32"] = zlib.crc32(payload)
     text = json.dumps(full).encode()
-    return MAGIC + PREAMBLE.pack(full["format_version"], len(text)) + struct.pack("<I", zlib.crc32(text)) + text \
-        + data[start + length:]
+    return (
+        MAGIC
+        + PREAMBLE.pack(full["format_version"], len(text))
+        + struct.pack("<I", zlib.crc32(text))
+        + text
+        + data[start + length :]
+    )

@@ -29,8 +29,17 @@ MAIL = ROOT / "corpora" / "mail"
 @pytest.fixture(scope="module")
 def budget_model(tmp_path_factory):
     path = tmp_path_factory.mktemp("budget") / "b.model"
-    result = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", path,
-                 MAIL / "train" / "spam", MAIL / "train" / "ham")
+    result = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "--max-ham-flagged",
+        "5%",
+        "-o",
+        path,
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
     assert result.exit_code == 0, result.stderr
     return path
 
@@ -40,10 +49,12 @@ def out_of_fold(model):
     whole calibration sample kept), as the model computes probabilities."""
     token_lists, labels, hashes = model.calibration_sample
     every = sorted(range(len(hashes)), key=lambda i: (hashes[i], labels[i]))
-    jll, lengths = out_of_fold_jll(model, [token_lists[i] for i in every], [labels[i] for i in every],
-                                   [hashes[i] % FOLDS for i in every])
-    return exp(model.posterior(jll, lengths))[:, model.classes.index("spam")], \
-        np.array([labels[i] == "ham" for i in every])
+    jll, lengths = out_of_fold_jll(
+        model, [token_lists[i] for i in every], [labels[i] for i in every], [hashes[i] % FOLDS for i in every]
+    )
+    return exp(model.posterior(jll, lengths))[:, model.classes.index("spam")], np.array(
+        [labels[i] == "ham" for i in every]
+    )
 
 
 def flagged_out_of_fold(model):
@@ -64,8 +75,17 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(t
     most, kept: 30 over 64 of the 78)."""
     monkeypatch.setattr(calibration, "SAMPLE", 30)
     path = tmp_path / "b.model"
-    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", budget, "-o", path,
-                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    trained = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "--max-ham-flagged",
+        budget,
+        "-o",
+        path,
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
     assert trained.exit_code == 0, trained.stderr
     model = nbtext.load(str(path), fold=True)
     c = model.calibration
@@ -75,8 +95,11 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(t
     assert ("too few to bound the share flagged" in trained.stderr) == (upper_share(0, n, BUDGET_RISK) > share)
     assert len(model.calibration_sample[2]) > c["documents"]  # (the whole sample kept, not the fit's)
     assert flagged == 0 or upper_share(flagged, n, BUDGET_RISK) <= share
-    assert c["spam_cutoff"] == 0.5 or just_below > flagged and (upper_share(just_below, n, BUDGET_RISK) > share
-                                                                 or flagged == 0)
+    assert (
+        c["spam_cutoff"] == 0.5
+        or just_below > flagged
+        and (upper_share(just_below, n, BUDGET_RISK) > share or flagged == 0)
+    )
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
@@ -84,22 +107,34 @@ def test_every_path_decides_by_it(budget_model, tmp_path):
     """The one-message path (predict of stdin, filter), the model loaded whole (predict of
     files) and eval give each message the same label, unsure ones included."""
     messages = []  # as mail, so that filter classifies them too
-    for i, text in enumerate(p.read_bytes() for label in ("spam", "ham") for p in sorted((MAIL / "test" / label).iterdir())):
+    for i, text in enumerate(
+        p.read_bytes() for label in ("spam", "ham") for p in sorted((MAIL / "test" / label).iterdir())
+    ):
         messages.append(tmp_path / f"{i:03d}.eml")
         messages[-1].write_bytes(b"Subject: a message\n\n" + text)
-    whole = subprocess.run([NBTEXT, "predict", "-j", "1", "-m", budget_model, *messages], capture_output=True,
-                           text=True, check=True).stdout.splitlines()
+    whole = subprocess.run(
+        [NBTEXT, "predict", "-j", "1", "-m", budget_model, *messages], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     labels = [line.split("\t")[1] for line in whole]
-    assert "unsure" in labels or all(line.split("\t")[1] != "spam" or float(line.split("\t")[2]) >=
-                                     nbtext.load(str(budget_model)).calibration["spam_cutoff"] for line in whole)
+    assert "unsure" in labels or all(
+        line.split("\t")[1] != "spam"
+        or float(line.split("\t")[2]) >= nbtext.load(str(budget_model)).calibration["spam_cutoff"]
+        for line in whole
+    )
     for message, label in zip(messages, labels):
-        one = subprocess.run([NBTEXT, "predict", "-m", budget_model], input=message.read_bytes(), capture_output=True,
-                             check=True).stdout.decode().strip()
-        tagged = subprocess.run([NBTEXT, "filter", "-m", budget_model], input=message.read_bytes(),
-                                capture_output=True).stdout.decode(errors="replace")
+        one = (
+            subprocess.run(
+                [NBTEXT, "predict", "-m", budget_model], input=message.read_bytes(), capture_output=True, check=True
+            )
+            .stdout.decode()
+            .strip()
+        )
+        tagged = subprocess.run(
+            [NBTEXT, "filter", "-m", budget_model], input=message.read_bytes(), capture_output=True
+        ).stdout.decode(errors="replace")
         assert one == label and f"X-Nbtext-Class: {label}" in tagged, message
     spam, ham = tmp_path / "spam", tmp_path / "ham"
-    for folder, part in ((spam, messages[:len(messages) // 2]), (ham, messages[len(messages) // 2:])):
+    for folder, part in ((spam, messages[: len(messages) // 2]), (ham, messages[len(messages) // 2 :])):
         folder.mkdir()
         for message in part:
             (folder / message.name).write_bytes(message.read_bytes())
@@ -115,12 +150,15 @@ def test_learning_refits_the_cutoff_to_the_same_budget(budget_model, tmp_path):
     assert c["max_ham_flagged"] == 0.05 and "spam_cutoff" in c
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--calibration", "none", "--max-ham-flagged", "1%"], "not with --calibration none"),
-    (["--max-ham-flagged", "60%"], "from 0 to 50%"),
-    (["--max-ham-flagged", "lots"], "from 0 to 50%"),
-    (["--max-ham-flagged", "1%"], "needs a calibrated model of two classes"),  # 78 documents: auto fits no T
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--calibration", "none", "--max-ham-flagged", "1%"], "not with --calibration none"),
+        (["--max-ham-flagged", "60%"], "from 0 to 50%"),
+        (["--max-ham-flagged", "lots"], "from 0 to 50%"),
+        (["--max-ham-flagged", "1%"], "needs a calibrated model of two classes"),  # 78 documents: auto fits no T
+    ],
+)
 def test_what_a_budget_cannot_do_is_one_line(tmp_path, args, message):
     result = run("train", *args, "-o", tmp_path / "m.model", MAIL / "train" / "spam", MAIL / "train" / "ham")
     assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1
@@ -130,11 +168,24 @@ def test_what_a_budget_cannot_do_is_one_line(tmp_path, args, message):
 def test_eval_online_from_a_budget_model_decides_as_its_filter(budget_model):
     """The unsure band of an online run from such a model is its cut-off's, and what it
     counts as ham flagged are hams decided spam, not the unsure ones."""
-    report = json.loads(run("eval", "--online", "--format", "json", "-m", budget_model, "--learn", "all",
-                            MAIL / "test" / "spam", MAIL / "test" / "ham").stdout)
+    report = json.loads(
+        run(
+            "eval",
+            "--online",
+            "--format",
+            "json",
+            "-m",
+            budget_model,
+            "--learn",
+            "all",
+            MAIL / "test" / "spam",
+            MAIL / "test" / "ham",
+        ).stdout
+    )
     assert report["unsure"]["spam_cutoff"] == nbtext.load(str(budget_model)).calibration["spam_cutoff"]
-    assert report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) \
-        + report["unsure"]["errors"]
+    assert (
+        report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) + report["unsure"]["errors"]
+    )
 
 
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
@@ -143,8 +194,17 @@ def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
     the budget is not bounded (its summary's words, 'at most 0.00% ..., an upper bound', alone
     said it was)."""
     model = tmp_path / "z.model"
-    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", "0", "-o", model,
-                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    trained = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "--max-ham-flagged",
+        "0",
+        "-o",
+        model,
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
     assert trained.exit_code == 0
     assert "nbtext: warning: --max-ham-flagged 0.00%: 39 ham documents out of fold are too few" in trained.stderr
     loaded = nbtext.load(str(model), fold=True)
@@ -161,31 +221,59 @@ def test_the_same_budget_written_two_ways_is_the_same_cutoff():
     rows = np.array([0] * 500 + [1] * 500)
     lengths = np.full(1000, 20)
     calibration = {"temperature": 1.0, "length_exponent": 0.0}
-    cuts = {spam_cutoff(["ham", "spam"], jll, rows, lengths, calibration, ham_flagged_budget(b))["spam_cutoff"]
-            for b in ("1.4%", "0.014", " 1.4 %")}
+    cuts = {
+        spam_cutoff(["ham", "spam"], jll, rows, lengths, calibration, ham_flagged_budget(b))["spam_cutoff"]
+        for b in ("1.4%", "0.014", " 1.4 %")
+    }
     assert len(cuts) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["eval", "--folds", "3", "--max-ham-flagged", "1%"], "is train's"),
-    (["eval", "--online", "--max-ham-flagged", "1%"], "is train's"),
-    (["eval", "-m", "{model}", "--max-ham-flagged", "1%"], "is train's"),  # (it said: goes with --folds or --online)
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["eval", "--folds", "3", "--max-ham-flagged", "1%"], "is train's"),
+        (["eval", "--online", "--max-ham-flagged", "1%"], "is train's"),
+        (
+            ["eval", "-m", "{model}", "--max-ham-flagged", "1%"],
+            "is train's",
+        ),  # (it said: goes with --folds or --online)
+    ],
+)
 def test_eval_does_not_take_a_budget(args, message, demo_model):
     result = run(*[a.format(model=demo_model) for a in args], MAIL / "train" / "spam", MAIL / "train" / "ham")
     assert result.exit_code == 2 and message in result.stderr  # a usage error
 
 
 def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path):
-    result = run("train", "--update", "--new-classes", "-m", budget_model, "-o", tmp_path / "u.model",
-                 f"other={MAIL / 'test' / 'ham'}")
+    result = run(
+        "train",
+        "--update",
+        "--new-classes",
+        "-m",
+        budget_model,
+        "-o",
+        tmp_path / "u.model",
+        f"other={MAIL / 'test' / 'ham'}",
+    )
     assert result.exit_code == 1 and "is for two classes" in result.stderr and result.stderr.count("Error") == 1
 
 
 def test_the_spam_class_is_found_in_any_case(tmp_path):
     model = tmp_path / "c.model"
-    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
-               f"Spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
+    assert (
+        run(
+            "train",
+            "--calibration",
+            "temperature",
+            "--max-ham-flagged",
+            "5%",
+            "-o",
+            model,
+            f"Spam={MAIL / 'train' / 'spam'}",
+            f"ham={MAIL / 'train' / 'ham'}",
+        ).exit_code
+        == 0
+    )
     assert nbtext.load(str(model)).calibration["positive"] == "Spam"
 
 
@@ -194,12 +282,33 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     (bulk and important), the budget is refused, not put on the class that sorts second
     (important, the good mail, as an attack found); beside a class named ham, the other is spam."""
     model = tmp_path / "c.model"
-    result = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
-                 f"bulk={MAIL / 'train' / 'spam'}", f"important={MAIL / 'train' / 'ham'}")
+    result = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "--max-ham-flagged",
+        "5%",
+        "-o",
+        model,
+        f"bulk={MAIL / 'train' / 'spam'}",
+        f"important={MAIL / 'train' / 'ham'}",
+    )
     assert result.exit_code == 1 and "named spam or ham" in result.stderr and result.stderr.count("\n") == 1
     assert not model.exists()
-    assert run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
-               f"junk={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}").exit_code == 0
+    assert (
+        run(
+            "train",
+            "--calibration",
+            "temperature",
+            "--max-ham-flagged",
+            "5%",
+            "-o",
+            model,
+            f"junk={MAIL / 'train' / 'spam'}",
+            f"ham={MAIL / 'train' / 'ham'}",
+        ).exit_code
+        == 0
+    )
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
 
 
@@ -264,8 +373,17 @@ def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
     """The cut-off --max-ham-flagged chose was said by `info` alone: train's summary (and
     --update's, which refits it) says it in the same words."""
     model = tmp_path / "c.model"
-    trained = run("train", "--calibration", "temperature", "--max-ham-flagged", "5%", "-o", model,
-                  MAIL / "train" / "spam", MAIL / "train" / "ham")
+    trained = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "--max-ham-flagged",
+        "5%",
+        "-o",
+        model,
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
     assert trained.exit_code == 0, trained.stderr
     decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
     said = decision.split(None, 1)[1].split("; ")[0]  # (info adds what happens below it)
@@ -274,17 +392,32 @@ def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
     assert f"; decision: {said}; " in trained.stderr and "5.00%" in said
     updated = run("train", "--update", "-m", model, "-o", tmp_path / "u.model", f"spam={MAIL / 'test' / 'spam'}")
     assert updated.exit_code == 0 and "; decision: spam" in updated.stderr and "5.00%" in updated.stderr
-    plain = run("train", "--calibration", "temperature", "-o", tmp_path / "p.model", MAIL / "train" / "spam",
-                MAIL / "train" / "ham")
+    plain = run(
+        "train",
+        "--calibration",
+        "temperature",
+        "-o",
+        tmp_path / "p.model",
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
     assert "decision" not in plain.stderr  # no budget, no cut-off to say
 
 
-@pytest.mark.parametrize("cutoff, words", [
-    (0.973251, "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an upper bound "
-               "from the training data out of fold)"),
-    (1.0000000000000002, "never spam: the other class was certain of it out of fold, so no cut-off keeps to 1.00% "
-                         "flagged"),
-])
+@pytest.mark.parametrize(
+    "cutoff, words",
+    [
+        (
+            0.973251,
+            "spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an upper bound "
+            "from the training data out of fold)",
+        ),
+        (
+            1.0000000000000002,
+            "never spam: the other class was certain of it out of fold, so no cut-off keeps to 1.00% flagged",
+        ),
+    ],
+)
 def test_the_cutoff_in_words(cutoff, words):
     from nbtext.report.text import spam_cutoff_said
 

@@ -15,8 +15,15 @@ from nbtext.reading.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 
 
 def message(body, content_type=b"text/html", encoding=b"", headers=b""):
-    return (b"From: a@example.com\nSubject: hi\nContent-Type: " + content_type + b"\n"
-            + (b"Content-Transfer-Encoding: " + encoding + b"\n" if encoding else b"") + headers + b"\n" + body)
+    return (
+        b"From: a@example.com\nSubject: hi\nContent-Type: "
+        + content_type
+        + b"\n"
+        + (b"Content-Transfer-Encoding: " + encoding + b"\n" if encoding else b"")
+        + headers
+        + b"\n"
+        + body
+    )
 
 
 def repeat(unit, size):
@@ -25,26 +32,31 @@ def repeat(unit, size):
 
 SHAPES = {  # name -> a message of about `size` bytes
     "unclosed comments": lambda n: message(repeat(b"<!--", n)),
-    "comments, scripts, links": lambda n: message(repeat(b"<!--", n // 3) + repeat(b"<script", n // 3)
-                                                  + repeat(b"<a href=", n // 3)),
+    "comments, scripts, links": lambda n: message(
+        repeat(b"<!--", n // 3) + repeat(b"<script", n // 3) + repeat(b"<a href=", n // 3)
+    ),
     "'<!-- x ' repeated": lambda n: message(repeat(b"<!-- x ", n)),
     "unclosed scripts": lambda n: message(repeat(b"<script>", n)),
     "unclosed tags and attributes": lambda n: message(repeat(b'<a b="', n)),
     "unclosed quoted links": lambda n: message(repeat(b'<a href="x ', n)),
     "blank base64, then !": lambda n: message(repeat(b" \t", n) + b"!", b"text/plain", b"base64"),
     "broken base64": lambda n: message(repeat(b"QUJD====\n \n", n), b"text/plain", b"base64"),
-    "thousands of MIME parts": lambda n: message(repeat(b"--b\nContent-Type: text/plain\n\nx\n", n),
-                                                 b'multipart/mixed; boundary="b"'),
-    "nested multiparts": lambda n: message(repeat(b"--b\nContent-Type: multipart/mixed; boundary=b\n\n", n),
-                                           b'multipart/mixed; boundary="b"'),
+    "thousands of MIME parts": lambda n: message(
+        repeat(b"--b\nContent-Type: text/plain\n\nx\n", n), b'multipart/mixed; boundary="b"'
+    ),
+    "nested multiparts": lambda n: message(
+        repeat(b"--b\nContent-Type: multipart/mixed; boundary=b\n\n", n), b'multipart/mixed; boundary="b"'
+    ),
     "encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?utf-8?q?a?= ", n) + b"\n\nhi",
     "unclosed encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?a?q?x ", n) + b"\n\nhi",
     "broken encoded words": lambda n: b"From: a@example.com\nSubject: " + repeat(b"=?utf-8?b?", n) + b"\n\nhi",
     "folded giant header": lambda n: b"From: a@example.com\nSubject: a\n" + repeat(b" folded\n", n) + b"\nhi",
-    "unclosed quoted parameters": lambda n: b"From: a@example.com\nContent-Type: text/plain"
-                                            + repeat(b'; a="', n) + b"\n\nhi",
-    "a million parameters": lambda n: b"From: a@example.com\nContent-Type: text/plain" + repeat(b"; a=b", n)
-                                      + b"\n\nhi",
+    "unclosed quoted parameters": lambda n: (
+        b"From: a@example.com\nContent-Type: text/plain" + repeat(b'; a="', n) + b"\n\nhi"
+    ),
+    "a million parameters": lambda n: (
+        b"From: a@example.com\nContent-Type: text/plain" + repeat(b"; a=b", n) + b"\n\nhi"
+    ),
     "URLs": lambda n: message(repeat(b"http://", n), b"text/plain"),
     "NUL bytes": lambda n: message(repeat(b"\0", n), b"text/plain"),
     "quoted-printable soft breaks": lambda n: message(repeat(b"=\n", n), b"text/plain", b"quoted-printable"),
@@ -84,15 +96,65 @@ def test_reading_is_linear(shape):
 
 
 # --- fuzzing: whatever a message holds, it is read as its words ------------------------
-CHARSETS = [b"utf-8", b"idna", b"punycode", b"undefined", b"base64", b"x-unknown", b"koi8-r", b"utf-7",
-            b"latin-1\0", b"rot13", b"zlib", b"", b"\xff"]
+CHARSETS = [
+    b"utf-8",
+    b"idna",
+    b"punycode",
+    b"undefined",
+    b"base64",
+    b"x-unknown",
+    b"koi8-r",
+    b"utf-7",
+    b"latin-1\0",
+    b"rot13",
+    b"zlib",
+    b"",
+    b"\xff",
+]
 ATOMS = [
-    b"From: a@example.com\n", b"Subject: =?", b"?q?", b"?b?", b"?=", b"Content-Type: ", b"text/html", b"text/plain",
-    b"multipart/mixed", b"message/rfc822", b"; boundary=", b"; charset=", b"; name*=", b"''%41", b"%", b"'",
-    b"Content-Transfer-Encoding: base64\n", b"Content-Transfer-Encoding: quoted-printable\n", b"\n", b"\r\n",
-    b"\n\n", b"--b\n", b"--b--\n", b"b", b"<!--", b"-->", b"<script>", b"<a href='http://", b"\0", b"\xff\xfe",
-    b"=", b"=E9", b"=\n", b"QUJD", b"====", b"\"", b";", b" ", b"\t", b"http://x.example:99999/", b"[::1",
-    b"Content-Disposition: attachment; filename*=", b"From x  Mon Jun 24 17:54:30 2002\n",
+    b"From: a@example.com\n",
+    b"Subject: =?",
+    b"?q?",
+    b"?b?",
+    b"?=",
+    b"Content-Type: ",
+    b"text/html",
+    b"text/plain",
+    b"multipart/mixed",
+    b"message/rfc822",
+    b"; boundary=",
+    b"; charset=",
+    b"; name*=",
+    b"''%41",
+    b"%",
+    b"'",
+    b"Content-Transfer-Encoding: base64\n",
+    b"Content-Transfer-Encoding: quoted-printable\n",
+    b"\n",
+    b"\r\n",
+    b"\n\n",
+    b"--b\n",
+    b"--b--\n",
+    b"b",
+    b"<!--",
+    b"-->",
+    b"<script>",
+    b"<a href='http://",
+    b"\0",
+    b"\xff\xfe",
+    b"=",
+    b"=E9",
+    b"=\n",
+    b"QUJD",
+    b"====",
+    b'"',
+    b";",
+    b" ",
+    b"\t",
+    b"http://x.example:99999/",
+    b"[::1",
+    b"Content-Disposition: attachment; filename*=",
+    b"From x  Mon Jun 24 17:54:30 2002\n",
 ]
 
 
@@ -110,8 +172,10 @@ def test_declared_charsets_never_fail(charset):
     text codec: the raw words, or the body as UTF-8); an RFC 2231 name in one is too."""
     for body in (b"hello caf\xc3\xa9", b"xn--abc- hello", b"hello \xff\xfe\x00"):
         for name in ("", f"; name*={charset}''%41%42"):
-            data = (f"From: a@example.com\nSubject: =?{charset}?q?hi?=\nContent-Type: text/plain; "
-                    f"charset={charset}{name}\n\n").encode("latin-1") + body
+            data = (
+                f"From: a@example.com\nSubject: =?{charset}?q?hi?=\nContent-Type: text/plain; "
+                f"charset={charset}{name}\n\n"
+            ).encode("latin-1") + body
             tokens = mail_tokens(data, DEFAULT_HEADERS, text_tokens)
             assert "subject:hi" in tokens
             assert ("filename:ab" if name else "hello") in tokens
@@ -198,8 +262,10 @@ def test_a_csv_quote_never_closed_is_refused_with_its_line(tmp_path):
 
     table = tmp_path / "t.csv"
     table.write_text('label,text\nspam,"win money\nham,lunch today\nham,notes\nspam,free prize\n')
-    one_line_error(run("train", "--table", table, "--label-col", "label", "--text-col", "text",
-                       "-o", tmp_path / "m"), f"{table}:2: unexpected end of data")
+    one_line_error(
+        run("train", "--table", table, "--label-col", "label", "--text-col", "text", "-o", tmp_path / "m"),
+        f"{table}:2: unexpected end of data",
+    )
 
 
 # --- the size policy ----------------------------------------------------------------------
@@ -230,7 +296,8 @@ def test_filter_passes_the_whole_message_on_past_max_bytes(demo_model):
     message = b"Subject: notes\n\n" + b"lunch notes meeting " * 50 + b"free prize money " * 500
     result = run("filter", "-m", demo_model, "--max-bytes", "500", input=message)
     assert result.exit_code == 0 and result.stdout_bytes.replace(b"X-Nbtext-Class: ham\n", b"", 1).startswith(
-        b"Subject: notes\nX-Nbtext-Probability: ")
+        b"Subject: notes\nX-Nbtext-Probability: "
+    )
     assert result.stdout_bytes.endswith(message[16:])
 
 
@@ -242,8 +309,9 @@ def test_a_giant_record_is_cut_and_read_in_linear_time():
 
     new_run()  # (a run of another test in this process may have said it)
     with pytest.warns(UserWarning, match="only the first 1,000 bytes of each are read"):
-        records = list(stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False,
-                                      max_bytes=1000))
+        records = list(
+            stream_records(io.BytesIO(b"x" * 300_000 + b"\nshort\n" + b"y" * 5000), b"\n", pause=False, max_bytes=1000)
+        )
     assert [len(r) for r in records] == [1000, 5, 1000]
 
 
@@ -306,8 +374,10 @@ def test_every_reader_reads_by_the_limit_it_is_given(tmp_path_factory, small, la
     # csv module's own limit, one for the process, set from each reader's argument row by row
     (root / "t.tsv").write_bytes(b"".join(b"x\t" + w.replace(b"0", "\u00e9".encode()) + b"\n" for w in words))
     cells = [w.replace(b"0", "\u00e9".encode()) for w in words]  # 300 characters, 480 bytes
-    interleaved = zip(labelled_input(table=str(root / "t.tsv"), max_bytes=300)(),
-                      labelled_input(table=str(root / "t.tsv"), max_bytes=10_000)())
+    interleaved = zip(
+        labelled_input(table=str(root / "t.tsv"), max_bytes=300)(),
+        labelled_input(table=str(root / "t.tsv"), max_bytes=10_000)(),
+    )
     for cell, (cut_one, whole) in zip(cells, interleaved):
         # the first 300 bytes, an é cut in two left out
         assert (cut_one.data.encode(), whole.data.encode()) == (cell[:300].decode("utf-8", "ignore").encode(), cell)
@@ -325,19 +395,26 @@ def _split_by_pattern(body, boundary):
     for match in delimiter.finditer(body):
         if start is not None:
             end = match.start()
-            end -= 2 if body[end - 2:end] == b"\r\n" else 1 if body[end - 1:end] == b"\n" else 0
+            end -= 2 if body[end - 2 : end] == b"\r\n" else 1 if body[end - 1 : end] == b"\n" else 0
             parts.append(body[start:end])
         if match.group(1):
             return parts
-        start = match.end() + (2 if body[match.end():match.end() + 2] == b"\r\n" else 1)
+        start = match.end() + (2 if body[match.end() : match.end() + 2] == b"\r\n" else 1)
     if start is not None:
         parts.append(body[start:])
     return parts
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from([b"--b", b"--b--", b"\n", b"\r\n", b" ", b"\t", b"x", b"--", b"b", b"\r", b"--bb",
-                                 b"-", b"\xe9"]), max_size=16), st.sampled_from(["b", "bb", "-", "é"]))
+@given(
+    st.lists(
+        st.sampled_from(
+            [b"--b", b"--b--", b"\n", b"\r\n", b" ", b"\t", b"x", b"--", b"b", b"\r", b"--bb", b"-", b"\xe9"]
+        ),
+        max_size=16,
+    ),
+    st.sampled_from(["b", "bb", "-", "é"]),
+)
 def test_multipart_parts_are_found_as_the_pattern_found_them(pieces, boundary):
     from nbtext.reading.mail import split_multipart
 
@@ -349,11 +426,17 @@ def _peak_kb(command):
     """The peak memory (KB) of `nbtext COMMAND`, run by a Python of its own."""
     import subprocess
 
-    measured = ("import resource, subprocess, sys\n"
-                "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)")
-    result = subprocess.run([sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command],
-                            capture_output=True, text=True, timeout=300)
+    measured = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     peak, status = map(int, result.stdout.split())
     assert status == 0, result.stderr
     return peak
@@ -366,10 +449,16 @@ def test_memory_per_byte_stays_that_of_a_plain_message(tmp_path, demo_model):
     plain message of the same size, and a batch's memory does not grow with its messages."""
     size = 3_000_000
     plain = b"Subject: x\n\n" + b"free prize lunch notes\n" * (size // 23)
-    huge = b"Subject: x\nContent-Type: multipart/mixed; boundary=\"" + b"b" * size + b"\"\n\nfree prize\n"
-    siblings = b"Subject: x\nContent-Type: multipart/mixed; boundary=outer\n\n" + b"".join(
-        b"--outer\nContent-Type: multipart/alternative; boundary=b%d%s\n\n--b%d%s\nfree\n" % (i, b"q" * 300, i, b"q" * 300)
-        for i in range(size // 700)) + b"--outer--\n"
+    huge = b'Subject: x\nContent-Type: multipart/mixed; boundary="' + b"b" * size + b'"\n\nfree prize\n'
+    siblings = (
+        b"Subject: x\nContent-Type: multipart/mixed; boundary=outer\n\n"
+        + b"".join(
+            b"--outer\nContent-Type: multipart/alternative; boundary=b%d%s\n\n--b%d%s\nfree\n"
+            % (i, b"q" * 300, i, b"q" * 300)
+            for i in range(size // 700)
+        )
+        + b"--outer--\n"
+    )
     folder = tmp_path / "batch"
     folder.mkdir()
     for i in range(8):
@@ -385,10 +474,21 @@ def test_memory_per_byte_stays_that_of_a_plain_message(tmp_path, demo_model):
 
 
 _ENVELOPE = b"From sender@example.com Mon Jun 24 17:54:30 2002"
-_MBOX_LINES = st.one_of(st.sampled_from([
-    b"", b"Subject: hi", b"From here on, a body line", b"x" * 150, b"From " + b"y" * 120, b"\r",
-    _ENVELOPE, _ENVELOPE + b" " + b"z" * 200,  # an envelope line longer than a small --max-bytes
-]), st.integers(1, 3000).map(lambda n: b"p" * n))  # lines of any length: lines across the sniffed head's end
+_MBOX_LINES = st.one_of(
+    st.sampled_from(
+        [
+            b"",
+            b"Subject: hi",
+            b"From here on, a body line",
+            b"x" * 150,
+            b"From " + b"y" * 120,
+            b"\r",
+            _ENVELOPE,
+            _ENVELOPE + b" " + b"z" * 200,  # an envelope line longer than a small --max-bytes
+        ]
+    ),
+    st.integers(1, 3000).map(lambda n: b"p" * n),
+)  # lines of any length: lines across the sniffed head's end
 
 
 def _reference_mbox(data):
@@ -449,11 +549,23 @@ def test_documents_cut_are_said_in_one_line_and_only_when_cut(tmp_path, demo_mod
     mbox = tmp_path / "box.mbox"
     mbox.write_bytes(_ENVELOPE + b"\n" + b"lunch notes " * 100 + b"\n\n" + _ENVELOPE + b"\nfree prize " * 100 + b"\n")
     (tmp_path / "note.txt").write_bytes(b"meeting notes " * 100)
-    result = run("predict", "-j", "1", "-m", demo_model, "--max-bytes", "100", tmp_path / "note.txt", mbox, "-",
-                 input=b"free money " * 100)
+    result = run(
+        "predict",
+        "-j",
+        "1",
+        "-m",
+        demo_model,
+        "--max-bytes",
+        "100",
+        tmp_path / "note.txt",
+        mbox,
+        "-",
+        input=b"free money " * 100,
+    )
     assert result.exit_code == 0 and result.stdout.count("\n") == 4
-    assert result.stderr == ("nbtext: warning: documents over 100 bytes are cut: only the first 100 bytes of each "
-                             "are read (--max-bytes)\n")
+    assert result.stderr == (
+        "nbtext: warning: documents over 100 bytes are cut: only the first 100 bytes of each are read (--max-bytes)\n"
+    )
     quiet = run("predict", "-m", demo_model, "--lines", "--max-bytes", "4", input=b"aaaa\r\nbbbb\r\n")
     assert quiet.exit_code == 0 and quiet.stderr == ""
     (tmp_path / "t.ft").write_bytes(b"__label__spam free\n__label__ham lunch\n")

@@ -1,6 +1,7 @@
 """A model file is input too: crafted, truncated or bit-flipped files are refused with one
 `Error:` line naming the file, before any large allocation."""
 
+from hypothesis import given, settings, strategies as st
 import json
 import random
 import struct
@@ -33,9 +34,9 @@ def sample_parts(data):
     """(header dict, payload bytes, sample section bytes) of a model file."""
     version, length = struct.unpack_from("<IQ", data, len(MAGIC))
     start = len(MAGIC) + 12 + (4 if version >= 2 else 0)
-    header = json.loads(data[start:start + length])
+    header = json.loads(data[start : start + length])
     end = start + length + header.get("payload_bytes", len(data))
-    return header, data[start + length:end], data[end:]
+    return header, data[start + length : end], data[end:]
 
 
 def assemble(header, payload, crc=True, version=modelfile.FORMAT_VERSION):
@@ -73,22 +74,61 @@ def with_key(d, dotted, value):
 
 
 CRAFTED = [
-    ("n_tokens", None), ("n_tokens", "12"), ("n_tokens", 12.0), ("n_tokens", 10**20), ("n_tokens", -1),
-    ("classes", []), ("classes", ["ham", "ham"]), ("classes", [1, 2]), ("classes", None),
-    ("classes", ["ham\nX-Spam-Flag: NO", "spam"]), ("classes", ["ham", "sp\x00am"]), ("classes", ["ham", "\x1b[31m"]),
-    ("settings.alpha", None), ("settings.alpha", "0.1"), ("settings.alpha", -1), ("settings.alpha", 0),
-    ("settings.min_count", 0), ("settings.min_count", 2.5), ("settings.max_features", "all"),
-    ("settings.prior", "psychic"), ("settings.event_model", "neural"), ("settings.tokenizer.ngrams", 10**6),
-    ("settings.tokenizer.ngrams", True), ("settings.tokenizer.input", "pdf"), ("settings.tokenizer", ...),
-    ("settings.features", "tfidf"), ("settings.tf", "sqrt"), ("settings.idf", "yes"),
-    ("settings", ...), ("settings", []), ("arrays.class_count", ...), ("arrays.class_count.shape", [10**18]),
-    ("arrays.class_count.shape", [2, 1]), ("arrays.class_count.dtype", "|O"), ("arrays.class_count.offset", -8),
-    ("arrays.class_count.offset", 10**12), ("arrays.count_data.shape", [3]), ("arrays.count_indptr.shape", [2]),
-    ("arrays.pickle", {"dtype": "|O", "shape": [1], "offset": 0}), ("arrays", None),
-    ("format_version", "1"), ("nbtext_version", 1), ("payload_bytes", None), ("payload_crc32", "x"),
-    *(("calibration", {"method": "temperature", "temperature": 2.0, "documents": 100, **extra})
-      for extra in ({"length_exponent": -0.5}, {"length_exponent": 3.0}, {"length_exponent": "0.8"},
-                    {"length_exponent": 1}, {"temperature": 0.0}, {"width": 1.0})),
+    ("n_tokens", None),
+    ("n_tokens", "12"),
+    ("n_tokens", 12.0),
+    ("n_tokens", 10**20),
+    ("n_tokens", -1),
+    ("classes", []),
+    ("classes", ["ham", "ham"]),
+    ("classes", [1, 2]),
+    ("classes", None),
+    ("classes", ["ham\nX-Spam-Flag: NO", "spam"]),
+    ("classes", ["ham", "sp\x00am"]),
+    ("classes", ["ham", "\x1b[31m"]),
+    ("settings.alpha", None),
+    ("settings.alpha", "0.1"),
+    ("settings.alpha", -1),
+    ("settings.alpha", 0),
+    ("settings.min_count", 0),
+    ("settings.min_count", 2.5),
+    ("settings.max_features", "all"),
+    ("settings.prior", "psychic"),
+    ("settings.event_model", "neural"),
+    ("settings.tokenizer.ngrams", 10**6),
+    ("settings.tokenizer.ngrams", True),
+    ("settings.tokenizer.input", "pdf"),
+    ("settings.tokenizer", ...),
+    ("settings.features", "tfidf"),
+    ("settings.tf", "sqrt"),
+    ("settings.idf", "yes"),
+    ("settings", ...),
+    ("settings", []),
+    ("arrays.class_count", ...),
+    ("arrays.class_count.shape", [10**18]),
+    ("arrays.class_count.shape", [2, 1]),
+    ("arrays.class_count.dtype", "|O"),
+    ("arrays.class_count.offset", -8),
+    ("arrays.class_count.offset", 10**12),
+    ("arrays.count_data.shape", [3]),
+    ("arrays.count_indptr.shape", [2]),
+    ("arrays.pickle", {"dtype": "|O", "shape": [1], "offset": 0}),
+    ("arrays", None),
+    ("format_version", "1"),
+    ("nbtext_version", 1),
+    ("payload_bytes", None),
+    ("payload_crc32", "x"),
+    *(
+        ("calibration", {"method": "temperature", "temperature": 2.0, "documents": 100, **extra})
+        for extra in (
+            {"length_exponent": -0.5},
+            {"length_exponent": 3.0},
+            {"length_exponent": "0.8"},
+            {"length_exponent": 1},
+            {"temperature": 0.0},
+            {"width": 1.0},
+        )
+    ),
 ]
 
 
@@ -130,7 +170,7 @@ def test_counts_that_are_not_finite_and_non_negative_are_refused(tmp_path, demo_
     header, payload = parts(Path(demo_model).read_bytes())
     payload = bytearray(payload)
     offset = header["arrays"][array]["offset"]
-    payload[offset:offset + 8] = struct.pack("<d", bad)
+    payload[offset : offset + 8] = struct.pack("<d", bad)
     refused(tmp_path, assemble(header, bytes(payload)))
 
 
@@ -161,7 +201,8 @@ def test_truncation_at_every_point_is_refused(tmp_path):
     import nbtext
 
     nbtext.train(["cheap pills", "lunch notes", "free prize"], ["spam", "ham", "spam"], min_count=1).save(
-        tmp_path / "small.model")
+        tmp_path / "small.model"
+    )
     data = (tmp_path / "small.model").read_bytes()
     for end in range(len(data)):
         refused(tmp_path, data[:end])
@@ -176,8 +217,9 @@ def test_a_hostile_small_file_is_refused_before_allocating(tmp_path, demo_model)
     path = refused(tmp_path, assemble(header, payload[:1024]))
     peaks = []
     for model in (demo_model, path):
-        process = subprocess.Popen([sys.executable, "-c", f"import nbtext\ntry: nbtext.load({str(model)!r})\n"
-                                    "except nbtext.NbtextError: pass"])
+        process = subprocess.Popen(
+            [sys.executable, "-c", f"import nbtext\ntry: nbtext.load({str(model)!r})\nexcept nbtext.NbtextError: pass"]
+        )
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
         peaks.append(usage.ru_maxrss)
@@ -204,7 +246,6 @@ def test_random_bit_flips_are_refused_or_harmless(tmp_path, demo_model):
 
 
 # --- fuzzing with a fixed budget (`make fuzz` runs atheris for longer) -----------------------
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)
@@ -217,8 +258,10 @@ def test_any_bytes_after_the_magic_are_refused_or_loaded(tmp_path_factory, data)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(['"', ",", "\t", "\n", "\r", "spam", "ham", "text", "\0", "é"]), max_size=40),
-       st.sampled_from(["t.csv", "t.tsv"]))
+@given(
+    st.lists(st.sampled_from(['"', ",", "\t", "\n", "\r", "spam", "ham", "text", "\0", "é"]), max_size=40),
+    st.sampled_from(["t.csv", "t.tsv"]),
+)
 def test_any_table_is_read_or_refused_in_one_line(tmp_path_factory, pieces, name):
     from nbtext.reading.sources import table_documents
 
@@ -240,8 +283,10 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
     from nbtext.jobs.training import train_corpus
     from nbtext.reading.documents import Document, in_batches
 
-    docs = [Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
-            for i in range(120)]
+    docs = [
+        Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
+        for i in range(120)
+    ]
     part = train_corpus(lambda: in_batches(docs, 50), partial=True, min_count=1)
     good = tmp_path / "part.model"
     part.save(good)
@@ -251,7 +296,7 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
         spec = header["sample"]["arrays"][name]
         array = np.frombuffer(section, dtype=spec["dtype"], count=spec["shape"][0], offset=spec["offset"]).copy()
         array[-1] = value
-        changed = section[:spec["offset"]] + array.tobytes() + section[spec["offset"] + array.nbytes:]
+        changed = section[: spec["offset"]] + array.tobytes() + section[spec["offset"] + array.nbytes :]
         crafted = {**header, "sample": {**header["sample"], "crc32": zlib.crc32(changed)}}
         refused(tmp_path, assemble(crafted, payload) + changed)
     crafted = {**header, "sample": {**header["sample"], "crc32": 0}}  # the sample's own checksum
@@ -276,15 +321,21 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
     elif kind == "claims a terabyte":
         header, payload = parts(Path(demo_model).read_bytes())
         data = assemble(header, payload)
-        path.write_bytes(data[:len(MAGIC) + 4] + struct.pack("<Q", 10**12) + data[len(MAGIC) + 12:])
+        path.write_bytes(data[: len(MAGIC) + 4] + struct.pack("<Q", 10**12) + data[len(MAGIC) + 12 :])
     # each command run by a Python of its own that reports its child's peak memory (KB)
-    measured = ("import resource, subprocess, sys\n"
-                "code = subprocess.run(sys.argv[1:]).returncode\n"
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)")
+    measured = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)"
+    )
     message = b"Subject: hi\n\nfree prize\n"
     for command in (["filter"], ["predict", "-"], ["info"]):
-        result = subprocess.run([sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command,
-                                 "-m", path], input=message, capture_output=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command, "-m", path],
+            input=message,
+            capture_output=True,
+            timeout=60,
+        )
         said, report = result.stderr.decode().rstrip("\n").rsplit("\n", 1)
         peak, status = map(int, report.split())
         assert status == 1 and "\n" not in said and "Traceback" not in said, (command, said)

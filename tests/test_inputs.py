@@ -62,14 +62,16 @@ def test_the_headers_trained_with_are_stored_and_used(tmp_path):
     probe = b"From: deals@shop.example\nSubject: hello\n\nsee you"
     for headers, tokens in (("subject,from", ["subject", "from"]), ("subject", ["subject"])):
         path = tmp_path / f"{headers}.model"
-        result = run("train", "--min-count", "1", "--headers", headers, "-o", path,
-                     tmp_path / "spam.mbox", tmp_path / "ham.mbox")
+        result = run(
+            "train", "--min-count", "1", "--headers", headers, "-o", path, tmp_path / "spam.mbox", tmp_path / "ham.mbox"
+        )
         assert result.exit_code == 0, result.stderr
         model = nbtext.load(path)
         assert model.settings["tokenizer"]["headers"] == tokens
         assert ("from:shop" in model.vocabulary.tokens) == ("from" in tokens)
-        assert model.tokenize(probe) == nbtext.train(spam + ham, ["s", "s", "h", "h"], headers=tuple(tokens),
-                                                     min_count=1).tokenize(probe)
+        assert model.tokenize(probe) == nbtext.train(
+            spam + ham, ["s", "s", "h", "h"], headers=tuple(tokens), min_count=1
+        ).tokenize(probe)
         label = run("predict", "-m", path, input=probe).stdout.strip()
         assert label == ("spam" if "from" in tokens else model.classes[0])  # a tie without From: the first
 
@@ -164,7 +166,9 @@ def test_stream_records_pause_when_no_input_is_ready():
 
 def test_sms_style_headerless_table(tmp_path):
     table = tmp_path / "sms.tsv"
-    table.write_text("ham\tsee you at lunch\nspam\tWIN a free prize now\nham\tlunch at noon?\nspam\tfree prize call now\n")
+    table.write_text(
+        "ham\tsee you at lunch\nspam\tWIN a free prize now\nham\tlunch at noon?\nspam\tfree prize call now\n"
+    )
     assert run("train", "--table", table, "-o", tmp_path / "m", "--min-count", "1").exit_code == 0
     report = json.loads(run("eval", "-m", tmp_path / "m", "--table", table, "--format", "json").stdout)
     assert report["n"] == 4 and report["accuracy"] == 1.0
@@ -172,14 +176,31 @@ def test_sms_style_headerless_table(tmp_path):
     assert out.splitlines() == ["ham", "spam", "ham", "spam"]  # one label per row
     out = run("predict", "-m", tmp_path / "m", "--table", table, "--proba").stdout
     assert [l.split("\t")[:2] for l in out.splitlines()] == [
-        [f"{table}:1", "ham"], [f"{table}:2", "spam"], [f"{table}:3", "ham"], [f"{table}:4", "spam"]]
+        [f"{table}:1", "ham"],
+        [f"{table}:2", "spam"],
+        [f"{table}:3", "ham"],
+        [f"{table}:4", "spam"],
+    ]
 
 
 def test_csv_with_header_names_and_quoted_newlines(tmp_path):
     table = tmp_path / "data.csv"
-    table.write_text('id,text,category\n1,"free prize, now\nclick",spam\n2,"lunch, notes",ham\n3,"prize money",spam\n4,"lunch meeting",ham\n')
-    result = run("train", "--table", table, "--label-col", "category", "--text-col", "text",
-                 "--min-count", "1", "-o", tmp_path / "m")
+    table.write_text(
+        'id,text,category\n1,"free prize, now\nclick",spam\n2,"lunch, notes",ham\n3,"prize money",spam\n4,"lunch meeting",ham\n'
+    )
+    result = run(
+        "train",
+        "--table",
+        table,
+        "--label-col",
+        "category",
+        "--text-col",
+        "text",
+        "--min-count",
+        "1",
+        "-o",
+        tmp_path / "m",
+    )
     assert result.exit_code == 0, result.stderr
     assert nbtext.load(tmp_path / "m").class_count.tolist() == [2, 2]
     bad = run("train", "--table", table, "--label-col", "nope", "--text-col", "text", "-o", tmp_path / "m")
@@ -188,7 +209,9 @@ def test_csv_with_header_names_and_quoted_newlines(tmp_path):
 
 def test_fasttext_lines(tmp_path):
     data = tmp_path / "ft.txt"
-    data.write_text("__label__spam free prize now\n__label__ham lunch notes\n\n__label__spam prize money\n__label__ham meeting lunch\n")
+    data.write_text(
+        "__label__spam free prize now\n__label__ham lunch notes\n\n__label__spam prize money\n__label__ham meeting lunch\n"
+    )
     assert run("train", "--fasttext", data, "--min-count", "1", "-o", tmp_path / "m").exit_code == 0
     model = nbtext.load(tmp_path / "m")
     assert model.classes == ["ham", "spam"] and model.class_count.tolist() == [2, 2]
@@ -239,8 +262,10 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     from nbtext.jobs.training import train_corpus
     from nbtext.reading.documents import Document
 
-    docs = [Document(f"d{i}", text, label) for i, (label, text) in
-            enumerate(line[len("__label__"):].split(" ", 1) for line in lines.splitlines())]
+    docs = [
+        Document(f"d{i}", text, label)
+        for i, (label, text) in enumerate(line[len("__label__") :].split(" ", 1) for line in lines.splitlines())
+    ]
     readings = iter([docs, docs[:25]])
     with pytest.raises(nbtext.NbtextError, match="the second reading found 25 documents where the first found 40"):
         train_corpus(lambda: [next(readings)], model="bernoulli", calibration="none")
@@ -249,8 +274,18 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     assert result.exit_code == 0, result.stderr
     run("train", "-o", tmp_path / "file.model", "--fasttext", tmp_path / "ft.txt")
     assert (tmp_path / "stdin.model").read_bytes() == (tmp_path / "file.model").read_bytes()
-    categorical = run("train", "--model", "categorical", "--table", "-", "--label-col", "y", "-o", tmp_path / "c",
-                      input="x\ty\na\tb\n")
+    categorical = run(
+        "train",
+        "--model",
+        "categorical",
+        "--table",
+        "-",
+        "--label-col",
+        "y",
+        "-o",
+        tmp_path / "c",
+        input="x\ty\na\tb\n",
+    )
     one_line_error(categorical, "reads its table twice (the header, then the rows): give a regular file, not stdin")
 
 
@@ -338,8 +373,15 @@ def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_p
     copies = CHUNK // len(SPAM) + 1
     write_mbox(tmp_path / "spam.mbox", SPAM * copies)
     write_mbox(tmp_path / "ham.mbox", HAM * copies)
-    args = ("eval", "-m", mail_model, "--format", "json", f"spam={tmp_path / 'spam.mbox'}",
-            f"ham={tmp_path / 'ham.mbox'}")
+    args = (
+        "eval",
+        "-m",
+        mail_model,
+        "--format",
+        "json",
+        f"spam={tmp_path / 'spam.mbox'}",
+        f"ham={tmp_path / 'ham.mbox'}",
+    )
     one = run(*args, "-j", "1")
     auto = run(*args)
     assert one.exit_code == auto.exit_code == 0 and pools == [2]
@@ -360,8 +402,10 @@ def test_files_from_a_list_lines_or_nul_separated(demo_model, tmp_path):
     gone = str(tmp_path / "gone.eml")
     result = run("predict", "-m", demo_model, "--files-from", "-", input="\n".join(files[:1] + [gone] + files[1:]))
     assert result.stdout == direct and result.exit_code == 1
-    assert result.stderr == f"nbtext: skipped {gone}: cannot read it (No such file or directory)\n" \
+    assert (
+        result.stderr == f"nbtext: skipped {gone}: cannot read it (No such file or directory)\n"
         "nbtext: 3 documents done, 1 skipped\n"
+    )
 
 
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
@@ -370,8 +414,17 @@ def test_label_paths_expand_the_home_folder_and_a_path_twice_counts_once(tmp_pat
     for label in ("spam", "ham"):
         (home / label).mkdir(parents=True)
         (home / label / "1.txt").write_text(f"{label} words")
-    result = run("train", "--min-count", "1", "-o", tmp_path / "m", "junk=~/spam", "ham=~/ham", "more=~/ham",
-                 env={"HOME": str(home)})
+    result = run(
+        "train",
+        "--min-count",
+        "1",
+        "-o",
+        tmp_path / "m",
+        "junk=~/spam",
+        "ham=~/ham",
+        "more=~/ham",
+        env={"HOME": str(home)},
+    )
     assert result.exit_code == 0, result.stderr
     assert "is given twice (as 'ham' and 'more'): read once, as 'ham'" in result.stderr
     model = nbtext.load(tmp_path / "m")
@@ -442,14 +495,20 @@ def test_every_output_line_stays_parseable_whatever_the_file_names(mail_model, t
     tsv = subprocess.run([NBTEXT, "predict", "-m", mail_model, folder], capture_output=True, check=True).stdout
     rows = [line.split(b"\t") for line in tsv.split(b"\n")[:-1]]
     assert len(rows) == 5 and all(len(row) == 3 for row in rows)
-    assert {row[0].rsplit(b"/", 1)[1] for row in rows} == {b"a\\tb.eml", b"c\\nd.eml", b"e\\rf.eml", b"g\\\\h.eml",
-                                                            b"i\xffj.eml"}
+    assert {row[0].rsplit(b"/", 1)[1] for row in rows} == {
+        b"a\\tb.eml",
+        b"c\\nd.eml",
+        b"e\\rf.eml",
+        b"g\\\\h.eml",
+        b"i\xffj.eml",
+    }
     os.mkfifo(folder + b"/k\nl.fifo")  # skipped by name: the name on one line of stderr as well
     skipped = subprocess.run([NBTEXT, "predict", "-m", mail_model, folder], capture_output=True).stderr
     assert skipped.count(b"\n") == 2 and b"skipped " + folder + b"/k\\nl.fifo: " in skipped
     os.unlink(folder + b"/k\nl.fifo")
-    out = subprocess.run([NBTEXT, "predict", "-m", mail_model, "--format", "json", folder], capture_output=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [NBTEXT, "predict", "-m", mail_model, "--format", "json", folder], capture_output=True, check=True
+    ).stdout
     records = [json.loads(line) for line in out.decode("utf-8").splitlines()]  # strict UTF-8
     assert len(records) == 5 and any(r["path"].endswith("i\udcffj.eml") for r in records)
 
@@ -468,8 +527,14 @@ def test_an_mbox_is_an_mbox_wherever_it_is_found(mail_model, tmp_path):
     assert names == [f"{folder / 'box'}:{n}" for n in range(1, 55)] + [str(folder / "plain.txt")]
 
 
-GOOD_ROWS = [("spam", "free prize money now"), ("ham", "lunch notes at noon"), ("spam", "cheap prize pills"),
-             ("ham", "meeting notes agenda"), ("spam", "win free money"), ("ham", "project lunch review")]
+GOOD_ROWS = [
+    ("spam", "free prize money now"),
+    ("ham", "lunch notes at noon"),
+    ("spam", "cheap prize pills"),
+    ("ham", "meeting notes agenda"),
+    ("spam", "win free money"),
+    ("ham", "project lunch review"),
+]
 BAD_RECORDS = {  # a reader's bad record: (file's text with it at line 3, what the skip says)
     "table: a short row": ("table", "ham\n", "the row has 1 column, where 2 are needed"),
     "table: an empty label": ("table", "\tno label here\n", "its label is empty"),
@@ -479,8 +544,15 @@ BAD_RECORDS = {  # a reader's bad record: (file's text with it at line 3, what t
 
 
 @pytest.mark.parametrize("bad", BAD_RECORDS)
-@pytest.mark.parametrize("command", [["train", "--min-count", "1", "-o", "{tmp}/m"], ["eval", "-m", "{model}"],
-                                     ["eval", "--online"], ["eval", "--folds", "2", "--min-count", "1"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "--min-count", "1", "-o", "{tmp}/m"],
+        ["eval", "-m", "{model}"],
+        ["eval", "--online"],
+        ["eval", "--folds", "2", "--min-count", "1"],
+    ],
+)
 def test_one_bad_record_is_skipped_by_name_and_the_rest_go_on(demo_model, tmp_path, bad, command):
     """A short table row, a fastText line without a label, an empty label: each stopped the
     whole run (train, eval, eval --online, eval --folds) with one error; now it is skipped by

@@ -15,8 +15,9 @@ DEMO = ROOT / "corpora" / "mail"
 
 
 def test_log_loss_and_roc_auc_match_sklearn(demo_model):
-    report = json.loads(run("eval", "-m", demo_model, "--format", "json",
-                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    report = json.loads(
+        run("eval", "-m", demo_model, "--format", "json", DEMO / "test" / "spam", DEMO / "test" / "ham").stdout
+    )
     model = nbtext.load(demo_model)
     texts, labels = read_labelled(DEMO / "test")
     proba = model.predict_proba(texts)
@@ -73,9 +74,13 @@ def test_explain_gives_log_odds_contributions(demo_model):
     win, lose = model.classes.index(record["label"]), 1 - model.classes.index(record["label"])
     counts = {t: model.tokenize(doc).count(t) for t in set(model.tokenize(doc))}
     expected = sorted(
-        ((t, n * (theta[win, model.feature_names.index(t)] - theta[lose, model.feature_names.index(t)]))
-         for t, n in counts.items() if t in model.feature_names),
-        key=lambda pair: (-round(pair[1], 9), model.feature_names.index(pair[0])))[:3]  # ties: column order
+        (
+            (t, n * (theta[win, model.feature_names.index(t)] - theta[lose, model.feature_names.index(t)]))
+            for t, n in counts.items()
+            if t in model.feature_names
+        ),
+        key=lambda pair: (-round(pair[1], 9), model.feature_names.index(pair[0])),
+    )[:3]  # ties: column order
     assert [t for t, _ in record["explanation"]] == [t for t, _ in expected]
     assert [v for _, v in record["explanation"]] == pytest.approx([v for _, v in expected])
     tsv = run("predict", "-m", demo_model, "--explain", "3", "-", input=doc).stdout.rstrip("\n").split("\t")
@@ -102,8 +107,10 @@ def test_explain_with_three_classes_compares_winner_and_runner_up():
     order = np.argsort(log_proba)
     winner, runner_up = order[-1], order[-2]
     W = clf.feature_log_prob
-    expected = {t: doc.split().count(t) * (W[winner, clf.feature_names.index(t)] - W[runner_up, clf.feature_names.index(t)])
-                for t in set(doc.split())}
+    expected = {
+        t: doc.split().count(t) * (W[winner, clf.feature_names.index(t)] - W[runner_up, clf.feature_names.index(t)])
+        for t in set(doc.split())
+    }
     explanation = clf.explain(clf.tokenize(doc), log_proba, 4)
     assert dict(explanation) == pytest.approx(expected)
     assert [v for _, v in explanation] == sorted(expected.values(), reverse=True)
@@ -121,8 +128,19 @@ def test_expected_calibration_error_by_hand():
 def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
     from nbtext.stats.metrics import expected_calibration_error
 
-    report = json.loads(run("eval", "-m", demo_model, "--unsure-below", "0.9", "--format", "json",
-                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    report = json.loads(
+        run(
+            "eval",
+            "-m",
+            demo_model,
+            "--unsure-below",
+            "0.9",
+            "--format",
+            "json",
+            DEMO / "test" / "spam",
+            DEMO / "test" / "ham",
+        ).stdout
+    )
     model = nbtext.load(demo_model)
     texts, labels = read_labelled(DEMO / "test")
     proba = model.predict_proba(texts)

@@ -51,8 +51,17 @@ def test_base64_html_in_windows_1252():
 def test_wrong_and_unknown_charsets_never_fail():
     latin1_as_utf8 = b"Subject: hi\nContent-Type: text/plain; charset=utf-8\n\ncaf\xe9 cr\xe8me ok\n"
     # the bytes are Latin-1, so each é/è becomes U+FFFD, which is no word character
-    assert tokens(latin1_as_utf8) == ["subject:hi", "content-type:text", "content-type:plain",
-                                      "content-type:charset", "content-type:utf", "caf", "cr", "me", "ok"]
+    assert tokens(latin1_as_utf8) == [
+        "subject:hi",
+        "content-type:text",
+        "content-type:plain",
+        "content-type:charset",
+        "content-type:utf",
+        "caf",
+        "cr",
+        "me",
+        "ok",
+    ]
     unknown = b"Subject: hi\nContent-Type: text/plain; charset=x-no-such-charset\n\nplain words\n"
     assert tokens(unknown)[-2:] == ["plain", "words"]
 
@@ -68,7 +77,9 @@ def test_attachments_give_type_and_name_not_bytes():
         "Content-Transfer-Encoding: base64\n\n" + payload + "--XYZ--\nepilogue\n"
     ).encode()
     found = tokens(message)
-    assert {"see", "attached", "attachment:application/pdf", "filename:q3", "filename:report", "filename:pdf"} <= set(found)
+    assert {"see", "attached", "attachment:application/pdf", "filename:q3", "filename:report", "filename:pdf"} <= set(
+        found
+    )
     assert "secretpdfcontent" not in found and "preamble" not in found
 
 
@@ -141,8 +152,20 @@ def test_agrees_with_the_standard_library_on_real_mail():
     assert similarity / len(files) > 0.99
 
 
-_LINES = st.sampled_from(["From the start", ">From quoted", ">>From twice", "From ", "Fromage", "> From: reply",
-                          "hello", "", "free cash", "From a@b Mon Jan  1 00:00:00 2024"])
+_LINES = st.sampled_from(
+    [
+        "From the start",
+        ">From quoted",
+        ">>From twice",
+        "From ",
+        "Fromage",
+        "> From: reply",
+        "hello",
+        "",
+        "free cash",
+        "From a@b Mon Jan  1 00:00:00 2024",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -165,16 +188,40 @@ def test_a_message_in_an_mbox_is_the_message_on_its_own(tmp_path_factory, body, 
     assert tokenize(read.data) == tokenize(message)  # one message: the same tokens too (its key is of them)
 
 
-_MESSAGE_LINES = st.sampled_from([
-    "Subject: free cash", "X-Note: a", "To: bob@example.com", "Content-Type: multipart/mixed; boundary=b",
-    "Content-Type: text/html", "Content-Transfer-Encoding: quoted-printable", "Content-Transfer-Encoding: base64",
-    " folded on", "--b", "--b--", "", "", "win=", "cash =3D now", "aGVsbG8gd29y", "bGQ=", "<p>hi <b>there</b></p>",
-    "From the start", ">From quoted", "hello\r", "a\rb", "=\r"])
+_MESSAGE_LINES = st.sampled_from(
+    [
+        "Subject: free cash",
+        "X-Note: a",
+        "To: bob@example.com",
+        "Content-Type: multipart/mixed; boundary=b",
+        "Content-Type: text/html",
+        "Content-Transfer-Encoding: quoted-printable",
+        "Content-Transfer-Encoding: base64",
+        " folded on",
+        "--b",
+        "--b--",
+        "",
+        "",
+        "win=",
+        "cash =3D now",
+        "aGVsbG8gd29y",
+        "bGQ=",
+        "<p>hi <b>there</b></p>",
+        "From the start",
+        ">From quoted",
+        "hello\r",
+        "a\rb",
+        "=\r",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(lines=st.lists(_MESSAGE_LINES, min_size=1, max_size=14), crlf=st.lists(st.booleans(), max_size=14),
-       end=st.booleans())
+@given(
+    lines=st.lists(_MESSAGE_LINES, min_size=1, max_size=14),
+    crlf=st.lists(st.booleans(), max_size=14),
+    end=st.booleans(),
+)
 @example(lines=["X-Note: a", "", "To: bob@example.com"], crlf=[True, True], end=True)
 def test_a_message_is_one_whatever_its_line_ends(lines, crlf, end):
     """Any of a document's LFs written CR LF (an IMAP client's copy, a Windows tool's, one

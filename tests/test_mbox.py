@@ -37,8 +37,16 @@ def envelopes(draw):
     return b"From " + sender + draw(st.sampled_from([b" ", b"  "])) + date
 
 
-TEXT_LINES = [b"hello there", b"", b">From quoted Mon Jun 24 17:54:30 2002", b">>From twice", b"From here on, text",
-              b"From: a reply", b"Fromage", b"x" * 120]
+TEXT_LINES = [
+    b"hello there",
+    b"",
+    b">From quoted Mon Jun 24 17:54:30 2002",
+    b">>From twice",
+    b"From here on, text",
+    b"From: a reply",
+    b"Fromage",
+    b"x" * 120,
+]
 
 
 @st.composite
@@ -58,11 +66,19 @@ def mboxes(draw, unquoted=False):
         lines = draw(st.lists(st.sampled_from(pool), max_size=8))
         body = b"".join((draw(envelopes()) if line == b"ENVELOPE" else line) + end for line in lines)
         header = [b"Subject: message %d" % i, b"From: a@example.com"]
-        value = {"none": None, "right": len(body), "right+1": len(body) + len(end), "short": max(len(body) - 1, 0),
-                 "long": len(body) + draw(st.integers(2, 20)), "absurd": 10**11, "garbage": b"12x"}[length]
+        value = {
+            "none": None,
+            "right": len(body),
+            "right+1": len(body) + len(end),
+            "short": max(len(body) - 1, 0),
+            "long": len(body) + draw(st.integers(2, 20)),
+            "absurd": 10**11,
+            "garbage": b"12x",
+        }[length]
         if value is not None and not (length == "short" and not body):
-            header.insert(draw(st.integers(0, 2)), b"Content-Length: " + (value if isinstance(value, bytes) else
-                                                                          b"%d" % value))
+            header.insert(
+                draw(st.integers(0, 2)), b"Content-Length: " + (value if isinstance(value, bytes) else b"%d" % value)
+            )
         message = b"".join(line + end for line in header) + end + body
         envelope = draw(envelopes())
         written.append(envelope + end + message)
@@ -151,15 +167,26 @@ def test_each_envelope_form_starts_a_message_anywhere(date, sender):
     line = b"From " + sender + b" " + date + b"\n"
     assert is_separator(line) and starts_mbox(line + b"Subject: x\n")
     assert not is_separator(line, after_blank=False)
-    assert [bytes(m) for m in messages(iter([(line, True), (b"a\n", True), (b"\n", True), (line, True),
-                                             (b"b\n", True)]), 10**6)] == [b"a\n\n", b"b\n"]
+    assert [
+        bytes(m)
+        for m in messages(iter([(line, True), (b"a\n", True), (b"\n", True), (line, True), (b"b\n", True)]), 10**6)
+    ] == [b"a\n\n", b"b\n"]
 
 
-@pytest.mark.parametrize("text", [
-    b"From tomorrow onwards eve 6 to 3 work.", b"From 5 to 2 only my work timing.", b"From here on",
-    b"From the desk of:", b"From someone  Mon Jun 24", b">From a@example.com Mon Jun 24 17:54:30 2002",
-    b"From: a@example.com Mon Jun 24 17:54:30 2002", b"From a@b Mon Jun 24 7:543 2002", b"Fromage Mon Jun 24 17:54",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"From tomorrow onwards eve 6 to 3 work.",
+        b"From 5 to 2 only my work timing.",
+        b"From here on",
+        b"From the desk of:",
+        b"From someone  Mon Jun 24",
+        b">From a@example.com Mon Jun 24 17:54:30 2002",
+        b"From: a@example.com Mon Jun 24 17:54:30 2002",
+        b"From a@b Mon Jun 24 7:543 2002",
+        b"Fromage Mon Jun 24 17:54",
+    ],
+)
 def test_lines_without_an_envelope_date_start_nothing(text):
     assert not is_separator(text) and not starts_mbox(text + b"\nSubject: x\n")
 
@@ -168,11 +195,15 @@ def test_the_three_defects_of_issue_33(tmp_path, demo_model):
     """RFC 2822 envelopes after the first: 3 messages, not 1 ('added 1'); mboxcl2 with an
     unquoted envelope line in a body: 3, not 4; an unquoted one without Content-Length: as
     many from stdin as from the file (2 and 1)."""
-    rfc = b"".join(b"From a@example.com Mon, 24 Jun 2002 17:54:3%d +0000\nSubject: free %d\n\nprize money\n\n" % (n, n)
-                   for n in range(3))
+    rfc = b"".join(
+        b"From a@example.com Mon, 24 Jun 2002 17:54:3%d +0000\nSubject: free %d\n\nprize money\n\n" % (n, n)
+        for n in range(3)
+    )
     body = b"Hi,\n\nFrom a@example.com Mon Jun 24 17:54:30 2002\nwrote this.\n"
-    cl2 = b"".join(b"From a@example.com Mon Jun 24 17:54:30 2002\nSubject: %d\nContent-Length: %d\n\n%s\n"
-                   % (n, len(body), body) for n in range(3))
+    cl2 = b"".join(
+        b"From a@example.com Mon Jun 24 17:54:30 2002\nSubject: %d\nContent-Length: %d\n\n%s\n" % (n, len(body), body)
+        for n in range(3)
+    )
     plain = b"From a@example.com Mon Jun 24 17:54:30 2002\nSubject: x\n\n" + body
     for data, count in ((rfc, 3), (cl2, 3), (plain, 2)):
         for way, found in every_reader(tmp_path, data).items():
@@ -193,8 +224,13 @@ def test_the_three_defects_of_issue_33(tmp_path, demo_model):
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mbox=mboxes(unquoted=True))
-@example(mbox=(b"From a@b Mon Jun 24 17:54:30 2002\nSubject: x\n\nhi\n\nFrom  mon jun 24 17:54:30 2002\nSubject: y\n\n"
-               b"yo\n", None, None))
+@example(
+    mbox=(
+        b"From a@b Mon Jun 24 17:54:30 2002\nSubject: x\n\nhi\n\nFrom  mon jun 24 17:54:30 2002\nSubject: y\n\nyo\n",
+        None,
+        None,
+    )
+)
 def test_the_command_line_counts_the_same_messages_every_way_in(tmp_path_factory, demo_model, mbox):
     """predict of the file, of its folder, of stdin and of a --files-from list print the
     same messages with the same probabilities; train --update says 'added N' and forget
@@ -212,8 +248,7 @@ def test_the_command_line_counts_the_same_messages_every_way_in(tmp_path_factory
         "stdin": run("predict", "-m", demo_model, "--proba", "-", input=data),
         "files-from": run("predict", "-m", demo_model, "--proba", "--files-from", tmp_path / "list"),
     }
-    lines = {way: [line.split("\t", 1)[1] for line in result.stdout.splitlines()]
-             for way, result in outputs.items()}
+    lines = {way: [line.split("\t", 1)[1] for line in result.stdout.splitlines()] for way, result in outputs.items()}
     assert all(result.exit_code == 0 for result in outputs.values())
     assert len(lines["file"]) == len(found) and all(found_lines == lines["file"] for found_lines in lines.values())
     distinct = len({document_key(text) for _, text in found})
@@ -229,8 +264,9 @@ def test_predict_of_stdin_prints_a_lone_messages_label_alone_and_names_an_mboxs(
     one = b"From a@b Mon Jun 24 17:54:30 2002\nSubject: free prize\n\nclaim your prize money now\n"
     assert run("predict", "-m", demo_model, input=one).stdout in ("spam\n", "ham\n")
     several = run("predict", "-m", demo_model, input=one + b"\n" + one).stdout.splitlines()
-    assert [line.split("\t")[0] for line in several] == ["-:1", "-:2"] and several[0].split("\t")[1:] == \
-        several[1].split("\t")[1:]
+    assert [line.split("\t")[0] for line in several] == ["-:1", "-:2"] and several[0].split("\t")[1:] == several[
+        1
+    ].split("\t")[1:]
     refused = run("predict", "-m", demo_model, "--is", "spam", input=one + b"\n" + one)
     assert refused.exit_code == 3 and "stdin holds several" in refused.stderr
 
@@ -275,16 +311,23 @@ def test_reading_an_mbox_is_linear(shape):
     envelope = b"From a@example.com Mon Jun 24 17:54:30 2002\n"
 
     def mbox(size):
-        length = {"lengths past a line's start": size // 2 + 7, "lengths past the end": 10 * size,
-                  "envelopes in bodies": 10**6}[shape]
-        one = envelope + b"Content-Length: %d\n\nhi\n\n" % length + (envelope if shape == "envelopes in bodies" else b"")
+        length = {
+            "lengths past a line's start": size // 2 + 7,
+            "lengths past the end": 10 * size,
+            "envelopes in bodies": 10**6,
+        }[shape]
+        one = (
+            envelope + b"Content-Length: %d\n\nhi\n\n" % length + (envelope if shape == "envelopes in bodies" else b"")
+        )
         return one * (size // len(one))
 
     small, large = mbox(100_000), mbox(400_000)
     _cpu_seconds(small)
     ratios = []
     while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):  # (as tests/test_hostile.py: quadratic gives 16)
-        ratios.append(min(_cpu_seconds(large) for _ in range(3)) / max(min(_cpu_seconds(small) for _ in range(3)), 1e-4))
+        ratios.append(
+            min(_cpu_seconds(large) for _ in range(3)) / max(min(_cpu_seconds(small) for _ in range(3)), 1e-4)
+        )
     assert min(ratios) < 8, f"{shape}: 400 KB takes {ratios} times as long as 100 KB"
 
 
@@ -293,7 +336,15 @@ def test_a_length_ending_exactly_at_a_later_envelope_is_taken_as_right():
     envelope line of the message after next reads the two as one, as mutt and Dovecot do."""
     envelope = b"From a@example.com Mon Jun 24 17:54:30 2002\n"
     spanned = b"a\n\n" + envelope + b"Subject: 2\n\nb\n"
-    data = (envelope + b"Subject: 1\nContent-Length: %d\n\n" % len(spanned) + spanned + b"\n" + envelope
-            + b"Subject: 3\n\nc\n")
+    data = (
+        envelope
+        + b"Subject: 1\nContent-Length: %d\n\n" % len(spanned)
+        + spanned
+        + b"\n"
+        + envelope
+        + b"Subject: 3\n\nc\n"
+    )
     assert [bytes(m) for m in messages(iter((line, True) for line in io.BytesIO(data)), 10**7)] == [
-        b"Subject: 1\nContent-Length: %d\n\n" % len(spanned) + spanned + b"\n", b"Subject: 3\n\nc\n"]
+        b"Subject: 1\nContent-Length: %d\n\n" % len(spanned) + spanned + b"\n",
+        b"Subject: 3\n\nc\n",
+    ]

@@ -30,21 +30,28 @@ def file_bytes(model, path):
 
 document = st.builds(
     lambda words, mail: ("From: a@b.c\nSubject: " + words[0] + "\n\n" if mail else "") + " ".join(words),
-    st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), st.booleans(),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=12),
+    st.booleans(),
 )
-options = st.fixed_dictionaries({
-    "model": st.sampled_from(["multinomial", "bernoulli"]),
-    "min_count": st.integers(1, 3),
-    "max_features": st.sampled_from([None, 4]),
-    "ngrams": st.integers(1, 2),
-    "alpha": st.sampled_from([None, 0.5]),
-    "features": st.sampled_from([None, "counts", "binary"]),
-})
+options = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(["multinomial", "bernoulli"]),
+        "min_count": st.integers(1, 3),
+        "max_features": st.sampled_from([None, 4]),
+        "ngrams": st.integers(1, 2),
+        "alpha": st.sampled_from([None, 0.5]),
+        "features": st.sampled_from([None, "counts", "binary"]),
+    }
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
-       options=options, parts=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+@given(
+    corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
+    options=options,
+    parts=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, parts, seed):
     if options["model"] == "bernoulli":
         options = {**options, "features": None, "unknown": "ignore"}
@@ -91,8 +98,9 @@ def test_the_default_alpha_is_chosen_again_from_all_documents(tmp_path):
 def test_update_and_forget_keep_the_count_of_mail_documents():
     mail = "From: a@b.c\nSubject: free prize\n\nclick now"
     model = trained([mail, "lunch at noon"], ["spam", "ham"], partial=False)
-    more, _ = nbtext.jobs.training.update(model, lambda: [[Document("x", mail.replace("now", "today"), "spam"),
-                                                      Document("y", mail, "spam")]])
+    more, _ = nbtext.jobs.training.update(
+        model, lambda: [[Document("x", mail.replace("now", "today"), "spam"), Document("y", mail, "spam")]]
+    )
     assert more.corpus["mail_documents"] == 2  # the new message; the known one counts once
     fewer, stats = nbtext.jobs.training.forget(more, lambda: [[Document("z", mail)]])
     assert stats["forgotten"] == 1 and fewer.corpus["mail_documents"] == 1
@@ -125,15 +133,19 @@ def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts)
 
 def test_an_mbox_is_shared_out_by_message(tmp_path):
     box = tmp_path / "spam.mbox"
-    box.write_bytes(b"".join(b"From a@b Mon Jun 24 17:54:30 2002\nSubject: offer %d\n\nfree prize %d\n\n" % (i, i)
-                             for i in range(40)))
+    box.write_bytes(
+        b"".join(
+            b"From a@b Mon Jun 24 17:54:30 2002\nSubject: offer %d\n\nfree prize %d\n\n" % (i, i) for i in range(40)
+        )
+    )
     ham = ROOT / "corpora" / "mail" / "train" / "ham"
     counts = []
     for k in (1, 2):
         result = run("train", "--shard", f"{k}/2", "--min-count", "1", "-o", tmp_path / f"{k}.model", box, ham)
         assert result.exit_code == 0, result.stderr
-        counts.append(dict(zip(*[nbtext.load(tmp_path / f"{k}.model").classes,
-                                 nbtext.load(tmp_path / f"{k}.model").class_count])))
+        counts.append(
+            dict(zip(*[nbtext.load(tmp_path / f"{k}.model").classes, nbtext.load(tmp_path / f"{k}.model").class_count]))
+        )
     assert counts[0]["spam"] + counts[1]["spam"] == 40 and 0 < counts[0]["spam"] < 40
 
 
@@ -148,17 +160,36 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
 
     counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
     one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "min_count differs (2 and 3)")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")),
-                   "was trained with --alpha")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("d.model", "--model", "complement")),
-                   "tf-idf features need every document's idf")
-    one_line_error(run("merge", "-o", tmp_path / "x", model("e.model", "--model", "bernoulli", "--min-count", "5"), model(
-        "f.model", "--model", "bernoulli", "--min-count", "5")), "pruned token")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")),
-                   "headers differs")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, model("h.model", "--model", "bernoulli", "--unknown",
-                                                                   "ignore", "--alpha", "0.5")),
-                   "one is a multinomial model, the other a bernoulli one")  # (it blamed --alpha)
+    one_line_error(
+        run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")), "was trained with --alpha"
+    )
+    one_line_error(
+        run("merge", "-o", tmp_path / "x", counts, model("d.model", "--model", "complement")),
+        "tf-idf features need every document's idf",
+    )
+    one_line_error(
+        run(
+            "merge",
+            "-o",
+            tmp_path / "x",
+            model("e.model", "--model", "bernoulli", "--min-count", "5"),
+            model("f.model", "--model", "bernoulli", "--min-count", "5"),
+        ),
+        "pruned token",
+    )
+    one_line_error(
+        run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")), "headers differs"
+    )
+    one_line_error(
+        run(
+            "merge",
+            "-o",
+            tmp_path / "x",
+            counts,
+            model("h.model", "--model", "bernoulli", "--unknown", "ignore", "--alpha", "0.5"),
+        ),
+        "one is a multinomial model, the other a bernoulli one",
+    )  # (it blamed --alpha)
     one_line_error(run("merge", "-o", tmp_path / "x", counts, tmp_path / "missing.model"), "does not exist")
     one_line_error(run("train", "--shard", "3/2", spam, ham), "--shard must be K/N")
     assert not (tmp_path / "x").exists()

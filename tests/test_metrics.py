@@ -13,8 +13,9 @@ from sklearn import metrics as sk
 from nbtext.stats import metrics
 
 # Scores drawn from a few values, so that ties (which the ranks and the curve must take together) are common.
-scored = st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 0.9, 1.0]), st.booleans()),
-                  min_size=2, max_size=60)
+scored = st.lists(
+    st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 0.9, 1.0]), st.booleans()), min_size=2, max_size=60
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -57,8 +58,11 @@ def test_expected_calibration_error_is_its_formula(pairs, bins):
     """Σ_b (n_b / N) |accuracy_b − mean confidence_b|, bins [i/B, (i+1)/B) with 1.0 in the last."""
     confidence, correct = map(np.array, zip(*pairs))
     which = np.minimum((confidence * bins).astype(int), bins - 1)
-    expected = sum(abs(correct[which == b].mean() - confidence[which == b].mean()) * (which == b).sum()
-                   for b in range(bins) if (which == b).any()) / len(pairs)
+    expected = sum(
+        abs(correct[which == b].mean() - confidence[which == b].mean()) * (which == b).sum()
+        for b in range(bins)
+        if (which == b).any()
+    ) / len(pairs)
     assert metrics.expected_calibration_error(confidence.tolist(), correct.tolist(), bins) == pytest.approx(expected)
 
 
@@ -73,8 +77,9 @@ def test_the_report_is_scikit_learns(pairs):
     assert report["n"] == len(pairs)
     assert report["accuracy"] == pytest.approx(sk.accuracy_score(truth, guess))
     assert report["confusion"] == sk.confusion_matrix(truth, guess, labels=classes).tolist()
-    precision, recall, f1, support = sk.precision_recall_fscore_support(truth, guess, labels=classes,
-                                                                        zero_division=np.nan)
+    precision, recall, f1, support = sk.precision_recall_fscore_support(
+        truth, guess, labels=classes, zero_division=np.nan
+    )
     for k, label in enumerate(classes):
         ours = report["per_class"][label]
         assert ours["support"] == support[k]

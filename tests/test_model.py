@@ -40,9 +40,7 @@ def test_bernoulli_unk_counts_documents_with_a_pruned_token():
 def test_ignore_drops_unknown_tokens():
     clf = nbtext.train(DOCS, LABELS, unknown="ignore", min_count=1)
     assert "<UNK>" not in clf.feature_names
-    np.testing.assert_array_equal(
-        clf.predict_log_proba(["cheap"]), clf.predict_log_proba(["cheap neverseen tokens"])
-    )
+    np.testing.assert_array_equal(clf.predict_log_proba(["cheap"]), clf.predict_log_proba(["cheap neverseen tokens"]))
 
 
 def test_max_features_keeps_the_most_frequent():
@@ -78,11 +76,18 @@ def test_with_alpha_resmooths_without_retraining():
     assert not np.allclose(resmoothed.feature_log_prob, clf.feature_log_prob)
 
 
-@pytest.mark.parametrize("options", [
-    {"model": "multinomial"}, {"model": "bernoulli"}, {"model": "bernoulli", "unknown": "ignore"},
-    {"model": "multinomial", "features": "binary"}, {"model": "multinomial", "features": "tfidf"},
-    {"model": "complement"}, {"model": "gaussian"},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"model": "multinomial"},
+        {"model": "bernoulli"},
+        {"model": "bernoulli", "unknown": "ignore"},
+        {"model": "multinomial", "features": "binary"},
+        {"model": "multinomial", "features": "tfidf"},
+        {"model": "complement"},
+        {"model": "gaussian"},
+    ],
+)
 def test_with_alpha_equals_training_with_that_alpha(options, tmp_path):
     """Every event model and feature kind: re-smoothing keeps every stored count (UNK
     documents, tf-idf sums, the journal) and gives what training with λ gives."""
@@ -90,8 +95,9 @@ def test_with_alpha_equals_training_with_that_alpha(options, tmp_path):
     trained = nbtext.train(DOCS + ["rareword offer"], LABELS + ["spam"], alpha=1.0, **options)
     resmoothed = trained.with_alpha(0.3)
     retrained = nbtext.train(DOCS + ["rareword offer"], LABELS + ["spam"], alpha=0.3, **options)
-    np.testing.assert_allclose(resmoothed.predict_log_proba(probes), retrained.predict_log_proba(probes),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        resmoothed.predict_log_proba(probes), retrained.predict_log_proba(probes), rtol=1e-12, atol=1e-12
+    )
     assert resmoothed.journal == trained.journal and len(trained.journal) == len(DOCS) + 1
     resmoothed.save(tmp_path / "m")
     assert (tmp_path / "m").read_bytes() == _saved(retrained, tmp_path / "r")

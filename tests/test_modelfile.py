@@ -22,8 +22,11 @@ def test_round_trip_gives_identical_predictions(tmp_path, model_name, unknown):
     loaded = nbtext.load(tmp_path / "m")
     assert loaded.settings == clf.settings and loaded.classes == clf.classes
     assert loaded.vocabulary.tokens == clf.vocabulary.tokens
-    assert loaded.file_info == {"format_version": 3, "nbtext_version": nbtext.__version__,
-                                "bytes": (tmp_path / "m").stat().st_size}
+    assert loaded.file_info == {
+        "format_version": 3,
+        "nbtext_version": nbtext.__version__,
+        "bytes": (tmp_path / "m").stat().st_size,
+    }
     np.testing.assert_array_equal(loaded.predict_log_proba(PROBES), clf.predict_log_proba(PROBES))
 
 

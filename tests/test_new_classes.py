@@ -21,8 +21,9 @@ needs_executable = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not
 
 def executable(*args):
     """`nbtext ARGS` as a cron line runs it (stdin and stderr no terminal: the light learner)."""
-    result = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, text=True, timeout=120,
-                            stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [NBTEXT, *map(str, args)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     return result.returncode, result.stderr
 
 
@@ -95,8 +96,12 @@ def test_merge_into_one_of_its_models_is_held_to_the_rule(model, tmp_path):
     """merge -o A A B adds B's documents to the existing model A: B's classes A lacks need
     --new-classes; a merge into a new file makes a new model of whatever classes it is given."""
     recipes = tmp_path / "recipes.model"
-    assert run("train", "-o", recipes, f"spam={MAIL / 'test' / 'spam'}",
-               f"eggs={folder_of(tmp_path, 'eggs', 5)}").exit_code == 0
+    assert (
+        run(
+            "train", "-o", recipes, f"spam={MAIL / 'test' / 'spam'}", f"eggs={folder_of(tmp_path, 'eggs', 5)}"
+        ).exit_code
+        == 0
+    )
     before = model.read_bytes()
     result = run("merge", "-o", model, model, recipes)
     one_line_error(result, "new class 'eggs' (the model has ham, spam)")
@@ -120,8 +125,12 @@ def test_a_wrong_model_is_an_error_even_with_nothing_to_learn(model, tmp_path, w
     spam, ham = tmp_path / "learn-spam", tmp_path / "learn-ham"
     spam.mkdir()
     ham.mkdir()
-    path = {"missing": tmp_path / "nosuch.model", "folder": tmp_path / "learn-spam",
-            "text file": tmp_path / "notes.txt", "truncated model": tmp_path / "short.model"}[wrong]
+    path = {
+        "missing": tmp_path / "nosuch.model",
+        "folder": tmp_path / "learn-spam",
+        "text file": tmp_path / "notes.txt",
+        "truncated model": tmp_path / "short.model",
+    }[wrong]
     (tmp_path / "notes.txt").write_text("not a model\n")
     (tmp_path / "short.model").write_bytes(model.read_bytes()[:200])
     for quiet in ([], ["-q"]):

@@ -19,14 +19,27 @@ from conftest import ROOT, real_corpus, run
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
 MESSAGES = sorted(p for part in ("train", "test") for label in ("spam", "ham") for p in (MAIL / part / label).iterdir())
-OPTIONS = [["--proba"], ["--proba", "--column-names"], ["--proba", "--unsure-below", "0.9"], ["-k", "2"],
-           ["--threshold", "0.3"], ["--format", "fasttext"], ["--format", "fasttext", "-k", "2"], ["--format", "json"]]
+OPTIONS = [
+    ["--proba"],
+    ["--proba", "--column-names"],
+    ["--proba", "--unsure-below", "0.9"],
+    ["-k", "2"],
+    ["--threshold", "0.3"],
+    ["--format", "fasttext"],
+    ["--format", "fasttext", "-k", "2"],
+    ["--format", "json"],
+]
 
 
-@pytest.fixture(scope="module", params=[["--calibration", "none"],
-                                        ["--calibration", "temperature", "--max-ham-flagged", "5%"],
-                                        ["--calibration", "temperature", "--min-count", "1", "--ngrams", "2"]],
-                ids=["uncalibrated", "calibrated with a spam cut-off", "calibrated, bigrams"])
+@pytest.fixture(
+    scope="module",
+    params=[
+        ["--calibration", "none"],
+        ["--calibration", "temperature", "--max-ham-flagged", "5%"],
+        ["--calibration", "temperature", "--min-count", "1", "--ngrams", "2"],
+    ],
+    ids=["uncalibrated", "calibrated with a spam cut-off", "calibrated, bigrams"],
+)
 def model(request, tmp_path_factory):
     path = tmp_path_factory.mktemp("figures") / "m.model"
     result = run("train", *request.param, "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham")
@@ -46,8 +59,10 @@ def test_the_light_path_prints_the_whole_models_line(model, monkeypatch, options
     served = 0
     for path in MESSAGES:
         message = path.read_bytes()
-        light, whole = run("predict", "-m", model, *options, input=message), \
-            whole_models_lines(monkeypatch, ["-m", model, *options], message)
+        light, whole = (
+            run("predict", "-m", model, *options, input=message),
+            whole_models_lines(monkeypatch, ["-m", model, *options], message),
+        )
         assert (light.exit_code, light.stdout, light.stderr) == (whole.exit_code, whole.stdout, whole.stderr), path
         output = Output("json" if "json" in options else "tsv", "--proba" in options)
         served += OneMessageModel(str(model)).printed_lines(message, output) is not None
@@ -56,12 +71,20 @@ def test_the_light_path_prints_the_whole_models_line(model, monkeypatch, options
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(["free", "prize", "money", "meeting", "lunch", "notes", "click", "now", "zzz",
-                                 "Subject:", "win", "\n"]), max_size=30).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["free", "prize", "money", "meeting", "lunch", "notes", "click", "now", "zzz", "Subject:", "win", "\n"]
+        ),
+        max_size=30,
+    ).map(" ".join)
+)
 def test_any_text_prints_alike(model, monkeypatch, text):
     for options in (["--proba"], ["-k", "2", "--format", "fasttext"]):
-        light, whole = run("predict", "-m", model, *options, input=text), \
-            whole_models_lines(monkeypatch, ["-m", model, *options], text)
+        light, whole = (
+            run("predict", "-m", model, *options, input=text),
+            whole_models_lines(monkeypatch, ["-m", model, *options], text),
+        )
         assert (light.exit_code, light.stdout) == (whole.exit_code, whole.stdout)
 
 
@@ -70,8 +93,11 @@ def test_the_executable_serves_them_without_numpy_or_click(model):
     """The start-up contract of one message (tests/test_structure.py): --proba and
     --format fasttext import neither numpy nor click; json still needs numpy, not click."""
     message = (MAIL / "test" / "spam").iterdir().__next__().read_bytes()
-    for options, output in ((["--proba"], Output("tsv", True)), (["--format", "fasttext"], Output("fasttext")),
-                            (["--format=json"], Output("json"))):
+    for options, output in (
+        (["--proba"], Output("tsv", True)),
+        (["--format", "fasttext"], Output("fasttext")),
+        (["--format=json"], Output("json")),
+    ):
         served = OneMessageModel(str(model)).printed_lines(message, output) is not None  # (json: never)
         heavy = [] if served else ["numpy"]
         code = (
@@ -84,8 +110,11 @@ def test_the_executable_serves_them_without_numpy_or_click(model):
         *lines, last = result.stdout.decode().splitlines()
         assert last == f"0 {heavy}"
         same = subprocess.run([NBTEXT, "predict", "-m", str(model), *options], input=message, capture_output=True)
-        assert same.stdout.decode().splitlines() == lines == run("predict", "-m", model, *options,
-                                                                  input=message).stdout.splitlines()
+        assert (
+            same.stdout.decode().splitlines()
+            == lines
+            == run("predict", "-m", model, *options, input=message).stdout.splitlines()
+        )
 
 
 def test_figures_near_a_turn_are_left_to_the_whole_model():
@@ -112,8 +141,12 @@ def test_real_mail_prints_alike(tmp_path, calibration):
 
     corpus = real_corpus("spamassassin")
     model = tmp_path / "sa.model"
-    assert run("train", "-q", "--calibration", calibration, "-o", model, corpus / "test" / "spam",
-               corpus / "test" / "ham").exit_code == 0
+    assert (
+        run(
+            "train", "-q", "--calibration", calibration, "-o", model, corpus / "test" / "spam", corpus / "test" / "ham"
+        ).exit_code
+        == 0
+    )
     one, whole = OneMessageModel(str(model)), nbtext.load(str(model), sample=False)
     messages = [p for label in ("spam", "ham") for p in sorted((corpus / "train" / label).iterdir())[:50]]
     for output in (Output("tsv", True), Output("tsv", False, 0.99, 2), Output("fasttext", False, None, None, 0.2)):
@@ -122,6 +155,8 @@ def test_real_mail_prints_alike(tmp_path, calibration):
             message = path.read_bytes()
             light = one.printed_lines(message, output)
             served += light is not None
-            assert light in (None, prediction_lines(whole, [Document("-", message)],
-                                                    whole.predict_proba([message]), None, output)), path
+            assert light in (
+                None,
+                prediction_lines(whole, [Document("-", message)], whole.predict_proba([message]), None, output),
+            ), path
         assert served >= 90

@@ -42,8 +42,9 @@ def test_the_stored_rate_is_a_step_that_never_falls_below_the_fit():
     assert stored_rate(4096) == stored_rate(8191) == SAMPLE / 4096 and stored_rate(8192) == SAMPLE / 8192
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(st.integers(2100, 2600), st.integers(0, 10**6), st.floats(0.05, 0.95))
 def test_update_and_merge_give_one_trainings_file(tmp_path_factory, n, seed, share):
     """Past 2,000 documents, where the sample is a part of the corpus: A then --update B,
@@ -60,8 +61,9 @@ def test_update_and_merge_give_one_trainings_file(tmp_path_factory, n, seed, sha
     assert nbtext.load(folder / "whole").calibration is not None
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(st.integers(2100, 2500), st.integers(0, 10**6), st.integers(1, 40))
 def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_factory, n, seed, k):
     folder = tmp_path_factory.mktemp("forget")

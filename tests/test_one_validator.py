@@ -38,8 +38,13 @@ def crafted(demo_model, change):
     change(header, payload)
     header["payload_bytes"], header["payload_crc32"] = len(payload), zlib.crc32(payload)
     text = json.dumps(header).encode()
-    return MAGIC + PREAMBLE.pack(header["format_version"], len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text \
+    return (
+        MAGIC
+        + PREAMBLE.pack(header["format_version"], len(text))
+        + HEADER_CRC.pack(zlib.crc32(text))
+        + text
         + bytes(payload)
+    )
 
 
 def put(header, payload, name, i, value):
@@ -72,16 +77,19 @@ CHEAP = {  # what every path checks: refused by both
     "first index of a row negative": lambda h, p: put(h, p, "count_indices", 0, -1),
     "rows falling": lambda h, p: put(h, p, "count_indptr", 1, row_end(h, p, 1) + 1),
     "rows not from 0": lambda h, p: put(h, p, "count_indptr", 0, 1),
-    "a NUL separator gone": lambda h, p: vocabulary_byte(h, p, bytes(p[h["arrays"]["vocabulary"]["offset"]:])
-                                                         .index(b"\0"), ord("x")),
+    "a NUL separator gone": lambda h, p: vocabulary_byte(
+        h, p, bytes(p[h["arrays"]["vocabulary"]["offset"] :]).index(b"\0"), ord("x")
+    ),
     "journal class out of range": lambda h, p: put(h, p, "journal_labels", 7, len(h["classes"])),
     "journal class negative": lambda h, p: put(h, p, "journal_labels", 0, -1),
     "journal shapes disagree": lambda h, p: h["arrays"]["journal_labels"].update(
-        shape=[h["arrays"]["journal_labels"]["shape"][0] - 1]),
+        shape=[h["arrays"]["journal_labels"]["shape"][0] - 1]
+    ),
     "misaligned array": lambda h, p: h["arrays"]["count_data"].update(offset=h["arrays"]["count_data"]["offset"] + 4),
     "keys shorter than tokens": lambda h, p: h["arrays"]["token_keys"].update(shape=[h["n_tokens"] - 1]),
     "counts longer than indices": lambda h, p: h["arrays"]["count_data"].update(
-        shape=[h["arrays"]["count_data"]["shape"][0] + 1]),
+        shape=[h["arrays"]["count_data"]["shape"][0] + 1]
+    ),
     "record totals negative": lambda h, p: h["one_document"].update(totals=[-1.0] * len(h["classes"])),
     "record unk negative": lambda h, p: h["one_document"].update(unk=[-5.0] * len(h["classes"])),
     "too many classes": lambda h, p: h.update(classes=[f"c{i}" for i in range(10_001)]),
@@ -120,8 +128,9 @@ def test_what_only_a_whole_pass_finds_is_refused_by_the_full_loader(tmp_path, de
     assert full == "refused"
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="O(model) in Python"))
-                                  for name in RESIDUAL])
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="O(model) in Python")) for name in RESIDUAL]
+)
 def test_the_one_message_path_does_not_pay_for_a_whole_pass(tmp_path, demo_model, name):
     _, pure = verdicts(tmp_path, crafted(demo_model, RESIDUAL[name]))
     assert pure == "refused"
@@ -133,8 +142,9 @@ def test_the_untouched_file_scores_the_same_on_both(tmp_path, demo_model):
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
-@pytest.mark.parametrize("name", ["count negative", "journal class out of range", "misaligned array",
-                                  "too many classes"])
+@pytest.mark.parametrize(
+    "name", ["count negative", "journal class out of range", "misaligned array", "too many classes"]
+)
 def test_the_command_line_refuses_them_on_every_path(tmp_path, demo_model, name):
     """filter tags the message `error` and exits 1 (the README's table); predict of stdin,
     of a file and the full command line exit 1 with one line naming the file."""
@@ -157,7 +167,8 @@ def test_train_refuses_more_classes_than_a_model_holds(tmp_path):
 
     table = tmp_path / "t.tsv"
     table.write_text("".join(f"c{i}\tword{i} other\n" for i in range(MAX_CLASSES + 1)))
-    result = run("train", "-o", tmp_path / "m.model", "--table", table, "--no-header", "--label-col", "1",
-                 "--text-col", "2")
+    result = run(
+        "train", "-o", tmp_path / "m.model", "--table", table, "--no-header", "--label-col", "1", "--text-col", "2"
+    )
     assert result.exit_code == 1 and f"more than {MAX_CLASSES:,} classes" in result.stderr
     assert not (tmp_path / "m.model").exists()

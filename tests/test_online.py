@@ -34,8 +34,9 @@ def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unkno
         online.learn(tokenize(data), label)
         if n in (12, 40, len(documents)):
             texts, labels = zip(*documents[:n])
-            model = nbtext.train(list(texts), list(labels), alpha=0.1, min_count=min_count, unknown=unknown,
-                                 calibration="none")
+            model = nbtext.train(
+                list(texts), list(labels), alpha=0.1, min_count=min_count, unknown=unknown, calibration="none"
+            )
             expected = model.predict_proba(queries)
             for query, row in zip(queries, expected):
                 assert online.posterior(tokenize(query))[0] == pytest.approx(row.tolist(), rel=1e-9, abs=1e-12)
@@ -52,15 +53,26 @@ def test_before_any_feature_without_unk_the_prior_decides():
 
 
 def test_the_command_line_reports_its_own_steps(tmp_path):
-    args = ["eval", "--online", "--format", "json", "--unsure-below", "0.9", MAIL / "test" / "spam", MAIL / "test" / "ham",
-            MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    args = [
+        "eval",
+        "--online",
+        "--format",
+        "json",
+        "--unsure-below",
+        "0.9",
+        MAIL / "test" / "spam",
+        MAIL / "test" / "ham",
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    ]
     result = run(*args)
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     n = sum(1 for split in ("train", "test") for label in ("spam", "ham") for _ in (MAIL / split / label).iterdir())
     assert report["n"] == n and report["learn"] == "errors" and report["learned"] == report["errors"]
-    assert report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) \
-        + report["unsure"]["errors"]  # delivered wrong, or caught by the band
+    assert (
+        report["errors"] == sum(c["taken_for_another"] for c in report["classes"].values()) + report["unsure"]["errors"]
+    )  # delivered wrong, or caught by the band
     assert report["cumulative_errors"][-1] == report["errors"] and len(report["cumulative_errors"]) == n
     assert all(b - a in (0, 1) for a, b in zip(report["cumulative_errors"], report["cumulative_errors"][1:]))
     assert 0 <= report["unsure"]["errors"] <= min(report["unsure"]["n"], report["errors"])
@@ -78,10 +90,32 @@ def test_the_command_line_reports_its_own_steps(tmp_path):
 def test_online_from_a_model_starts_with_its_counts(tmp_path, demo_model):
     """From -m MODEL the first message is scored by that model (uncalibrated: the demo
     model has too few documents to be calibrated)."""
-    first = run("eval", "--online", "--format", "json", "-m", demo_model, "--learn", "all", "--seed", "5",
-                MAIL / "test" / "spam", MAIL / "test" / "ham")
-    scratch = run("eval", "--online", "--format", "json", "--learn", "all", "--seed", "5",
-                  MAIL / "test" / "spam", MAIL / "test" / "ham")
+    first = run(
+        "eval",
+        "--online",
+        "--format",
+        "json",
+        "-m",
+        demo_model,
+        "--learn",
+        "all",
+        "--seed",
+        "5",
+        MAIL / "test" / "spam",
+        MAIL / "test" / "ham",
+    )
+    scratch = run(
+        "eval",
+        "--online",
+        "--format",
+        "json",
+        "--learn",
+        "all",
+        "--seed",
+        "5",
+        MAIL / "test" / "spam",
+        MAIL / "test" / "ham",
+    )
     assert first.exit_code == 0 and scratch.exit_code == 0, first.stderr + scratch.stderr
     assert json.loads(first.stdout)["errors"] < json.loads(scratch.stdout)["errors"]  # it starts knowing something
 
@@ -91,13 +125,16 @@ def test_roca_is_the_area_above_the_roc_curve():
     assert 100 * (1 - roc_auc(scores, positives)) == pytest.approx(100 * (1 - 8 / 9))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--model", "bernoulli"], "multinomial model of counts"),
-    (["--folds", "3"], "give one"),
-    (["--max-features", "10"], "multinomial model of counts"),
-    (["--calibration", "temperature"], "stays uncalibrated"),  # was accepted, and ignored
-    (["--compare", "multinomial,bernoulli"], "--compare goes with --folds"),  # the same
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "bernoulli"], "multinomial model of counts"),
+        (["--folds", "3"], "give one"),
+        (["--max-features", "10"], "multinomial model of counts"),
+        (["--calibration", "temperature"], "stays uncalibrated"),  # was accepted, and ignored
+        (["--compare", "multinomial,bernoulli"], "--compare goes with --folds"),  # the same
+    ],
+)
 def test_what_online_cannot_run_is_one_line(args, message):
     result = run("eval", "--online", *args, MAIL / "test" / "spam", MAIL / "test" / "ham")
     usage = args[0] in ("--compare", "--folds")  # options that do not go together: a usage error, as elsewhere
@@ -117,16 +154,24 @@ def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor):
     unsure band is the filter's): the first message is scored as predict scores it (with
     a length floor too, past the length of every message here)."""
     model = tmp_path / "c.model"
-    assert run("train", "--calibration", "temperature", "-o", model, MAIL / "train" / "spam",
-               MAIL / "train" / "ham").exit_code == 0
+    assert (
+        run(
+            "train", "--calibration", "temperature", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham"
+        ).exit_code
+        == 0
+    )
     loaded = nbtext.load(model)
     assert loaded.calibration is not None and loaded.calibration["temperature"] != 1.0
     if floor is not None:
         loaded.calibration = {**loaded.calibration, "length_exponent": 0.9, "length_floor": floor}
-    online = OnlineMultinomial(loaded.classes, loaded.alpha, loaded.settings["min_count"], True,
-                               start={t: loaded.token_counts.dense[:, j].tolist()
-                                      for j, t in enumerate(loaded.vocabulary.tokens)},
-                               calibration=loaded.calibration)
+    online = OnlineMultinomial(
+        loaded.classes,
+        loaded.alpha,
+        loaded.settings["min_count"],
+        True,
+        start={t: loaded.token_counts.dense[:, j].tolist() for j, t in enumerate(loaded.vocabulary.tokens)},
+        calibration=loaded.calibration,
+    )
     online.class_count = [float(n) for n in loaded.class_count]
     tokenize = make_tokenizer(loaded.settings["tokenizer"])
     for message in sorted((MAIL / "test" / "spam").iterdir())[:3] + sorted((MAIL / "test" / "ham").iterdir())[:3]:
@@ -149,14 +194,18 @@ def test_online_from_a_model_says_which_classes_it_adds(demo_model):
     """A label the model does not have starts as a class of none, as train --update would add
     it: said, as train --update says it (silent, it looked like a class never predicted)."""
     result = run("eval", "--online", "-m", demo_model, f"junk={MAIL / 'test' / 'spam'}", MAIL / "test" / "ham")
-    assert result.exit_code == 0 and "new class 'junk' (the model has ham, spam), each starting from no documents" in result.stderr
+    assert (
+        result.exit_code == 0
+        and "new class 'junk' (the model has ham, spam), each starting from no documents" in result.stderr
+    )
     result = run("eval", "--online", "-m", demo_model, MAIL / "test" / "spam", MAIL / "test" / "ham")
     assert result.exit_code == 0 and "new class" not in result.stderr
 
 
 def test_three_classes_line_up(tmp_path):
     table = tmp_path / "t.tsv"
-    table.write_text("spam\tfree prize now\nham\tmeeting at noon\neggs\tbacon and eggs\nspam\tclaim your prize\n"
-                     "ham\tlunch meeting\n")
+    table.write_text(
+        "spam\tfree prize now\nham\tmeeting at noon\neggs\tbacon and eggs\nspam\tclaim your prize\nham\tlunch meeting\n"
+    )
     text = run("eval", "--online", "--table", table, "--no-header").stdout
     assert "  eggs taken for another class 0 (0.00% of 1)" in text

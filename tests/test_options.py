@@ -16,18 +16,36 @@ from conftest import ROOT, one_line_error, run
 MAIL = ROOT / "corpora" / "mail"
 TEXT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian")
 # a value of each option that changes a text model that reads it, on the corpus below
-OPTIONS = [("alpha", 0.5), ("prior", "uniform"), ("prior", "empirical"), ("min_count", 3), ("max_features", 20),
-           ("ngrams", 2), ("unknown", "ignore"), ("unknown", "unk"), ("input", "text"), ("headers", "subject"),
-           ("features", "counts"), ("features", "binary"), ("features", "tfidf"), ("tf", "log"), ("tf", "raw"),
-           ("idf", False), ("length_norm", False), ("weight_norm", True)]
+OPTIONS = [
+    ("alpha", 0.5),
+    ("prior", "uniform"),
+    ("prior", "empirical"),
+    ("min_count", 3),
+    ("max_features", 20),
+    ("ngrams", 2),
+    ("unknown", "ignore"),
+    ("unknown", "unk"),
+    ("input", "text"),
+    ("headers", "subject"),
+    ("features", "counts"),
+    ("features", "binary"),
+    ("features", "tfidf"),
+    ("tf", "log"),
+    ("tf", "raw"),
+    ("idf", False),
+    ("length_norm", False),
+    ("weight_norm", True),
+]
 SPAM = "free prize money cash offer click now winner claim credit cheap pills deal".split()
 HAM = "meeting notes lunch report project schedule review budget team agenda friday draft".split()
 
 
 def _message(rng, words, sender):
     body = " ".join(rng.choice(words + SPAM[:3] + HAM[:3]) for _ in range(rng.randint(5, 30)))
-    return (f"From: {sender}@{rng.choice(['example.org', 'mail.test'])}\nTo: someone@example.org\n"
-            f"Subject: {' '.join(rng.sample(words, 3))}\n\n{body}\n").encode()
+    return (
+        f"From: {sender}@{rng.choice(['example.org', 'mail.test'])}\nTo: someone@example.org\n"
+        f"Subject: {' '.join(rng.sample(words, 3))}\n\n{body}\n"
+    ).encode()
 
 
 def _corpus(seed, n_spam, n_ham):
@@ -52,8 +70,12 @@ def _default(event_model, option):
     return features.get(option)
 
 
-@pytest.mark.parametrize("event_model, option, value", [  # (each model's own defaults left out)
-    (model, option, value) for model in TEXT_MODELS for option, value in OPTIONS if value != _default(model, option)])
+@pytest.mark.parametrize(
+    "event_model, option, value",
+    [  # (each model's own defaults left out)
+        (model, option, value) for model in TEXT_MODELS for option, value in OPTIONS if value != _default(model, option)
+    ],
+)
 def test_an_option_changes_the_model_or_is_refused(event_model, option, value):
     try:
         changed = _log_proba(model=event_model, **{option: value})
@@ -65,11 +87,23 @@ def test_an_option_changes_the_model_or_is_refused(event_model, option, value):
 
 
 # what each model cannot take or would not read: refused (every other case must change the model)
-REFUSED = {("multinomial", "tf", "log"), ("multinomial", "idf", False), ("multinomial", "length_norm", False),
-           ("multinomial", "weight_norm", True), ("bernoulli", "features", "counts"),
-           ("bernoulli", "features", "tfidf"), ("bernoulli", "tf", "log"), ("bernoulli", "weight_norm", True), ("complement", "prior", "uniform"),
-           ("complement", "prior", "empirical"), ("complement", "unknown", "unk"), ("gaussian", "unknown", "unk"),
-           ("gaussian", "features", "counts"), ("gaussian", "features", "binary"), ("gaussian", "weight_norm", True)}
+REFUSED = {
+    ("multinomial", "tf", "log"),
+    ("multinomial", "idf", False),
+    ("multinomial", "length_norm", False),
+    ("multinomial", "weight_norm", True),
+    ("bernoulli", "features", "counts"),
+    ("bernoulli", "features", "tfidf"),
+    ("bernoulli", "tf", "log"),
+    ("bernoulli", "weight_norm", True),
+    ("complement", "prior", "uniform"),
+    ("complement", "prior", "empirical"),
+    ("complement", "unknown", "unk"),
+    ("gaussian", "unknown", "unk"),
+    ("gaussian", "features", "counts"),
+    ("gaussian", "features", "binary"),
+    ("gaussian", "weight_norm", True),
+}
 
 
 def test_a_typed_default_that_does_nothing_is_refused_as_any_other_value(tmp_path):
@@ -77,27 +111,45 @@ def test_a_typed_default_that_does_nothing_is_refused_as_any_other_value(tmp_pat
     values were refused where --min-count 2 was not (categorical), nor --input text with
     the default --headers spelled out."""
     folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
-    one_line_error(run("train", "-o", tmp_path / "m", "--input", "text", "--headers", "subject,from,to,content-type",
-                       *folders), "--headers does nothing here")
-    one_line_error(run("eval", "--folds", "2", "--model", "complement", "--prior", "smoothed", *folders),
-                   "--prior does nothing here")
+    one_line_error(
+        run("train", "-o", tmp_path / "m", "--input", "text", "--headers", "subject,from,to,content-type", *folders),
+        "--headers does nothing here",
+    )
+    one_line_error(
+        run("eval", "--folds", "2", "--model", "complement", "--prior", "smoothed", *folders),
+        "--prior does nothing here",
+    )
     assert run("train", "-o", tmp_path / "m", "--features", "counts", "--input", "auto", *folders).exit_code == 0
 
 
 def test_an_option_that_does_nothing_is_refused_by_name():
-    for options, said in [({"input": "text", "headers": "subject"}, "--headers does nothing here: "),
-                          ({"tf": "log"}, "--tf does nothing here: it shapes tf-idf features, and these are counts"),
-                          ({"model": "bernoulli", "idf": False}, "--no-idf does nothing here"),
-                          ({"weight_norm": True}, "--weight-norm does nothing here: it normalizes complement NB's"),
-                          ({"model": "complement", "prior": "uniform"}, "--prior does nothing here"),
-                          ({"model": "gaussian", "prior": "uniform", "alpha": 0.5}, "--alpha does nothing here")]:
+    for options, said in [
+        ({"input": "text", "headers": "subject"}, "--headers does nothing here: "),
+        ({"tf": "log"}, "--tf does nothing here: it shapes tf-idf features, and these are counts"),
+        ({"model": "bernoulli", "idf": False}, "--no-idf does nothing here"),
+        ({"weight_norm": True}, "--weight-norm does nothing here: it normalizes complement NB's"),
+        ({"model": "complement", "prior": "uniform"}, "--prior does nothing here"),
+        ({"model": "gaussian", "prior": "uniform", "alpha": 0.5}, "--alpha does nothing here"),
+    ]:
         with pytest.raises(NbtextError, match=said):
             _log_proba(**options)
 
 
-@pytest.mark.parametrize("args", [["--ngrams", "2"], ["--min-count", "3"], ["--features", "binary"], ["--no-idf"],
-                                  ["--unknown", "ignore"], ["--input", "text"], ["--headers", "subject"],
-                                  ["--max-features", "5"], ["--min-count", "2"], ["--ngrams", "1"]])  # (defaults too)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--ngrams", "2"],
+        ["--min-count", "3"],
+        ["--features", "binary"],
+        ["--no-idf"],
+        ["--unknown", "ignore"],
+        ["--input", "text"],
+        ["--headers", "subject"],
+        ["--max-features", "5"],
+        ["--min-count", "2"],
+        ["--ngrams", "1"],
+    ],
+)  # (defaults too)
 def test_a_table_model_refuses_the_text_options(tmp_path, args):
     table = tmp_path / "t.tsv"
     table.write_text("label\tcolor\tsize\nspam\tred\tbig\nham\tblue\tsmall\nspam\tred\tsmall\nham\tblue\tbig\n")
@@ -108,22 +160,31 @@ def test_a_table_model_refuses_the_text_options(tmp_path, args):
 
 def test_compared_models_each_take_the_options_they_read_and_none_is_read_by_no_one():
     folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
-    ok = run("eval", "--folds", "3", "--compare", "multinomial,complement", "--weight-norm", "--prior", "uniform",
-             *folders)
+    ok = run(
+        "eval", "--folds", "3", "--compare", "multinomial,complement", "--weight-norm", "--prior", "uniform", *folders
+    )
     assert ok.exit_code == 0, ok.output
-    one_line_error(run("eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--weight-norm", *folders),
-                   "--weight-norm does nothing here")
+    one_line_error(
+        run("eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--weight-norm", *folders),
+        "--weight-norm does nothing here",
+    )
     one_line_error(run("eval", "--online", "--tf", "log", *folders), "--tf does nothing here")
-    for compare, option in (("multinomial,bernoulli", ["--features", "tfidf"]),  # bernoulli keeps its presence
-                            ("bernoulli,gaussian", ["--features", "tfidf"]),
-                            ("multinomial,gaussian", ["--features", "counts"]),
-                            ("multinomial,complement", ["--unknown", "unk"])):  # complement's tf-idf has no UNK
+    for compare, option in (
+        ("multinomial,bernoulli", ["--features", "tfidf"]),  # bernoulli keeps its presence
+        ("bernoulli,gaussian", ["--features", "tfidf"]),
+        ("multinomial,gaussian", ["--features", "counts"]),
+        ("multinomial,complement", ["--unknown", "unk"]),
+    ):  # complement's tf-idf has no UNK
         result = run("eval", "--folds", "3", "--compare", compare, *option, *folders)
         assert result.exit_code == 0, (compare, option, result.stderr)
-    one_line_error(run("eval", "--folds", "3", "--compare", "bernoulli,gaussian", "--features", "counts", *folders),
-                   "--features does nothing here: --model bernoulli takes no --features counts")
-    for one_model, said in ((["--model", "bernoulli", "--features", "tfidf"], "models token presence"),
-                            (["--features", "tfidf", "--unknown", "unk"], "drops unknown tokens")):
+    one_line_error(
+        run("eval", "--folds", "3", "--compare", "bernoulli,gaussian", "--features", "counts", *folders),
+        "--features does nothing here: --model bernoulli takes no --features counts",
+    )
+    for one_model, said in (
+        (["--model", "bernoulli", "--features", "tfidf"], "models token presence"),
+        (["--features", "tfidf", "--unknown", "unk"], "drops unknown tokens"),
+    ):
         for command in (["eval", "--folds", "3"], ["train", "-o", MAIL / "never.model"]):  # one model: as train
             one_line_error(run(*command, *one_model, *folders), said)
 
@@ -136,28 +197,33 @@ def test_the_label_column_is_not_the_text_column(tmp_path):
             result = run(*command, "--table", table, "--label-col", label, "--text-col", text)
             one_line_error(result, "are the same column")
     (tmp_path / "r.csv").write_text("review,stars\ngreat film,5\nbad film,1\n")  # (the label second, by name)
-    one_line_error(run("train", "--table", tmp_path / "r.csv", "--label-col", "stars", "-o", tmp_path / "m"),
-                   "--label-col stars is column 2 of")
+    one_line_error(
+        run("train", "--table", tmp_path / "r.csv", "--label-col", "stars", "-o", tmp_path / "m"),
+        "--label-col stars is column 2 of",
+    )
 
 
-@pytest.mark.parametrize("args, said", [
-    (["--is", "ham", "--fasttext", "{ft}"], "--fasttext does not go with --is"),
-    (["--is", "ham", "--table", "{tsv}"], "--table does not go with --is"),
-    (["--is", "ham", "--files-from", "{lines}"], "--files-from does not go with --is"),
-    (["--is", "ham", "--lines", "{lines}"], "does not go with --is"),
-    (["--is", "ham", "--threshold", "0.9"], "--threshold does not go with --is"),
-    (["--is", "ham", "--format", "json"], "--format does not go with --is"),
-    (["-v", "{lines}"], "--verbose goes with --is"),
-    (["--column-names", "{lines}"], "--column-names goes with --proba"),
-    (["--text-col", "3", "--lines", "{lines}"], "--text-col goes with --table"),
-    (["--lines", "--files-from", "{lines}"], "does not go with --files-from"),
-    (["--lines", "--fasttext", "{ft}"], "does not go with --fasttext or --table"),
-    (["--explain", "2", "--format", "fasttext", "{lines}"], "--explain does not go with --format fasttext"),
-    (["--proba", "--column-names", "--threshold", "0.5", "{lines}"], "--proba does not go with -k or --threshold"),
-    (["--proba", "-k", "2", "{lines}"], "--proba does not go with -k or --threshold"),
-    (["--no-header", "{lines}"], "--no-header goes with --table"),
-    (["-0", "--fasttext", "{ft}"], "-0 does not go with --fasttext or --table"),
-])
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--is", "ham", "--fasttext", "{ft}"], "--fasttext does not go with --is"),
+        (["--is", "ham", "--table", "{tsv}"], "--table does not go with --is"),
+        (["--is", "ham", "--files-from", "{lines}"], "--files-from does not go with --is"),
+        (["--is", "ham", "--lines", "{lines}"], "does not go with --is"),
+        (["--is", "ham", "--threshold", "0.9"], "--threshold does not go with --is"),
+        (["--is", "ham", "--format", "json"], "--format does not go with --is"),
+        (["-v", "{lines}"], "--verbose goes with --is"),
+        (["--column-names", "{lines}"], "--column-names goes with --proba"),
+        (["--text-col", "3", "--lines", "{lines}"], "--text-col goes with --table"),
+        (["--lines", "--files-from", "{lines}"], "does not go with --files-from"),
+        (["--lines", "--fasttext", "{ft}"], "does not go with --fasttext or --table"),
+        (["--explain", "2", "--format", "fasttext", "{lines}"], "--explain does not go with --format fasttext"),
+        (["--proba", "--column-names", "--threshold", "0.5", "{lines}"], "--proba does not go with -k or --threshold"),
+        (["--proba", "-k", "2", "{lines}"], "--proba does not go with -k or --threshold"),
+        (["--no-header", "{lines}"], "--no-header goes with --table"),
+        (["-0", "--fasttext", "{ft}"], "-0 does not go with --fasttext or --table"),
+    ],
+)
 def test_predict_refuses_an_option_that_would_do_nothing(demo_model, tmp_path, args, said):
     """predict --is read stdin whatever input option was given (a wrong exit status on the
     wrong text); -v, --column-names, --text-col, --lines and --explain were ignored beside
@@ -182,13 +248,16 @@ def test_predict_keeps_the_combinations_that_mean_something(demo_model, tmp_path
     assert verdict.exit_code == {"spam": 0, "ham": 1, "unsure": 2}[verdict.stdout.split("\t")[0]]
 
 
-@pytest.mark.parametrize("args, said", [
-    (["train", "-m", "{tmp}/m", "{spam}", "{ham}"], "-m/--model-file goes with --update"),
-    (["eval", "--folds", "3", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
-    (["eval", "-m", "{model}", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
-    (["eval", "-m", "{model}", "--compare", "multinomial,bernoulli", "{spam}"], "--compare goes with --folds"),
-    (["eval", "--online", "--compare", "multinomial,bernoulli", "{spam}", "{ham}"], "--compare goes with --folds"),
-])
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["train", "-m", "{tmp}/m", "{spam}", "{ham}"], "-m/--model-file goes with --update"),
+        (["eval", "--folds", "3", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
+        (["eval", "-m", "{model}", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
+        (["eval", "-m", "{model}", "--compare", "multinomial,bernoulli", "{spam}"], "--compare goes with --folds"),
+        (["eval", "--online", "--compare", "multinomial,bernoulli", "{spam}", "{ham}"], "--compare goes with --folds"),
+    ],
+)
 def test_train_and_eval_refuse_an_option_that_would_do_nothing(demo_model, tmp_path, monkeypatch, args, said):
     """train -m without --update wrote ./nbtext.model; eval --learn without --online was
     ignored; --compare named --online as its home, which refused it."""
@@ -206,9 +275,12 @@ def test_a_table_model_reads_its_columns_by_name_and_refuses_text_col_and_header
     table = ROOT / "corpora" / "dating" / "train.tsv"
     model = tmp_path / "d.model"
     assert run("train", "--model", "categorical", "--table", table, "--label-col", "约会", "-o", model).exit_code == 0
-    for args in (["train", "--model", "categorical", "--label-col", "约会", "-o", tmp_path / "x"],
-                 ["eval", "--folds", "2", "--model", "categorical", "--label-col", "约会"],
-                 ["eval", "-m", model, "--label-col", "约会"], ["predict", "-m", model]):
+    for args in (
+        ["train", "--model", "categorical", "--label-col", "约会", "-o", tmp_path / "x"],
+        ["eval", "--folds", "2", "--model", "categorical", "--label-col", "约会"],
+        ["eval", "-m", model, "--label-col", "约会"],
+        ["predict", "-m", model],
+    ):
         one_line_error(run(*args, "--table", table, *extra), f"{extra[0]} does nothing for a categorical model")
 
 
@@ -219,8 +291,10 @@ def test_a_label_a_format_cannot_hold_is_refused(tmp_path):
     one_line_error(run("train", "-o", tmp_path / "b", f" ={spam}", f"ham={ham}"), "a class label must be a name")
     for name in ("my spam", " spam "):
         assert run("train", "-o", tmp_path / "s", f"{name}={spam}", f"ham={ham}").exit_code == 0
-        one_line_error(run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
-                       f"the class {name!r} holds a space, which fastText's labels cannot")
+        one_line_error(
+            run("predict", "-m", tmp_path / "s", "-k", "2", "--format", "fasttext", input="free prize"),
+            f"the class {name!r} holds a space, which fastText's labels cannot",
+        )
     assert run("train", "-o", tmp_path / "s", f"my spam={spam}", f"ham={ham}").exit_code == 0
     assert run("predict", "-m", tmp_path / "s", "-k", "2", input="free prize").stdout.split("\t")[1] == "my spam"
 
@@ -242,10 +316,24 @@ def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):
     nothing with it, where train refused the same; every re-smoothing goes through
     NaiveBayes.with_alpha, which now refuses it."""
     model = tmp_path / "g.model"
-    assert run("train", "--model", "gaussian", "--prior", "empirical", "-o", model, MAIL / "train" / "spam",
-               MAIL / "train" / "ham").exit_code == 0
-    for args in (["predict", "-m", model, "--alpha", "0.5"], ["eval", "-m", model, "--alpha", "0.5",
-                                                              MAIL / "test" / "spam", MAIL / "test" / "ham"]):
+    assert (
+        run(
+            "train",
+            "--model",
+            "gaussian",
+            "--prior",
+            "empirical",
+            "-o",
+            model,
+            MAIL / "train" / "spam",
+            MAIL / "train" / "ham",
+        ).exit_code
+        == 0
+    )
+    for args in (
+        ["predict", "-m", model, "--alpha", "0.5"],
+        ["eval", "-m", model, "--alpha", "0.5", MAIL / "test" / "spam", MAIL / "test" / "ham"],
+    ):
         one_line_error(run(*args, input="free prize"), "--alpha does nothing for this model")
     with pytest.raises(NbtextError, match="--alpha does nothing"):
         nbtext.load(model).with_alpha(0.5)

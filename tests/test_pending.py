@@ -2,6 +2,7 @@
 nbtext.jobs.learnone): what every reader sees is what the full way would give, and folding the
 log into the file writes the bytes `train --update` and `forget` write."""
 
+from hypothesis import HealthCheck, given, settings, strategies as st
 import random
 import shutil
 import subprocess
@@ -56,8 +57,9 @@ def probabilities(model_path, documents):
     one = OneMessageModel(str(model_path))
     assert one.pure is not None, "the one-message path should serve this model"
     whole = nbtext.load(str(model_path), sample=False)
-    return [one.pure_probabilities(d.read_bytes()) for d in documents], \
-        whole.predict_proba([d.read_bytes() for d in documents]).tolist()
+    return [one.pure_probabilities(d.read_bytes()) for d in documents], whole.predict_proba(
+        [d.read_bytes() for d in documents]
+    ).tolist()
 
 
 def test_learning_through_the_log_then_folding_it_writes_what_update_writes(model):
@@ -65,8 +67,11 @@ def test_learning_through_the_log_then_folding_it_writes_what_update_writes(mode
     class, one already known); then the log folded into the file: the bytes of one
     `train --update` of them all, through the full way."""
     start, full = copy(model, "start.model"), model.with_name("full.model")
-    batch = [("spam", m) for m in messages("spam")[1::2][:6]] + [("ham", m) for m in messages("ham")[1::2][:6]] \
-        + [("ham", messages("spam")[0]), ("spam", messages("ham")[0])]  # moved: learned under the other class
+    batch = (
+        [("spam", m) for m in messages("spam")[1::2][:6]]
+        + [("ham", m) for m in messages("ham")[1::2][:6]]
+        + [("ham", messages("spam")[0]), ("spam", messages("ham")[0])]
+    )  # moved: learned under the other class
     for label, message in batch + [("ham", messages("ham")[1])]:  # the last: learned already (a duplicate)
         result = nbtext_run("train", "--update", "-m", model, f"{label}={message}")
         assert b"pending at the end of the model file" in result.stderr  # the pending section took it
@@ -74,7 +79,9 @@ def test_learning_through_the_log_then_folding_it_writes_what_update_writes(mode
     # the full way, from the same start: -o another file never goes through the log
     nbtext_run("train", "--update", "-m", start, "-o", full, *(f"{label}={message}" for label, message in batch))
     folded = model.with_name("folded.model")
-    nbtext.load(str(model), fold=True).save(str(folded))  # loaded whole with its sample: the log folded in as update does
+    nbtext.load(str(model), fold=True).save(
+        str(folded)
+    )  # loaded whole with its sample: the log folded in as update does
     assert folded.read_bytes() == full.read_bytes()
 
 
@@ -167,7 +174,7 @@ def test_a_corrupt_log_is_one_line_on_every_path(model, damage):
     nbtext_run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
     data = model.read_bytes()
     head = len(before) + len(pending.PENDING_MAGIC)
-    record = json.loads(data[head + 8:])
+    record = json.loads(data[head + 8 :])
     if damage == "unknown class":
         record["label"] = "eggs"
     elif damage == "tokens not text":
@@ -177,8 +184,10 @@ def test_a_corrupt_log_is_one_line_on_every_path(model, damage):
     body = b"{not json" if damage == "garbage" else json.dumps(record).encode()
     model.write_bytes(data[:head] + pending.RECORD.pack(len(body), zlib.crc32(body)) + body)
     message = messages("spam", "test")[1].read_bytes()
-    results = [subprocess.run([NBTEXT, *args, "-m", model], input=message, capture_output=True)
-               for args in (["predict"], ["filter"], ["predict", "-j", "1", "-"])]
+    results = [
+        subprocess.run([NBTEXT, *args, "-m", model], input=message, capture_output=True)
+        for args in (["predict"], ["filter"], ["predict", "-j", "1", "-"])
+    ]
     for r in results:  # whole by its checksum, yet not a record nbtext writes: crafted, refused
         assert r.returncode == 1 and r.stderr.count(b"\n") == 1 and b"its pending section" in r.stderr, r.stderr
     assert b"X-Nbtext-Class: error" in results[1].stdout
@@ -187,26 +196,39 @@ def test_a_corrupt_log_is_one_line_on_every_path(model, damage):
 def test_learners_at_once_lose_nothing(model):
     """Learners started together take turns on the model's lock: every message is in."""
     batch = messages("spam", "test")[:8]
-    processes = [subprocess.Popen([NBTEXT, "train", "--update", "-m", model, f"spam={m}"], stderr=subprocess.DEVNULL)
-                 for m in batch]
+    processes = [
+        subprocess.Popen([NBTEXT, "train", "--update", "-m", model, f"spam={m}"], stderr=subprocess.DEVNULL)
+        for m in batch
+    ]
     assert all(p.wait(timeout=120) == 0 for p in processes)
     journal = pending.Changes(["ham", "spam"], pending.Log(model.read_bytes()).records)
     assert len(journal.journal) == len(batch) and set(journal.journal.values()) == {"spam"}
 
 
 # --- hostile pending sections: both readers, one verdict, never a traceback ---------------
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-                     max_leaves=12)
-_RECORD_FIELDS = st.fixed_dictionaries({
-    "hash": st.sampled_from(["00" * 16, "ab" * 16, "zz" * 16, ""]), "label": st.sampled_from([None, "spam", "ham", "x"]),
-    "from": st.sampled_from([None, "spam", "ham", 3]), "tokens": st.lists(st.sampled_from(["free", "prize", "lunch",
-                                                                                          "zebra", ""]), max_size=6),
-    "mail": st.booleans(), "derived": _JSON | st.fixed_dictionaries({
-        "features": st.integers(-2, 10**6), "unk": st.none() | st.lists(st.floats(), min_size=2, max_size=2),
-        "totals": st.lists(st.floats(allow_nan=True), min_size=1, max_size=3)})})
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+_RECORD_FIELDS = st.fixed_dictionaries(
+    {
+        "hash": st.sampled_from(["00" * 16, "ab" * 16, "zz" * 16, ""]),
+        "label": st.sampled_from([None, "spam", "ham", "x"]),
+        "from": st.sampled_from([None, "spam", "ham", 3]),
+        "tokens": st.lists(st.sampled_from(["free", "prize", "lunch", "zebra", ""]), max_size=6),
+        "mail": st.booleans(),
+        "derived": _JSON
+        | st.fixed_dictionaries(
+            {
+                "features": st.integers(-2, 10**6),
+                "unk": st.none() | st.lists(st.floats(), min_size=2, max_size=2),
+                "totals": st.lists(st.floats(allow_nan=True), min_size=1, max_size=3),
+            }
+        ),
+    }
+)
 
 
 @pytest.mark.parametrize("where", ["checksum of the first", "body of the first", "body of the last"])
@@ -220,13 +242,22 @@ def test_a_damaged_record_is_refused_not_cut_off(model, where):
     data = bytearray(model.read_bytes())
     first = before + len(pending.PENDING_MAGIC)
     length = pending.RECORD.unpack_from(data, first)[0]
-    at = {"checksum of the first": first + 5, "body of the first": first + pending.RECORD.size + length // 2,
-          "body of the last": len(data) - 2}[where]
+    at = {
+        "checksum of the first": first + 5,
+        "body of the first": first + pending.RECORD.size + length // 2,
+        "body of the last": len(data) - 2,
+    }[where]
     data[at] ^= 0x10
     model.write_bytes(bytes(data))
     message = messages("ham", "test")[0]
-    for args in (["predict"], ["filter"], ["predict", "-j", "1", "-"], ["info"],
-                 ["train", "--update", f"ham={message}"], ["forget", messages("spam", "test")[0]]):
+    for args in (
+        ["predict"],
+        ["filter"],
+        ["predict", "-j", "1", "-"],
+        ["info"],
+        ["train", "--update", f"ham={message}"],
+        ["forget", messages("spam", "test")[0]],
+    ):
         r = subprocess.run([NBTEXT, *args, "-m", model], input=message.read_bytes(), capture_output=True, timeout=120)
         assert r.returncode == 1 and r.stderr.count(b"\n") == 1 and b"a damaged record" in r.stderr, (args, r.stderr)
         if args == ["filter"]:
@@ -302,8 +333,14 @@ def test_a_model_put_in_place_while_a_learner_works_is_never_written(model, tmp_
         tmp = tmp_path / "t"
         tmp.write_bytes(replacement)
         tmp.rename(model)  # as train -o does
-        record = {"hash": "00" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False,
-                  "derived": {"features": 1, "unk": [0.0, 0.0], "totals": [0.0, 1.0]}}
+        record = {
+            "hash": "00" * 16,
+            "label": "spam",
+            "from": None,
+            "tokens": ["free"],
+            "mail": False,
+            "derived": {"features": 1, "unk": [0.0, 0.0], "totals": [0.0, 1.0]},
+        }
         log.append(f, str(model), [record])
     assert model.read_bytes() == replacement
 
@@ -312,15 +349,31 @@ def test_an_append_that_fails_leaves_the_file_as_it_was(model):
     """A full disk or a file size limit mid-append: the model stays readable and unchanged,
     and a first append cut inside its magic reads as no section at all."""
     before = model.read_bytes()
-    limit = f"import resource, os, sys; resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 7},) * 2); " \
-            f"os.execv(sys.argv[1], sys.argv[1:])"
-    result = subprocess.run([sys.executable, "-c", limit, str(NBTEXT), "train", "--update", "-m", str(model),
-                             f"spam={messages('ham', 'test')[0]}"], capture_output=True, timeout=120)
+    limit = (
+        f"import resource, os, sys; resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 7},) * 2); "
+        f"os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            limit,
+            str(NBTEXT),
+            "train",
+            "--update",
+            "-m",
+            str(model),
+            f"spam={messages('ham', 'test')[0]}",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert result.returncode == 1 and b"cannot write" in result.stderr and result.stderr.count(b"\n") == 1
     assert model.read_bytes() == before
     model.write_bytes(before + pending.PENDING_MAGIC[:7])  # as a kill could leave it
-    assert probabilities(model, messages("spam", "test")[:2]) == probabilities(copy(model, "x.model"),
-                                                                                messages("spam", "test")[:2])
+    assert probabilities(model, messages("spam", "test")[:2]) == probabilities(
+        copy(model, "x.model"), messages("spam", "test")[:2]
+    )
     nbtext_run("train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}")
     assert pending_records(model) == 1
 
@@ -329,15 +382,27 @@ def test_a_crafted_section_is_one_line_for_learners_too(model):
     import json
     import zlib
 
-    body = json.dumps({"hash": "0" * 32, "label": "nosuch", "from": None, "tokens": ["free"], "mail": False,
-                       "derived": {"features": 1, "unk": [0.0, 0.0], "totals": [1.0, 1.0]}}).encode()
-    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body))
-                      + body)
-    for args in (["train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
-                 ["forget", "-m", model, messages("spam", "train")[0]]):
+    body = json.dumps(
+        {
+            "hash": "0" * 32,
+            "label": "nosuch",
+            "from": None,
+            "tokens": ["free"],
+            "mail": False,
+            "derived": {"features": 1, "unk": [0.0, 0.0], "totals": [1.0, 1.0]},
+        }
+    ).encode()
+    model.write_bytes(
+        model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body)) + body
+    )
+    for args in (
+        ["train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
+        ["forget", "-m", model, messages("spam", "train")[0]],
+    ):
         result = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, timeout=120)
-        assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr, \
+        assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"is corrupt" in result.stderr, (
             result.stderr
+        )
 
 
 def test_forgetting_what_was_never_counted_is_refused(model):
@@ -347,14 +412,22 @@ def test_forgetting_what_was_never_counted_is_refused(model):
     import json
     import zlib
 
-    body = json.dumps({"hash": "1" * 32, "label": None, "from": "spam", "tokens": ["the"] * 50, "mail": False,
-                       "derived": {"features": 151, "unk": [196.0, 198.0], "totals": [549.0, 550.0]}}).encode()
-    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body))
-                      + body)
+    body = json.dumps(
+        {
+            "hash": "1" * 32,
+            "label": None,
+            "from": "spam",
+            "tokens": ["the"] * 50,
+            "mail": False,
+            "derived": {"features": 151, "unk": [196.0, 198.0], "totals": [549.0, 550.0]},
+        }
+    ).encode()
+    model.write_bytes(
+        model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body)) + body
+    )
     message = messages("spam", "test")[0].read_bytes()
     for args in (["predict", "-j", "1", messages("spam", "test")[0]], ["info"], ["eval", MAIL / "test" / "spam"]):
-        result = subprocess.run([NBTEXT, *map(str, args), "-m", model], input=message, capture_output=True,
-                                timeout=120)
+        result = subprocess.run([NBTEXT, *map(str, args), "-m", model], input=message, capture_output=True, timeout=120)
         assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"corrupt" in result.stderr, args
 
 
@@ -377,8 +450,11 @@ def test_a_read_only_model_takes_the_full_way(model, request):
     if os.geteuid() == 0:  # root writes read-only files: learn as nobody, in a folder nobody may write
         as_user = request.getfixturevalue("another_user")
         model.parent.chmod(0o777)
-    result = subprocess.run([*as_user, NBTEXT, "train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
-                            capture_output=True, timeout=120)
+    result = subprocess.run(
+        [*as_user, NBTEXT, "train", "--update", "-m", model, f"spam={messages('ham', 'test')[0]}"],
+        capture_output=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert pending.PENDING_MAGIC not in model.read_bytes() and (model.stat().st_mode & 0o777) == 0o444
 
@@ -408,17 +484,43 @@ def test_a_record_on_a_model_that_takes_none_is_one_line(tmp_path):
     import zlib
 
     model = tmp_path / "b.model"
-    nbtext_run("train", "--model", "bernoulli", "--unknown", "ignore", "-o", model, MAIL / "train" / "spam",
-               MAIL / "train" / "ham")
-    body = json.dumps({"hash": "ab" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False,
-                       "derived": {"features": 150, "unk": None, "totals": [0.0, 0.0]}}).encode()
-    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body))
-                      + body)
+    nbtext_run(
+        "train",
+        "--model",
+        "bernoulli",
+        "--unknown",
+        "ignore",
+        "-o",
+        model,
+        MAIL / "train" / "spam",
+        MAIL / "train" / "ham",
+    )
+    body = json.dumps(
+        {
+            "hash": "ab" * 16,
+            "label": "spam",
+            "from": None,
+            "tokens": ["free"],
+            "mail": False,
+            "derived": {"features": 150, "unk": None, "totals": [0.0, 0.0]},
+        }
+    ).encode()
+    model.write_bytes(
+        model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body)) + body
+    )
     for args in (["info"], ["predict", "-j", "1", messages("spam", "test")[0]]):
         result = subprocess.run([NBTEXT, *map(str, args), "-m", model], capture_output=True, timeout=120)
         assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"corrupt" in result.stderr, args
-    body = json.dumps({"hash": "cd" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False,
-                       "derived": {"features": True, "unk": None, "totals": [0.0, 0.0]}}).encode()
+    body = json.dumps(
+        {
+            "hash": "cd" * 16,
+            "label": "spam",
+            "from": None,
+            "tokens": ["free"],
+            "mail": False,
+            "derived": {"features": True, "unk": None, "totals": [0.0, 0.0]},
+        }
+    ).encode()
     with pytest.raises(ValueError):
         pending.Changes(["ham", "spam"], [json.loads(body)])  # a bool is not a number of features
 
@@ -438,8 +540,11 @@ def test_a_shared_model_lets_every_user_of_its_group_learn(model, another_user):
         assert learn_one(model, f"spam={messages('ham', 'test')[0]}").returncode == 0
     finally:
         os.umask(old)
-    result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
-                             f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
+    result = subprocess.run(
+        [*another_user, NBTEXT, "train", "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"],
+        capture_output=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -449,8 +554,11 @@ def test_a_folder_that_takes_no_lock_file_is_said_as_such(model, another_user):
     model.chmod(0o666)
     model.parent.chmod(0o555)
     try:
-        result = subprocess.run([*another_user, NBTEXT, "train", "--update", "-m", model,
-                                 f"ham={messages('ham', 'test')[1]}"], capture_output=True, timeout=120)
+        result = subprocess.run(
+            [*another_user, NBTEXT, "train", "--update", "-m", model, f"ham={messages('ham', 'test')[1]}"],
+            capture_output=True,
+            timeout=120,
+        )
     finally:
         model.parent.chmod(0o755)
     assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr
@@ -478,14 +586,20 @@ def test_a_change_of_nothing_leaves_the_file_as_it_was(model, tmp_path):
     assert again.stderr.decode().rstrip().endswith(f"({model} unchanged)")
     assert (model.stat().st_ino, model.read_bytes()) == before
     elsewhere = tmp_path / "copy.model"
-    assert nbtext_run("train", "--update", "-m", model, "-o", elsewhere, known).stderr.decode().rstrip().endswith(
-        f"-> {elsewhere}")
+    assert (
+        nbtext_run("train", "--update", "-m", model, "-o", elsewhere, known)
+        .stderr.decode()
+        .rstrip()
+        .endswith(f"-> {elsewhere}")
+    )
     assert nbtext.load(str(elsewhere)).class_count.tolist() == nbtext.load(str(model)).class_count.tolist()
     few = tmp_path / "few"  # through the pending section: nothing appended either
     few.mkdir()
     shutil.copy(messages("spam")[0], few)
-    said = nbtext_run("forget", "-m", model, unknown / "1").stderr.decode() + \
-        nbtext_run("train", "--update", "-m", model, f"spam={few}").stderr.decode()
+    said = (
+        nbtext_run("forget", "-m", model, unknown / "1").stderr.decode()
+        + nbtext_run("train", "--update", "-m", model, f"spam={few}").stderr.decode()
+    )
     assert said.count(f"({model} unchanged)") == 2 and model.read_bytes() == before[1]
 
 
@@ -520,11 +634,11 @@ def _as(via, tmp_path, name):
 
 
 @pytest.mark.parametrize("input_mode", ["text", "auto"])
-@pytest.mark.parametrize("learn_via, forget_via", [(a, b) for a in ("file", "mbox", "stdin")
-                                                   for b in ("file", "mbox", "stdin") if a != b])
+@pytest.mark.parametrize(
+    "learn_via, forget_via", [(a, b) for a in ("file", "mbox", "stdin") for b in ("file", "mbox", "stdin") if a != b]
+)
 @pytest.mark.parametrize("full_way", [False, True])
-def test_learned_one_way_forgotten_another_gives_the_model_back(tmp_path, input_mode, learn_via, forget_via,
-                                                                full_way):
+def test_learned_one_way_forgotten_another_gives_the_model_back(tmp_path, input_mode, learn_via, forget_via, full_way):
     """A message is one document whichever way it comes: its journal key and its tokens are
     of the same bytes. Read from stdin, its mbox envelope line was tokens (with --input
     text) while its key left the line out: forgetting it from a file left phantom tokens,
@@ -533,8 +647,12 @@ def test_learned_one_way_forgotten_another_gives_the_model_back(tmp_path, input_
 
     original = tmp_path / "m.model"
     extra = ["--max-features", "100"] if full_way else []  # (the full way rewrites the file; else records)
-    assert run("train", "--input", input_mode, *extra, "-o", original, MAIL / "train" / "spam",
-               MAIL / "train" / "ham").exit_code == 0
+    assert (
+        run(
+            "train", "--input", input_mode, *extra, "-o", original, MAIL / "train" / "spam", MAIL / "train" / "ham"
+        ).exit_code
+        == 0
+    )
     model = tmp_path / "copy.model"
     model.write_bytes(original.read_bytes())
     path, stdin = _as(learn_via, tmp_path, "learn")
@@ -560,7 +678,8 @@ def test_stdin_leaves_out_the_envelope_as_a_file_does_even_with_nothing_after_it
     for data in (b"From a@b Mon Jun 24 17:54:30 2002", b"From a@b Mon Jun 24 17:54:30 2002\nSubject: x\n\nhi\n"):
         (tmp_path / "m").write_bytes(data)
         assert [doc.data for doc in opened_documents(io.BytesIO(data), "-")] == [
-            doc.data for doc in file_documents(str(tmp_path / "m"))]
+            doc.data for doc in file_documents(str(tmp_path / "m"))
+        ]
 
 
 def test_records_that_read_like_envelope_lines_are_not_one_message(tmp_path):
@@ -581,14 +700,18 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
     import json
 
     model = tmp_path / "m.model"
-    assert run("train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam",
-               MAIL / "train" / "ham").exit_code == 0
+    assert (
+        run(
+            "train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam", MAIL / "train" / "ham"
+        ).exit_code
+        == 0
+    )
     data = bytearray(model.read_bytes())
     from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE
 
     _, length = PREAMBLE.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
-    header = json.loads(data[start:start + length])
+    header = json.loads(data[start : start + length])
     assert header.get("sample")
     data[start + length + header["payload_bytes"] + 10] ^= 1
     model.write_bytes(bytes(data))
@@ -607,8 +730,18 @@ def test_a_class_emptied_under_the_empirical_prior_goes_the_full_way(tmp_path):
         (tmp_path / label).mkdir()
         (tmp_path / label / "1").write_text(text + "\n")
     model = tmp_path / "m.model"
-    nbtext_run("train", "--min-count", "1", "--prior", "empirical", "--calibration", "none", "-o", model,
-               *(tmp_path / label for label in ("spam", "ham", "other")))
+    nbtext_run(
+        "train",
+        "--min-count",
+        "1",
+        "--prior",
+        "empirical",
+        "--calibration",
+        "none",
+        "-o",
+        model,
+        *(tmp_path / label for label in ("spam", "ham", "other")),
+    )
     nbtext_run("forget", "-q", "-m", model, tmp_path / "other" / "1")
     learned = nbtext_run("train", "--update", "-m", model, "spam=-", input=b"cheap prize offer\n")
     assert b"added 1" in learned.stderr
@@ -653,6 +786,7 @@ def _failing_at(monkeypatch, at, when):
             if fails:
                 raise OSError(errno.EIO, "Input/output error")
             return done
+
         return call
 
     for name in ("ftruncate", "lseek", "write", "fsync"):
@@ -660,8 +794,9 @@ def _failing_at(monkeypatch, at, when):
     return calls
 
 
-@pytest.mark.parametrize("start", ["no section", "a torn magic", "a record", "a torn record",
-                                   "a torn record longer than the new one"])
+@pytest.mark.parametrize(
+    "start", ["no section", "a torn magic", "a record", "a torn record", "a torn record longer than the new one"]
+)
 def test_an_append_failing_at_any_step_leaves_the_model_before_or_after_it(model, monkeypatch, start):
     """A write or an fsync that fails (EIO, a copy-on-write file system out of space) at
     every step of an append, once or from then on: every reader loads the model, and it is
@@ -683,8 +818,11 @@ def test_an_append_failing_at_any_step_leaves_the_model_before_or_after_it(model
     after = model.read_bytes()
     record = pending.Log(after).records[-1]
     assert len(pending.framed(record)) < len(longer)
-    torn = {"a torn magic": pending.PENDING_MAGIC[:9], "a torn record": pending.framed(record)[:-4],
-            "a torn record longer than the new one": longer[:-2]}.get(start, b"")
+    torn = {
+        "a torn magic": pending.PENDING_MAGIC[:9],
+        "a torn record": pending.framed(record)[:-4],
+        "a torn record longer than the new one": longer[:-2],
+    }.get(start, b"")
     states = {}
     for name, data in (("before", clean), ("after", after)):
         model.write_bytes(data)
@@ -728,7 +866,7 @@ def test_zeros_after_the_records_are_no_record(model, zeros):
     assert probabilities(model, queries) == expected
     assert pending.Log(model.read_bytes()).end == len(clean)
     nbtext_run("train", "--update", "-m", model, f"spam={messages('ham', 'test')[4]}")
-    assert pending_records(model) == 2 and b"\0" * 8 not in model.read_bytes()[len(clean):]
+    assert pending_records(model) == 2 and b"\0" * 8 not in model.read_bytes()[len(clean) :]
     model.write_bytes(clean + bytes(zeros) + b"x")
     if zeros >= pending.RECORD.size:
         assert pending.Log(model.read_bytes()).problem == "a damaged record"
@@ -736,12 +874,16 @@ def test_zeros_after_the_records_are_no_record(model, zeros):
 
 
 # --- one message whatever its line ends (issue 33) ------------------------------------------
-LINES_MESSAGE = (b"Subject: cheap pills\nFrom: bob@example.com\nTo: ann@example.com\n\nwin cheap pills now\n"
-                 b"From the start, more pills\n\n>From quoted\nlast line\n")
+LINES_MESSAGE = (
+    b"Subject: cheap pills\nFrom: bob@example.com\nTo: ann@example.com\n\nwin cheap pills now\n"
+    b"From the start, more pills\n\n>From quoted\nlast line\n"
+)
 LINE_ENDS = {
     "LF": lambda data: data,
     "CRLF": lambda data: data.replace(b"\n", b"\r\n"),
-    "mixed": lambda data: b"".join(line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(data.split(b"\n")[:-1])),
+    "mixed": lambda data: b"".join(
+        line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(data.split(b"\n")[:-1])
+    ),
 }
 WAYS_IN = [(way, ends) for way in ("file", "maildir", "mbox", "stdin") for ends in LINE_ENDS]
 
@@ -756,8 +898,9 @@ def _handed(way, ends, folder):
     if way == "stdin":
         return "-", form(ENVELOPE + LINES_MESSAGE)
     if way == "mbox":
-        (folder / "mail.mbox").write_bytes(form(ENVELOPE + re.sub(rb"^(>*From )", rb">\1", LINES_MESSAGE,
-                                                                  flags=re.MULTILINE)))
+        (folder / "mail.mbox").write_bytes(
+            form(ENVELOPE + re.sub(rb"^(>*From )", rb">\1", LINES_MESSAGE, flags=re.MULTILINE))
+        )
         return str(folder / "mail.mbox"), None
     if way == "maildir":
         for part in ("cur", "new", "tmp"):
@@ -776,7 +919,9 @@ def line_end_models(tmp_path_factory):
     for full_way in (False, True):
         models[full_way] = folder / f"{full_way}.model"
         extra = ["--max-features", "100"] if full_way else []
-        assert run("train", *extra, "-o", models[full_way], MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+        assert (
+            run("train", *extra, "-o", models[full_way], MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+        )
     return models
 
 
@@ -789,8 +934,9 @@ def _folded(model):
 
 @pytest.mark.parametrize("full_way", [False, True], ids=["pending", "full"])
 @pytest.mark.parametrize("learned", WAYS_IN, ids="-".join)
-def test_a_message_learned_with_any_line_ends_is_moved_and_forgotten_from_any_copy(tmp_path, line_end_models,
-                                                                                  full_way, learned):
+def test_a_message_learned_with_any_line_ends_is_moved_and_forgotten_from_any_copy(
+    tmp_path, line_end_models, full_way, learned
+):
     """A message learned as spam over one way in with one form of line ends (LF, CR LF,
     mixed), moved to ham over any way with any form, then forgotten over the first: the
     model comes back byte for byte. The key was of the raw bytes: a message learned from a
@@ -844,8 +990,9 @@ def test_a_model_written_before_still_forgets_and_moves_its_crlf_message(tmp_pat
 
 
 @pytest.mark.parametrize("forget", [False, True], ids=["learn", "forget"])
-def test_a_message_too_large_for_the_section_is_not_looked_up_token_by_token_first(model, tmp_path, monkeypatch,
-                                                                                 forget):
+def test_a_message_too_large_for_the_section_is_not_looked_up_token_by_token_first(
+    model, tmp_path, monkeypatch, forget
+):
     """A message whose tokens alone pass MAX_SECTION_BYTES goes the full way before its
     tokens' counts are looked up one by one in the file (pure Python, a binary search each):
     forgetting a message of 125,000 distinct tokens took 10.5 s, 9.5 of them in lookups whose

@@ -24,8 +24,10 @@ def test_is_exit_statuses(demo_model, tmp_path):
     unsure = run("predict", "-m", demo_model, "--is", "spam", "--unsure-below", "0.999999999", input=spammy)
     assert unsure.exit_code == 2
     # errors: status 3 and always one line on stderr (a delivery log shows it), never stdout
-    for model, label, said in ((tmp_path / "missing", "spam", "does not exist"),
-                               (demo_model, "nosuchclass", "is not a class of the model (ham, spam)")):
+    for model, label, said in (
+        (tmp_path / "missing", "spam", "does not exist"),
+        (demo_model, "nosuchclass", "is not a class of the model (ham, spam)"),
+    ):
         result = run("predict", "-m", model, "--is", label, input=spammy)
         assert result.exit_code == 3 and result.stdout == "" and result.stderr.count("\n") == 1
         assert result.stderr.startswith("Error: ") and said in result.stderr
@@ -45,8 +47,9 @@ def test_the_no_model_error_names_nbtext_model(tmp_path):
     from conftest import one_line_error
 
     missing = str(tmp_path / "gone.model")
-    one_line_error(run("predict", input="x", env={"NBTEXT_MODEL": missing}),
-                   f"model {missing} (from $NBTEXT_MODEL) does not exist")
+    one_line_error(
+        run("predict", input="x", env={"NBTEXT_MODEL": missing}), f"model {missing} (from $NBTEXT_MODEL) does not exist"
+    )
 
 
 def test_unsure_label_and_eval_counts(demo_model):
@@ -55,16 +58,29 @@ def test_unsure_label_and_eval_counts(demo_model):
     probabilities = [float(r.split("\t")[2]) for r in rows]
     assert "unsure" in labels
     assert all((l == "unsure") == (p < 0.9) for l, p in zip(labels, probabilities))
-    report = json.loads(run("eval", "-m", demo_model, "--unsure-below", "0.9", "--format", "json",
-                            DEMO / "test" / "spam", DEMO / "test" / "ham").stdout)
+    report = json.loads(
+        run(
+            "eval",
+            "-m",
+            demo_model,
+            "--unsure-below",
+            "0.9",
+            "--format",
+            "json",
+            DEMO / "test" / "spam",
+            DEMO / "test" / "ham",
+        ).stdout
+    )
     assert report["unsure"] == labels.count("unsure") and report["n"] == 26 - labels.count("unsure")
 
 
 def test_with_headers_inserts_at_the_end_of_the_header_block():
     message = b"From: a@b.c\r\nSubject: hi\r\n\r\nbody\r\n\r\nmore\r\n"
     tagged = with_headers(message, [("X-Nbtext-Class", "spam"), ("X-Nbtext-Probability", "0.9987")])
-    assert tagged == (b"From: a@b.c\r\nSubject: hi\r\nX-Nbtext-Class: spam\r\n"
-                      b"X-Nbtext-Probability: 0.9987\r\n\r\nbody\r\n\r\nmore\r\n")
+    assert tagged == (
+        b"From: a@b.c\r\nSubject: hi\r\nX-Nbtext-Class: spam\r\n"
+        b"X-Nbtext-Probability: 0.9987\r\n\r\nbody\r\n\r\nmore\r\n"
+    )
     # a last header line with no line end stays last, whole (a line end put into it was a changed byte)
     assert with_headers(b"Subject: no body", [("X-A", "b")]) == b"X-A: b\nSubject: no body"
     assert with_headers(b"not mail", [("X-A", "error")]) == b"X-A: error\n\nnot mail"
@@ -99,7 +115,7 @@ def test_filter_is_byte_for_byte_on_real_mail(tmp_path):
             result = filtered(model, message)
             assert result.returncode == 0 and result.stderr == b""
             assert added_lines_removed(message, result.stdout) == message
-            label = result.stdout[header_end(message):].split(b"\n", 1)[0].split(b": ")[1].strip()
+            label = result.stdout[header_end(message) :].split(b"\n", 1)[0].split(b": ")[1].strip()
             assert label.decode() == path.parent.name or path.name.startswith("hard_ham")
 
 
@@ -118,8 +134,9 @@ def test_filter_passes_everything_through(demo_model, tmp_path):
 def test_a_closed_pipe_ends_quietly(demo_model, tmp_path):
     lines = tmp_path / "big.txt"
     lines.write_text("free prize money now\nmeeting notes lunch\n" * 100_000)
-    result = subprocess.run(f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1",
-                            shell=True, capture_output=True)
+    result = subprocess.run(
+        f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1", shell=True, capture_output=True
+    )
     assert result.stdout == b"-:1\tspam\t" + result.stdout.split(b"\t")[2] and result.stderr == b""
 
 
@@ -133,8 +150,11 @@ def corpus_folders(tmp_path, name, docs):
 
 
 FIRST = {"spam": ["free prize money", "cheap pills now"], "ham": ["lunch at noon", "meeting notes today"]}
-SECOND = {"spam": ["win free money today", "prize draw tonight"], "eggs": ["scrambled eggs recipe"],
-          "ham": ["notes from the meeting"]}
+SECOND = {
+    "spam": ["win free money today", "prize draw tonight"],
+    "eggs": ["scrambled eggs recipe"],
+    "ham": ["notes from the meeting"],
+}
 
 
 def test_update_equals_training_on_everything(tmp_path):
@@ -187,7 +207,10 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
     assert result.exit_code == 2 and "drop --model" in result.stderr  # (it said stdin could be read only once)
     run("train", "--model", "bernoulli", "-o", tmp_path / "b", *first)
     result = run("train", "--update", "-m", tmp_path / "b", *first)
-    assert result.exit_code == 1 and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr
+    assert (
+        result.exit_code == 1
+        and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr
+    )
 
 
 def test_train_jobs_gives_the_same_model(tmp_path):
@@ -198,11 +221,14 @@ def test_train_jobs_gives_the_same_model(tmp_path):
     assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
 
 
-@pytest.mark.parametrize("head", [
-    b"Received: from " + b"relay.example.org " * 200 + b"\n",  # a first line over 2 KB
-    b"".join(b"X-Spam-Check-%d: passed by a very long filter chain of some sort\n" % i for i in range(40)),
-    b"ARC-Seal: i=1; a=rsa-sha256; t=1; cv=none;\n d=example.org; s=arc; b=" + b"A" * 3000 + b"\n",
-])
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"Received: from " + b"relay.example.org " * 200 + b"\n",  # a first line over 2 KB
+        b"".join(b"X-Spam-Check-%d: passed by a very long filter chain of some sort\n" % i for i in range(40)),
+        b"ARC-Seal: i=1; a=rsa-sha256; t=1; cv=none;\n d=example.org; s=arc; b=" + b"A" * 3000 + b"\n",
+    ],
+)
 def test_filter_keeps_a_long_or_unusual_header_block_a_header_block(demo_model, head):
     """filter adds its lines at the end of the header block, even when the block starts
     with a line over 2 KB or only X-, ARC or DKIM headers fill its first 2 KB."""
@@ -283,8 +309,10 @@ def test_two_concurrent_updates_both_land(tmp_path):
     model, reference = tmp_path / "m", tmp_path / "ref"
     assert run("train", "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
     reference.write_bytes(model.read_bytes())
-    runs = [subprocess.Popen([executable, "train", "--update", "-m", model, f"{label}={folder}"],
-                             stderr=subprocess.PIPE) for folder, label in ((first, "spam"), (second, "ham"))]
+    runs = [
+        subprocess.Popen([executable, "train", "--update", "-m", model, f"{label}={folder}"], stderr=subprocess.PIPE)
+        for folder, label in ((first, "spam"), (second, "ham"))
+    ]
     assert [p.wait() for p in runs] == [0, 0], [p.stderr.read() for p in runs]
     for p in runs:
         p.stderr.close()
@@ -317,8 +345,9 @@ def test_a_slow_producers_lines_are_answered_as_they_come(demo_model, jobs):
     written by hand got none until stdin closed) and with the default."""
     import select
 
-    process = subprocess.Popen([NBTEXT, "predict", "--lines", *jobs, "-m", demo_model], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        [NBTEXT, "predict", "--lines", *jobs, "-m", demo_model], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     try:
         for n, line in enumerate([b"free prize money now\n", b"meeting notes for lunch\n"], 1):
             process.stdin.write(line)
@@ -366,8 +395,10 @@ def test_the_readmes_learn_on_error_recipe_learns_whatever_is_moved(tmp_path):
     assert empty.returncode == 0 and empty.stderr == "" and empty.stdout == ""
     assert model.read_bytes() == before
     counts = dict(zip(nbtext.load(model).classes, nbtext.load(model).class_count))
-    for folder, label, message, sub in ((".Learn-Spam", "spam", DEMO / "test" / "spam" / "spam-004.txt", "cur"),
-                                        (".Learn-Ham", "ham", DEMO / "test" / "ham" / "ham-004.txt", "new")):
+    for folder, label, message, sub in (
+        (".Learn-Spam", "spam", DEMO / "test" / "spam" / "spam-004.txt", "cur"),
+        (".Learn-Ham", "ham", DEMO / "test" / "ham" / "ham-004.txt", "new"),
+    ):
         moved = home / "Maildir" / folder / sub / "1700000000.M1P1.host:2,S"
         moved.write_bytes(message.read_bytes())
         result = cron()
@@ -387,16 +418,30 @@ def test_a_reader_that_goes_away_ends_nbtext_as_it_ends_gnu_tools(demo_model, tm
     lines.write_text("free prize money now\nmeeting notes lunch\n" * 100_000)
     message = tmp_path / "big.eml"
     message.write_text("Subject: notes\n\n" + "meeting notes lunch\n" * 100_000)
-    for command in (f"predict -m '{demo_model}' --lines < '{lines}'", f"predict -m '{demo_model}' < '{lines}'",
-                    f"predict -m '{demo_model}' '{DEMO}'", f"info -m '{demo_model}' --top 100",
-                    f"filter -m '{demo_model}' < '{message}'"):
-        result = subprocess.run(["bash", "-c", f"'{NBTEXT}' {command} | head -c 1 >/dev/null; "
-                                               "echo ${PIPESTATUS[0]}"], capture_output=True, text=True)
+    for command in (
+        f"predict -m '{demo_model}' --lines < '{lines}'",
+        f"predict -m '{demo_model}' < '{lines}'",
+        f"predict -m '{demo_model}' '{DEMO}'",
+        f"info -m '{demo_model}' --top 100",
+        f"filter -m '{demo_model}' < '{message}'",
+    ):
+        result = subprocess.run(
+            ["bash", "-c", f"'{NBTEXT}' {command} | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"],
+            capture_output=True,
+            text=True,
+        )
         status = int(result.stdout)
         if command.startswith("filter"):
             assert status == 75 and result.stderr == "Error: cannot write the message: Broken pipe\n"
         else:  # (a short output may be written whole before head goes: then 0)
             assert status in (141, 0) and result.stderr == "", (command, result)
-    result = subprocess.run(["bash", "-c", f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1 "
-                                           ">/dev/null; echo ${PIPESTATUS[0]}"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"'{NBTEXT}' predict -m '{demo_model}' --lines < '{lines}' | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert int(result.stdout) == 141 and result.stderr == ""

@@ -31,12 +31,15 @@ def test_eval_and_info_draw_png_and_svg(demo_model, tmp_path):
 def test_plot_errors_are_one_line(demo_model, tmp_path, monkeypatch):
     spam, ham = MAIL / "test" / "spam", MAIL / "test" / "ham"
     one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "r.gif", spam, ham), "a .png, .svg or .pdf file")
-    one_line_error(run("eval", "-m", demo_model, "--plot", tmp_path / "nowhere" / "r.png", spam, ham),
-                   "does not exist")  # before any work (it computed the report, then failed)
+    one_line_error(
+        run("eval", "-m", demo_model, "--plot", tmp_path / "nowhere" / "r.png", spam, ham), "does not exist"
+    )  # before any work (it computed the report, then failed)
     one_line_error(run("eval", "--folds", "2", "--plot", tmp_path / "r.png", spam, ham), "does not go with --folds")
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
-    one_line_error(run("info", "-m", demo_model, "--plot", tmp_path / "t.png"),
-                   "--plot needs the plot extra: pip install 'nbtext[plot]'")
+    one_line_error(
+        run("info", "-m", demo_model, "--plot", tmp_path / "t.png"),
+        "--plot needs the plot extra: pip install 'nbtext[plot]'",
+    )
     assert not (tmp_path / "t.png").exists() and not (tmp_path / "r.gif").exists()
     drawn = run("eval", "-m", demo_model, "--plot", tmp_path / "r.png", spam, ham)  # before any work, as info
     assert drawn.exit_code == 1 and drawn.stdout == ""  # (it evaluated the whole corpus, then said it)
@@ -59,8 +62,13 @@ def test_the_pictures_say_what_their_readers_need(demo_model, tmp_path):
     report, tokens = tmp_path / "report.svg", tmp_path / "tokens.svg"
     assert run("eval", "-m", demo_model, "--plot", report, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
     drawing = report.read_text()
-    for text in ("share of ham taken for spam (log scale)", "its decision", "share of the true class",
-                 ">documents<", "probability of the winning class"):
+    for text in (
+        "share of ham taken for spam (log scale)",
+        "its decision",
+        "share of the true class",
+        ">documents<",
+        "probability of the winning class",
+    ):
         assert text in drawing, text
     assert run("info", "-m", demo_model, "--plot", tokens, "--top", "5").exit_code == 0
     assert tokens.read_text().count("times more often in this class than in the others") == 1
@@ -95,8 +103,9 @@ def test_the_decision_drawn_is_the_one_reported(demo_model, tmp_path):
     import re
 
     picture = tmp_path / "report.svg"
-    result = run("eval", "-m", demo_model, "--format", "json", "--plot", picture, MAIL / "test" / "spam",
-                 MAIL / "test" / "ham")
+    result = run(
+        "eval", "-m", demo_model, "--format", "json", "--plot", picture, MAIL / "test" / "spam", MAIL / "test" / "ham"
+    )
     (ham_taken,) = re.findall(r"its decision: ([\d.]+)% of ham taken", picture.read_text())
     confusion = json.loads(result.stdout)["confusion"]  # rows and columns: ham, spam
     assert float(ham_taken) == pytest.approx(100 * confusion[0][1] / sum(confusion[0]), abs=0.005)
@@ -135,8 +144,12 @@ def drawn_info(summary, tmp_path, monkeypatch, name="tokens.png"):
 
 
 def indicative(classes, per_class, length):
-    return {"top": {f"class{k:02d}": [(f"{'w' * (length - 3)}{k:02d}{i}", 9.0 - 0.3 * i) for i in range(per_class)]
-                    for k in range(classes)}}
+    return {
+        "top": {
+            f"class{k:02d}": [(f"{'w' * (length - 3)}{k:02d}{i}", 9.0 - 0.3 * i) for i in range(per_class)]
+            for k in range(classes)
+        }
+    }
 
 
 def test_info_of_twenty_classes_is_drawn_once(tmp_path, monkeypatch):

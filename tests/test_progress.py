@@ -41,8 +41,16 @@ def on_a_terminal(*args, env=None):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     path = tmp_path_factory.mktemp("progress") / "m.model"
-    assert run("train", "-o", path, ROOT / "corpora" / "mail" / "train" / "spam",
-               ROOT / "corpora" / "mail" / "train" / "ham").exit_code == 0
+    assert (
+        run(
+            "train",
+            "-o",
+            path,
+            ROOT / "corpora" / "mail" / "train" / "spam",
+            ROOT / "corpora" / "mail" / "train" / "ham",
+        ).exit_code
+        == 0
+    )
     return path
 
 
@@ -87,8 +95,11 @@ def test_no_progress_in_a_pipe_under_ci_or_with_quiet(model):
     test = real_corpus("20news") / "test"
     assert "classifying" not in on_a_terminal("predict", "-q", "-m", model, test)[1]
     assert "classifying" not in on_a_terminal("predict", "-m", model, test, env={"CI": "true"})[1]
-    piped = subprocess.run([str(NBTEXT), "predict", "-m", str(model), str(test)], capture_output=True,
-                           env={k: v for k, v in os.environ.items() if k != "CI"})
+    piped = subprocess.run(
+        [str(NBTEXT), "predict", "-m", str(model), str(test)],
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "CI"},
+    )
     assert piped.returncode == 0 and piped.stderr == b""
 
 
@@ -120,11 +131,26 @@ def test_a_second_pass_has_a_bar_of_its_own_name(tmp_path, monkeypatch):
 def test_training_says_when_it_calibrates(tmp_path):
     """The calibration at the end of a training (seconds on a large corpus) is said on a
     terminal, not a silent pause after the bar."""
-    _, shown = on_a_terminal("train", "-o", tmp_path / "m.model", "--calibration", "temperature",
-                             ROOT / "corpora" / "mail" / "train" / "spam", ROOT / "corpora" / "mail" / "train" / "ham")
+    _, shown = on_a_terminal(
+        "train",
+        "-o",
+        tmp_path / "m.model",
+        "--calibration",
+        "temperature",
+        ROOT / "corpora" / "mail" / "train" / "spam",
+        ROOT / "corpora" / "mail" / "train" / "ham",
+    )
     assert "calibrating: out-of-fold scores of 78 documents" in shown
-    _, quiet = on_a_terminal("train", "-q", "-o", tmp_path / "q.model", "--calibration", "temperature",
-                             ROOT / "corpora" / "mail" / "train" / "spam", ROOT / "corpora" / "mail" / "train" / "ham")
+    _, quiet = on_a_terminal(
+        "train",
+        "-q",
+        "-o",
+        tmp_path / "q.model",
+        "--calibration",
+        "temperature",
+        ROOT / "corpora" / "mail" / "train" / "spam",
+        ROOT / "corpora" / "mail" / "train" / "ham",
+    )
     assert "calibrating" not in quiet
 
 
@@ -142,12 +168,14 @@ def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
             for doc in shown(docs, label, *rest, **options):
                 events.append(label)
                 yield doc
+
         return each()
 
     def logged(tokenize, batch, on_error=None):
         def counted(data):
             events.append("tokenized")
             return tokenize(data)
+
         return tokenized(counted, batch, on_error)
 
     monkeypatch.setattr(console, "with_progress", watched)

@@ -46,23 +46,29 @@ def agree(model, pure, documents):
 
 document = st.builds(
     lambda words, mail: ("From: a@b.c\nSubject: " + words[0] + "\n\n" if mail and words else "") + " ".join(words),
-    st.lists(st.sampled_from(WORDS + ["unseen", "zzz"]), min_size=0, max_size=40), st.booleans(),
+    st.lists(st.sampled_from(WORDS + ["unseen", "zzz"]), min_size=0, max_size=40),
+    st.booleans(),
 )
-options = st.fixed_dictionaries({
-    "model": st.sampled_from(["multinomial", "bernoulli"]),
-    "min_count": st.integers(1, 3),
-    "max_features": st.sampled_from([None, 1, 3, 6]),
-    "ngrams": st.integers(1, 2),
-    "alpha": st.sampled_from([None, 0.01, 0.5, 1.0, 3.0]),
-    "prior": st.sampled_from(["smoothed", "empirical", "uniform"]),
-    "unknown": st.sampled_from(["unk", "ignore"]),
-    "features": st.sampled_from([None, "counts", "binary"]),
-})
+options = st.fixed_dictionaries(
+    {
+        "model": st.sampled_from(["multinomial", "bernoulli"]),
+        "min_count": st.integers(1, 3),
+        "max_features": st.sampled_from([None, 1, 3, 6]),
+        "ngrams": st.integers(1, 2),
+        "alpha": st.sampled_from([None, 0.01, 0.5, 1.0, 3.0]),
+        "prior": st.sampled_from(["smoothed", "empirical", "uniform"]),
+        "unknown": st.sampled_from(["unk", "ignore"]),
+        "features": st.sampled_from([None, "counts", "binary"]),
+    }
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
-       options=options, queries=st.lists(document, min_size=1, max_size=5))
+@given(
+    corpus=st.lists(st.tuples(document, st.sampled_from(["spam", "ham", "eggs"])), min_size=2, max_size=30),
+    options=options,
+    queries=st.lists(document, min_size=1, max_size=5),
+)
 def test_pure_scores_equal_numpys_over_random_corpora_and_settings(tmp_path, corpus, options, queries):
     docs, labels = [d for d, _ in corpus], [label for _, label in corpus]
     if len(set(labels)) < 2 or (options["model"] == "bernoulli" and options["features"] == "counts"):
@@ -96,7 +102,7 @@ def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_read
     agree(model, pure, queries)
     one = pure.probabilities("money money report zebra zebra zebra")
     n = 6 if unknown == "unk" else 3
-    jll = model.joint_log_likelihood(["money money report zebra zebra zebra"])[0] / (0.7 * n ** 0.9)
+    jll = model.joint_log_likelihood(["money money report zebra zebra zebra"])[0] / (0.7 * n**0.9)
     assert one == pytest.approx(list(np.exp(jll - np.logaddexp.reduce(jll))), abs=1e-12)
     # length 0 (nothing, or only ignored tokens): no evidence to temper, the prior as it is;
     # T(1) = 0.7 would have made it sharper
@@ -115,8 +121,13 @@ def test_a_length_floor_tempers_short_documents_alike_on_both_paths(tmp_path, fl
     docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
     labels = ["spam", "ham", "spam", "ham"] * 10
     model = nbtext.train(docs, labels, min_count=1, calibration="none")
-    model.calibration = {"method": "temperature", "temperature": 0.05, "length_exponent": 0.9,
-                         "length_floor": floor, "documents": 40}
+    model.calibration = {
+        "method": "temperature",
+        "temperature": 0.05,
+        "length_exponent": 0.9,
+        "length_floor": floor,
+        "documents": 40,
+    }
     queries = ["free", "free lunch money", "", "free " * 20 + "lunch " * 10]
     pure = pure_model(model, tmp_path / "m.model")
     assert nbtext.load(tmp_path / "m.model").calibration["length_floor"] == floor
@@ -142,11 +153,13 @@ def test_the_real_spamassassin_test_messages(tmp_path):
     assert served > 0.98 * len(documents)
 
 
-@pytest.mark.parametrize("options", [{"model": "complement"}, {"model": "gaussian"},
-                                     {"model": "multinomial", "features": "tfidf"}])
+@pytest.mark.parametrize(
+    "options", [{"model": "complement"}, {"model": "gaussian"}, {"model": "multinomial", "features": "tfidf"}]
+)
 def test_models_it_does_not_serve_are_left_to_numpy(tmp_path, options):
-    model = nbtext.train(["free prize", "lunch noon", "free money", "noon report"], ["s", "h", "s", "h"],
-                         min_count=1, **options)
+    model = nbtext.train(
+        ["free prize", "lunch noon", "free money", "noon report"], ["s", "h", "s", "h"], min_count=1, **options
+    )
     assert pure_model(model, tmp_path / "m.model") is None
 
 
@@ -156,13 +169,21 @@ def without_record(data):
     header.pop("sample", None)  # (the sample section is left out too)
     del header["one_document"]
     text = json.dumps(header, ensure_ascii=False).encode()
-    return MAGIC + PREAMBLE.pack(header["format_version"], len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload)
+    return (
+        MAGIC
+        + PREAMBLE.pack(header["format_version"], len(text))
+        + HEADER_CRC.pack(zlib.crc32(text))
+        + text
+        + bytes(payload)
+    )
 
 
 def imported_numpy(model_path, message):
-    code = ("import sys; from nbtext.cli.oneshot import fast; "
-            f"status = fast(['predict', '-m', {str(model_path)!r}]); "
-            "print('numpy' in sys.modules, file=sys.stderr)")
+    code = (
+        "import sys; from nbtext.cli.oneshot import fast; "
+        f"status = fast(['predict', '-m', {str(model_path)!r}]); "
+        "print('numpy' in sys.modules, file=sys.stderr)"
+    )
     result = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True, text=True)
     return result.stdout, result.stderr.strip()
 
@@ -182,7 +203,13 @@ def test_a_changed_record_is_refused_by_the_header_checksum_and_a_bad_one_by_the
     header["one_document"]["unk"] = ["x"] * len(header["classes"])
     text = json.dumps(header).encode()
     bad = tmp_path / "bad.model"
-    bad.write_bytes(MAGIC + PREAMBLE.pack(header["format_version"], len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload))
+    bad.write_bytes(
+        MAGIC
+        + PREAMBLE.pack(header["format_version"], len(text))
+        + HEADER_CRC.pack(zlib.crc32(text))
+        + text
+        + bytes(payload)
+    )
     assert purescore.of_file(bad.read_bytes(), str(bad)) is None
     result = run("predict", "-m", bad, input="free prize")
     assert result.exit_code == 1 and "is corrupt: bad unk in the one_document record" in result.stderr
@@ -217,8 +244,13 @@ def test_an_updated_model_is_scored_alike(tmp_path):
     from nbtext.jobs.training import update
     from nbtext.reading.documents import Document
 
-    model = nbtext.train(["free prize money", "lunch at noon", "click free", "noon report"], ["s", "h", "s", "h"],
-                         min_count=1, max_features=5)
-    more, _ = update(model, lambda: [[Document("a", "money money now click", "s"),
-                                      Document("b", "report at the meeting", "h")]])
+    model = nbtext.train(
+        ["free prize money", "lunch at noon", "click free", "noon report"],
+        ["s", "h", "s", "h"],
+        min_count=1,
+        max_features=5,
+    )
+    more, _ = update(
+        model, lambda: [[Document("a", "money money now click", "s"), Document("b", "report at the meeting", "h")]]
+    )
     agree(more, pure_model(more, tmp_path / "m.model"), ["free money meeting", "noon", "unseen words"])

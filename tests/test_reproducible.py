@@ -78,15 +78,18 @@ def test_the_edges_of_log_and_exp():
 def _in_narrow_process(code):
     """What `code` (which prints a pickle's hex) computes in a Python whose numpy and
     OpenBLAS take their narrowest paths."""
-    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, **NARROW}, cwd=ROOT,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **NARROW}, cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return pickle.loads(bytes.fromhex(result.stdout.strip()))
 
 
 def test_log_and_exp_give_the_same_bits_on_every_simd_path():
-    code = ("import numpy as np, pickle; from nbtext import exactmath as m\n"
-            "x = np.random.default_rng(7).uniform(-700, 700, 100_003)\n"
-            "print(pickle.dumps((m.log(np.abs(x)), m.exp(x))).hex())")
+    code = (
+        "import numpy as np, pickle; from nbtext import exactmath as m\n"
+        "x = np.random.default_rng(7).uniform(-700, 700, 100_003)\n"
+        "print(pickle.dumps((m.log(np.abs(x)), m.exp(x))).hex())"
+    )
     log_narrow, exp_narrow = _in_narrow_process(code)
     x = np.random.default_rng(7).uniform(-700, 700, 100_003)
     assert exactmath.log(np.abs(x)).tobytes() == log_narrow.tobytes()
@@ -100,9 +103,11 @@ def test_every_golden_model_and_output_is_the_same_bytes_on_every_simd_path(tmp_
     sys.path.insert(0, str(ROOT / "tests"))
     from golden_cases import produce
 
-    code = ("import sys, pickle, tempfile; sys.path[:0] = ['tests']\n"
-            "from golden_cases import produce\n"
-            "d = tempfile.mkdtemp(); print(pickle.dumps(produce(d)).hex())")
+    code = (
+        "import sys, pickle, tempfile; sys.path[:0] = ['tests']\n"
+        "from golden_cases import produce\n"
+        "d = tempfile.mkdtemp(); print(pickle.dumps(produce(d)).hex())"
+    )
     narrow = _in_narrow_process(code)
     here = produce(tmp_path)
     assert sorted(narrow) == sorted(here)

@@ -78,8 +78,16 @@ def test_complement_on_tfidf_equals_sklearn(news20):
 
     train_texts, train_labels = read_labelled(news20 / "train")
     test_texts, _ = read_labelled(news20 / "test")
-    ours = nbtext.train(train_texts, train_labels, model="complement", tf="raw", min_count=1, alpha=1.0, calibration="none",
-                        input="text")
+    ours = nbtext.train(
+        train_texts,
+        train_labels,
+        model="complement",
+        tf="raw",
+        min_count=1,
+        alpha=1.0,
+        calibration="none",
+        input="text",
+    )
     vectorizer = TfidfVectorizer()
     peer = ComplementNB(alpha=1.0, norm=False).fit(vectorizer.fit_transform(decode(train_texts)), train_labels)
     assert ours.feature_names == list(vectorizer.get_feature_names_out())
@@ -93,8 +101,9 @@ def test_complement_on_tfidf_equals_sklearn(news20):
 def test_weight_normalization_is_rennies():
     docs = ["apple apple banana", "banana cherry", "cherry cherry date", "date apple"]
     labels = ["a", "a", "b", "b"]
-    clf = nbtext.train(docs, labels, model="complement", weight_norm=True, min_count=1, features="counts",
-                       unknown="ignore")
+    clf = nbtext.train(
+        docs, labels, model="complement", weight_norm=True, min_count=1, features="counts", unknown="ignore"
+    )
     W = clf.linear_form[0]
     np.testing.assert_allclose(np.abs(W).sum(axis=1), 1.0)  # each class's weights, L1-normalized
     # class a's weights come from class b's counts: θ̃ = (B_b + 1) / (Σ B_b + d)
@@ -112,8 +121,9 @@ def test_gaussian_on_tfidf_equals_sklearn():
     folder = real_corpus("sms")
     train_texts, train_labels = read_labelled(folder / "train")
     test_texts, _ = read_labelled(folder / "test")
-    ours = nbtext.train(train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text",
-                        calibration="none")
+    ours = nbtext.train(
+        train_texts, train_labels, model="gaussian", min_count=5, prior="empirical", input="text", calibration="none"
+    )
     vocabulary = ours.feature_names
     vectorizer = TfidfVectorizer(vocabulary=vocabulary)
     X = vectorizer.fit_transform(decode(train_texts)).toarray()
@@ -121,14 +131,15 @@ def test_gaussian_on_tfidf_equals_sklearn():
     # the idf: ours from the training documents' frequencies, as the vectorizer's
     np.testing.assert_allclose(ours.idf, vectorizer.idf_, rtol=1e-12)
     X_test = vectorizer.transform(decode(test_texts)).toarray()
-    np.testing.assert_allclose(ours.joint_log_likelihood(test_texts), peer.predict_joint_log_proba(X_test),
-                               rtol=1e-7)
+    np.testing.assert_allclose(ours.joint_log_likelihood(test_texts), peer.predict_joint_log_proba(X_test), rtol=1e-7)
     assert ours.predict(test_texts) == list(peer.predict(X_test))
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(documents, st.sampled_from(["x", "y", "z"])), min_size=4, max_size=30),
-       st.lists(documents, min_size=1, max_size=5))
+@given(
+    st.lists(st.tuples(documents, st.sampled_from(["x", "y", "z"])), min_size=4, max_size=30),
+    st.lists(documents, min_size=1, max_size=5),
+)
 # class z's documents all alike: its variances are 0, which E[x²] − μ² once left as rounding
 # residue (a jll 4.8e-7 off GaussianNB's, amplified by the variance floor)
 @example([("", "x"), ("", "x")] + [("alpha alpha beta beta gamma", "z")] * 3, [""])
@@ -141,11 +152,15 @@ def test_random_corpora_gaussian_equals_sklearn(pairs, test_texts):
 
     texts, labels = [t for t, _ in pairs], [label for _, label in pairs]
     assume(len(set(labels)) >= 2 and any(texts))
-    ours = nbtext.train(texts, labels, model="gaussian", min_count=1, prior="empirical", input="text",
-                        calibration="none")
+    ours = nbtext.train(
+        texts, labels, model="gaussian", min_count=1, prior="empirical", input="text", calibration="none"
+    )
     vectorizer = TfidfVectorizer(vocabulary=ours.feature_names)
     X = vectorizer.fit_transform(texts).toarray()
     assume(X.var(axis=0).max() > 0)  # GaussianNB's variance floor is 0 then: it divides by zero
     peer = GaussianNB().fit(X, labels)
-    np.testing.assert_allclose(ours.joint_log_likelihood(test_texts),
-                               peer.predict_joint_log_proba(vectorizer.transform(test_texts).toarray()), rtol=1e-7)
+    np.testing.assert_allclose(
+        ours.joint_log_likelihood(test_texts),
+        peer.predict_joint_log_proba(vectorizer.transform(test_texts).toarray()),
+        rtol=1e-7,
+    )

@@ -14,8 +14,10 @@ from nbtext.stats.sufficient import Statistics, linear_scores
 WORDS = st.sampled_from(["free", "prize", "lunch", "notes", "meeting", "money", "now"])
 DOCUMENTS = st.lists(WORDS, max_size=12).map(" ".join)
 TEXT_MODELS = [(name, ()) for name in ("multinomial", "bernoulli", "complement", "gaussian")] + [
-    ("multinomial", (("features", "binary"),)), ("multinomial", (("features", "tfidf"), ("tf", "log"))),
-    ("bernoulli", (("min_count", 2),)), ("multinomial", (("min_count", 2), ("unknown", "ignore"))),
+    ("multinomial", (("features", "binary"),)),
+    ("multinomial", (("features", "tfidf"), ("tf", "log"))),
+    ("bernoulli", (("min_count", 2),)),
+    ("multinomial", (("min_count", 2), ("unknown", "ignore"))),
 ]
 
 
@@ -24,13 +26,17 @@ FIRST = [("free prize free prize", "spam"), ("lunch notes lunch notes", "ham")] 
 
 def _trained(pairs, name, options):
     texts, labels = zip(*pairs)
-    return nbtext.train(list(texts), list(labels), **{"model": name, "calibration": "none", "min_count": 1,
-                                                       **dict(options)})
+    return nbtext.train(
+        list(texts), list(labels), **{"model": name, "calibration": "none", "min_count": 1, **dict(options)}
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam", "other"])), min_size=3, max_size=20),
-       unseen=st.lists(DOCUMENTS, min_size=1, max_size=4), which=st.sampled_from(TEXT_MODELS))
+@given(
+    pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam", "other"])), min_size=3, max_size=20),
+    unseen=st.lists(DOCUMENTS, min_size=1, max_size=4),
+    which=st.sampled_from(TEXT_MODELS),
+)
 def test_every_path_scores_the_event_models_form_of_the_statistics(pairs, unseen, which):
     """The model's joint log-likelihoods (one document, a batch: its count fast paths
     included) are linear_scores of the event model's form of its Statistics, plus the prior."""
@@ -45,8 +51,11 @@ def test_every_path_scores_the_event_models_form_of_the_statistics(pairs, unseen
 
 
 @settings(max_examples=40, deadline=None)
-@given(pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam"])), min_size=4, max_size=20),
-       held=st.sets(st.integers(0, 19), min_size=1), which=st.sampled_from(TEXT_MODELS[:4]))
+@given(
+    pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam"])), min_size=4, max_size=20),
+    held=st.sets(st.integers(0, 19), min_size=1),
+    which=st.sampled_from(TEXT_MODELS[:4]),
+)
 def test_a_fold_is_the_statistics_without_its_documents(pairs, held, which):
     """Statistics.without(fold) is the record of the other documents, computed from their
     feature values alone: N_k, Σ x and Σ x² over them (the vocabulary and idf the model's)."""
@@ -88,8 +97,9 @@ def test_a_hand_made_record_is_all_an_event_model_reads():
 
 @pytest.mark.parametrize("name", ["multinomial", "bernoulli", "complement"])
 def test_info_weighs_each_class_against_the_others_pooled(name):
-    model = _trained([("free prize", "spam"), ("free money", "spam"), ("lunch notes", "ham"),
-                      ("meeting notes", "other")], name, ())
+    model = _trained(
+        [("free prize", "spam"), ("free money", "spam"), ("lunch notes", "ham"), ("meeting notes", "other")], name, ()
+    )
     k = model.classes.index("spam")
     others = model.statistics.others_than(k)
     assert others.class_count.tolist() == [2.0]
@@ -97,10 +107,13 @@ def test_info_weighs_each_class_against_the_others_pooled(name):
 
 
 @settings(max_examples=25, deadline=None)
-@given(pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam", "other"])), min_size=1, max_size=40),
-       unreadable=st.sets(st.integers(0, 41), max_size=5), batch=st.integers(1, 7), jobs=st.integers(2, 3),
-       which=st.sampled_from([("multinomial", "temperature"), ("bernoulli", "temperature"),
-                              ("multinomial", "none")]))
+@given(
+    pairs=st.lists(st.tuples(DOCUMENTS, st.sampled_from(["ham", "spam", "other"])), min_size=1, max_size=40),
+    unreadable=st.sets(st.integers(0, 41), max_size=5),
+    batch=st.integers(1, 7),
+    jobs=st.integers(2, 3),
+    which=st.sampled_from([("multinomial", "temperature"), ("bernoulli", "temperature"), ("multinomial", "none")]),
+)
 def test_workers_count_what_one_process_counts(tmp_path_factory, pairs, unreadable, batch, jobs, which):
     """Workers keep their token columns from chunk to chunk and send only the tokens new to
     them (ColumnCounter); whichever worker counts which chunk, the model file is the one
@@ -110,13 +123,22 @@ def test_workers_count_what_one_process_counts(tmp_path_factory, pairs, unreadab
     from nbtext.reading.documents import Document, in_batches
 
     name, calibration = which
-    corpus = [Document(f"d{i}", text, label, error="unreadable" if i in unreadable else None)
-              for i, (text, label) in enumerate(pairs + FIRST)]
+    corpus = [
+        Document(f"d{i}", text, label, error="unreadable" if i in unreadable else None)
+        for i, (text, label) in enumerate(pairs + FIRST)
+    ]
     saved = []
     for n in (1, jobs):
         try:
-            model = train_corpus(lambda: in_batches(corpus, batch), on_error=lambda doc, message: None, jobs=n,
-                                 model=name, calibration=calibration, min_count=1, unknown="ignore")
+            model = train_corpus(
+                lambda: in_batches(corpus, batch),
+                on_error=lambda doc, message: None,
+                jobs=n,
+                model=name,
+                calibration=calibration,
+                min_count=1,
+                unknown="ignore",
+            )
         except NbtextError as e:  # (too few documents to fit T on): the same refusal
             saved.append(str(e))
             continue

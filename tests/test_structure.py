@@ -27,8 +27,10 @@ def test_no_event_model_name_outside_the_registry():
     a sixth model is one class in nbtext/stats/event_models.py and one name in nbtext/choices.py."""
     found = [
         (str(path.relative_to(PACKAGE)), line, value)
-        for path in sorted(PACKAGE.rglob("*.py")) if path.name not in ("event_models.py", "choices.py")
-        for line, value in string_literals(path) if value in EVENT_MODELS
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("event_models.py", "choices.py")
+        for line, value in string_literals(path)
+        if value in EVENT_MODELS
     ]
     assert found == []
 

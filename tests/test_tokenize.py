@@ -18,9 +18,15 @@ def test_lowercases_and_drops_single_characters():
 
 def test_ngrams_are_joined_by_a_space_after_the_unigrams():
     assert Tokenizer(ngrams=3)("one two three four") == [
-        "one", "two", "three", "four",
-        "one two", "two three", "three four",
-        "one two three", "two three four",
+        "one",
+        "two",
+        "three",
+        "four",
+        "one two",
+        "two three",
+        "three four",
+        "one two three",
+        "two three four",
     ]
 
 

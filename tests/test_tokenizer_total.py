@@ -15,8 +15,11 @@ from nbtext.labels import without_controls
 
 from hostile_documents import REFERENCES, documents
 
-HEADER_SETS = [("subject", "from", "to", "content-type"), (), ("subject", "content-type", "content-disposition",
-                                                              "received", "x-mailer", "from")]
+HEADER_SETS = [
+    ("subject", "from", "to", "content-type"),
+    (),
+    ("subject", "content-type", "content-disposition", "received", "x-mailer", "from"),
+]
 
 
 def tokenizer(input_mode, headers, ngrams):
@@ -26,12 +29,30 @@ def tokenizer(input_mode, headers, ngrams):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(documents(), st.sampled_from(["auto", "mail", "text"]), st.sampled_from(HEADER_SETS), st.sampled_from([1, 2]))
-@example(b"Subject: x\nContent-Type: text/html\n\n<a href='http://a/&#" + b"1" * 5000 + b";'>" + b"&#9" * 2 + b"9" * 5000
-         + b"; free", "auto", HEADER_SETS[0], 1)
-@example(b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: application/p\0df\n\nx\n--b--\n"
-         b"<a href='http://evil\0host/'>", "mail", HEADER_SETS[0], 1)
-@example(b"Subject: x\nContent-Type: text/html\n\n<a href=\"http://evil\0host/\">y</a> http://a\x00b/ free",
-         "mail", HEADER_SETS[0], 2)
+@example(
+    b"Subject: x\nContent-Type: text/html\n\n<a href='http://a/&#"
+    + b"1" * 5000
+    + b";'>"
+    + b"&#9" * 2
+    + b"9" * 5000
+    + b"; free",
+    "auto",
+    HEADER_SETS[0],
+    1,
+)
+@example(
+    b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: application/p\0df\n\nx\n--b--\n"
+    b"<a href='http://evil\0host/'>",
+    "mail",
+    HEADER_SETS[0],
+    1,
+)
+@example(
+    b'Subject: x\nContent-Type: text/html\n\n<a href="http://evil\0host/">y</a> http://a\x00b/ free',
+    "mail",
+    HEADER_SETS[0],
+    2,
+)
 def test_every_document_gives_tokens_a_model_file_can_hold(document, input_mode, headers, ngrams):
     tokens = tokenizer(input_mode, headers, ngrams)(document)
     assert isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)
@@ -48,12 +69,22 @@ def test_numeric_references_of_thousands_of_digits_decode_to_the_replacement_cha
     assert unescape("&#65;&#x42;&amp;&#0;&#x110000;") == "AB&\ufffd\ufffd"
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                                 HealthCheck.function_scoped_fixture])
-@given(st.lists(documents(), min_size=2, max_size=6), st.sampled_from([[], ["--model", "bernoulli"],
-                                                                      ["--features", "tfidf"], ["--input", "mail"]]))
-@example([b"Subject: x\nContent-Type: text/html\n\n<a href='http://evil\0host/'>y</a> &#" + b"9" * 5000 + b"; free",
-          b"Subject: y\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: image/p\0ng\n\nx\n--b--\n"], [])
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(documents(), min_size=2, max_size=6),
+    st.sampled_from([[], ["--model", "bernoulli"], ["--features", "tfidf"], ["--input", "mail"]]),
+)
+@example(
+    [
+        b"Subject: x\nContent-Type: text/html\n\n<a href='http://evil\0host/'>y</a> &#" + b"9" * 5000 + b"; free",
+        b"Subject: y\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: image/p\0ng\n\nx\n--b--\n",
+    ],
+    [],
+)
 def test_hostile_documents_through_train_predict_and_filter(tmp_path_factory, corpus, options):
     """The command line's own functions on a folder of them: train writes a model (every
     document learned or skipped by name), predict classifies each one, filter passes each
@@ -67,8 +98,9 @@ def test_hostile_documents_through_train_predict_and_filter(tmp_path_factory, co
         (folder / ("spam", "ham")[i % 2] / f"{i}.eml").write_bytes(data)
     model = folder / "m.model"
     runner = CliRunner()
-    trained = runner.invoke(cli, ["train", "-q", "-j", "1", "-o", str(model), *options, str(folder / "spam"),
-                                  str(folder / "ham")])
+    trained = runner.invoke(
+        cli, ["train", "-q", "-j", "1", "-o", str(model), *options, str(folder / "spam"), str(folder / "ham")]
+    )
     assert trained.exit_code in (0, 1) and model.exists(), (trained.output, trained.exception)
     assert not isinstance(trained.exception, Exception) or isinstance(trained.exception, SystemExit)
     predicted = runner.invoke(cli, ["predict", "-j", "1", "-m", str(model), str(folder / "spam"), str(folder / "ham")])

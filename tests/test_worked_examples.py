@@ -55,7 +55,9 @@ def test_bernoulli_zero_count_is_smoothed_to_one_tenth():
     assert proba[a] == pytest.approx(joint_a / (joint_a + joint_b), rel=1e-12)
 
 
-@pytest.mark.parametrize("prior, expected_c", [("smoothed", (3 + 1) / (4 + 2)), ("empirical", 3 / 4), ("uniform", 1 / 2)])
+@pytest.mark.parametrize(
+    "prior, expected_c", [("smoothed", (3 + 1) / (4 + 2)), ("empirical", 3 / 4), ("uniform", 1 / 2)]
+)
 def test_priors(prior, expected_c):
     clf = nbtext.train(TRAIN, LABELS, prior=prior, min_count=1)
     assert math.exp(clf.class_log_prior[clf.classes.index("c")]) == pytest.approx(expected_c, rel=1e-12)

@@ -65,9 +65,24 @@ class NaiveBayes:
       sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
     """
 
-    def __init__(self, settings, classes, class_count, token_counts, vocabulary, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, calibration_sample=None, sample_bound=None, sample_mode=None):
+    def __init__(
+        self,
+        settings,
+        classes,
+        class_count,
+        token_counts,
+        vocabulary,
+        unk_doc_count=None,
+        tfidf_sums=None,
+        tfidf_squares=None,
+        journal=None,
+        file_info=None,
+        corpus=None,
+        calibration=None,
+        calibration_sample=None,
+        sample_bound=None,
+        sample_mode=None,
+    ):
         self.settings = dict(settings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
@@ -92,11 +107,21 @@ class NaiveBayes:
         """The model of a file's state record (nbtext.modelfile.format.ModelState)."""
         token_counts = ClassCounts.from_csr(*state.token_counts, state.n_tokens)
         model = cls(
-            state.settings, state.classes, state.class_count, token_counts,
-            vocabulary_of(state.settings, state.tokens, token_counts), state.unk_doc_count,
-            state.tfidf_sums, state.tfidf_squares, state.journal, state.file_info, state.corpus,
-            state.calibration, _decoded_sample(state.calibration_sample, state.tokens, state.classes),
-            state.sample_bound, state.sample_mode,
+            state.settings,
+            state.classes,
+            state.class_count,
+            token_counts,
+            vocabulary_of(state.settings, state.tokens, token_counts),
+            state.unk_doc_count,
+            state.tfidf_sums,
+            state.tfidf_squares,
+            state.journal,
+            state.file_info,
+            state.corpus,
+            state.calibration,
+            _decoded_sample(state.calibration_sample, state.tokens, state.classes),
+            state.sample_bound,
+            state.sample_mode,
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -113,19 +138,32 @@ class NaiveBayes:
     def to_state(self):
         """The record the model file stores."""
         if self.sample_unread:
-            raise NbtextError("this model is the one its file scores with, its pending changes counted but not "
-                              "folded in (or its calibration sample unread): load it with nbtext.load(path, "
-                              "fold=True) to change and save it")
+            raise NbtextError(
+                "this model is the one its file scores with, its pending changes counted but not "
+                "folded in (or its calibration sample unread): load it with nbtext.load(path, "
+                "fold=True) to change and save it"
+            )
         journal = self._journal
         if isinstance(journal, dict) or "journal" in self.__dict__:
             blob, labels = encode_journal(self.journal, self.classes)
             journal = (np.frombuffer(blob, dtype="|u1").reshape(-1, 16), np.array(labels, dtype="<i4"))
         return ModelState(
-            self.settings, self.classes, self.vocabulary.tokens, self.vocabulary.n_tokens, self.class_count,
-            self.token_counts.csr(), self.unk_doc_count, self.tfidf_sums, self.tfidf_squares,
-            journal if len(journal[0]) else None, corpus=self.corpus, calibration=self.calibration,
-            one_document=self.one_document_record(), calibration_sample=self._encoded_sample(),
-            sample_bound=self.sample_bound, sample_mode=self.sample_mode,
+            self.settings,
+            self.classes,
+            self.vocabulary.tokens,
+            self.vocabulary.n_tokens,
+            self.class_count,
+            self.token_counts.csr(),
+            self.unk_doc_count,
+            self.tfidf_sums,
+            self.tfidf_squares,
+            journal if len(journal[0]) else None,
+            corpus=self.corpus,
+            calibration=self.calibration,
+            one_document=self.one_document_record(),
+            calibration_sample=self._encoded_sample(),
+            sample_bound=self.sample_bound,
+            sample_mode=self.sample_mode,
         )
 
     def _encoded_sample(self):
@@ -148,8 +186,13 @@ class NaiveBayes:
         cells, counts = np.unique(document * max(len(tokens), 1) + flat, return_counts=True)
         cell_document, indices = np.divmod(cells, max(len(tokens), 1))
         indptr = np.concatenate([[0], np.cumsum(np.bincount(cell_document, minlength=len(token_lists)))])
-        return (indices.tolist(), counts.tolist(), indptr.tolist(), [self.classes.index(label) for label in labels],
-                hashes)
+        return (
+            indices.tolist(),
+            counts.tolist(),
+            indptr.tolist(),
+            [self.classes.index(label) for label in labels],
+            hashes,
+        )
 
     def one_document_record(self):
         """What scoring one document without numpy needs besides the counts of its own tokens
@@ -205,9 +248,20 @@ class NaiveBayes:
         if unused:
             raise NbtextError(f"--alpha does nothing for this model: {unused[0][1]}")
         return NaiveBayes(
-            {**self.settings, "alpha": float(alpha)}, self.classes, self.class_count, self.token_counts,
-            self.vocabulary, self.unk_doc_count, self.tfidf_sums, self.tfidf_squares, self._journal,
-            self.file_info, self.corpus, self.calibration, self.calibration_sample, self.sample_bound,
+            {**self.settings, "alpha": float(alpha)},
+            self.classes,
+            self.class_count,
+            self.token_counts,
+            self.vocabulary,
+            self.unk_doc_count,
+            self.tfidf_sums,
+            self.tfidf_squares,
+            self._journal,
+            self.file_info,
+            self.corpus,
+            self.calibration,
+            self.calibration_sample,
+            self.sample_bound,
             self.sample_mode,
         )
 
@@ -282,8 +336,9 @@ class NaiveBayes:
     @cached_property
     def statistics(self):
         """The sufficient statistics its event model reads (nbtext.stats.sufficient)."""
-        return Statistics(self.class_count, self.feature_sums, self.tfidf_squares, self.alpha, self.settings,
-                          self.vocabulary)
+        return Statistics(
+            self.class_count, self.feature_sums, self.tfidf_squares, self.alpha, self.settings, self.vocabulary
+        )
 
     @cached_property
     def linear_form(self):
@@ -321,8 +376,9 @@ class NaiveBayes:
         with. (Models of table rows give None: they are never calibrated.)"""
         token_lists = list(token_lists)
         if self.event.own_jll:
-            return self.event.joint_log_likelihood(self.statistics, self.feature_log_prob, token_lists) + \
-                self.class_log_prior, None
+            return self.event.joint_log_likelihood(
+                self.statistics, self.feature_log_prob, token_lists
+            ) + self.class_log_prior, None
         if len(token_lists) == 1 and self.event.local_smoothing and not self.binary and not is_tfidf(self.settings):
             ids = self.vocabulary.ids_of_one_document(token_lists[0])
             return self._one_document_locally(ids)[None, :] + self._prior_term, np.array([len(ids)])
@@ -407,8 +463,11 @@ class NaiveBayes:
             "tokens_seen": self.vocabulary.n_tokens,
             "vocabulary": self.vocabulary.n_kept,
             "unk": self.has_unk,
-            **{key: self.file_info[key] for key in ("format_version", "nbtext_version", "pending", "pending_fold")
-               if key in self.file_info},
+            **{
+                key: self.file_info[key]
+                for key in ("format_version", "nbtext_version", "pending", "pending_fold")
+                if key in self.file_info
+            },
         }
         # readers use the file's temperature until a pending section is folded in
         pending = bool(self.file_info.get("pending"))
@@ -477,8 +536,9 @@ def _decoded_sample(arrays, tokens, classes):
         return None
     indices, counts, indptr, labels, hashes = (a.tolist() for a in arrays)
     names = tokens.tokens() if hasattr(tokens, "tokens") else tokens
-    token_lists = [[names[j] for j, n in zip(indices[a:b], counts[a:b]) for _ in range(n)]
-                   for a, b in zip(indptr, indptr[1:])]
+    token_lists = [
+        [names[j] for j, n in zip(indices[a:b], counts[a:b]) for _ in range(n)] for a, b in zip(indptr, indptr[1:])
+    ]
     return token_lists, [classes[k] for k in labels], hashes
 
 

@@ -55,8 +55,12 @@ class PureModel:
         event = EVENT_MODELS[settings["event_model"]]
         record = header.get("one_document")
         self.form = event.pure_form
-        if record is None or self.form is None or settings.get("features") not in ("counts", "binary") \
-                or ("totals" in record) != (self.form == "counts"):
+        if (
+            record is None
+            or self.form is None
+            or settings.get("features") not in ("counts", "binary")
+            or ("totals" in record) != (self.form == "counts")
+        ):
             raise Unserved
         if "token_keys" not in header["arrays"]:
             raise Unserved
@@ -216,8 +220,11 @@ class PureModel:
         if len(jll) < 2:
             return probabilities, []
         runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
-        evidence = [(token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up]))
-                     / temperature) for token, x, counts in features if token is not None]
+        evidence = [
+            (token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up])) / temperature)
+            for token, x, counts in features
+            if token is not None
+        ]
         evidence.sort(key=lambda pair: (-pair[1], pair[0]))  # equals in token order, as the model's columns
         return probabilities, evidence[:n]
 

@@ -8,7 +8,14 @@ defaults are nbtext.choices'; what each event model allows is nbtext.stats.event
 import math
 
 from nbtext.choices import (
-    CALIBRATIONS, FEATURES, INPUT_MODES, MAX_NGRAMS, PRIORS, TF_MODES, TRAIN_DEFAULTS, UNKNOWN_MODES,
+    CALIBRATIONS,
+    FEATURES,
+    INPUT_MODES,
+    MAX_NGRAMS,
+    PRIORS,
+    TF_MODES,
+    TRAIN_DEFAULTS,
+    UNKNOWN_MODES,
 )
 from nbtext.errors import NbtextError
 from nbtext.reading.tokenize import RowTokenizer, Tokenizer
@@ -79,8 +86,12 @@ def make_settings(**options):
             raise NbtextError(f"--model {event.name} reads a table: give --table FILE --label-col NAME")
         # every value counts: no pruning, and unseen values are handled per feature
         return {
-            "event_model": event.name, "alpha": None if o["alpha"] is None else float(o["alpha"]),
-            "prior": o["prior"], "min_count": 1, "max_features": None, "unknown": "ignore",
+            "event_model": event.name,
+            "alpha": None if o["alpha"] is None else float(o["alpha"]),
+            "prior": o["prior"],
+            "min_count": 1,
+            "max_features": None,
+            "unknown": "ignore",
             "tokenizer": RowTokenizer(o["columns"]).settings(),
         }
     shape = {k: (event.default_features[k] if o[k] is None else o[k]) for k in event.default_features}
@@ -109,8 +120,19 @@ def make_settings(**options):
 
 
 # The text models' options: a model of table rows takes its features whole, one per column.
-_TEXT_OPTIONS = ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "features", "tf", "idf",
-                 "length_norm", "weight_norm")
+_TEXT_OPTIONS = (
+    "min_count",
+    "max_features",
+    "ngrams",
+    "unknown",
+    "input",
+    "headers",
+    "features",
+    "tf",
+    "idf",
+    "length_norm",
+    "weight_norm",
+)
 _TFIDF_OPTIONS = ("tf", "idf", "length_norm")
 
 
@@ -168,17 +190,27 @@ def unused_options(options, typed=None):
         return []  # (make_settings names the unknown model)
     why = []
     if event.default_features is None:
-        why += [(_flag(k, given[k]), f"--model {event.name} takes a table's columns whole, as they are")
-                for k in _TEXT_OPTIONS if k in given]
+        why += [
+            (_flag(k, given[k]), f"--model {event.name} takes a table's columns whole, as they are")
+            for k in _TEXT_OPTIONS
+            if k in given
+        ]
         return why
     features = setting("features") or event.default_features["features"]
     if features != "tfidf":
         instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
-        why += [(_flag(k, given[k]), f"it shapes tf-idf features, and these are {features} features ({instead})")
-                for k in _TFIDF_OPTIONS if k in given]
+        why += [
+            (_flag(k, given[k]), f"it shapes tf-idf features, and these are {features} features ({instead})")
+            for k in _TFIDF_OPTIONS
+            if k in given
+        ]
     if "weight_norm" in given and not event.normalizes_weights:
-        why.append((_flag("weight_norm", given["weight_norm"]), "it normalizes complement NB's weights "
-                                                                 f"(--model complement), not {event.name}'s"))
+        why.append(
+            (
+                _flag("weight_norm", given["weight_norm"]),
+                f"it normalizes complement NB's weights (--model complement), not {event.name}'s",
+            )
+        )
     if "headers" in given and setting("input") == "text":
         why.append(("--headers", "it names mail headers to read, and --input text reads no mail"))
     if "prior" in given and not event.prior_in_jll:
@@ -206,8 +238,9 @@ def ham_flagged_budget(value):
     except ValueError:
         share = math.nan
     if not 0 <= share < 0.5:
-        raise NbtextError(f"--max-ham-flagged takes a share of the ham from 0 to 50% (less than half), like 0.2%, "
-                          f"not {value!r}")
+        raise NbtextError(
+            f"--max-ham-flagged takes a share of the ham from 0 to 50% (less than half), like 0.2%, not {value!r}"
+        )
     return share + 0.0  # (-0 is 0)
 
 
@@ -221,14 +254,20 @@ def resolve_alpha(settings, mail_documents, documents):
         settings["alpha"] = MAIL_ALPHA if mail_default else TEXT_ALPHA
 
 
-TFIDF_MERGE = ("its tf-idf features need every document's idf; use --features counts or binary, "
-               "or train on all the documents at once")
-UNK_MERGE = ("which documents held a pruned token is not in the counts of presence features with an UNK "
-             "feature; train with --unknown ignore or --min-count 1, or on all the documents at once")
+TFIDF_MERGE = (
+    "its tf-idf features need every document's idf; use --features counts or binary, "
+    "or train on all the documents at once"
+)
+UNK_MERGE = (
+    "which documents held a pruned token is not in the counts of presence features with an UNK "
+    "feature; train with --unknown ignore or --min-count 1, or on all the documents at once"
+)
 
 
-CALIBRATED_MERGE = ("an older nbtext wrote it, which kept no sample to fit the merged model's temperature on; "
-                    "train it again, or train on all the documents at once")
+CALIBRATED_MERGE = (
+    "an older nbtext wrote it, which kept no sample to fit the merged model's temperature on; "
+    "train it again, or train on all the documents at once"
+)
 
 
 def merge_refusal(settings):
@@ -238,8 +277,11 @@ def merge_refusal(settings):
     features = settings.get("features")
     if features == "tfidf":
         return TFIDF_MERGE
-    if features == "binary" and settings["unknown"] == "unk" and (
-            settings["min_count"] > 1 or settings["max_features"] is not None):
+    if (
+        features == "binary"
+        and settings["unknown"] == "unk"
+        and (settings["min_count"] > 1 or settings["max_features"] is not None)
+    ):
         return UNK_MERGE
     return None
 

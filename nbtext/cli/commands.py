@@ -13,21 +13,64 @@ import time
 import click
 
 from nbtext import choices
-from nbtext.cli.console import (OneLineErrors, announce, batch_progress, drawn_to, evaluation, pass_labels,
-                            progress_drawer, user_errors, with_progress, with_table_columns)
-from nbtext.cli.oneshot import (changed_model, filter_stdin, is_label_status, load_model, nothing_to_update,
-                                predict_stdin_figures, predict_stdin_labels, write_batches, write_predictions)
+from nbtext.cli.console import (
+    OneLineErrors,
+    announce,
+    batch_progress,
+    drawn_to,
+    evaluation,
+    pass_labels,
+    progress_drawer,
+    user_errors,
+    with_progress,
+    with_table_columns,
+)
+from nbtext.cli.oneshot import (
+    changed_model,
+    filter_stdin,
+    is_label_status,
+    load_model,
+    nothing_to_update,
+    predict_stdin_figures,
+    predict_stdin_labels,
+    write_batches,
+    write_predictions,
+)
 from nbtext.cli.options import (
-    PATH, alpha_override, check_predict_options, grouped, jobs_option, labelled_options,
-    max_bytes_option, model_option, online_options, plot_option, predict_options, quiet_option, refuse_typed,
-    scheduler_option, shard_option, train_jobs_option, train_options, train_settings_but_alpha, typed_options,
+    PATH,
+    alpha_override,
+    check_predict_options,
+    grouped,
+    jobs_option,
+    labelled_options,
+    max_bytes_option,
+    model_option,
+    online_options,
+    plot_option,
+    predict_options,
+    quiet_option,
+    refuse_typed,
+    scheduler_option,
+    shard_option,
+    train_jobs_option,
+    train_options,
+    train_settings_but_alpha,
+    typed_options,
     unsure_option,
 )
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
-from nbtext.report.text import (NO_DOCUMENTS, Output, Skipped, counted, evaluation_text, forget_summary, json_line,
-                                proba_header)
+from nbtext.report.text import (
+    NO_DOCUMENTS,
+    Output,
+    Skipped,
+    counted,
+    evaluation_text,
+    forget_summary,
+    json_line,
+    proba_header,
+)
 from nbtext.version import __version__
 
 
@@ -51,12 +94,23 @@ def cli():
 @cli.command()
 @labelled_options
 @train_options
-@click.option("-o", "--output", type=PATH, default=None,
-              help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].")
-@click.option("--update", is_flag=True,
-              help="Add the documents to the model -m (same message twice counts once; under another label it moves).")
-@click.option("--new-classes", is_flag=True, help="--update: a label the model lacks becomes a new class "
-                                                  "(without it: an error, nothing written).")
+@click.option(
+    "-o",
+    "--output",
+    type=PATH,
+    default=None,
+    help="Model file to write [default: $NBTEXT_MODEL or nbtext.model; with --update, the -m file].",
+)
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Add the documents to the model -m (same message twice counts once; under another label it moves).",
+)
+@click.option(
+    "--new-classes",
+    is_flag=True,
+    help="--update: a label the model lacks becomes a new class (without it: an error, nothing written).",
+)
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -99,25 +153,38 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
             from nbtext.jobs.cluster import train_on_scheduler
 
             progress = progress_drawer(quiet)
-            model = train_on_scheduler(scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"],
-                                       **settings)
+            model = train_on_scheduler(
+                scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"], **settings
+            )
             model.save(output)
         else:
-            docs = labelled_input(**inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings),
-                                  empty_ok=update)
+            docs = labelled_input(
+                **inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings), empty_ok=update
+            )
             passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
-            batched = lambda documents: in_batches(with_progress(  # noqa: E731
-                documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True), DEFAULT_BATCH)
+            batched = lambda documents: in_batches(
+                with_progress(  # noqa: E731
+                    documents, next(passes), inputs["class_dirs"], quiet or shard is not None, labelled=True
+                ),
+                DEFAULT_BATCH,
+            )
             if update:  # (its train settings were refused where the options are grouped)
                 if os.path.realpath(output) == os.path.realpath(model_path) and nothing_to_update(
-                        model_path, inputs["class_dirs"], quiet, new_classes):  # learn-on-error folders: often empty
+                    model_path, inputs["class_dirs"], quiet, new_classes
+                ):  # learn-on-error folders: often empty
                     return 0  # (another -o is written all the same: the model with nothing added)
                 model, stats = changed_model(model_path, output, docs(), batched, skipped, False, quiet, new_classes)
                 if model is None:  # learned through the model's pending log
                     return stats
             else:
-                model = train_corpus(lambda: batched(docs()), skipped, jobs or default_jobs(), shard is not None,
-                                     lambda stage: announce(stage, quiet), **settings)
+                model = train_corpus(
+                    lambda: batched(docs()),
+                    skipped,
+                    jobs or default_jobs(),
+                    shard is not None,
+                    lambda stage: announce(stage, quiet),
+                    **settings,
+                )
                 model.save(output)
     if not (quiet and update):  # a learn-on-error job is silent when it succeeds
         click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
@@ -132,18 +199,51 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
 @predict_options
 @unsure_option
 @max_bytes_option
-@click.option("--is", "is_label", default=None, metavar="LABEL",
-              help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.")
+@click.option(
+    "--is",
+    "is_label",
+    default=None,
+    metavar="LABEL",
+    help="Classify stdin; exit 0 if it is LABEL, 1 if not, 2 if unsure, 3 on error.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="With --is: print the label and errors.")
-@click.option("--explain", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Add the N tokens that pushed the winner over the runner-up most, "
-                   "with their share of the printed probabilities' log-odds.")
+@click.option(
+    "--explain",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help=(
+        "Add the N tokens that pushed the winner over the runner-up most, "
+        "with their share of the printed probabilities' log-odds."
+    ),
+)
 @jobs_option
 @scheduler_option
 @quiet_option
-def predict(paths, model_path, alpha, output_format, proba, top, threshold, separator, files_from, fasttext_input,
-            table, text_col, header, column_names, unsure_below, max_bytes, is_label, verbose, explain, jobs, scheduler,
-            quiet):
+def predict(
+    paths,
+    model_path,
+    alpha,
+    output_format,
+    proba,
+    top,
+    threshold,
+    separator,
+    files_from,
+    fasttext_input,
+    table,
+    text_col,
+    header,
+    column_names,
+    unsure_below,
+    max_bytes,
+    is_label,
+    verbose,
+    explain,
+    jobs,
+    scheduler,
+    quiet,
+):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
     With no PATH (or -), stdin is one document and the output is its label alone (a full
@@ -179,18 +279,51 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
         if from_stdin and separator is None and not explain:  # stdin's document (or an mbox's), with its figures
             return predict_stdin_figures(model_path, alpha, output, column_names or header, max_bytes)
         model = load_model(model_path, alpha)
-        docs = predict_input(paths, separator, table, text_col, header, model.settings["tokenizer"].get("columns"),
-                             files_from, fasttext_input, max_bytes)
+        docs = predict_input(
+            paths,
+            separator,
+            table,
+            text_col,
+            header,
+            model.settings["tokenizer"].get("columns"),
+            files_from,
+            fasttext_input,
+            max_bytes,
+        )
         if table is not None and labels_only:
             output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
         skipped, head = Skipped(), proba_header(model, output, explain, column_names or (header and table is None))
-        if scheduler is not None and not from_stdin and table is None and fasttext_input is None and (
-                separator is None or files_from is not None):
+        if (
+            scheduler is not None
+            and not from_stdin
+            and table is None
+            and fasttext_input is None
+            and (separator is None or files_from is not None)
+        ):
             from nbtext.jobs.cluster import predict_on_scheduler
 
-            return skipped.summary(write_batches(head, batch_progress(predict_on_scheduler(
-                scheduler, model_path, alpha, paths, files_from, separator, output, explain or 0, skipped, max_bytes),
-                "classifying on the cluster", paths, quiet)))
+            return skipped.summary(
+                write_batches(
+                    head,
+                    batch_progress(
+                        predict_on_scheduler(
+                            scheduler,
+                            model_path,
+                            alpha,
+                            paths,
+                            files_from,
+                            separator,
+                            output,
+                            explain or 0,
+                            skipped,
+                            max_bytes,
+                        ),
+                        "classifying on the cluster",
+                        paths,
+                        quiet,
+                    ),
+                )
+            )
         docs = with_progress(docs, "classifying", () if separator or files_from else paths, quiet)  # known: a total
         done = write_predictions(model, docs, output, jobs, skipped, explain, head)
     return skipped.summary(done, NO_DOCUMENTS)
@@ -200,23 +333,38 @@ def predict(paths, model_path, alpha, output_format, proba, top, threshold, sepa
 @cli.command(name="eval")
 @labelled_options
 @model_option
-@click.option("--format", "output_format", type=click.Choice(choices.EVAL_FORMATS), default="table",
-              help="A readable table, or one JSON object.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(choices.EVAL_FORMATS),
+    default="table",
+    help="A readable table, or one JSON object.",
+)
 @unsure_option
 @jobs_option
 @max_bytes_option
-@click.option("--folds", type=click.IntRange(min=2), default=None, metavar="K",
-              help="Stratified K-fold cross-validation of the train options (no model file).")
+@click.option(
+    "--folds",
+    type=click.IntRange(min=2),
+    default=None,
+    metavar="K",
+    help="Stratified K-fold cross-validation of the train options (no model file).",
+)
 @click.option("--seed", type=int, default=0, help="--folds, --online: the shuffle's seed.")
-@click.option("--compare", default=None, metavar="MODELS",
-              help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.")
+@click.option(
+    "--compare",
+    default=None,
+    metavar="MODELS",
+    help="--folds: compare event models on the same folds, e.g. multinomial,bernoulli.",
+)
 @online_options
 @train_options
 @quiet_option
 @plot_option
 @grouped
-def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot, inputs,
-             settings):
+def evaluate(
+    model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot, inputs, settings
+):
     """Score a model on labelled documents (given as in train).
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the positive one being the
@@ -259,8 +407,9 @@ def evaluate(model_path, output_format, unsure_below, jobs, folds, seed, compare
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
         if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
             refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
-        kind, result, curves, done = evaluation(start, inputs, settings, unsure_below, jobs, folds, seed, compare,
-                                                learn if online else None, skipped, quiet)
+        kind, result, curves, done = evaluation(
+            start, inputs, settings, unsure_below, jobs, folds, seed, compare, learn if online else None, skipped, quiet
+        )
     write_line(evaluation_text(kind, result, output_format, os.isatty(1)))
     if plot:  # after the report: a picture that cannot be drawn loses no figures
         drawn_to(plot, *((eval_plot, result, curves) if kind == "report" else (online_plot, result)))
@@ -286,8 +435,15 @@ def forget(model_path, paths, max_bytes, quiet):
 
     skipped, started = Skipped(), time.perf_counter()
     with user_errors():
-        model, stats = changed_model(model_path, model_path, path_documents(paths, max_bytes=max_bytes),
-                                     lambda documents: in_batches(documents, DEFAULT_BATCH), skipped, True, quiet)
+        model, stats = changed_model(
+            model_path,
+            model_path,
+            path_documents(paths, max_bytes=max_bytes),
+            lambda documents: in_batches(documents, DEFAULT_BATCH),
+            skipped,
+            True,
+            quiet,
+        )
         if model is None:  # forgotten through the model's pending log
             return stats
     if not quiet:
@@ -299,8 +455,9 @@ def forget(model_path, paths, max_bytes, quiet):
 @cli.command()
 @click.argument("models", nargs=-1, required=True, type=PATH, metavar="MODEL...")
 @click.option("-o", "--output", type=PATH, default=None, help="File to write [default: $NBTEXT_MODEL or nbtext.model].")
-@click.option("--new-classes", is_flag=True,
-              help="When -o is one of the MODELs: let the others add classes it does not have.")
+@click.option(
+    "--new-classes", is_flag=True, help="When -o is one of the MODELs: let the others add classes it does not have."
+)
 def merge(models, output, new_classes):
     """Merge models trained on parts of a corpus (train --shard, or folders trained apart)
     into one: the same file, byte for byte, as one training on all their documents. The
@@ -333,8 +490,13 @@ def merge(models, output, new_classes):
 # --- info ----------------------------------------------------------------------------
 @cli.command()
 @model_option
-@click.option("--top", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Show the N tokens that most indicate each class.")
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Show the N tokens that most indicate each class.",
+)
 @click.option("--format", "output_format", type=click.Choice(choices.INFO_FORMATS), default="text")
 @plot_option
 def info(model_path, top, output_format, plot):
@@ -375,8 +537,13 @@ def info(model_path, top, output_format, plot):
 @alpha_override
 @unsure_option
 @max_bytes_option
-@click.option("--explain", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Add X-Nbtext-Evidence: the N tokens that decided, with their share of the log-odds.")
+@click.option(
+    "--explain",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="Add X-Nbtext-Evidence: the N tokens that decided, with their share of the log-odds.",
+)
 def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 

@@ -43,7 +43,9 @@ class OneLineErrors(click.Group):
                 click.echo(f"Error: {e.format_message()}", err=True)
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
-            if delivers_a_message(argv) and not (sys.stdin and sys.stdin.isatty()):  # a delivery path: the message goes on
+            if delivers_a_message(argv) and not (
+                sys.stdin and sys.stdin.isatty()
+            ):  # a delivery path: the message goes on
                 sys.exit(filter_stdin(None, refusal=f"{e.format_message()}{hint}"))
             click.echo(f"Error: {e.format_message()}{hint}", err=True)
             sys.exit(e.exit_code)
@@ -134,9 +136,15 @@ def drawn(items, label, total=None, size=None):
                 if bar is None and time.monotonic() - started >= PROGRESS_AFTER:
                     known = known and total >= done
                     bar = click.progressbar(
-                        length=total if known else 0, label=label, file=sys.stderr, show_pos=known, show_eta=known,
-                        show_percent=known, item_show_func=rate,
-                        bar_template="%(label)s  [%(bar)s]  %(info)s" if known else "%(label)s  %(info)s")
+                        length=total if known else 0,
+                        label=label,
+                        file=sys.stderr,
+                        show_pos=known,
+                        show_eta=known,
+                        show_percent=known,
+                        item_show_func=rate,
+                        bar_template="%(label)s  [%(bar)s]  %(info)s" if known else "%(label)s  %(info)s",
+                    )
                     bar.pos = done - step  # its first line shows what is done already, not 0 beside a rate
                     bar.__enter__()
                 if bar is not None:
@@ -171,8 +179,7 @@ def drawn_to(path, draw, *arguments):
     click.echo(f"nbtext: the picture is in {path}", err=True)
 
 
-def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, compare, learn, skipped,
-               quiet=False):
+def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, compare, learn, skipped, quiet=False):
     """`nbtext eval`'s work: ("crossval", {folds, seed, models: results by event model},
     None, documents) with `folds`; ("online", the report, None, documents) with `learn` (an online run, from the
     model at `model_path` or, None, from nothing); else ("report", the report of the model
@@ -184,8 +191,10 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
         raise click.UsageError("--online and --folds are two ways to evaluate: give one")
     if folds is not None and (model_path is not None or unsure_below is not None):
         given = "-m" if model_path is not None else "--unsure-below"
-        raise click.UsageError(f"--folds cross-validates the train options and reads no model: {given} goes with "
-                               "eval of a model (eval -m MODEL) or --online")
+        raise click.UsageError(
+            f"--folds cross-validates the train options and reads no model: {given} goes with "
+            "eval of a model (eval -m MODEL) or --online"
+        )
     if folds is not None:
         from nbtext.jobs.crossval import cross_validate
 
@@ -195,11 +204,18 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
         models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
         rows = {table_rows_model(m) for m in models if m in EVENT_MODELS}
         if len(rows) > 1:
-            raise NbtextError("--compare: a model of a table's columns (categorical) and the text models read "
-                              "different documents; compare one kind at a time")
+            raise NbtextError(
+                "--compare: a model of a table's columns (categorical) and the text models read "
+                "different documents; compare one kind at a time"
+            )
         settings = with_table_columns({**settings, "model": models[0]}, inputs)  # (--model is refused with --compare)
-        docs = with_progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading",
-                             inputs["class_dirs"], quiet, labelled=True)
+        docs = with_progress(
+            labelled_input(**inputs, columns=settings.get("columns"))(),
+            "reading",
+            inputs["class_dirs"],
+            quiet,
+            labelled=True,
+        )
         results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
         done = sum(f["n"] for f in next(iter(results.values()))["folds"])
         return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
@@ -213,8 +229,17 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
 
         documents = list(docs())
         bar = drawn(iter(range(len(documents))), "online", len(documents)) if shows_progress(quiet) else None
-        report = evaluate_online(documents, settings, model, learn, seed, unsure_below, jobs, skipped,
-                                 (lambda i: next(bar, None)) if bar is not None else None)
+        report = evaluate_online(
+            documents,
+            settings,
+            model,
+            learn,
+            seed,
+            unsure_below,
+            jobs,
+            skipped,
+            (lambda i: next(bar, None)) if bar is not None else None,
+        )
         return "online", report, None, report["n"]
     from nbtext.jobs.evaluation import evaluate as score
 
@@ -238,6 +263,7 @@ def with_table_columns(settings, inputs):
 
 def fold_reporter(k, quiet=False):
     """cross_validate's on_fold: a line as each of the `k` folds finishes, with its accuracy."""
+
     def done(name, fold, scores):
         announce(f"fold {fold + 1}/{k} done: {name}, accuracy {scores['accuracy']:.4f}", quiet)
 

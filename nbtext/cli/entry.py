@@ -5,12 +5,22 @@ from nbtext.errors import hold_signals  # (loaded with the package already: noth
 
 hold_signals()  # before anything else: a signal from here on is raised under main's handlers, never mid-import
 
-import sys  # noqa: E402
+import sys
 
-from nbtext.cli.oneshot import delivers_a_message, fast, not_passed_on  # noqa: E402
-from nbtext.errors import (INTERRUPTED, SIGINT, Terminated, die_of_signal, die_of_sigpipe,  # noqa: E402
-                           end_on_signals, ignore_signals, os_error, quiet_stdout, signal_name)
-from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors  # noqa: E402
+from nbtext.cli.oneshot import delivers_a_message, fast, not_passed_on
+from nbtext.errors import (
+    INTERRUPTED,
+    SIGINT,
+    Terminated,
+    die_of_signal,
+    die_of_sigpipe,
+    end_on_signals,
+    ignore_signals,
+    os_error,
+    quiet_stdout,
+    signal_name,
+)
+from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors
 
 
 def main():

@@ -35,8 +35,9 @@ _WHOLE_FIELDS = re.compile(rb"(?:" + _FIELD + rb"(?![ \t]))*")
 # hi`) is a line end to readers that break at CR: that field is left as it is rather than
 # lose what they read as another header. (Its parts too match one way.)
 _CLEAN_LINE = rb"[^\r\n]*\r*\n"
-_OLD_VERDICT = re.compile(rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])",
-                          re.MULTILINE)
+_OLD_VERDICT = re.compile(
+    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
+)
 
 
 def header_block(message):

@@ -14,8 +14,17 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
-from nbtext.errors import (SIGINT, TEMPFAIL, NbtextError, Terminated, die_of_sigpipe, ignore_signals, os_error,
-                           quiet_stdout, signal_name)
+from nbtext.errors import (
+    SIGINT,
+    TEMPFAIL,
+    NbtextError,
+    Terminated,
+    die_of_sigpipe,
+    ignore_signals,
+    os_error,
+    quiet_stdout,
+    signal_name,
+)
 from nbtext.report.output import ReaderGone, write, write_line
 
 
@@ -133,8 +142,9 @@ class OneMessageModel:
             return None
         if probabilities is None or not clear_of_turns(probabilities, output, self.calibration):
             return None
-        return prediction_lines(_Decisions(self.classes, self.calibration), [Document("-", document)],
-                                [probabilities], None, output)
+        return prediction_lines(
+            _Decisions(self.classes, self.calibration), [Document("-", document)], [probabilities], None, output
+        )
 
 
 # How far apart the one-message path's probabilities and the model loaded whole's may be
@@ -148,13 +158,16 @@ def clear_of_turns(probabilities, output, calibration):
     prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, a
     spam cut-off), and for the most probable (the winner, -k's ranking) the next one down.
     Then the model loaded whole, within AGREEMENT of them, prints the same line."""
-    turns = [t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff"))
-             if t is not None]
-    ranked = sorted(probabilities, reverse=True)[:(output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
+    turns = [
+        t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff")) if t is not None
+    ]
+    ranked = sorted(probabilities, reverse=True)[: (output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
     if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
         return False
-    return not any(abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
-                   for p in probabilities)
+    return not any(
+        abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
+        for p in probabilities
+    )
 
 
 class _Decisions:
@@ -187,8 +200,9 @@ def predict_stdin_figures(model_path, alpha, output, header=False, max_bytes=DEF
             write_batches(head, [(1, lines)])
             return 0
     skipped = Skipped()
-    done = write_predictions(model.model, (d for d in (first, second, *documents) if d is not None), output, 1,
-                             skipped, 0, head)
+    done = write_predictions(
+        model.model, (d for d in (first, second, *documents) if d is not None), output, 1, skipped, 0, head
+    )
     return skipped.summary(done, NO_DOCUMENTS)
 
 
@@ -241,8 +255,9 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     with locked(model_path):
         model = load_model(model_path, sample=True)
         if forget:
-            model, stats = forget_documents(model, lambda: batched(next(once)), skipped,
-                                            None if quiet else _not_learned)
+            model, stats = forget_documents(
+                model, lambda: batched(next(once)), skipped, None if quiet else _not_learned
+            )
         else:
             model, stats = update(model, lambda: batched(next(once)), skipped, new_classes)
         if changes_anything(stats) or os.path.realpath(output) != os.path.realpath(model_path):
@@ -291,14 +306,25 @@ def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=Fals
                 _not_learned(doc)
         else:
             skipped(doc, message)
-    done = f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}" if forget else \
-        f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
+    done = (
+        f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}"
+        if forget
+        else f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
+    )
     if not quiet:
-        pending = "" if not records else (f"; {counted(records, 'change')} pending at the end of the model file (a "
-                                          f"change past {COMPACT_AFTER} folds them into it and fits the calibration "
-                                          "again)")
-        print(f"{done}{pending} " + (f"-> {model_path}" if changes_anything(stats) else f"({model_path} unchanged)"),
-              file=sys.stderr)
+        pending = (
+            ""
+            if not records
+            else (
+                f"; {counted(records, 'change')} pending at the end of the model file (a "
+                f"change past {COMPACT_AFTER} folds them into it and fits the calibration "
+                "again)"
+            )
+        )
+        print(
+            f"{done}{pending} " + (f"-> {model_path}" if changes_anything(stats) else f"({model_path} unchanged)"),
+            file=sys.stderr,
+        )
     return skipped.summary(sum(stats.values()))  # known ones too: read and recognised
 
 
@@ -351,8 +377,9 @@ def predict_file(model_path, path):
     return 0
 
 
-def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=(),
-                    max_bytes=DEFAULT_MAX_BYTES):
+def is_label_status(
+    model_path, is_label, alpha=None, unsure_below=None, verbose=False, paths=(), max_bytes=DEFAULT_MAX_BYTES
+):
     """bogofilter's convention for one message (stdin, or the one file in `paths`): 0 if it
     is `is_label`, 1 if not, 2 if unsure, 3 on any error. An error is always one line on
     stderr (a delivery log shows it); the label is printed only if `verbose`."""
@@ -371,8 +398,9 @@ def is_label_status(model_path, is_label, alpha=None, unsure_below=None, verbose
 
             documents = list(islice(file_documents(path, max_bytes=max_bytes), 2))
         if len(documents) > 1:
-            raise NbtextError(f"--is classifies one message, and {'stdin' if path in (None, '-') else path} holds "
-                              "several (an mbox)")
+            raise NbtextError(
+                f"--is classifies one message, and {'stdin' if path in (None, '-') else path} holds several (an mbox)"
+            )
         if documents[0].error is not None:
             raise NbtextError(f"cannot read {path} ({documents[0].error})")
         document = documents[0].data
@@ -457,8 +485,11 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         status = 1
     else:
         if filed_class(model.classes) is None:  # every message goes on, tagged with the classes the model has
-            print(f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
-                  f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}", file=sys.stderr)
+            print(
+                f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
+                f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}",
+                file=sys.stderr,
+            )
         fields = _verdict(model, message, unsure_below, explain, max_bytes)
     try:
         tagged = with_headers(message, fields)
@@ -520,8 +551,19 @@ def plain_options(args):
     hold nothing but -m FILE / --model-file[=]FILE (the last wins, as in click), --is LABEL,
     -v, --explain N (N a whole number from 1), --proba, --format[=]FORMAT, one '-' and PATHs
     that do not start with '-'; else None."""
-    options, i = {"model": default_model_path(), "is": None, "verbose": False, "stdin": False, "explain": 0,
-                  "proba": False, "format": "tsv", "paths": []}, 0
+    options, i = (
+        {
+            "model": default_model_path(),
+            "is": None,
+            "verbose": False,
+            "stdin": False,
+            "explain": 0,
+            "proba": False,
+            "format": "tsv",
+            "paths": [],
+        },
+        0,
+    )
     while i < len(args):
         arg = args[i]
         if arg == "--explain" and i + 1 < len(args) and args[i + 1].isdecimal() and int(args[i + 1]) >= 1:
@@ -596,8 +638,16 @@ def learn(argv):
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()
-    model, stats = changed_model(model_path, model_path, documents, lambda docs: in_batches(docs, DEFAULT_BATCH),
-                                 skipped, forget, options["quiet"], options["new_classes"])
+    model, stats = changed_model(
+        model_path,
+        model_path,
+        documents,
+        lambda docs: in_batches(docs, DEFAULT_BATCH),
+        skipped,
+        forget,
+        options["quiet"],
+        options["new_classes"],
+    )
     if model is None:
         return stats  # learned through the model's pending log
     seconds = time.perf_counter() - started
@@ -626,8 +676,9 @@ def fast(argv):
     if options is None:
         return None
     figures = options["proba"] or options["format"] != "tsv"  # predict's line of one message, with its figures
-    if argv[0] == "filter" and (options["stdin"] or options["verbose"] or options["is"] is not None
-                                or options["paths"] or figures):
+    if argv[0] == "filter" and (
+        options["stdin"] or options["verbose"] or options["is"] is not None or options["paths"] or figures
+    ):
         return None
     if options["paths"] and (options["stdin"] or len(options["paths"]) > 1 or options["is"] is not None or figures):
         return None  # several documents (or --is of a file, or figures of a file): the full command line

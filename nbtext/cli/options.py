@@ -10,6 +10,7 @@ from nbtext.classifier.settings import header_names, unread_by_all
 
 def options(*decorators):
     """One decorator of several click options (in the order given)."""
+
     def apply(f):
         for decorator in reversed(decorators):
             f = decorator(f)
@@ -23,64 +24,147 @@ def train_option(name):
     flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], choices.TRAIN_HELP[name]
     if name in choices.TRAIN_FLAGS:
         return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
-    kind = (click.Choice(choices.TRAIN_CHOICES[name]) if name in choices.TRAIN_CHOICES
-            else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None) if name in choices.TRAIN_COUNTS
-            else float if name == "alpha" else str)
-    return click.option(flag, type=kind, default=",".join(default) if name == "headers" else default, help=text,
-                        **({"metavar": "SHARE"} if name == "max_ham_flagged" else {}))
+    kind = (
+        click.Choice(choices.TRAIN_CHOICES[name])
+        if name in choices.TRAIN_CHOICES
+        else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None)
+        if name in choices.TRAIN_COUNTS
+        else float
+        if name == "alpha"
+        else str
+    )
+    return click.option(
+        flag,
+        type=kind,
+        default=",".join(default) if name == "headers" else default,
+        help=text,
+        **({"metavar": "SHARE"} if name == "max_ham_flagged" else {}),
+    )
 
 
 TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
 PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
-model_option = click.option("-m", "--model-file", "model_path", type=PATH, default=choices.DEFAULT_MODEL,
-                            envvar="NBTEXT_MODEL", help="Model file to read (or set $NBTEXT_MODEL).")
-alpha_override = click.option("--alpha", type=float, default=None,
-                              help="Re-smooth with this λ instead of the model's (no retraining needed).")
-jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-                           help="Worker processes for reading, parsing and scoring.  [default: one; "
-                                "the cores (at most 4) for what is left after 0.2 s of work, if each "
-                                "document took 0.2 ms or more]")
-train_jobs_option = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-                                 help="Worker processes for reading, parsing, tokenizing and counting "
-                                      "[default: the machine's cores, at most 4; -j 1: one process].")
-shard_option = click.option("--shard", default=None, metavar="K/N", help=(
-    "Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."))
+model_option = click.option(
+    "-m",
+    "--model-file",
+    "model_path",
+    type=PATH,
+    default=choices.DEFAULT_MODEL,
+    envvar="NBTEXT_MODEL",
+    help="Model file to read (or set $NBTEXT_MODEL).",
+)
+alpha_override = click.option(
+    "--alpha", type=float, default=None, help="Re-smooth with this λ instead of the model's (no retraining needed)."
+)
+jobs_option = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help=(
+        "Worker processes for reading, parsing and scoring.  [default: one; "
+        "the cores (at most 4) for what is left after 0.2 s of work, if each "
+        "document took 0.2 ms or more]"
+    ),
+)
+train_jobs_option = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help=(
+        "Worker processes for reading, parsing, tokenizing and counting "
+        "[default: the machine's cores, at most 4; -j 1: one process]."
+    ),
+)
+shard_option = click.option(
+    "--shard",
+    default=None,
+    metavar="K/N",
+    help=("Train on part K of N of the documents (by a stable hash of each name), to 'nbtext merge' later."),
+)
 max_bytes_option = click.option(
-    "--max-bytes", type=click.IntRange(min=1), default=choices.DEFAULT_MAX_BYTES, metavar="N",
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=choices.DEFAULT_MAX_BYTES,
+    metavar="N",
     callback=lambda ctx, param, value: min(value, choices.MAX_MAX_BYTES),  # past it: no limit, as it is
-    help="Read at most the first N bytes of each document (said once on stderr); filter passes "
-         "the whole message on.")
-unsure_option = click.option("--unsure-below", type=click.FloatRange(0, 1), default=None, metavar="P",
-                             help="Label 'unsure' when the winning class's probability is below P (the calibration "
-                                  "of train's default makes P mean what it says).")
+    help="Read at most the first N bytes of each document (said once on stderr); filter passes the whole message on.",
+)
+unsure_option = click.option(
+    "--unsure-below",
+    type=click.FloatRange(0, 1),
+    default=None,
+    metavar="P",
+    help=(
+        "Label 'unsure' when the winning class's probability is below P (the calibration "
+        "of train's default makes P mean what it says)."
+    ),
+)
 TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
 table_file_options = options(
-    click.option("--table", type=PATH, default=None,
-                 help="Documents from a TSV (or .csv) file (- for stdin), one per row."),
-    click.option("--text-col", default=None, help="--table: the text column, by header name or 1-based number "
-                                                  "[default: 2]."),
+    click.option(
+        "--table", type=PATH, default=None, help="Documents from a TSV (or .csv) file (- for stdin), one per row."
+    ),
+    click.option(
+        "--text-col", default=None, help="--table: the text column, by header name or 1-based number [default: 2]."
+    ),
 )
 table_option = options(table_file_options, click.option("--header/--no-header", default=None, help=TABLE_HEADER))
 predict_options = options(
-    click.option("--format", "output_format", type=click.Choice(choices.PREDICT_FORMATS), default="tsv",
-                 help="tsv: name, label, probability; json: one object per line; fasttext: __label__spam 0.9987."),
+    click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(choices.PREDICT_FORMATS),
+        default="tsv",
+        help="tsv: name, label, probability; json: one object per line; fasttext: __label__spam 0.9987.",
+    ),
     click.option("--proba", is_flag=True, help="Add every class's probability as TSV columns."),
-    click.option("-k", "--top", type=click.IntRange(min=1), default=None, metavar="N",
-                 help="The N most probable labels, each with its probability (as fasttext predict-prob)."),
-    click.option("--threshold", type=click.FloatRange(0, 1), default=None, metavar="P",
-                 help="Leave out labels below probability P (of -k's, or the one label)."),
+    click.option(
+        "-k",
+        "--top",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="The N most probable labels, each with its probability (as fasttext predict-prob).",
+    ),
+    click.option(
+        "--threshold",
+        type=click.FloatRange(0, 1),
+        default=None,
+        metavar="P",
+        help="Leave out labels below probability P (of -k's, or the one label).",
+    ),
     click.option("--lines", "separator", flag_value=b"\n", help="Each line is a document (-:N, PATH:N)."),
-    click.option("-0", "--null", "separator", flag_value=b"\0",
-                 help="NUL-separated documents (with --files-from: NUL-separated paths)."),
-    click.option("--files-from", type=PATH, default=None, metavar="FILE",
-                 help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do."),
-    click.option("--fasttext", "fasttext_input", type=PATH, default=None, metavar="FILE",
-                 help="Classify fastText lines (- for stdin; their __label__ words ignored, as fasttext predict "
-                      "does)."),
+    click.option(
+        "-0",
+        "--null",
+        "separator",
+        flag_value=b"\0",
+        help="NUL-separated documents (with --files-from: NUL-separated paths).",
+    ),
+    click.option(
+        "--files-from",
+        type=PATH,
+        default=None,
+        metavar="FILE",
+        help="Classify the files listed in FILE (- for stdin), one a line, as tar and rsync do.",
+    ),
+    click.option(
+        "--fasttext",
+        "fasttext_input",
+        type=PATH,
+        default=None,
+        metavar="FILE",
+        help="Classify fastText lines (- for stdin; their __label__ words ignored, as fasttext predict does).",
+    ),
     table_file_options,
-    click.option("--header/--no-header", default=None,
-                 help=TABLE_HEADER[:-1] + " (without --table: as --column-names, as it used to mean)."),
+    click.option(
+        "--header/--no-header",
+        default=None,
+        help=TABLE_HEADER[:-1] + " (without --table: as --column-names, as it used to mean).",
+    ),
     click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
 )
 INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes")  # labelled_input's
@@ -88,8 +172,12 @@ labelled_options = options(
     click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,
     click.option("--label-col", default="1", help="--table: the label column, by header name or 1-based number."),
-    click.option("--fasttext", type=PATH, default=None,
-                 help="Documents from fastText lines (- for stdin): __label__spam some text."),
+    click.option(
+        "--fasttext",
+        type=PATH,
+        default=None,
+        help="Documents from fastText lines (- for stdin): __label__spam some text.",
+    ),
 )
 
 
@@ -129,15 +217,23 @@ def _refuse_typed_unused(settings, compare=None):
 def _labelled_conflicts(params):
     """(whether it applies, options, what they go with) of train and eval: an option typed
     where it would do nothing is a usage error."""
-    return [(params.get("update") is True, TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
-            (params["table"] is None, ["label_col", "text_col", "header"],
-             "goes with --table (it names a column of the table)"),
-            (params.get("update") is False, ["model_path"], "goes with --update (the model to add to); "
-                                                             "train writes -o FILE"),
-            (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
-            (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
-            (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
-            (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)")]
+    return [
+        (params.get("update") is True, TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
+        (
+            params["table"] is None,
+            ["label_col", "text_col", "header"],
+            "goes with --table (it names a column of the table)",
+        ),
+        (
+            params.get("update") is False,
+            ["model_path"],
+            "goes with --update (the model to add to); train writes -o FILE",
+        ),
+        (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
+        (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
+        (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
+        (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)"),
+    ]
 
 
 def typed_options(names):
@@ -147,37 +243,71 @@ def typed_options(names):
 
     def spelled(name):
         said_no = ctx.params.get(name) is False  # --no-header, not --header
-        flags = ["/".join(p.secondary_opts if said_no and getattr(p, "secondary_opts", None) else p.opts)
-                 for p in ctx.command.params if p.name == name and p.opts]
+        flags = [
+            "/".join(p.secondary_opts if said_no and getattr(p, "secondary_opts", None) else p.opts)
+            for p in ctx.command.params
+            if p.name == name and p.opts
+        ]
         return "/".join(flags) or "--" + name.replace("_", "-")
 
     return [spelled(n) for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
 
 
 # predict's options that do nothing beside others: refused, each with what it goes with
-ONE_MESSAGE = ["output_format", "proba", "top", "threshold", "separator", "files_from", "fasttext_input", "table",
-               "text_col", "header", "column_names", "explain", "jobs", "scheduler"]
+ONE_MESSAGE = [
+    "output_format",
+    "proba",
+    "top",
+    "threshold",
+    "separator",
+    "files_from",
+    "fasttext_input",
+    "table",
+    "text_col",
+    "header",
+    "column_names",
+    "explain",
+    "jobs",
+    "scheduler",
+]
 
 
 def check_predict_options(params):
     """Refuse (a usage error, one line) a predict option that would change nothing: what
     --is does not read, -v without --is, --column-names without --proba, --text-col without
     --table, --lines/-0 beside a list, table or fastText input, --explain in fastText's format."""
-    conflicts = [(params["is_label"] is not None, ONE_MESSAGE, "does not go with --is (it classifies one message)"),
-                 (params["is_label"] is None, ["verbose"], "goes with --is"),
-                 (not params["proba"], ["column_names"], "goes with --proba (it names its columns)"),
-                 (params["table"] is None, ["text_col"], "goes with --table (it names a column of the table)"),
-                 (params["table"] is None and not params["proba"], ["header"],
-                  "goes with --table (its first row names the columns), or with --proba (as --column-names)"),
-                 (params["files_from"] is not None and params["separator"] == b"\n", ["separator"],
-                  "does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)"),
-                 (params["fasttext_input"] is not None or params["table"] is not None, ["separator"],
-                  "does not go with --fasttext or --table (they are read a line or a row a document)"),
-                 (params["output_format"] == "fasttext", ["explain"], "does not go with --format fasttext "
-                                                                      "(which has no place for it; tsv or json)"),
-                 (params["output_format"] == "tsv" and (params["top"] or params["threshold"] is not None), ["proba"],
-                  "does not go with -k or --threshold in TSV (their ranked labels vary in number: no fixed "
-                  "columns for every class's probability; --format json has both)")]
+    conflicts = [
+        (params["is_label"] is not None, ONE_MESSAGE, "does not go with --is (it classifies one message)"),
+        (params["is_label"] is None, ["verbose"], "goes with --is"),
+        (not params["proba"], ["column_names"], "goes with --proba (it names its columns)"),
+        (params["table"] is None, ["text_col"], "goes with --table (it names a column of the table)"),
+        (
+            params["table"] is None and not params["proba"],
+            ["header"],
+            "goes with --table (its first row names the columns), or with --proba (as --column-names)",
+        ),
+        (
+            params["files_from"] is not None and params["separator"] == b"\n",
+            ["separator"],
+            "does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)",
+        ),
+        (
+            params["fasttext_input"] is not None or params["table"] is not None,
+            ["separator"],
+            "does not go with --fasttext or --table (they are read a line or a row a document)",
+        ),
+        (
+            params["output_format"] == "fasttext",
+            ["explain"],
+            "does not go with --format fasttext (which has no place for it; tsv or json)",
+        ),
+        (
+            params["output_format"] == "tsv" and (params["top"] or params["threshold"] is not None),
+            ["proba"],
+            "does not go with -k or --threshold in TSV (their ranked labels vary in number: no fixed "
+            "columns for every class's probability; --format json has both)",
+        ),
+    ]
     for applies, names, message in conflicts:
         typed = typed_options(names) if applies else []
         if typed:
@@ -197,15 +327,39 @@ def refuse_typed(names, message):
 
 
 online_options = options(
-    click.option("--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."),
-    click.option("--learn", type=click.Choice(["errors", "all"]), default="errors",
-                 help="--online: learn each document when misclassified, or every one."))
+    click.option(
+        "--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."
+    ),
+    click.option(
+        "--learn",
+        type=click.Choice(["errors", "all"]),
+        default="errors",
+        help="--online: learn each document when misclassified, or every one.",
+    ),
+)
 scheduler_option = click.option(
-    "--scheduler", default=None, metavar="ADDRESS", envvar="DASK_SCHEDULER_ADDRESS",
-    help="Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
-         "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'.")
-quiet_option = click.option("-q", "--quiet", is_flag=True,
-                            help="No progress bar (one is drawn on a terminal for jobs of over half a second); "
-                                 "train --update and forget say nothing when they succeed (for cron).")
-plot_option = click.option("--plot", type=PATH, default=None, metavar="FILE",
-                           help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').")
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    envvar="DASK_SCHEDULER_ADDRESS",
+    help=(
+        "Run on the Dask cluster of this scheduler, e.g. tcp://host:8786 (or $DASK_SCHEDULER_ADDRESS); "
+        "PATHs may then be URLs (s3://bucket/spam/). Needs pip install 'nbtext[dask]'."
+    ),
+)
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help=(
+        "No progress bar (one is drawn on a terminal for jobs of over half a second); "
+        "train --update and forget say nothing when they succeed (for cron)."
+    ),
+)
+plot_option = click.option(
+    "--plot",
+    type=PATH,
+    default=None,
+    metavar="FILE",
+    help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').",
+)

@@ -53,9 +53,7 @@ def csr_from_ids(ids, indptr, n_features, binary):
     """The documents x features CSR matrix: counts, or 1 for presence when `binary`."""
     import scipy.sparse as sp
 
-    X = sp.csr_matrix(
-        (np.ones(len(ids)), ids, indptr), shape=(len(indptr) - 1, n_features)
-    )
+    X = sp.csr_matrix((np.ones(len(ids)), ids, indptr), shape=(len(indptr) - 1, n_features))
     # A token repeated in a document is a repeated (row, id) entry. Sparse products add
     # repeated entries up, so counts need no sorting; presence does.
     if binary:

@@ -121,11 +121,11 @@ class Candidates:
         the table, sorted; labels; hashes) of the documents under `rate`."""
         chosen = under(rate, self.kept[2])
         index = dict(zip(tokens, range(len(tokens))))
-        position = np.fromiter(map(index.__getitem__, self.table.token_columns), dtype=np.int64,
-                               count=len(self.table.token_columns))  # a column's token, in the sorted tokens
+        position = np.fromiter(
+            map(index.__getitem__, self.table.token_columns), dtype=np.int64, count=len(self.table.token_columns)
+        )  # a column's token, in the sorted tokens
         rows = [position[self.kept[0][i]] for i in chosen]
         return TokenRows(rows, tokens), [self.kept[1][i] for i in chosen], [self.kept[2][i] for i in chosen]
-
 
 
 def sample_rate(n_documents):
@@ -182,11 +182,17 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
             stored = (feature_rows(model.vocabulary, token_lists), labels, hashes)
             fit_rows = taken(stored[0], fit)
         model.calibration = temperature_of(
-            model, (fit_rows, [labels[i] for i in fit], [hashes[i] for i in fit]), required=mode == "temperature",
-            budget=budget, budget_sample=stored)
+            model,
+            (fit_rows, [labels[i] for i in fit], [hashes[i] for i in fit]),
+            required=mode == "temperature",
+            budget=budget,
+            budget_sample=stored,
+        )
         if budget is not None and model.calibration is None:  # (every path that fits T comes here)
-            raise NbtextError("--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
-                              "100 documents or more to fit the temperature on)")
+            raise NbtextError(
+                "--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
+                "100 documents or more to fit the temperature on)"
+            )
     return True
 
 
@@ -226,11 +232,14 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
     merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff), on the
     out-of-fold probabilities of `budget_sample` (the same form; by default `sample`)."""
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
-        raise NbtextError(f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} "
-                          f"({', '.join(model.classes)})")
+        raise NbtextError(
+            f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} ({', '.join(model.classes)})"
+        )
     if budget is not None and spam_class(model.classes) is None:
-        raise NbtextError(f"--max-ham-flagged needs to know which class is spam, and neither of "
-                          f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH")
+        raise NbtextError(
+            f"--max-ham-flagged needs to know which class is spam, and neither of "
+            f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH"
+        )
     documents, labels, _ = sample
     with_tokens = [label for document, label in zip(documents, labels) if len(document)]  # (others keep theirs)
     if len(set(with_tokens)) < 2 or len(with_tokens) < (FOLDS if required else AUTO_MINIMUM):
@@ -239,8 +248,13 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes, with tokens")
     jll, rows, lengths = out_of_fold_of(model, sample)
     temperature, exponent, floor = fit_tempering(jll, rows, lengths)
-    record = {"method": "temperature", "temperature": temperature, "length_exponent": exponent,
-              **({"length_floor": floor} if floor > 1 else {}), "documents": len(labels)}
+    record = {
+        "method": "temperature",
+        "temperature": temperature,
+        "length_exponent": exponent,
+        **({"length_floor": floor} if floor > 1 else {}),
+        "documents": len(labels),
+    }
     if budget is not None:
         if budget_sample is not None:
             jll, rows, lengths = out_of_fold_of(model, budget_sample)
@@ -286,10 +300,13 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
         import warnings
 
         other = next(c for c in classes if c != positive)
-        warnings.warn(f"--max-ham-flagged {budget:.2%}: {len(negatives):,} {other} documents out of fold are too few "
-                      f"to bound the share flagged by that (with none flagged, the bound at {1 - BUDGET_RISK:.0%} "
-                      f"confidence is {upper_share(0, len(negatives), BUDGET_RISK):.2%}): {positive} only above "
-                      "every one of them", stacklevel=2)
+        warnings.warn(
+            f"--max-ham-flagged {budget:.2%}: {len(negatives):,} {other} documents out of fold are too few "
+            f"to bound the share flagged by that (with none flagged, the bound at {1 - BUDGET_RISK:.0%} "
+            f"confidence is {upper_share(0, len(negatives), BUDGET_RISK):.2%}): {positive} only above "
+            "every one of them",
+            stacklevel=2,
+        )
         allowed = 0
     if allowed >= len(negatives):
         cut = 0.5
@@ -345,14 +362,22 @@ def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
         held_out = np.flatnonzero(folds == f)
         held = folds[cell_document] == f
         # S: the fold's class sums on the sample's columns (whole numbers: exact in any order)
-        sums = np.bincount(cell_column[held] * n_classes + rows[cell_document[held]], weights=x[held],
-                           minlength=len(columns) * n_classes).reshape(len(columns), n_classes)
+        sums = np.bincount(
+            cell_column[held] * n_classes + rows[cell_document[held]],
+            weights=x[held],
+            minlength=len(columns) * n_classes,
+        ).reshape(len(columns), n_classes)
         changed = np.flatnonzero(sums)
         # the fold's statistics on the sample's columns: B' = max(B − S, 0)
         fold_sums = counts.copy()
         fold_sums.flat[changed] = np.maximum(counts.flat[changed] - sums.flat[changed], 0.0)
-        fold = Statistics(np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
-                          fold_sums.T, None, model.alpha, model.settings)
+        fold = Statistics(
+            np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
+            fold_sums.T,
+            None,
+            model.alpha,
+            model.settings,
+        )
         # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob computes it
         log_theta = log_counts.copy()
         log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)

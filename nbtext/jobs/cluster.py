@@ -46,8 +46,9 @@ def connect(address):
         if scheme in ("tcp", "tls"):
             parse_host_port(location)
     except ValueError as e:
-        raise NbtextError(f"--scheduler {address!r} is not a scheduler's address ({e}): give one as "
-                          "tcp://HOST:PORT (or HOST:PORT)") from None
+        raise NbtextError(
+            f"--scheduler {address!r} is not a scheduler's address ({e}): give one as tcp://HOST:PORT (or HOST:PORT)"
+        ) from None
     try:
         client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
@@ -56,14 +57,17 @@ def connect(address):
         versions = client.run(_worker_version)
     except Exception as e:  # noqa: BLE001 (a worker that cannot import nbtext, or none)
         client.close()
-        raise NbtextError(f"the Dask workers at {address} cannot run nbtext ({e}); install nbtext {__version__} "
-                          "on them") from None
+        raise NbtextError(
+            f"the Dask workers at {address} cannot run nbtext ({e}); install nbtext {__version__} on them"
+        ) from None
     others = sorted({v for v in versions.values() if v != __version__})
     if not versions or others:
         client.close()
         found = f"nbtext {', '.join(others)}" if others else "no workers"
-        raise NbtextError(f"the Dask cluster at {address} has {found}, this client nbtext {__version__}: "
-                          "install the same version on both")
+        raise NbtextError(
+            f"the Dask cluster at {address} has {found}, this client nbtext {__version__}: "
+            "install the same version on both"
+        )
     return client
 
 
@@ -90,8 +94,10 @@ def source_entries(label, path):
     reads them. URLs are listed with fsspec."""
     if not is_url(path):
         if os.path.isdir(path):
-            return [("file" if kind is None else f"not a regular file (a {kind})", file, label)
-                    for file, kind in files_in(path)]
+            return [
+                ("file" if kind is None else f"not a regular file (a {kind})", file, label)
+                for file, kind in files_in(path)
+            ]
         return [("source", path, label)]
     try:
         import fsspec
@@ -107,8 +113,8 @@ def source_entries(label, path):
     entries = []
     for folder in folders:  # named as given: s3://bucket/spam/ + the path below it
         for found in sorted(fs.find(folder)):
-            below = found[len(base) + 1:]
-            if not any(part.startswith(".") for part in found[len(folder) + 1:].split("/")):
+            below = found[len(base) + 1 :]
+            if not any(part.startswith(".") for part in found[len(folder) + 1 :].split("/")):
                 entries.append(("file", f"{path.rstrip('/')}/{below}", label))
     if not entries:
         raise NbtextError(f"class {label!r} has no documents (is {path} empty?)")
@@ -138,19 +144,20 @@ def path_entries(paths):
 
 
 def partitions(entries, size=PARTITION):
-    return [entries[i:i + size] for i in range(0, len(entries), size)]
+    return [entries[i : i + size] for i in range(0, len(entries), size)]
 
 
 def _tree_sum(client, futures, combine):
     """One future of combine(...) over `futures`, FAN_IN at a time and in order, on the
     workers (a combine costs a table of the vocabulary: few and wide beats many and small)."""
     while len(futures) > 1:
-        futures = [client.submit(combine, *futures[i:i + FAN_IN], pure=False) for i in range(0, len(futures), FAN_IN)]
+        futures = [client.submit(combine, *futures[i : i + FAN_IN], pure=False) for i in range(0, len(futures), FAN_IN)]
     return futures[0]
 
 
-def train_on_scheduler(address, specs, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES,
-                       **options):
+def train_on_scheduler(
+    address, specs, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, **options
+):
     """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
     if shard is not None or not specs:
         raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
@@ -177,8 +184,9 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
     # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
     bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
-    counted = client.map(count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, cwd=os.getcwd(),
-                         pure=False)
+    counted = client.map(
+        count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, cwd=os.getcwd(), pure=False
+    )
     root = _tree_sum(client, list(counted), combine_counts)
     if progress is not None:  # each partition's future is let go once counted, so it is freed once added
         from distributed import as_completed
@@ -186,8 +194,12 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
         sizes = {future.key: len(part) for future, part in zip(counted, parts)}  # files, each a document
         files_only = all(kind == "file" for part in parts for kind, _, _ in part)
         done = as_completed(counted, loop=client.loop)  # the client is not Dask's default one
-        for _ in progress(done, "counting on the cluster", sum(sizes.values()) if files_only else None,
-                          lambda future: sizes[future.key]):
+        for _ in progress(
+            done,
+            "counting on the cluster",
+            sum(sizes.values()) if files_only else None,
+            lambda future: sizes[future.key],
+        ):
             pass
     del counted
     *total, found = unpacked(root.result())
@@ -197,16 +209,18 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
     sampled = (found, bound) if found is not None else None
     mail_documents = add_counted(table, journal, [(None, *total, sampled)], on_error, candidates)
     over = partial(_over_partitions, client, parts, settings, max_bytes)
-    return trained_model(settings, table, journal, mail_documents, over, calibration=calibration,
-                         candidates=candidates, budget=budget)
+    return trained_model(
+        settings, table, journal, mail_documents, over, calibration=calibration, candidates=candidates, budget=budget
+    )
 
 
 def _over_partitions(client, parts, settings, max_bytes, function):
     """function(token lists, labels) of each partition, computed on the workers, in order
     (nbtext.jobs.training.over_batches' counterpart), at most 2 per worker in flight."""
     shipped = client.scatter(function, broadcast=True)
-    yield from _in_order(client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes,
-                         function=shipped, cwd=os.getcwd())
+    yield from _in_order(
+        client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes, function=shipped, cwd=os.getcwd()
+    )
 
 
 def _in_order(client, task, parts, **arguments):
@@ -222,8 +236,18 @@ def _in_order(client, task, parts, **arguments):
         yield pending.popleft().result()
 
 
-def predict_on_scheduler(address, model_path, alpha, paths, files_from, separator, output, explain, on_error=None,
-                         max_bytes=DEFAULT_MAX_BYTES):
+def predict_on_scheduler(
+    address,
+    model_path,
+    alpha,
+    paths,
+    files_from,
+    separator,
+    output,
+    explain,
+    on_error=None,
+    max_bytes=DEFAULT_MAX_BYTES,
+):
     """`nbtext predict --scheduler ADDRESS PATH...` (or --files-from FILE): line batches."""
     from nbtext.reading.sources import listed_paths
 
@@ -244,8 +268,15 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
     log.check(model_path)
     changes = log.records
     model_bytes = client.scatter(data, broadcast=True)
-    arguments = dict(model_bytes=model_bytes, alpha=alpha, max_bytes=max_bytes, output=tuple(output), explain=explain,
-                     changes=changes, cwd=os.getcwd())
+    arguments = dict(
+        model_bytes=model_bytes,
+        alpha=alpha,
+        max_bytes=max_bytes,
+        output=tuple(output),
+        explain=explain,
+        changes=changes,
+        cwd=os.getcwd(),
+    )
     for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
         report_errors(errors, on_error)
         if n:
@@ -272,8 +303,13 @@ def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
 
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    exported, keys, found = count_batch(settings, tokenize, list(entry_documents(entries, max_bytes, cwd)),
-                                        lambda doc, message: errors.append((doc.name, message)), rate)
+    exported, keys, found = count_batch(
+        settings,
+        tokenize,
+        list(entry_documents(entries, max_bytes, cwd)),
+        lambda doc, message: errors.append((doc.name, message)),
+        rate,
+    )
     return packed((exported, keys, errors, tokenize.mail_documents, found))
 
 
@@ -307,16 +343,20 @@ def packed(counted):
         import numpy as np
 
         found = (found[0], found[1], np.array(found[2], dtype=np.uint64))
-    return ((labels, "\0".join(tokens), class_count, rows, cols, data),  # a token never holds NUL
-            (b"".join(key for key, _ in keys), [index[label] for _, label in keys], key_labels),
-            errors, mail_documents, found)
+    return (
+        (labels, "\0".join(tokens), class_count, rows, cols, data),  # a token never holds NUL
+        (b"".join(key for key, _ in keys), [index[label] for _, label in keys], key_labels),
+        errors,
+        mail_documents,
+        found,
+    )
 
 
 def unpacked(counted):
     (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail, found = counted
     from nbtext.journal import HASH_BYTES
 
-    keys = [(hashes[HASH_BYTES * i:HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
+    keys = [(hashes[HASH_BYTES * i : HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
     if found is not None:
         found = (found[0], found[1], found[2].tolist())
     return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
@@ -325,8 +365,9 @@ def unpacked(counted):
 def second_pass_partition(entries, settings, max_bytes, function, cwd=None):
     from nbtext.classifier.settings import make_tokenizer
 
-    kept, token_lists = tokenized(make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes, cwd)),
-                                  lambda doc, message: None)
+    kept, token_lists = tokenized(
+        make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes, cwd)), lambda doc, message: None
+    )
     return function(token_lists, [doc.label for doc in kept])
 
 
@@ -352,8 +393,9 @@ def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, cha
         _models[key] = model if alpha is None else model.with_alpha(alpha)
     model = _models[key]
     errors = []
-    kept, log_proba, explanations = model.score(list(entry_documents(entries, max_bytes, cwd)),
-                                                lambda doc, message: errors.append((doc.name, message)), explain)
+    kept, log_proba, explanations = model.score(
+        list(entry_documents(entries, max_bytes, cwd)), lambda doc, message: errors.append((doc.name, message)), explain
+    )
     if not kept:
         return 0, "", errors
     lines = prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))

@@ -52,8 +52,9 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
-    read = {name: options_read_by(options, name) if len(models) > 1 else ({**options, "model": name}, {})
-            for name in models}
+    read = {
+        name: options_read_by(options, name) if len(models) > 1 else ({**options, "model": name}, {}) for name in models
+    }
     tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
     kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
     labels = [doc.label for doc in kept]
@@ -78,8 +79,13 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
             if on_fold is not None:
                 on_fold(name, f, folds[-1])
-        results[name] = {"alpha": settings["alpha"], "smooths": EVENT_MODELS[name].smooths, "folds": folds,
-                         **_spread(folds, "accuracy"), **_spread(folds, "macro_f1")}
+        results[name] = {
+            "alpha": settings["alpha"],
+            "smooths": EVENT_MODELS[name].smooths,
+            "folds": folds,
+            **_spread(folds, "accuracy"),
+            **_spread(folds, "macro_f1"),
+        }
     return results
 
 
@@ -89,8 +95,10 @@ def held_out_guesses(settings, token_lists, labels, fold, f):
     train = np.flatnonzero(fold != f).tolist()
     test = np.flatnonzero(fold == f).tolist()
     model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
-    guesses = [model.classes[j] for j in model.joint_log_likelihood_of_tokens(
-        [token_lists[i] for i in test]).argmax(axis=1).tolist()]
+    guesses = [
+        model.classes[j]
+        for j in model.joint_log_likelihood_of_tokens([token_lists[i] for i in test]).argmax(axis=1).tolist()
+    ]
     return test, guesses, model.classes
 
 

@@ -1,7 +1,7 @@
 """Scoring a model on labelled documents: the report `nbtext eval` prints.
 
-    >>> report = nbtext.evaluate(model, ["free pills", "lunch at noon"], ["spam", "ham"])
-    >>> report["accuracy"], report["confusion"]
+>>> report = nbtext.evaluate(model, ["free pills", "lunch at noon"], ["spam", "ham"])
+>>> report["accuracy"], report["confusion"]
 """
 
 from nbtext.errors import NbtextError
@@ -90,12 +90,20 @@ def _warn_about_labels(model, unknown, seen):
 
     known = ", ".join(model.classes)
     if unknown and not seen:
-        raise NbtextError(f"no document has a label the model knows (labels {', '.join(sorted(unknown))}; "
-                          f"the model's classes: {known})")
+        raise NbtextError(
+            f"no document has a label the model knows (labels {', '.join(sorted(unknown))}; "
+            f"the model's classes: {known})"
+        )
     if unknown:
         n = sum(unknown.values())
-        warnings.warn(f"{n:,} document{'s' if n != 1 else ''} with labels the model does not know "
-                      f"({', '.join(sorted(unknown))}; its classes: {known}) left out of the report", stacklevel=3)
+        warnings.warn(
+            f"{n:,} document{'s' if n != 1 else ''} with labels the model does not know "
+            f"({', '.join(sorted(unknown))}; its classes: {known}) left out of the report",
+            stacklevel=3,
+        )
     if len(seen) == 1 and len(model.classes) > 1:
-        warnings.warn(f"every document is of one class ({next(iter(seen))}): the other classes' recall and "
-                      "the ROC AUC say nothing", stacklevel=3)
+        warnings.warn(
+            f"every document is of one class ({next(iter(seen))}): the other classes' recall and "
+            "the ROC AUC say nothing",
+            stacklevel=3,
+        )

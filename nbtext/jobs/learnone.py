@@ -120,8 +120,14 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
             continue
         except (Unserved, ValueError, OverflowError):
             return Fallback(first)
-        record = {"hash": key.hex(), "label": label, "from": previous, "tokens": tokens,
-                  "mail": pure.tokenize.reads_as_mail(doc.data), "derived": derived}
+        record = {
+            "hash": key.hex(),
+            "label": label,
+            "from": previous,
+            "tokens": tokens,
+            "mail": pure.tokenize.reads_as_mail(doc.data),
+            "derived": derived,
+        }
         changes.add(record)
         records.append(record)
         stats["forgotten" if forget else "moved" if previous is not None else "added"] += 1

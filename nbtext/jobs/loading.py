@@ -39,7 +39,10 @@ def model_of_bytes(data, path, alpha=None, fold=None):
         except NbtextError as e:
             raise NbtextError(f"{path} is corrupt ({e})") from None
         record = model.one_document_record()  # what nbtext.classifier.purescore trusts, as for the file's own record
-        if record is None or not set(changes.derived) <= set(record) \
-                or not same_record(changes.derived, {key: record[key] for key in changes.derived}):
+        if (
+            record is None
+            or not set(changes.derived) <= set(record)
+            or not same_record(changes.derived, {key: record[key] for key in changes.derived})
+        ):
             raise NbtextError(f"{path} is corrupt (its pending section does not agree with its counts)")
     return model if alpha is None else model.with_alpha(alpha)

@@ -35,9 +35,11 @@ def merge(models, names=None, into=None, new_classes=False):
     names = list(names) if names is not None else [f"model {i + 1}" for i in range(len(models))]
     if not models:
         raise NbtextError("give the models to merge")
-    if into is not None and (refusal := new_classes_refused(models[into].classes,
-                                                            [c for model in models for c in model.classes],
-                                                            new_classes)):
+    if into is not None and (
+        refusal := new_classes_refused(
+            models[into].classes, [c for model in models for c in model.classes], new_classes
+        )
+    ):
         raise NbtextError(refusal)
     for model, name in zip(models, names):
         _check_mergeable(model, name)
@@ -54,8 +56,11 @@ def merge(models, names=None, into=None, new_classes=False):
         import warnings
 
         were = "document was" if shared == 1 else "documents were"
-        warnings.warn(f"{shared:,} {were} learned by more than one of the models: counted once for each "
-                      "(merge models of disjoint parts)", stacklevel=2)
+        warnings.warn(
+            f"{shared:,} {were} learned by more than one of the models: counted once for each "
+            "(merge models of disjoint parts)",
+            stacklevel=2,
+        )
     default_alpha = models[0].corpus["default_alpha"]
     if default_alpha:  # chosen again from the documents of all of them, as one training would
         settings["alpha"] = None
@@ -66,20 +71,25 @@ def merge(models, names=None, into=None, new_classes=False):
     if any(sample is not None for sample in samples):
         if any(sample is None for sample in samples):
             missing = names[samples.index(None)]
-            raise NbtextError(f"cannot merge: {missing} was trained with --calibration none and others were not; "
-                              "train the parts with the same options")
+            raise NbtextError(
+                f"cannot merge: {missing} was trained with --calibration none and others were not; "
+                "train the parts with the same options"
+            )
         united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
         complete = min(complete_rate(m) for m in models)
         modes = {m.sample_mode or "auto" for m in models}
         if len(modes) > 1:
-            raise NbtextError("cannot merge models trained with --calibration auto and temperature; "
-                              "train them with the same options")
+            raise NbtextError(
+                "cannot merge models trained with --calibration auto and temperature; train them with the same options"
+            )
         budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
         if len(budgets) > 1:
             raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
         if not calibrate(merged, united, complete, modes.pop(), budget=budgets.pop()):
-            raise NbtextError("cannot merge: a model's calibration sample has lost documents to forget; "
-                              "retrain that model, or train on all the documents at once")
+            raise NbtextError(
+                "cannot merge: a model's calibration sample has lost documents to forget; "
+                "retrain that model, or train on all the documents at once"
+            )
     return merged
 
 
@@ -88,16 +98,21 @@ def exported_counts(model):
     (classes × tokens) table of each model is made)."""
     data, indices, indptr = model.token_counts.csr()
     rows = np.repeat(np.arange(len(model.classes), dtype=np.int32), np.diff(indptr))
-    return (list(model.classes), model.vocabulary.tokens, np.asarray(model.class_count, dtype=np.float64),
-            rows, np.asarray(indices, dtype=np.int32), np.asarray(data, dtype=np.float64))
+    return (
+        list(model.classes),
+        model.vocabulary.tokens,
+        np.asarray(model.class_count, dtype=np.float64),
+        rows,
+        np.asarray(indices, dtype=np.int32),
+        np.asarray(data, dtype=np.float64),
+    )
 
 
 def _check_mergeable(model, name):
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
     if model.calibration is not None and model.calibration_sample is None:
-        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: "
-                          f"{CALIBRATED_MERGE}")
+        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: {CALIBRATED_MERGE}")
     if model.corpus is None:
         raise NbtextError(
             f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "
@@ -110,8 +125,10 @@ def _common_settings(models, names):
     first = models[0]
     for model, name in zip(models[1:], names[1:]):
         if model.settings["event_model"] != first.settings["event_model"]:  # the difference that matters most
-            raise NbtextError(f"cannot merge {names[0]} and {name}: one is a {first.settings['event_model']} model, "
-                              f"the other a {model.settings['event_model']} one; train them with the same options")
+            raise NbtextError(
+                f"cannot merge {names[0]} and {name}: one is a {first.settings['event_model']} model, "
+                f"the other a {model.settings['event_model']} one; train them with the same options"
+            )
         if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
             given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
             raise NbtextError(

@@ -109,8 +109,9 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
         p, jll = online.posterior(tokens)
         guess = max(range(len(p)), key=p.__getitem__)
         labels.append(label)  # (unsure: by --unsure-below, or a model's spam cut-off, as its filter decides)
-        guesses.append((online.classes[guess], decide(online.classes, p, unsure_below, online.calibration)[0]
-                        == "unsure"))
+        guesses.append(
+            (online.classes[guess], decide(online.classes, p, unsure_below, online.calibration)[0] == "unsure")
+        )
         if positive is not None:  # the ROC ranks by log-odds: probabilities saturate at 1.0 and tie
             scores.append(jll[positive] - jll[1 - positive])
         if learn == "all" or online.classes[guess] != label:
@@ -142,7 +143,10 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
             unsure["n"] += 1
             unsure["errors"] += wrong
     result = {
-        "n": len(labels), "learn": learn, "learned": learned, "errors": errors,
+        "n": len(labels),
+        "learn": learn,
+        "learned": learned,
+        "errors": errors,
         "error_rate": errors / len(labels) if labels else math.nan,
         "classes": {label: {"n": support[label], "taken_for_another": missed[label]} for label in classes},
         "cumulative_errors": cumulative,
@@ -152,8 +156,9 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
         negative = next(c for c in classes if c != positive)
         result["positive"], result["negative"] = positive, negative
         has_both = support[positive] and support[negative]
-        result["roca_percent"] = 100 * (1 - roc_auc(scores, [label == positive for label in labels])) \
-            if has_both else math.nan
+        result["roca_percent"] = (
+            100 * (1 - roc_auc(scores, [label == positive for label in labels])) if has_both else math.nan
+        )
         result["scores"] = scores
         result["labels"] = labels
     if unsure_below is not None or cutoff is not None:
@@ -162,8 +167,9 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
     return result
 
 
-def evaluate_online(documents, settings, model=None, learn="errors", seed=0, unsure_below=None, jobs=None,
-                    on_error=None, on_step=None):
+def evaluate_online(
+    documents, settings, model=None, learn="errors", seed=0, unsure_below=None, jobs=None, on_error=None, on_step=None
+):
     """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
     counts, settings and calibration, which stays as the model's) or from nothing with train
     `settings` (then the probabilities are Naive Bayes' own, uncalibrated): the report of
@@ -175,15 +181,21 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
     from nbtext.reading.documents import in_batches, report_errors
 
     if model is None and settings.get("calibration") == "temperature":
-        raise NbtextError("eval --online from nothing stays uncalibrated (its model learns one message at a "
-                          "time): drop --calibration temperature (a model trained calibrated, given as -m MODEL "
-                          "without train options, is scored with its temperature)")
+        raise NbtextError(
+            "eval --online from nothing stays uncalibrated (its model learns one message at a "
+            "time): drop --calibration temperature (a model trained calibrated, given as -m MODEL "
+            "without train options, is scored with its temperature)"
+        )
     settings = dict(model.settings) if model is not None else make_settings(**settings)
     event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
-    if event.pure_form != "counts" or settings.get("features", "counts") != "counts" \
-            or settings["max_features"] is not None:
-        raise NbtextError("eval --online runs a multinomial model of counts (--model multinomial, no "
-                          "--features or --max-features)")
+    if (
+        event.pure_form != "counts"
+        or settings.get("features", "counts") != "counts"
+        or settings["max_features"] is not None
+    ):
+        raise NbtextError(
+            "eval --online runs a multinomial model of counts (--model multinomial, no --features or --max-features)"
+        )
     documents = list(documents)
     random.Random(seed).shuffle(documents)
     labels = {doc.label for doc in documents if doc.error is None}  # (one that cannot be read is skipped by name)
@@ -202,8 +214,11 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
 
         tokenize, errors = make_tokenizer(settings["tokenizer"]), []
         kept, token_lists = tokenized(tokenize, chunk, lambda doc, message: errors.append((doc.name, message)))
-        return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)], errors, \
-            tokenize.mail_documents
+        return (
+            [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)],
+            errors,
+            tokenize.mail_documents,
+        )
 
     chunks = ordered_runs(tokenized_chunk, in_batches(documents, CHUNK), jobs)
     first = next(chunks, ([], [], 0))
@@ -214,8 +229,15 @@ def evaluate_online(documents, settings, model=None, learn="errors", seed=0, uns
         tokens, dense = model.vocabulary.tokens, model.token_counts.dense
         rows = [model.classes.index(label) if label in model.classes else None for label in classes]
         start = {token: [float(dense[r, j]) if r is not None else 0.0 for r in rows] for j, token in enumerate(tokens)}
-    online = OnlineMultinomial(classes, settings["alpha"], settings["min_count"], settings["unknown"] == "unk",
-                               settings["prior"], start, model.calibration if model is not None else None)
+    online = OnlineMultinomial(
+        classes,
+        settings["alpha"],
+        settings["min_count"],
+        settings["unknown"] == "unk",
+        settings["prior"],
+        start,
+        model.calibration if model is not None else None,
+    )
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
             online.class_count[online.row[label]] = float(n)

@@ -33,6 +33,7 @@ AUTO_SECONDS = 0.2
 # lighter ones cost more to send to a worker and back than they take.
 WORKER_WORTHY = 200e-6
 
+
 def default_jobs():
     """The worker processes used by default: the cores this process may run on, at most
     MAX_AUTO_JOBS; 1 where processes cannot be forked (the workers are forks)."""
@@ -224,8 +225,9 @@ class _ChunkCounter:
         docs, rate = chunk
         tokenize = make_tokenizer(self.settings["tokenizer"])
         errors = []
-        exported, keys, found = count_batch(self.settings, tokenize, docs,
-                                            lambda doc, message: errors.append((doc.name, message)), rate, self.counter)
+        exported, keys, found = count_batch(
+            self.settings, tokenize, docs, lambda doc, message: errors.append((doc.name, message)), rate, self.counter
+        )
         return os.getpid(), exported, keys, errors, tokenize.mail_documents, found
 
 

@@ -12,8 +12,13 @@ import numpy as np
 
 from nbtext.choices import TRAIN_DEFAULTS
 from nbtext.classifier.model import NaiveBayes, vocabulary_of
-from nbtext.classifier.settings import ham_flagged_budget, make_settings, make_tokenizer, resolve_alpha, \
-    table_rows_model
+from nbtext.classifier.settings import (
+    ham_flagged_budget,
+    make_settings,
+    make_tokenizer,
+    resolve_alpha,
+    table_rows_model,
+)
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
@@ -23,7 +28,6 @@ from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journa
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
-
 
 
 def train(documents, labels, **options):
@@ -67,8 +71,9 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
     if jobs > 1:
         from nbtext.jobs.parallel import count_in_workers
 
-        mail_documents = add_counted(table, journal, count_in_workers(settings, batches(), jobs, candidates),
-                                     on_error, candidates)
+        mail_documents = add_counted(
+            table, journal, count_in_workers(settings, batches(), jobs, candidates), on_error, candidates
+        )
     else:
         tokenizer = make_tokenizer(settings["tokenizer"])
         for batch in batches():  # counted straight into the table, as a worker counts its chunk
@@ -79,8 +84,9 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
                 candidates.add(found, rate)
         mail_documents = tokenizer.mail_documents
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
-    return trained_model(settings, table, journal, mail_documents, second_pass, partial, calibration, candidates,
-                         on_stage, budget)
+    return trained_model(
+        settings, table, journal, mail_documents, second_pass, partial, calibration, candidates, on_stage, budget
+    )
 
 
 def reads_twice(options):
@@ -124,8 +130,10 @@ def budget_of(options, calibration, partial=False):
     """--max-ham-flagged as a share, or None; refused (one line) where it cannot apply."""
     budget = ham_flagged_budget(options.get("max_ham_flagged"))
     if budget is not None and (partial or calibration == "none"):
-        raise NbtextError("--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
-                          "probabilities: not with --calibration none, --model categorical or --shard")
+        raise NbtextError(
+            "--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
+            "probabilities: not with --calibration none, --model categorical or --shard"
+        )
     return budget
 
 
@@ -137,8 +145,18 @@ def calibration_of(settings, options):
     return calibration
 
 
-def trained_model(settings, table, journal, mail_documents, over_batches, partial=False, calibration="none",
-                  candidates=None, on_stage=None, budget=None):
+def trained_model(
+    settings,
+    table,
+    journal,
+    mail_documents,
+    over_batches,
+    partial=False,
+    calibration="none",
+    candidates=None,
+    on_stage=None,
+    budget=None,
+):
     """The model of a counted corpus (by one process, by workers or by a cluster): the
     default λ chosen, then `model_of_table`; unless `calibration` is "none", the
     calibration sample of the corpus (gathered while counting as `candidates`, or else in
@@ -167,6 +185,7 @@ def over_batches(settings, batches, expected=None):
     With `expected`, the documents the first pass read: a second pass that reads another
     number (stdin or a pipe, which can be read only once; a file changed meanwhile) is an
     error, not a model counted from two different corpora."""
+
     def over(function):
         tokenize = make_tokenizer(settings["tokenizer"])
         read = 0
@@ -203,17 +222,14 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
             raise NbtextError(problem)
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
-            f"need at least two classes to train, got {len(classes)}"
-            + (f" ({classes[0]!r})" if classes else "")
+            f"need at least two classes to train, got {len(classes)}" + (f" ({classes[0]!r})" if classes else "")
         )
     token_counts = ClassCounts(token_counts)
     vocabulary = vocabulary_of(settings, tokens, token_counts)
     if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none
         if not tokens:  # nothing was pruned: there was nothing
             raise NbtextError("the documents hold no tokens (a token is a word of two letters or digits or more)")
-        raise NbtextError(
-            f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})"
-        )
+        raise NbtextError(f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})")
     unk_doc_count = tfidf_sums = tfidf_squares = None
     if _counts_unk_documents(settings) and vocabulary.n_kept < len(tokens):  # (has_unk: "unknown" is "unk")
         unk_doc_count = np.zeros(len(classes))
@@ -228,8 +244,18 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
             tfidf_sums += sums
             if squares:
                 tfidf_squares += sums_of_squares
-    return NaiveBayes(settings, classes, class_count, token_counts, vocabulary, unk_doc_count,
-                      tfidf_sums, tfidf_squares, journal, corpus=corpus)
+    return NaiveBayes(
+        settings,
+        classes,
+        class_count,
+        token_counts,
+        vocabulary,
+        unk_doc_count,
+        tfidf_sums,
+        tfidf_squares,
+        journal,
+        corpus=corpus,
+    )
 
 
 def _class_rows(classes, labels):
@@ -286,12 +312,19 @@ def replayed(model, records, to_score=None):
     if (table.class_count < 0).any() or (table.token_counts < 0).any():
         raise NbtextError("its pending section forgets what was never counted")
     changed = model_of_table(model.settings, table, journal, _no_second_pass, _corpus(model, mail_documents))
-    changed.file_info = {**model.file_info, "pending": len(records), "pending_fold": COMPACT_AFTER,
-                         "written_calibration": model.calibration}
+    changed.file_info = {
+        **model.file_info,
+        "pending": len(records),
+        "pending_fold": COMPACT_AFTER,
+        "written_calibration": model.calibration,
+    }
     if exact:
         return sample.calibrated(changed)
-    changed.calibration, changed.sample_bound, changed.sample_mode = \
-        model.calibration, model.sample_bound, model.sample_mode  # (its sample unread: not to be saved)
+    changed.calibration, changed.sample_bound, changed.sample_mode = (
+        model.calibration,
+        model.sample_bound,
+        model.sample_mode,
+    )  # (its sample unread: not to be saved)
     return changed
 
 
@@ -301,8 +334,10 @@ def _no_second_pass(function):
 
 def _learnable(model, verb):
     if model.sample_unread:
-        raise NbtextError(f"cannot {verb} a model loaded without its calibration sample or with its pending changes "
-                          "unfolded (load it with nbtext.load(path, fold=True))")
+        raise NbtextError(
+            f"cannot {verb} a model loaded without its calibration sample or with its pending changes "
+            "unfolded (load it with nbtext.load(path, fold=True))"
+        )
     return _count_table(model, verb)
 
 
@@ -318,7 +353,10 @@ def _count_table(model, verb="change"):
             "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
         )
     return CountTable.from_counts(
-        counts_presence(model.settings), model.classes, model.vocabulary.tokens, model.class_count,
+        counts_presence(model.settings),
+        model.classes,
+        model.vocabulary.tokens,
+        model.class_count,
         model.token_counts.dense,
     )
 
@@ -351,8 +389,11 @@ def forget(model, batches, on_error=None, on_unknown=None):
             mail_documents -= model.tokenize.reads_as_mail(doc.data)
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
-    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                                            _corpus(model, mail_documents))), stats
+    return sample.calibrated(
+        model_of_table(
+            model.settings, table, journal, over_batches(model.settings, batches), _corpus(model, mail_documents)
+        )
+    ), stats
 
 
 def update(model, batches, on_error=None, new_classes=False):
@@ -396,8 +437,11 @@ def update(model, batches, on_error=None, new_classes=False):
         if remove_tokens:
             table.add(remove_tokens, remove_labels, weight=-1.0)
         table.add(add_tokens, add_labels)
-    return sample.calibrated(model_of_table(model.settings, table, journal, over_batches(model.settings, batches),
-                                            _corpus(model, mail_documents))), stats
+    return sample.calibrated(
+        model_of_table(
+            model.settings, table, journal, over_batches(model.settings, batches), _corpus(model, mail_documents)
+        )
+    ), stats
 
 
 class _Sample:
@@ -436,8 +480,11 @@ class _Sample:
         if self.rate is None:
             changed.calibration = self.old.calibration
             if self.old.calibration is not None:
-                warnings.warn("this model holds no calibration sample (an older nbtext wrote it): its temperature "
-                              "is kept as it was; retrain it to fit one for its documents", stacklevel=3)
+                warnings.warn(
+                    "this model holds no calibration sample (an older nbtext wrote it): its temperature "
+                    "is kept as it was; retrain it to fit one for its documents",
+                    stacklevel=3,
+                )
             return changed
         from nbtext.jobs.calibration import calibrate
 
@@ -445,12 +492,17 @@ class _Sample:
         sample = tuple(map(list, zip(*documents))) if documents else ([], [], [])
         budget = (self.old.calibration or {}).get("max_ham_flagged")  # the model's own budget, refitted
         if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto", budget=budget):
-            changed.calibration, changed.calibration_sample, changed.sample_bound = \
-                self.old.calibration, sample, self.rate
+            changed.calibration, changed.calibration_sample, changed.sample_bound = (
+                self.old.calibration,
+                sample,
+                self.rate,
+            )
             changed.sample_mode = self.old.sample_mode
-            warnings.warn("so many documents were forgotten that the calibration sample no longer holds the ones "
-                          "a training would fit its temperature on: it is kept as it was; retrain to refit it",
-                          stacklevel=3)
+            warnings.warn(
+                "so many documents were forgotten that the calibration sample no longer holds the ones "
+                "a training would fit its temperature on: it is kept as it was; retrain to refit it",
+                stacklevel=3,
+            )
         return changed
 
 

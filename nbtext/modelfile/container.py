@@ -127,8 +127,9 @@ def split(data, path):
     except (ValueError, KeyError, TypeError, RecursionError):
         raise NbtextError(f"{path} is corrupt (unreadable header)") from None
     if header.get("format_version") != version:
-        raise NbtextError(f"{path} is corrupt (its header says format {header.get('format_version')!r}, "
-                          f"its preamble {version})")
+        raise NbtextError(
+            f"{path} is corrupt (its header says format {header.get('format_version')!r}, its preamble {version})"
+        )
     if len(payload) < expected:
         raise NbtextError(f"{path} is truncated")
     if sections(data, header)[1] is None:  # what follows the payload is neither sample nor pending section
@@ -157,7 +158,9 @@ def sections(data, header):
     `header`). The sample is there when what follows the payload does not start as a
     pending section does (arrays of token indices never spell its magic)."""
     version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
-    end = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0) + header_length + header["payload_bytes"]
+    end = (
+        len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0) + header_length + header["payload_bytes"]
+    )
     size, sample = _sample_bytes(header), None
     if size and len(data) >= end + size and not _pending_at(data, end):
         sample, end = memoryview(data)[end : end + size], end + size
@@ -202,8 +205,10 @@ class locked:
             try:
                 self.fd = os.open(self.lock_path, os.O_RDONLY)
             except FileNotFoundError:  # none to read: it was the folder that said no
-                raise NbtextError(f"cannot lock the model ({self.lock_path}: {denied.strerror}; its folder must be "
-                                  "writable to change the model)") from None
+                raise NbtextError(
+                    f"cannot lock the model ({self.lock_path}: {denied.strerror}; its folder must be "
+                    "writable to change the model)"
+                ) from None
             except OSError as e:
                 raise NbtextError(f"cannot lock the model ({self.lock_path}: {e.strerror or e})") from None
         except OSError as e:

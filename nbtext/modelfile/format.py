@@ -13,8 +13,15 @@ import zlib
 
 import numpy as np
 
-from nbtext.modelfile.container import (FORMAT_VERSION, HEADER_CRC, MAGIC, PREAMBLE, sample_section, split,
-                              write_atomically)
+from nbtext.modelfile.container import (
+    FORMAT_VERSION,
+    HEADER_CRC,
+    MAGIC,
+    PREAMBLE,
+    sample_section,
+    split,
+    write_atomically,
+)
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import TokenIndex, build_keys
 from nbtext.modelfile.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
@@ -30,9 +37,26 @@ class ModelState:
     dataclass: importing dataclasses would cost every one-message start-up
     (docs/performance.md, figures behind the code)."""
 
-    def __init__(self, settings, classes, tokens, n_tokens, class_count, token_counts, unk_doc_count=None,
-                 tfidf_sums=None, tfidf_squares=None, journal=None, file_info=None, corpus=None,
-                 calibration=None, one_document=None, calibration_sample=None, sample_bound=None, sample_mode=None):
+    def __init__(
+        self,
+        settings,
+        classes,
+        tokens,
+        n_tokens,
+        class_count,
+        token_counts,
+        unk_doc_count=None,
+        tfidf_sums=None,
+        tfidf_squares=None,
+        journal=None,
+        file_info=None,
+        corpus=None,
+        calibration=None,
+        one_document=None,
+        calibration_sample=None,
+        sample_bound=None,
+        sample_mode=None,
+    ):
         self.settings = settings  # dict
         self.classes = classes  # list of labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
@@ -61,10 +85,19 @@ def save(state, path):
     table, payload = _laid_out(_arrays(state))
     sample = None
     if state.calibration_sample is not None:  # a section of its own, after the payload
-        sample_table, section = _laid_out({name: np.asarray(array, dtype=ARRAYS[name][0])
-                                           for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)})
-        sample = {"rate": float(state.sample_bound), "mode": state.sample_mode or "auto", "bytes": len(section),
-                  "crc32": zlib.crc32(section), "arrays": sample_table}
+        sample_table, section = _laid_out(
+            {
+                name: np.asarray(array, dtype=ARRAYS[name][0])
+                for name, array in zip(SAMPLE_ARRAYS, state.calibration_sample)
+            }
+        )
+        sample = {
+            "rate": float(state.sample_bound),
+            "mode": state.sample_mode or "auto",
+            "bytes": len(section),
+            "crc32": zlib.crc32(section),
+            "arrays": sample_table,
+        }
     header = {
         "nbtext_version": __version__,
         "format_version": FORMAT_VERSION,
@@ -82,9 +115,17 @@ def save(state, path):
     # Labels from file names that are not UTF-8 hold surrogate escapes: written as the
     # bytes they were, and read back to the same labels.
     header_bytes = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    write_atomically(path, [MAGIC, PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
-                            HEADER_CRC.pack(zlib.crc32(header_bytes)), header_bytes, payload,
-                            section if sample is not None else b""])
+    write_atomically(
+        path,
+        [
+            MAGIC,
+            PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
+            HEADER_CRC.pack(zlib.crc32(header_bytes)),
+            header_bytes,
+            payload,
+            section if sample is not None else b"",
+        ],
+    )
 
 
 def _laid_out(arrays):
@@ -168,8 +209,12 @@ def _state(header, payload):
         raise ValueError("the vocabulary is not UTF-8 text") from None
     if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
         keys, order = arrays["token_keys"], arrays["token_order"]
-        if n_tokens and (np.any(keys[1:] < keys[:-1]) or order.min() < 0 or order.max() >= n_tokens
-                         or np.any(np.bincount(order, minlength=n_tokens) != 1)):
+        if n_tokens and (
+            np.any(keys[1:] < keys[:-1])
+            or order.min() < 0
+            or order.max() >= n_tokens
+            or np.any(np.bincount(order, minlength=n_tokens) != 1)
+        ):
             raise ValueError("the token keys are not sorted, or their token indices not each index once")
         tokens = TokenIndex(blob, n_tokens, keys, order)
     else:
@@ -182,10 +227,20 @@ def _state(header, payload):
         raise ValueError("count indices are not sorted within a class")
     sums, squares = arrays.get("weighted_sums"), arrays.get("weighted_squares")
     return ModelState(
-        settings, classes, tokens, n_tokens, arrays["class_count"], (arrays["count_data"], indices, indptr),
-        arrays.get("unk_doc_count"), sums, squares, _journal(arrays, classes),
+        settings,
+        classes,
+        tokens,
+        n_tokens,
+        arrays["class_count"],
+        (arrays["count_data"], indices, indptr),
+        arrays.get("unk_doc_count"),
+        sums,
+        squares,
+        _journal(arrays, classes),
         {"format_version": header["format_version"], "nbtext_version": header["nbtext_version"]},
-        header.get("corpus"), header.get("calibration"), header.get("one_document"),
+        header.get("corpus"),
+        header.get("calibration"),
+        header.get("one_document"),
         _calibration_sample(arrays, n_tokens, n_classes),
     )
 
@@ -197,10 +252,14 @@ def _calibration_sample(arrays, n_tokens, n_classes):
     if any(name not in arrays for name in SAMPLE_ARRAYS):
         raise ValueError("an incomplete calibration sample")
     indices, counts, indptr, labels, hashes = (arrays[name] for name in SAMPLE_ARRAYS)
-    if len(indptr) != len(labels) + 1 or hashes.shape != labels.shape or len(counts) != len(indices) \
-            or (len(indptr) and (indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0))) \
-            or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens or counts.min() < 1)) \
-            or (len(labels) and (labels.min() < 0 or labels.max() >= n_classes)):
+    if (
+        len(indptr) != len(labels) + 1
+        or hashes.shape != labels.shape
+        or len(counts) != len(indices)
+        or (len(indptr) and (indptr[0] != 0 or indptr[-1] != len(indices) or np.any(np.diff(indptr) < 0)))
+        or (len(indices) and (indices.min() < 0 or indices.max() >= n_tokens or counts.min() < 1))
+        or (len(labels) and (labels.min() < 0 or labels.max() >= n_classes))
+    ):
         raise ValueError("calibration sample arrays do not agree")
     return indices, counts, indptr, labels, hashes
 

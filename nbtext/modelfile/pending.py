@@ -110,7 +110,7 @@ class Log:
             os.lseek(fd, end, os.SEEK_SET)
             view = memoryview(body)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         except OSError as e:
             try:  # back to the cut, never to the size before it: growing the file back would leave
@@ -136,11 +136,17 @@ def tokens_bytes_at_least(tokens):
 
 def _checked(record):
     """A record as read, its fields of the right types (else ValueError)."""
-    if not (isinstance(record, dict) and isinstance(record["hash"], str) and len(record["hash"]) == 32
-            and all(record[k] is None or isinstance(record[k], str) for k in ("label", "from"))
-            and isinstance(record["tokens"], list) and set(map(type, record["tokens"])) <= {str}
-            and not any("\0" in token for token in record["tokens"])
-            and isinstance(record["mail"], bool) and isinstance(record["derived"], dict)):
+    if not (
+        isinstance(record, dict)
+        and isinstance(record["hash"], str)
+        and len(record["hash"]) == 32
+        and all(record[k] is None or isinstance(record[k], str) for k in ("label", "from"))
+        and isinstance(record["tokens"], list)
+        and set(map(type, record["tokens"])) <= {str}
+        and not any("\0" in token for token in record["tokens"])
+        and isinstance(record["mail"], bool)
+        and isinstance(record["derived"], dict)
+    ):
         raise ValueError("not a record")
     bytes.fromhex(record["hash"])
     return record

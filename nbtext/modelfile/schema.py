@@ -11,18 +11,38 @@ with the reason. Any problem is a ValueError with a message; modelfile names the
 import math
 import struct
 
-from nbtext.choices import (FEATURES, INPUT_MODES, LENGTH_EXPONENT_RANGE, MAX_CLASSES, MAX_NGRAMS, PRIORS, TF_MODES,
-                            UNKNOWN_MODES)
+from nbtext.choices import (
+    FEATURES,
+    INPUT_MODES,
+    LENGTH_EXPONENT_RANGE,
+    MAX_CLASSES,
+    MAX_NGRAMS,
+    PRIORS,
+    TF_MODES,
+    UNKNOWN_MODES,
+)
 from nbtext.labels import label_problem
 from nbtext.stats.event_models import EVENT_MODELS
 
 # name: (dtype, number of dimensions); the first five are in every model file
 ARRAYS = {
-    "class_count": ("<f8", 1), "count_data": ("<f8", 1), "count_indices": ("<i4", 1), "count_indptr": ("<i8", 1),
-    "vocabulary": ("|u1", 1), "token_keys": ("<u8", 1), "token_order": ("<i4", 1), "unk_doc_count": ("<f8", 1),
-    "weighted_sums": ("<f8", 2), "weighted_squares": ("<f8", 2), "journal_hashes": ("|u1", 2),
-    "journal_labels": ("<i4", 1), "sample_indices": ("<i4", 1), "sample_counts": ("<i4", 1),
-    "sample_indptr": ("<i8", 1), "sample_labels": ("<i4", 1), "sample_hashes": ("<u8", 1),
+    "class_count": ("<f8", 1),
+    "count_data": ("<f8", 1),
+    "count_indices": ("<i4", 1),
+    "count_indptr": ("<i8", 1),
+    "vocabulary": ("|u1", 1),
+    "token_keys": ("<u8", 1),
+    "token_order": ("<i4", 1),
+    "unk_doc_count": ("<f8", 1),
+    "weighted_sums": ("<f8", 2),
+    "weighted_squares": ("<f8", 2),
+    "journal_hashes": ("|u1", 2),
+    "journal_labels": ("<i4", 1),
+    "sample_indices": ("<i4", 1),
+    "sample_counts": ("<i4", 1),
+    "sample_indptr": ("<i8", 1),
+    "sample_labels": ("<i4", 1),
+    "sample_hashes": ("<u8", 1),
 }
 SAMPLE_ARRAYS = ("sample_indices", "sample_counts", "sample_indptr", "sample_labels", "sample_hashes")
 REQUIRED = ("class_count", "count_data", "count_indices", "count_indptr", "vocabulary")
@@ -92,15 +112,23 @@ def check_header(header, payload_bytes, file_bytes):
         # files of older builds hold no length_exponent (γ = 0) and no length_floor (1); older builds
         # refuse one that does
         cutoff_keys = {"positive", "spam_cutoff", "max_ham_flagged"}  # --max-ham-flagged: all three or none
-        if set(calibration) - {"length_exponent", "length_floor"} - cutoff_keys \
-                != {"method", "temperature", "documents"} \
-                or calibration["method"] != "temperature" or len(cutoff_keys & set(calibration)) not in (0, 3):
+        if (
+            set(calibration) - {"length_exponent", "length_floor"} - cutoff_keys
+            != {"method", "temperature", "documents"}
+            or calibration["method"] != "temperature"
+            or len(cutoff_keys & set(calibration)) not in (0, 3)
+        ):
             raise ValueError("bad calibration record")
         if "spam_cutoff" in calibration:
             cut, budget = calibration["spam_cutoff"], calibration["max_ham_flagged"]
-            if calibration["positive"] not in classes or len(classes) != 2 or not isinstance(cut, float) \
-                    or not 0.5 <= cut <= math.nextafter(1.0, 2.0) or not isinstance(budget, float) \
-                    or not 0.0 <= budget < 0.5:  # (a cut-off past 1: ham was certain out of fold, nothing is spam)
+            if (
+                calibration["positive"] not in classes
+                or len(classes) != 2
+                or not isinstance(cut, float)
+                or not 0.5 <= cut <= math.nextafter(1.0, 2.0)
+                or not isinstance(budget, float)
+                or not 0.0 <= budget < 0.5
+            ):  # (a cut-off past 1: ham was certain out of fold, nothing is spam)
                 raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:
@@ -133,8 +161,13 @@ def check_arrays(header, payload):
     arrays, classes, n_tokens = header["arrays"], header["classes"], header["n_tokens"]
     n_classes = len(classes)
     shape = {name: tuple(spec["shape"]) for name, spec in arrays.items()}
-    expected = {"class_count": (n_classes,), "count_indptr": (n_classes + 1,), "token_keys": (n_tokens,),
-                "token_order": (n_tokens,), "unk_doc_count": (n_classes,)}
+    expected = {
+        "class_count": (n_classes,),
+        "count_indptr": (n_classes + 1,),
+        "token_keys": (n_tokens,),
+        "token_order": (n_tokens,),
+        "unk_doc_count": (n_classes,),
+    }
     for name, wanted in expected.items():
         if name in shape and shape[name] != wanted:
             raise ValueError(f"{name} has {shape[name]} entries where the header's classes and tokens say {wanted}")
@@ -145,8 +178,10 @@ def check_arrays(header, payload):
     sums = shape.get("weighted_sums")
     if sums is not None and (sums[0] != n_classes or shape.get("weighted_squares", sums) != sums):
         raise ValueError("the weighted sums do not have a row per class")
-    if ("journal_hashes" in shape) != ("journal_labels" in shape) or ("journal_hashes" in shape and (
-            shape["journal_hashes"][1] != 16 or shape["journal_labels"] != shape["journal_hashes"][:1])):
+    if ("journal_hashes" in shape) != ("journal_labels" in shape) or (
+        "journal_hashes" in shape
+        and (shape["journal_hashes"][1] != 16 or shape["journal_labels"] != shape["journal_hashes"][:1])
+    ):
         raise ValueError("the journal's arrays do not agree")
     indptr = _integers(payload, arrays["count_indptr"])
     n_entries = shape["count_indices"][0]
@@ -167,8 +202,9 @@ def check_arrays(header, payload):
     if "journal_labels" in arrays:
         labels = raw_array(payload, arrays["journal_labels"])
         if n_classes <= 256:  # little-endian int32 in [0, n_classes): high bytes 0, low byte below n_classes
-            wrong = any(bytes(labels[i::4]).strip(b"\0") for i in (1, 2, 3)) or \
-                bytes(labels[0::4]).translate(None, bytes(range(n_classes)))
+            wrong = any(bytes(labels[i::4]).strip(b"\0") for i in (1, 2, 3)) or bytes(labels[0::4]).translate(
+                None, bytes(range(n_classes))
+            )
         else:
             wrong = not all(0 <= k < n_classes for (k,) in struct.iter_unpack("<i", labels))
         if wrong:
@@ -202,9 +238,13 @@ def check_one_document(record, n_classes, n_tokens):
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
     for key in ("unk", "totals", "absent"):  # counts and their sums are >= 0, Σ log(1 − θ) <= 0
         values = record.get(key)
-        if values is not None and not (isinstance(values, list) and len(values) == n_classes and all(
-                isinstance(v, float) and math.isfinite(v) and (v <= 0 if key == "absent" else v >= 0)
-                for v in values)):
+        if values is not None and not (
+            isinstance(values, list)
+            and len(values) == n_classes
+            and all(
+                isinstance(v, float) and math.isfinite(v) and (v <= 0 if key == "absent" else v >= 0) for v in values
+            )
+        ):
             raise ValueError(f"bad {key} in the one_document record")
     kept = record["kept"]
     if kept is not None and not (isinstance(kept, list) and len(kept) == 2 and isinstance(kept[0], float)):
@@ -259,8 +299,13 @@ def check_settings_record(settings):
         raise ValueError(f"unknown event model {model!r}")
     alpha = settings.get("alpha")
     event = EVENT_MODELS[model]
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not math.isfinite(alpha) or alpha < 0 \
-            or (alpha == 0 and not event.zero_alpha):
+    if (
+        not isinstance(alpha, (int, float))
+        or isinstance(alpha, bool)
+        or not math.isfinite(alpha)
+        or alpha < 0
+        or (alpha == 0 and not event.zero_alpha)
+    ):
         raise ValueError(f"bad alpha {alpha!r}")
     if settings.get("prior") not in PRIORS or settings.get("unknown") not in UNKNOWN_MODES:
         raise ValueError("bad prior or unknown mode")
@@ -275,8 +320,12 @@ def check_settings_record(settings):
         if set(tokenizer) != {"kind", "columns"} or not all(isinstance(c, str) and "=" not in c for c in columns):
             raise ValueError("bad table columns")
         return settings
-    if set(tokenizer) != TEXT_TOKENIZER or tokenizer["lowercase"] is not True or not isinstance(
-            tokenizer["pattern"], str) or tokenizer["input"] not in INPUT_MODES:
+    if (
+        set(tokenizer) != TEXT_TOKENIZER
+        or tokenizer["lowercase"] is not True
+        or not isinstance(tokenizer["pattern"], str)
+        or tokenizer["input"] not in INPUT_MODES
+    ):
         raise ValueError("bad tokenizer settings")
     _whole(tokenizer["ngrams"], "ngrams", 1, MAX_NGRAMS)
     headers = _is(tokenizer["headers"], list, "the mail headers")

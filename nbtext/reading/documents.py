@@ -44,8 +44,11 @@ def cut(data, max_bytes):
 
         _said.add(max_bytes)
         bytes_ = "byte" if max_bytes == 1 else "bytes"
-        warnings.warn(f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of "
-                      "each are read (--max-bytes)", stacklevel=2)
+        warnings.warn(
+            f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of "
+            "each are read (--max-bytes)",
+            stacklevel=2,
+        )
     return data[:max_bytes]
 
 
@@ -90,8 +93,9 @@ PAUSE = object()  # yielded by a stdin stream when no more input is ready: flush
 # error: why it could not be read; path: the file to read the data from when data is None
 # (files are read where they are tokenized, so -j workers read their own), and max_bytes
 # how much of it to read.
-Document = namedtuple("Document", "name data label error path max_bytes",
-                      defaults=(None, None, None, DEFAULT_MAX_BYTES))
+Document = namedtuple(
+    "Document", "name data label error path max_bytes", defaults=(None, None, None, DEFAULT_MAX_BYTES)
+)
 
 
 def in_batches(docs, size, pauses=False):

@@ -225,8 +225,7 @@ def decode_encoded_words(text):
         else:
             runs.append([charset, [word]])
     return "".join(
-        decoded((b" " if charset is None else b"").join(run), charset or "ascii", default=None)
-        for charset, run in runs
+        decoded((b" " if charset is None else b"").join(run), charset or "ascii", default=None) for charset, run in runs
     )
 
 

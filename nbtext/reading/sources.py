@@ -22,8 +22,17 @@ from io import TextIOWrapper
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import label_problem
-from nbtext.reading.documents import (MBOX_SNIFF, PAUSE, Document, cut, cut_text, file_documents, opened_documents,
-                                     stdin_bytes, structural_lines)
+from nbtext.reading.documents import (
+    MBOX_SNIFF,
+    PAUSE,
+    Document,
+    cut,
+    cut_text,
+    file_documents,
+    opened_documents,
+    stdin_bytes,
+    structural_lines,
+)
 
 
 def is_maildir(path):
@@ -99,8 +108,15 @@ def _special(entry):
         mode = entry.stat().st_mode if isinstance(entry, os.DirEntry) else os.stat(entry).st_mode
     except OSError as e:
         return "symbolic link that loops" if e.errno == errno.ELOOP else "file that cannot be read"
-    return "FIFO" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "folder" if stat.S_ISDIR(mode) \
+    return (
+        "FIFO"
+        if stat.S_ISFIFO(mode)
+        else "socket"
+        if stat.S_ISSOCK(mode)
+        else "folder"
+        if stat.S_ISDIR(mode)
         else "device"
+    )
 
 
 def _visible_files(folder):
@@ -150,8 +166,11 @@ def maildir_files(maildir):
         except OSError:  # named, as a file it may not read is
             found.append((os.path.join(maildir, sub), "folder that cannot be read"))
             continue
-        found += [(entry.path, _special(entry)) for entry in entries if not entry.name.startswith(".")
-                  and not _is_folder(entry)]  # (a folder in cur/ or new/ is no message)
+        found += [
+            (entry.path, _special(entry))
+            for entry in entries
+            if not entry.name.startswith(".") and not _is_folder(entry)
+        ]  # (a folder in cur/ or new/ is no message)
     return found
 
 
@@ -179,8 +198,9 @@ class opened_input:
             self.file = TextIOWrapper(stdin, encoding="utf-8", errors="replace", newline="") if self.text else stdin
             return self.file
         try:
-            self.file = (open(self.path, newline="", encoding="utf-8", errors="replace") if self.text
-                         else open(self.path, "rb"))
+            self.file = (
+                open(self.path, newline="", encoding="utf-8", errors="replace") if self.text else open(self.path, "rb")
+            )
         except OSError as e:
             raise NbtextError(f"cannot read {self.path}: {e.strerror or e}") from None
         return self.file
@@ -250,8 +270,19 @@ def _ready(fd):
 
 
 # --- labelled inputs ---------------------------------------------------------------------
-def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text_col=None, header=None,
-                   columns=None, shard=None, twice=False, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
+def labelled_input(
+    class_dirs=(),
+    table=None,
+    fasttext=None,
+    label_col="1",
+    text_col=None,
+    header=None,
+    columns=None,
+    shard=None,
+    twice=False,
+    empty_ok=False,
+    max_bytes=DEFAULT_MAX_BYTES,
+):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
     one of them. With `columns` (a categorical model's features), the documents are the
@@ -266,9 +297,11 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
     paths = [path for _, path in class_sources(class_dirs)] if class_dirs else [table if fasttext is None else fasttext]
     for path in paths if twice else ():
         if not _rereadable(path):
-            raise NbtextError(f"{'stdin' if path == '-' else path + ', a pipe,'} can be read only once, and this "
-                              "training reads its corpus twice (presence features with an UNK feature, or "
-                              "tf-idf): give a regular file")
+            raise NbtextError(
+                f"{'stdin' if path == '-' else path + ', a pipe,'} can be read only once, and this "
+                "training reads its corpus twice (presence features with an UNK feature, or "
+                "tf-idf): give a regular file"
+            )
     if columns is not None:
         if table is None:
             raise NbtextError("a categorical model reads a table: give --table FILE --label-col NAME")
@@ -277,8 +310,9 @@ def labelled_input(class_dirs=(), table=None, fasttext=None, label_col="1", text
         return lambda: _sharded(_require_labels(table_rows(table, columns, label_col, max_bytes)), table, "", shard)
     if table is not None:
         check_path(table)
-        return lambda: _sharded(_require_labels(table_documents(table, label_col, text_col, header, max_bytes)), table,
-                                "", shard)
+        return lambda: _sharded(
+            _require_labels(table_documents(table, label_col, text_col, header, max_bytes)), table, "", shard
+        )
     if fasttext is not None:
         check_path(fasttext)
         return lambda: _sharded(_require_labels(fasttext_documents(fasttext, max_bytes=max_bytes)), fasttext, "", shard)
@@ -323,7 +357,7 @@ def _sharded(docs, root, label, shard):
         if folder:
             name = os.path.relpath(doc.name, root)
         else:  # a file: itself, or its messages and rows PATH:N
-            name = base + doc.name[len(root):] if doc.name.startswith(root) else doc.name
+            name = base + doc.name[len(root) :] if doc.name.startswith(root) else doc.name
         if in_shard(f"{label}/{name}" if label else name, shard):
             yield doc
 
@@ -337,8 +371,17 @@ def _require_labels(docs):
         yield doc
 
 
-def predict_input(paths=(), separator=None, table=None, text_col=None, header=None, columns=None,
-                  files_from=None, fasttext=None, max_bytes=DEFAULT_MAX_BYTES):
+def predict_input(
+    paths=(),
+    separator=None,
+    table=None,
+    text_col=None,
+    header=None,
+    columns=None,
+    files_from=None,
+    fasttext=None,
+    max_bytes=DEFAULT_MAX_BYTES,
+):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
     rows of --table (their --text-col column, or with `columns`, a table model's columns),
@@ -363,8 +406,10 @@ def _columns_by_name(text_col, header):
     --text-col and --[no-]header would do nothing, and are refused."""
     if text_col is not None or header is not None:
         given = "--text-col" if text_col is not None else "--header" if header else "--no-header"
-        raise NbtextError(f"{given} does nothing for a categorical model: its features are the table's columns, "
-                          "found by the names in its first row")
+        raise NbtextError(
+            f"{given} does nothing for a categorical model: its features are the table's columns, "
+            "found by the names in its first row"
+        )
 
 
 def listed_paths(path, separator=b"\n"):
@@ -459,8 +504,10 @@ def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True):
             if say_twice:
                 import warnings
 
-                warnings.warn(f"{path} is given twice (as {seen[real]!r} and {label!r}): read once, as "
-                              f"{seen[real]!r}", stacklevel=2)
+                warnings.warn(
+                    f"{path} is given twice (as {seen[real]!r} and {label!r}): read once, as {seen[real]!r}",
+                    stacklevel=2,
+                )
             continue
         seen[real] = label
         sources.append((label, path))
@@ -543,10 +590,13 @@ def table_documents(path, label_col="1", text_col=None, header=None, max_bytes=D
         label_index = None if label_col is None else _column(label_col, names, path)
         text_index = _column(text_col, names, path)
         if label_index == text_index:
-            raise NbtextError(f"--label-col {label_col} is column 2 of {path}, the text column when no --text-col "
-                              "is given: name the text column with --text-col" if default_text else
-                              f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
-                              "each document would be its own label")
+            raise NbtextError(
+                f"--label-col {label_col} is column 2 of {path}, the text column when no --text-col "
+                "is given: name the text column with --text-col"
+                if default_text
+                else f"--label-col {label_col} and --text-col {text_col} are the same column of {path}: "
+                "each document would be its own label"
+            )
         needed = max(text_index, label_index or 0)
         for n, row in enumerate(rows, 2 if header else 1):
             if not row:
@@ -565,8 +615,10 @@ def table_columns(path, label_col, model):
         raise NbtextError(f"--model {model} reads a table: give --table FILE --label-col NAME")
     check_path(path)
     if not _rereadable(path):  # (a folder passes: opened_input says it cannot be read)
-        raise NbtextError(f"--model {model} reads its table twice (the header, then the rows): "
-                          f"give a regular file, not {'stdin' if path == '-' else 'a pipe'}")
+        raise NbtextError(
+            f"--model {model} reads its table twice (the header, then the rows): "
+            f"give a regular file, not {'stdin' if path == '-' else 'a pipe'}"
+        )
     with opened_input(path, text=True) as f:
         names = next(_table_reader(f, path), None)
     if not names:
@@ -617,7 +669,9 @@ def fasttext_documents(path, labelled=True, max_bytes=DEFAULT_MAX_BYTES):
             labels = [w for w in words if w.startswith("__label__")]
             if not labels and labelled:
                 if words:
-                    yield Document(f"{path}:{n}", None, error="the line has no __label__ (expected '__label__LABEL text')")
+                    yield Document(
+                        f"{path}:{n}", None, error="the line has no __label__ (expected '__label__LABEL text')"
+                    )
                 continue
             text = cut_text(" ".join(w for w in words if not w.startswith("__label__")), max_bytes)
-            yield Document(f"{path}:{n}", text, labels[0][len("__label__"):] if labels else None)
+            yield Document(f"{path}:{n}", text, labels[0][len("__label__") :] if labels else None)

@@ -34,7 +34,6 @@ def word_ngrams(tokens, max_n):
     return grams
 
 
-
 def text_tokens(text):
     """The word tokens of already-decoded text."""
     return _find_tokens(text.lower())
@@ -60,8 +59,11 @@ class Tokenizer:
     def settings(self):
         """What the model file stores to rebuild this tokenizer."""
         return {
-            "pattern": TOKEN_PATTERN.pattern, "lowercase": True, "ngrams": self.ngrams,
-            "input": self.input, "headers": list(self.headers),
+            "pattern": TOKEN_PATTERN.pattern,
+            "lowercase": True,
+            "ngrams": self.ngrams,
+            "input": self.input,
+            "headers": list(self.headers),
         }
 
     @classmethod

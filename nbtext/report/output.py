@@ -14,6 +14,7 @@ import io
 import os
 import sys
 
+
 def guard_descriptors():
     """Run first thing: a standard descriptor closed when nbtext started (`>&-`) is held
     open on /dev/null, so that no file opened later (a model, a temporary file) gets it and
@@ -52,8 +53,9 @@ def forgiving_stderr():
         raw = _Diagnostics(stream.fileno(), "w", closefd=False)
     except (AttributeError, ValueError, OSError):  # not a file (a test runner's capture)
         return
-    sys.stderr = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
-                                  line_buffering=True)
+    sys.stderr = io.TextIOWrapper(
+        io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors, line_buffering=True
+    )
 
 
 class ReaderGone(Exception):
@@ -69,8 +71,7 @@ def write(data):
     if stream is None or getattr(stream, "closed", False):
         raise OSError(errno.EBADF, "standard output is closed")
     if isinstance(data, str):
-        data = data.encode(getattr(stream, "encoding", None) or "utf-8",
-                           getattr(stream, "errors", None) or "strict")
+        data = data.encode(getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict")
     stream.flush()  # anything a library printed before, in order
     try:
         descriptor = stream.fileno()

@@ -66,17 +66,29 @@ def eval_plot(report, curves, path):
     two = len(classes) == 2 and curves.get("log_odds")
     side = max(4.0, 0.42 * len(classes))  # the matrix's side: names and numbers stay legible at 20 classes
     figure = plt.figure(figsize=(side + 1.2 + 4.5 * (2 if two else 1), max(4.8, side)), constrained_layout=True)
-    grid = figure.add_gridspec(2, 3 if two else 2, height_ratios=[3, 1],
-                               width_ratios=[side + 1.2, 4.5, 4.5] if two else [side + 1.2, 4.5])
+    grid = figure.add_gridspec(
+        2, 3 if two else 2, height_ratios=[3, 1], width_ratios=[side + 1.2, 4.5, 4.5] if two else [side + 1.2, 4.5]
+    )
     _confusion(figure.add_subplot(grid[:, 0]), report["confusion"], classes)
     reliability = figure.add_subplot(grid[0, 1])
-    _reliability(reliability, figure.add_subplot(grid[1, 1], sharex=reliability), curves["confidences"],
-                 curves["right"], report.get("ece"))
+    _reliability(
+        reliability,
+        figure.add_subplot(grid[1, 1], sharex=reliability),
+        curves["confidences"],
+        curves["right"],
+        report.get("ece"),
+    )
     if two:
         positive = positive_class(classes)  # as evaluation took the log-odds
         negative = next(c for c in classes if c != positive)
-        _roc(figure.add_subplot(grid[:, 2]), curves["log_odds"], curves["positives"], (negative, positive),
-             report.get("roc_auc", float("nan")), tie_is_positive=classes.index(positive) == 0)
+        _roc(
+            figure.add_subplot(grid[:, 2]),
+            curves["log_odds"],
+            curves["positives"],
+            (negative, positive),
+            report.get("roc_auc", float("nan")),
+            tie_is_positive=classes.index(positive) == 0,
+        )
     figure.suptitle(f"{report['n']:,} documents, accuracy {report['accuracy']:.4f}")
     _save(figure, path)
     plt.close(figure)
@@ -94,11 +106,20 @@ def _roc(axis, log_odds, positives, classes, auc, tie_is_positive=False):
     decided = [z > 0 or (z == 0 and tie_is_positive) for z in log_odds]
     flagged = sum(1 for d, p in zip(decided, positives) if not p and d) / negatives
     caught = sum(1 for d, p in zip(decided, positives) if p and d) / ((len(positives) - negatives) or 1)
-    axis.plot([max(flagged, floor)], [caught], "o",
-              label=f"its decision: {flagged:.2%} of {classes[0]} taken,\n{caught:.2%} of {classes[1]} found")
+    axis.plot(
+        [max(flagged, floor)],
+        [caught],
+        "o",
+        label=f"its decision: {flagged:.2%} of {classes[0]} taken,\n{caught:.2%} of {classes[1]} found",
+    )
     axis.set_xscale("log")
-    axis.set(xlabel=f"share of {classes[0]} taken for {classes[1]} (log scale)",
-             ylabel=f"share of {classes[1]} found", title="ROC curve", ylim=(0, 1.01), xlim=(floor / 2, 1.05))
+    axis.set(
+        xlabel=f"share of {classes[0]} taken for {classes[1]} (log scale)",
+        ylabel=f"share of {classes[1]} found",
+        title="ROC curve",
+        ylim=(0, 1.01),
+        xlim=(floor / 2, 1.05),
+    )
     axis.legend(loc="lower right", fontsize=8)
 
 
@@ -108,8 +129,9 @@ def online_plot(report, path):
     the left end: the share of good mail flagged), the filter's cut (p = 0.5) marked."""
     plt = _pyplot()
     two = "roca_percent" in report
-    figure, axes = plt.subplots(1, 2 if two else 1, figsize=(11 if two else 5.5, 4.5), constrained_layout=True,
-                                squeeze=False)
+    figure, axes = plt.subplots(
+        1, 2 if two else 1, figsize=(11 if two else 5.5, 4.5), constrained_layout=True, squeeze=False
+    )
     errors = axes[0][0]
     errors.plot(range(1, report["n"] + 1), report["cumulative_errors"])
     errors.set(xlabel="documents so far", ylabel="errors so far", title="errors as the documents come")
@@ -118,23 +140,33 @@ def online_plot(report, path):
         fpr, tpr = roc_curve(report["scores"], positives)
         roc = axes[0][1]
         floor = 1 / max(sum(1 for p in positives if not p), 1)
-        roc.plot([max(f, floor / 2) for f in fpr], tpr, drawstyle="steps-post",
-                 label=f"1-ROCA {report['roca_percent']:.3f}%")
+        roc.plot(
+            [max(f, floor / 2) for f in fpr], tpr, drawstyle="steps-post", label=f"1-ROCA {report['roca_percent']:.3f}%"
+        )
         negatives = sum(1 for p in positives if not p) or 1
         # the filter's cut: p >= 0.5, log-odds >= 0 (as it decides)
         # (a tie, log-odds 0, goes to the first class, as the run's argmax gives it)
         first_is_positive = report["positive"] == sorted([report["positive"], report["negative"]])[0]
         flagged = (lambda z: z >= 0) if first_is_positive else (lambda z: z > 0)
         cut_fpr = sum(1 for s, p in zip(report["scores"], positives) if not p and flagged(s)) / negatives
-        cut_tpr = sum(1 for s, p in zip(report["scores"], positives) if p and flagged(s)) / (len(positives) - negatives
-                                                                                            or 1)
-        roc.plot([max(cut_fpr, floor / 2)], [cut_tpr], "o", label=f"p ≥ 0.5: {cut_fpr:.2%} {report['negative']} flagged")
+        cut_tpr = sum(1 for s, p in zip(report["scores"], positives) if p and flagged(s)) / (
+            len(positives) - negatives or 1
+        )
+        roc.plot(
+            [max(cut_fpr, floor / 2)], [cut_tpr], "o", label=f"p ≥ 0.5: {cut_fpr:.2%} {report['negative']} flagged"
+        )
         roc.set_xscale("log")
-        roc.set(xlabel=f"share of {report['negative']} flagged (log scale)", ylabel=f"share of {report['positive']} caught",
-                title="ROC curve", ylim=(0, 1.01))
+        roc.set(
+            xlabel=f"share of {report['negative']} flagged (log scale)",
+            ylabel=f"share of {report['positive']} caught",
+            title="ROC curve",
+            ylim=(0, 1.01),
+        )
         roc.legend(loc="lower right")
-    figure.suptitle(f"online: {report['n']:,} documents, {report['errors']:,} errors, "
-                    f"learning {'every document' if report['learn'] == 'all' else 'the errors'}")
+    figure.suptitle(
+        f"online: {report['n']:,} documents, {report['errors']:,} errors, "
+        f"learning {'every document' if report['learn'] == 'all' else 'the errors'}"
+    )
     _save(figure, path)
     plt.close(figure)
 
@@ -155,8 +187,15 @@ def _confusion(axis, confusion, classes):
             if many and share < 0.01:
                 continue
             text = f"{share:.0%}" if many else f"{n:,}\n{share:.1%}"
-            axis.text(j, i, text, ha="center", va="center", fontsize=6 if many else 9,
-                      color="white" if share > 0.5 else "black")
+            axis.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=6 if many else 9,
+                color="white" if share > 0.5 else "black",
+            )
 
 
 def _reliability(axis, counts_axis, confidences, right, ece):
@@ -167,8 +206,7 @@ def _reliability(axis, counts_axis, confidences, right, ece):
     width = 1 / len(bins)
     centers = [(b + 0.5) * width for b in range(len(bins))]
     held = [(c, correct / n) for c, (n, _, correct) in zip(centers, bins) if n]
-    axis.bar([c for c, _ in held], [a for _, a in held], width=width, edgecolor="black", alpha=0.7,
-             label="share right")
+    axis.bar([c for c, _ in held], [a for _, a in held], width=width, edgecolor="black", alpha=0.7, label="share right")
     axis.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
     title = "reliability" + (f" (ECE {ece:.4f})" if ece is not None else "")
     axis.set(ylabel="share of documents right", title=title, xlim=(0, 1), ylim=(0, 1.01))
@@ -180,8 +218,7 @@ def _reliability(axis, counts_axis, confidences, right, ece):
         if n:
             counts_axis.text(center, n, f"{n:,}", ha="center", va="bottom", fontsize=7)
     counts_axis.set_yscale("log")
-    counts_axis.set(xlabel="probability of the winning class", ylabel="documents",
-                    ylim=(0.5, max(counts + [1]) * 8))
+    counts_axis.set(xlabel="probability of the winning class", ylabel="documents", ylim=(0.5, max(counts + [1]) * 8))
 
 
 def info_plot(summary, path):
@@ -209,21 +246,40 @@ def info_plot(summary, path):
     panel_width, panel_height, title, margin, bottom = 2.6, max(0.3 * longest, 0.6), 0.45, 0.3, 0.8
     width = margin + label + columns * panel_width + (columns - 1) * (label + margin)
     height = title + rows * panel_height + (rows - 1) * title + bottom  # (bottom: the scale and its words)
-    figure, axes = plt.subplots(rows, columns, figsize=(width, height), squeeze=False, gridspec_kw={
-        "left": (margin + label) / width, "right": 1 - margin / width, "wspace": (label + margin) / panel_width,
-        "top": 1 - title / height, "bottom": bottom / height, "hspace": title / panel_height})
+    figure, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(width, height),
+        squeeze=False,
+        gridspec_kw={
+            "left": (margin + label) / width,
+            "right": 1 - margin / width,
+            "wspace": (label + margin) / panel_width,
+            "top": 1 - title / height,
+            "bottom": bottom / height,
+            "hspace": title / panel_height,
+        },
+    )
     scale = (1, 1.5 * max([math.exp(value) for tokens in top.values() for _, value in tokens] + [10.0]))
     for i, (axis, name) in enumerate(zip(axes.flat, classes)):
         tokens = top[name][::-1]  # the most indicative at the top
         axis.barh(range(len(tokens)), [math.exp(value) - 1 for _, value in tokens], left=1)
         for y, (token, _) in enumerate(tokens):
-            axis.text(-0.02, y, token, transform=axis.get_yaxis_transform(), ha="right", va="center",
-                      fontsize=plt.rcParams["ytick.labelsize"], parse_math=False)  # ($5 $10: text, not TeX)
+            axis.text(
+                -0.02,
+                y,
+                token,
+                transform=axis.get_yaxis_transform(),
+                ha="right",
+                va="center",
+                fontsize=plt.rcParams["ytick.labelsize"],
+                parse_math=False,
+            )  # ($5 $10: text, not TeX)
         axis.set(yticks=[], ylim=(-0.6, max(len(tokens), 1) - 0.4), xscale="log", xlim=scale)
         axis.set_title(name, y=1.0, parse_math=False)  # (placed, not searched for above the panel's ticks)
         axis.xaxis.set_minor_locator(NullLocator())
         axis.tick_params(axis="x", labelbottom=i + columns >= len(classes))  # numbers under the lowest panels
-    for axis in list(axes.flat)[len(classes):]:
+    for axis in list(axes.flat)[len(classes) :]:
         axis.set_visible(False)
     figure.supxlabel("times more often in this class than in the others")
     _save(figure, path, trimmed=False)
@@ -238,5 +294,4 @@ def _text_inches(texts, size_setting):
 
     measure = RendererAgg(1, 1, 72)  # at 72 dpi a pixel is a point
     font = FontProperties(size=matplotlib.rcParams[size_setting])
-    return max((measure.get_text_width_height_descent(text, font, ismath=False)[0] for text in texts),
-               default=0.0) / 72
+    return max((measure.get_text_width_height_descent(text, font, ismath=False)[0] for text in texts), default=0.0) / 72

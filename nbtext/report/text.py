@@ -28,7 +28,7 @@ def shown_name(name):
     """A document's name as one short field of a line on stderr (tsv_field's escapes; past
     NAME_SHOWN characters, its start and how long it is)."""
     if len(name) > NAME_SHOWN:
-        name = f"{name[:NAME_SHOWN - 60]}... ({len(name):,} characters)"
+        name = f"{name[: NAME_SHOWN - 60]}... ({len(name):,} characters)"
     return tsv_field(name)
 
 
@@ -56,8 +56,11 @@ def train_summary(model, stats, seconds, output):
     """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
     unk = " + UNK" if model.has_unk else ""
-    learned = (f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
-               if stats is not None else "")
+    learned = (
+        f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
+        if stats is not None
+        else ""
+    )
     cutoff = spam_cutoff_said(model.calibration)  # train --max-ham-flagged's
     return (
         f"{learned}{model.event_model} model (λ={model.alpha:g}) of "
@@ -65,7 +68,8 @@ def train_summary(model, stats, seconds, output):
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + (f"decision: {cutoff}; " if cutoff else "")
-        + f"{seconds:.2f} s " + _written(stats, output)
+        + f"{seconds:.2f} s "
+        + _written(stats, output)
     )
 
 
@@ -104,8 +108,10 @@ def prediction_line_batches(model, scored, output):
 
 def forget_summary(model, stats, seconds, output):
     """The line `forget` writes to stderr."""
-    return (f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
-            f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s " + _written(stats, output))
+    return (
+        f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
+        f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s " + _written(stats, output)
+    )
 
 
 def ranked(model, probabilities, output):
@@ -115,8 +121,11 @@ def ranked(model, probabilities, output):
     if output.top is None and output.threshold is None:
         return None
     order = sorted(range(len(model.classes)), key=lambda k: -probabilities[k])[: output.top or 1]
-    return [(model.classes[k], float(probabilities[k])) for k in order
-            if output.threshold is None or probabilities[k] >= output.threshold]
+    return [
+        (model.classes[k], float(probabilities[k]))
+        for k in order
+        if output.threshold is None or probabilities[k] >= output.threshold
+    ]
 
 
 def prediction_lines(model, kept, probabilities, explanations, output):
@@ -127,8 +136,10 @@ def prediction_lines(model, kept, probabilities, explanations, output):
     label is the decision: `unsure` in an --unsure-below band or below the model's spam
     cut-off."""
     if output.format == "fasttext" and (spaced := [c for c in model.classes if any(ch.isspace() for ch in c)]):
-        raise NbtextError(f"the class {spaced[0]!r} holds a space, which fastText's labels cannot "
-                          "(__label__NAME ends at one): use --format tsv or json")
+        raise NbtextError(
+            f"the class {spaced[0]!r} holds a space, which fastText's labels cannot "
+            "(__label__NAME ends at one): use --format tsv or json"
+        )
     lines = []
     for i, (doc, row) in enumerate(zip(kept, probabilities)):
         label, p = model.decide(row, output.unsure_below)
@@ -147,8 +158,12 @@ def prediction_lines(model, kept, probabilities, explanations, output):
         else:
             name = tsv_field(doc.name)
             # column 2 is the decision whatever else is asked (unsure, or below a spam cut-off, included)
-            columns = [name, label, f"{p:.4f}"] if top is None else \
-                [name, label] + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+            columns = (
+                [name, label, f"{p:.4f}"]
+                if top is None
+                else [name, label]
+                + [f"{value:.4f}" if isinstance(value, float) else value for pair in top for value in pair]
+            )
             if output.proba:
                 columns += [f"{q:.4f}" for q in row]  # (a numpy row, or the one-message path's list)
             if explanations is not None:
@@ -180,13 +195,20 @@ def format_report(report, terminal=False):
     classes = report["classes"]
     width = 0  # (TSV: fields as they are; aligned() pads a terminal's columns)
     if "unsure" in report:  # the scores below are of the documents decided, not of the unsure ones
-        lines = [f"documents\t{report['n'] + report['unsure']}", f"decided\t{report['n']}",
-                 f"accuracy\t{_fmt(report['accuracy'])}"]
+        lines = [
+            f"documents\t{report['n'] + report['unsure']}",
+            f"decided\t{report['n']}",
+            f"accuracy\t{_fmt(report['accuracy'])}",
+        ]
     else:
         lines = [f"documents\t{report['n']}", f"accuracy\t{_fmt(report['accuracy'])}"]
     positive = positive_class(classes) if len(classes) == 2 else None
-    for key, name in (("log_loss", "log-loss"), ("roc_auc", f"ROC AUC ({positive})"), ("ece", "ECE"),
-                      ("unsure", "unsure")):
+    for key, name in (
+        ("log_loss", "log-loss"),
+        ("roc_auc", f"ROC AUC ({positive})"),
+        ("ece", "ECE"),
+        ("unsure", "unsure"),
+    ):
         if key in report:
             value = report[key]
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
@@ -196,9 +218,7 @@ def format_report(report, terminal=False):
     lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
     for label in classes:
         m = report["per_class"][label]
-        lines.append(
-            f"{label:<{width}}\t{_fmt(m['precision'])}\t{_fmt(m['recall'])}\t{_fmt(m['f1'])}\t{m['support']}"
-        )
+        lines.append(f"{label:<{width}}\t{_fmt(m['precision'])}\t{_fmt(m['recall'])}\t{_fmt(m['f1'])}\t{m['support']}")
     lines.append(
         f"{'macro avg':<{width}}\t{_fmt(report['macro_precision'])}\t{_fmt(report['macro_recall'])}"
         f"\t{_fmt(report['macro_f1'])}\t{report['n']}"
@@ -223,8 +243,12 @@ def aligned(lines):
             for i, cell in enumerate(cells):
                 widths[i] = max(widths.get(i, 0), len(cell))
         for cells in block:
-            out.append("  ".join(cell.rjust(widths[i]) if i and _numeric(cell) else cell.ljust(widths[i])
-                                 for i, cell in enumerate(cells)).rstrip())
+            out.append(
+                "  ".join(
+                    cell.rjust(widths[i]) if i and _numeric(cell) else cell.ljust(widths[i])
+                    for i, cell in enumerate(cells)
+                ).rstrip()
+            )
         block.clear()
 
     for line in lines:
@@ -256,21 +280,32 @@ def evaluation_text(kind, result, output_format, terminal=False):
 def online_table(report):
     """The online run's report, for people."""
     n = report["n"]
-    lines = [f"online, learning {'every document' if report['learn'] == 'all' else 'the errors'} "
-             f"({counted(report['learned'], 'document')} learned), order of seed {report['seed']}, λ = {report['alpha']:g}",
-             f"documents         {n:,}",
-             f"errors            {report['errors']:,} ({report['error_rate']:.2%})"]
+    lines = [
+        f"online, learning {'every document' if report['learn'] == 'all' else 'the errors'} "
+        f"({counted(report['learned'], 'document')} learned), order of seed {report['seed']}, λ = {report['alpha']:g}",
+        f"documents         {n:,}",
+        f"errors            {report['errors']:,} ({report['error_rate']:.2%})",
+    ]
     for label, c in report["classes"].items():
-        taken = (" flagged" if label == report.get("negative") else " missed" if label == report.get("positive")
-                 else " taken for another class") + (" (unsure apart)" if "unsure" in report else "")
+        taken = (
+            " flagged"
+            if label == report.get("negative")
+            else " missed"
+            if label == report.get("positive")
+            else " taken for another class"
+        ) + (" (unsure apart)" if "unsure" in report else "")
         share = f" ({c['taken_for_another'] / c['n']:.2%} of {c['n']:,})" if c["n"] else ""
         lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
     if "unsure" in report:
         u = report["unsure"]
-        band = " or ".join(([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
-                           + ([f"{u.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else []))
-        lines.append(f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
-                     f"{report['errors']:,} errors among them")
+        band = " or ".join(
+            ([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
+            + ([f"{u.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else [])
+        )
+        lines.append(
+            f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
+            f"{report['errors']:,} errors among them"
+        )
     if "roca_percent" in report:
         lines.append(f"1-ROCA%           {_fmt(report['roca_percent'])} ({report['positive']} the positive class)")
     return "\n".join(lines)
@@ -285,8 +320,10 @@ def crossval_table(folds, seed, results, terminal=False):
     ]
     for name, r in results.items():
         alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
-        lines.append(f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
-                     f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}")
+        lines.append(
+            f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+            f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}"
+        )
     return aligned(lines) if terminal else "\n".join(lines)
 
 
@@ -299,8 +336,9 @@ def model_summary(summary, model_path, unit):
         f"model file     {model_path} (format {summary.get('format_version', '?')}, "
         f"nbtext {summary.get('nbtext_version', '?')})",
         f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
-        f"tokenizer      columns {', '.join(t['columns'])}" if t.get("kind") == "row" else
-        f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
+        f"tokenizer      columns {', '.join(t['columns'])}"
+        if t.get("kind") == "row"
+        else f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
         f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
         + (f", max features {s['max_features']}" if s["max_features"] else "")
         + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
@@ -311,31 +349,41 @@ def model_summary(summary, model_path, unit):
     pending, c = summary.get("pending"), summary.get("calibration")
     if c is not None:
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""
-        lines.append(f"calibration    temperature T = {temperature_formula(c)}{of_length}"
-                     f" (fitted on {counted(c['documents'], 'document')})")
+        lines.append(
+            f"calibration    temperature T = {temperature_formula(c)}{of_length}"
+            f" (fitted on {counted(c['documents'], 'document')})"
+        )
     if cutoff := spam_cutoff_said(c):
-        below = f"what would be {c['positive']} is unsure" if c["spam_cutoff"] > 1.0 else \
-            "below it, down to 0.5: unsure"
+        below = (
+            f"what would be {c['positive']} is unsure" if c["spam_cutoff"] > 1.0 else "below it, down to 0.5: unsure"
+        )
         lines.append(f"decision       {cutoff}; {below}")
     if "calibration_sample" in summary:
-        lines.append(f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
-                     "training would (--update, forget, merge)")
+        lines.append(
+            f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
+            "training would (--update, forget, merge)"
+        )
     if pending:
         refit = summary.get("calibration_after_fold")
         then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
-        lines.append(f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
-                     f"a change past {summary['pending_fold']} of them folds them into it, the temperature then "
-                     f"fitted again{then}")
+        lines.append(
+            f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
+            f"a change past {summary['pending_fold']} of them folds them into it, the temperature then "
+            f"fitted again{then}"
+        )
     lines.append(f"documents      {summary['documents']:,}")
     lines.append("classes")
     for label, c in summary["classes"].items():
         lines.append(f"  {label}\t{counted(c['documents'], 'document')}\t{c['count']:,.0f} {unit}")
     warnings = [
         f"class {label!r} has only {counted(c['documents'], 'training document')}"
-        for label, c in summary["classes"].items() if c["documents"] < FEW_DOCUMENTS
+        for label, c in summary["classes"].items()
+        if c["documents"] < FEW_DOCUMENTS
     ]
-    lines += [f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens)
-              for label, tokens in summary.get("top", {}).items()]
+    lines += [
+        f"top {label}: " + ", ".join(f"{t} ({v:+.2f})" for t, v in tokens)
+        for label, tokens in summary.get("top", {}).items()
+    ]
     return lines, warnings
 
 
@@ -359,10 +407,14 @@ def spam_cutoff_said(calibration):
     if c is None or c.get("spam_cutoff") is None:
         return None
     if c["spam_cutoff"] > 1.0:
-        return (f"never {c['positive']}: the other class was certain of it out of fold, so no cut-off keeps to "
-                f"{c['max_ham_flagged']:.2%} flagged")
-    return (f"{c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most {c['max_ham_flagged']:.2%} of "
-            "the other class flagged, an upper bound from the training data out of fold)")
+        return (
+            f"never {c['positive']}: the other class was certain of it out of fold, so no cut-off keeps to "
+            f"{c['max_ham_flagged']:.2%} flagged"
+        )
+    return (
+        f"{c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most {c['max_ham_flagged']:.2%} of "
+        "the other class flagged, an upper bound from the training data out of fold)"
+    )
 
 
 def temperature_formula(calibration):

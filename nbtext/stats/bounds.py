@@ -15,8 +15,10 @@ def binomial_cdf(k, n, p):
     if p >= 1.0:
         return 1.0 if k >= n else 0.0
     log_p, log_q = math.log(p), math.log1p(-p)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
-             for i in range(k + 1)]
+    terms = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+        for i in range(k + 1)
+    ]
     top = max(terms)
     return min(1.0, math.exp(top) * math.fsum(math.exp(t - top) for t in terms))
 
@@ -51,8 +53,9 @@ def most_within(n, share, risk):
     log_p, log_q = math.log(share), math.log1p(-share)
     total, k = 0.0, -1
     while k < n:
-        term = math.exp(math.lgamma(n + 1) - math.lgamma(k + 2) - math.lgamma(n - k) + (k + 1) * log_p
-                        + (n - k - 1) * log_q)
+        term = math.exp(
+            math.lgamma(n + 1) - math.lgamma(k + 2) - math.lgamma(n - k) + (k + 1) * log_p + (n - k - 1) * log_q
+        )
         if total + term > risk:
             break
         total, k = total + term, k + 1

@@ -56,8 +56,12 @@ class CountTable:
         # double only the side that is short: doubling both at once grew the tokens' side
         # whenever a class arrived, to far more columns than there were tokens
         # (docs/performance.md, figures behind the code)
-        grown = np.zeros((rows if n_classes <= rows else max(n_classes, 2 * rows),
-                          cols if n_tokens <= cols else max(n_tokens, 2 * cols)))
+        grown = np.zeros(
+            (
+                rows if n_classes <= rows else max(n_classes, 2 * rows),
+                cols if n_tokens <= cols else max(n_tokens, 2 * cols),
+            )
+        )
         grown[:rows, :cols] = self._token_counts
         self._token_counts = grown
         if grown.shape[0] > len(self._class_count):
@@ -102,8 +106,12 @@ class CountTable:
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
         rows, cols = np.nonzero(self.token_counts)
         return (
-            list(self.labels), list(self.token_columns), self.class_count.copy(),
-            rows.astype(np.int32), cols.astype(np.int32), self.token_counts[rows, cols],
+            list(self.labels),
+            list(self.token_columns),
+            self.class_count.copy(),
+            rows.astype(np.int32),
+            cols.astype(np.int32),
+            self.token_counts[rows, cols],
         )
 
     def merge(self, exported, known=None):
@@ -175,15 +183,22 @@ class ColumnCounter:
         from itertools import islice
 
         classes = {}
-        rows = np.fromiter((classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp,
-                           count=len(labels))
+        rows = np.fromiter(
+            (classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp, count=len(labels)
+        )
         ids, indptr = ids_and_indptr(token_lists, self.token_columns.__getitem__)
         n_columns = len(self.token_columns)
         new_tokens = list(islice(reversed(self.token_columns), n_columns - self.sent))[::-1]  # (dicts keep order)
         self.sent = n_columns
         cell_rows, cell_columns, counts = cell_counts(rows, ids, indptr, n_columns, self.binary)
-        exported = (list(classes), new_tokens, np.bincount(rows, minlength=len(classes)).astype(np.float64),
-                    cell_rows.astype(np.int32), cell_columns.astype(np.int32), counts.astype(np.float64))
+        exported = (
+            list(classes),
+            new_tokens,
+            np.bincount(rows, minlength=len(classes)).astype(np.float64),
+            cell_rows.astype(np.int32),
+            cell_columns.astype(np.int32),
+            counts.astype(np.float64),
+        )
         return exported, ids, indptr
 
 

@@ -180,7 +180,8 @@ class Categorical(EventModel):
 
             warnings.warn(
                 "with --alpha 0, values never seen in training are skipped "
-                f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)", stacklevel=3,
+                f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)",
+                stacklevel=3,
             )
         unseen_log_prob = categorical_unseen_log_prob(stats.class_count, stats.alpha, *self._columns(stats))
         jll = np.zeros((len(rows), stats.n_classes))

@@ -50,7 +50,10 @@ class Statistics:
         return Statistics(
             np.maximum(self.class_count - np.asarray(Y.sum(axis=0)).ravel(), 0.0),
             np.maximum(self.feature_sums - np.asarray((Y.T @ X).todense()), 0.0),
-            squares, self.alpha, self.settings, self.vocabulary,
+            squares,
+            self.alpha,
+            self.settings,
+            self.vocabulary,
         )
 
     def others_than(self, k):
@@ -59,7 +62,10 @@ class Statistics:
         return Statistics(
             np.delete(self.class_count, k).sum(keepdims=True),
             np.delete(self.feature_sums, k, axis=0).sum(axis=0, keepdims=True),
-            None, self.alpha, self.settings, self.vocabulary,
+            None,
+            self.alpha,
+            self.settings,
+            self.vocabulary,
         )
 
 

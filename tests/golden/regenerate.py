@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this tree's nbtext, not an installed one
 
-from golden_cases import FILES, produce  # noqa: E402
+from golden_cases import FILES, produce
 
 with tempfile.TemporaryDirectory() as scratch:
     produced = produce(scratch)
