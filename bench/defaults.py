@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+from nbtext.classifier.settings import make_settings, make_tokenizer
 from nbtext.jobs.crossval import held_out_guesses, stratified_folds
 from nbtext.reading.documents import tokenized
 from nbtext.reading.sources import labelled_input
@@ -39,8 +39,7 @@ SUBSETS = [(200, 20), (500, 50), (1000, 100), (2000, 200), (60, 60), (100, 300),
 
 def cross_validated(token_lists, labels, mail_documents, options, k=5, seed=0):
     """(errors, ham flagged as spam) of k-fold cross-validation with train `options`."""
-    settings = make_settings(calibration="none", **options)
-    resolve_alpha(settings, mail_documents, len(labels))
+    settings = make_settings(calibration="none", **options).resolved(mail_documents, len(labels))
     fold = stratified_folds(labels, k, seed)
     errors = flagged = 0
     for f in range(k):

@@ -14,7 +14,7 @@ from itertools import chain
 import numpy as np
 
 from nbtext.classifier.purescore import decide
-from nbtext.classifier.settings import check_alpha, make_tokenizer, unused_options
+from nbtext.classifier.settings import check_alpha, make_tokenizer, model_settings, unused_options
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import count_vector, scores_of_counts
@@ -83,7 +83,7 @@ class NaiveBayes:
         sample_bound=None,
         sample_mode=None,
     ):
-        self.settings = dict(settings)
+        self.settings = model_settings(settings)  # (its own: train settings are a value, TrainSettings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)

@@ -1,4 +1,5 @@
-"""Train settings: their checks, and the settings dict a model stores.
+"""Train settings: their checks, the settings dict a model stores, and TrainSettings, the
+value a training is given.
 
 Every setting that changes what a model computes travels in the model file, so a loaded
 model tokenizes, weights and smooths exactly as it was trained to. The choices and the
@@ -6,6 +7,8 @@ defaults are nbtext.choices'; what each event model allows is nbtext.stats.event
 """
 
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from nbtext.choices import (
     CALIBRATIONS,
@@ -61,9 +64,84 @@ def make_tokenizer(settings):
     return Tokenizer.from_settings(settings)
 
 
+class TrainSettings(Mapping):
+    """What a training is told, as one value made once per command (make_settings) and never
+    changed: the settings its model stores (read as a mapping: settings["alpha"]), the
+    calibration as it applies (`calibration`: "none" for a model of table rows under "auto")
+    and the budget of ham flagged (`budget`, a share, or None). λ left to the corpus is None
+    until `resolved` gives the value with it chosen (`default_alpha` says it was left so)."""
+
+    __slots__ = ("_stored", "calibration", "budget", "default_alpha")
+
+    def __init__(self, stored, calibration, budget, default_alpha):
+        for name, value in zip(self.__slots__, (_frozen(stored), calibration, budget, default_alpha)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("train settings are a value: make new ones (TrainSettings.resolved)")
+
+    def __getitem__(self, key):
+        return self._stored[key]
+
+    def __iter__(self):
+        return iter(self._stored)
+
+    def __len__(self):
+        return len(self._stored)
+
+    def __eq__(self, other):
+        if not isinstance(other, TrainSettings):
+            return NotImplemented
+        return (self.stored(), self.calibration, self.budget, self.default_alpha) == (
+            other.stored(),
+            other.calibration,
+            other.budget,
+            other.default_alpha,
+        )
+
+    __hash__ = None
+
+    def __reduce__(self):  # (a cluster's workers are sent it pickled)
+        return TrainSettings, (self.stored(), self.calibration, self.budget, self.default_alpha)
+
+    def __repr__(self):
+        return f"TrainSettings({self.stored()!r}, calibration={self.calibration!r}, budget={self.budget!r})"
+
+    def stored(self):
+        """The settings a model stores, as a new dict (its file's settings JSON)."""
+        return model_settings(self._stored)
+
+    def resolved(self, mail_documents, documents):
+        """These settings with λ chosen, if it was left to the corpus: default_alpha's."""
+        if self["alpha"] is not None:
+            return self
+        alpha = default_alpha(self["event_model"], mail_documents, documents)
+        return TrainSettings({**self.stored(), "alpha": alpha}, self.calibration, self.budget, self.default_alpha)
+
+
+def _frozen(value):
+    """A settings value that cannot be changed: dicts as read-only mappings, lists as tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+def model_settings(settings):
+    """The settings dict a model holds (and its file stores) of stored settings, a model's
+    own or TrainSettings': a new dict, nested ones and lists new too (lists as a file
+    reads them back)."""
+    if isinstance(settings, Mapping):
+        return {key: model_settings(item) for key, item in settings.items()}
+    if isinstance(settings, (list, tuple)):
+        return [model_settings(item) for item in settings]
+    return settings
+
+
 def make_settings(**options):
-    """The validated settings a model stores, from train options (see TRAIN_DEFAULTS). An
-    option given that would change nothing for the model is refused (unused_options)."""
+    """The validated TrainSettings of train options (see TRAIN_DEFAULTS). An option given
+    that would change nothing for the model is refused (unused_options)."""
     unknown_options = set(options) - set(TRAIN_DEFAULTS)
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
@@ -72,6 +150,25 @@ def make_settings(**options):
     if unread := unread_by_all(options, [options.get("model") or TRAIN_DEFAULTS["model"]]):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
+    stored = _stored_settings(o)
+    calibration = o["calibration"]
+    if calibration == "auto" and EVENT_MODELS[stored["event_model"]].own_jll:
+        calibration = "none"  # (a model of table rows: categorical)
+    budget = ham_flagged_budget(o["max_ham_flagged"])
+    if budget is not None and calibration == "none":
+        raise NbtextError(BUDGET_REFUSED)
+    return TrainSettings(stored, calibration, budget, default_alpha=o["alpha"] is None)
+
+
+BUDGET_REFUSED = (
+    "--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
+    "probabilities: not with --calibration none, --model categorical or --shard"
+)
+
+
+def _stored_settings(o):
+    """The settings dict a model stores, of train options `o` (every one given: the
+    defaults filled in), checked."""
     if o["calibration"] not in CALIBRATIONS:
         raise NbtextError(f"unknown --calibration {o['calibration']!r} (choose from {', '.join(CALIBRATIONS)})")
     alpha = TEXT_ALPHA if o["alpha"] is None else o["alpha"]  # checked now, resolved after counting
@@ -244,14 +341,12 @@ def ham_flagged_budget(value):
     return share + 0.0  # (-0 is 0)
 
 
-def resolve_alpha(settings, mail_documents, documents):
-    """The default λ: MAIL_ALPHA for the token models (multinomial, bernoulli) when most
-    training documents were read as e-mail, else TEXT_ALPHA (complement NB included, as in
-    Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
-    if settings["alpha"] is None:
-        mostly_mail = 2 * mail_documents > documents
-        mail_default = mostly_mail and EVENT_MODELS[settings["event_model"]].mail_alpha
-        settings["alpha"] = MAIL_ALPHA if mail_default else TEXT_ALPHA
+def default_alpha(event_model, mail_documents, documents):
+    """λ left to the corpus: MAIL_ALPHA for the token models (multinomial, bernoulli) when
+    most training documents were read as e-mail, else TEXT_ALPHA (complement NB included,
+    as in Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
+    mostly_mail = 2 * mail_documents > documents
+    return MAIL_ALPHA if mostly_mail and EVENT_MODELS[event_model].mail_alpha else TEXT_ALPHA
 
 
 TFIDF_MERGE = (
@@ -286,14 +381,14 @@ def merge_refusal(settings):
     return None
 
 
-def shard_of(spec, options, update=False):
-    """(k, n) of train's --shard K/N (None without it), refused where its part could not be
-    merged exactly or where it makes no sense (--update)."""
+def shard_of(spec, settings, update=False):
+    """(k, n) of train's --shard K/N (None without it), refused where its part of a model of
+    `settings` (TrainSettings) could not be merged exactly or where it makes no sense (--update)."""
     if spec is None:
         return None
     from nbtext.reading.sources import parse_shard
 
-    shard, refusal = parse_shard(spec), merge_refusal(make_settings(**options))
+    shard, refusal = parse_shard(spec), merge_refusal(settings)
     if refusal:
         raise NbtextError(f"--shard makes a part to merge, and {refusal}")
     if update:

@@ -136,7 +136,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
       nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
     """
-    from nbtext.classifier.settings import shard_of
+    from nbtext.classifier.settings import make_settings, shard_of
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus
     from nbtext.modelfile.container import check_writable
@@ -146,7 +146,8 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
     with user_errors():
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
-        settings = with_table_columns(settings, inputs)
+        options = with_table_columns(settings, inputs)
+        settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
         skipped, started, stats = Skipped(), time.perf_counter(), None
         if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
@@ -154,12 +155,12 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
 
             progress = progress_drawer(quiet)
             model = train_on_scheduler(
-                scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"], **settings
+                scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"], settings=settings
             )
             model.save(output)
         else:
             docs = labelled_input(
-                **inputs, columns=settings.get("columns"), shard=shard, twice=reads_twice(settings), empty_ok=update
+                **inputs, columns=options.get("columns"), shard=shard, twice=reads_twice(settings), empty_ok=update
             )
             passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
             batched = lambda documents: in_batches(
@@ -183,7 +184,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
                     jobs or default_jobs(),
                     shard is not None,
                     lambda stage: announce(stage, quiet),
-                    **settings,
+                    settings,
                 )
                 model.save(output)
     if not (quiet and update):  # a learn-on-error job is silent when it succeeds

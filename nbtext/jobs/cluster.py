@@ -165,25 +165,26 @@ def train_on_scheduler(
         return train_on_cluster(client, specs, on_error, progress, max_bytes, **options)
 
 
-def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, **options):
-    """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers:
-    equal to nbtext.jobs.training.train_corpus on the same documents. `progress(items, label,
+def train_on_cluster(
+    client, specs, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, settings=None, **options
+):
+    """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers with
+    `settings` (TrainSettings; else those of train `options`): equal to
+    nbtext.jobs.training.train_corpus on the same documents. `progress(items, label,
     total, size)` (nbtext.cli.console.drawn) is shown the partitions as they are counted. The
     workers read each document up to `max_bytes`."""
     from nbtext.classifier.settings import make_settings
     from nbtext.features.weighting import counts_presence
     from nbtext.jobs.calibration import Candidates, sample_rate
-    from nbtext.jobs.training import add_counted, budget_of, calibration_of, trained_model
+    from nbtext.jobs.training import add_counted, trained_model
     from nbtext.stats.counting import CountTable
 
-    settings = make_settings(**options)
-    calibration = calibration_of(settings, options)
-    budget = budget_of(options, calibration)
+    settings = make_settings(**options) if settings is None else settings
     parts = partitions(labelled_entries(specs))
     # The calibration sample is gathered while counting, under a bound set from the listing:
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted
     # (else one more pass). Each candidate ships its token ids: a tighter bound ships fewer.
-    bound = sample_rate(0.8 * sum(map(len, parts))) if calibration != "none" else None
+    bound = sample_rate(0.8 * sum(map(len, parts))) if settings.calibration != "none" else None
     counted = client.map(
         count_partition, parts, settings=settings, max_bytes=max_bytes, rate=bound, cwd=os.getcwd(), pure=False
     )
@@ -209,9 +210,7 @@ def train_on_cluster(client, specs, on_error=None, progress=None, max_bytes=DEFA
     sampled = (found, bound) if found is not None else None
     mail_documents = add_counted(table, journal, [(None, *total, sampled)], on_error, candidates)
     over = partial(_over_partitions, client, parts, settings, max_bytes)
-    return trained_model(
-        settings, table, journal, mail_documents, over, calibration=calibration, candidates=candidates, budget=budget
-    )
+    return trained_model(settings, table, journal, mail_documents, over, candidates=candidates)
 
 
 def _over_partitions(client, parts, settings, max_bytes, function):

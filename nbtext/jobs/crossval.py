@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, resolve_alpha, unread_by_all
+from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, unread_by_all
 from nbtext.errors import NbtextError
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
@@ -52,10 +52,11 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
-    read = {
-        name: options_read_by(options, name) if len(models) > 1 else ({**options, "model": name}, {}) for name in models
+    settings_of = {
+        name: make_settings(**(options_read_by(options, name)[0] if len(models) > 1 else {**options, "model": name}))
+        for name in models
     }
-    tokenizer = make_tokenizer(make_settings(**read[models[0]][0])["tokenizer"])
+    tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
     kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
     labels = [doc.label for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
@@ -70,8 +71,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     fold = stratified_folds(labels, k, seed)
     results = {}
     for name in models:
-        settings = make_settings(**read[name][0])
-        resolve_alpha(settings, tokenizer.mail_documents, len(labels))
+        settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
         folds = []
         run = partial(held_out_guesses, settings, token_lists, labels, fold)
         for f, (test, guesses, classes) in enumerate(ordered_runs(run, range(k), jobs)):

@@ -17,7 +17,7 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
-from nbtext.classifier.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, resolve_alpha
+from nbtext.classifier.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, default_alpha
 from nbtext.errors import NbtextError
 from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
@@ -61,11 +61,13 @@ def merge(models, names=None, into=None, new_classes=False):
             "(merge models of disjoint parts)",
             stacklevel=2,
         )
-    default_alpha = models[0].corpus["default_alpha"]
-    if default_alpha:  # chosen again from the documents of all of them, as one training would
-        settings["alpha"] = None
-        resolve_alpha(settings, mail_documents, table.class_count.sum())
-    corpus = {"mail_documents": mail_documents, "default_alpha": default_alpha}
+    alpha_of_corpus = models[0].corpus["default_alpha"]
+    if alpha_of_corpus:  # chosen again from the documents of all of them, as one training would
+        settings = {
+            **settings,
+            "alpha": default_alpha(settings["event_model"], mail_documents, table.class_count.sum()),
+        }
+    corpus = {"mail_documents": mail_documents, "default_alpha": alpha_of_corpus}
     merged = model_of_table(settings, table, journal, _documents_needed, corpus)
     samples = [model.calibration_sample for model in models]
     if any(sample is not None for sample in samples):

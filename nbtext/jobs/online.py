@@ -176,17 +176,17 @@ def evaluate_online(
     `run`. The messages are tokenized ahead on `jobs` workers."""
     import random
 
-    from nbtext.classifier.settings import make_settings, make_tokenizer, resolve_alpha
+    from nbtext.classifier.settings import make_settings, make_tokenizer
     from nbtext.jobs.parallel import CHUNK, ordered_runs
     from nbtext.reading.documents import in_batches, report_errors
 
-    if model is None and settings.get("calibration") == "temperature":
+    settings = model.settings if model is not None else make_settings(**settings)
+    if model is None and settings.calibration == "temperature":
         raise NbtextError(
             "eval --online from nothing stays uncalibrated (its model learns one message at a "
             "time): drop --calibration temperature (a model trained calibrated, given as -m MODEL "
             "without train options, is scored with its temperature)"
         )
-    settings = dict(model.settings) if model is not None else make_settings(**settings)
     event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
     if (
         event.pure_form != "counts"
@@ -222,8 +222,8 @@ def evaluate_online(
 
     chunks = ordered_runs(tokenized_chunk, in_batches(documents, CHUNK), jobs)
     first = next(chunks, ([], [], 0))
-    if settings["alpha"] is None:  # as a training of the first messages would choose it
-        resolve_alpha(settings, first[2], len(first[0]))
+    if settings["alpha"] is None:  # as a training of the first messages would choose it (TrainSettings)
+        settings = settings.resolved(first[2], len(first[0]))
     start = None
     if model is not None:
         tokens, dense = model.vocabulary.tokens, model.token_counts.dense

@@ -10,15 +10,8 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.choices import TRAIN_DEFAULTS
 from nbtext.classifier.model import NaiveBayes, vocabulary_of
-from nbtext.classifier.settings import (
-    ham_flagged_budget,
-    make_settings,
-    make_tokenizer,
-    resolve_alpha,
-    table_rows_model,
-)
+from nbtext.classifier.settings import BUDGET_REFUSED, make_settings, make_tokenizer, table_rows_model
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
@@ -45,12 +38,14 @@ def train(documents, labels, **options):
     labels = list(labels)
     if len(documents) != len(labels):
         raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
+    settings = make_settings(**options)  # (refused before the documents are looked at)
     corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
-    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), **options)
+    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), settings=settings)
 
 
-def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, **options):
-    """Train from `batches()`, a callable returning an iterator of lists of labelled Documents.
+def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, settings=None, **options):
+    """Train from `batches()`, a callable returning an iterator of lists of labelled Documents,
+    with `settings` (nbtext.classifier.settings.TrainSettings), or else those of train `options`.
     `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
     be missing, so one class is enough.
 
@@ -59,12 +54,12 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
     documents hold a pruned token is known only after counting) and for tf-idf features
     (the idf is known only after counting).
     """
-    settings = make_settings(**options)
-    calibration = calibration_of(settings, options)
-    budget = budget_of(options, calibration, partial)
+    settings = make_settings(**options) if settings is None else settings
+    if partial and settings.budget is not None:
+        raise NbtextError(BUDGET_REFUSED)
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
-    if calibration != "none":  # the calibration sample is gathered while counting
+    if settings.calibration != "none":  # the calibration sample is gathered while counting
         from nbtext.jobs.calibration import Candidates
 
         candidates = Candidates(table)
@@ -84,16 +79,13 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, *
                 candidates.add(found, rate)
         mail_documents = tokenizer.mail_documents
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
-    return trained_model(
-        settings, table, journal, mail_documents, second_pass, partial, calibration, candidates, on_stage, budget
-    )
+    return trained_model(settings, table, journal, mail_documents, second_pass, partial, candidates, on_stage)
 
 
-def reads_twice(options):
-    """Whether training with these options reads its corpus a second time: presence
+def reads_twice(settings):
+    """Whether training with these settings reads its corpus a second time: presence
     features with an UNK feature when tokens are pruned (which documents hold a pruned
     token), and tf-idf (the idf weighs the second reading's values)."""
-    settings = make_settings(**options)
     prunes = settings["min_count"] > 1 or settings["max_features"] is not None
     return is_tfidf(settings) or (_counts_unk_documents(settings) and prunes)
 
@@ -126,25 +118,6 @@ def add_counted(table, journal, counted, on_error=None, candidates=None):
     return mail_documents
 
 
-def budget_of(options, calibration, partial=False):
-    """--max-ham-flagged as a share, or None; refused (one line) where it cannot apply."""
-    budget = ham_flagged_budget(options.get("max_ham_flagged"))
-    if budget is not None and (partial or calibration == "none"):
-        raise NbtextError(
-            "--max-ham-flagged chooses a cut-off on a calibrated text model's out-of-fold "
-            "probabilities: not with --calibration none, --model categorical or --shard"
-        )
-    return budget
-
-
-def calibration_of(settings, options):
-    """--calibration as it applies: "auto" is "none" for a model of table rows (categorical)."""
-    calibration = options.get("calibration", TRAIN_DEFAULTS["calibration"])
-    if calibration == "auto" and EVENT_MODELS[settings["event_model"]].own_jll:
-        return "none"
-    return calibration
-
-
 def trained_model(
     settings,
     table,
@@ -152,30 +125,27 @@ def trained_model(
     mail_documents,
     over_batches,
     partial=False,
-    calibration="none",
     candidates=None,
     on_stage=None,
-    budget=None,
 ):
-    """The model of a counted corpus (by one process, by workers or by a cluster): the
-    default λ chosen, then `model_of_table`; unless `calibration` is "none", the
-    calibration sample of the corpus (gathered while counting as `candidates`, or else in
+    """The model of a counted corpus (by one process, by workers or by a cluster) with
+    `settings` (TrainSettings): λ chosen, if it was left to the corpus, then `model_of_table`;
+    unless the settings' calibration is "none", the calibration sample of the corpus (gathered while counting as `candidates`, or else in
     one more pass), kept in the model, and a temperature fitted on it (nbtext.jobs.calibration;
     not for a part, `partial`, --shard: the merge fits it on all the parts' samples)."""
-    default_alpha = settings["alpha"] is None
-    resolve_alpha(settings, mail_documents, table.class_count.sum())
-    corpus = {"mail_documents": int(mail_documents), "default_alpha": default_alpha}
+    settings = settings.resolved(mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": int(mail_documents), "default_alpha": settings.default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
     model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
-    if calibration != "none":
+    if settings.calibration != "none":
         from nbtext.jobs.calibration import calibrate, sample_of, stored_rate
 
         rate = stored_rate(model.class_count.sum())
         sample = sample_of(model, over_batches, candidates, rate=rate)
         if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
             on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
-        calibrate(model, sample, rate, calibration, partial=partial, budget=budget)
+        calibrate(model, sample, rate, settings.calibration, partial=partial, budget=settings.budget)
     return model
 
 

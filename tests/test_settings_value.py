@@ -1,0 +1,69 @@
+"""Train settings are a value (classifier.settings.TrainSettings): made once per command from
+the options, holding everything that changes the model (λ once resolved, the calibration as
+it applies, the budget of ham flagged), and changed by nobody: λ left to the corpus gives a
+new value (`resolved`), never a changed one."""
+
+import json
+import pickle
+
+import pytest
+
+from nbtext.classifier import settings as settings_module
+from nbtext.classifier.settings import MAIL_ALPHA, TEXT_ALPHA, make_settings
+
+from conftest import ROOT, run
+
+MAIL = ROOT / "corpora" / "mail" / "train"
+
+
+def test_nothing_changes_a_train_settings_value():
+    settings = make_settings(headers="subject,from")
+    with pytest.raises(TypeError):
+        settings["alpha"] = 0.5
+    with pytest.raises(AttributeError):
+        settings.calibration = "none"
+    with pytest.raises(TypeError):
+        settings["tokenizer"]["ngrams"] = 2
+    with pytest.raises(AttributeError):
+        settings["tokenizer"]["headers"].append("to")
+    assert settings["tokenizer"]["headers"] == ("subject", "from")
+    assert settings.stored()["tokenizer"]["headers"] == ["subject", "from"]  # as a model file reads it back
+
+
+@pytest.mark.parametrize(
+    "model, mail_documents, alpha", [("multinomial", 6, MAIL_ALPHA), ("multinomial", 5, TEXT_ALPHA)]
+)
+def test_lambda_left_to_the_corpus_is_a_new_value(model, mail_documents, alpha):
+    settings = make_settings(model=model)
+    resolved = settings.resolved(mail_documents, 10)
+    assert (settings["alpha"], resolved["alpha"]) == (None, alpha)
+    assert resolved.default_alpha and settings.default_alpha
+    given = make_settings(model=model, alpha=0.5)
+    assert given.resolved(10, 10) is given and not given.default_alpha
+
+
+def test_the_calibration_and_the_budget_are_in_the_value():
+    assert make_settings().calibration == "auto"
+    assert make_settings(model="categorical", columns=["colour"]).calibration == "none"  # auto: none for rows
+    assert make_settings(calibration="temperature").calibration == "temperature"
+    assert make_settings(max_ham_flagged="0.2%").budget == 0.002
+    assert make_settings().budget is None
+
+
+def test_a_value_travels_whole():
+    """Pickled (a cluster's workers get it so), it is the same value; its stored settings
+    are the JSON a model file holds."""
+    settings = make_settings(max_ham_flagged="1%", ngrams=2).resolved(3, 4)
+    assert pickle.loads(pickle.dumps(settings)) == settings
+    assert json.loads(json.dumps(settings.stored())) == settings.stored()
+
+
+def test_a_training_makes_its_settings_once(tmp_path, monkeypatch):
+    made = []
+    make = settings_module.make_settings
+    monkeypatch.setattr(settings_module, "make_settings", lambda **options: made.append(options) or make(**options))
+    for extra in ([], ["--features", "tfidf", "--model", "complement"], ["--shard", "1/2", "--calibration", "none"]):
+        made.clear()
+        result = run("train", "-q", "-j", "1", *extra, "-o", tmp_path / "m.model", MAIL / "spam", MAIL / "ham")
+        assert result.exit_code == 0, result.output
+        assert len(made) == 1, extra
