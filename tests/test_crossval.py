@@ -123,3 +123,39 @@ def test_folds_on_workers_give_the_same_report(monkeypatch):
     assert pools == [2, 2, 2, 2]  # -j 2: both models' folds; the default: both models' last three
     table = run("eval", "--folds", "4", "-j", "2", DEMO / "train" / "spam", DEMO / "train" / "ham")
     assert table.exit_code == 0 and table.stdout.startswith("4-fold stratified cross-validation")
+
+
+def test_eval_s_work_runs_from_the_library_without_click():
+    """eval's orchestration (which kind of evaluation, its inputs, its refusals) is the jobs'
+    (nbtext.jobs.eval_command); the command line only parses, loads and draws."""
+    import subprocess
+    import sys
+
+    from nbtext.choices import DEFAULT_MAX_BYTES
+    from nbtext.jobs.eval_command import evaluation
+    from nbtext.report.text import Skipped
+
+    train = DEMO / "train"
+    inputs = {"class_dirs": [str(train / "spam"), str(train / "ham")], "table": None, "fasttext": None}
+    inputs.update(label_col="1", text_col=None, header=None, max_bytes=DEFAULT_MAX_BYTES)
+    folds_done = []
+    kind, result, curves, done = evaluation(
+        None,
+        None,
+        inputs,
+        {"model": "multinomial"},
+        None,
+        1,
+        3,
+        0,
+        None,
+        None,
+        Skipped(),
+        on_fold=lambda *told: folds_done.append(told),
+    )
+    assert (kind, done, curves) == ("crossval", 78, None)
+    assert [fold for name, fold, scores in folds_done] == [0, 1, 2]
+    printed = json.loads(run("eval", "--folds", "3", "--format", "json", train / "spam", train / "ham").output)
+    assert printed["models"]["multinomial"]["folds"] == result["models"]["multinomial"]["folds"]
+    imported = "import sys, nbtext.jobs.eval_command; print('click' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", imported], capture_output=True, text=True).stdout == "False\n"

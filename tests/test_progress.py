@@ -158,10 +158,10 @@ def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
     """eval --folds listed its documents (a file name each: the bar ran to 100% at once),
     then read and tokenized them all with nothing on the screen for seconds. Each
     document is now tokenized as the bar passes it."""
-    from nbtext.cli import console
+    from nbtext.cli import commands
     from nbtext.jobs import crossval
 
-    events, shown, tokenized = [], console.with_progress, crossval.tokenized
+    events, shown, tokenized = [], commands.with_progress, crossval.tokenized
 
     def watched(docs, label, *rest, **options):
         def each():
@@ -178,7 +178,7 @@ def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
 
         return tokenized(counted, batch, on_error)
 
-    monkeypatch.setattr(console, "with_progress", watched)
+    monkeypatch.setattr(commands, "with_progress", watched)  # (the bar eval's jobs are handed)
     monkeypatch.setattr(crossval, "tokenized", logged)
     mail = ROOT / "corpora" / "mail" / "train"
     assert run("eval", "--folds", "3", mail / "spam", mail / "ham").exit_code == 0

@@ -18,12 +18,12 @@ from nbtext.cli.console import (
     announce,
     batch_progress,
     drawn_to,
-    evaluation,
+    fold_reporter,
+    online_bar,
     pass_labels,
     progress_drawer,
     user_errors,
     with_progress,
-    with_table_columns,
 )
 from nbtext.cli.oneshot import (
     changed_model,
@@ -138,7 +138,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
     """
     from nbtext.classifier.settings import make_settings, shard_of
     from nbtext.jobs.parallel import default_jobs
-    from nbtext.jobs.training import reads_twice, train_corpus
+    from nbtext.jobs.training import reads_twice, train_corpus, with_table_columns
     from nbtext.modelfile.container import check_writable
     from nbtext.reading.sources import labelled_input
     from nbtext.report.text import train_summary
@@ -408,8 +408,31 @@ def evaluate(
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
         if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
             refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
+        if folds is not None and online:  # (usage errors, exit 2, as every option where it does nothing)
+            raise click.UsageError("--online and --folds are two ways to evaluate: give one")
+        if folds is not None and (start is not None or unsure_below is not None):
+            given = "-m" if start is not None else "--unsure-below"
+            raise click.UsageError(
+                f"--folds cross-validates the train options and reads no model: {given} goes with "
+                "eval of a model (eval -m MODEL) or --online"
+            )
+        from nbtext.jobs.eval_command import evaluation
+
         kind, result, curves, done = evaluation(
-            start, inputs, settings, unsure_below, jobs, folds, seed, compare, learn if online else None, skipped, quiet
+            load_model(start, settings["alpha"]) if start is not None else None,
+            start,
+            inputs,
+            settings,
+            unsure_below,
+            jobs,
+            folds,
+            seed,
+            compare,
+            learn if online else None,
+            skipped,
+            lambda documents, label, paths, labelled: with_progress(documents, label, paths, quiet, labelled),
+            fold_reporter(folds, quiet) if folds is not None else None,
+            online_bar(quiet),
         )
     write_line(evaluation_text(kind, result, output_format, os.isatty(1)))
     if plot:  # after the report: a picture that cannot be drawn loses no figures

@@ -179,86 +179,16 @@ def drawn_to(path, draw, *arguments):
     click.echo(f"nbtext: the picture is in {path}", err=True)
 
 
-def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, compare, learn, skipped, quiet=False):
-    """`nbtext eval`'s work: ("crossval", {folds, seed, models: results by event model},
-    None, documents) with `folds`; ("online", the report, None, documents) with `learn` (an online run, from the
-    model at `model_path` or, None, from nothing); else ("report", the report of the model
-    at `model_path`, its curves, documents)."""
-    from nbtext.cli.oneshot import load_model
-    from nbtext.reading.sources import labelled_input
+def online_bar(quiet=False):
+    """eval --online's `online_steps`: for n documents, an on_step that draws a bar, or None."""
+    if not shows_progress(quiet):
+        return None
 
-    if folds is not None and learn is not None:  # (usage errors, exit 2, as every option where it does nothing)
-        raise click.UsageError("--online and --folds are two ways to evaluate: give one")
-    if folds is not None and (model_path is not None or unsure_below is not None):
-        given = "-m" if model_path is not None else "--unsure-below"
-        raise click.UsageError(
-            f"--folds cross-validates the train options and reads no model: {given} goes with "
-            "eval of a model (eval -m MODEL) or --online"
-        )
-    if folds is not None:
-        from nbtext.jobs.crossval import cross_validate
+    def steps(n):
+        bar = drawn(iter(range(n)), "online", n)
+        return lambda i: next(bar, None)
 
-        from nbtext.classifier.settings import table_rows_model
-        from nbtext.stats.event_models import EVENT_MODELS
-
-        models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-        rows = {table_rows_model(m) for m in models if m in EVENT_MODELS}
-        if len(rows) > 1:
-            raise NbtextError(
-                "--compare: a model of a table's columns (categorical) and the text models read "
-                "different documents; compare one kind at a time"
-            )
-        settings = with_table_columns({**settings, "model": models[0]}, inputs)  # (--model is refused with --compare)
-        docs = with_progress(
-            labelled_input(**inputs, columns=settings.get("columns"))(),
-            "reading",
-            inputs["class_dirs"],
-            quiet,
-            labelled=True,
-        )
-        results = cross_validate(docs, folds, seed, models, skipped, fold_reporter(folds, quiet), jobs, **settings)
-        done = sum(f["n"] for f in next(iter(results.values()))["folds"])
-        return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
-    model = load_model(model_path, settings["alpha"]) if model_path is not None else None
-    columns = model.settings["tokenizer"].get("columns") if model else None
-    if learn is not None and columns is not None:  # (said before its table is asked for)
-        raise NbtextError(f"eval --online runs a multinomial model of counts, and {model_path} is a categorical one")
-    docs = labelled_input(**inputs, columns=columns)
-    if learn is not None:
-        from nbtext.jobs.online import evaluate_online
-
-        documents = list(docs())
-        bar = drawn(iter(range(len(documents))), "online", len(documents)) if shows_progress(quiet) else None
-        report = evaluate_online(
-            documents,
-            settings,
-            model,
-            learn,
-            seed,
-            unsure_below,
-            jobs,
-            skipped,
-            (lambda i: next(bar, None)) if bar is not None else None,
-        )
-        return "online", report, None, report["n"]
-    from nbtext.jobs.evaluation import evaluate as score
-
-    docs, curves = with_progress(docs(), "evaluating", inputs["class_dirs"], quiet, labelled=True), {}
-    report = score(model, docs, unsure_below=unsure_below, jobs=jobs, on_error=skipped, curves=curves)
-    if not report["n"] + report.get("unsure", 0):  # a report of dashes says nothing
-        raise NbtextError("no documents to evaluate: the input given holds none that could be read")
-    return "report", report, curves, report["n"] + report.get("unsure", 0)
-
-
-def with_table_columns(settings, inputs):
-    """The train settings of a model of table rows (categorical) with its feature columns,
-    the --table's columns but the label's, as train and eval --folds find them; others as given."""
-    from nbtext.classifier.settings import table_rows_model
-    from nbtext.reading.sources import table_columns
-
-    if not table_rows_model(settings["model"]):
-        return settings
-    return dict(settings, columns=table_columns(inputs["table"], inputs["label_col"], settings["model"]))
+    return steps
 
 
 def fold_reporter(k, quiet=False):

@@ -82,6 +82,17 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
     return trained_model(settings, table, journal, mail_documents, second_pass, partial, candidates, on_stage)
 
 
+def with_table_columns(options, inputs):
+    """The train options of a model of table rows (categorical) with its feature columns,
+    the --table's columns but the label's (`inputs`: labelled_input's keyword arguments),
+    as train and eval --folds find them; others as given."""
+    from nbtext.reading.sources import table_columns
+
+    if not table_rows_model(options["model"]):
+        return options
+    return dict(options, columns=table_columns(inputs["table"], inputs["label_col"], options["model"]))
+
+
 def reads_twice(settings):
     """Whether training with these settings reads its corpus a second time: presence
     features with an UNK feature when tokens are pruned (which documents hold a pruned

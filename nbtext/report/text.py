@@ -266,7 +266,7 @@ def _numeric(cell):
 
 
 def evaluation_text(kind, result, output_format, terminal=False):
-    """What `nbtext eval` prints of nbtext.cli.console.evaluation's result."""
+    """What `nbtext eval` prints of nbtext.jobs.eval_command.evaluation's result."""
     if output_format == "json":
         if kind == "crossval":
             models = {name: {k: v for k, v in r.items() if k != "smooths"} for name, r in result["models"].items()}
