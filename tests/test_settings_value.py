@@ -67,3 +67,29 @@ def test_a_training_makes_its_settings_once(tmp_path, monkeypatch):
         result = run("train", "-q", "-j", "1", *extra, "-o", tmp_path / "m.model", MAIL / "spam", MAIL / "ham")
         assert result.exit_code == 0, result.output
         assert len(made) == 1, extra
+
+
+@pytest.mark.parametrize(
+    "way, args",
+    [
+        ("train --update", ["train", "--update", "-m", "{model}", "--tf", "log"]),
+        ("eval", ["eval", "--max-ham-flagged", "1%"]),
+        ("eval -m", ["eval", "-m", "{model}", "--seed", "3"]),
+        ("eval --compare", ["eval", "--folds", "2", "--compare", "multinomial,bernoulli", "--model", "bernoulli"]),
+        ("eval --online -m", ["eval", "--online", "-m", "{model}", "--min-count", "1"]),
+    ],
+)
+def test_each_way_of_running_refuses_the_train_options_its_table_row_names(tmp_path, way, args):
+    """The train options train and eval refuse come from one table (cli.options.TRAIN_OPTIONS_REFUSED)."""
+    from nbtext.cli.options import TRAIN_OPTIONS_REFUSED
+
+    from conftest import one_line_error
+
+    model = tmp_path / "m.model"
+    assert run("train", "-q", "-o", model, MAIL / "spam", MAIL / "ham").exit_code == 0
+    names, message = TRAIN_OPTIONS_REFUSED[way]
+    typed = args[-2]
+    assert typed[2:].replace("-", "_") in names
+    result = run(*[a.format(model=model) for a in args], MAIL / "spam", MAIL / "ham")
+    assert result.exit_code == 2
+    one_line_error(result, message.format(typed))

@@ -216,23 +216,6 @@ def _stored_settings(o):
     }
 
 
-# The text models' options: a model of table rows takes its features whole, one per column.
-_TEXT_OPTIONS = (
-    "min_count",
-    "max_features",
-    "ngrams",
-    "unknown",
-    "input",
-    "headers",
-    "features",
-    "tf",
-    "idf",
-    "length_norm",
-    "weight_norm",
-)
-_TFIDF_OPTIONS = ("tf", "idf", "length_norm")
-
-
 def _flag(name, value):
     """The command-line spelling of a train option (--no-idf for idf=False)."""
     flag = "--" + name.replace("_", "-")
@@ -270,10 +253,64 @@ def options_read_by(options, event_model, typed=None):
     return options, left_out
 
 
+def _text_features(event, setting):
+    """The feature values of a text model (None for a model of table rows)."""
+    return None if event.default_features is None else setting("features") or event.default_features["features"]
+
+
+def _tfidf_left_out(event, setting):
+    features = _text_features(event, setting)
+    instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
+    return f"it shapes tf-idf features, and these are {features} features ({instead})"
+
+
+# Which train options a model reads, for every event model (its flags: nbtext.stats.event_models):
+# a row names options, when a model of `event` with these settings (`setting(name)`) leaves them
+# unread, and why. The one table of it: make_settings (train, nbtext.train), the command line
+# (its options typed) and eval --compare (each model given what it reads) all ask unused_options.
+OPTIONS_READ = (
+    (
+        ("min_count", "max_features", "ngrams", "unknown", "input", "headers")
+        + ("features", "tf", "idf", "length_norm", "weight_norm"),
+        lambda event, setting: event.default_features is None,
+        lambda event, setting: f"--model {event.name} takes a table's columns whole, as they are",
+    ),
+    (
+        ("tf", "idf", "length_norm"),
+        lambda event, setting: _text_features(event, setting) not in (None, "tfidf"),
+        _tfidf_left_out,
+    ),
+    (
+        ("weight_norm",),
+        lambda event, setting: event.default_features is not None and not event.normalizes_weights,
+        lambda event, setting: f"it normalizes complement NB's weights (--model complement), not {event.name}'s",
+    ),
+    (
+        ("headers",),
+        lambda event, setting: event.default_features is not None and setting("input") == "text",
+        lambda event, setting: "it names mail headers to read, and --input text reads no mail",
+    ),
+    (
+        ("prior",),
+        lambda event, setting: event.default_features is not None and not event.prior_in_jll,
+        lambda event, setting: f"--model {event.name} scores without a class prior",
+    ),
+    (
+        ("alpha",),
+        lambda event, setting: (
+            event.default_features is not None
+            and not event.smooths
+            and (not event.prior_in_jll or setting("prior") != "smoothed")
+        ),
+        lambda event, setting: f"--model {event.name} does not smooth (λ enters only a smoothed --prior)",
+    ),
+)
+
+
 def unused_options(options, typed=None):
     """[(flag, why)] of the train options in `options` (make_settings' keywords) that are
-    given and would change nothing for the model and the features they choose: what
-    training would otherwise ignore in silence. Given: those named in `typed` (the command
+    given and would change nothing for the model and the features they choose (OPTIONS_READ):
+    what training would otherwise ignore in silence. Given: those named in `typed` (the command
     line says which the user typed, their defaults too), else those not None and not their
     default. Every path that makes settings refuses them (make_settings); comparing models
     (crossval) passes each only the options it reads."""
@@ -285,36 +322,13 @@ def unused_options(options, typed=None):
     event = EVENT_MODELS.get(setting("model"))
     if event is None:
         return []  # (make_settings names the unknown model)
-    why = []
-    if event.default_features is None:
-        why += [
-            (_flag(k, given[k]), f"--model {event.name} takes a table's columns whole, as they are")
-            for k in _TEXT_OPTIONS
-            if k in given
-        ]
-        return why
-    features = setting("features") or event.default_features["features"]
-    if features != "tfidf":
-        instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
-        why += [
-            (_flag(k, given[k]), f"it shapes tf-idf features, and these are {features} features ({instead})")
-            for k in _TFIDF_OPTIONS
-            if k in given
-        ]
-    if "weight_norm" in given and not event.normalizes_weights:
-        why.append(
-            (
-                _flag("weight_norm", given["weight_norm"]),
-                f"it normalizes complement NB's weights (--model complement), not {event.name}'s",
-            )
-        )
-    if "headers" in given and setting("input") == "text":
-        why.append(("--headers", "it names mail headers to read, and --input text reads no mail"))
-    if "prior" in given and not event.prior_in_jll:
-        why.append(("--prior", f"--model {event.name} scores without a class prior"))
-    if "alpha" in given and not event.smooths and (not event.prior_in_jll or setting("prior") != "smoothed"):
-        why.append(("--alpha", f"--model {event.name} does not smooth (λ enters only a smoothed --prior)"))
-    return why
+    return [
+        (_flag(name, given[name]), why(event, setting))
+        for names, unread, why in OPTIONS_READ
+        if any(name in given for name in names) and unread(event, setting)
+        for name in names
+        if name in given
+    ]
 
 
 def header_names(headers):

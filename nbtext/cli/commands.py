@@ -49,12 +49,11 @@ from nbtext.cli.options import (
     plot_option,
     predict_options,
     quiet_option,
-    refuse_typed,
+    refuse_train_options,
     scheduler_option,
     shard_option,
     train_jobs_option,
     train_options,
-    train_settings_but_alpha,
     typed_options,
     unsure_option,
 )
@@ -401,13 +400,14 @@ def evaluate(
     with user_errors():
         if plot:
             check_plot_path(plot)
-        refuse_typed(["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)")
+        refuse_train_options("eval")
         if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
-            refuse_typed(train_settings_but_alpha() + ["seed"], "{} goes with --folds or --online")
-        refuse_typed(["model"] if compare else [], "{} does not go with --compare: it names the event models")
+            refuse_train_options("eval -m")
+        if compare:
+            refuse_train_options("eval --compare")
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
         if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
-            refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
+            refuse_train_options("eval --online -m")
         if folds is not None and online:  # (usage errors, exit 2, as every option where it does nothing)
             raise click.UsageError("--online and --folds are two ways to evaluate: give one")
         if folds is not None and (start is not None or unsure_below is not None):

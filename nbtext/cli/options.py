@@ -218,7 +218,7 @@ def _labelled_conflicts(params):
     """(whether it applies, options, what they go with) of train and eval: an option typed
     where it would do nothing is a usage error."""
     return [
-        (params.get("update") is True, TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
+        (params.get("update") is True, *TRAIN_OPTIONS_REFUSED["train --update"]),
         (
             params["table"] is None,
             ["label_col", "text_col", "header"],
@@ -315,8 +315,22 @@ def check_predict_options(params):
             raise click.UsageError(f"{flag} {message}")
 
 
-def train_settings_but_alpha():
-    return [n for n in TRAIN_SETTINGS if n != "alpha"]
+_BUT_ALPHA = [n for n in TRAIN_SETTINGS if n != "alpha"]  # (eval --alpha re-smooths the model it scores)
+# Which train options each way of running train and eval takes: the options a way refuses,
+# typed, with what it says ({} the option). Which of the rest a model reads is
+# classifier.settings.OPTIONS_READ's (make_settings, and _refuse_typed_unused here).
+TRAIN_OPTIONS_REFUSED = {
+    "train --update": (TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
+    "eval": (["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)"),
+    "eval -m": (_BUT_ALPHA + ["seed"], "{} goes with --folds or --online"),
+    "eval --compare": (["model"], "{} does not go with --compare: it names the event models"),
+    "eval --online -m": (_BUT_ALPHA, "{} goes with --online from nothing, not with -m MODEL"),
+}
+
+
+def refuse_train_options(way):
+    """A usage error if the user typed a train option that `way` (TRAIN_OPTIONS_REFUSED) does not take."""
+    refuse_typed(*TRAIN_OPTIONS_REFUSED[way])
 
 
 def refuse_typed(names, message):
