@@ -466,3 +466,21 @@ def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale)
     assert brier_of_margins(margins, rows, log_scale) == pytest.approx(
         brier_of_scaled(jll, rows, log_scale), rel=1e-9, abs=1e-12
     )
+
+
+def test_calibrating_gives_a_value_and_changes_no_model():
+    """calibrate returns what a model's calibration becomes (Calibrated: the fit, the sample,
+    its bound, the mode), and the model takes it whole (take_calibration): it wrote four
+    attributes onto the model it was given."""
+    from nbtext.classifier.model import Calibrated
+    from nbtext.jobs.calibration import calibrate
+
+    texts, labels = read_labelled(MAIL / "train")
+    model = nbtext.train(texts, labels)  # 78 documents: auto fits no temperature under 100
+    before = (model.calibration, model.calibration_sample, model.sample_bound, model.sample_mode)
+    assert before[0] is None and before[3] == "auto"
+    again = calibrate(model, model.calibration_sample, model.sample_bound, "temperature")
+    assert (model.calibration, model.calibration_sample, model.sample_bound, model.sample_mode) == before
+    assert isinstance(again, Calibrated) and again.sample_mode == "temperature"
+    assert again.calibration["method"] == "temperature" and again.calibration_sample[1:] == model.calibration_sample[1:]
+    assert model.take_calibration(again).calibration is again.calibration

@@ -10,6 +10,7 @@ when first needed: the smoothed log-probabilities, the prior, the idf. Its parts
 
 from functools import cached_property
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,6 +34,18 @@ def vocabulary_of(settings, tokens, token_counts):
     """The Vocabulary of `tokens` pruned by the settings' --min-count and --max-features."""
     kept = kept_tokens(token_counts.token_totals, settings["min_count"], settings["max_features"])
     return Vocabulary(tokens, kept, settings["unknown"] == "unk")
+
+
+class Calibrated(NamedTuple):
+    """What calibrating gives a model (nbtext.jobs.calibration.calibrate), the four of them
+    together (NaiveBayes.take_calibration): the fit (`calibration`, or None), the
+    `calibration_sample` kept, the `sample_bound` it was cut at and the --calibration
+    `sample_mode` it was fitted as."""
+
+    calibration: dict
+    calibration_sample: tuple
+    sample_bound: float
+    sample_mode: str
 
 
 class NaiveBayes:
@@ -239,6 +252,11 @@ class NaiveBayes:
     def binary(self):
         """Whether a document's features are token presence (0/1) rather than counts."""
         return is_binary(self.settings)
+
+    def take_calibration(self, calibrated):
+        """Calibrated as `calibrated` (a Calibrated) says: its fit, its sample, its bound and its mode."""
+        self.calibration, self.calibration_sample, self.sample_bound, self.sample_mode = calibrated
+        return self
 
     def with_alpha(self, alpha):
         """The same counts smoothed with another λ (no retraining); refused where λ enters

@@ -29,6 +29,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.choices import LENGTH_EXPONENT_RANGE
+from nbtext.classifier.model import Calibrated
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log
 from nbtext.features.matrix import DROPPED, one_hot
@@ -152,27 +153,25 @@ def complete_rate(model):
 
 
 def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=None):
-    """Give a trained or changed `model` the calibration one training of its documents
-    would give it: the sample under stored_rate, and T and γ fitted on the documents under
-    sample_rate (not for a `partial` model, a --shard part: its merge fits them), as
-    --calibration `mode` ("auto" or "temperature") fits them. `sample`
+    """The calibration (a Calibrated, for model.take_calibration) one training of a trained or
+    changed `model`'s documents would give it: the sample under stored_rate, and T and γ
+    fitted on the documents under sample_rate (not for a `partial` model, a --shard part:
+    its merge fits them), as --calibration `mode` ("auto" or "temperature") fits them. `sample`
     (token lists, labels, hashes) must hold every one of the model's documents whose hash is
-    under `complete_rate`. Returns False, changing nothing, when it does not reach
-    sample_rate (documents forgotten since past the power of two the sample was cut for):
-    then T cannot be fitted exactly, and a retraining can. With `budget` (a share of ham
-    flagged), the spam cut-off is chosen too, on the out-of-fold probabilities of the whole
-    sample kept."""
+    under `complete_rate`. None when it does not reach sample_rate (documents forgotten since
+    past the power of two the sample was cut for): then T cannot be fitted exactly, and a
+    retraining can. With `budget` (a share of ham flagged), the spam cut-off is chosen too,
+    on the out-of-fold probabilities of the whole sample kept."""
     n = model.class_count.sum()
     if complete_rate < sample_rate(n):
-        return False
+        return None
     token_lists, labels, hashes = sample
     cut = min(stored_rate(n), complete_rate)
     kept = sorted(under(cut, hashes), key=lambda i: (hashes[i], labels[i]))  # a canonical order
-    model.calibration_sample = (taken(token_lists, kept), [labels[i] for i in kept], [hashes[i] for i in kept])
-    model.sample_bound = cut
-    model.sample_mode = mode
+    kept_sample = (taken(token_lists, kept), [labels[i] for i in kept], [hashes[i] for i in kept])
+    fitted = model.calibration if partial else None  # (a part's is its merge's to fit)
     if not partial:
-        token_lists, labels, hashes = model.calibration_sample
+        token_lists, labels, hashes = kept_sample
         fit = under(sample_rate(n), hashes)
         # a budget's cut-off is chosen on the whole sample kept (twice the documents, or near): the more
         # ham out of fold, the less margin its upper bound needs
@@ -181,19 +180,19 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
         else:  # (the fit's rows are some of the stored sample's: mapped once)
             stored = (feature_rows(model.vocabulary, token_lists), labels, hashes)
             fit_rows = taken(stored[0], fit)
-        model.calibration = temperature_of(
+        fitted = temperature_of(
             model,
             (fit_rows, [labels[i] for i in fit], [hashes[i] for i in fit]),
             required=mode == "temperature",
             budget=budget,
             budget_sample=stored,
         )
-        if budget is not None and model.calibration is None:  # (every path that fits T comes here)
+        if budget is not None and fitted is None:  # (every path that fits T comes here)
             raise NbtextError(
                 "--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
                 "100 documents or more to fit the temperature on)"
             )
-    return True
+    return Calibrated(fitted, kept_sample, cut, mode)
 
 
 def sample_of(model, over_batches, candidates=None, rate=None):

@@ -87,11 +87,13 @@ def merge(models, names=None, into=None, new_classes=False):
         budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
         if len(budgets) > 1:
             raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
-        if not calibrate(merged, united, complete, modes.pop(), budget=budgets.pop()):
+        calibrated = calibrate(merged, united, complete, modes.pop(), budget=budgets.pop())
+        if calibrated is None:
             raise NbtextError(
                 "cannot merge: a model's calibration sample has lost documents to forget; "
                 "retrain that model, or train on all the documents at once"
             )
+        merged.take_calibration(calibrated)
     return merged
 
 

@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from nbtext.classifier.model import NaiveBayes, vocabulary_of
+from nbtext.classifier.model import Calibrated, NaiveBayes, vocabulary_of
 from nbtext.classifier.settings import BUDGET_REFUSED, make_settings, make_tokenizer, table_rows_model
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
@@ -156,7 +156,7 @@ def trained_model(
         sample = sample_of(model, over_batches, candidates, rate=rate)
         if on_stage is not None and not partial:  # (on_stage: what a long job is doing now, said on a terminal)
             on_stage(f"calibrating: out-of-fold scores of {len(sample[1]):,} documents, then the temperature")
-        calibrate(model, sample, rate, settings.calibration, partial=partial, budget=settings.budget)
+        model.take_calibration(calibrate(model, sample, rate, settings.calibration, partial, settings.budget))
     return model
 
 
@@ -472,18 +472,15 @@ class _Sample:
         documents = [(tokens, label, h) for (h, label), same in sorted(self.documents.items()) for tokens in same]
         sample = tuple(map(list, zip(*documents))) if documents else ([], [], [])
         budget = (self.old.calibration or {}).get("max_ham_flagged")  # the model's own budget, refitted
-        if not calibrate(changed, sample, self.rate, self.old.sample_mode or "auto", budget=budget):
-            changed.calibration, changed.calibration_sample, changed.sample_bound = (
-                self.old.calibration,
-                sample,
-                self.rate,
-            )
-            changed.sample_mode = self.old.sample_mode
-            warnings.warn(
-                "so many documents were forgotten that the calibration sample no longer holds the ones "
-                "a training would fit its temperature on: it is kept as it was; retrain to refit it",
-                stacklevel=3,
-            )
+        calibrated = calibrate(changed, sample, self.rate, self.old.sample_mode or "auto", budget=budget)
+        if calibrated is not None:
+            return changed.take_calibration(calibrated)
+        changed.take_calibration(Calibrated(self.old.calibration, sample, self.rate, self.old.sample_mode))
+        warnings.warn(
+            "so many documents were forgotten that the calibration sample no longer holds the ones "
+            "a training would fit its temperature on: it is kept as it was; retrain to refit it",
+            stacklevel=3,
+        )
         return changed
 
 
