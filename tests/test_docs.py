@@ -45,6 +45,7 @@ NOT_RUN = {
     "make test": MAKE,
     "make accuracy": REAL_CORPORA,
     "make bench": REAL_CORPORA,
+    "make compare REV=main~3": REAL_CORPORA,
     ".venv/bin/python bench/figures.py": REAL_CORPORA,
     "pipx install .": INSTALLS,
     "python3 -m pip install --user .": INSTALLS,
