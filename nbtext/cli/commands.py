@@ -41,6 +41,7 @@ from nbtext.cli.options import (
     alpha_override,
     check_predict_options,
     grouped,
+    imap_options,
     jobs_option,
     labelled_options,
     max_bytes_option,
@@ -116,6 +117,7 @@ def cli():
 @train_jobs_option
 @shard_option
 @scheduler_option
+@imap_options
 @quiet_option
 @grouped
 def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet, inputs, settings):
@@ -219,6 +221,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
 )
 @jobs_option
 @scheduler_option
+@imap_options
 @quiet_option
 def predict(
     paths,
@@ -359,6 +362,7 @@ def predict(
 )
 @online_options
 @train_options
+@imap_options
 @quiet_option
 @plot_option
 @grouped
@@ -421,6 +425,7 @@ def evaluate(
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="PATH...")
 @model_option
 @max_bytes_option
+@imap_options
 @quiet_option
 def forget(model_path, paths, max_bytes, quiet):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
