@@ -568,5 +568,66 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     return filter_stdin(model_path, alpha, unsure_below, explain, max_bytes)
 
 
+# --- imap-scan -----------------------------------------------------------------------
+@cli.command(name="imap-scan")
+@click.argument("url", metavar="imap[s]://USER@HOST[:PORT]/FOLDER")
+@model_option
+@click.option("--move-to", default=None, metavar="FOLDER", help="Move spam to this folder of the server (e.g. Junk).")
+@click.option("--keyword", default=None, metavar="WORD", help="Give spam this keyword (e.g. $Junk), moved or not.")
+@click.option(
+    "--state",
+    "state_path",
+    type=PATH,
+    default=None,
+    metavar="FILE",
+    help="Where what was scanned is remembered, per folder  [default: ~/.nbtext/imap-scan.state].",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be done: nothing moved, flagged or remembered.")
+@unsure_option
+@max_bytes_option
+@imap_options
+@quiet_option
+def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet):
+    """Classify the new messages of an IMAP folder and move spam away (as isbg does),
+    for a mailbox on a server where no filter runs at delivery.
+
+    The messages that arrived since the last scan (the state file remembers the folder's
+    UIDVALIDITY and the highest UID scanned) are read without a \\Seen flag and
+    classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
+    UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below) stay. A move the
+    server refuses leaves the message where it was, to be tried again next run. One line
+    per message on stdout (name, label, probability, what was done), a summary on
+    stderr; -q: nothing but errors (for cron). The password: as for any imap:// PATH
+    (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
+
+    \b
+      nbtext imap-scan --dry-run -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
+      nbtext imap-scan -q -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
+      nbtext imap-scan --keyword '$Junk' --password-command 'pass show mail' imaps://me@mail.example.org/INBOX
+      # crontab:  */5 * * * *  nbtext imap-scan -q -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
+    """
+    from nbtext.jobs.imapscan import default_state_path, scan
+    from nbtext.report.output import tsv_field
+
+    skipped = Skipped()
+
+    def said(name, label, probability, action):
+        if not quiet:
+            write_line(f"{tsv_field(name)}\t{label}\t{probability:.4f}\t{action}")
+
+    with user_errors():
+        model = load_model(model_path)
+        counts = scan(url, model, move_to, keyword, state_path, unsure_below, dry_run, max_bytes, skipped, said)
+    if not quiet:
+        done = "would be " if dry_run else ""
+        what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))
+        click.echo(
+            f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam {done}{what}"
+            + ("" if dry_run else f"; scanned up to here, in {state_path or default_state_path()}"),
+            err=True,
+        )
+    return skipped.summary(counts["scanned"])
+
+
 def main():
     cli()

@@ -169,7 +169,9 @@ class Session:
         except BaseException:
             close(self.client)
             raise
-        self.capabilities = {c.upper() for c in self.client.capabilities}
+        # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
+        answer, data = self.call(self.client.capability)
+        self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
         return self
 
     def __exit__(self, *exception):

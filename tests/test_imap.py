@@ -1,0 +1,245 @@
+"""IMAP folders as PATHs and `nbtext imap-scan` (docs/mail.md, "IMAP folders"), against a real
+Dovecot of the tests' own (tests/dovecot_server.py) holding real SpamAssassin messages: training
+from imap:// folders writes the model a training from the same messages in their Maildir
+folders writes, byte for byte (train, train --update, forget); reading a folder sets no flag;
+the scan moves spam, remembers what it scanned and starts again when UIDVALIDITY changes;
+every failure is one line that never holds the password. Without the Dovecot packages they skip."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import real_corpus
+from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port, missing_packages
+
+EACH = 30  # messages of each class put into the server's folders
+
+
+@pytest.fixture(scope="module")
+def spamassassin():
+    missing = missing_packages()
+    if missing is not None:
+        pytest.skip(missing)
+    return real_corpus("spamassassin")
+
+
+def messages(spamassassin, split, label, n, skip=0):
+    """The first `n` messages of a class, as an MTA hands them over (no mbox envelope line)."""
+    files = sorted((spamassassin / split / label).iterdir())[skip : skip + n]
+    return [f.read_bytes().split(b"\n", 1)[1] if f.read_bytes().startswith(b"From ") else f.read_bytes() for f in files]
+
+
+@pytest.fixture(scope="module")
+def mail_model(spamassassin, tmp_path_factory):
+    """A model of 300 messages of each class of SpamAssassin's train split."""
+    folder = tmp_path_factory.mktemp("model")
+    for label in ("spam", "ham"):
+        (folder / label).mkdir()
+        for f in sorted((spamassassin / "train" / label).iterdir())[:300]:
+            shutil.copy(f, folder / label / f.name)
+    model = folder / "mail.model"
+    run("train", "-q", "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}")
+    return model
+
+
+@pytest.fixture
+def dovecot(tmp_path, spamassassin):
+    server = Dovecot(tmp_path)
+    try:
+        server.install(None)
+        yield server
+    finally:
+        server.stop()
+
+
+def run(*args, check=True, env=None, password=PASSWORD):
+    """nbtext ARGS, the password in its environment variable (never on the command line)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NBTEXT_IMAP")}
+    if password is not None:
+        environment["NBTEXT_IMAP_PASSWORD"] = password
+    done = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, env=environment | (env or {}), timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
+def url(dovecot, folder, scheme="imap"):
+    port = dovecot.imaps_port if scheme == "imaps" else dovecot.imap_port
+    return f"{scheme}://{USER}@127.0.0.1:{port}/{folder}"
+
+
+def maildir(dovecot, folder):
+    return dovecot.home / "Maildir" / f".{folder}"
+
+
+def flags(dovecot, folder):
+    """{UID: flags} of a folder's messages (the test's own session: EXAMINE, FETCH FLAGS)."""
+    client = dovecot.imap()
+    assert client.select(folder, readonly=True)[0] == "OK"
+    _, data = client.uid("FETCH", "1:*", "(FLAGS)")
+    client.logout()
+    found = {}
+    for line in data:
+        if line:
+            found[int(re.search(rb"UID (\d+)", line)[1])] = set(re.search(rb"FLAGS \(([^)]*)\)", line)[1].split())
+    return found
+
+
+def stored(dovecot, folder):
+    """The bytes of a folder's messages as Dovecot stores them, sorted."""
+    client = dovecot.imap()
+    assert client.select(folder, readonly=True)[0] == "OK"
+    _, data = client.uid("FETCH", "1:*", "(BODY.PEEK[])")
+    client.logout()
+    return sorted(item[1] for item in data if isinstance(item, tuple))
+
+
+def test_training_from_imap_folders_is_training_from_their_maildirs(dovecot, spamassassin, tmp_path):
+    """train, train --update and forget of imap:// folders write, byte for byte, the model the
+    same command writes from the same messages in the folders' Maildirs; the label of an
+    imap:// CLASS_DIR is the folder's last name."""
+    dovecot.start()
+    dovecot.append("Spam", messages(spamassassin, "train", "spam", EACH))
+    dovecot.append("Ham", messages(spamassassin, "train", "ham", EACH))
+    dovecot.append("More/spam", messages(spamassassin, "test", "spam", 5))
+    over_imap, from_maildir = tmp_path / "imap.model", tmp_path / "maildir.model"
+    run("train", "-o", over_imap, f"spam={url(dovecot, 'Spam')}", f"ham={url(dovecot, 'Ham')}")
+    run("train", "-o", from_maildir, f"spam={maildir(dovecot, 'Spam')}", f"ham={maildir(dovecot, 'Ham')}")
+    assert over_imap.read_bytes() == from_maildir.read_bytes()
+
+    run("train", "--update", "-m", over_imap, url(dovecot, "More/spam"))  # labelled `spam`, its last name
+    run("train", "--update", "-m", from_maildir, f"spam={maildir(dovecot, 'More.spam')}")
+    assert over_imap.read_bytes() == from_maildir.read_bytes()
+    run("forget", "-m", over_imap, url(dovecot, "Spam"))
+    run("forget", "-m", from_maildir, maildir(dovecot, "Spam"))
+    assert over_imap.read_bytes() == from_maildir.read_bytes()
+    info = run("info", "-m", over_imap).stdout.decode()
+    assert re.search(r"spam\D+5\b", info) and re.search(rf"ham\D+{EACH}\b", info), info
+
+
+def test_predict_over_imap_names_each_message_and_sets_no_flag(dovecot, spamassassin, mail_model):
+    """predict of an imap:// folder (imaps:// with the server's certificate) names each message
+    by its UID, calls it what predict of its stored bytes calls it, and leaves every flag as it
+    was: no \\Seen."""
+    dovecot.start(tls=True)
+    batch = messages(spamassassin, "test", "spam", 4) + messages(spamassassin, "test", "ham", 4)
+    uids = dovecot.append("Inbox2", batch)
+    before = flags(dovecot, "Inbox2")
+    assert all(not (f & {b"\\Seen"}) for f in before.values())
+    for scheme in ("imap", "imaps"):
+        lines = run(
+            "predict", "--ca-file", dovecot.certificate, "-m", mail_model, url(dovecot, "Inbox2", scheme)
+        ).stdout.decode()
+        rows = [line.split("\t") for line in lines.splitlines()]
+        assert [row[0] for row in rows] == [f"{url(dovecot, 'Inbox2', scheme)}/;UID={uid}" for uid in uids]
+        for row, message in zip(rows, batch):
+            one = subprocess.run(
+                [NBTEXT, "predict", "-m", mail_model], input=message, capture_output=True, check=True
+            ).stdout
+            assert row[1] == one.decode().strip()
+    assert flags(dovecot, "Inbox2") == before
+
+
+def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(dovecot, spamassassin, mail_model, tmp_path):
+    """The scan moves what it calls spam to Junk, every message kept once, no \\Seen set; a
+    second run reads nothing old; new messages alone are read next; --dry-run moves and
+    remembers nothing; a folder recreated (a new UIDVALIDITY) is scanned from its start."""
+    dovecot.start()
+    arrived = messages(spamassassin, "test", "spam", 10) + messages(spamassassin, "test", "ham", 10)
+    dovecot.append("Scan", arrived)
+    state = tmp_path / "scan.state"
+    scan = ["imap-scan", "-m", mail_model, "--move-to", "Junk", "--state", state, url(dovecot, "Scan")]
+
+    dry = run(*scan[:-1], "--dry-run", scan[-1])
+    assert len(dry.stdout.splitlines()) == 20 and not state.exists()
+    assert len(stored(dovecot, "Scan")) == 20 and stored(dovecot, "Junk") == []
+
+    first = run(*scan).stdout.decode().splitlines()
+    assert len(first) == 20
+    called_spam = [line for line in first if line.split("\t")[1] == "spam"]
+    assert all(line.endswith("\tmoved to Junk") for line in called_spam)
+    assert 8 <= len(called_spam) <= 12, first
+    over_imap = [m.replace(b"\n", b"\r\n") for m in arrived]
+    got = sorted(stored(dovecot, "Scan") + stored(dovecot, "Junk"))
+    assert got == sorted(over_imap)  # each kept, once
+    assert len(stored(dovecot, "Junk")) == len(called_spam)
+    assert not any(b"\\Seen" in f for folder in ("Scan", "Junk") for f in flags(dovecot, folder).values())
+    assert dry.stdout.decode().replace("would be moved", "moved").splitlines() == first
+
+    assert run(*scan).stdout == b""  # nothing new: nothing read
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 2, skip=10))
+    again = run(*scan).stdout.decode().splitlines()
+    assert len(again) == 2
+
+    client = dovecot.imap()  # the folder recreated: its UIDs start again, under a new UIDVALIDITY
+    assert client.delete("Scan")[0] == "OK"
+    client.logout()
+    dovecot.append("Scan", messages(spamassassin, "test", "ham", 3, skip=10))
+    assert len(run(*scan).stdout.splitlines()) == 3
+
+
+def test_imap_scan_flags_with_a_keyword_and_without_move(dovecot, spamassassin, mail_model, tmp_path):
+    """--keyword alone: spam stays, with the keyword; ham gets none; no \\Seen."""
+    dovecot.start()
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 5) + messages(spamassassin, "test", "ham", 5))
+    lines = run(
+        "imap-scan", "-m", mail_model, "--keyword", "$Junk", "--state", tmp_path / "s", url(dovecot, "Scan")
+    ).stdout.decode()
+    spam_uids = {int(line.split(";UID=")[1].split("\t")[0]) for line in lines.splitlines() if "\tspam\t" in line}
+    found = flags(dovecot, "Scan")
+    assert len(found) == 10 and spam_uids
+    assert {uid for uid, f in found.items() if b"$Junk" in f} == spam_uids
+    assert not any(b"\\Seen" in f for f in found.values())
+
+
+def test_failures_are_one_line_that_never_holds_the_password(dovecot, spamassassin, mail_model, tmp_path):
+    """A wrong password, a missing folder, a certificate not trusted, a port nobody listens on,
+    a password in the URL, no password at all: each one line on stderr, exit status 1, never a
+    traceback, and never the password given. The password comes from --password-command (its
+    first line) or ~/.netrc as well as from $NBTEXT_IMAP_PASSWORD."""
+    dovecot.start(tls=True)
+    dovecot.append("Spam", messages(spamassassin, "test", "spam", 2))
+    trusted = {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate)}  # (imap:// uses STARTTLS, verified as imaps://)
+    wrong, inline = "wrong-PASSWORD-4417", f"{PASSWORD}-inline"
+
+    def fails(path, *secrets, password=PASSWORD, env=trusted, options=()):
+        done = run("predict", *options, "-m", mail_model, path, check=False, password=password, env=env)
+        err = done.stderr.decode()
+        assert done.returncode == 1 and len(err.splitlines()) == 1 and err.startswith("Error: "), err
+        for secret in secrets:
+            assert secret not in err and secret.encode() not in done.stdout
+        return err
+
+    assert "login failed" in fails(url(dovecot, "Spam"), wrong, password=wrong)
+    assert "login failed" in fails(url(dovecot, "Spam", "imaps"), wrong, password=wrong)
+    assert "no such folder" in fails(url(dovecot, "Nope"))
+    assert "not trusted" in fails(url(dovecot, "Spam", "imaps"), env={})
+    assert "not trusted" in fails(url(dovecot, "Spam"), env={})  # STARTTLS
+    assert "cannot connect" in fails(url(dovecot, "Spam").replace(str(dovecot.imap_port), str(free_port())))
+    assert "password in the URL" in fails(url(dovecot, "Spam").replace(f"{USER}@", f"{USER}:{inline}@"), inline)
+    nobody = {**trusted, "HOME": str(tmp_path)}
+    assert "no password" in fails(url(dovecot, "Spam"), password=None, env=nobody)
+    command = ["--password-command", f"echo {wrong}; echo {PASSWORD}"]  # its first line is the password
+    assert "login failed" in fails(url(dovecot, "Spam"), wrong, PASSWORD, password=None, options=command)
+    assert "failed" in fails(url(dovecot, "Spam"), password=None, options=["--password-command", "exit 3"])
+
+    good = run(
+        "predict",
+        "--password-command",
+        f"echo {PASSWORD}",
+        "-m",
+        mail_model,
+        url(dovecot, "Spam"),
+        password=None,
+        env=trusted,
+    )
+    assert len(good.stdout.splitlines()) == 2
+    (tmp_path / ".netrc").write_text(f"machine 127.0.0.1 login {USER} password {PASSWORD}\n")
+    netrc = run("predict", "-m", mail_model, url(dovecot, "Spam"), password=None, env=nobody)
+    assert len(netrc.stdout.splitlines()) == 2
+    scan = ["imap-scan", "-m", mail_model, "--move-to", "Nowhere", "--state", tmp_path / "state", url(dovecot, "Spam")]
+    scan = run(*scan, check=False, env=trusted)
+    assert scan.returncode == 1 and "no folder 'Nowhere'" in scan.stderr.decode()
