@@ -143,11 +143,19 @@ def test_predict_over_imap_names_each_message_and_sets_no_flag(dovecot, spamassa
     assert flags(dovecot, "Inbox2") == before
 
 
-def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(dovecot, spamassassin, mail_model, tmp_path):
-    """The scan moves what it calls spam to Junk, every message kept once, no \\Seen set; a
-    second run reads nothing old; new messages alone are read next; --dry-run moves and
-    remembers nothing; a folder recreated (a new UIDVALIDITY) is scanned from its start."""
-    dovecot.start()
+# A server without MOVE (the capabilities it says after login, without it): COPY, \\Deleted, UID EXPUNGE
+WITHOUT_MOVE = "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE UIDPLUS SPECIAL-USE"
+
+
+@pytest.mark.parametrize("server", ["MOVE", "COPY"])
+def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(
+    dovecot, spamassassin, mail_model, tmp_path, server
+):
+    """The scan moves what it calls spam to Junk (with MOVE, or where the server has none with
+    COPY, \\Deleted and UID EXPUNGE), every message kept once, no \\Seen set, none left
+    \\Deleted; a second run reads nothing old; new messages alone are read next; --dry-run
+    moves and remembers nothing; a folder recreated (a new UIDVALIDITY) is scanned from its start."""
+    dovecot.start(extra=WITHOUT_MOVE if server == "COPY" else "")
     arrived = messages(spamassassin, "test", "spam", 10) + messages(spamassassin, "test", "ham", 10)
     dovecot.append("Scan", arrived)
     state = tmp_path / "scan.state"
@@ -166,7 +174,8 @@ def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(dovecot, s
     got = sorted(stored(dovecot, "Scan") + stored(dovecot, "Junk"))
     assert got == sorted(over_imap)  # each kept, once
     assert len(stored(dovecot, "Junk")) == len(called_spam)
-    assert not any(b"\\Seen" in f for folder in ("Scan", "Junk") for f in flags(dovecot, folder).values())
+    left = [f for folder in ("Scan", "Junk") for f in flags(dovecot, folder).values()]
+    assert len(left) == 20 and not any(f & {b"\\Seen", b"\\Deleted"} for f in left)
     assert dry.stdout.decode().replace("would be moved", "moved").splitlines() == first
 
     assert run(*scan).stdout == b""  # nothing new: nothing read
@@ -243,3 +252,38 @@ def test_failures_are_one_line_that_never_holds_the_password(dovecot, spamassass
     scan = ["imap-scan", "-m", mail_model, "--move-to", "Nowhere", "--state", tmp_path / "state", url(dovecot, "Spam")]
     scan = run(*scan, check=False, env=trusted)
     assert scan.returncode == 1 and "no folder 'Nowhere'" in scan.stderr.decode()
+
+
+class FakeSession:
+    """A Session whose server sends the messages of `held` ({UID: bytes}) and no others, and
+    refuses a FETCH of several UIDs when one of them is missing (as a server may)."""
+
+    def __init__(self, held):
+        from nbtext.reading.imap import parse
+
+        self.held, self.folder = held, parse("imap://alice@example.org/INBOX")
+
+    def command(self, what, uid_set, items):
+        from nbtext.errors import NbtextError
+
+        uids = [int(u) for u in uid_set.split(",")]
+        if any(u not in self.held for u in uids) and len(uids) > 1:
+            raise NbtextError("refused")
+        return [
+            (f"{n} (UID {u} BODY[]<0> {{{len(self.held[u])}}}".encode(), self.held[u])
+            for n, u in enumerate(uids)
+            if u in self.held
+        ] + [b")"]
+
+
+def test_a_message_the_server_does_not_send_is_skipped_by_name_and_the_batch_goes_on():
+    from nbtext.reading.documents import new_run
+    from nbtext.reading.imap import fetched
+
+    new_run()  # (the cut is said once a run)
+    held = {1: b"Subject: one\r\n\r\nfirst", 3: b"Subject: three\r\n\r\n" + b"x" * 100}
+    with pytest.warns(UserWarning, match="documents over 40 bytes are cut"):  # said as for a file
+        documents = list(fetched(FakeSession(held), [1, 2, 3], max_bytes=40))
+    assert [d.name for d in documents] == [f"imap://alice@example.org/INBOX/;UID={u}" for u in (1, 2, 3)]
+    assert documents[0].data == held[1] and documents[2].data == held[3][:40]  # (--max-bytes: the first 40)
+    assert documents[1].data is None and "no message" in documents[1].error
