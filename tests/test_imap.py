@@ -287,3 +287,31 @@ def test_a_message_the_server_does_not_send_is_skipped_by_name_and_the_batch_goe
     assert [d.name for d in documents] == [f"imap://alice@example.org/INBOX/;UID={u}" for u in (1, 2, 3)]
     assert documents[0].data == held[1] and documents[2].data == held[3][:40]  # (--max-bytes: the first 40)
     assert documents[1].data is None and "no message" in documents[1].error
+
+
+def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_path):
+    """docs/mail.md's IMAP commands (and the cron line's), with its example server
+    `me@mail.example.org` replaced by the tests' Dovecot and its certificate trusted, run as written."""
+    from test_docs import IMAP, NOT_RUN, ROOT, fenced_blocks, page_commands
+
+    dovecot.start(tls=True)
+    for folder, label in [("Junk", "spam"), ("Archive", "ham"), ("learn-spam", "spam"), ("INBOX", "ham")]:
+        dovecot.append(folder, messages(spamassassin, "test", label, 5))
+    page = ROOT / "docs" / "mail.md"
+    shown = [c for c in page_commands(page) if NOT_RUN.get(c) == IMAP]
+    cron = [line for lang, lines in fenced_blocks(page.read_text()) for line in lines if "imap-scan -q" in line]
+    assert len(shown) == 4 and len(cron) == 1
+    commands = shown + [cron[0].split(None, 5)[5].replace("/home/me/.nbtext/", "")]
+    env = {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate), "HOME": str(tmp_path)}
+    env["PATH"] = f"{NBTEXT.parent}{os.pathsep}{os.environ['PATH']}"
+    for command in commands:
+        here = command.replace("me@mail.example.org", f"{USER}@localhost:{dovecot.imaps_port}")
+        done = subprocess.run(
+            here,
+            shell=True,
+            cwd=tmp_path,
+            capture_output=True,
+            env=os.environ | env | {"NBTEXT_IMAP_PASSWORD": PASSWORD},
+        )
+        assert done.returncode == 0, (command, done.stderr.decode())
+    assert len(stored(dovecot, "INBOX")) + len(stored(dovecot, "Junk")) == 10  # the cron line's scan moved, kept all
