@@ -9,27 +9,22 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
-from conftest import real_corpus
-from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port, missing_packages
+from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port
+import test_dovecot
+from test_dovecot import sent
+
+spamassassin = test_dovecot.spamassassin  # the fixture: the real corpus, or a skip (one line) without Dovecot
 
 EACH = 30  # messages of each class put into the server's folders
 
 
-@pytest.fixture(scope="module")
-def spamassassin():
-    missing = missing_packages()
-    if missing is not None:
-        pytest.skip(missing)
-    return real_corpus("spamassassin")
-
-
 def messages(spamassassin, split, label, n, skip=0):
-    """The first `n` messages of a class, as an MTA hands them over (no mbox envelope line)."""
-    files = sorted((spamassassin / split / label).iterdir())[skip : skip + n]
-    return [f.read_bytes().split(b"\n", 1)[1] if f.read_bytes().startswith(b"From ") else f.read_bytes() for f in files]
+    """`n` messages of a class, as an MTA hands them over (no mbox envelope line)."""
+    return [sent(f) for f in sorted((spamassassin / split / label).iterdir())[skip : skip + n]]
 
 
 @pytest.fixture(scope="module")
@@ -315,3 +310,16 @@ def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_
         )
         assert done.returncode == 0, (command, done.stderr.decode())
     assert len(stored(dovecot, "INBOX")) + len(stored(dovecot, "Junk")) == 10  # the cron line's scan moved, kept all
+
+
+def test_reading_files_imports_no_imap_client(tmp_path):
+    """imaplib, ssl and netrc are imported only when an IMAP folder is read: not by the
+    readers of files and folders (tests/test_structure.py checks the one-message path)."""
+    (tmp_path / "a").write_text("Subject: hi\n\nhello\n")
+    code = (
+        "import sys; from nbtext.reading.sources import path_documents, labelled_documents; "
+        f"list(path_documents([{str(tmp_path)!r}])); list(labelled_documents([{str(tmp_path)!r}])); "
+        "print(sorted(m for m in ('imaplib', 'ssl', 'netrc') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
