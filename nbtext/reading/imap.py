@@ -165,7 +165,7 @@ class Session:
     def __enter__(self):
         self.client = connect(self.folder)
         try:
-            self.uid_validity = opened(self.client, self.folder, self.readonly)
+            self.uid_validity, self.exists = opened(self.client, self.folder, self.readonly)
         except BaseException:
             close(self.client)
             raise
@@ -224,7 +224,11 @@ def connect(folder):
         raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
     except imaplib.IMAP4.error as e:
         raise NbtextError(f"{where} does not speak IMAP ({e})") from None
-    secret = password(folder)  # (asked for after the server answered: a wrong host asks for nothing)
+    try:
+        secret = password(folder)  # (asked for after the server answered: a wrong host asks for nothing)
+    except BaseException:
+        close(client)
+        raise
     try:
         client.login(folder.user, secret)
     except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
@@ -238,7 +242,8 @@ def connect(folder):
 
 
 def opened(client, folder, readonly=True):
-    """Open the folder (EXAMINE, or SELECT when not `readonly`); its UIDVALIDITY."""
+    """Open the folder (EXAMINE, or SELECT when not `readonly`): (its UIDVALIDITY, how many
+    messages it holds)."""
     import imaplib
 
     try:
@@ -248,7 +253,8 @@ def opened(client, folder, readonly=True):
         raise NbtextError(f"{folder.url}: the connection to {folder.server} failed ({e})") from None
     if answer != "OK":
         raise NbtextError(f"{folder.url}: no such folder on {folder.server} ({_said(data)})")
-    return int(validity) if validity else None
+    exists = data[0] if data and isinstance(data[0], bytes) and data[0].isdigit() else None
+    return (int(validity) if validity else None), (int(exists) if exists is not None else None)
 
 
 def close(client):
@@ -303,13 +309,16 @@ def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES):
 
 
 def all_uids(session, after=0):
-    """The UIDs of the open folder's messages above `after`, ascending."""
-    if after:  # (`N:*` holds the highest UID even when it is below N)
-        data = session.command("SEARCH", None, f"UID {after + 1}:*")
-    else:
-        data = session.command("SEARCH", None, "ALL")
-    uids = sorted({int(u) for line in data if line for u in line.split()})
-    return [uid for uid in uids if uid > after]
+    """The UIDs of the open folder's messages above `after`, ascending: asked for as a FETCH of
+    UIDs, a short line a message (a SEARCH answers in one line, which for a large folder is
+    longer than imaplib reads)."""
+    import re
+
+    if session.exists == 0:  # (an empty folder has no `1:*`)
+        return []
+    data = session.command("FETCH", f"{after + 1}:*", "(UID)")  # (`N:*` holds the highest UID, below N too)
+    uids = {int(found[1]) for line in data if isinstance(line, bytes) and (found := re.search(rb"UID (\d+)", line))}
+    return sorted(uid for uid in uids if uid > after)
 
 
 def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
