@@ -15,6 +15,7 @@ remembered."""
 import json
 import os
 
+from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.labels import spam_class
@@ -36,7 +37,7 @@ def scan(
     state_path=None,
     unsure_below=None,
     dry_run=False,
-    max_bytes=None,
+    max_bytes=DEFAULT_MAX_BYTES,
     on_error=None,
     on_message=None,
 ):
