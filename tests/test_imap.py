@@ -274,11 +274,11 @@ class FakeSession:
         self.held, self.folder = held, parse("imap://alice@example.org/INBOX")
 
     def command(self, what, uid_set, items):
-        from nbtext.errors import NbtextError
+        from nbtext.reading.imap import Refused
 
         uids = [int(u) for u in uid_set.split(",")]
         if any(u not in self.held for u in uids) and len(uids) > 1:
-            raise NbtextError("refused")
+            raise Refused("the server refused UID FETCH", "some messages could not be read")
         return [
             (f"{n} (UID {u} BODY[]<0> {{{len(self.held[u])}}}".encode(), self.held[u])
             for n, u in enumerate(uids)
@@ -368,7 +368,7 @@ class RefusingServer:
         raise AssertionError("asked through `call`")
 
     def command(self, what, *arguments):
-        from nbtext.errors import NbtextError
+        from nbtext.reading.imap import Refused
 
         RefusingServer.said.append(what)
         if what == "FETCH" and arguments[1] == "(UID)":
@@ -376,7 +376,7 @@ class RefusingServer:
         if what == "FETCH":
             uids = [int(u) for u in arguments[0].split(",")]
             return [(f"{n} (UID {u} BODY[] {{1}}".encode(), self.messages[u]) for n, u in enumerate(uids, 1)]
-        raise NbtextError(f"{self.folder.url}: the server refused UID {what} (over quota)")
+        raise Refused(f"{self.folder.url}: the server refused UID {what} (over quota)", "over quota")
 
 
 def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(monkeypatch, tmp_path):

@@ -182,7 +182,7 @@ class Session:
         connection one naming the server."""
         answer, data = self.call(self.client.uid, what, *arguments)
         if answer != "OK":
-            raise NbtextError(f"{self.folder.url}: the server refused UID {what} ({_said(data)})")
+            raise Refused(f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data))
         return data
 
     def call(self, method, *arguments):
@@ -193,6 +193,15 @@ class Session:
             return method(*arguments)
         except (imaplib.IMAP4.error, OSError) as e:
             raise NbtextError(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
+
+
+class Refused(NbtextError):
+    """The server answered a command with NO or BAD (`reason`: what it said); the connection
+    goes on."""
+
+    def __init__(self, message, reason):
+        super().__init__(message)
+        self.reason = reason
 
 
 def connect(folder):
@@ -326,21 +335,21 @@ def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
     each of at most `max_bytes` bytes. A message the server does not send is a Document with
     `error`, named."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
+    refused = "the server sent no message for this UID (deleted meanwhile?)"
     try:
         messages = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})"))
-    except NbtextError:
-        if len(uids) == 1:
-            messages = {}
-        else:  # one message the server will not send does not stop the others
+    except Refused as e:  # (a connection lost is an error of the whole run)
+        if len(uids) > 1:  # one message the server will not send does not stop the others
             for uid in uids:
                 yield from fetched(session, [uid], label, max_bytes)
             return
+        messages, refused = {}, f"the server refused to send it ({e.reason})"
     for uid in uids:
         name = session.folder.message_name(uid)
         if uid in messages:
             yield Document(name, cut(messages[uid], max_bytes), label)
         else:
-            yield Document(name, None, label, error="the server sent no message for this UID (deleted meanwhile?)")
+            yield Document(name, None, label, error=refused)
 
 
 def _messages(data):
