@@ -115,6 +115,14 @@ def test_training_from_imap_folders_is_training_from_their_maildirs(dovecot, spa
     run("train", "-o", over_imap, f"spam={url(dovecot, 'Spam')}", f"ham={url(dovecot, 'Ham')}")
     run("train", "-o", from_maildir, f"spam={maildir(dovecot, 'Spam')}", f"ham={maildir(dovecot, 'Ham')}")
     assert over_imap.read_bytes() == from_maildir.read_bytes()
+    scores = [
+        run("eval", "-m", over_imap, f"spam={spam}", f"ham={ham}").stdout
+        for spam, ham in [
+            (url(dovecot, "Spam"), url(dovecot, "Ham")),
+            (maildir(dovecot, "Spam"), maildir(dovecot, "Ham")),
+        ]
+    ]
+    assert scores[0] == scores[1] and f"documents\t{2 * EACH}\n".encode() in scores[0]
 
     # (an update's pending records are in the order read: UIDs, or a Maildir's sorted file names)
     run("train", "--update", "-m", over_imap, url(dovecot, "More/spam"))  # labelled `spam`, its last name

@@ -623,7 +623,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
         what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))
         click.echo(
             f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam {done}{what}"
-            + ("" if dry_run else f"; scanned up to here, in {state_path or default_state_path()}"),
+            + ("" if dry_run else f"; remembered in {state_path or default_state_path()}"),
             err=True,
         )
     return skipped.summary(counts["scanned"])
