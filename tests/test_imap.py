@@ -405,6 +405,6 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(monkeypatch,
     for _ in range(2):
         RefusingServer.said = []
         with pytest.raises(NbtextError, match="refused UID MOVE"):
-            imapscan.scan("imap://alice@example.org/INBOX", model, "Junk", state_path=str(state))
+            imapscan.scan("imap://alice@example.org/INBOX", model.classes, lambda: model, "Junk", state_path=str(state))
         assert RefusingServer.said == ["FETCH", "FETCH", "MOVE"]  # read again, and no EXPUNGE, no STORE
         assert not state.exists()

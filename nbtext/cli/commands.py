@@ -606,7 +606,9 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
       nbtext imap-scan --keyword '$Junk' --password-command 'pass show mail' imaps://me@mail.example.org/INBOX
       # crontab:  */5 * * * *  nbtext imap-scan -q -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
     """
+    from nbtext.cli.oneshot import model_bytes
     from nbtext.jobs.imapscan import default_state_path, scan
+    from nbtext.modelfile.container import split
     from nbtext.report.output import tsv_field
 
     skipped = Skipped()
@@ -616,8 +618,24 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
             write_line(f"{tsv_field(name)}\t{label}\t{probability:.4f}\t{action}")
 
     with user_errors():
-        model = load_model(model_path)
-        counts = scan(url, model, move_to, keyword, state_path, unsure_below, dry_run, max_bytes, skipped, said)
+        # The model file is checked on every run, new mail or not (a wrong -m is never silent), and
+        # loaded whole only for new mail.
+        classes = split(model_bytes(model_path), model_path)[0].get("classes")
+        if not (isinstance(classes, list) and all(isinstance(c, str) for c in classes)):
+            classes = load_model(model_path).classes  # (says what is wrong with it)
+        counts = scan(
+            url,
+            classes,
+            lambda: load_model(model_path),
+            move_to,
+            keyword,
+            state_path,
+            unsure_below,
+            dry_run,
+            max_bytes,
+            skipped,
+            said,
+        )
     if not quiet:
         done = "would be " if dry_run else ""
         what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))

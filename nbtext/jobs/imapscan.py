@@ -17,7 +17,6 @@ import os
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.exactmath import exp
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument, parse
@@ -31,7 +30,8 @@ def default_state_path():
 
 def scan(
     url,
-    model,
+    classes,
+    load_model,
     move_to=None,
     keyword=None,
     state_path=None,
@@ -41,16 +41,18 @@ def scan(
     on_error=None,
     on_message=None,
 ):
-    """Scan the folder `url` names with `model` (see the module docstring); `on_message(name,
+    """Scan the folder `url` names (see the module docstring) with the model of `classes` that
+    `load_model()` gives, loaded only when there are new messages (a cron line's common run
+    has none, and pays nothing for the model); `on_message(name,
     label, probability, action)` for each message classified, `on_error(document, message)`
     for each that cannot be read. {"scanned", "spam", "acted"}: the counts."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
         raise NbtextError(f"--keyword {keyword!r} is not an IMAP keyword (a word such as $Junk or Junk, no spaces)")
-    spam = spam_class(model.classes)
+    spam = spam_class(classes)
     if spam is None:
-        raise NbtextError(f"the model has no class spam (its classes: {', '.join(model.classes)}): nothing to move")
+        raise NbtextError(f"the model has no class spam (its classes: {', '.join(classes)}): nothing to move")
     folder = parse(url)
     state_path = state_path or default_state_path()
     counts = {"scanned": 0, "spam": 0, "acted": 0}
@@ -62,6 +64,9 @@ def scan(
             remembered = state.get(folder.url, {})
             start = remembered.get("last_uid", 0) if remembered.get("uid_validity") == session.uid_validity else 0
             uids = all_uids(session, after=start)
+            model = load_model() if uids else None
+            if uids:
+                from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             for first in range(0, len(uids), BATCH):
                 batch = uids[first : first + BATCH]
                 documents = list(fetched(session, batch, None, max_bytes))

@@ -211,17 +211,13 @@ def connect(folder):
 
     where = f"{folder.scheme}://{folder.server}"
     try:
-        context = ssl.create_default_context(cafile=given["ca_file"] or os.environ.get(CA_FILE_VARIABLE) or None)
-    except (OSError, ssl.SSLError) as e:
-        raise NbtextError(f"cannot read the --ca-file: {getattr(e, 'strerror', None) or e}") from None
-    try:
         port = folder.port or PORTS[folder.scheme]
         if folder.scheme == "imaps":
-            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=context, timeout=TIMEOUT)
+            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=tls_context(), timeout=TIMEOUT)
         else:
             client = imaplib.IMAP4(folder.host, port, timeout=TIMEOUT)
             if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
-                client.starttls(context)
+                client.starttls(tls_context())
     except ssl.SSLCertVerificationError as e:
         raise NbtextError(
             f"{where}: the server's certificate is not trusted ({e.verify_message}); give the certificate of "
@@ -248,6 +244,17 @@ def connect(folder):
     except OSError as e:
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
     return client
+
+
+def tls_context():
+    """The TLS settings: the server's certificate and host name verified, against the system's
+    certificates or those of --ca-file."""
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=given["ca_file"] or os.environ.get(CA_FILE_VARIABLE) or None)
+    except (OSError, ssl.SSLError) as e:
+        raise NbtextError(f"cannot read the --ca-file: {getattr(e, 'strerror', None) or e}") from None
 
 
 def opened(client, folder, readonly=True):
