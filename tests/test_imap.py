@@ -197,6 +197,8 @@ def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(
     assert dry.stdout.decode().replace("would be moved", "moved").splitlines() == first
 
     assert run(*scan).stdout == b""  # nothing new: nothing read
+    wrong_model = run(*[a if a != mail_model else tmp_path / "missing.model" for a in scan], check=False)
+    assert wrong_model.returncode == 1 and b"does not exist" in wrong_model.stderr  # said with no new mail too
     dovecot.append("Scan", messages(spamassassin, "test", "spam", 2, skip=10))
     again = run(*scan).stdout.decode().splitlines()
     assert len(again) == 2
