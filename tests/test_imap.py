@@ -410,3 +410,15 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(monkeypatch,
             imapscan.scan("imap://alice@example.org/INBOX", model.classes, lambda: model, "Junk", state_path=str(state))
         assert RefusingServer.said == ["FETCH", "FETCH", "MOVE"]  # read again, and no EXPUNGE, no STORE
         assert not state.exists()
+
+
+def test_a_cluster_never_reads_an_imap_folder():
+    """--scheduler's workers read files and fsspec URLs: an IMAP folder (read with the user's
+    password) is refused in one line before any worker is given it."""
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.cluster import path_entries, source_entries
+
+    with pytest.raises(NbtextError, match="drop --scheduler"):
+        source_entries("spam", "imaps://alice@example.org/Junk")
+    with pytest.raises(NbtextError, match="drop --scheduler"):
+        path_entries(["imap://alice@example.org/INBOX"])
