@@ -23,7 +23,6 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.reading.documents import Document, cut
 
-SCHEMES = ("imap", "imaps")
 PORTS = {"imap": 143, "imaps": 993}
 BATCH = 200  # UIDs fetched in one command
 TIMEOUT = 60  # seconds a connection may wait for the server
@@ -154,10 +153,10 @@ def _netrc_password(folder):
 
 # --- the connection ---------------------------------------------------------------------------
 class Session:
-    """A logged-in connection with the folder open: `with Session(folder) as client:`,
+    """A logged-in connection with the folder open: `with Session(folder) as session:`,
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
-    messages). `uid_validity` and `capabilities` are the server's; leaving the `with`
-    logs out."""
+    messages). `uid_validity`, `exists` (how many messages) and `capabilities` are the
+    server's; `client` is the imaplib client; leaving the `with` logs out."""
 
     def __init__(self, folder, readonly=True):
         self.folder, self.readonly, self.client = folder, readonly, None
@@ -166,12 +165,12 @@ class Session:
         self.client = connect(self.folder)
         try:
             self.uid_validity, self.exists = opened(self.client, self.folder, self.readonly)
+            # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
+            _, data = self.call(self.client.capability)
+            self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
         except BaseException:
             close(self.client)
             raise
-        # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
-        answer, data = self.call(self.client.capability)
-        self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
         return self
 
     def __exit__(self, *exception):
@@ -186,13 +185,16 @@ class Session:
         return data
 
     def call(self, method, *arguments):
-        """method(*arguments), a lost connection or protocol error one line naming the server."""
+        """method(*arguments): a lost connection an NbtextError of one line naming the server; a
+        command the server calls bad (imaplib raises for BAD, returns NO) Refused."""
         import imaplib
 
         try:
             return method(*arguments)
-        except (imaplib.IMAP4.error, OSError) as e:
+        except (imaplib.IMAP4.abort, OSError) as e:
             raise NbtextError(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
+        except imaplib.IMAP4.error as e:
+            raise Refused(f"{self.folder.url}: the server refused a command ({e})", str(e)) from None
 
 
 class Refused(NbtextError):
