@@ -363,3 +363,33 @@ plot_option = click.option(
     metavar="FILE",
     help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').",
 )
+
+
+def _imap_setting(ctx, param, value):
+    """--password-command and --ca-file go to the IMAP reader (nbtext.reading.imap.given),
+    which every IMAP folder a command reads (PATHs, CLASS_DIRs) goes through."""
+    if value is not None:
+        from nbtext.reading.imap import given
+
+        given[param.name] = value
+
+
+imap_options = options(
+    click.option(
+        "--password-command",
+        metavar="CMD",
+        expose_value=False,
+        callback=_imap_setting,
+        help=(
+            "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
+            "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+        ),
+    ),
+    click.option(
+        "--ca-file",
+        type=click.Path(exists=True, dir_okay=False),
+        expose_value=False,
+        callback=_imap_setting,
+        help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
+    ),
+)
