@@ -2,10 +2,12 @@
 
     make accuracy        # or: .venv/bin/python bench/accuracy.py
     .venv/bin/python bench/accuracy.py --budgets     # the ham-flagged budget rows alone
+    .venv/bin/python bench/accuracy.py --online      # the online rows alone (eval --online, 1-ROCA)
 
 Every figure the README quotes about accuracy is printed here, and, for the three spam
 corpora, what `train --max-ham-flagged B` gives on the test split: a message left unsure is
-delivered to the inbox, so it counts as spam missed.
+delivered to the inbox, so it counts as spam missed; and the online protocol's figures
+(`eval --online`, 1-ROCA) for the learning settings kept.
 """
 
 import json
@@ -138,13 +140,55 @@ def accuracy_rows(model):
             )
 
 
+# eval --online's settings kept (issue 34's goal 3), each run on every message of a corpus (train and
+# test splits) in the order of seed 1, as bogofilter was run: the plain rule, and the one chosen on the train
+# splits by bench/online_cv.py
+ONLINE_SETTINGS = [
+    ["--learn", "errors"],
+    ["--learn", "tone", "--features", "binary", "--min-count", "1", "--alpha", "1"],
+]
+
+
+def online_rows():
+    """Per spam corpus and kept online setting: spam missed, ham flagged, errors, messages
+    learned and 1-ROCA% of the online run over all its messages."""
+    print(
+        f"{'corpus':14s} {'eval --online --seed 1':64s} {'spam missed':>11s} {'ham flagged':>11s} "
+        f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s}"
+    )
+    for corpus in SPAM_CORPORA:
+        if not (DATA / corpus).is_dir():
+            sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
+        folders = [str(DATA / corpus / split / label) for label in ("spam", "ham") for split in ("train", "test")]
+        for options in ONLINE_SETTINGS:
+            report = json.loads(
+                subprocess.run(
+                    [NBTEXT, "eval", "--online", "--seed", "1", "-q", "--format", "json", *options, *folders],
+                    check=True,
+                    capture_output=True,
+                ).stdout
+            )
+            classes = report["classes"]
+            print(
+                f"{corpus:14s} {' '.join(options):64s} {classes['spam']['taken_for_another']:11d} "
+                f"{classes['ham']['taken_for_another']:11d} {report['errors']:6d} {report['learned']:7d} "
+                f"{report['roca_percent']:8.3f}"
+            )
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         model = str(Path(tmp) / "m")
-        if "--budgets" not in sys.argv[1:]:
+        if "--budgets" in sys.argv[1:]:
+            budget_rows(model)
+        elif "--online" in sys.argv[1:]:
+            online_rows()
+        else:
             accuracy_rows(model)
             print()
-        budget_rows(model)
+            budget_rows(model)
+            print()
+            online_rows()
 
 
 if __name__ == "__main__":

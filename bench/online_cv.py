@@ -3,7 +3,7 @@ each spam corpus's train split, in a few orders, for every combination of featur
 learning rule (errors, or TONE with a margin); the test splits are never read.
 
     .venv/bin/python bench/online_cv.py                 # the grid, its means over the orders
-    .venv/bin/python bench/online_cv.py --seeds 11 12 13
+    .venv/bin/python bench/online_cv.py --features binary --alphas 1 --margins 20 40
 
 Each run is that of `nbtext eval --online` (nbtext.jobs.online.run, the documents shuffled
 by the seed as the command shuffles them); the documents are read and tokenized once per
@@ -28,9 +28,7 @@ from nbtext.reading.sources import labelled_input
 
 DATA = ROOT / "data"
 SPAM_CORPORA = ("spamassassin", "sms", "enron1")
-FEATURES = ("counts", "binary")
-ALPHAS = (0.1, 1.0)
-RULES = [("errors", None)] + [("tone", margin) for margin in (1.0, 2.0, 5.0, 10.0, 20.0, 40.0)]
+MARGINS = (10.0, 20.0, 40.0, 80.0, 160.0)
 
 
 def ordered_tokens(corpus, seed):
@@ -52,8 +50,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13])
     parser.add_argument("--corpora", nargs="+", default=list(SPAM_CORPORA))
+    parser.add_argument("--features", nargs="+", default=["binary", "counts"])
+    parser.add_argument("--alphas", type=float, nargs="+", default=[0.1, 1.0])
+    parser.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
     args = parser.parse_args()
-    settings = [(f, a, r, m) for f in FEATURES for a in ALPHAS for r, m in RULES]
+    rules = [("errors", None)] + [("tone", margin) for margin in args.margins] + [("all", None)]
+    settings = [(f, a, r, m) for f in args.features for a in args.alphas for r, m in rules]
     roca = {}  # (corpus, setting) -> mean 1-ROCA%
     print(f"{'corpus':13s} {'features':8s} {'λ':>4s} {'rule':12s} {'1-ROCA%':>8s} {'errors':>7s} {'learned':>8s}")
     for corpus in args.corpora:
