@@ -55,6 +55,14 @@ SPAM_CORPORA = ("spamassassin", "sms", "enron1")
 BUDGETS = (None, "0.5%", "0.2%")  # None: the defaults, no budget
 
 
+def extracted(corpora):
+    """Each of `corpora`, once it is found in data/ (else the run stops, saying how to extract it)."""
+    for corpus in corpora:
+        if not (DATA / corpus).is_dir():
+            sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
+        yield corpus
+
+
 def folders(corpus, split):
     return sorted(str(p) for p in (DATA / corpus / split).iterdir() if p.is_dir())
 
@@ -67,9 +75,7 @@ def budget_rows(model):
         f"{'corpus':14s} {'--max-ham-flagged':18s} {'spam missed':>11s} {'ham flagged':>11s} {'(allowed)':>9s} "
         f"{'unsure':>6s} {'errors':>6s}  cut-off"
     )
-    for corpus in SPAM_CORPORA:
-        if not (DATA / corpus).is_dir():
-            sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
+    for corpus in extracted(SPAM_CORPORA):
         spam, ham = (str(DATA / corpus / "test" / label) for label in ("spam", "ham"))
         n_spam, n_ham = (sum(1 for _ in Path(folder).iterdir()) for folder in (spam, ham))
         for budget in BUDGETS:
@@ -110,10 +116,8 @@ def budget_rows(model):
 
 def accuracy_rows(model):
     print(f"{'corpus':14s} {'settings':44s} {'λ':>5s} {'accuracy':>9s} {'macro F1':>9s}  ham flagged as spam")
-    for corpus, variants in SETTINGS.items():
-        if not (DATA / corpus).is_dir():
-            sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
-        for options in variants:
+    for corpus in extracted(SETTINGS):
+        for options in SETTINGS[corpus]:
             subprocess.run(
                 [NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")], check=True, capture_output=True
             )
@@ -156,9 +160,7 @@ def online_rows():
         f"{'corpus':14s} {'eval --online --seed 1':64s} {'spam missed':>11s} {'ham flagged':>11s} "
         f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s}"
     )
-    for corpus in SPAM_CORPORA:
-        if not (DATA / corpus).is_dir():
-            sys.exit(f"accuracy: data/{corpus} is missing; run 'make corpora' first")
+    for corpus in extracted(SPAM_CORPORA):
         folders = [str(DATA / corpus / split / label) for label in ("spam", "ham") for split in ("train", "test")]
         for options in ONLINE_SETTINGS:
             report = json.loads(
