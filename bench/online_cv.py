@@ -31,12 +31,12 @@ SPAM_CORPORA = ("spamassassin", "sms", "enron1")
 MARGINS = (10.0, 20.0, 40.0, 80.0, 160.0)
 
 
-def ordered_tokens(corpus, seed):
+def ordered_tokens(corpus, seed, input_mode="auto", headers=None):
     """(tokens, label) of the corpus's train split in the order `eval --online --seed` runs them."""
     folders = [str(DATA / corpus / "train" / label) for label in ("spam", "ham")]
     documents = list(labelled_input(class_dirs=folders)())
     random.Random(seed).shuffle(documents)
-    tokenize = make_tokenizer(make_settings(min_count=1)["tokenizer"])
+    tokenize = make_tokenizer(make_settings(min_count=1, input=input_mode, headers=headers)["tokenizer"])
     kept, token_lists = tokenized(tokenize, documents)
     return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)]
 
@@ -53,13 +53,15 @@ def main():
     parser.add_argument("--features", nargs="+", default=["binary", "counts"])
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.1, 1.0])
     parser.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
+    parser.add_argument("--input", default="auto", help="how documents are read (train --input)")
+    parser.add_argument("--headers", default=None, help="the mail headers tokenized (train --headers)")
     args = parser.parse_args()
     rules = [("errors", None)] + [("tone", margin) for margin in args.margins] + [("all", None)]
     settings = [(f, a, r, m) for f in args.features for a in args.alphas for r, m in rules]
     roca = {}  # (corpus, setting) -> mean 1-ROCA%
     print(f"{'corpus':13s} {'features':8s} {'λ':>4s} {'rule':12s} {'1-ROCA%':>8s} {'errors':>7s} {'learned':>8s}")
     for corpus in args.corpora:
-        streams = [ordered_tokens(corpus, seed) for seed in args.seeds]
+        streams = [ordered_tokens(corpus, seed, args.input, args.headers) for seed in args.seeds]
         for setting in settings:
             reports = [online_run(stream, *setting) for stream in streams]
             roca[corpus, setting] = statistics.fmean(r["roca_percent"] for r in reports)

@@ -21,7 +21,8 @@ INFO_FORMATS = ("text", "json")
 # eval --online's learning rules (nbtext.jobs.online.learns): every message, the misclassified, or
 # TONE, train on or near error: the misclassified and those within a margin of the other class
 ONLINE_LEARNING = ("errors", "tone", "all")
-DEFAULT_TONE_MARGIN = 20.0  # nats of log-odds; chosen by cross-validation on the train splits (docs/performance.md)
+# --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md)
+DEFAULT_TONE_MARGIN = 80.0
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
