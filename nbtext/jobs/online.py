@@ -1,6 +1,6 @@
 """The spam track's protocol (TREC): messages in a fixed order, each classified by the model
-of the messages learned before it, then its true label revealed and, on an error (or
-always), learned. How a filter lives in a mailbox, in one process.
+of the messages learned before it, then its true label revealed and, on an error (near
+one, or always: `learns`), learned. How a filter lives in a mailbox, in one process.
 
 The model at each step is the multinomial model of the documents learned so far, with
 every class of the corpus (a class with none yet has its smoothed prior), exactly as
@@ -8,8 +8,9 @@ every class of the corpus (a class with none yet has its smoothed prior), exactl
 
     jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
 
-over the message's kept tokens (a total count of at least --min-count) and UNK, with d
-the features and T_k the class's tokens (nbtext.stats.formulas). Counts change by one message at
+over the message's kept tokens (a total count of at least --min-count) and UNK, with x_j
+their counts (or 1 each, presence features: B_kj then counts messages), d the features and
+T_k = Σ_j B_kj (nbtext.stats.formulas). Counts change by one message at
 a time, so each step costs its own tokens: the messages are read and tokenized ahead (on
 -j workers), then scored and learned in order in this process.
 """
