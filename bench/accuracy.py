@@ -161,7 +161,7 @@ def online_rows():
     learned and 1-ROCA% of the online run over all its messages."""
     print(f"(H: {ONLINE_HEADERS})")
     print(
-        f"{'corpus':14s} {'eval --online --seed 1':64s} {'spam missed':>11s} {'ham flagged':>11s} "
+        f"{'corpus':14s} {'eval --online --seed 1':68s} {'spam missed':>11s} {'ham flagged':>11s} "
         f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s}"
     )
     for corpus in extracted(SPAM_CORPORA):
@@ -176,7 +176,7 @@ def online_rows():
             )
             classes, said = report["classes"], " ".join(options).replace(ONLINE_HEADERS, "H")
             print(
-                f"{corpus:14s} {said:64s} {classes['spam']['taken_for_another']:11d} "
+                f"{corpus:14s} {said:68s} {classes['spam']['taken_for_another']:11d} "
                 f"{classes['ham']['taken_for_another']:11d} {report['errors']:6d} {report['learned']:7d} "
                 f"{report['roca_percent']:8.3f}"
             )

@@ -4,6 +4,8 @@ learning rule (errors, or TONE with a margin); the test splits are never read.
 
     .venv/bin/python bench/online_cv.py                 # the grid, its means over the orders
     .venv/bin/python bench/online_cv.py --features binary --alphas 1 --margins 20 40
+    .venv/bin/python bench/online_cv.py --corpora spamassassin --features binary --alphas 0.1 --margins 40 60 80 \
+        --headers subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id
 
 Each run is that of `nbtext eval --online` (nbtext.jobs.online.run, the documents shuffled
 by the seed as the command shuffles them); the documents are read and tokenized once per
