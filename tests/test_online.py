@@ -303,8 +303,9 @@ def test_tone_on_the_command_line(tmp_path):
     ):
         result = run("eval", *args, *folders)
         assert result.exit_code == 2 and "--tone-margin goes with --online --learn tone" in result.stderr
-    result = run("eval", "--online", "--learn", "tone", "--tone-margin", "-1", *folders)
-    assert result.exit_code == 2
+    for margin in ("-1", "nan"):  # (nan was taken, and learned only the errors)
+        result = run("eval", "--online", "--learn", "tone", "--tone-margin", margin, *folders)
+        assert result.exit_code == 2 and "--tone-margin" in result.stderr
 
 
 def test_presence_online_is_the_command_lines(tmp_path):

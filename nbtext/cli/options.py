@@ -331,6 +331,14 @@ def refuse_typed(names, message):
         raise click.UsageError(message.format(typed[0]))
 
 
+def _a_number(ctx, param, value):
+    """A float option's value, refused when it is nan (click's FloatRange lets nan through: no
+    comparison with its bounds is true)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number", ctx, param)
+    return value
+
+
 online_options = options(
     click.option(
         "--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."
@@ -347,6 +355,7 @@ online_options = options(
     click.option(
         "--tone-margin",
         type=click.FloatRange(min=0),
+        callback=_a_number,
         default=choices.DEFAULT_TONE_MARGIN,
         show_default=True,
         metavar="NATS",
