@@ -367,7 +367,20 @@ def predict(
 @plot_option
 @grouped
 def evaluate(
-    model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot, inputs, settings
+    model_path,
+    output_format,
+    unsure_below,
+    jobs,
+    folds,
+    seed,
+    compare,
+    online,
+    learn,
+    tone_margin,
+    quiet,
+    plot,
+    inputs,
+    settings,
 ):
     """Score a model on labelled documents (given as in train).
 
@@ -384,7 +397,8 @@ def evaluate(
 
     With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
     are classified one at a time by the multinomial model of those learned before, each
-    then learned if it was misclassified (--learn errors) or always (--learn all),
+    then learned if it was misclassified (--learn errors), also if its log-odds were within
+    --tone-margin of even (--learn tone: train on or near error), or always (--learn all),
     starting from -m MODEL if given, else from nothing with the train options. Prints the
     errors, how many of each class were taken for another (ham flagged, spam missed), the
     --unsure-below band's catch and 1-ROCA% (the area above the ROC curve, in percent).
@@ -397,6 +411,7 @@ def evaluate(
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
       nbtext eval --online --learn errors spam/ ham/
+      nbtext eval --online --learn tone --features binary --min-count 1 spam/ ham/
     """
     from nbtext.report.plots import check_plot_path, eval_plot, online_plot
 
@@ -412,7 +427,17 @@ def evaluate(
         if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
             refuse_typed(train_settings_but_alpha(), "{} goes with --online from nothing, not with -m MODEL")
         kind, result, curves, done = evaluation(
-            start, inputs, settings, unsure_below, jobs, folds, seed, compare, learn if online else None, skipped, quiet
+            start,
+            inputs,
+            settings,
+            unsure_below,
+            jobs,
+            folds,
+            seed,
+            compare,
+            (learn, tone_margin) if online else None,
+            skipped,
+            quiet,
         )
     write_line(evaluation_text(kind, result, output_format, os.isatty(1)))
     if plot:  # after the report: a picture that cannot be drawn loses no figures

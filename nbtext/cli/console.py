@@ -182,7 +182,7 @@ def drawn_to(path, draw, *arguments):
 def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, compare, learn, skipped, quiet=False):
     """`nbtext eval`'s work: ("crossval", {folds, seed, models: results by event model},
     None, documents) with `folds`; ("online", the report, None, documents) with `learn` (an online run, from the
-    model at `model_path` or, None, from nothing); else ("report", the report of the model
+    model at `model_path` or, None, from nothing, learning by the rule and TONE margin of `learn`); else ("report", the report of the model
     at `model_path`, its curves, documents)."""
     from nbtext.cli.oneshot import load_model
     from nbtext.reading.sources import labelled_input
@@ -229,16 +229,18 @@ def evaluation(model_path, inputs, settings, unsure_below, jobs, folds, seed, co
 
         documents = list(docs())
         bar = drawn(iter(range(len(documents))), "online", len(documents)) if shows_progress(quiet) else None
+        rule, tone_margin = learn
         report = evaluate_online(
             documents,
             settings,
             model,
-            learn,
+            rule,
             seed,
             unsure_below,
             jobs,
             skipped,
             (lambda i: next(bar, None)) if bar is not None else None,
+            tone_margin,
         )
         return "online", report, None, report["n"]
     from nbtext.jobs.evaluation import evaluate as score

@@ -231,6 +231,11 @@ def _labelled_conflicts(params):
         ),
         (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
         (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
+        (
+            "tone_margin" in params and params.get("learn") != "tone",
+            ["tone_margin"],
+            "goes with --online --learn tone (the margin of the messages it learns though right)",
+        ),
         (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
         (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)"),
     ]
@@ -326,15 +331,35 @@ def refuse_typed(names, message):
         raise click.UsageError(message.format(typed[0]))
 
 
+def _a_number(ctx, param, value):
+    """A float option's value, refused when it is nan (click's FloatRange lets nan through: no
+    comparison with its bounds is true)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number", ctx, param)
+    return value
+
+
 online_options = options(
     click.option(
         "--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."
     ),
     click.option(
         "--learn",
-        type=click.Choice(["errors", "all"]),
+        type=click.Choice(choices.ONLINE_LEARNING),
         default="errors",
-        help="--online: learn each document when misclassified, or every one.",
+        help=(
+            "--online: learn each document when misclassified (errors), also when its log-odds are within "
+            "--tone-margin of even (tone: train on or near error), or every one (all)."
+        ),
+    ),
+    click.option(
+        "--tone-margin",
+        type=click.FloatRange(min=0),
+        callback=_a_number,
+        default=choices.DEFAULT_TONE_MARGIN,
+        show_default=True,
+        metavar="NATS",
+        help="--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
     ),
 )
 scheduler_option = click.option(
