@@ -8,6 +8,17 @@ from nbtext import choices
 from nbtext.classifier.settings import header_names, unread_by_all
 
 
+class Number(click.FloatRange):
+    """A float option's value within its bounds, and never nan: click's FloatRange lets nan
+    through (no comparison with a bound is true)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail("nan is not a number", param, ctx)
+        return number
+
+
 def options(*decorators):
     """One decorator of several click options (in the order given)."""
 
@@ -29,7 +40,7 @@ def train_option(name):
         if name in choices.TRAIN_CHOICES
         else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None)
         if name in choices.TRAIN_COUNTS
-        else float
+        else Number()
         if name == "alpha"
         else str
     )
@@ -55,7 +66,7 @@ model_option = click.option(
     help="Model file to read (or set $NBTEXT_MODEL).",
 )
 alpha_override = click.option(
-    "--alpha", type=float, default=None, help="Re-smooth with this λ instead of the model's (no retraining needed)."
+    "--alpha", type=Number(), default=None, help="Re-smooth with this λ instead of the model's (no retraining needed)."
 )
 jobs_option = click.option(
     "-j",
@@ -94,7 +105,7 @@ max_bytes_option = click.option(
 )
 unsure_option = click.option(
     "--unsure-below",
-    type=click.FloatRange(0, 1),
+    type=Number(0, 1),
     default=None,
     metavar="P",
     help=(
@@ -131,7 +142,7 @@ predict_options = options(
     ),
     click.option(
         "--threshold",
-        type=click.FloatRange(0, 1),
+        type=Number(0, 1),
         default=None,
         metavar="P",
         help="Leave out labels below probability P (of -k's, or the one label).",
@@ -331,14 +342,6 @@ def refuse_typed(names, message):
         raise click.UsageError(message.format(typed[0]))
 
 
-def _a_number(ctx, param, value):
-    """A float option's value, refused when it is nan (click's FloatRange lets nan through: no
-    comparison with its bounds is true)."""
-    if value != value:
-        raise click.BadParameter("nan is not a number", ctx, param)
-    return value
-
-
 online_options = options(
     click.option(
         "--online", is_flag=True, help="The spam track's protocol: classify in order, then learn (see above)."
@@ -354,8 +357,7 @@ online_options = options(
     ),
     click.option(
         "--tone-margin",
-        type=click.FloatRange(min=0),
-        callback=_a_number,
+        type=Number(min=0),
         default=choices.DEFAULT_TONE_MARGIN,
         show_default=True,
         metavar="NATS",
