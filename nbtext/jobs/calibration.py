@@ -31,12 +31,11 @@ import numpy as np
 from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp, log
-from nbtext.features.matrix import DROPPED, one_hot
+from nbtext.features.matrix import DROPPED
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
 from nbtext.stats.bounds import most_within, upper_share
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
-from nbtext.stats.sufficient import Statistics, linear_scores
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
@@ -325,71 +324,8 @@ def out_of_fold_jll(model, token_lists, labels, folds):
 
 def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
     """out_of_fold_jll of documents given as their feature ids (flat, with a CSR row pointer)."""
-    lengths = np.diff(indptr)
     rows = np.array([model.classes.index(label) for label in labels], dtype=np.intp)
-    folds = np.asarray(folds)
-    jll = np.zeros((len(labels), len(model.classes)))
-    if model.event.local_smoothing and model.tfidf_sums is None:
-        return _out_of_fold_locally(model, ids, lengths, rows, folds, jll), lengths
-    X = model.feature_values(ids, indptr)
-    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
-    for f in np.unique(folds):
-        held_out = np.flatnonzero(folds == f)
-        fold = model.statistics.without(one_hot(rows[held_out], len(model.classes)), X[held_out])
-        jll[held_out] = linear_scores(X[held_out], model.event.linear_form(fold)) + model.event.prior_term(fold)
-    return jll, lengths
-
-
-def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
-    """out_of_fold_jll for a multinomial model, on the sample's own columns only (never a
-    (classes × features) table per fold): log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj
-    + d·λ), S the fold's class sums, T the class totals. The sample's documents hold every
-    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives.
-
-    In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
-    (document, column) cells in order, each with its count (or 1 for presence); every sum
-    runs over the cells in that order, as a canonical CSR matrix's products do."""
-    n_classes = len(model.classes)
-    columns, local = np.unique(ids, return_inverse=True)
-    document = np.repeat(np.arange(len(lengths)), lengths)
-    cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
-    cell_document, cell_column = np.divmod(cells, len(columns))
-    x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
-    counts = model.feature_count_columns(columns).T.copy()  # (columns, classes): a cell's classes side by side
-    totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
-    log_counts = log(counts + model.alpha)  # log(B_kj + λ), once: a fold changes only the B_kj its S_kj > 0
-    for f in np.unique(folds):
-        held_out = np.flatnonzero(folds == f)
-        held = folds[cell_document] == f
-        # S: the fold's class sums on the sample's columns (whole numbers: exact in any order)
-        sums = np.bincount(
-            cell_column[held] * n_classes + rows[cell_document[held]],
-            weights=x[held],
-            minlength=len(columns) * n_classes,
-        ).reshape(len(columns), n_classes)
-        changed = np.flatnonzero(sums)
-        # the fold's statistics on the sample's columns: B' = max(B − S, 0)
-        fold_sums = counts.copy()
-        fold_sums.flat[changed] = np.maximum(counts.flat[changed] - sums.flat[changed], 0.0)
-        fold = Statistics(
-            np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
-            fold_sums.T,
-            None,
-            model.alpha,
-            model.settings,
-        )
-        # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob computes it
-        log_theta = log_counts.copy()
-        log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
-        log_theta -= log(totals - sums.sum(axis=0) + model.n_features * model.alpha)
-        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
-        # (i, k)'s terms summed in the cells' order
-        position = np.searchsorted(held_out, cell_document[held])
-        terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
-        where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
-        part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
-        jll[held_out] = part.reshape(len(held_out), n_classes) + model.event.prior_term(fold)
-    return jll
+    return model.event.out_of_fold_jll(model, ids, indptr, rows, np.asarray(folds)), np.diff(indptr)
 
 
 def brier_of_scaled(jll, rows, log_scale):

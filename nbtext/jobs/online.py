@@ -4,14 +4,12 @@ always), learned. How a filter lives in a mailbox, in one process.
 
 The model at each step is the multinomial model of the documents learned so far, with
 every class of the corpus (a class with none yet has its smoothed prior), exactly as
-`nbtext train` of those documents would count it:
-
-    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
-
-over the message's kept tokens (a total count of at least --min-count) and UNK, with d
-the features and T_k the class's tokens (nbtext.stats.formulas). Counts change by one message at
-a time, so each step costs its own tokens: the messages are read and tokenized ahead (on
--j workers), then scored and learned in order in this process.
+`nbtext train` of those documents would count it, and scored as its one-message filter
+scores (the event model's `online` form, nbtext.stats.event_models: the multinomial's
+one-document form) over the message's kept tokens (a total count of at least --min-count)
+and UNK. Counts change by one message at a time, so each step costs its own tokens: the
+messages are read and tokenized ahead (on -j workers), then scored and learned in order in
+this process.
 """
 
 import math
@@ -19,15 +17,19 @@ from collections import Counter
 
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
-from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
 from nbtext.stats.tempering import document_temperature
 
 
 class OnlineMultinomial:
-    """Counts that grow one document at a time, and the posterior of the model they make."""
+    """Counts that grow one document at a time, and the posterior of the model they make
+    (by `form`, an event model's `online` form: the counts' totals, features and λ make it)."""
 
-    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
+    def __init__(
+        self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None, form=CountsDocument
+    ):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        self.form = form
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
         k = len(self.classes)
         self.row = {label: i for i, label in enumerate(self.classes)}
@@ -65,21 +67,18 @@ class OnlineMultinomial:
         """(P(k | tokens) for each class, jll_k for each class)."""
         n_features = self.n_kept + (1 if self.unk else 0)
         totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
-        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        denominators = [math.log(t + n_features * self.alpha) if n_features else 0.0 for t in totals]
-        jll = self._log_prior()
-        unknown = 0
+        features, unknown = [], 0
         for token, n in Counter(tokens).items():
             counts = self.counts.get(token)
             if counts is None or sum(counts) < self.min_count:
                 unknown += n
-                continue
-            for i, c in enumerate(counts):
-                jll[i] += n * (math.log(c + self.alpha) - denominators[i])
-        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+            else:
+                features.append((token, n, counts))
         if unknown and self.unk:
-            for i, c in enumerate(self.unk_totals):
-                jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
+            features.append((None, unknown, self.unk_totals))
+        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
+        jll = self.form(totals, n_features, self.alpha).joint_log_likelihood(self._log_prior(), features)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
@@ -187,12 +186,8 @@ def evaluate_online(
             "without train options, is scored with its temperature)"
         )
     settings = dict(model.settings) if model is not None else make_settings(**settings)
-    event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
-    if (
-        event.pure_form != "counts"
-        or settings.get("features", "counts") != "counts"
-        or settings["max_features"] is not None
-    ):
+    form = EVENT_MODELS[settings["event_model"]].online  # (the multinomial's: a model of counts, scored from them)
+    if form is None or settings.get("features", "counts") != "counts" or settings["max_features"] is not None:
         raise NbtextError(
             "eval --online runs a multinomial model of counts (--model multinomial, no --features or --max-features)"
         )
@@ -237,6 +232,7 @@ def evaluate_online(
         settings["prior"],
         start,
         model.calibration if model is not None else None,
+        form,
     )
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
