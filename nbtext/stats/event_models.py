@@ -51,6 +51,9 @@ class OneDocument:
     presence = False
     follows_changes = False  # whether its record follows learned and forgotten documents (pending records)
     absent = None  # a constant per class, or None
+    # what record_of adds to the record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}:
+    # what the model file's schema checks (nbtext.modelfile.schema.check_one_document)
+    record_values = {}
 
     @classmethod
     def of_record(cls, record, class_count, alpha):
@@ -84,6 +87,7 @@ class CountsDocument(OneDocument):
     protocol's form (nbtext.jobs.online): the same sums, of the counts so far."""
 
     follows_changes = True  # its record (d, UNK, T_k) is what a pending record derives
+    record_values = {"totals": "counts"}
 
     def __init__(self, totals, n_features, alpha):
         self.alpha = alpha
@@ -108,6 +112,7 @@ class PresenceDocument(OneDocument):
     Σ_j log(1 − θ_kj) over every feature is the record's `absent`."""
 
     presence = True
+    record_values = {"absent": "log"}
 
     def __init__(self, absent, class_count, alpha):
         self.absent, self.class_count, self.alpha = list(absent), list(class_count), alpha
