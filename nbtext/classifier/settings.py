@@ -79,7 +79,7 @@ def make_settings(**options):
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     event = EVENT_MODELS[o["model"]]
-    if o["calibration"] == "temperature" and event.own_jll:  # refused before any corpus is read
+    if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
     if event.default_features is None:  # a model of table rows
         if not o["columns"]:

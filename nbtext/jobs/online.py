@@ -4,15 +4,12 @@ one, or always: `learns`), learned. How a filter lives in a mailbox, in one proc
 
 The model at each step is the multinomial model of the documents learned so far, with
 every class of the corpus (a class with none yet has its smoothed prior), exactly as
-`nbtext train` of those documents would count it:
-
-    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
-
-over the message's kept tokens (a total count of at least --min-count) and UNK, with x_j
-their counts (or 1 each, presence features: B_kj then counts messages), d the features and
-T_k = Σ_j B_kj (nbtext.stats.formulas). Counts change by one message at
-a time, so each step costs its own tokens: the messages are read and tokenized ahead (on
--j workers), then scored and learned in order in this process.
+`nbtext train` of those documents would count it, and scored as its one-message filter
+scores (the event model's `online` form, nbtext.stats.event_models: the multinomial's
+one-document form) over the message's kept tokens (a total count of at least --min-count)
+and UNK, x_j its count (or 1 each, presence features: B_kj then counts messages). Counts change by one message at a time, so each step costs its own tokens: the
+messages are read and tokenized ahead (on -j workers), then scored and learned in order in
+this process.
 """
 
 import heapq
@@ -22,15 +19,28 @@ from collections import Counter
 from nbtext.choices import DEFAULT_TONE_MARGIN
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
-from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
 from nbtext.stats.tempering import document_temperature
 
 
 class OnlineMultinomial:
-    """Counts that grow one document at a time, and the posterior of the model they make."""
+    """Counts that grow one document at a time, and the posterior of the model they make
+    (by `form`, an event model's `online` form: the counts' totals, features and λ make it)."""
 
-    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None, presence=False):
+    def __init__(
+        self,
+        classes,
+        alpha,
+        min_count,
+        unk,
+        prior="smoothed",
+        start=None,
+        calibration=None,
+        form=CountsDocument,
+        presence=False,
+    ):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        self.form = form
         self.presence = presence  # x_j = 1 for a token the document holds (--features binary), else its count
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
         k = len(self.classes)
@@ -69,21 +79,18 @@ class OnlineMultinomial:
         """(P(k | tokens) for each class, jll_k for each class)."""
         n_features = self.n_kept + (1 if self.unk else 0)
         totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
-        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        denominators = [math.log(t + n_features * self.alpha) if n_features else 0.0 for t in totals]
-        jll = self._log_prior()
-        unknown = 0
+        features, unknown = [], 0
         for token, n in Counter(tokens).items():
             counts = self.counts.get(token)
             if counts is None or sum(counts) < self.min_count:
                 unknown += n
-                continue
-            for i, c in enumerate(counts):
-                jll[i] += (1 if self.presence else n) * (math.log(c + self.alpha) - denominators[i])
-        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+            else:
+                features.append((token, 1 if self.presence else n, counts))
         if unknown and self.unk:
-            for i, c in enumerate(self.unk_totals):
-                jll[i] += (1 if self.presence else unknown) * (math.log(c + self.alpha) - denominators[i])
+            features.append((None, 1 if self.presence else unknown, self.unk_totals))
+        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
+        jll = self.form(totals, n_features, self.alpha).joint_log_likelihood(self._log_prior(), features)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
@@ -222,9 +229,9 @@ def evaluate_online(
             "without train options, is scored with its temperature)"
         )
     settings = dict(model.settings) if model is not None else make_settings(**settings)
-    event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
     features = settings.get("features", "counts")
-    if event.pure_form != "counts" or features not in ("counts", "binary") or settings["max_features"] is not None:
+    form = EVENT_MODELS[settings["event_model"]].online  # (the multinomial's: a model of counts, scored from them)
+    if form is None or features not in ("counts", "binary") or settings["max_features"] is not None:
         raise NbtextError(
             "eval --online runs a multinomial model of counts or of presence (--model multinomial, "
             "--features counts or binary, no --max-features)"
@@ -274,6 +281,7 @@ def evaluate_online(
         settings["prior"],
         start,
         model.calibration if model is not None else None,
+        form,
         presence=features == "binary",
     )
     if model is not None:

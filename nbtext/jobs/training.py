@@ -140,7 +140,7 @@ def budget_of(options, calibration, partial=False):
 def calibration_of(settings, options):
     """--calibration as it applies: "auto" is "none" for a model of table rows (categorical)."""
     calibration = options.get("calibration", TRAIN_DEFAULTS["calibration"])
-    if calibration == "auto" and EVENT_MODELS[settings["event_model"]].own_jll:
+    if calibration == "auto" and not EVENT_MODELS[settings["event_model"]].calibrates:
         return "none"
     return calibration
 
