@@ -11,7 +11,7 @@ DEMO   := build/demo.model
 ARCHIVES := $(wildcard $(SHARED)/corpora/*.tar.gz)
 EXTRACTED := $(patsubst $(SHARED)/corpora/%.tar.gz,$(DATA)/%/.extracted,$(ARCHIVES))
 
-.PHONY: help install demo test test-fast bench accuracy profile corpora mutants fuzz clean
+.PHONY: help install demo format test test-fast bench compare accuracy profile corpora mutants fuzz clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's|$$(SHARED)|$(SHARED)|g' -e 's|$$(BIN)|$(BIN)|g' \
@@ -47,6 +47,9 @@ test-fast: install  ## the tests that read no real corpus (pytest -m "not slow")
 
 bench: install corpora  ## speed and memory against scikit-learn and the Python floor, a Dask cluster against -j 1 (minutes)
 	$(BIN)/python bench/bench.py
+
+compare: install corpora  ## the work tree against REV (a git revision; default main) on the rows a user feels, interleaved: filter, learn, forget, train, predict
+	$(BIN)/python bench/builds.py $(or $(REV),main)
 
 accuracy: install corpora  ## train on each real corpus's train split, evaluate on its test split (the README's accuracy figures; docs/performance.md)
 	$(BIN)/python bench/accuracy.py

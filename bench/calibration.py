@@ -1,5 +1,5 @@
 """How the temperature is fitted, judged on training data only, as the project's accuracy
-choices are: the Brier score (nbtext.jobs.calibration's) or the log-loss as objective, and one
+choices are: the Brier score (nbtext.stats.fitting's) or the log-loss as objective, and one
 temperature for all documents or one growing with their length, T·n^γ (nbtext's).
 
     .venv/bin/python bench/calibration.py          # after `make corpora`
@@ -22,15 +22,10 @@ from scipy.optimize import minimize_scalar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import nbtext.jobs.calibration as calibration
-from nbtext.jobs.calibration import (
-    BETA_RANGE,
-    FOLDS,
-    SAMPLE,
-    fit_inverse_temperature,
-    fit_temperature,
-    out_of_fold_jll,
-)
+import nbtext.stats.fitting as fitting
+from nbtext.jobs.calibration import SAMPLE
+from nbtext.stats.fitting import BETA_RANGE, fit_inverse_temperature, fit_temperature
+from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
 from nbtext.jobs.training import over_batches, train_corpus
 from nbtext.reading.documents import in_batches
 from nbtext.reading.sources import labelled_input
@@ -79,14 +74,12 @@ def main():
 
         def within_range(fitted, held):
             """by_length with the search kept to BETA_RANGE (before it looked past the soft end)."""
-            softening = calibration.minimize_softening
-            calibration.minimize_softening = lambda loss, tol: calibration.minimize_bounded(
-                loss, *np.log(BETA_RANGE), tol
-            )
+            softening = fitting.minimize_softening
+            fitting.minimize_softening = lambda loss, tol: fitting.minimize_bounded(loss, *np.log(BETA_RANGE), tol)
             try:
                 return by_length(fitted, held)
             finally:
-                calibration.minimize_softening = softening
+                fitting.minimize_softening = softening
 
         fits = {
             "Brier, one T": lambda fitted, held: fit_inverse_temperature(jll[fitted], rows[fitted]),

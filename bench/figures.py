@@ -86,7 +86,9 @@ class Shared:
     def news_fit(self):
         """(jll, the Brier score as a function of log 1/T) of 20 Newsgroups' fit sample: the
         out-of-fold jll of the documents a training fits T on, γ as the training fitted it."""
-        from nbtext.jobs.calibration import SAMPLE, brier_of_scaled, feature_rows, out_of_fold_of
+        from nbtext.jobs.calibration import SAMPLE, feature_rows
+        from nbtext.stats.fitting import brier_of_scaled
+        from nbtext.stats.out_of_fold import out_of_fold_of
 
         model = self.news_model
         token_lists, labels, hashes = model.calibration_sample
@@ -342,7 +344,7 @@ def calibration_step(shared):
 
 @row("jobs/calibration.py", "minimize_bounded (Brent's method) against golden section alone")
 def calibration_evaluations(shared):
-    from nbtext.jobs.calibration import BETA_RANGE, SCALE_TOLERANCE, minimize_bounded
+    from nbtext.stats.fitting import BETA_RANGE, SCALE_TOLERANCE, minimize_bounded
 
     _, scaled_loss = shared.news_fit
     calls = []

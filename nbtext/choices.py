@@ -18,6 +18,11 @@ LENGTH_EXPONENT_RANGE = (0.0, 1.0)
 PREDICT_FORMATS = ("tsv", "json", "fasttext")
 EVAL_FORMATS = ("table", "json")
 INFO_FORMATS = ("text", "json")
+# eval --online's learning rules (nbtext.jobs.online.learns): every message, the misclassified, or
+# TONE, train on or near error: the misclassified and those within a margin of the other class
+ONLINE_LEARNING = ("errors", "tone", "all")
+# --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md)
+DEFAULT_TONE_MARGIN = 80.0
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more

@@ -114,8 +114,19 @@ class Dovecot:
         for path in [self.home.parent, *self.home.parent.rglob("*")]:
             os.chown(path, MAIL_UID, MAIL_GID)
 
-    def start(self, extra=""):
+    def start(self, extra="", tls=False):
+        """Start the server; with `tls`, it serves imaps (and STARTTLS) with a certificate
+        for 127.0.0.1 and localhost made now (self.certificate: the file a client trusts)."""
         self.imap_port, self.lmtp_port = free_port(), free_port()
+        self.imaps_port = free_port() if tls else 0
+        if tls:
+            self.certificate, key = self.world / "cert.pem", self.world / "key.pem"
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost"]
+                + ["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", self.certificate],
+                check=True,
+                capture_output=True,
+            )
         (self.world / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
         config = self.world / "dovecot.conf"
         config.write_text(f"""\
@@ -124,7 +135,7 @@ state_dir = {self.world}/state
 log_path = {self.log}
 protocols = imap lmtp
 listen = 127.0.0.1
-ssl = no
+{f"ssl = yes{chr(10)}ssl_cert = <{self.certificate}{chr(10)}ssl_key = <{key}" if tls else "ssl = no"}
 disable_plaintext_auth = no
 auth_mechanisms = plain
 mail_location = maildir:~/Maildir
@@ -156,7 +167,8 @@ service imap-login {{
     port = {self.imap_port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {self.imaps_port}
   }}
 }}
 service lmtp {{
@@ -234,6 +246,19 @@ service pop3-login {{
         client = imaplib.IMAP4("127.0.0.1", self.imap_port, timeout=60)
         client.login(USER, PASSWORD)
         return client
+
+    def append(self, folder, messages):
+        """Put `messages` (bytes, LF or CR LF lines) into `folder` over IMAP (APPEND, no
+        flags), creating the folder if it is missing; the UIDs they got."""
+        client = self.imap()
+        client.create(folder)  # (NO if it exists)
+        for message in messages:
+            answer = client.append(folder, None, None, message.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+            assert answer[0] == "OK", answer
+        assert client.select(folder)[0] == "OK"
+        _, found = client.uid("SEARCH", None, "ALL")
+        client.logout()
+        return [int(uid) for uid in found[0].split()][-len(messages) :] if messages else []
 
     def move(self, client, message, source, target, how="MOVE"):
         """Move the message of these stored bytes from folder `source` to `target` over IMAP:

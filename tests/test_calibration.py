@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nbtext
-from nbtext.jobs.calibration import fit_inverse_temperature, fit_temperature, fit_tempering, out_of_fold_jll
 from nbtext.stats.formulas import temperatures
+from nbtext.stats.out_of_fold import out_of_fold_jll
+from nbtext.stats.event_models import LinearModel
+from nbtext.stats.fitting import fit_inverse_temperature, fit_temperature, fit_tempering
 from nbtext.stats.tempering import document_temperature
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
@@ -50,7 +52,7 @@ def test_the_fit_looks_past_the_soft_end_of_its_range():
     the best 1/T (3.3e-10) lies far below BETA_RANGE, whose every point gives certain
     answers (a plateau, where the one bounded search stopped at 1/T = 20). Both fits find
     it, and a count model's scale is found as before (the range's answer)."""
-    from nbtext.jobs.calibration import BETA_RANGE
+    from nbtext.stats.fitting import BETA_RANGE
 
     rng = np.random.default_rng(4)
     z = rng.normal(size=(5000, 3)) * 2.0
@@ -69,7 +71,7 @@ def test_looking_past_the_soft_end_never_does_worse_than_the_range(seed, log_sca
     """Scores of any scale (1e-3 to 1e15), labels that follow them or not: the fitted 1/T is
     positive and finite, and its Brier score is no worse than that of the best 1/T the
     bounded search finds within BETA_RANGE alone."""
-    from nbtext.jobs.calibration import BETA_RANGE, SCALE_TOLERANCE, brier_of_scaled, minimize_bounded
+    from nbtext.stats.fitting import BETA_RANGE, SCALE_TOLERANCE, brier_of_scaled, minimize_bounded
 
     rng = np.random.default_rng(seed)
     z = rng.normal(size=(300, n_classes)) * 2.0
@@ -108,7 +110,7 @@ def test_the_bounded_search_finds_what_scipy_finds():
     minimize_scalar, on shapes with the minimum inside and at an end of the bracket."""
     from scipy.optimize import minimize_scalar
 
-    from nbtext.jobs.calibration import minimize_bounded
+    from nbtext.stats.fitting import minimize_bounded
 
     for f, low, high in [
         (lambda x: (x - 1.3) ** 2, -9.2, 3.0),
@@ -170,7 +172,7 @@ def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_table
     tokens = [model.tokenize(t) for t in texts]
     folds = [i % 5 for i in range(len(texts))]
     local, lengths = out_of_fold_jll(model, tokens, labels, folds)
-    monkeypatch.setattr(type(model.event), "local_smoothing", False)
+    monkeypatch.setattr(type(model.event), "out_of_fold_jll", LinearModel.out_of_fold_jll)  # the whole table's
     whole, same_lengths = out_of_fold_jll(model, tokens, labels, folds)
     assert np.array_equal(local, whole) and np.array_equal(lengths, same_lengths)
 
@@ -457,7 +459,7 @@ def test_one_documents_temperature_is_the_arrays(lengths, floor, exponent, tempe
 @given(st.integers(0, 2**32 - 1), st.floats(-12.0, 3.0))
 def test_the_two_class_brier_score_of_the_margins_is_the_tables(seed, log_scale):
     """The floors are compared on the margins alone (brier_of_margins): the same score."""
-    from nbtext.jobs.calibration import brier_of_margins, brier_of_scaled
+    from nbtext.stats.fitting import brier_of_margins, brier_of_scaled
 
     rng = np.random.default_rng(seed)
     jll = rng.normal(size=(200, 2)) * rng.uniform(1, 300)

@@ -195,7 +195,8 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(tmp_path, address):
         text=True,
         timeout=60,
     )
-    assert time.perf_counter() - started < 10
+    # under the 20 s the old Client waited at exit, with room for a loaded machine's start-up and name lookup
+    assert time.perf_counter() - started < 18
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"Error: --scheduler '{address}' is not a scheduler's address")
 

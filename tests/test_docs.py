@@ -37,6 +37,7 @@ INSTALLS = "installs nbtext outside this folder (pipx, pip, sudo): not for a tes
 MAKE = "make sets up .venv in the checkout (and `make test` runs the whole suite)"
 ZSH = "zsh code: bash cannot evaluate it"
 CLUSTER = "needs a Dask cluster or a SLURM array, and data on /data or s3://"
+IMAP = "reads an IMAP server: tests/test_imap.py runs these against a Dovecot of its own"
 DOVECOT = "sets up the system's Dovecot as root: tests/test_dovecot.py does the same with a Dovecot of its own"
 
 # command (without its trailing comment) -> why it is not run here
@@ -45,6 +46,7 @@ NOT_RUN = {
     "make test": MAKE,
     "make accuracy": REAL_CORPORA,
     "make bench": REAL_CORPORA,
+    "make compare REV=main~3": REAL_CORPORA,
     ".venv/bin/python bench/figures.py": REAL_CORPORA,
     "pipx install .": INSTALLS,
     "python3 -m pip install --user .": INSTALLS,
@@ -64,6 +66,10 @@ NOT_RUN = {
     'sudo ln -s "$(command -v nbtext)" /etc/dovecot/nbtext/bin/nbtext': DOVECOT,
     "sudo sievec /etc/dovecot/nbtext": DOVECOT,
     "sudo doveadm reload": DOVECOT,
+    "nbtext train -o mail.model spam=imaps://me@mail.example.org/Junk ham=imaps://me@mail.example.org/Archive": IMAP,
+    "nbtext predict -m mail.model imaps://me@mail.example.org/INBOX": IMAP,
+    "nbtext train --update -q -m mail.model spam=imaps://me@mail.example.org/learn-spam": IMAP,
+    "nbtext imap-scan --dry-run -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX": IMAP,
 }
 PLOTS = "--plot"  # commands that draw need matplotlib (the plot extra)
 

@@ -56,7 +56,7 @@ def test_the_evidence_adds_up_to_the_printed_log_odds(calibrated):
         evidence = model.explain(tokens, log_proba, 10_000)
         ids, _ = model.vocabulary.ids([tokens])
         temperature = model.temperatures(1, [len(ids)])[0]
-        rest = bias[winner] - bias[runner_up] + model._prior_term[winner] - model._prior_term[runner_up]
+        rest = bias[winner] - bias[runner_up] + model.prior_term[winner] - model.prior_term[runner_up]
         if model.vocabulary.unk_column is not None:
             x = np.count_nonzero(ids == model.vocabulary.unk_column)
             if model.binary:

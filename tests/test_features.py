@@ -128,7 +128,7 @@ def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
     model = nbtext.load(tmp_path / "m.model")
     W, b, _ = model.linear_form
     ids, indptr = model.vocabulary.ids([model.tokenize(t) for t in test])
-    jll = np.asarray(csr_from_ids(ids, indptr, W.shape[1], False) @ W.T) + b + model._prior_term
+    jll = np.asarray(csr_from_ids(ids, indptr, W.shape[1], False) @ W.T) + b + model.prior_term
     expected = np.exp(jll - np.logaddexp.reduce(jll, axis=1, keepdims=True))
     assert np.array_equal(np.array(__import__("json").loads(probabilities)), model.predict_proba(test))
     assert np.allclose(model.predict_proba(test), expected, rtol=0, atol=1e-12)

@@ -17,7 +17,8 @@ from scipy.stats import beta
 import nbtext
 from nbtext.exactmath import exp
 import nbtext.jobs.calibration as calibration
-from nbtext.jobs.calibration import BUDGET_RISK, FOLDS, out_of_fold_jll
+from nbtext.jobs.calibration import BUDGET_RISK
+from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
 from nbtext.stats.bounds import most_within, upper_share
 
 from conftest import ROOT, run

@@ -9,7 +9,9 @@ import pytest
 
 import nbtext
 from nbtext.classifier.settings import make_tokenizer
+from nbtext.choices import DEFAULT_TONE_MARGIN
 from nbtext.jobs.online import OnlineMultinomial
+from nbtext.jobs.online import run as online_run
 from nbtext.stats.metrics import roc_auc
 
 from conftest import ROOT, run
@@ -21,21 +23,37 @@ def labelled(split):
     return [(p.read_bytes(), label) for label in ("ham", "spam") for p in sorted((MAIL / split / label).iterdir())]
 
 
-@pytest.mark.parametrize("min_count, unknown", [(1, "unk"), (2, "unk"), (3, "ignore")])
-def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unknown):
+@pytest.mark.parametrize(
+    "min_count, unknown, features",
+    [
+        (1, "unk", "counts"),
+        (2, "unk", "counts"),
+        (3, "ignore", "counts"),
+        (1, "unk", "binary"),
+        (3, "ignore", "binary"),
+    ],
+)
+def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unknown, features):
     """After any prefix of a shuffled corpus, the online counts score a query as the
-    multinomial model trained on that prefix does (tokens crossing --min-count included)."""
+    multinomial model trained on that prefix does (tokens crossing --min-count included),
+    of token counts or of presence (each token once a document, UNK once)."""
     documents = labelled("train")
     random.Random(3).shuffle(documents)
     tokenize = make_tokenizer(nbtext.train(["a b", "c d"], ["x", "y"], min_count=1).settings["tokenizer"])
-    online = OnlineMultinomial(["ham", "spam"], 0.1, min_count, unknown == "unk")
+    online = OnlineMultinomial(["ham", "spam"], 0.1, min_count, unknown == "unk", presence=features == "binary")
     queries = [data for data, _ in labelled("test")[::4]]
     for n, (data, label) in enumerate(documents, 1):
         online.learn(tokenize(data), label)
         if n in (12, 40, len(documents)):
             texts, labels = zip(*documents[:n])
             model = nbtext.train(
-                list(texts), list(labels), alpha=0.1, min_count=min_count, unknown=unknown, calibration="none"
+                list(texts),
+                list(labels),
+                alpha=0.1,
+                min_count=min_count,
+                unknown=unknown,
+                features=features,
+                calibration="none",
             )
             expected = model.predict_proba(queries)
             for query, row in zip(queries, expected):
@@ -148,15 +166,23 @@ def test_the_picture(tmp_path):
     assert result.exit_code == 0 and picture.read_bytes().startswith(b"\x89PNG")
 
 
-@pytest.mark.parametrize("floor", [None, 1000])
-def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor):
+@pytest.mark.parametrize("floor, presence", [(None, False), (1000, False), (None, True)])
+def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor, presence):
     """From -m MODEL the probabilities are the model's, its calibration applied (so its
     unsure band is the filter's): the first message is scored as predict scores it (with
-    a length floor too, past the length of every message here)."""
+    a length floor too, past the length of every message here; and of presence features)."""
     model = tmp_path / "c.model"
+    options = ["--features", "binary", "--min-count", "1"] if presence else []
     assert (
         run(
-            "train", "--calibration", "temperature", "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham"
+            "train",
+            "--calibration",
+            "temperature",
+            *options,
+            "-o",
+            model,
+            MAIL / "train" / "spam",
+            MAIL / "train" / "ham",
         ).exit_code
         == 0
     )
@@ -171,6 +197,7 @@ def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor):
         True,
         start={t: loaded.token_counts.dense[:, j].tolist() for j, t in enumerate(loaded.vocabulary.tokens)},
         calibration=loaded.calibration,
+        presence=presence,
     )
     online.class_count = [float(n) for n in loaded.class_count]
     tokenize = make_tokenizer(loaded.settings["tokenizer"])
@@ -209,3 +236,93 @@ def test_three_classes_line_up(tmp_path):
     )
     text = run("eval", "--online", "--table", table, "--no-header").stdout
     assert "  eggs taken for another class 0 (0.00% of 1)" in text
+
+
+class Recorded(OnlineMultinomial):
+    """An online model that notes each message's jll and which messages it learned."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scored, self.learned = [], []
+
+    def posterior(self, tokens):
+        p, jll = super().posterior(tokens)
+        self.scored.append((p, jll))
+        return p, jll
+
+    def learn(self, tokens, label):
+        self.learned.append(len(self.scored) - 1)
+        super().learn(tokens, label)
+
+
+@pytest.mark.parametrize("presence", [False, True])
+@pytest.mark.parametrize("rule, margin", [("errors", None), ("all", None), ("tone", 0.0), ("tone", 8.0)])
+def test_each_rule_learns_the_messages_it_names(rule, margin, presence):
+    """--learn errors learns the misclassified, all every message, tone (train on or near
+    error) the misclassified and those whose |log-odds| were within the margin: checked
+    against each message's own score before it was learned."""
+    documents = labelled("train") + labelled("test")
+    random.Random(7).shuffle(documents)
+    tokenize = make_tokenizer(nbtext.train(["a b", "c d"], ["x", "y"], min_count=1).settings["tokenizer"])
+    online = Recorded(["ham", "spam"], 1.0, 1, True, presence=presence)
+    stream = [(str(i), tokenize(data), label) for i, (data, label) in enumerate(documents)]
+    report = online_run(stream, online, rule, tone_margin=margin)
+    expected = []
+    for i, ((_, _, label), (p, jll)) in enumerate(zip(stream, online.scored)):
+        wrong = ["ham", "spam"][p.index(max(p))] != label
+        near = rule == "tone" and abs(jll[1] - jll[0]) <= margin
+        if rule == "all" or wrong or near:
+            expected.append(i)
+    assert online.learned == expected and report["learned"] == len(expected)
+    assert (report["learned"] == len(stream)) == (rule == "all")  # the others leave some out
+    if rule == "tone":
+        assert report["tone_margin"] == margin
+    if margin:  # the margin learns some message the errors rule would not
+        assert report["learned"] > report["errors"]
+
+
+def test_tone_on_the_command_line(tmp_path):
+    """--learn tone says its margin (JSON and text); a margin as wide as any score learns every
+    message, as --learn all does; --tone-margin without --learn tone is a usage error."""
+    folders = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
+    tone = json.loads(run("eval", "--online", "--format", "json", "--learn", "tone", *folders).stdout)
+    assert tone["learn"] == "tone" and tone["tone_margin"] == DEFAULT_TONE_MARGIN
+    wide = run("eval", "--online", "--format", "json", "--learn", "tone", "--tone-margin", "1e9", *folders)
+    everything = run("eval", "--online", "--format", "json", "--learn", "all", *folders)
+    wide, everything = json.loads(wide.stdout), json.loads(everything.stdout)
+    assert wide["learned"] == wide["n"] and {**wide, "learn": "all", "tone_margin": None} == {
+        **everything,
+        "tone_margin": None,
+    }
+    text = run("eval", "--online", "--learn", "tone", "--tone-margin", "3", *folders).stdout
+    assert "the errors and those within 3 of even (TONE)" in text
+    for args in (
+        ["--tone-margin", "3"],
+        ["--online", "--tone-margin", "3"],
+        ["--online", "--learn", "all", "--tone-margin", "3"],
+    ):
+        result = run("eval", *args, *folders)
+        assert result.exit_code == 2 and "--tone-margin goes with --online --learn tone" in result.stderr
+    for margin in ("-1", "nan"):  # (nan was taken, and learned only the errors)
+        result = run("eval", "--online", "--learn", "tone", "--tone-margin", margin, *folders)
+        assert result.exit_code == 2 and "--tone-margin" in result.stderr
+
+
+def test_presence_online_is_the_command_lines(tmp_path):
+    """eval --online --features binary runs the presence multinomial (each token once a
+    message): not the counts' run; with UNK it needs --min-count 1 (UNK's count, the
+    documents holding a token not yet kept, changes as tokens are learned): one line."""
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    counts = json.loads(
+        run("eval", "--online", "--format", "json", "--min-count", "1", "--learn", "all", *folders).stdout
+    )
+    presence = run(
+        "eval", "--online", "--format", "json", "--features", "binary", "--min-count", "1", "--learn", "all", *folders
+    )
+    assert presence.exit_code == 0, presence.stderr
+    assert json.loads(presence.stdout)["cumulative_errors"] != counts["cumulative_errors"]
+    result = run("eval", "--online", "--features", "binary", *folders)
+    assert result.exit_code == 1 and "--min-count 1 or --unknown ignore" in result.stderr
+    assert result.stderr.count("\n") == 1
+    result = run("eval", "--online", "--features", "binary", "--unknown", "ignore", *folders)
+    assert result.exit_code == 0, result.stderr

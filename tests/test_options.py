@@ -338,3 +338,24 @@ def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):
     with pytest.raises(NbtextError, match="--alpha does nothing"):
         nbtext.load(model).with_alpha(0.5)
     assert run("predict", "-m", model, input="free prize").exit_code == 0
+
+
+def test_every_float_option_of_every_command_refuses_nan_in_one_line():
+    """click's FloatRange and float let nan through (no comparison with a bound is true): every
+    float option is an options.Number, which refuses it before anything is read."""
+    import click
+
+    from nbtext.cli.commands import cli
+    from nbtext.cli.options import Number
+
+    floats = [
+        (name, param.opts[-1])
+        for name, command in cli.commands.items()
+        for param in command.params
+        if isinstance(param, click.Option) and isinstance(param.type, (click.types.FloatParamType, click.FloatRange))
+    ]
+    assert len(floats) >= 4  # --unsure-below, --threshold, --alpha of predict, --tone-margin
+    for name, option in floats:
+        command = cli.commands[name]
+        assert isinstance(next(p for p in command.params if option in p.opts).type, Number), (name, option)
+        one_line_error(run(name, option, "nan"), "nan")

@@ -18,6 +18,7 @@ import nbtext
 from nbtext.classifier import purescore
 from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
+from nbtext.stats.event_models import EVENT_MODELS
 
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the", "café", "日本"]
 
@@ -254,3 +255,47 @@ def test_an_updated_model_is_scored_alike(tmp_path):
         model, lambda: [[Document("a", "money money now click", "s"), Document("b", "report at the meeting", "h")]]
     )
     agree(more, pure_model(more, tmp_path / "m.model"), ["free money meeting", "noon", "unseen words"])
+
+
+@pytest.mark.parametrize("name", [name for name, event in EVENT_MODELS.items() if event.default_features is not None])
+def test_every_text_model_is_served_by_its_own_form_or_left_to_numpy(tmp_path, name):
+    """Each event model in the registry either has a form of one document (its own, which
+    gives numpy's probabilities) or is scored by numpy: a model added to the registry is
+    checked here without a line of its own."""
+    event = EVENT_MODELS[name]
+    texts = ["free prize now", "lunch at noon", "free money prize", "noon report lunch", "click now free", "the report"]
+    model = nbtext.train(texts, ["s", "h", "s", "h", "s", "h"], model=name, min_count=1)
+    pure = pure_model(model, tmp_path / "m.model")
+    if event.one_document is None:
+        assert pure is None
+        return
+    assert type(pure.form) is event.one_document
+    agree(nbtext.load(tmp_path / "m.model"), pure, ["free lunch", "prize report unseen", "noon noon click", ""])
+
+
+def test_the_pure_path_serves_the_models_it_served():
+    """Which models one message is scored for without numpy is the event models' own say, and
+    unchanged: the multinomial's and Bernoulli's."""
+    assert [name for name, event in EVENT_MODELS.items() if event.one_document is not None] == [
+        "multinomial",
+        "bernoulli",
+    ]
+
+
+def test_the_one_message_path_scores_with_the_event_models_own_form(tmp_path, monkeypatch):
+    """The pure path asks the event model for its form of one document and scores with it,
+    whatever it computes (it used to pick one of its own formulas by a name the model gave,
+    so another model's math under that name would have been scored as the multinomial)."""
+    model = nbtext.train(["free prize", "lunch noon", "free money", "noon report"], ["s", "h", "s", "h"], min_count=1)
+    form = model.event.one_document
+
+    class Shifted(form):
+        def joint_log_likelihood(self, log_prior, features):
+            jll = super().joint_log_likelihood(log_prior, features)
+            return [jll[0] + 5.0, *jll[1:]]
+
+    monkeypatch.setattr(type(model.event), "one_document", Shifted)
+    pure = pure_model(model, tmp_path / "m.model")
+    jll = model.jll_and_lengths([model.tokenize("free lunch")])[0][0] + np.array([5.0, 0.0])
+    expected = np.exp(jll - np.logaddexp.reduce(jll))
+    np.testing.assert_allclose(purescore.probabilities(pure, "free lunch"), expected, rtol=0, atol=1e-12)

@@ -18,15 +18,14 @@ from nbtext.classifier.purescore import decide
 from nbtext.classifier.settings import check_alpha, make_tokenizer, model_settings, unused_options
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
-from nbtext.features.matrix import count_vector, scores_of_counts
 from nbtext.features.vocabulary import TokenRows, Vocabulary, kept_tokens
 from nbtext.features.weighting import feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile.format import ModelState, save as save_state
 from nbtext.reading.documents import tokenized
 from nbtext.stats.event_models import EVENT_MODELS
-from nbtext.stats.formulas import class_log_prior, log_normalize, multinomial_log_prob, temperatures
-from nbtext.stats.sufficient import Statistics, linear_scores
+from nbtext.stats.formulas import class_log_prior, log_normalize, temperatures
+from nbtext.stats.sufficient import Statistics
 from nbtext.stats.token_counts import ClassCounts
 
 
@@ -210,19 +209,15 @@ class NaiveBayes:
     def one_document_record(self):
         """What scoring one document without numpy needs besides the counts of its own tokens
         (nbtext.classifier.purescore), or None where that path does not serve: the number of features d,
-        each class's UNK count, the multinomial's totals T_k = Σ_j B_kj (UNK's included) or
-        Bernoulli's Σ_j log(1 − θ_kj), and with --max-features the kept tokens' rule: a token
-        is kept if its total count is above `kept`[0], or equal to it and its index at most
+        each class's UNK count, what the event model's one-document form reads (its record_of:
+        the multinomial's totals T_k, Bernoulli's Σ_j log(1 − θ_kj)), and with --max-features
+        the kept tokens' rule: a token is kept if its total count is above `kept`[0], or equal to it and its index at most
         `kept`[1] (ties keep the earlier token)."""
-        form = self.event.pure_form
+        form = self.event.one_document
         if form is None or is_tfidf(self.settings):
             return None
-        unk = self.unk_count if self.has_unk else np.zeros(len(self.classes))
-        record = {"features": self.n_features, "unk": unk.tolist() if self.has_unk else None}
-        if form == "counts":
-            record["totals"] = (self._kept_totals + unk).tolist()  # as _one_document_locally sums them
-        else:
-            record["absent"] = self.linear_form[1].tolist()
+        unk = self.unk_count.tolist() if self.has_unk else None
+        record = {"features": self.n_features, "unk": unk, **form.record_of(self)}
         record["kept"] = None
         if self.settings["max_features"] is not None and self.vocabulary.n_kept:
             kept = self.vocabulary.kept
@@ -309,6 +304,11 @@ class NaiveBayes:
         return self.token_counts.class_totals_over(chosen)
 
     @cached_property
+    def feature_totals(self):
+        """T_k = Σ_j B_kj over every feature (UNK's included), shape (n_classes,)."""
+        return self._kept_totals + (self.unk_count if self.has_unk else 0.0)
+
+    @cached_property
     def unk_count(self):
         """The UNK feature's count per class: the pruned tokens' counts added up, or
         (bernoulli) the documents holding a pruned token."""
@@ -369,7 +369,7 @@ class NaiveBayes:
         return class_log_prior(self.class_count, self.alpha, self.settings["prior"])
 
     @cached_property
-    def _prior_term(self):
+    def prior_term(self):
         """log P(k) in the joint log-likelihood (complement NB, as Rennie et al., has none)."""
         return self.event.prior_term(self.statistics)
 
@@ -392,34 +392,7 @@ class NaiveBayes:
         the number of its tokens that enter its likelihood (all of them with an UNK feature,
         only the vocabulary's with `--unknown ignore`), what a calibrated temperature grows
         with. (Models of table rows give None: they are never calibrated.)"""
-        token_lists = list(token_lists)
-        if self.event.own_jll:
-            return self.event.joint_log_likelihood(
-                self.statistics, self.feature_log_prob, token_lists
-            ) + self.class_log_prior, None
-        if len(token_lists) == 1 and self.event.local_smoothing and not self.binary and not is_tfidf(self.settings):
-            ids = self.vocabulary.ids_of_one_document(token_lists[0])
-            return self._one_document_locally(ids)[None, :] + self._prior_term, np.array([len(ids)])
-        ids, indptr = self.vocabulary.ids(token_lists)
-        weights, bias, squared = self.linear_form
-        if len(indptr) == 2 and squared is None and not is_tfidf(self.settings):
-            # one document: numpy only, scipy is never imported
-            x = count_vector(ids, weights.shape[1], self.binary)
-            columns = np.flatnonzero(x)  # not a BLAS product: its sums' order varies with the CPU
-            jll = ((weights[:, columns] * x[columns]).sum(axis=1) + bias)[None, :]
-        elif squared is None and not self.binary and not is_tfidf(self.settings):
-            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
-        else:
-            jll = linear_scores(self.feature_values(ids, indptr), self.linear_form)
-        return jll + self._prior_term, np.diff(indptr)
-
-    def _one_document_locally(self, ids):
-        """Σ_j x_j log θ_kj over the document's own columns only: a pipeline that classifies
-        one message never smooths the whole (n_classes, n_features) table."""
-        columns, x = np.unique(ids, return_counts=True)
-        totals = self._kept_totals + (self.unk_count if self.has_unk else 0.0)
-        log_theta = multinomial_log_prob(self.feature_count_columns(columns), self.alpha, totals, self.n_features)
-        return (log_theta * x).sum(axis=1)  # not a BLAS product: its sums' order varies with the CPU
+        return self.event.jll_and_lengths(self, list(token_lists))
 
     def score(self, documents, on_error=None, explain=0):
         """(documents kept, log P(k | document) of each, explanations or None) for a batch
@@ -529,21 +502,9 @@ class NaiveBayes:
             return []
         runner_up, winner = np.argsort(log_proba, kind="stable")[-2:]
         ids, indptr = self.vocabulary.ids([tokens])
-        temperature = 1.0 if self.event.own_jll else float(self.temperatures(1, [len(ids)])[0])
-        if self.event.own_jll:  # categorical: the log-probabilities of the row's values
-            columns, x = np.unique(ids, return_counts=True)
-            weights, squared = self.feature_log_prob, None
-        else:
-            X = self.feature_values(ids, indptr)
-            X.sum_duplicates()
-            columns, x = X.indices, X.data
-            weights, _, squared = self.linear_form
-        with np.errstate(invalid="ignore"):  # λ = 0 (categorical): −inf − −inf
-            contribution = x * (weights[winner, columns] - weights[runner_up, columns])
-            if squared is not None:  # gaussian: the quadratic term too
-                contribution -= 0.5 * x**2 * (squared[winner, columns] - squared[runner_up, columns])
-        contribution = contribution / temperature
-        unk = self.vocabulary.unk_column if not self.event.own_jll else None
+        columns, contribution = self.event.explanation_terms(self, ids, indptr, winner, runner_up)
+        contribution = contribution / float(self.temperatures(1, [len(ids)])[0])
+        unk = self.vocabulary.unk_column
         top = [i for i in np.argsort(-contribution, kind="stable") if columns[i] != unk][:n]
         return [(self.feature_names[columns[i]], float(contribution[i])) for i in top]
 

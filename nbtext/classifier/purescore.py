@@ -1,22 +1,17 @@
 """One document scored in pure Python, straight from a model file's bytes: no numpy.
 
 A mail pipeline starts nbtext once per message, and importing numpy is most of such a
-start-up. For the count models (an event model's `pure_form`), one document needs only
-its own few hundred tokens: each is found by its 64-bit key and confirmed by its bytes
+start-up. For the event models with a form of one document (their `one_document`:
+nbtext.stats.event_models, which says the formulas), one document needs only its own few
+hundred tokens: each is found by its 64-bit key and confirmed by its bytes
 (nbtext.features.vocabindex.find_one), and its count in each class's CSR row by bisect. What would
-need every token (the features kept, the totals, Bernoulli's Σ_j log(1 − θ_kj)) is in
-the header's derived `one_document` record, which the numpy model writes (nbtext.classifier.model):
-
-    counts:    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
-    presence:  jll_k = log P(k) + Σ_{j: x_j = 1} [log(D_kj + λ) − log(N_k − D_kj + λ)]
-                                + Σ_j log(1 − θ_kj)
-
-x_j is the token's count (or 1 with presence features), B_kj / D_kj the class's count of
-feature j, T_k the class's total, d the number of features, N_k the class's documents.
-Pruned and unseen tokens are UNK (its counts in the record) or dropped. The posterior is
+need every token (the features kept, UNK's counts, and what the form reads: the
+multinomial's totals, Bernoulli's Σ_j log(1 − θ_kj)) is in the header's derived
+`one_document` record, which the numpy model writes (nbtext.classifier.model). Pruned and
+unseen tokens are UNK (its counts in the record) or dropped. The posterior is
 softmax(jll / T(x)) with a calibrated temperature T(x) = T · max(n, m)^γ, as NaiveBayes.posterior.
 
-Whatever this path does not serve (other event models, tf-idf, files without the
+Whatever this path does not serve (event models without that form, tf-idf, files without the
 record, a big-endian machine, a file that fails a check, a document of more than
 MAX_DISTINCT_TOKENS distinct tokens) gives None: the caller then
 loads the model with numpy, which also reports a bad file in its usual words.
@@ -52,15 +47,9 @@ class PureModel:
 
     def __init__(self, header, payload):
         settings = header["settings"]
-        event = EVENT_MODELS[settings["event_model"]]
+        form = EVENT_MODELS[settings["event_model"]].one_document
         record = header.get("one_document")
-        self.form = event.pure_form
-        if (
-            record is None
-            or self.form is None
-            or settings.get("features") not in ("counts", "binary")
-            or ("totals" in record) != (self.form == "counts")
-        ):
+        if record is None or form is None or settings.get("features") not in ("counts", "binary"):
             raise Unserved
         if "token_keys" not in header["arrays"]:
             raise Unserved
@@ -69,15 +58,14 @@ class PureModel:
         self.classes = header["classes"]
         self.alpha = float(settings["alpha"])
         self.min_count = settings["min_count"]
-        self.presence = settings["features"] == "binary" or self.form == "presence"
+        self.presence = settings["features"] == "binary" or form.presence
         self.tokenize = make_tokenizer(settings["tokenizer"])
         self.class_count = arrays["class_count"]
         self.keys, self.order = arrays["token_keys"], arrays["token_order"]
         self.blob = bytes(arrays["vocabulary"])
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
-        self.n_features, self.unk, self.kept_rule = record["features"], record["unk"], record["kept"]
-        # per class: T_k (counts), or Σ_j log(1 − θ_kj) (presence)
-        self.class_constant = record["totals"] if self.form == "counts" else record["absent"]
+        self.unk, self.kept_rule = record["unk"], record["kept"]
+        self.form = form.of_record(record, self.class_count, self.alpha)  # the event model's (KeyError: not its record)
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
@@ -85,10 +73,10 @@ class PureModel:
 
     def follows_changes(self):
         """Whether records of learned and forgotten documents can be folded into this
-        model without every token's counts: a multinomial (or other counts) model whose
-        features are chosen by --min-count alone (a --max-features rule moves with every
-        count)."""
-        return self.form == "counts" and not self.presence and self.kept_rule is None
+        model without every token's counts: a model whose form's record follows them (the
+        multinomial's) of counts, its features chosen by --min-count alone (a --max-features
+        rule moves with every count)."""
+        return self.form.follows_changes and not self.presence and self.kept_rule is None
 
     def with_changes(self, changes):
         """This model with `changes` (nbtext.modelfile.pending.Changes of its log) folded in: the
@@ -104,7 +92,7 @@ class PureModel:
         if min(self.class_count) < 0:
             raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
         record = changes.derived
-        self.n_features, self.unk, self.class_constant = record["features"], record["unk"], record["totals"]
+        self.unk, self.form = record["unk"], type(self.form).of_record(record, self.class_count, self.alpha)
         self.log_prior = log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
         return self
 
@@ -179,22 +167,10 @@ class PureModel:
         length = sum(n for _, n, _ in features)
         return ([(t, 1, counts) for t, _, counts in features] if self.presence else features), length
 
-    def weight(self, k, count):
-        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
-        if self.form == "counts":
-            return math.log(count + self.alpha) - math.log(self.class_constant[k] + self.n_features * self.alpha)
-        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
-
     def joint_log_likelihood(self, features):
-        """jll_k for each class of a document's features (as `features` gives them)."""
-        terms = [[p] for p in self.log_prior]
-        for _, x, counts in features:
-            for k, count in enumerate(counts):
-                terms[k].append(x * self.weight(k, count))
-        if self.form == "presence":
-            for k, absent in enumerate(self.class_constant):
-                terms[k].append(absent)
-        return [math.fsum(t) for t in terms]
+        """jll_k for each class of a document's features (as `features` gives them), by the
+        event model's form."""
+        return self.form.joint_log_likelihood(self.log_prior, features)
 
     def _scored(self, document):
         """(P(k | document) for each class, the document's features, its tempered jll,
@@ -220,8 +196,9 @@ class PureModel:
         if len(jll) < 2:
             return probabilities, []
         runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
+        weight = self.form.weight
         evidence = [
-            (token, x * (self.weight(winner, counts[winner]) - self.weight(runner_up, counts[runner_up])) / temperature)
+            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])) / temperature)
             for token, x, counts in features
             if token is not None
         ]

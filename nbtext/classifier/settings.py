@@ -152,7 +152,7 @@ def make_settings(**options):
     o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
     stored = _stored_settings(o)
     calibration = o["calibration"]
-    if calibration == "auto" and EVENT_MODELS[stored["event_model"]].own_jll:
+    if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].calibrates:
         calibration = "none"  # (a model of table rows: categorical)
     budget = ham_flagged_budget(o["max_ham_flagged"])
     if budget is not None and calibration == "none":
@@ -176,7 +176,7 @@ def _stored_settings(o):
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     event = EVENT_MODELS[o["model"]]
-    if o["calibration"] == "temperature" and event.own_jll:  # refused before any corpus is read
+    if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
     if event.default_features is None:  # a model of table rows
         if not o["columns"]:

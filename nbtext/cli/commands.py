@@ -41,6 +41,7 @@ from nbtext.cli.options import (
     alpha_override,
     check_predict_options,
     grouped,
+    imap_options,
     jobs_option,
     labelled_options,
     max_bytes_option,
@@ -115,6 +116,7 @@ def cli():
 @train_jobs_option
 @shard_option
 @scheduler_option
+@imap_options
 @quiet_option
 @grouped
 def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet, inputs, settings):
@@ -219,6 +221,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
 )
 @jobs_option
 @scheduler_option
+@imap_options
 @quiet_option
 def predict(
     paths,
@@ -359,11 +362,25 @@ def predict(
 )
 @online_options
 @train_options
+@imap_options
 @quiet_option
 @plot_option
 @grouped
 def evaluate(
-    model_path, output_format, unsure_below, jobs, folds, seed, compare, online, learn, quiet, plot, inputs, settings
+    model_path,
+    output_format,
+    unsure_below,
+    jobs,
+    folds,
+    seed,
+    compare,
+    online,
+    learn,
+    tone_margin,
+    quiet,
+    plot,
+    inputs,
+    settings,
 ):
     """Score a model on labelled documents (given as in train).
 
@@ -380,7 +397,8 @@ def evaluate(
 
     With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
     are classified one at a time by the multinomial model of those learned before, each
-    then learned if it was misclassified (--learn errors) or always (--learn all),
+    then learned if it was misclassified (--learn errors), also if its log-odds were within
+    --tone-margin of even (--learn tone: train on or near error), or always (--learn all),
     starting from -m MODEL if given, else from nothing with the train options. Prints the
     errors, how many of each class were taken for another (ham flagged, spam missed), the
     --unsure-below band's catch and 1-ROCA% (the area above the ROC curve, in percent).
@@ -393,6 +411,7 @@ def evaluate(
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
       nbtext eval --online --learn errors spam/ ham/
+      nbtext eval --online --learn tone --features binary --min-count 1 spam/ ham/
     """
     from nbtext.report.plots import check_plot_path, eval_plot, online_plot
 
@@ -428,7 +447,7 @@ def evaluate(
             folds,
             seed,
             compare,
-            learn if online else None,
+            (learn, tone_margin) if online else None,
             skipped,
             lambda documents, label, paths, labelled: with_progress(documents, label, paths, quiet, labelled),
             fold_reporter(folds, quiet) if folds is not None else None,
@@ -445,6 +464,7 @@ def evaluate(
 @click.argument("paths", nargs=-1, required=True, type=PATH, metavar="PATH...")
 @model_option
 @max_bytes_option
+@imap_options
 @quiet_option
 def forget(model_path, paths, max_bytes, quiet):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
@@ -585,6 +605,85 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """
     return filter_stdin(model_path, alpha, unsure_below, explain, max_bytes)
+
+
+# --- imap-scan -----------------------------------------------------------------------
+@cli.command(name="imap-scan")
+@click.argument("url", metavar="imap[s]://USER@HOST[:PORT]/FOLDER")
+@model_option
+@click.option("--move-to", default=None, metavar="FOLDER", help="Move spam to this folder of the server (e.g. Junk).")
+@click.option("--keyword", default=None, metavar="WORD", help="Give spam this keyword (e.g. $Junk), moved or not.")
+@click.option(
+    "--state",
+    "state_path",
+    type=PATH,
+    default=None,
+    metavar="FILE",
+    help="Where what was scanned is remembered, per folder  [default: ~/.nbtext/imap-scan.state].",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be done: nothing moved, flagged or remembered.")
+@unsure_option
+@max_bytes_option
+@imap_options
+@quiet_option
+def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet):
+    """Classify the new messages of an IMAP folder and move spam away (as isbg does),
+    for a mailbox on a server where no filter runs at delivery.
+
+    The messages that arrived since the last scan (the state file remembers the folder's
+    UIDVALIDITY and the highest UID scanned) are read without a \\Seen flag and
+    classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
+    UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below) stay. A move the
+    server refuses leaves the message where it was, to be tried again next run. One line
+    per message on stdout (name, label, probability, what was done), a summary on
+    stderr; -q: nothing but errors (for cron). The password: as for any imap:// PATH
+    (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
+
+    \b
+      nbtext imap-scan --dry-run -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
+      nbtext imap-scan -q -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
+      nbtext imap-scan --keyword '$Junk' --password-command 'pass show mail' imaps://me@mail.example.org/INBOX
+      # crontab:  */5 * * * *  nbtext imap-scan -q -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
+    """
+    from nbtext.cli.oneshot import model_bytes
+    from nbtext.jobs.imapscan import default_state_path, scan
+    from nbtext.modelfile.container import split
+    from nbtext.report.output import tsv_field
+
+    skipped = Skipped()
+
+    def said(name, label, probability, action):
+        if not quiet:
+            write_line(f"{tsv_field(name)}\t{label}\t{probability:.4f}\t{action}")
+
+    with user_errors():
+        # The model file is checked on every run, new mail or not (a wrong -m is never silent), and
+        # loaded whole only for new mail.
+        classes = split(model_bytes(model_path), model_path)[0].get("classes")
+        if not (isinstance(classes, list) and all(isinstance(c, str) for c in classes)):
+            classes = load_model(model_path).classes  # (says what is wrong with it)
+        counts = scan(
+            url,
+            classes,
+            lambda: load_model(model_path),
+            move_to,
+            keyword,
+            state_path,
+            unsure_below,
+            dry_run,
+            max_bytes,
+            skipped,
+            said,
+        )
+    if not quiet:
+        done = "would be " if dry_run else ""
+        what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))
+        click.echo(
+            f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam {done}{what}"
+            + ("" if dry_run else f"; remembered in {state_path or default_state_path()}"),
+            err=True,
+        )
+    return skipped.summary(counts["scanned"])
 
 
 def main():

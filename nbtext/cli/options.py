@@ -8,6 +8,17 @@ from nbtext import choices
 from nbtext.classifier.settings import header_names, unread_by_all
 
 
+class Number(click.FloatRange):
+    """A float option's value within its bounds, and never nan: click's FloatRange lets nan
+    through (no comparison with a bound is true)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail("nan is not a number", param, ctx)
+        return number
+
+
 def options(*decorators):
     """One decorator of several click options (in the order given)."""
 
@@ -29,7 +40,7 @@ def train_option(name):
         if name in choices.TRAIN_CHOICES
         else click.IntRange(1, choices.MAX_NGRAMS if name == "ngrams" else None)
         if name in choices.TRAIN_COUNTS
-        else float
+        else Number()
         if name == "alpha"
         else str
     )
@@ -55,7 +66,7 @@ model_option = click.option(
     help="Model file to read (or set $NBTEXT_MODEL).",
 )
 alpha_override = click.option(
-    "--alpha", type=float, default=None, help="Re-smooth with this λ instead of the model's (no retraining needed)."
+    "--alpha", type=Number(), default=None, help="Re-smooth with this λ instead of the model's (no retraining needed)."
 )
 jobs_option = click.option(
     "-j",
@@ -94,7 +105,7 @@ max_bytes_option = click.option(
 )
 unsure_option = click.option(
     "--unsure-below",
-    type=click.FloatRange(0, 1),
+    type=Number(0, 1),
     default=None,
     metavar="P",
     help=(
@@ -131,7 +142,7 @@ predict_options = options(
     ),
     click.option(
         "--threshold",
-        type=click.FloatRange(0, 1),
+        type=Number(0, 1),
         default=None,
         metavar="P",
         help="Leave out labels below probability P (of -k's, or the one label).",
@@ -231,6 +242,11 @@ def _labelled_conflicts(params):
         ),
         (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
         (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
+        (
+            "tone_margin" in params and params.get("learn") != "tone",
+            ["tone_margin"],
+            "goes with --online --learn tone (the margin of the messages it learns though right)",
+        ),
         (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
         (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)"),
     ]
@@ -346,9 +362,20 @@ online_options = options(
     ),
     click.option(
         "--learn",
-        type=click.Choice(["errors", "all"]),
+        type=click.Choice(choices.ONLINE_LEARNING),
         default="errors",
-        help="--online: learn each document when misclassified, or every one.",
+        help=(
+            "--online: learn each document when misclassified (errors), also when its log-odds are within "
+            "--tone-margin of even (tone: train on or near error), or every one (all)."
+        ),
+    ),
+    click.option(
+        "--tone-margin",
+        type=Number(min=0),
+        default=choices.DEFAULT_TONE_MARGIN,
+        show_default=True,
+        metavar="NATS",
+        help="--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
     ),
 )
 scheduler_option = click.option(
@@ -376,4 +403,34 @@ plot_option = click.option(
     default=None,
     metavar="FILE",
     help="Draw the pictures to FILE.png, FILE.svg or FILE.pdf (pip install 'nbtext[plot]').",
+)
+
+
+def _imap_setting(ctx, param, value):
+    """--password-command and --ca-file go to the IMAP reader (nbtext.reading.imap.given),
+    which every IMAP folder a command reads (PATHs, CLASS_DIRs) goes through."""
+    if value is not None:
+        from nbtext.reading.imap import given
+
+        given[param.name] = value
+
+
+imap_options = options(
+    click.option(
+        "--password-command",
+        metavar="CMD",
+        expose_value=False,
+        callback=_imap_setting,
+        help=(
+            "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
+            "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+        ),
+    ),
+    click.option(
+        "--ca-file",
+        type=click.Path(exists=True, dir_okay=False),
+        expose_value=False,
+        callback=_imap_setting,
+        help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
+    ),
 )

@@ -11,7 +11,7 @@ fitted at train time keeps the decision and makes the probabilities say what the
 
 n(x) is the number of the document's tokens that enter its likelihood: γ = 0 is one
 temperature for all, γ = 1 divides by the length (the mean evidence per token); a document
-shorter than m (LENGTH_FLOORS) is tempered as one of m tokens (nbtext.stats.tempering). A document
+shorter than m (nbtext.stats.fitting.LENGTH_FLOORS) is tempered as one of m tokens (nbtext.stats.tempering). A document
 with n = 0 has no evidence to temper and keeps its raw posterior (the prior, for the
 multinomial). T, γ and m
 minimize the Brier score (Σ_k (P(k | x) − [k = y])², a proper scoring rule bounded per
@@ -19,56 +19,33 @@ document) of out-of-fold predictions on a sample of the training documents (at m
 SAMPLE, chosen by a stable hash of their tokens, so a training always picks the same
 ones). Not the log-loss: a handful of errors with log-odds in the hundreds then decide T
 alone, and every other message comes out unsure. (Both choices were made on training data;
-the figures are in docs/calibration.md.) A Naive Bayes fold model needs no retraining: it is the
-model's feature sums minus those of the fold's documents (K = FOLDS folds of the sample;
-the vocabulary, its pruning and the idf stay the full model's).
+the figures are in docs/calibration.md; the fit is nbtext.stats.fitting's.) A Naive Bayes fold
+model needs no retraining: it is the model's feature sums minus those of the fold's documents
+(nbtext.stats.out_of_fold: K = FOLDS folds of the sample; the vocabulary, its pruning and the
+idf stay the full model's).
 """
 
 from functools import partial
 
 import numpy as np
 
-from nbtext.choices import LENGTH_EXPONENT_RANGE
 from nbtext.classifier.model import Calibrated
 from nbtext.errors import NbtextError
-from nbtext.exactmath import exp, log
-from nbtext.features.matrix import DROPPED, one_hot
+from nbtext.exactmath import exp
+from nbtext.features.matrix import DROPPED
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
 from nbtext.stats.bounds import most_within, upper_share
 from nbtext.stats.counting import packed_rows, sample_of_batch, under
-from nbtext.stats.sufficient import Statistics, linear_scores
+from nbtext.stats.fitting import fit_tempering
+from nbtext.stats.out_of_fold import FOLDS, out_of_fold_of
 
 SAMPLE = 2000  # documents the temperature is fitted on, at most (about)
 AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many documents of two classes
-FOLDS = 5
-BETA_RANGE = (1e-4, 20.0)  # 1/T: from 10,000 times softer to 20 times sharper than raw NB
-# ... where the search starts. Scores far larger than a count model's need softer (the Gaussian
-# model's variance floor makes jll differences of 1e10), so the search looks on past the
-# soft end (minimize_softening), down to SOFTEST_BETA.
-SOFTEST_BETA = 1e-300
-# γ: from one temperature for all to the mean evidence per token, no further (past 1, short
-# messages come out certain; docs/calibration.md).
-EXPONENT_RANGE = LENGTH_EXPONENT_RANGE
-# m of T · max(n, m)^γ, the length below which a document is tempered as one of m tokens:
-# the one of these whose fit has the lowest Brier score (docs/calibration.md: with γ near 1
-# and T < 1, a document of a few tokens came out surer than the raw model, and where such
-# documents are often wrong, as on Enron1, the fit took γ = 0 instead).
-LENGTH_FLOORS = (1, 2, 4, 8, 16, 32, 64)
-# A floor is kept when it lowers the Brier score by more than this share of the no-floor fit's:
-# a third parameter has to pay its way, and below it the floors differ by the screening's noise
-# (on a corpus of a hundred documents, by a few millionths).
-FLOOR_GAIN = 1e-3
-SCREENING = (1e-2, 1e-2)  # the scale's and γ's tolerances of the fits that compare the floors (then one exact fit)
 # --max-ham-flagged B: the spam cut-off keeps the share of ham flagged at most B with
 # confidence 1 − BUDGET_RISK (one-sided Clopper-Pearson over the out-of-fold sample; chosen by
 # cross-validation on training splits, docs/calibration.md)
 BUDGET_RISK = 0.2
-# How closely the fit finds log(1/T) and γ: 0.1% of T, and n^γ within 1% up to n = 8,000
-# tokens. Finer costs time (each step is a pass over the sample's (documents × classes)
-# table: docs/performance.md, figures behind the code) and changes no probability that matters.
-SCALE_TOLERANCE = 1e-3
-EXPONENT_TOLERANCE = 1e-3
 
 
 class Candidates:
@@ -261,19 +238,6 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
     return record
 
 
-def out_of_fold_of(model, sample):
-    """(jll, class rows, lengths) of a sample (each document its feature ids, labels, hashes)
-    out of fold (fold: the hash modulo FOLDS), its documents in the order of their hashes
-    (then labels): the same numbers whatever order the sample came in."""
-    documents, labels, hashes = sample
-    order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
-    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
-    ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
-    indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents])])
-    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
-    return jll, np.array([model.classes.index(label) for label in labels]), lengths
-
-
 def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
     positive class (labels.positive_class: the spam class) at which the share of the other
@@ -313,249 +277,3 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
         # (past 1, the first number above it: nothing is sure enough to be the positive class)
         cut = min(max(0.5, float(np.nextafter(negatives[allowed] * (1 + 1e-12), 2.0))), float(np.nextafter(1.0, 2.0)))
     return {"positive": positive, "spam_cutoff": cut, "max_ham_flagged": budget}
-
-
-def out_of_fold_jll(model, token_lists, labels, folds):
-    """(jll, n): the joint log-likelihood of each document under the model without its
-    fold's documents, (n, classes), and each document's length n (its tokens that enter
-    the likelihood, as NaiveBayes.jll_and_lengths counts them)."""
-    return out_of_fold_jll_of_ids(model, *model.vocabulary.ids(token_lists), labels, folds)
-
-
-def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
-    """out_of_fold_jll of documents given as their feature ids (flat, with a CSR row pointer)."""
-    lengths = np.diff(indptr)
-    rows = np.array([model.classes.index(label) for label in labels], dtype=np.intp)
-    folds = np.asarray(folds)
-    jll = np.zeros((len(labels), len(model.classes)))
-    if model.event.local_smoothing and model.tfidf_sums is None:
-        return _out_of_fold_locally(model, ids, lengths, rows, folds, jll), lengths
-    X = model.feature_values(ids, indptr)
-    X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
-    for f in np.unique(folds):
-        held_out = np.flatnonzero(folds == f)
-        fold = model.statistics.without(one_hot(rows[held_out], len(model.classes)), X[held_out])
-        jll[held_out] = linear_scores(X[held_out], model.event.linear_form(fold)) + model.event.prior_term(fold)
-    return jll, lengths
-
-
-def _out_of_fold_locally(model, ids, lengths, rows, folds, jll):
-    """out_of_fold_jll for a multinomial model, on the sample's own columns only (never a
-    (classes × features) table per fold): log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj
-    + d·λ), S the fold's class sums, T the class totals. The sample's documents hold every
-    column S has, so Σ_j S_kj is its sum over them. Same values as the whole table gives.
-
-    In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
-    (document, column) cells in order, each with its count (or 1 for presence); every sum
-    runs over the cells in that order, as a canonical CSR matrix's products do."""
-    n_classes = len(model.classes)
-    columns, local = np.unique(ids, return_inverse=True)
-    document = np.repeat(np.arange(len(lengths)), lengths)
-    cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
-    cell_document, cell_column = np.divmod(cells, len(columns))
-    x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
-    counts = model.feature_count_columns(columns).T.copy()  # (columns, classes): a cell's classes side by side
-    totals = model._kept_totals + (model.unk_count if model.has_unk else 0.0)
-    log_counts = log(counts + model.alpha)  # log(B_kj + λ), once: a fold changes only the B_kj its S_kj > 0
-    for f in np.unique(folds):
-        held_out = np.flatnonzero(folds == f)
-        held = folds[cell_document] == f
-        # S: the fold's class sums on the sample's columns (whole numbers: exact in any order)
-        sums = np.bincount(
-            cell_column[held] * n_classes + rows[cell_document[held]],
-            weights=x[held],
-            minlength=len(columns) * n_classes,
-        ).reshape(len(columns), n_classes)
-        changed = np.flatnonzero(sums)
-        # the fold's statistics on the sample's columns: B' = max(B − S, 0)
-        fold_sums = counts.copy()
-        fold_sums.flat[changed] = np.maximum(counts.flat[changed] - sums.flat[changed], 0.0)
-        fold = Statistics(
-            np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
-            fold_sums.T,
-            None,
-            model.alpha,
-            model.settings,
-        )
-        # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob computes it
-        log_theta = log_counts.copy()
-        log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
-        log_theta -= log(totals - sums.sum(axis=0) + model.n_features * model.alpha)
-        # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
-        # (i, k)'s terms summed in the cells' order
-        position = np.searchsorted(held_out, cell_document[held])
-        terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
-        where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
-        part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
-        jll[held_out] = part.reshape(len(held_out), n_classes) + model.event.prior_term(fold)
-    return jll
-
-
-def brier_of_scaled(jll, rows, log_scale):
-    """The mean Brier score of softmax(exp(log_scale) · jll) against the true classes `rows`;
-    `log_scale` one number or one per document. (Σ_k p_k² − 2 p_y + 1 from the unnormalized
-    exponentials e_k, p_k = e_k / Σ e: fewer passes over the table than forming p.)"""
-    z = exp(np.reshape(log_scale, (-1, 1))) * jll
-    z -= z.max(axis=1, keepdims=True)
-    exp(z, out=z)
-    total = z.sum(axis=1)
-    picked = z[np.arange(len(rows)), rows]
-    return float(((z * z).sum(axis=1) / (total * total) - 2.0 * picked / total).mean() + 1.0)
-
-
-def brier_of_margins(margins, rows, log_scale):
-    """brier_of_scaled of two classes from each document's margin, jll of its class minus
-    the other's (a column): the Brier score is 2 (1 − p_y)², 1 − p_y = 1 / (1 + e^(margin · scale))."""
-    wrong = 1.0 / (1.0 + exp(exp(np.reshape(log_scale, -1)) * margins[:, 0]))
-    return float(2.0 * (wrong * wrong).mean())
-
-
-def fit_inverse_temperature(jll, rows):
-    """β = 1/T minimizing the mean Brier score of softmax(β · jll) against the true classes
-    `rows`, within BETA_RANGE (one temperature for all documents)."""
-    finite = np.isfinite(jll).all(axis=1)
-    jll, rows = jll[finite], rows[finite]
-    loss = partial(brier_of_scaled, jll, rows)
-    return exp(minimize_softening(loss, 1e-6)[0])
-
-
-def fit_tempering(jll, rows, lengths):
-    """(T, γ, m) minimizing the mean Brier score of softmax(jll / (T · max(n, m)^γ)), n =
-    lengths: each length floor m of LENGTH_FLOORS under which some document falls is tried
-    with a coarser fit (SCREENING's tolerances); the lowest score wins if it is below m = 1's
-    by more than FLOOR_GAIN of it, else m = 1, no floor (as in a sample without short
-    documents); then T and γ are fitted as fit_temperature fits them to max(n, m)."""
-    lengths = np.asarray(lengths, dtype=np.float64)
-    short = lengths[np.isfinite(jll).all(axis=1) & (lengths > 0)]
-    floors = [m for m in LENGTH_FLOORS if m == 1 or np.any(short < m)]  # (past every length, the same fit)
-
-    def floored(m):
-        return np.where(lengths > 0, np.maximum(lengths, float(m)), 0.0)
-
-    if len(floors) > 1:
-        if jll.shape[1] == 2:  # the Brier score of two classes from the margins alone: a third of the work
-            margins = ((jll[:, 1] - jll[:, 0]) * (2 * rows - 1))[:, None]
-            scores = [_fit(margins, rows, floored(m), *SCREENING, loss=brier_of_margins)[2] for m in floors]
-        else:
-            scores = [_fit(jll, rows, floored(m), *SCREENING)[2] for m in floors]
-        best = scores.index(min(scores))
-        floors = [floors[best] if scores[best] < (1.0 - FLOOR_GAIN) * scores[0] else 1]
-    return (*fit_temperature(jll, rows, floored(floors[0])), floors[0])
-
-
-def fit_temperature(jll, rows, lengths):
-    """(T, γ) minimizing the mean Brier score of softmax(jll / (T · n^γ)), n = lengths, γ
-    within EXPONENT_RANGE; documents of length 0 keep their raw posterior
-    (NaiveBayes.posterior), so they do not enter the fit.
-
-    Nested one-dimensional searches: for each γ the best scale, then the best γ. The scale
-    is fitted at the mean log-length c, 1/T(x) = exp(a − γ (log n − c)), where it hardly
-    moves with γ."""
-    return _fit(jll, rows, lengths, SCALE_TOLERANCE, EXPONENT_TOLERANCE)[:2]
-
-
-def _fit(jll, rows, lengths, scale_tolerance, exponent_tolerance, loss=None):
-    """(T, γ, the mean Brier score there) of fit_temperature, to the tolerances given;
-    `loss` (brier_of_margins) in place of brier_of_scaled."""
-    loss_of = brier_of_scaled if loss is None else loss
-    lengths = np.asarray(lengths, dtype=np.float64)
-    kept = np.isfinite(jll).all(axis=1) & (lengths > 0)
-    jll, rows, log_n = jll[kept], rows[kept], log(lengths[kept])
-    centre = log_n.mean() if len(log_n) else 0.0
-    best = {}  # γ -> (loss, a)
-
-    def best_scale(exponent):
-        loss = lambda a: loss_of(jll, rows, a - exponent * (log_n - centre))  # noqa: E731
-        a, value = minimize_softening(loss, scale_tolerance)
-        best[exponent] = (value, a)
-        return value
-
-    exponent = minimize_bounded(best_scale, *EXPONENT_RANGE, exponent_tolerance)
-    value, a = best[exponent]  # Brent's answer is a point it evaluated
-    # 1/T(x) = exp(a − γ (log n − c)) = exp(−log T − γ log n):  T = exp(−a − γ c)
-    return exp(-a - exponent * centre), float(exponent), value
-
-
-def minimize_softening(loss, tolerance):
-    """(x, loss(x)) for the x = log(1/T) minimizing `loss`: Brent's search over log BETA_RANGE, then
-    a look beyond its soft end, a tenfold softer each step until the probabilities are all
-    but uniform (the loss within 1% of theirs); where a step beats the answer, Brent's
-    search between its two neighbours gives it. (Not a wider range for one search: the loss
-    need not be unimodal there. SpamAssassin's Gaussian model has a local minimum where
-    every answer is certain, a bump at 1/T ≈ 1e-7 and its best at 1e-9.) A count model's
-    probabilities are all but uniform at the soft end already: its answer is the one
-    search's."""
-    low, high = log(np.array(BETA_RANGE))
-    best = minimize_bounded(loss, low, high, tolerance)
-    lowest = loss(best)
-    softest, step, beyond = log(SOFTEST_BETA), log(10.0), None
-    uniform = loss(softest)  # every posterior 1/classes
-    point = low
-    while point > softest:
-        point -= step
-        value = loss(point)
-        if value < lowest:
-            lowest, beyond = value, point
-        if abs(uniform - value) <= 1e-2 * uniform:
-            break
-    if beyond is None:
-        return best, lowest
-    refined = minimize_bounded(loss, max(beyond - step, softest), beyond + step, tolerance)
-    value = loss(refined)
-    return (refined, value) if value <= lowest else (beyond, lowest)  # never worse than the range's answer
-
-
-def minimize_bounded(f, low, high, tolerance):
-    """The x in [low, high] minimizing a unimodal f, to within `tolerance`: Brent's method,
-    a parabola through the three best points so far where it can be trusted, a golden-section
-    step where not (as scipy.optimize.minimize_scalar(method="bounded"), whose import would
-    be a cost of its own for every training), in far fewer evaluations than golden section
-    alone takes (docs/performance.md, figures behind the code)."""
-    shrink = (3.0 - np.sqrt(5.0)) / 2.0  # 0.381966...: the golden section of a bracket
-    a, b = float(low), float(high)
-    x = w = v = a + shrink * (b - a)
-    fx = fw = fv = f(x)
-    step = last_step = 0.0
-    while True:
-        middle = (a + b) / 2.0
-        tol1 = tolerance / 3.0 + 1e-12
-        tol2 = 2.0 * tol1
-        if abs(x - middle) <= tol2 - (b - a) / 2.0:
-            return x
-        parabolic = False
-        if abs(last_step) > tol1:  # try the parabola's minimum: x + p / q
-            r = (x - w) * (fx - fv)
-            q = (x - v) * (fx - fw)
-            p = (x - v) * q - (x - w) * r
-            q = 2.0 * (q - r)
-            if q > 0.0:
-                p = -p
-            q = abs(q)
-            # trusted if it moves less than half the step before last and stays inside (a, b)
-            if abs(p) < abs(0.5 * q * last_step) and q * (a - x) < p < q * (b - x):
-                last_step, step = step, p / q
-                parabolic = True
-                if (x + step) - a < tol2 or b - (x + step) < tol2:
-                    step = tol1 if middle >= x else -tol1
-        if not parabolic:  # golden section into the larger part of the bracket
-            last_step = (a - x) if x >= middle else (b - x)
-            step = shrink * last_step
-        u = x + (step if abs(step) >= tol1 else (tol1 if step > 0 else -tol1))
-        fu = f(u)
-        if fu <= fx:  # u is the new best: the bracket shrinks to its side of x
-            if u >= x:
-                a = x
-            else:
-                b = x
-            v, w, x = w, x, u
-            fv, fw, fx = fw, fx, fu
-        else:
-            if u < x:
-                a = u
-            else:
-                b = u
-            if fu <= fw or w == x:
-                v, w = w, u
-                fv, fw = fw, fu
-            elif fu <= fv or v == x or v == w:
-                v, fv = u, fu

@@ -22,7 +22,7 @@ from functools import partial
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.reading.documents import Document, file_documents, report_errors, tokenized
-from nbtext.reading.sources import files_in, is_url, labelled_sources
+from nbtext.reading.sources import files_in, is_imap, is_url, labelled_sources
 from nbtext.version import __version__
 
 EXTRA = "pip install 'nbtext[dask]'"
@@ -91,7 +91,10 @@ def source_entries(label, path):
     """The entries of one labelled source: (kind, location, label), kind 'file' (a file of a
     folder: one document), 'source' (a file given itself: one document, or an mbox's
     messages), or why it cannot be read (a FIFO found in a folder), as a local training
-    reads them. URLs are listed with fsspec."""
+    reads them. URLs are listed with fsspec; an IMAP folder is refused (its reader runs here,
+    with the user's password, never on a worker)."""
+    if is_imap(path):
+        raise NbtextError(f"{path}: an IMAP folder is read here, not by a cluster's workers: drop --scheduler")
     if not is_url(path):
         if os.path.isdir(path):
             return [

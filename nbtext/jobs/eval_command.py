@@ -30,7 +30,8 @@ def evaluation(
 ):
     """("crossval", {folds, seed, models: results by event model}, None, documents) with
     `folds`; ("online", the report, None, documents) with `learn` (an online run, from
-    `model` or, None, from nothing with train `settings`); else ("report", the report of
+    `model` or, None, from nothing with train `settings`, learning by the rule and TONE
+    margin of `learn`); else ("report", the report of
     `model`, its curves, documents). `model_name` (its path) names it in errors;
     `inputs` are labelled_input's keyword arguments. `progress(documents, label, paths,
     labelled)` gives the documents back as they are read (a progress bar), `on_fold` is
@@ -47,7 +48,10 @@ def evaluation(
 
         documents = list(docs())
         on_step = online_steps(len(documents)) if online_steps is not None else None
-        report = evaluate_online(documents, settings, model, learn, seed, unsure_below, jobs, skipped, on_step)
+        rule, tone_margin = learn
+        report = evaluate_online(
+            documents, settings, model, rule, seed, unsure_below, jobs, skipped, on_step, tone_margin
+        )
         return "online", report, None, report["n"]
     from nbtext.jobs.evaluation import evaluate as score
 

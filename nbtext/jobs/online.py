@@ -1,33 +1,47 @@
 """The spam track's protocol (TREC): messages in a fixed order, each classified by the model
-of the messages learned before it, then its true label revealed and, on an error (or
-always), learned. How a filter lives in a mailbox, in one process.
+of the messages learned before it, then its true label revealed and, on an error (near
+one, or always: `learns`), learned. How a filter lives in a mailbox, in one process.
 
 The model at each step is the multinomial model of the documents learned so far, with
 every class of the corpus (a class with none yet has its smoothed prior), exactly as
-`nbtext train` of those documents would count it:
-
-    jll_k = log P(k) + Σ_j x_j [log(B_kj + λ) − log(T_k + d·λ)]
-
-over the message's kept tokens (a total count of at least --min-count) and UNK, with d
-the features and T_k the class's tokens (nbtext.stats.formulas). Counts change by one message at
-a time, so each step costs its own tokens: the messages are read and tokenized ahead (on
--j workers), then scored and learned in order in this process.
+`nbtext train` of those documents would count it, and scored as its one-message filter
+scores (the event model's `online` form, nbtext.stats.event_models: the multinomial's
+one-document form) over the message's kept tokens (a total count of at least --min-count)
+and UNK, x_j its count (or 1 each, presence features: B_kj then counts messages). Counts change by one message at a time, so each step costs its own tokens: the
+messages are read and tokenized ahead (on -j workers), then scored and learned in order in
+this process.
 """
 
+import heapq
 import math
 from collections import Counter
 
+from nbtext.choices import DEFAULT_TONE_MARGIN
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
-from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
 from nbtext.stats.tempering import document_temperature
 
 
 class OnlineMultinomial:
-    """Counts that grow one document at a time, and the posterior of the model they make."""
+    """Counts that grow one document at a time, and the posterior of the model they make
+    (by `form`, an event model's `online` form: the counts' totals, features and λ make it)."""
 
-    def __init__(self, classes, alpha, min_count, unk, prior="smoothed", start=None, calibration=None):
+    def __init__(
+        self,
+        classes,
+        alpha,
+        min_count,
+        unk,
+        prior="smoothed",
+        start=None,
+        calibration=None,
+        form=CountsDocument,
+        presence=False,
+    ):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
+        self.form = form
+        self.presence = presence  # x_j = 1 for a token the document holds (--features binary), else its count
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
         k = len(self.classes)
         self.row = {label: i for i, label in enumerate(self.classes)}
@@ -47,7 +61,7 @@ class OnlineMultinomial:
     def learn(self, tokens, label):
         k = self.row[label]
         self.class_count[k] += 1
-        for token, n in Counter(tokens).items():
+        for token, n in self._values(tokens):
             counts = self.counts.setdefault(token, [0.0] * len(self.classes))
             was_kept = sum(counts) >= self.min_count
             counts[k] += n
@@ -65,27 +79,29 @@ class OnlineMultinomial:
         """(P(k | tokens) for each class, jll_k for each class)."""
         n_features = self.n_kept + (1 if self.unk else 0)
         totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
-        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        denominators = [math.log(t + n_features * self.alpha) if n_features else 0.0 for t in totals]
-        jll = self._log_prior()
-        unknown = 0
+        features, unknown = [], 0
         for token, n in Counter(tokens).items():
             counts = self.counts.get(token)
             if counts is None or sum(counts) < self.min_count:
                 unknown += n
-                continue
-            for i, c in enumerate(counts):
-                jll[i] += n * (math.log(c + self.alpha) - denominators[i])
-        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+            else:
+                features.append((token, 1 if self.presence else n, counts))
         if unknown and self.unk:
-            for i, c in enumerate(self.unk_totals):
-                jll[i] += unknown * (math.log(c + self.alpha) - denominators[i])
+            features.append((None, 1 if self.presence else unknown, self.unk_totals))
+        length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
+        # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
+        jll = self.form(totals, n_features, self.alpha).joint_log_likelihood(self._log_prior(), features)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
         e = [math.exp(v - top) for v in tempered]
         total = math.fsum(e)
         return [v / total for v in e], jll
+
+    def _values(self, tokens):
+        """(token, x_j) of a document's distinct tokens: its count, or 1 with presence features."""
+        counted = Counter(tokens)
+        return ((token, 1) for token in counted) if self.presence else counted.items()
 
     def _log_prior(self):
         from nbtext.classifier.purescore import log_prior
@@ -95,9 +111,23 @@ class OnlineMultinomial:
         return log_prior(self.class_count, self.alpha, self.prior)
 
 
-def run(stream, online, learn="errors", unsure_below=None, on_step=None):
+def learns(rule, wrong, jll, tone_margin):
+    """Whether the online learning `rule` learns a message, `wrong` when its most probable
+    class is not its label, of joint log-likelihoods `jll`: "all" every one, "errors" the
+    wrong ones, "tone" (train on or near error) the wrong ones and those whose two most
+    likely classes are within `tone_margin` of each other in jll (for spam and ham:
+    |log-odds| <= the margin, the score the ranking orders by)."""
+    if rule == "all" or wrong:
+        return True
+    if rule != "tone":
+        return False
+    top, second = heapq.nlargest(2, jll)
+    return top - second <= tone_margin
+
+
+def run(stream, online, learn="errors", unsure_below=None, on_step=None, tone_margin=DEFAULT_TONE_MARGIN):
     """Classify each (name, tokens, label) of `stream` in order with `online` (an
-    OnlineMultinomial), then learn it (always, or when it was misclassified): the report
+    OnlineMultinomial), then learn it by the rule `learn` (see `learns`): the report
     (see `report`). `on_step(i)` after each message."""
     from nbtext.classifier.purescore import decide
 
@@ -114,14 +144,17 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None):
         )
         if positive is not None:  # the ROC ranks by log-odds: probabilities saturate at 1.0 and tie
             scores.append(jll[positive] - jll[1 - positive])
-        if learn == "all" or online.classes[guess] != label:
+        if learns(learn, online.classes[guess] != label, jll, tone_margin):
             online.learn(tokens, label)
             learned += 1
         if on_step is not None:
             on_step(i)
     calibration = online.calibration or {}
     cutoff = (calibration.get("positive"), calibration["spam_cutoff"]) if "spam_cutoff" in calibration else None
-    return report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
+    result = report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
+    if learn == "tone":
+        result["tone_margin"] = tone_margin
+    return result
 
 
 def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, cutoff=None):
@@ -168,7 +201,16 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
 
 
 def evaluate_online(
-    documents, settings, model=None, learn="errors", seed=0, unsure_below=None, jobs=None, on_error=None, on_step=None
+    documents,
+    settings,
+    model=None,
+    learn="errors",
+    seed=0,
+    unsure_below=None,
+    jobs=None,
+    on_error=None,
+    on_step=None,
+    tone_margin=DEFAULT_TONE_MARGIN,
 ):
     """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
     counts, settings and calibration, which stays as the model's) or from nothing with train
@@ -187,14 +229,16 @@ def evaluate_online(
             "time): drop --calibration temperature (a model trained calibrated, given as -m MODEL "
             "without train options, is scored with its temperature)"
         )
-    event = EVENT_MODELS[settings["event_model"]]  # the multinomial: a model of counts, scored from them alone
-    if (
-        event.pure_form != "counts"
-        or settings.get("features", "counts") != "counts"
-        or settings["max_features"] is not None
-    ):
+    features = settings.get("features", "counts")
+    form = EVENT_MODELS[settings["event_model"]].online  # (the multinomial's: a model of counts, scored from them)
+    if form is None or features not in ("counts", "binary") or settings["max_features"] is not None:
         raise NbtextError(
-            "eval --online runs a multinomial model of counts (--model multinomial, no --features or --max-features)"
+            "eval --online runs a multinomial model of counts or of presence (--model multinomial, "
+            "--features counts or binary, no --max-features)"
+        )
+    if features == "binary" and settings["unknown"] == "unk" and settings["min_count"] > 1:
+        raise NbtextError(  # UNK's count would be the documents holding a token not yet kept: it changes as they are
+            "eval --online of presence features with UNK counts no pruned token: give --min-count 1 or --unknown ignore"
         )
     documents = list(documents)
     random.Random(seed).shuffle(documents)
@@ -237,6 +281,8 @@ def evaluate_online(
         settings["prior"],
         start,
         model.calibration if model is not None else None,
+        form,
+        presence=features == "binary",
     )
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
@@ -248,7 +294,7 @@ def evaluate_online(
             report_errors(errors, on_error)
             yield from results
 
-    result = run(stream(), online, learn, unsure_below, on_step)
+    result = run(stream(), online, learn, unsure_below, on_step, tone_margin)
     result["alpha"] = settings["alpha"]
     result["seed"] = seed
     return result

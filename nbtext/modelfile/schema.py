@@ -233,17 +233,18 @@ def _integer(payload, spec, i):
 def check_one_document(record, n_classes, n_tokens):
     """Raise ValueError unless the derived `one_document` record (nbtext.classifier.model) is well formed."""
     _is(record, dict, "the one_document record")
-    if set(record) not in ({"features", "unk", "totals", "kept"}, {"features", "unk", "absent", "kept"}):
+    forms = [event.one_document for event in EVENT_MODELS.values() if event.one_document is not None]
+    if not any(set(record) == {"features", "unk", "kept", *form.record_values} for form in forms):
         raise ValueError("bad one_document record")
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
-    for key in ("unk", "totals", "absent"):  # counts and their sums are >= 0, Σ log(1 − θ) <= 0
+    # per class, counts and their sums are >= 0, logarithms of probabilities (Σ log(1 − θ)) <= 0
+    kinds = {"unk": "counts", **{key: kind for form in forms for key, kind in form.record_values.items()}}
+    for key, kind in kinds.items():
         values = record.get(key)
         if values is not None and not (
             isinstance(values, list)
             and len(values) == n_classes
-            and all(
-                isinstance(v, float) and math.isfinite(v) and (v <= 0 if key == "absent" else v >= 0) for v in values
-            )
+            and all(isinstance(v, float) and math.isfinite(v) and (v <= 0 if kind == "log" else v >= 0) for v in values)
         ):
             raise ValueError(f"bad {key} in the one_document record")
     kept = record["kept"]

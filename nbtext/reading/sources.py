@@ -9,6 +9,8 @@
                  folders (names starting with '.') are skipped; one document per file
     mbox file    a file starting with an envelope line (`From SENDER DATE`, the rule of
                  nbtext.reading.mbox): each message, named PATH:1, PATH:2, ...
+    IMAP folder  imap://USER@HOST[:PORT]/FOLDER or imaps://...: every message, read-only,
+                 named URL/;UID=N (nbtext.reading.imap)
     other file   one document (with --lines / -0: one per line / record, PATH:N)
 
 Documents are yielded lazily, so memory stays bounded however many there are. A file that
@@ -33,6 +35,8 @@ from nbtext.reading.documents import (
     stdin_bytes,
     structural_lines,
 )
+from nbtext.reading.imap import folder_documents, is_imap
+from nbtext.reading.imap import parse as parse_imap
 
 
 def is_maildir(path):
@@ -51,7 +55,11 @@ def is_mbox(path):
 
 
 def check_path(path):
-    if path != "-" and not os.path.exists(path):
+    """A PATH that names nothing is an error found before anything is read (an IMAP URL: one
+    that cannot be read or holds a password; its server is asked when it is read)."""
+    if is_imap(path):
+        parse_imap(path)
+    elif path != "-" and not os.path.exists(path):
         raise NbtextError(f"{path} does not exist")
 
 
@@ -72,7 +80,11 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
                 yield Document(f"-:{n}", record, label)
         return
     check_path(path)
-    if os.path.isdir(path):
+    if is_imap(path):
+        if separator is not None:
+            raise NbtextError(f"{path}: an IMAP folder's messages are read whole (--lines and -0 read files)")
+        yield from folder_documents(path, label, max_bytes)
+    elif os.path.isdir(path):
         for file, kind in files_in(path):
             if kind is None:
                 yield Document(file, None, label, path=file, max_bytes=max_bytes)
@@ -460,7 +472,7 @@ def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_o
         for path in paths:
             check_path(path)
     for path in paths:
-        if missing_ok and path != "-" and not os.path.exists(path):
+        if missing_ok and path != "-" and not is_imap(path) and not os.path.exists(path):
             yield Document(path, None, error="No such file or directory")
         else:
             yield from documents(path, separator, max_bytes=max_bytes)
@@ -476,6 +488,8 @@ def class_sources(specs, urls=False):
             if not label:
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
             path = os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
+        elif is_imap(spec):
+            path, label = spec, parse_imap(spec).label
         elif urls and is_url(spec):
             path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
         else:
@@ -483,11 +497,11 @@ def class_sources(specs, urls=False):
             label = os.path.basename(os.path.normpath(os.path.abspath(path)))
             if label.endswith((".mbox", ".mbx")) and os.path.isfile(path) and is_mbox(path):
                 label = label.rsplit(".", 1)[0]
-        if is_url(path) and not urls:
+        if is_url(path) and not urls and not is_imap(path):
             raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
         if problem := label_problem(label):  # found before anything is read
             raise NbtextError(problem)
-        if not is_url(path):
+        if not is_url(path) or is_imap(path):
             check_path(path)
         sources.append((label, path))
     return sources

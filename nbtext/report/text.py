@@ -277,11 +277,18 @@ def evaluation_text(kind, result, output_format, terminal=False):
     return online_table(result) if kind == "online" else format_report(result, terminal)
 
 
+ONLINE_LEARNED = {  # what each online learning rule learns, said
+    "all": "every document",
+    "errors": "the errors",
+    "tone": "the errors and those within {tone_margin:g} of even (TONE)",
+}
+
+
 def online_table(report):
     """The online run's report, for people."""
     n = report["n"]
     lines = [
-        f"online, learning {'every document' if report['learn'] == 'all' else 'the errors'} "
+        f"online, learning {ONLINE_LEARNED[report['learn']].format(**report)} "
         f"({counted(report['learned'], 'document')} learned), order of seed {report['seed']}, λ = {report['alpha']:g}",
         f"documents         {n:,}",
         f"errors            {report['errors']:,} ({report['error_rate']:.2%})",

@@ -1,19 +1,34 @@
-"""Event models: how a class's counts become log-probabilities and a joint log-likelihood.
+"""Event models: each one object that owns its math.
 
-One small class per event model, in one registry (EVENT_MODELS); nothing outside this
-module compares event-model names. Every text model reduces to one linear form, so
-prediction is a single sparse product:
+One class per event model, in one registry (EVENT_MODELS); nothing outside this module
+compares event-model names or reads a flag about how a model scores. Each says:
+
+- the statistics it reads (nbtext.stats.sufficient.Statistics: N_k, B_kj, their squares when
+  `needs_squares`, UNK's count of documents when `unk_from_documents`);
+- its joint log-likelihood over a batch of documents (`jll_and_lengths`, numpy, through
+  nbtext.stats.formulas);
+- its out-of-fold joint log-likelihoods, which calibration fits a temperature on
+  (`out_of_fold_jll`; `calibrates` False: it is never calibrated);
+- its explanation terms (`explanation_terms`, what --explain lists);
+- its form for one document in pure Python (`one_document`, built from the model file's
+  one_document record: nbtext.classifier.purescore), or None: the numpy path scores it;
+- the form the online protocol scores with (`online`, nbtext.jobs.online), or None: no online run.
+
+The batch hooks take the model (nbtext.classifier.model.NaiveBayes) for its statistics, its
+vocabulary and what it derives once from them (the linear form, the prior term); the
+formulas take the statistics alone. The text models are linear (LinearModel):
 
     jll(x, k) = log P(k) + Σ_j x_j W_kj + b_k          (gaussian adds −½ Σ_j x_j² W2_kj)
 
-Categorical NB (table rows) brings its own joint log-likelihood. Every hook reads one
-record, the sufficient statistics (nbtext.stats.sufficient.Statistics: `class_count` N_k,
-`feature_sums` B_kj, per class the sum of the documents' feature values - token counts,
-documents containing the token, or tf-idf sums -, `feature_squares` for the gaussian, λ and
-the settings), never the model. The formulas are in nbtext.stats.formulas (numpy); this
-module imports neither, so a model file's header can be checked, and one message scored
-(nbtext.classifier.purescore), without numpy.
+so prediction is a single sparse product; categorical NB (table rows) gathers its own.
+This module imports no numpy at module level (each numpy hook imports it): a model file's
+header is checked, and one message scored, without it.
+
+Adding an event model: its class here (its statistics, its hooks), its line in the registry
+below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests.
 """
+
+import math
 
 from nbtext import choices
 
@@ -23,9 +38,100 @@ def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm
     return {"features": features, "tf": tf, "idf": idf, "length_norm": length_norm, "weight_norm": weight_norm}
 
 
+# --- one document in pure Python (nbtext.classifier.purescore) --------------------------------
+class OneDocument:
+    """An event model's jll of one document without numpy, from the counts of the document's
+    own features and its model file's one_document record (nbtext.classifier.purescore):
+
+        jll_k = log P(k) + Σ_j x_j W_kj (+ the class's constant, `absent`)
+
+    `features` are [(token, x_j, the feature's counts per class)]: x_j the document's count
+    of feature j, or 1 with presence features (`presence`: the model's own are)."""
+
+    presence = False
+    follows_changes = False  # whether its record follows learned and forgotten documents (pending records)
+    absent = None  # a constant per class, or None
+    # what record_of adds to the record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}:
+    # what the model file's schema checks (nbtext.modelfile.schema.check_one_document)
+    record_values = {}
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha):
+        """The form of a one_document record (KeyError: not this model's record)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def record_of(model):
+        """Its part of the one_document record a model file holds (numpy side, from the model)."""
+        raise NotImplementedError
+
+    def weight(self, k, count):
+        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
+        raise NotImplementedError
+
+    def joint_log_likelihood(self, log_prior, features):
+        """jll_k for each class, each class's terms summed exactly."""
+        terms = [[p] for p in log_prior]
+        for _, x, counts in features:
+            for k, count in enumerate(counts):
+                terms[k].append(x * self.weight(k, count))
+        if self.absent is not None:
+            for k, absent in enumerate(self.absent):
+                terms[k].append(absent)
+        return [math.fsum(t) for t in terms]
+
+
+class CountsDocument(OneDocument):
+    """The multinomial's: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count of
+    feature j, T_k its total (UNK's included), d the number of features. Also the online
+    protocol's form (nbtext.jobs.online): the same sums, of the counts so far."""
+
+    follows_changes = True  # its record (d, UNK, T_k) is what a pending record derives
+    record_values = {"totals": "counts"}
+
+    def __init__(self, totals, n_features, alpha):
+        self.alpha = alpha
+        # log(T_k + d·λ) per class, once (no feature at all: nothing enters the likelihood)
+        self.denominators = [math.log(t + n_features * alpha) for t in totals] if n_features else None
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha):
+        return cls(record["totals"], record["features"], alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"totals": model.feature_totals.tolist()}
+
+    def weight(self, k, count):
+        return math.log(count + self.alpha) - self.denominators[k]
+
+
+class PresenceDocument(OneDocument):
+    """Bernoulli's: x_j = 1 for the features present, W_kj = log(D_kj + λ) − log(N_k − D_kj + λ),
+    D_kj the class's documents holding feature j, N_k its documents; the constant
+    Σ_j log(1 − θ_kj) over every feature is the record's `absent`."""
+
+    presence = True
+    record_values = {"absent": "log"}
+
+    def __init__(self, absent, class_count, alpha):
+        self.absent, self.class_count, self.alpha = list(absent), list(class_count), alpha
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha):
+        return cls(record["absent"], class_count, alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"absent": model.linear_form[1].tolist()}
+
+    def weight(self, k, count):
+        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
+
+
+# --- the event models -------------------------------------------------------------------------
 class EventModel:
-    """What one event model says; the base is a multinomial over token counts. Its hooks
-    take the sufficient statistics (nbtext.stats.sufficient.Statistics)."""
+    """What every event model says (see the module's docstring)."""
 
     name = None
     # The default feature values (nbtext.features.weighting), or None for a model of table rows.
@@ -39,26 +145,18 @@ class EventModel:
     normalizes_weights = False  # whether it reads --weight-norm
     min_classes = 2
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
-    unk_from_documents = False  # UNK's count: documents with a pruned token (else the pruned tokens' counts)
     reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
-    needs_squares = False  # its statistics hold feature_squares: training sums the squares of the values
-    local_smoothing = False  # one document of counts smooths only its own columns
-    own_jll = False  # brings joint_log_likelihood() instead of the linear form
-    # How one document of counts or presence is scored without numpy (nbtext.classifier.purescore):
-    # "counts", Σ_j x_j log θ_kj; "presence", Bernoulli's; None: not that way.
-    pure_form = None
+    # Its statistics: UNK's count is the documents with a pruned token (else the pruned tokens'
+    # counts); feature_squares held (training sums the squares of the values).
+    unk_from_documents = False
+    needs_squares = False
+    calibrates = True  # whether a temperature is fitted to it (out_of_fold_jll)
+    one_document = None  # its pure-Python form of one document (CountsDocument's protocol), or None
+    online = None  # the form the online protocol scores with, or None
 
     def log_theta(self, stats):
-        """log θ_kj, shape (n_classes, n_features)."""
-        from nbtext.stats.formulas import multinomial_log_prob
-
-        return multinomial_log_prob(stats.feature_sums, stats.alpha)
-
-    def linear_form(self, stats):
-        """(W, b, W2) with jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 None but for gaussian."""
-        import numpy as np
-
-        return self.log_theta(stats), np.zeros(stats.n_classes), None
+        """log θ_kj, shape (n_classes, n_features): what `nbtext info --top` weighs."""
+        raise NotImplementedError
 
     def prior_term(self, stats):
         """log P(k) as it enters the joint log-likelihood (0 for a model without one)."""
@@ -70,16 +168,178 @@ class EventModel:
             return np.zeros(stats.n_classes)
         return class_log_prior(stats.class_count, stats.alpha, stats.settings["prior"])
 
+    def jll_and_lengths(self, model, token_lists):
+        """(joint log-likelihoods (n_documents, n_classes), lengths) of tokenized documents: a
+        document's length is the number of its tokens that enter its likelihood (what a
+        calibrated temperature grows with), or None for a model never calibrated."""
+        raise NotImplementedError
 
-class Multinomial(EventModel):
+    def explanation_terms(self, model, ids, indptr, winner, runner_up):
+        """(columns, their terms of jll_winner − jll_runner-up) of one document's feature ids."""
+        raise NotImplementedError
+
+    def out_of_fold_jll(self, model, ids, indptr, rows, folds):
+        """The jll of each document (feature ids, CSR row pointer; its class row) under the
+        model without its fold's documents (a fold view: the statistics minus theirs)."""
+        raise NotImplementedError(f"a {self.name} model is not calibrated")
+
+
+class LinearModel(EventModel):
+    """An event model whose jll is the linear form (W, b, W2) of its statistics; the base is
+    the multinomial's log θ."""
+
+    def log_theta(self, stats):
+        from nbtext.stats.formulas import multinomial_log_prob
+
+        return multinomial_log_prob(stats.feature_sums, stats.alpha)
+
+    def linear_form(self, stats):
+        """(W, b, W2) with jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 None but for gaussian."""
+        import numpy as np
+
+        return self.log_theta(stats), np.zeros(stats.n_classes), None
+
+    def jll_and_lengths(self, model, token_lists):
+        import numpy as np
+
+        from nbtext.features.matrix import count_vector, scores_of_counts
+        from nbtext.features.weighting import is_tfidf
+        from nbtext.stats.sufficient import linear_scores
+
+        ids, indptr = model.vocabulary.ids(token_lists)
+        weights, bias, squared = model.linear_form
+        if len(indptr) == 2 and squared is None and not is_tfidf(model.settings):
+            # one document: numpy only, scipy is never imported
+            x = count_vector(ids, weights.shape[1], model.binary)
+            columns = np.flatnonzero(x)  # not a BLAS product: its sums' order varies with the CPU
+            jll = ((weights[:, columns] * x[columns]).sum(axis=1) + bias)[None, :]
+        elif squared is None and not model.binary and not is_tfidf(model.settings):
+            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
+        else:
+            jll = linear_scores(model.feature_values(ids, indptr), model.linear_form)
+        return jll + model.prior_term, np.diff(indptr)
+
+    def explanation_terms(self, model, ids, indptr, winner, runner_up):
+        import numpy as np
+
+        X = model.feature_values(ids, indptr)
+        X.sum_duplicates()
+        columns, x = X.indices, X.data
+        weights, _, squared = model.linear_form
+        with np.errstate(invalid="ignore"):
+            contribution = x * (weights[winner, columns] - weights[runner_up, columns])
+            if squared is not None:  # gaussian: the quadratic term too
+                contribution -= 0.5 * x**2 * (squared[winner, columns] - squared[runner_up, columns])
+        return columns, contribution
+
+    def out_of_fold_jll(self, model, ids, indptr, rows, folds):
+        import numpy as np
+
+        from nbtext.features.matrix import one_hot
+        from nbtext.stats.sufficient import linear_scores
+
+        jll = np.zeros((len(rows), len(model.classes)))
+        X = model.feature_values(ids, indptr)
+        X.sum_duplicates()  # canonical rows: the sums do not depend on the order of a document's tokens
+        for f in np.unique(folds):
+            held_out = np.flatnonzero(folds == f)
+            fold = model.statistics.without(one_hot(rows[held_out], len(model.classes)), X[held_out])
+            jll[held_out] = linear_scores(X[held_out], self.linear_form(fold)) + self.prior_term(fold)
+        return jll
+
+
+class Multinomial(LinearModel):
+    """A class's tokens drawn from θ_k: log θ_kj = log(B_kj + λ) − log(T_k + d·λ). Scored on
+    a document's own columns alone (one document; the out-of-fold views), never smoothing the
+    whole (n_classes, n_features) table."""
+
     name = "multinomial"
     mail_alpha = True
     reports_unk_share = True
-    local_smoothing = True
-    pure_form = "counts"
+    one_document = CountsDocument
+    online = CountsDocument
+
+    def jll_and_lengths(self, model, token_lists):
+        import numpy as np
+
+        from nbtext.features.weighting import is_tfidf
+        from nbtext.stats.formulas import multinomial_log_prob
+
+        if len(token_lists) != 1 or model.binary or is_tfidf(model.settings):
+            return super().jll_and_lengths(model, token_lists)
+        # a pipeline that classifies one message never smooths the whole table
+        ids = model.vocabulary.ids_of_one_document(token_lists[0])
+        columns, x = np.unique(ids, return_counts=True)
+        log_theta = multinomial_log_prob(
+            model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
+        )
+        jll = (log_theta * x).sum(axis=1)  # not a BLAS product: its sums' order varies with the CPU
+        return jll[None, :] + model.prior_term, np.array([len(ids)])
+
+    def out_of_fold_jll(self, model, ids, indptr, rows, folds):
+        """On the sample's own columns only (never a (classes × features) table per fold):
+        log θ'_kj = log(B_kj − S_kj + λ) − log(T_k − Σ_j S_kj + d·λ), S the fold's class sums,
+        T the class totals. The sample's documents hold every column S has, so Σ_j S_kj is
+        its sum over them. Same values as the whole table gives (LinearModel's).
+
+        In numpy alone (a -j parent never imports scipy for it): the sample as its distinct
+        (document, column) cells in order, each with its count (or 1 for presence); every sum
+        runs over the cells in that order, as a canonical CSR matrix's products do."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+        from nbtext.stats.formulas import multinomial_log_denominator
+        from nbtext.stats.sufficient import Statistics
+
+        if model.tfidf_sums is not None:
+            return super().out_of_fold_jll(model, ids, indptr, rows, folds)
+        lengths = np.diff(indptr)
+        jll = np.zeros((len(rows), len(model.classes)))
+        n_classes = len(model.classes)
+        columns, local = np.unique(ids, return_inverse=True)
+        document = np.repeat(np.arange(len(lengths)), lengths)
+        cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
+        cell_document, cell_column = np.divmod(cells, len(columns))
+        x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
+        counts = model.feature_count_columns(columns).T.copy()  # (columns, classes): a cell's classes side by side
+        log_counts = log(counts + model.alpha)  # log(B_kj + λ), once: a fold changes only the B_kj its S_kj > 0
+        for f in np.unique(folds):
+            held_out = np.flatnonzero(folds == f)
+            held = folds[cell_document] == f
+            # S: the fold's class sums on the sample's columns (whole numbers: exact in any order)
+            sums = np.bincount(
+                cell_column[held] * n_classes + rows[cell_document[held]],
+                weights=x[held],
+                minlength=len(columns) * n_classes,
+            ).reshape(len(columns), n_classes)
+            changed = np.flatnonzero(sums)
+            # the fold's statistics on the sample's columns: B' = max(B − S, 0)
+            fold_sums = counts.copy()
+            fold_sums.flat[changed] = np.maximum(counts.flat[changed] - sums.flat[changed], 0.0)
+            fold = Statistics(
+                np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0),
+                fold_sums.T,
+                None,
+                model.alpha,
+                model.settings,
+            )
+            # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob
+            log_theta = log_counts.copy()
+            log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
+            log_theta -= multinomial_log_denominator(
+                model.feature_totals - sums.sum(axis=0), model.n_features, model.alpha
+            )
+            # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
+            # (i, k)'s terms summed in the cells' order
+            position = np.searchsorted(held_out, cell_document[held])
+            terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
+            where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
+            part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
+            jll[held_out] = part.reshape(len(held_out), n_classes) + self.prior_term(fold)
+        return jll
 
 
-class Bernoulli(EventModel):
+class Bernoulli(LinearModel):
     name = "bernoulli"
     default_features = feature_defaults("binary", idf=False, length_norm=False)
     feature_kinds = ("binary",)
@@ -87,7 +347,7 @@ class Bernoulli(EventModel):
     mail_alpha = True
     count_unit = "documents with"
     unk_from_documents = True
-    pure_form = "presence"
+    one_document = PresenceDocument
 
     def log_theta(self, stats):
         from nbtext.stats.formulas import bernoulli_log_prob
@@ -103,7 +363,7 @@ class Bernoulli(EventModel):
         return log_present - log_absent, log_absent.sum(axis=1), None
 
 
-class Complement(EventModel):
+class Complement(LinearModel):
     # Rennie et al.'s (2003) transforms for topic classification: log tf, idf, length
     # normalization; their fourth, weight normalization, costs 0.3 points on 20 Newsgroups
     # here and is off by default (`make accuracy` measures each; the README has the table).
@@ -121,7 +381,7 @@ class Complement(EventModel):
         return W, np.zeros(stats.n_classes), None
 
 
-class Gaussian(EventModel):
+class Gaussian(LinearModel):
     name = "gaussian"
     default_features = feature_defaults("tfidf")
     feature_kinds = ("tfidf",)
@@ -141,13 +401,13 @@ class Categorical(EventModel):
     A row is one `column=value` token per column (nbtext.reading.tokenize.RowTokenizer), so the
     text models' counting serves unchanged: B_kt is the number of class-k rows whose
     column takes that value. A value never seen in training gets λ / (N_k + n_j·λ) in
-    every class (λ > 0), or is skipped for that row (λ = 0)."""
+    every class (λ > 0), or is skipped for that row (λ = 0). Never calibrated."""
 
     name = "categorical"
     default_features = None
     zero_alpha = True
     min_classes = 1
-    own_jll = True
+    calibrates = False
 
     def _columns(self, stats):
         """(the column index of every feature `column=value`, the number of columns)."""
@@ -163,33 +423,43 @@ class Categorical(EventModel):
 
         return categorical_log_prob(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
 
-    def joint_log_likelihood(self, stats, log_theta, rows):
-        """Σ_j log P(x_j | k) for each row (without the prior), `log_theta` this model's of
-        `stats`: gathered per row, never a dense product, where 0·(−inf) would be NaN."""
+    def jll_and_lengths(self, model, token_lists):
+        """log P(k) + Σ_j log P(x_j | k) for each row, the model's log θ gathered per row,
+        never a dense product, where 0·(−inf) would be NaN."""
         import numpy as np
 
         from nbtext.stats.formulas import categorical_unseen_log_prob
 
+        stats, log_theta = model.statistics, model.feature_log_prob
         columns = stats.settings["tokenizer"]["columns"]
         position = {name: j for j, name in enumerate(columns)}
         lookup = stats.vocabulary.lookup
-        ids = [[lookup[t] for t in row if t in lookup] for row in rows]
-        unseen = [[position[t.split("=", 1)[0]] for t in row if t not in lookup] for row in rows]
+        ids = [[lookup[t] for t in row if t in lookup] for row in token_lists]
+        unseen = [[position[t.split("=", 1)[0]] for t in row if t not in lookup] for row in token_lists]
         if stats.alpha == 0 and any(unseen):
             import warnings
 
             warnings.warn(
                 "with --alpha 0, values never seen in training are skipped "
                 f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)",
-                stacklevel=3,
+                stacklevel=4,
             )
         unseen_log_prob = categorical_unseen_log_prob(stats.class_count, stats.alpha, *self._columns(stats))
-        jll = np.zeros((len(rows), stats.n_classes))
+        jll = np.zeros((len(token_lists), stats.n_classes))
         for i, (row_ids, missing) in enumerate(zip(ids, unseen)):
             jll[i] = log_theta[:, row_ids].sum(axis=1)
             if unseen_log_prob is not None and missing:
                 jll[i] += unseen_log_prob[:, missing].sum(axis=1)
-        return jll
+        return jll + model.prior_term, None
+
+    def explanation_terms(self, model, ids, indptr, winner, runner_up):
+        """The log-probabilities of the row's values."""
+        import numpy as np
+
+        columns, x = np.unique(ids, return_counts=True)
+        weights = model.feature_log_prob
+        with np.errstate(invalid="ignore"):  # λ = 0: −inf − −inf
+            return columns, x * (weights[winner, columns] - weights[runner_up, columns])
 
 
 EVENT_MODELS = {model.name: model() for model in (Multinomial, Bernoulli, Complement, Gaussian, Categorical)}

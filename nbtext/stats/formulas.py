@@ -29,8 +29,14 @@ def multinomial_log_prob(feature_sums, alpha, totals=None, d=None):
     # behind the code)
     log_theta = feature_sums + alpha
     log(log_theta, out=log_theta)
-    log_theta -= log(totals + d * alpha)[:, None]
+    log_theta -= multinomial_log_denominator(totals, d, alpha)[:, None]
     return log_theta
+
+
+def multinomial_log_denominator(totals, d, alpha):
+    """log(T_k + d·λ), the denominator of the multinomial's θ_kj, of each class's total T_k
+    over its d features."""
+    return log(totals + d * alpha)
 
 
 def bernoulli_log_prob(feature_sums, class_count, alpha):

@@ -1,0 +1,88 @@
+"""Choose eval --online's learning setting on the train splits only: the online protocol over
+each spam corpus's train split, in a few orders, for every combination of features, λ and
+learning rule (errors, or TONE with a margin); the test splits are never read.
+
+    .venv/bin/python bench/online_cv.py                 # the grid, its means over the orders
+    .venv/bin/python bench/online_cv.py --features binary --alphas 1 --margins 20 40
+    .venv/bin/python bench/online_cv.py --corpora spamassassin --features binary --alphas 0.1 --margins 40 60 80 \
+        --headers subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id
+
+Each run is that of `nbtext eval --online` (nbtext.jobs.online.run, the documents shuffled
+by the seed as the command shuffles them); the documents are read and tokenized once per
+corpus and order. Prints per corpus and setting the mean 1-ROCA% and errors over the
+orders, then each setting's worst ratio to the best 1-ROCA of its corpus: the setting that
+is closest to the best on every corpus is the one kept (docs/performance.md).
+"""
+
+import argparse
+import random
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nbtext.classifier.settings import make_settings, make_tokenizer
+from nbtext.jobs.online import OnlineMultinomial, run
+from nbtext.reading.documents import tokenized
+from nbtext.reading.sources import labelled_input
+
+DATA = ROOT / "data"
+SPAM_CORPORA = ("spamassassin", "sms", "enron1")
+MARGINS = (10.0, 20.0, 40.0, 80.0, 160.0)
+
+
+def ordered_tokens(corpus, seed, input_mode="auto", headers=None):
+    """(tokens, label) of the corpus's train split in the order `eval --online --seed` runs them."""
+    folders = [str(DATA / corpus / "train" / label) for label in ("spam", "ham")]
+    documents = list(labelled_input(class_dirs=folders)())
+    random.Random(seed).shuffle(documents)
+    tokenize = make_tokenizer(make_settings(min_count=1, input=input_mode, headers=headers)["tokenizer"])
+    kept, token_lists = tokenized(tokenize, documents)
+    return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)]
+
+
+def online_run(stream, features, alpha, rule, margin):
+    online = OnlineMultinomial(["ham", "spam"], alpha, 1, True, presence=features == "binary")
+    return run(iter(stream), online, rule, tone_margin=margin)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13])
+    parser.add_argument("--corpora", nargs="+", default=list(SPAM_CORPORA))
+    parser.add_argument("--features", nargs="+", default=["binary", "counts"])
+    parser.add_argument("--alphas", type=float, nargs="+", default=[0.1, 1.0])
+    parser.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
+    parser.add_argument("--input", default="auto", help="how documents are read (train --input)")
+    parser.add_argument("--headers", default=None, help="the mail headers tokenized (train --headers)")
+    args = parser.parse_args()
+    rules = [("errors", None)] + [("tone", margin) for margin in args.margins] + [("all", None)]
+    settings = [(f, a, r, m) for f in args.features for a in args.alphas for r, m in rules]
+    roca = {}  # (corpus, setting) -> mean 1-ROCA%
+    print(f"{'corpus':13s} {'features':8s} {'λ':>4s} {'rule':12s} {'1-ROCA%':>8s} {'errors':>7s} {'learned':>8s}")
+    for corpus in args.corpora:
+        streams = [ordered_tokens(corpus, seed, args.input, args.headers) for seed in args.seeds]
+        for setting in settings:
+            reports = [online_run(stream, *setting) for stream in streams]
+            roca[corpus, setting] = statistics.fmean(r["roca_percent"] for r in reports)
+            errors = statistics.fmean(r["errors"] for r in reports)
+            learned = statistics.fmean(r["learned"] for r in reports)
+            features, alpha, rule, margin = setting
+            said = rule if margin is None else f"tone {margin:g}"
+            print(
+                f"{corpus:13s} {features:8s} {alpha:4g} {said:12s} {roca[corpus, setting]:8.3f} "
+                f"{errors:7.1f} {learned:8.1f}",
+                flush=True,
+            )
+    print("\nworst ratio of a setting's 1-ROCA to its corpus's best, over the corpora (1 = best everywhere)")
+    best = {c: min(roca[c, s] for s in settings) for c in args.corpora}
+    worst = {s: max(roca[c, s] / best[c] for c in args.corpora) for s in settings}
+    for setting in sorted(settings, key=worst.get):
+        features, alpha, rule, margin = setting
+        print(f"{features:8s} {alpha:4g} {rule if margin is None else f'tone {margin:g}':12s} {worst[setting]:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

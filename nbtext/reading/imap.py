@@ -1,0 +1,383 @@
+"""IMAP folders as PATHs: `imap://user@host[:port]/FOLDER` and `imaps://...` (RFC 5092's form),
+the one reader of this input kind (nbtext.reading.sources dispatches to it).
+
+A folder is read without changing it: it is opened with EXAMINE (read-only, never SELECT),
+its messages listed by UID and fetched in batches of BATCH with BODY.PEEK[] (no \\Seen flag
+is set), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
+network). Each message is named `imap://user@host/FOLDER/;UID=N` (RFC 5092) and read as the
+server sends it (CR LF line ends, which read as LF). A message the server does not send is
+skipped by name; the batch goes on.
+
+The password is never on the command line (one inside the URL is refused) and never in a
+message: it comes from --password-command CMD (the first line it prints), else
+$NBTEXT_IMAP_PASSWORD, else ~/.netrc (`machine HOST login USER password ...`). imaps:// (and
+imap:// on a server that offers STARTTLS) verifies the server's certificate and host name
+against the system's certificates, or those of --ca-file. Every failure (no such host,
+connection refused, login failed, no such folder, a certificate not trusted) is an
+NbtextError of one line. imaplib, ssl and netrc are imported only when a folder is read."""
+
+import os
+from collections import namedtuple
+
+from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext.errors import NbtextError
+from nbtext.reading.documents import Document, cut
+
+PORTS = {"imap": 143, "imaps": 993}
+BATCH = 200  # UIDs fetched in one command
+TIMEOUT = 60  # seconds a connection may wait for the server
+PASSWORD_VARIABLE = "NBTEXT_IMAP_PASSWORD"
+PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
+CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
+LARGEST_PARTIAL = (1 << 32) - 2  # a partial fetch's octet count is a 32-bit number
+WHERE_PASSWORDS_GO = (
+    f"put it in ~/.netrc (machine HOST login USER password ...), in ${PASSWORD_VARIABLE}, "
+    "or give --password-command CMD"
+)
+
+# --password-command and --ca-file as the command line gave them (nbtext.cli.options), else None:
+# the environment variables then stand in for them.
+given = {"password_command": None, "ca_file": None}
+
+
+def is_imap(path):
+    """Whether a PATH names an IMAP folder (imap:// or imaps://)."""
+    return isinstance(path, str) and path[:8].lower().startswith(("imap://", "imaps://"))
+
+
+class Folder(namedtuple("Folder", "scheme user host port name")):
+    """An IMAP folder as its URL names it (`port` None: the scheme's own)."""
+
+    @property
+    def url(self):
+        """The folder's URL, as given but in one spelling (never with a password)."""
+        from urllib.parse import quote
+
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = "" if self.port is None else f":{self.port}"
+        return f"{self.scheme}://{quote(self.user, safe='')}@{host}{port}/{quote(self.name, safe='/')}"
+
+    def message_name(self, uid):
+        """A message's name: RFC 5092's URL of it."""
+        return f"{self.url}/;UID={uid}"
+
+    @property
+    def label(self):
+        """Its class when given as a CLASS_DIR: the folder's last name, as a folder's is."""
+        return self.name.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def server(self):
+        return f"{self.host}:{self.port or PORTS[self.scheme]}"
+
+
+def parse(url):
+    """The Folder a URL names; an NbtextError of one line for a URL that cannot be read,
+    one holding a password (never repeated in the message), or one that names no folder."""
+    from urllib.parse import unquote, urlsplit
+
+    scheme, _, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, hostport = netloc.rpartition("@")
+    if ":" in userinfo:
+        shown = f"{scheme}://{userinfo.split(':', 1)[0]}@{hostport}{slash}{path}"
+        raise NbtextError(
+            f"{shown}: a password in the URL would be seen by every user of this machine (ps, the shell's "
+            f"history): drop it, and {WHERE_PASSWORDS_GO}"
+        )
+    try:
+        parts = urlsplit(f"{scheme.lower()}://{netloc}/")
+        port = parts.port
+    except ValueError as e:
+        raise NbtextError(f"{url}: not an IMAP URL ({e})") from None
+    if not at or not userinfo:
+        raise NbtextError(f"{url}: name the user, as in {scheme}://USER@HOST/FOLDER")
+    if ";" in userinfo:
+        raise NbtextError(f"{url}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
+    if not parts.hostname:
+        raise NbtextError(f"{url}: name the server, as in {scheme}://USER@HOST/FOLDER")
+    name = unquote(path.split(";", 1)[0]).rstrip("/")  # (RFC 5092's ;UIDVALIDITY and the like are not read)
+    if not name:
+        raise NbtextError(f"{url}: name the folder, as in {scheme}://USER@HOST/INBOX")
+    return Folder(scheme.lower(), unquote(userinfo), parts.hostname, port, name)
+
+
+# --- the password: never on the command line, never in a message -------------------------------
+def password(folder):
+    """The user's password for `folder`'s server (see the module docstring for where from)."""
+    command = given["password_command"] or os.environ.get(PASSWORD_COMMAND_VARIABLE)
+    if command:
+        return _password_of_command(command)
+    if os.environ.get(PASSWORD_VARIABLE):
+        return os.environ[PASSWORD_VARIABLE]
+    found = _netrc_password(folder)
+    if found is None:
+        raise NbtextError(f"no password for {folder.user} at {folder.host}: {WHERE_PASSWORDS_GO}")
+    return found
+
+
+def _password_of_command(command):
+    """The first line --password-command prints (run by the shell; its stderr and stdin are
+    the user's, for a passphrase prompt). What it prints is never repeated."""
+    import subprocess
+
+    try:
+        done = subprocess.run(command, shell=True, stdout=subprocess.PIPE, check=False)
+    except OSError as e:
+        raise NbtextError(f"cannot run the --password-command: {e.strerror or e}") from None
+    if done.returncode != 0:
+        raise NbtextError(f"the --password-command failed (exit status {done.returncode}): no password")
+    line = done.stdout.split(b"\n", 1)[0].rstrip(b"\r")
+    if not line:
+        raise NbtextError("the --password-command printed no password (its first line is empty)")
+    return line.decode("utf-8", "surrogateescape")
+
+
+def _netrc_password(folder):
+    """The password ~/.netrc ($NETRC) holds for the folder's host and user, or None."""
+    import netrc
+
+    path = os.environ.get("NETRC") or os.path.join(os.path.expanduser("~"), ".netrc")
+    if not os.path.exists(path):
+        return None
+    try:
+        entry = netrc.netrc(path).authenticators(folder.host)
+    except netrc.NetrcParseError as e:  # (its message may quote a token of the file: a password)
+        raise NbtextError(f"cannot read {path}: not a netrc file (line {e.lineno})") from None
+    except OSError as e:
+        raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
+    if entry is None or entry[0] not in (folder.user, None, ""):
+        return None
+    return entry[2]
+
+
+# --- the connection ---------------------------------------------------------------------------
+class Session:
+    """A logged-in connection with the folder open: `with Session(folder) as session:`,
+    read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
+    messages). `uid_validity`, `exists` (how many messages) and `capabilities` are the
+    server's; `client` is the imaplib client; leaving the `with` logs out."""
+
+    def __init__(self, folder, readonly=True):
+        self.folder, self.readonly, self.client = folder, readonly, None
+
+    def __enter__(self):
+        self.client = connect(self.folder)
+        try:
+            self.uid_validity, self.exists = opened(self.client, self.folder, self.readonly)
+            # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
+            _, data = self.call(self.client.capability)
+            self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
+        except BaseException:
+            close(self.client)
+            raise
+        return self
+
+    def __exit__(self, *exception):
+        close(self.client)
+
+    def command(self, what, *arguments):
+        """client.uid(what, ...)'s data; a refusal an NbtextError naming `what`, a lost
+        connection one naming the server."""
+        answer, data = self.call(self.client.uid, what, *arguments)
+        if answer != "OK":
+            raise Refused(f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data))
+        return data
+
+    def call(self, method, *arguments):
+        """method(*arguments): a lost connection an NbtextError of one line naming the server; a
+        command the server calls bad (imaplib raises for BAD, returns NO) Refused."""
+        import imaplib
+
+        try:
+            return method(*arguments)
+        except (imaplib.IMAP4.abort, OSError) as e:
+            raise NbtextError(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
+        except imaplib.IMAP4.error as e:
+            raise Refused(f"{self.folder.url}: the server refused a command ({e})", str(e)) from None
+
+
+class Refused(NbtextError):
+    """The server answered a command with NO or BAD (`reason`: what it said); the connection
+    goes on."""
+
+    def __init__(self, message, reason):
+        super().__init__(message)
+        self.reason = reason
+
+
+def connect(folder):
+    """An imaplib client logged in to the folder's server."""
+    import imaplib
+    import ssl
+
+    where = f"{folder.scheme}://{folder.server}"
+    try:
+        port = folder.port or PORTS[folder.scheme]
+        if folder.scheme == "imaps":
+            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=tls_context(), timeout=TIMEOUT)
+        else:
+            client = imaplib.IMAP4(folder.host, port, timeout=TIMEOUT)
+            if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
+                client.starttls(tls_context())
+    except ssl.SSLCertVerificationError as e:
+        raise NbtextError(
+            f"{where}: the server's certificate is not trusted ({e.verify_message}); give the certificate of "
+            "the authority that signed it with --ca-file FILE"
+        ) from None
+    except ssl.SSLError as e:
+        raise NbtextError(f"{where}: TLS failed ({e.reason or e})") from None
+    except OSError as e:  # refused, no such host, unreachable, timed out
+        raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
+    except imaplib.IMAP4.error as e:
+        raise NbtextError(f"{where} does not speak IMAP ({e})") from None
+    try:
+        secret = password(folder)  # (asked for after the server answered: a wrong host asks for nothing)
+    except BaseException:
+        close(client)
+        raise
+    try:
+        client.login(folder.user, secret)
+    except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
+        close(client)
+        raise NbtextError(
+            f"{where}: login failed for {folder.user} (the password is wrong, or the user unknown)"
+        ) from None
+    except OSError as e:
+        raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
+    return client
+
+
+def tls_context():
+    """The TLS settings: the server's certificate and host name verified, against the system's
+    certificates or those of --ca-file."""
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=given["ca_file"] or os.environ.get(CA_FILE_VARIABLE) or None)
+    except (OSError, ssl.SSLError) as e:
+        raise NbtextError(f"cannot read the --ca-file: {getattr(e, 'strerror', None) or e}") from None
+
+
+def opened(client, folder, readonly=True):
+    """Open the folder (EXAMINE, or SELECT when not `readonly`): (its UIDVALIDITY, how many
+    messages it holds)."""
+    import imaplib
+
+    try:
+        answer, data = client.select(mailbox_argument(folder.name), readonly=readonly)
+        validity = client.response("UIDVALIDITY")[1][0] if answer == "OK" else None
+    except (imaplib.IMAP4.error, OSError) as e:
+        raise NbtextError(f"{folder.url}: the connection to {folder.server} failed ({e})") from None
+    if answer != "OK":
+        raise NbtextError(f"{folder.url}: no such folder on {folder.server} ({_said(data)})")
+    exists = data[0] if data and isinstance(data[0], bytes) and data[0].isdigit() else None
+    return (int(validity) if validity else None), (int(exists) if exists is not None else None)
+
+
+def close(client):
+    """Log out, whatever state the connection is in."""
+    try:
+        client.logout()
+    except Exception:  # (a connection already lost has nothing to log out of)
+        pass
+
+
+def _said(data):
+    """What the server said with a refusal, as text of one line."""
+    text = b" ".join(d for d in data or () if isinstance(d, bytes)).decode("utf-8", "replace")
+    return " ".join(text.split()) or "no reason given"
+
+
+def mailbox_argument(name):
+    """A folder's name as an IMAP command takes it: in modified UTF-7 (RFC 3501 5.1.3), quoted."""
+    encoded = _modified_utf7(name)
+    return '"' + encoded.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _modified_utf7(name):
+    import base64
+
+    out, pending = [], []
+
+    def flush():
+        if pending:
+            data = "".join(pending).encode("utf-16-be")
+            out.append("&" + base64.b64encode(data).decode().rstrip("=").replace("/", ",") + "-")
+            pending.clear()
+
+    for ch in name:
+        if 0x20 <= ord(ch) <= 0x7E:
+            flush()
+            out.append("&-" if ch == "&" else ch)
+        else:
+            pending.append(ch)
+    flush()
+    return "".join(out)
+
+
+# --- reading ----------------------------------------------------------------------------------
+def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES):
+    """Every message of the folder `url` names, in UID order, read-only."""
+    folder = parse(url)
+    with Session(folder) as session:
+        uids = all_uids(session)
+        for start in range(0, len(uids), BATCH):
+            yield from fetched(session, uids[start : start + BATCH], label, max_bytes)
+
+
+def all_uids(session, after=0):
+    """The UIDs of the open folder's messages above `after`, ascending: asked for as a FETCH of
+    UIDs, a short line a message (a SEARCH answers in one line, which for a large folder is
+    longer than imaplib reads)."""
+    import re
+
+    if session.exists == 0:  # (an empty folder has no `1:*`)
+        return []
+    data = session.command("FETCH", f"{after + 1}:*", "(UID)")  # (`N:*` holds the highest UID, below N too)
+    uids = {int(found[1]) for line in data if isinstance(line, bytes) and (found := re.search(rb"UID (\d+)", line))}
+    return sorted(uid for uid in uids if uid > after)
+
+
+def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
+    """The Documents of the messages `uids` (one command; any it refuses, asked for one by one),
+    each of at most `max_bytes` bytes. A message the server does not send is a Document with
+    `error`, named."""
+    part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
+    refused = "the server sent no message for this UID (deleted meanwhile?)"
+    try:
+        messages = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})"))
+    except Refused as e:  # (a connection lost is an error of the whole run)
+        if len(uids) > 1:  # one message the server will not send does not stop the others
+            for uid in uids:
+                yield from fetched(session, [uid], label, max_bytes)
+            return
+        messages, refused = {}, f"the server refused to send it ({e.reason})"
+    for uid in uids:
+        name = session.folder.message_name(uid)
+        if uid in messages:
+            yield Document(name, cut(messages[uid], max_bytes), label)
+        else:
+            yield Document(name, None, label, error=refused)
+
+
+def _messages(data):
+    """{UID: bytes} of a UID FETCH's answer as imaplib gives it: a (`N (UID u BODY[] {n}`,
+    literal) pair per message, the UID before the literal or in the bytes after it."""
+    import re
+
+    found, waiting = {}, None
+    for item in data:
+        if isinstance(item, tuple):
+            head = item[0]
+            uid = re.search(rb"\bUID (\d+)", head)
+            if uid:
+                found[int(uid[1])] = item[1]
+            else:
+                waiting = item[1]
+        elif isinstance(item, bytes) and waiting is not None:
+            uid = re.search(rb"\bUID (\d+)", item)
+            if uid:
+                found[int(uid[1])] = waiting
+            waiting = None
+    return found

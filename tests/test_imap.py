@@ -1,0 +1,424 @@
+"""IMAP folders as PATHs and `nbtext imap-scan` (docs/mail.md, "IMAP folders"), against a real
+Dovecot of the tests' own (tests/dovecot_server.py) holding real SpamAssassin messages: training
+from imap:// folders writes the model a training from the same messages in their Maildir
+folders writes, byte for byte (train; train --update and forget once their pending records are
+folded); reading a folder sets no flag;
+the scan moves spam, remembers what it scanned and starts again when UIDVALIDITY changes;
+every failure is one line that never holds the password. Without the Dovecot packages they skip."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nbtext
+
+from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port
+import test_dovecot
+from test_dovecot import sent
+
+spamassassin = test_dovecot.spamassassin  # the fixture: the real corpus, or a skip (one line) without Dovecot
+
+EACH = 30  # messages of each class put into the server's folders
+
+
+def messages(spamassassin, split, label, n, skip=0):
+    """`n` messages of a class, as an MTA hands them over (no mbox envelope line)."""
+    return [sent(f) for f in sorted((spamassassin / split / label).iterdir())[skip : skip + n]]
+
+
+@pytest.fixture(scope="module")
+def mail_model(spamassassin, tmp_path_factory):
+    """A model of 300 messages of each class of SpamAssassin's train split."""
+    folder = tmp_path_factory.mktemp("model")
+    for label in ("spam", "ham"):
+        (folder / label).mkdir()
+        for f in sorted((spamassassin / "train" / label).iterdir())[:300]:
+            shutil.copy(f, folder / label / f.name)
+    model = folder / "mail.model"
+    run("train", "-q", "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}")
+    return model
+
+
+@pytest.fixture
+def dovecot(tmp_path, spamassassin):
+    server = Dovecot(tmp_path)
+    try:
+        server.install(None)
+        yield server
+    finally:
+        server.stop()
+
+
+def run(*args, check=True, env=None, password=PASSWORD):
+    """nbtext ARGS, the password in its environment variable (never on the command line)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NBTEXT_IMAP")}
+    if password is not None:
+        environment["NBTEXT_IMAP_PASSWORD"] = password
+    done = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, env=environment | (env or {}), timeout=300)
+    if check:
+        assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
+def url(dovecot, folder, scheme="imap"):
+    port = dovecot.imaps_port if scheme == "imaps" else dovecot.imap_port
+    return f"{scheme}://{USER}@127.0.0.1:{port}/{folder}"
+
+
+def maildir(dovecot, folder):
+    return dovecot.home / "Maildir" / f".{folder}"
+
+
+def flags(dovecot, folder):
+    """{UID: flags} of a folder's messages (the test's own session: EXAMINE, FETCH FLAGS)."""
+    client = dovecot.imap()
+    assert client.select(folder, readonly=True)[0] == "OK"
+    _, data = client.uid("FETCH", "1:*", "(FLAGS)")
+    client.logout()
+    found = {}
+    for line in data:
+        if line:
+            found[int(re.search(rb"UID (\d+)", line)[1])] = set(re.search(rb"FLAGS \(([^)]*)\)", line)[1].split())
+    return found
+
+
+def stored(dovecot, folder):
+    """The bytes of a folder's messages as Dovecot stores them, sorted."""
+    client = dovecot.imap()
+    assert client.select(folder, readonly=True)[0] == "OK"
+    _, data = client.uid("FETCH", "1:*", "(BODY.PEEK[])")
+    client.logout()
+    return sorted(item[1] for item in data if isinstance(item, tuple))
+
+
+def folded(path):
+    """The bytes of the model at `path` with its pending records folded in, as a learner does."""
+    nbtext.load(str(path), fold=True).save(str(path) + ".folded")
+    return Path(str(path) + ".folded").read_bytes()
+
+
+def test_training_from_imap_folders_is_training_from_their_maildirs(dovecot, spamassassin, tmp_path):
+    """train, train --update and forget of imap:// folders write, byte for byte, the model the
+    same command writes from the same messages in the folders' Maildirs (an update's and a
+    forget's once their pending records are folded in); the label of an
+    imap:// CLASS_DIR is the folder's last name."""
+    dovecot.start()
+    dovecot.append("Spam", messages(spamassassin, "train", "spam", EACH))
+    dovecot.append("Ham", messages(spamassassin, "train", "ham", EACH))
+    dovecot.append("More/spam", messages(spamassassin, "test", "spam", 5))
+    over_imap, from_maildir = tmp_path / "imap.model", tmp_path / "maildir.model"
+    run("train", "-o", over_imap, f"spam={url(dovecot, 'Spam')}", f"ham={url(dovecot, 'Ham')}")
+    run("train", "-o", from_maildir, f"spam={maildir(dovecot, 'Spam')}", f"ham={maildir(dovecot, 'Ham')}")
+    assert over_imap.read_bytes() == from_maildir.read_bytes()
+    scores = [
+        run("eval", "-m", over_imap, f"spam={spam}", f"ham={ham}").stdout
+        for spam, ham in [
+            (url(dovecot, "Spam"), url(dovecot, "Ham")),
+            (maildir(dovecot, "Spam"), maildir(dovecot, "Ham")),
+        ]
+    ]
+    assert scores[0] == scores[1] and f"documents\t{2 * EACH}\n".encode() in scores[0]
+
+    # (an update's pending records are in the order read: UIDs, or a Maildir's sorted file names)
+    run("train", "--update", "-m", over_imap, url(dovecot, "More/spam"))  # labelled `spam`, its last name
+    run("train", "--update", "-m", from_maildir, f"spam={maildir(dovecot, 'More.spam')}")
+    assert folded(over_imap) == folded(from_maildir)
+    run("forget", "-m", over_imap, url(dovecot, "Spam"))
+    run("forget", "-m", from_maildir, maildir(dovecot, "Spam"))
+    assert folded(over_imap) == folded(from_maildir)
+    dovecot.append("Empty", [])
+    nothing = run("predict", "-m", over_imap, url(dovecot, "Empty"))
+    assert nothing.stdout == b"" and b"no documents" in nothing.stderr
+    info = run("info", "-m", over_imap).stdout.decode()
+    assert re.search(r"spam\D+5\b", info) and re.search(rf"ham\D+{EACH}\b", info), info
+
+
+def test_predict_over_imap_names_each_message_and_sets_no_flag(dovecot, spamassassin, mail_model):
+    """predict of an imap:// folder (imaps:// with the server's certificate) names each message
+    by its UID, calls it what predict of its stored bytes calls it, and leaves every flag as it
+    was: no \\Seen."""
+    dovecot.start(tls=True)
+    batch = messages(spamassassin, "test", "spam", 4) + messages(spamassassin, "test", "ham", 4)
+    uids = dovecot.append("Inbox2", batch)
+    before = flags(dovecot, "Inbox2")
+    assert all(not (f & {b"\\Seen"}) for f in before.values())
+    for scheme in ("imap", "imaps"):
+        lines = run(
+            "predict", "--ca-file", dovecot.certificate, "-m", mail_model, url(dovecot, "Inbox2", scheme)
+        ).stdout.decode()
+        rows = [line.split("\t") for line in lines.splitlines()]
+        assert [row[0] for row in rows] == [f"{url(dovecot, 'Inbox2', scheme)}/;UID={uid}" for uid in uids]
+        for row, message in zip(rows, batch):
+            one = subprocess.run(
+                [NBTEXT, "predict", "-m", mail_model], input=message, capture_output=True, check=True
+            ).stdout
+            assert row[1] == one.decode().strip()
+    assert flags(dovecot, "Inbox2") == before
+
+
+# A server without MOVE (the capabilities it says after login, without it): COPY, \\Deleted, UID EXPUNGE
+WITHOUT_MOVE = "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE UIDPLUS SPECIAL-USE"
+
+
+@pytest.mark.parametrize("server", ["MOVE", "COPY"])
+def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(
+    dovecot, spamassassin, mail_model, tmp_path, server
+):
+    """The scan moves what it calls spam to Junk (with MOVE, or where the server has none with
+    COPY, \\Deleted and UID EXPUNGE), every message kept once, no \\Seen set, none left
+    \\Deleted; a second run reads nothing old; new messages alone are read next; --dry-run
+    moves and remembers nothing; a folder recreated (a new UIDVALIDITY) is scanned from its start."""
+    dovecot.start(extra=WITHOUT_MOVE if server == "COPY" else "")
+    arrived = messages(spamassassin, "test", "spam", 10) + messages(spamassassin, "test", "ham", 10)
+    dovecot.append("Scan", arrived)
+    state = tmp_path / "scan.state"
+    scan = ["imap-scan", "-m", mail_model, "--move-to", "Junk", "--state", state, url(dovecot, "Scan")]
+
+    dry = run(*scan[:-1], "--dry-run", scan[-1])
+    assert len(dry.stdout.splitlines()) == 20 and not state.exists()
+    assert len(stored(dovecot, "Scan")) == 20 and stored(dovecot, "Junk") == []
+
+    first = run(*scan).stdout.decode().splitlines()
+    assert len(first) == 20
+    called_spam = [line for line in first if line.split("\t")[1] == "spam"]
+    assert all(line.endswith("\tmoved to Junk") for line in called_spam)
+    assert 8 <= len(called_spam) <= 12, first
+    over_imap = [m.replace(b"\n", b"\r\n") for m in arrived]
+    got = sorted(stored(dovecot, "Scan") + stored(dovecot, "Junk"))
+    assert got == sorted(over_imap)  # each kept, once
+    assert len(stored(dovecot, "Junk")) == len(called_spam)
+    left = [f for folder in ("Scan", "Junk") for f in flags(dovecot, folder).values()]
+    assert len(left) == 20 and not any(f & {b"\\Seen", b"\\Deleted"} for f in left)
+    assert dry.stdout.decode().replace("would be moved", "moved").splitlines() == first
+
+    assert run(*scan).stdout == b""  # nothing new: nothing read
+    wrong_model = run(*[a if a != mail_model else tmp_path / "missing.model" for a in scan], check=False)
+    assert wrong_model.returncode == 1 and b"does not exist" in wrong_model.stderr  # said with no new mail too
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 2, skip=10))
+    again = run(*scan).stdout.decode().splitlines()
+    assert len(again) == 2
+
+    client = dovecot.imap()  # the folder recreated: its UIDs start again, under a new UIDVALIDITY
+    assert client.delete("Scan")[0] == "OK"
+    client.logout()
+    dovecot.append("Scan", messages(spamassassin, "test", "ham", 3, skip=10))
+    assert len(run(*scan).stdout.splitlines()) == 3
+
+
+def test_imap_scan_flags_with_a_keyword_and_without_move(dovecot, spamassassin, mail_model, tmp_path):
+    """--keyword alone: spam stays, with the keyword; ham gets none; no \\Seen."""
+    dovecot.start()
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 5) + messages(spamassassin, "test", "ham", 5))
+    lines = run(
+        "imap-scan", "-m", mail_model, "--keyword", "$Junk", "--state", tmp_path / "s", url(dovecot, "Scan")
+    ).stdout.decode()
+    spam_uids = {int(line.split(";UID=")[1].split("\t")[0]) for line in lines.splitlines() if "\tspam\t" in line}
+    found = flags(dovecot, "Scan")
+    assert len(found) == 10 and spam_uids
+    assert {uid for uid, f in found.items() if b"$Junk" in f} == spam_uids
+    assert not any(b"\\Seen" in f for f in found.values())
+
+
+def test_failures_are_one_line_that_never_holds_the_password(dovecot, spamassassin, mail_model, tmp_path):
+    """A wrong password, a missing folder, a certificate not trusted, a port nobody listens on,
+    a password in the URL, no password at all: each one line on stderr, exit status 1, never a
+    traceback, and never the password given. The password comes from --password-command (its
+    first line) or ~/.netrc as well as from $NBTEXT_IMAP_PASSWORD."""
+    dovecot.start(tls=True)
+    dovecot.append("Spam", messages(spamassassin, "test", "spam", 2))
+    trusted = {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate)}  # (imap:// uses STARTTLS, verified as imaps://)
+    wrong, inline = "wrong-PASSWORD-4417", f"{PASSWORD}-inline"
+
+    def fails(path, *secrets, password=PASSWORD, env=trusted, options=()):
+        done = run("predict", *options, "-m", mail_model, path, check=False, password=password, env=env)
+        err = done.stderr.decode()
+        assert done.returncode == 1 and len(err.splitlines()) == 1 and err.startswith("Error: "), err
+        for secret in secrets:
+            assert secret not in err and secret.encode() not in done.stdout
+        return err
+
+    assert "login failed" in fails(url(dovecot, "Spam"), wrong, password=wrong)
+    assert "login failed" in fails(url(dovecot, "Spam", "imaps"), wrong, password=wrong)
+    assert "no such folder" in fails(url(dovecot, "Nope"))
+    assert "not trusted" in fails(url(dovecot, "Spam", "imaps"), env={})
+    assert "not trusted" in fails(url(dovecot, "Spam"), env={})  # STARTTLS
+    assert "cannot connect" in fails(url(dovecot, "Spam").replace(str(dovecot.imap_port), str(free_port())))
+    assert "password in the URL" in fails(url(dovecot, "Spam").replace(f"{USER}@", f"{USER}:{inline}@"), inline)
+    nobody = {**trusted, "HOME": str(tmp_path)}
+    assert "no password" in fails(url(dovecot, "Spam"), password=None, env=nobody)
+    command = ["--password-command", f"echo {wrong}; echo {PASSWORD}"]  # its first line is the password
+    assert "login failed" in fails(url(dovecot, "Spam"), wrong, PASSWORD, password=None, options=command)
+    assert "failed" in fails(url(dovecot, "Spam"), password=None, options=["--password-command", "exit 3"])
+
+    good = run(
+        "predict",
+        "--password-command",
+        f"echo {PASSWORD}",
+        "-m",
+        mail_model,
+        url(dovecot, "Spam"),
+        password=None,
+        env=trusted,
+    )
+    assert len(good.stdout.splitlines()) == 2
+    (tmp_path / ".netrc").write_text(f"machine 127.0.0.1 login {USER} password {PASSWORD}\n")
+    netrc = run("predict", "-m", mail_model, url(dovecot, "Spam"), password=None, env=nobody)
+    assert len(netrc.stdout.splitlines()) == 2
+    scan = ["imap-scan", "-m", mail_model, "--move-to", "Nowhere", "--state", tmp_path / "state", url(dovecot, "Spam")]
+    scan = run(*scan, check=False, env=trusted)
+    assert scan.returncode == 1 and "no folder 'Nowhere'" in scan.stderr.decode()
+
+
+class FakeSession:
+    """A Session whose server sends the messages of `held` ({UID: bytes}) and no others, and
+    refuses a FETCH of several UIDs when one of them is missing (as a server may)."""
+
+    def __init__(self, held):
+        from nbtext.reading.imap import parse
+
+        self.held, self.folder = held, parse("imap://alice@example.org/INBOX")
+
+    def command(self, what, uid_set, items):
+        from nbtext.reading.imap import Refused
+
+        uids = [int(u) for u in uid_set.split(",")]
+        if any(u not in self.held for u in uids) and len(uids) > 1:
+            raise Refused("the server refused UID FETCH", "some messages could not be read")
+        return [
+            (f"{n} (UID {u} BODY[]<0> {{{len(self.held[u])}}}".encode(), self.held[u])
+            for n, u in enumerate(uids)
+            if u in self.held
+        ] + [b")"]
+
+
+def test_a_message_the_server_does_not_send_is_skipped_by_name_and_the_batch_goes_on():
+    from nbtext.reading.documents import new_run
+    from nbtext.reading.imap import fetched
+
+    new_run()  # (the cut is said once a run)
+    held = {1: b"Subject: one\r\n\r\nfirst", 3: b"Subject: three\r\n\r\n" + b"x" * 100}
+    with pytest.warns(UserWarning, match="documents over 40 bytes are cut"):  # said as for a file
+        documents = list(fetched(FakeSession(held), [1, 2, 3], max_bytes=40))
+    assert [d.name for d in documents] == [f"imap://alice@example.org/INBOX/;UID={u}" for u in (1, 2, 3)]
+    assert documents[0].data == held[1] and documents[2].data == held[3][:40]  # (--max-bytes: the first 40)
+    assert documents[1].data is None and "no message" in documents[1].error
+
+
+def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_path):
+    """docs/mail.md's IMAP commands (and the cron line's), with its example server
+    `me@mail.example.org` replaced by the tests' Dovecot and its certificate trusted, run as written."""
+    from test_docs import IMAP, NOT_RUN, ROOT, fenced_blocks, page_commands
+
+    dovecot.start(tls=True)
+    for folder, label in [("Junk", "spam"), ("Archive", "ham"), ("learn-spam", "spam"), ("INBOX", "ham")]:
+        dovecot.append(folder, messages(spamassassin, "test", label, 5))
+    page = ROOT / "docs" / "mail.md"
+    shown = [c for c in page_commands(page) if NOT_RUN.get(c) == IMAP]
+    cron = [line for lang, lines in fenced_blocks(page.read_text()) for line in lines if "imap-scan -q" in line]
+    assert len(shown) == 4 and len(cron) == 1
+    commands = shown + [cron[0].split(None, 5)[5].replace("/home/me/.nbtext/", "")]
+    env = {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate), "HOME": str(tmp_path)}
+    env["PATH"] = f"{NBTEXT.parent}{os.pathsep}{os.environ['PATH']}"
+    for command in commands:
+        here = command.replace("me@mail.example.org", f"{USER}@localhost:{dovecot.imaps_port}")
+        done = subprocess.run(
+            here,
+            shell=True,
+            cwd=tmp_path,
+            capture_output=True,
+            env=os.environ | env | {"NBTEXT_IMAP_PASSWORD": PASSWORD},
+        )
+        assert done.returncode == 0, (command, done.stderr.decode())
+    assert len(stored(dovecot, "INBOX")) + len(stored(dovecot, "Junk")) == 10  # the cron line's scan moved, kept all
+
+
+def test_reading_files_imports_no_imap_client(tmp_path):
+    """imaplib, ssl and netrc are imported only when an IMAP folder is read: not by the
+    readers of files and folders (tests/test_structure.py checks the one-message path)."""
+    (tmp_path / "a").write_text("Subject: hi\n\nhello\n")
+    code = (
+        "import sys; from nbtext.reading.sources import path_documents, labelled_documents; "
+        f"list(path_documents([{str(tmp_path)!r}])); list(labelled_documents([{str(tmp_path)!r}])); "
+        "print(sorted(m for m in ('imaplib', 'ssl', 'netrc') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
+
+
+class RefusingServer:
+    """A Session (monkeypatched into the scan job) over a folder of `messages`, whose server
+    refuses every MOVE and COPY: the commands it was given are in `said`."""
+
+    said = []
+
+    def __init__(self, folder, readonly=True):
+        self.folder, self.uid_validity, self.capabilities = folder, 7, {"IMAP4REV1", "MOVE", "UIDPLUS"}
+        self.messages = RefusingServer.messages
+        self.exists = len(self.messages)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        pass
+
+    @property
+    def client(self):  # (no imaplib client: `call` answers the one call the scan makes of it, LIST)
+        return self
+
+    def call(self, method, *arguments):
+        return "OK", [b'() "/" Junk']  # the folder to move to exists
+
+    def list(self, *arguments):
+        raise AssertionError("asked through `call`")
+
+    def command(self, what, *arguments):
+        from nbtext.reading.imap import Refused
+
+        RefusingServer.said.append(what)
+        if what == "FETCH" and arguments[1] == "(UID)":
+            return [f"{n} (UID {u})".encode() for n, u in enumerate(sorted(self.messages), 1)]
+        if what == "FETCH":
+            uids = [int(u) for u in arguments[0].split(",")]
+            return [(f"{n} (UID {u} BODY[] {{1}}".encode(), self.messages[u]) for n, u in enumerate(uids, 1)]
+        raise Refused(f"{self.folder.url}: the server refused UID {what} (over quota)", "over quota")
+
+
+def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(monkeypatch, tmp_path):
+    """The server refuses to move spam: the scan says so in one error, leaves the messages
+    where they are (nothing but the refused MOVE was asked), and remembers nothing past
+    them, so the next run reads them again."""
+    from nbtext.errors import NbtextError
+    from nbtext.jobs import imapscan
+
+    model = nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    )
+    RefusingServer.messages = {3: b"cheap pills cash prize", 5: b"lunch meeting at noon"}
+    monkeypatch.setattr(imapscan, "Session", RefusingServer)
+    state = tmp_path / "state"
+    for _ in range(2):
+        RefusingServer.said = []
+        with pytest.raises(NbtextError, match="refused UID MOVE"):
+            imapscan.scan("imap://alice@example.org/INBOX", model.classes, lambda: model, "Junk", state_path=str(state))
+        assert RefusingServer.said == ["FETCH", "FETCH", "MOVE"]  # read again, and no EXPUNGE, no STORE
+        assert not state.exists()
+
+
+def test_a_cluster_never_reads_an_imap_folder():
+    """--scheduler's workers read files and fsspec URLs: an IMAP folder (read with the user's
+    password) is refused in one line before any worker is given it."""
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.cluster import path_entries, source_entries
+
+    with pytest.raises(NbtextError, match="drop --scheduler"):
+        source_entries("spam", "imaps://alice@example.org/Junk")
+    with pytest.raises(NbtextError, match="drop --scheduler"):
+        path_entries(["imap://alice@example.org/INBOX"])
