@@ -21,6 +21,7 @@ caller takes the full way, which folds the section in and writes the model file 
 from collections import Counter
 
 from nbtext.modelfile import pending
+from nbtext.stats.changes import Change, counts_after, outcome
 
 
 class Fallback:
@@ -64,7 +65,7 @@ def through_log(model_path, documents, forget=False):
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
                 return Fallback()  # time to fold the section into the file
             try:
-                changes = pending.Changes(pure.classes, log.records)
+                changes = pending.Changes(pure.classes, log.records, pure.journal_label)
                 pure.with_changes(changes)
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
@@ -87,13 +88,9 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
         return Fallback(first)
     derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
-    stats = {"forgotten": 0, "unknown": 0} if forget else {"added": 0, "moved": 0, "duplicates": 0}
+    stats = dict.fromkeys(("forgotten", "unknown") if forget else ("added", "moved", "duplicates"), 0)
     records, skipped = [], []
     least = log.bytes  # the section's size with the records so far, at least
-
-    def learned_as(key):  # the class the document of `key` is learned under, the records' changes too
-        return changes.journal[key] if key in changes.journal else pure.journal_label(key)
-
     for doc in batch:
         label = None if forget else doc.label
         if label is not None and label not in pure.classes:
@@ -101,36 +98,28 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
-            key = journal_key(doc.data, lambda k: learned_as(k) is not None)
-            previous = learned_as(key)
-            if forget and previous is None:
-                stats["unknown"] += 1
-                skipped.append((doc, None))
-                continue
-            if not forget and previous == label:
-                stats["duplicates"] += 1
+            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None)
+            previous = changes.learned_as(key)
+            if previous == label:  # no change (outcome): known already, or unknown to forget
+                stats[outcome(previous, label)] += 1
+                if forget:
+                    skipped.append((doc, None))
                 continue
             tokens = pure.tokenize(doc.data)
             least += pending.tokens_bytes_at_least(tokens)
             if least > pending.MAX_SECTION_BYTES:  # found before its counts are looked up one by one
                 return Fallback(first)  # large messages: the full way folds them in
-            derived = _derived_after(pure, derived, tokens, label, previous)
+            change = Change(key, previous, label, tokens, pure.tokenize.reads_as_mail(doc.data))
+            derived = _derived_after(pure, derived, change)
         except NbtextError as e:
             skipped.append((doc, str(e)))
             continue
         except (Unserved, ValueError, OverflowError):
             return Fallback(first)
-        record = {
-            "hash": key.hex(),
-            "label": label,
-            "from": previous,
-            "tokens": tokens,
-            "mail": pure.tokenize.reads_as_mail(doc.data),
-            "derived": derived,
-        }
+        record = pending.record_of(change, derived)
         changes.add(record)
         records.append(record)
-        stats["forgotten" if forget else "moved" if previous is not None else "added"] += 1
+        stats[outcome(previous, label)] += 1
     if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
         return Fallback(first)  # large messages: the full way folds them in
     if records:
@@ -138,28 +127,24 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     return stats, skipped, len(log.records)
 
 
-def _derived_after(pure, derived, tokens, label, previous):
-    """The one-document record after `tokens` join class `label` and leave `previous`
-    (either may be None), from the counts of those tokens alone (the module's formulas).
-    Counts are whole numbers: the sums are exact, as the model's own."""
+def _derived_after(pure, derived, change):
+    """The one-document record after `change` (nbtext.stats.changes), from the counts of its
+    document's tokens alone (the module's formulas). Counts are whole numbers: the sums are
+    exact, as the model's own."""
     row = {name: k for k, name in enumerate(pure.classes)}
     has_unk = derived["unk"] is not None
     features, totals = derived["features"], list(derived["totals"])
     unk = list(derived["unk"]) if has_unk else None
-    for token, n in Counter(tokens).items():
+    for token, n in Counter(change.tokens).items():
         _, before = pure.token_counts(token)
         before = list(before) if before is not None else [0.0] * len(pure.classes)
-        after = list(before)
-        if label is not None:
-            after[row[label]] += n
-        if previous is not None:
-            after[row[previous]] -= n
+        after = counts_after(before, n, change, row)
         kept_before, kept_after = sum(before) >= pure.min_count, sum(after) >= pure.min_count
         features += kept_after - kept_before
         for k in range(len(totals)):
             totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
             if has_unk:
-                change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
-                unk[k] += change
-                totals[k] += change
+                unk_change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
+                unk[k] += unk_change
+                totals[k] += unk_change
     return {"features": features, "unk": unk, "totals": totals}

@@ -19,6 +19,7 @@ from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journal_key, report_errors, tokenized
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
+from nbtext.stats.changes import Change, Ledger, of_record, outcome, steps
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
@@ -268,31 +269,27 @@ def replayed(model, records, to_score=None):
     and `forget` fold in the documents they record: with its calibration sample read (and
     not `to_score`), the model those commands write (its temperature refitted on the
     sample); else the model every reader scores with until then (the counts changed, the
-    file's temperature), which cannot be saved. A record's document leaves the class it
-    was learned under (`from`) and joins the one it is learned under now (`label`; none:
-    forgotten)."""
+    file's temperature), which cannot be saved. Each record is a change
+    (nbtext.stats.changes.of_record)."""
     exact = not model.sample_unread if to_score is None else not to_score
     table = _count_table(model)
-    journal, mail_documents = dict(model.journal), _mail_documents(model)
+    changes = [of_record(record) for record in records]
+    ledger = Ledger()
     sample = _Sample(model) if exact else None
-    for record in records:
-        tokens, key = record["tokens"], bytes.fromhex(record["hash"])
-        if record["from"] is not None:
-            table.add([tokens], [record["from"]], weight=-1.0)
-            if exact:
-                sample.remove(tokens, record["from"])
-        if record["label"] is None:
-            journal.pop(key, None)
-            mail_documents -= record["mail"]
-            continue
-        table.add([tokens], [record["label"]])
+    for change in changes:
+        ledger.add(change)
         if exact:
-            sample.add(tokens, record["label"])
-        journal[key] = record["label"]
-        mail_documents += record["mail"] and record["from"] is None
+            sample.follow(change)
+    table.apply(changes)
     if (table.class_count < 0).any() or (table.token_counts < 0).any():
         raise NbtextError("its pending section forgets what was never counted")
-    changed = model_of_table(model.settings, table, journal, _no_second_pass, _corpus(model, mail_documents))
+    changed = model_of_table(
+        model.settings,
+        table,
+        ledger.journal_over(model.journal),
+        _no_second_pass,
+        _corpus(model, _mail_documents(model) + ledger.mail_documents),
+    )
     changed.file_info = {
         **model.file_info,
         "pending": len(records),
@@ -348,33 +345,7 @@ def forget(model, batches, on_error=None, on_unknown=None):
     document the journal does not know goes to `on_unknown(document)` and is left alone.
     Learning, forgetting and learning again gives back the same model.
     Returns (new model, {"forgotten": n, "unknown": n})."""
-    table = _learnable(model, "forget documents of")
-    journal = dict(model.journal)
-    stats = {"forgotten": 0, "unknown": 0}
-    mail_documents = _mail_documents(model)
-    sample = _Sample(model)
-    for batch in batches():
-        kept, token_lists = tokenized(model.tokenize, batch, on_error)
-        remove_tokens, remove_labels = [], []
-        for doc, tokens in zip(kept, token_lists):
-            label = journal.pop(journal_key(doc.data, journal.__contains__), None)
-            if label is None:
-                stats["unknown"] += 1
-                if on_unknown is not None:
-                    on_unknown(doc)
-                continue
-            remove_tokens.append(tokens)
-            remove_labels.append(label)
-            sample.remove(tokens, label)
-            stats["forgotten"] += 1
-            mail_documents -= model.tokenize.reads_as_mail(doc.data)
-        if remove_tokens:
-            table.add(remove_tokens, remove_labels, weight=-1.0)
-    return sample.calibrated(
-        model_of_table(
-            model.settings, table, journal, over_batches(model.settings, batches), _corpus(model, mail_documents)
-        )
-    ), stats
+    return _changed(model, batches, "forget documents of", on_error, forget=True, on_unknown=on_unknown)
 
 
 def update(model, batches, on_error=None, new_classes=False):
@@ -387,37 +358,37 @@ def update(model, batches, on_error=None, new_classes=False):
     counts leave the old class and join the new one.
     Returns (new model, {"added": n, "moved": n, "duplicates": n}).
     """
-    table = _learnable(model, "--update")
-    journal = dict(model.journal)
-    stats = {"added": 0, "moved": 0, "duplicates": 0}
-    mail_documents = _mail_documents(model)
+    return _changed(model, batches, "--update", on_error, new_classes=new_classes)
+
+
+def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_classes=False):
+    """`update` (or, with `forget`, `forget`): each document of `batches()` a change
+    (nbtext.stats.changes) from the class the model holds it under to its label (forgotten:
+    to none), applied to the model's counts, journal and calibration sample; the model of
+    the changed counts and (new model, its stats)."""
+    table = _learnable(model, verb)
+    ledger = Ledger(model.journal.get)
+    stats = dict.fromkeys(("forgotten", "unknown") if forget else ("added", "moved", "duplicates"), 0)
     sample = _Sample(model)
     for batch in batches():
         kept, token_lists = tokenized(model.tokenize, batch, on_error)
-        if refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes):
+        if not forget and (refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes)):
             raise NbtextError(refusal)
-        add_tokens, add_labels, remove_tokens, remove_labels = [], [], [], []
+        changes = []
         for doc, tokens in zip(kept, token_lists):
-            key = journal_key(doc.data, journal.__contains__)
-            previous = journal.get(key)
-            if previous == doc.label:
-                stats["duplicates"] += 1
+            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None)
+            before, after = ledger.learned_as(key), None if forget else doc.label
+            stats[outcome(before, after)] += 1
+            if before == after:
+                if before is None and on_unknown is not None:
+                    on_unknown(doc)
                 continue
-            if previous is not None:
-                remove_tokens.append(tokens)
-                remove_labels.append(previous)
-                sample.remove(tokens, previous)
-                stats["moved"] += 1
-            else:
-                stats["added"] += 1
-                mail_documents += model.tokenize.reads_as_mail(doc.data)
-            sample.add(tokens, doc.label)
-            add_tokens.append(tokens)
-            add_labels.append(doc.label)
-            journal[key] = doc.label
-        if remove_tokens:
-            table.add(remove_tokens, remove_labels, weight=-1.0)
-        table.add(add_tokens, add_labels)
+            change = Change(key, before, after, tokens, model.tokenize.reads_as_mail(doc.data))
+            ledger.add(change)
+            sample.follow(change)
+            changes.append(change)
+        table.apply(changes)
+    journal, mail_documents = ledger.journal_over(model.journal), _mail_documents(model) + ledger.mail_documents
     return sample.calibrated(
         model_of_table(
             model.settings, table, journal, over_batches(model.settings, batches), _corpus(model, mail_documents)
@@ -442,15 +413,19 @@ class _Sample:
             for tokens, label, h in zip(*model.calibration_sample):
                 self.documents.setdefault((h, label), []).append(tokens)
 
-    def add(self, tokens, label):
-        if self.rate is not None and under(self.rate, [h := token_hash(tokens)]):
-            self.documents.setdefault((h, label), []).append(tokens)
-
-    def remove(self, tokens, label):
-        if self.rate is not None:
-            same = self.documents.get((token_hash(tokens), label))
-            if same:
-                same.pop()
+    def follow(self, change):
+        """The sample after `change` (nbtext.stats.changes): its document leaves the sample of
+        the class it leaves, and joins that of the class it joins when its hash is under the rate."""
+        if self.rate is None:
+            return
+        h = token_hash(change.tokens)
+        for label, sign in steps(change):
+            if sign < 0:
+                same = self.documents.get((h, label))
+                if same:
+                    same.pop()
+            elif under(self.rate, [h]):
+                self.documents.setdefault((h, label), []).append(change.tokens)
 
     def calibrated(self, changed):
         """The changed model, calibrated as one training on its documents; when the sample

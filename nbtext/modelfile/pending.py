@@ -31,6 +31,7 @@ import struct
 import zlib
 
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PENDING_MAGIC, PREAMBLE, sections
+from nbtext.stats.changes import Ledger, of_record
 
 RECORD = struct.Struct("<II")
 COMPACT_AFTER = 50  # records: then the learner folds them into the model file
@@ -122,6 +123,19 @@ class Log:
         self.end = end + len(body)
 
 
+def record_of(change, derived):
+    """The record of `change` (nbtext.stats.changes.Change) that leaves the model's one-document
+    record `derived`."""
+    return {
+        "hash": change.key.hex(),
+        "label": change.after,
+        "from": change.before,
+        "tokens": change.tokens,
+        "mail": change.mail,
+        "derived": derived,
+    }
+
+
 def framed(record):
     body = json.dumps(record, separators=(",", ":")).encode("utf-8")
     return RECORD.pack(len(body), zlib.crc32(body)) + body
@@ -162,44 +176,23 @@ def _check_derived(derived, n_classes):
     check_one_document({**derived, "kept": None}, n_classes, 2**53)
 
 
-class Changes:
-    """What a log's records change: per class the documents added (class_count), the
-    journal's changes (hash -> label, None for forgotten), the one-document record after
-    the last record (None if none), and (`delta`) a token's counts added in each class."""
+class Changes(Ledger):
+    """What a log's records change (nbtext.stats.changes.Ledger, each record a Change over the
+    model's `classes`, checked): the journal's changes, per class the documents added
+    (class_count), a token's counts added in each class (`delta`), and the one-document
+    record after the last record (`derived`, None if none)."""
 
-    def __init__(self, classes, records=()):
-        self.classes = list(classes)
-        self.row = {label: k for k, label in enumerate(self.classes)}
-        self.class_count = [0] * len(self.classes)
-        self.documents = []  # per record: (its tokens counted, the class it joins, the class it leaves)
-        self.journal = {}
+    def __init__(self, classes, records=(), learned_before=None):
+        super().__init__(learned_before, classes)
         self.derived = None
         for record in records:
             self.add(record)
 
     def add(self, record):
-        from collections import Counter
-
         if any(record[k] is not None and record[k] not in self.row for k in ("label", "from")):
             raise ValueError("a pending record of a class the model does not have")
-        _check_derived(record["derived"], len(self.classes))
-        joins, leaves = (self.row.get(record[k]) for k in ("label", "from"))
-        for k, sign in ((joins, 1), (leaves, -1)):
-            if k is not None:
-                self.class_count[k] += sign
-        self.documents.append((Counter(record["tokens"]), joins, leaves))
-        self.journal[bytes.fromhex(record["hash"])] = record["label"]
+        if record["label"] == record["from"]:
+            raise ValueError("a pending record that changes nothing")
+        _check_derived(record["derived"], len(self.class_count))
+        super().add(of_record(record))
         self.derived = record["derived"]
-
-    def delta(self, token):
-        """The counts the records add to `token` in each class, or None if they add none."""
-        delta = None
-        for counted, joins, leaves in self.documents:
-            n = counted.get(token)
-            if n:
-                delta = delta or [0] * len(self.classes)
-                if joins is not None:
-                    delta[joins] += n
-                if leaves is not None:
-                    delta[leaves] -= n
-        return delta

@@ -20,6 +20,7 @@ from nbtext.errors import NbtextError
 from nbtext.features.matrix import ids_and_indptr
 from nbtext.features.weighting import counts_presence
 from nbtext.reading.documents import document_key, tokenized
+from nbtext.stats.changes import steps
 
 
 class CountTable:
@@ -97,6 +98,14 @@ class CountTable:
         classes, columns, counts = cell_counts(rows, ids, indptr, len(self.token_columns), self.binary)
         self._token_counts[classes, columns] += weight * counts
         return ids, indptr
+
+    def apply(self, changes):
+        """Count `changes` (nbtext.stats.changes.Change) in: each one's tokens leave the class it
+        leaves and join the one it joins (changes.steps), the leaving ones first."""
+        for weight in (-1, 1):
+            moved = [(change.tokens, label) for change in changes for label, sign in steps(change) if sign == weight]
+            if moved:
+                self.add(*zip(*moved), weight=float(weight))
 
     def count(self, token_lists, labels):
         """`add` as count_batch calls a counter: (this table, now holding the batch, ids, indptr)."""

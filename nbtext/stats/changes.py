@@ -1,0 +1,127 @@
+"""A change is a record: a document leaves the class it was learned under and joins another.
+
+Every change of the documents a trained model holds is one Change: `train --update` (a
+document joins its class, or moves there from the class it was learned under), `forget`
+(it leaves its class and joins none), and the records of a model file's pending section
+(nbtext.modelfile.pending), folded into the model loaded whole (nbtext.jobs.training.replayed)
+and followed token by token on the one-message path (nbtext.classifier.purescore). What a
+change does is written here once, without numpy (the one-message path never imports it):
+
+    key        the document's journal key (nbtext.reading.documents.journal_key)
+    before     the class it was learned under, or None: it was not learned
+    after      the class it is learned under now, or None: it is forgotten
+    tokens     its tokens, as the model tokenizes it
+    mail       whether it was read as e-mail
+
+    the class counts     before −1, after +1 (`steps`), and each of its tokens' counts
+                         −n and +n likewise (a count table's side: CountTable.apply)
+    the journal          key -> after (forgotten: left out)
+    mail documents       +1 for a document not learned before, −1 for one forgotten
+
+A document's change is made only when it changes something (`outcome`): learning one
+already learned under its label, or forgetting one never learned, is no change.
+"""
+
+from collections import Counter, namedtuple
+
+Change = namedtuple("Change", "key before after tokens mail")
+
+# What a document given to `train --update` or `forget` came to (summaries count them by
+# these names): only the first three change the model.
+OUTCOMES = ("added", "moved", "duplicates", "forgotten", "unknown")
+CHANGING = ("added", "moved", "forgotten")
+
+
+def changes_anything(stats):
+    """Whether the documents of `stats` ({outcome: number}) changed the model: one added,
+    moved or forgotten (known and unknown ones change nothing)."""
+    return any(stats.get(name) for name in CHANGING)
+
+
+def outcome(before, after):
+    """What learning a document under `after` (None: forgetting it) is, when the model holds
+    it under `before` (None: not at all): "added", "moved", "forgotten", or no change,
+    "duplicates" (learned under that label already) or "unknown" (forgetting one never
+    learned). A Change is made exactly when before != after."""
+    if after is None:
+        return "forgotten" if before is not None else "unknown"
+    if before == after:
+        return "duplicates"
+    return "moved" if before is not None else "added"
+
+
+def steps(change):
+    """[(class, −1 or +1)]: the class its document leaves and the one it joins, either none."""
+    return [(label, sign) for label, sign in ((change.before, -1), (change.after, 1)) if label is not None]
+
+
+def mail_step(change):
+    """The change of the number of documents read as mail: +1 for a mail document not
+    learned before, −1 for one forgotten, 0 for one moved or not mail."""
+    return int(change.mail) * ((change.before is None) - (change.after is None))
+
+
+def of_record(record):
+    """The Change a pending record (nbtext.modelfile.pending) writes down."""
+    return Change(bytes.fromhex(record["hash"]), record["from"], record["label"], record["tokens"], record["mail"])
+
+
+class Ledger:
+    """Changes applied in order over a model that holds documents as `learned_before(key)`
+    says (the class of journal key `key`, or None): the journal's changes (`journal`: key ->
+    class now, None for forgotten), the change of the documents read as mail, and, given the
+    model's `classes`, per class the change of its documents (`class_count`) and of each
+    token's counts (`delta`): what the one-message path, which has no count table, needs."""
+
+    def __init__(self, learned_before=None, classes=None):
+        self._learned_before = learned_before
+        self.journal = {}
+        self.mail_documents = 0
+        self.row = None if classes is None else {label: k for k, label in enumerate(classes)}
+        self.class_count = None if classes is None else [0] * len(classes)
+        self._documents = []  # with classes: per change, (its tokens counted, [(row, ±1)])
+
+    def learned_as(self, key):
+        """The class the document of journal key `key` is learned under after the changes."""
+        if key in self.journal:
+            return self.journal[key]
+        return None if self._learned_before is None else self._learned_before(key)
+
+    def add(self, change):
+        self.journal[change.key] = change.after
+        self.mail_documents += mail_step(change)
+        if self.row is not None:
+            moved = [(self.row[label], sign) for label, sign in steps(change)]
+            for k, sign in moved:
+                self.class_count[k] += sign
+            self._documents.append((Counter(change.tokens), moved))
+
+    def delta(self, token):
+        """What the changes add to `token`'s count in each class (with `classes`), or None if nothing."""
+        delta = None
+        for counted, moved in self._documents:
+            n = counted.get(token)
+            if n:
+                delta = delta or [0] * len(self.class_count)
+                for k, sign in moved:
+                    delta[k] += sign * n
+        return delta
+
+    def journal_over(self, journal):
+        """The journal {key: class} of a model that held `journal`, after the changes."""
+        journal = dict(journal)
+        for key, label in self.journal.items():
+            if label is None:
+                journal.pop(key, None)
+            else:
+                journal[key] = label
+        return journal
+
+
+def counts_after(counts, n, change, row):
+    """A token's counts per class (a list) after `change` moves `n` of it (its count in the
+    document) between the classes of rows `row` (class -> row)."""
+    counts = list(counts)
+    for label, sign in steps(change):
+        counts[row[label]] += sign * n
+    return counts

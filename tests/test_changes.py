@@ -1,0 +1,154 @@
+"""A change is a record (nbtext.stats.changes): a document leaves the class it was learned under
+and joins another. Its rule is written once; the count table's side (CountTable.apply) and the
+one-message path's (Ledger) give the same counts, and every reader refuses a record that
+changes nothing."""
+
+import ast
+import json
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nbtext.stats.changes import CHANGING, OUTCOMES, Change, Ledger, changes_anything, counts_after, outcome, steps
+from nbtext.stats.counting import CountTable
+
+CLASSES = ["a", "b", "c"]
+PACKAGE = Path(__file__).resolve().parent.parent / "nbtext"
+
+
+def test_a_change_is_made_exactly_when_its_classes_differ():
+    assert outcome(None, "a") == "added" and outcome("b", "a") == "moved" and outcome("a", None) == "forgotten"
+    assert outcome("a", "a") == "duplicates" and outcome(None, None) == "unknown"
+    for before in (None, *CLASSES):
+        for after in (None, *CLASSES):
+            assert (outcome(before, after) in CHANGING) == (before != after)
+            assert changes_anything({outcome(before, after): 1}) == (before != after)
+    assert set(CHANGING) < set(OUTCOMES)
+
+
+_tokens = st.lists(st.sampled_from(["w1", "w2", "w3", "w4", "w5"]), min_size=1, max_size=6)
+_changes = st.lists(
+    st.tuples(st.sampled_from([None, *CLASSES]), st.sampled_from([None, *CLASSES]), _tokens, st.booleans()).filter(
+        lambda c: c[0] != c[1]
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(changes=_changes)
+def test_the_count_table_and_the_ledger_apply_the_same_rule(changes):
+    """Any changes, applied by the count table (numpy, the model loaded whole) and by the
+    Ledger (pure Python, the one-message path), change every class's documents and every
+    token's counts alike; the journal and the mail documents are those of the changes in order."""
+    changes = [
+        Change(bytes([i % 4]) * 16, before, after, tokens, mail)
+        for i, (before, after, tokens, mail) in enumerate(changes)
+    ]
+    table = CountTable.from_counts(False, CLASSES, ["w1"], [0.0, 0.0, 0.0], [[0.0], [0.0], [0.0]])
+    table.apply(changes)
+    ledger = Ledger(classes=CLASSES)
+    for change in changes:
+        ledger.add(change)
+    assert table.class_count.tolist() == ledger.class_count
+    for token, column in table.token_columns.items():
+        assert table.token_counts[:, column].tolist() == (ledger.delta(token) or [0, 0, 0])
+    journal = {}
+    for change in changes:
+        journal[change.key] = change.after
+    assert ledger.journal_over({}) == {key: label for key, label in journal.items() if label is not None}
+    assert ledger.mail_documents == sum(c.mail for c in changes if c.before is None) - sum(
+        c.mail for c in changes if c.after is None
+    )
+    for change in changes:
+        assert counts_after([0, 0, 0], 2, change, {label: k for k, label in enumerate(CLASSES)}) == [
+            2 * sum(sign for label, sign in steps(change) if label == name) for name in CLASSES
+        ]
+
+
+def test_only_the_count_table_takes_documents_out():
+    """No module but stats/counting.py (CountTable.apply, which follows changes.steps) counts
+    documents with a weight other than 1: every other way a document leaves a class is a
+    Change (training.update, forget and replayed each took documents out themselves)."""
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.value.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "counting.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.keyword)
+        and node.arg == "weight"
+        and not (isinstance(node.value, ast.Constant) and node.value.value == 1)
+    ]
+    assert found == []
+
+
+# --- a record that changes nothing: refused by every reader (it was folded before) ---------------
+NBTEXT = Path(sys.executable).with_name("nbtext")
+MAIL = Path(__file__).resolve().parent.parent / "corpora" / "mail"
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory):
+    """A model with one message learned through its pending section: (the file's bytes
+    before the section, its one record)."""
+    from nbtext.modelfile import pending
+
+    path = tmp_path_factory.mktemp("changes") / "m.model"
+    subprocess.run([NBTEXT, "train", "-q", "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham"], check=True)
+    before = path.read_bytes()
+    message = sorted((MAIL / "test" / "spam").iterdir())[0]
+    subprocess.run([NBTEXT, "train", "--update", "-q", "-m", path, f"spam={message}"], check=True)
+    (record,) = pending.Log(path.read_bytes()).records
+    return before, record
+
+
+@pytest.mark.parametrize("classes", [(None, None), ("spam", "spam")])
+def test_a_pending_record_that_changes_nothing_is_refused_by_both_readers(tmp_path, learned, classes):
+    """A record whose document joins the class it leaves (none: it is forgotten without ever
+    being learned) is no record nbtext writes. It was folded in: the model loaded whole
+    counted one mail document fewer for a record of none to none, and the one-message path
+    scored with it; now both readers refuse the file in one line."""
+    from nbtext.cli.oneshot import OneMessageModel
+    from nbtext.errors import NbtextError
+    from nbtext.modelfile import pending
+
+    before, record = learned
+    one = OneMessageModel(str(_written(tmp_path / "own.model", before, [])))
+    crafted = dict(record, **{"from": classes[0], "label": classes[1]}, derived=one.pure.header["one_document"])
+    crafted["derived"] = {key: crafted["derived"][key] for key in ("features", "unk", "totals")}
+    path = _written(tmp_path / "m.model", before, [crafted])
+    assert pending.Log(path.read_bytes()).records == [crafted]
+    one = OneMessageModel(str(path))
+    assert one.pure is None  # the one-message path hands it to the model loaded whole
+    with pytest.raises(NbtextError, match="changes nothing") as refused:
+        one.model  # noqa: B018
+    assert "\n" not in str(refused.value) and str(path) in str(refused.value)
+
+
+def _written(path, model, records):
+    from nbtext.modelfile import pending
+
+    bodies = [json.dumps(record, separators=(",", ":")).encode() for record in records]
+    section = pending.PENDING_MAGIC + b"".join(pending.RECORD.pack(len(b), zlib.crc32(b)) + b for b in bodies)
+    path.write_bytes(model + (section if records else b""))
+    return path
+
+
+def test_the_one_message_learner_imports_no_numpy(tmp_path, learned):
+    """The pending path (learnone, the record's rule in nbtext.stats.changes) learns a message
+    without numpy."""
+    before, _ = learned
+    path = tmp_path / "m.model"
+    path.write_bytes(before)
+    message = sorted((MAIL / "test" / "ham").iterdir())[0]
+    code = (
+        "import sys; from nbtext.cli.oneshot import fast; "
+        f"status = fast(['train', '--update', '-q', '-m', {str(path)!r}, 'ham=' + {str(message)!r}]); "
+        "print(status, 'numpy' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["0", "False"], result.stderr
