@@ -152,3 +152,37 @@ def test_the_one_message_learner_imports_no_numpy(tmp_path, learned):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["0", "False"], result.stderr
+
+
+# --- one summary (nbtext.report.text.learning_summary), whichever way a command ran -------------
+def test_update_says_the_same_whichever_way_it_ran(tmp_path, learned):
+    """train --update through the pending section and the full way (another -o) say the same
+    things: the documents given and their time. The pending section's line gave no time, and
+    the full way's closing line counted the whole model's documents as done ("4,863 documents
+    done, 1 skipped" for one message read and one skipped)."""
+    import os
+    import re
+
+    before, _ = learned
+    model = tmp_path / "m.model"
+    model.write_bytes(before)
+    folder = tmp_path / "new"
+    folder.mkdir()
+    (folder / "a").write_bytes(sorted((MAIL / "test" / "ham").iterdir())[1].read_bytes())
+    os.symlink(tmp_path / "gone", folder / "b")  # skipped by name
+    ways = {
+        "pending": [NBTEXT, "train", "--update", "-m", model, f"ham={folder}"],
+        "full": [NBTEXT, "train", "--update", "-m", model, "-o", tmp_path / "other.model", f"spam={folder}"],
+    }
+    for way, command in ways.items():
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        lines = result.stderr.splitlines()
+        assert result.returncode == 1 and len(lines) == 3, (way, result.stderr)
+        assert re.search(r"; \d+\.\d\d s -> ", lines[1]), (way, lines[1])
+        assert lines[2] == "nbtext: 1 document done, 1 skipped", (way, lines[2])
+    assert (
+        "pending at the end of the model file"
+        in subprocess.run(
+            ways["pending"][:-1] + [f"spam={folder}"], capture_output=True, text=True
+        ).stderr.splitlines()[1]
+    )

@@ -213,7 +213,7 @@ def test_a_pipe_is_read_once(tmp_path, demo_model):
     writer.join()
     import json
 
-    from nbtext.cli.oneshot import load_model
+    from nbtext.jobs.loading import load_model
 
     model = load_model(str(demo_model))
     assert json.loads(result.stdout)["probabilities"]["spam"] == pytest.approx(model.predict_proba([text])[0][1])
@@ -274,7 +274,7 @@ def test_max_bytes_reads_the_first_bytes_and_says_so_once(tmp_path, demo_model):
     import json
 
     from conftest import run
-    from nbtext.cli.oneshot import load_model
+    from nbtext.jobs.loading import load_model
 
     long_doc = b"lunch notes meeting " * 50 + b"free prize money " * 500  # 9.5 KB, ham words first
     for i in range(3):

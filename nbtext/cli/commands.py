@@ -26,13 +26,11 @@ from nbtext.cli.console import (
     with_progress,
 )
 from nbtext.cli.oneshot import (
-    changed_model,
     filter_stdin,
     is_label_status,
-    load_model,
-    nothing_to_update,
     predict_stdin_figures,
     predict_stdin_labels,
+    learning_said,
     write_batches,
     write_predictions,
 )
@@ -58,17 +56,21 @@ from nbtext.cli.options import (
     typed_options,
     unsure_option,
 )
+from nbtext.jobs.learning import changed_model, nothing_to_update
+from nbtext.jobs.loading import load_model
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
 from nbtext.report.text import (
     NO_DOCUMENTS,
+    NOTHING_TO_LEARN,
     Output,
     Skipped,
     counted,
     evaluation_text,
-    forget_summary,
     json_line,
+    learning_summary,
+    not_learned,
     proba_header,
 )
 from nbtext.version import __version__
@@ -142,7 +144,6 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
     from nbtext.jobs.training import reads_twice, train_corpus, with_table_columns
     from nbtext.modelfile.container import check_writable
     from nbtext.reading.sources import labelled_input
-    from nbtext.report.text import train_summary
 
     with user_errors():
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
@@ -150,7 +151,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
         options = with_table_columns(settings, inputs)
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
-        skipped, started, stats = Skipped(), time.perf_counter(), None
+        skipped, started, learned = Skipped(), time.perf_counter(), None
         if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
             from nbtext.jobs.cluster import train_on_scheduler
 
@@ -172,12 +173,12 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
             )
             if update:  # (its train settings were refused where the options are grouped)
                 if os.path.realpath(output) == os.path.realpath(model_path) and nothing_to_update(
-                    model_path, inputs["class_dirs"], quiet, new_classes
+                    model_path, inputs["class_dirs"], new_classes
                 ):  # learn-on-error folders: often empty
+                    if not quiet:
+                        click.echo(NOTHING_TO_LEARN, err=True)
                     return 0  # (another -o is written all the same: the model with nothing added)
-                model, stats = changed_model(model_path, output, docs(), batched, skipped, False, quiet, new_classes)
-                if model is None:  # learned through the model's pending log
-                    return stats
+                learned = changed_model(model_path, output, docs(), batched, skipped, new_classes=new_classes)
             else:
                 model = train_corpus(
                     lambda: batched(docs()),
@@ -188,8 +189,9 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
                     settings,
                 )
                 model.save(output)
-    if not (quiet and update):  # a learn-on-error job is silent when it succeeds
-        click.echo(train_summary(model, stats, time.perf_counter() - started, output), err=True)
+    if learned is not None:
+        return learning_said(learned, output, time.perf_counter() - started, skipped, quiet, echo_to_stderr)
+    click.echo(learning_summary(output, time.perf_counter() - started, model), err=True)
     return skipped.summary(int(model.class_count.sum()))
 
 
@@ -479,20 +481,16 @@ def forget(model_path, paths, max_bytes, quiet):
 
     skipped, started = Skipped(), time.perf_counter()
     with user_errors():
-        model, stats = changed_model(
+        learned = changed_model(
             model_path,
             model_path,
             path_documents(paths, max_bytes=max_bytes),
             lambda documents: in_batches(documents, DEFAULT_BATCH),
             skipped,
             True,
-            quiet,
+            None if quiet else not_learned,
         )
-        if model is None:  # forgotten through the model's pending log
-            return stats
-    if not quiet:
-        click.echo(forget_summary(model, stats, time.perf_counter() - started, model_path), err=True)
-    return skipped.summary(stats["forgotten"] + stats["unknown"])
+    return learning_said(learned, model_path, time.perf_counter() - started, skipped, quiet, echo_to_stderr)
 
 
 # --- merge ---------------------------------------------------------------------------
@@ -516,7 +514,6 @@ def merge(models, output, new_classes):
     """
     from nbtext.jobs.merging import merge as merge_models
     from nbtext.modelfile.container import check_writable
-    from nbtext.report.text import train_summary
 
     started = time.perf_counter()
     with user_errors():
@@ -527,7 +524,7 @@ def merge(models, output, new_classes):
             model = merge_models([load_model(p, sample=True) for p in models], models, (into or [None])[0], new_classes)
             model.save(output)
     seconds = time.perf_counter() - started
-    click.echo(f"merged {counted(len(models), 'model')}: " + train_summary(model, None, seconds, output), err=True)
+    click.echo(learning_summary(output, seconds, model, merged=len(models)), err=True)
     return 0
 
 
@@ -645,7 +642,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
       nbtext imap-scan --keyword '$Junk' --password-command 'pass show mail' imaps://me@mail.example.org/INBOX
       # crontab:  */5 * * * *  nbtext imap-scan -q -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
     """
-    from nbtext.cli.oneshot import model_bytes
+    from nbtext.jobs.loading import model_bytes
     from nbtext.jobs.imapscan import default_state_path, scan
     from nbtext.modelfile.container import split
     from nbtext.report.output import tsv_field
@@ -688,3 +685,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
 
 def main():
     cli()
+
+
+def echo_to_stderr(line):
+    click.echo(line, err=True)

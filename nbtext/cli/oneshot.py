@@ -32,46 +32,6 @@ def default_model_path():
     return os.environ.get("NBTEXT_MODEL") or DEFAULT_MODEL
 
 
-def model_bytes(path, sample=False):
-    """The bytes of the model file at `path` (its calibration sample only with `sample`); a
-    missing one is an error saying what to do."""
-    from nbtext.modelfile.container import read_bytes
-
-    if not os.path.exists(path):
-        origin = " (from $NBTEXT_MODEL)" if os.environ.get("NBTEXT_MODEL") == path else ""
-        raise NbtextError(f"model {path}{origin} does not exist (train one with 'nbtext train', or pass -m FILE)")
-    return read_bytes(path, sample)
-
-
-def load_model(path, alpha=None, sample=False):
-    """The model at `path`, loaded whole; with `sample` its calibration sample too (what
-    train --update, forget and merge change)."""
-    return numpy_model(model_bytes(path, sample), path, alpha)
-
-
-def numpy_model(data, path, alpha=None):
-    from nbtext.jobs.loading import model_of_bytes
-
-    return model_of_bytes(data, path, alpha)
-
-
-def with_pending(pure, data):
-    """A PureModel with its model file's pending section folded in (nbtext.modelfile.pending), or
-    None when the numpy path must fold it (or say what is wrong with it)."""
-    from nbtext.classifier.purescore import Unserved
-    from nbtext.modelfile.pending import Changes, Log
-
-    log = Log(data, pure.header)
-    if log.problem:
-        return None  # the numpy path says what is wrong with it
-    if not log.records:
-        return pure
-    try:
-        return pure.with_changes(Changes(pure.classes, log.records))
-    except (Unserved, ValueError, KeyError, TypeError):
-        return None
-
-
 class OneMessageModel:
     """The model of a one-message command: one document scored in pure Python when the
     file allows it (nbtext.classifier.purescore, which never imports numpy), else by the model loaded
@@ -79,6 +39,7 @@ class OneMessageModel:
 
     def __init__(self, path, alpha=None):
         from nbtext.classifier.purescore import of_file
+        from nbtext.jobs.loading import model_bytes, with_pending
 
         self.path, self.alpha = path, alpha
         self._data = model_bytes(path)
@@ -90,7 +51,9 @@ class OneMessageModel:
     @property
     def model(self):
         if self._model is None:
-            self._model = numpy_model(self._data, self.path, self.alpha)
+            from nbtext.jobs.loading import model_of_bytes
+
+            self._model = model_of_bytes(self._data, self.path, self.alpha)
         return self._model
 
     @property
@@ -225,107 +188,6 @@ def write_batches(first_lines, line_batches):
         write_line("\n".join(lines))
         done += count
     return done
-
-
-def changed_model(model_path, output, documents, batched, skipped, forget=False, quiet=False, new_classes=False):
-    """`train --update` (or `forget`) of `documents` (an iterator of Documents): through
-    the model file's pending section when it can take them (nbtext.jobs.learnone; its summary
-    printed here), giving (None, the exit status); else the full way, under the model's
-    lock: the model loaded with its section folded in, changed (`batched(documents)` gives the
-    batches), written to `output`: (the model, its stats). A class the model lacks is
-    learned only with `new_classes` (--new-classes; the pending section never takes one)."""
-    from itertools import chain
-
-    from nbtext.jobs.learnone import Fallback, through_log
-    from nbtext.modelfile.container import locked
-    from nbtext.report.text import changes_anything
-
-    if not os.path.exists(model_path):
-        model_bytes(model_path)  # says what to do, before any lock file is made
-    if os.path.realpath(output) == os.path.realpath(model_path):
-        result = through_log(model_path, documents, forget)
-        if not isinstance(result, Fallback):
-            return None, _logged(model_path, *result, forget, skipped, quiet)
-        documents = chain(result.consumed, documents)
-    from nbtext.jobs.training import forget as forget_documents, update
-    from nbtext.modelfile.container import check_writable
-
-    check_writable(output)  # before the rest of the documents is read
-    once = iter([documents])  # a model of counts reads its documents once
-    with locked(model_path):
-        model = load_model(model_path, sample=True)
-        if forget:
-            model, stats = forget_documents(
-                model, lambda: batched(next(once)), skipped, None if quiet else _not_learned
-            )
-        else:
-            model, stats = update(model, lambda: batched(next(once)), skipped, new_classes)
-        if changes_anything(stats) or os.path.realpath(output) != os.path.realpath(model_path):
-            model.save(output)  # whole, by rename: its pending records are in it now
-        else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
-            stats = dict(stats, unchanged=True)
-    return model, stats
-
-
-def nothing_to_update(model_path, specs, quiet=False, new_classes=False):
-    """Whether `train --update` of the CLASS_DIRs `specs` has nothing to learn: every folder
-    given is empty (a learn-on-error job's common case), said unless `quiet`. The model and
-    the labels are checked all the same: a wrong -m in a cron line, or a learn folder given
-    without LABEL= (a class the model lacks, without `new_classes`), is an error on its
-    first run, not on the day mail first reaches the folders."""
-    from nbtext.labels import new_classes_refused
-    from nbtext.modelfile.container import split
-    from nbtext.reading.sources import class_sources, nothing_to_learn
-
-    if not nothing_to_learn(specs):
-        return False
-    header, _ = split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
-    known = header.get("classes") if isinstance(header, dict) else None  # (checked whole when documents come)
-    labels = [label for label, _ in class_sources(specs)]
-    if isinstance(known, list) and (refusal := new_classes_refused(known, labels, new_classes)):
-        raise NbtextError(refusal)
-    if not quiet:
-        print("nbtext: nothing to learn: every folder given is empty; model unchanged", file=sys.stderr)
-    return True
-
-
-def _not_learned(doc):
-    print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
-
-
-def _logged(model_path, stats, not_learned, records, forget, skipped, quiet=False):
-    """Say what went to the pending section, as the full way says what it learned: the
-    documents not learned or skipped by name (`skipped`, formats.Skipped), then the
-    summary; the exit status."""
-    from nbtext.modelfile.pending import COMPACT_AFTER
-    from nbtext.report.text import changes_anything, counted
-
-    for doc, message in not_learned:
-        if message is None:
-            if not quiet:  # a message forget does not know is left alone: no error, nothing for cron to mail
-                _not_learned(doc)
-        else:
-            skipped(doc, message)
-    done = (
-        f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}"
-        if forget
-        else f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}"
-    )
-    if not quiet:
-        pending = (
-            ""
-            if not records
-            else (
-                f"; {counted(records, 'change')} pending at the end of the model file (a "
-                f"change past {COMPACT_AFTER} folds them into it and fits the calibration "
-                "again)"
-            )
-        )
-        print(
-            f"{done}{pending} " + (f"-> {model_path}" if changes_anything(stats) else f"({model_path} unchanged)"),
-            file=sys.stderr,
-        )
-    return skipped.summary(sum(stats.values()))  # known ones too: read and recognised
 
 
 def stdin_documents(max_bytes=DEFAULT_MAX_BYTES):
@@ -622,42 +484,51 @@ def learn(argv):
     learn-on-error job pays its start-up for every message corrected."""
     import time
 
+    from nbtext.jobs.learning import changed_model, nothing_to_update
     from nbtext.reading.documents import DEFAULT_BATCH, in_batches
     from nbtext.reading.sources import labelled_documents, path_documents
-    from nbtext.report.text import Skipped, forget_summary, train_summary
+    from nbtext.report.text import NOTHING_TO_LEARN, Skipped, not_learned
 
     forget = argv[0] == "forget"
     options = learning_options(argv[1:], forget)
     if options is None or (not options["quiet"] and sys.stderr.isatty()):
         return None  # on a terminal, the full command line draws the progress of a long job
-    model_path, paths, started = options["model"], options["paths"], time.perf_counter()
+    model_path, paths, quiet, started = options["model"], options["paths"], options["quiet"], time.perf_counter()
     if forget:
         documents = path_documents(paths)
     else:
-        if nothing_to_update(model_path, paths, options["quiet"], options["new_classes"]):
+        if nothing_to_update(model_path, paths, options["new_classes"]):
+            if not quiet:
+                print(NOTHING_TO_LEARN, file=sys.stderr)
             return 0
         documents = labelled_documents(paths, empty_ok=True)
     skipped = Skipped()
-    model, stats = changed_model(
+    learned = changed_model(
         model_path,
         model_path,
         documents,
         lambda docs: in_batches(docs, DEFAULT_BATCH),
         skipped,
         forget,
-        options["quiet"],
+        None if quiet else not_learned,
         options["new_classes"],
     )
-    if model is None:
-        return stats  # learned through the model's pending log
-    seconds = time.perf_counter() - started
-    if forget:
-        if not options["quiet"]:
-            print(forget_summary(model, stats, seconds, model_path), file=sys.stderr)
-        return skipped.summary(stats["forgotten"] + stats["unknown"])
-    if not options["quiet"]:
-        print(train_summary(model, stats, seconds, model_path), file=sys.stderr)
-    return skipped.summary(int(model.class_count.sum()))
+    return learning_said(learned, model_path, time.perf_counter() - started, skipped, quiet, print_to_stderr)
+
+
+def learning_said(learned, output, seconds, skipped, quiet, echo):
+    """What `train --update` or `forget` says of what it did (nbtext.jobs.learning.Learned):
+    its summary line through `echo` unless `quiet`, then the skipped documents' count; the
+    exit status."""
+    from nbtext.report.text import documents_done, learning_summary
+
+    if not quiet:
+        echo(learning_summary(output, seconds, learned.model, learned.stats, learned.pending))
+    return skipped.summary(documents_done(learned.stats))
+
+
+def print_to_stderr(line):
+    print(line, file=sys.stderr)
 
 
 def fast(argv):

@@ -10,7 +10,9 @@ from collections import namedtuple
 
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
+from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.report.output import tsv_field
+from nbtext.stats.changes import OUTCOMES
 
 FEW_DOCUMENTS = 20  # `nbtext info` warns about a class with fewer training documents
 NO_DOCUMENTS = "no documents to classify: the input given holds none"  # predict's word for an empty input
@@ -52,36 +54,59 @@ class Skipped:
         return 1 if self.count else 0
 
 
-def train_summary(model, stats, seconds, output):
-    """The line `train` writes to stderr; `stats` are --update's counts (or None)."""
+def learning_summary(output, seconds, model=None, stats=None, pending=None, merged=None):
+    """The line train, train --update, forget and merge write to stderr, whichever way they
+    ran: the `merged` number of models; what the documents given came to (`stats`,
+    nbtext.stats.changes.outcome's counts, "unchanged" when the file was left as it was); the
+    changes the model file's pending section holds (`pending`: the documents went there) or
+    else the model (`model`; after forget, the documents that remain); the time and where
+    the model went."""
+    said = [f"merged {counted(merged, 'model')}: "] if merged is not None else []
+    if stats is not None and "forgotten" in stats:
+        said.append(f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; ")
+    elif stats is not None:
+        said.append(f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; ")
+    if pending is not None:
+        if pending:
+            said.append(
+                f"{counted(pending, 'change')} pending at the end of the model file (a change past "
+                f"{COMPACT_AFTER} folds them into it and fits the calibration again); "
+            )
+    elif stats is not None and "forgotten" in stats:
+        said.append(f"{counted(int(model.class_count.sum()), 'document')} remain; ")
+    else:
+        said.append(_model_said(model))
+    written = f"({output} unchanged)" if stats is not None and stats.get("unchanged") else f"-> {output}"
+    return "".join(said) + f"{seconds:.2f} s {written}"
+
+
+def _model_said(model):
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
     unk = " + UNK" if model.has_unk else ""
-    learned = (
-        f"added {stats['added']:,}, moved {stats['moved']:,}, already known {stats['duplicates']:,}; "
-        if stats is not None
-        else ""
-    )
     cutoff = spam_cutoff_said(model.calibration)  # train --max-ham-flagged's
     return (
-        f"{learned}{model.event_model} model (λ={model.alpha:g}) of "
+        f"{model.event_model} model (λ={model.alpha:g}) of "
         f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + (f"decision: {cutoff}; " if cutoff else "")
-        + f"{seconds:.2f} s "
-        + _written(stats, output)
     )
 
 
-def changes_anything(stats):
-    """Whether an update's or a forget's counts (training.update's, forget's) change the
-    model: a document added, moved or forgotten (known and unknown ones change nothing)."""
-    return bool(stats.get("added") or stats.get("moved") or stats.get("forgotten"))
+NOTHING_TO_LEARN = "nbtext: nothing to learn: every folder given is empty; model unchanged"
 
 
-def _written(stats, output):
-    """Where the model went: `-> FILE`, or that FILE was left as it was (nothing changed)."""
-    return f"({output} unchanged)" if stats is not None and stats.get("unchanged") else f"-> {output}"
+def documents_done(stats, model=None):
+    """The documents a train (its `model`'s), --update or forget (those given: `stats`) did, for
+    Skipped.summary's closing line."""
+    if stats is None:
+        return int(model.class_count.sum())
+    return sum(n for name, n in stats.items() if name in OUTCOMES)
+
+
+def not_learned(doc):
+    """Say that `forget` does not know a document: left alone (no error, nothing for cron to mail)."""
+    print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
 
 
 # How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
@@ -104,14 +129,6 @@ def prediction_line_batches(model, scored, output):
 
     for kept, log_proba, explanations in scored:
         yield len(kept), prediction_lines(model, kept, exp(log_proba), explanations, output)
-
-
-def forget_summary(model, stats, seconds, output):
-    """The line `forget` writes to stderr."""
-    return (
-        f"forgot {stats['forgotten']:,}, not learned {stats['unknown']:,}; "
-        f"{counted(int(model.class_count.sum()), 'document')} remain; {seconds:.2f} s " + _written(stats, output)
-    )
 
 
 def ranked(model, probabilities, output):
