@@ -96,11 +96,9 @@ def _model_said(model):
 NOTHING_TO_LEARN = "nbtext: nothing to learn: every folder given is empty; model unchanged"
 
 
-def documents_done(stats, model=None):
-    """The documents a train (its `model`'s), --update or forget (those given: `stats`) did, for
-    Skipped.summary's closing line."""
-    if stats is None:
-        return int(model.class_count.sum())
+def documents_done(stats):
+    """The documents a train --update or forget did (those given, learned or not: `stats`),
+    for Skipped.summary's closing line."""
     return sum(n for name, n in stats.items() if name in OUTCOMES)
 
 
