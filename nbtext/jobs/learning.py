@@ -7,16 +7,19 @@ one and the one without click, nbtext.cli.oneshot.learn) says what came of it
 """
 
 import os
-from collections import namedtuple
-
 from nbtext.errors import NbtextError
 from nbtext.jobs.loading import load_model, model_bytes
+
 
 # What `changed_model` did: the model written (None when the documents went to the pending
 # section), the stats of the documents given (training.update's or forget's, and
 # "unchanged": True when the file was left as it was) and the number of records the
 # pending section holds now (None: the full way, which folds them into the file).
-Learned = namedtuple("Learned", "model stats pending")
+class Learned:
+    __slots__ = ("model", "stats", "pending")
+
+    def __init__(self, model, stats, pending):
+        self.model, self.stats, self.pending = model, stats, pending
 
 
 def changed_model(model_path, output, documents, batched, skipped, forget=False, on_unknown=None, new_classes=False):

@@ -22,9 +22,19 @@ A document's change is made only when it changes something (`outcome`): learning
 already learned under its label, or forgetting one never learned, is no change.
 """
 
-from collections import Counter, namedtuple
+from collections import Counter
 
-Change = namedtuple("Change", "key before after tokens mail")
+
+class Change:
+    """One change: its document's journal `key`, the class `before` and `after` it (None:
+    none), its `tokens` and whether it was read as e-mail (`mail`). (A plain class: a
+    namedtuple's definition would cost the one-message learner's start-up more.)"""
+
+    __slots__ = ("key", "before", "after", "tokens", "mail")
+
+    def __init__(self, key, before, after, tokens, mail):
+        self.key, self.before, self.after, self.tokens, self.mail = key, before, after, tokens, mail
+
 
 # What a document given to `train --update` or `forget` came to (summaries count them by
 # these names): only the first three change the model.
