@@ -66,16 +66,40 @@ def end_on_signals():
     the clean-up it starts finishes."""
     import _signal
 
-    def handler(signum, frame):
-        if not _ignoring:
-            ignore_signals()
-            raise KeyboardInterrupt() if signum == _signal.SIGINT else Terminated(signum)
-
     _handled[:] = _stopping_signals()
     for number in _handled:
-        _signal.signal(number, handler)
+        _signal.signal(number, _raise_for)
+    sys.unraisablehook = _signal_raised_where_lost
     if _held:
-        handler(_held[0], None)
+        _raise_for(_held[0], None)
+
+
+def _raise_for(signum, frame):
+    if not _ignoring:
+        ignore_signals()
+        raise KeyboardInterrupt() if signum == SIGINT else Terminated(signum)
+
+
+def _signal_raised_where_lost(unraisable):
+    """A signal's exception raised where Python cannot pass it on (a __del__, a weakref
+    callback such as importlib's module locks, while a lazy import runs) is printed as
+    "Exception ignored" with its traceback, and lost: it is raised again a millisecond later
+    (SIGALRM), where the program goes on. Anything else is reported as Python does."""
+    exception = unraisable.exc_value
+    if isinstance(exception, (KeyboardInterrupt, Terminated)) and _ignoring:
+        import _signal
+
+        _signal.signal(_signal.SIGALRM, lambda number, frame: _raise_again(exception))
+        _signal.setitimer(_signal.ITIMER_REAL, 0.001)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _raise_again(exception):
+    import _signal
+
+    _signal.signal(_signal.SIGALRM, _signal.SIG_IGN)
+    raise type(exception)(*exception.args)
 
 
 _handled = []  # the signals end_on_signals handles

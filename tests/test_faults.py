@@ -449,3 +449,33 @@ def test_filter_passes_the_message_on_with_status_0_though_stderr_is_full(tmp_pa
     with open("/dev/full", "wb") as full:
         result = subprocess.run([NBTEXT, "filter", "-m", model], input=message, stdout=subprocess.PIPE, stderr=full)
     assert result.returncode == 0 and result.stdout.startswith(b"Subject: free prize\nX-Nbtext-Class: ")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_raised_where_python_cannot_pass_it_on_is_raised_again_where_the_program_goes(signum):
+    """A signal whose exception the handler raised inside a __del__ or a weakref callback
+    (importlib's module locks, while a lazy import runs: seen in a loaded run of the test
+    above) was printed as "Exception ignored ... Traceback" and lost; it is sent again and
+    raised where the program goes on, as any other."""
+    script = f"""
+import os, sys
+from nbtext.errors import Terminated, end_on_signals
+
+class Dying:
+    def __del__(self):
+        os.kill(os.getpid(), {int(signum)})
+        for _ in range(1000):  # the handler runs here, inside __del__
+            pass
+
+end_on_signals()
+try:
+    Dying()
+    for _ in range(100000):
+        pass
+    print("not raised")
+except (KeyboardInterrupt, Terminated) as e:
+    print("raised", type(e).__name__)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    expected = "KeyboardInterrupt" if signum == signal.SIGINT else "Terminated"
+    assert result.stdout == f"raised {expected}\n" and result.stderr == "", (result.stdout, result.stderr)
