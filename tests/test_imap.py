@@ -422,3 +422,26 @@ def test_a_cluster_never_reads_an_imap_folder():
         source_entries("spam", "imaps://alice@example.org/Junk")
     with pytest.raises(NbtextError, match="drop --scheduler"):
         path_entries(["imap://alice@example.org/INBOX"])
+
+
+def test_a_password_or_user_name_beyond_ascii_logs_in(dovecot, spamassassin, mail_model):
+    """IMAP's LOGIN takes ASCII strings only (imaplib refuses others with an exception): a
+    password or user of other characters logs in with AUTHENTICATE PLAIN (UTF-8, RFC 4616); a
+    wrong one, or a user the server refuses (Dovecot's user names are ASCII), is the one line
+    of a failed login, without the password."""
+    secret = 'pässwörd "q\\ %{}$x'
+    dovecot.start(users=[("zoe", secret)])
+    for user, password, answer in [("zoe", secret, 0), ("zoe", "wröng-PASSWORD", 1), ("zo%C3%AB", secret, 1)]:
+        done = run(
+            "predict",
+            "-m",
+            mail_model,
+            f"imap://{user}@127.0.0.1:{dovecot.imap_port}/INBOX",
+            check=False,
+            password=password,
+        )
+        err = done.stderr.decode()
+        assert done.returncode == answer, err
+        assert password not in err and "Traceback" not in err
+        if answer:
+            assert err.startswith("Error: ") and len(err.splitlines()) == 1 and "login failed" in err, err

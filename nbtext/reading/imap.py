@@ -237,7 +237,7 @@ def connect(folder):
         close(client)
         raise
     try:
-        client.login(folder.user, secret)
+        log_in(client, folder.user, secret)
     except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
         close(client)
         raise NbtextError(
@@ -246,6 +246,15 @@ def connect(folder):
     except OSError as e:
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
     return client
+
+
+def log_in(client, user, secret):
+    """LOGIN where user and password are ASCII (LOGIN's strings are; imaplib raises on others),
+    else AUTHENTICATE PLAIN, whose user and password are UTF-8 (RFC 4616)."""
+    if user.isascii() and secret.isascii():
+        client.login(user, secret)
+    else:
+        client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode())
 
 
 def tls_context():
