@@ -445,3 +445,24 @@ def test_a_password_or_user_name_beyond_ascii_logs_in(dovecot, spamassassin, mai
         assert password not in err and "Traceback" not in err
         if answer:
             assert err.startswith("Error: ") and len(err.splitlines()) == 1 and "login failed" in err, err
+
+
+@pytest.mark.parametrize("folder, move_to", [("INBOX", "INBOX"), ("INBOX", "inbox"), ("Scan", "Scan"), ("a/b", "a/b/")])
+def test_imap_scan_refuses_to_move_spam_into_the_folder_it_scans(folder, move_to, mail_model, tmp_path):
+    """Spam moved into the folder scanned gets new UIDs there, above the state's: every run
+    would scan and move it again. Refused in one line before any connection (no server here)."""
+    state = tmp_path / "state"
+    done = run(
+        "imap-scan",
+        "-m",
+        mail_model,
+        "--move-to",
+        move_to,
+        "--state",
+        state,
+        f"imap://alice@127.0.0.1:{free_port()}/{folder}",
+        check=False,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 1 and err.startswith("Error: --move-to") and len(err.splitlines()) == 1, err
+    assert not state.exists()
