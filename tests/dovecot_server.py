@@ -114,9 +114,10 @@ class Dovecot:
         for path in [self.home.parent, *self.home.parent.rglob("*")]:
             os.chown(path, MAIL_UID, MAIL_GID)
 
-    def start(self, extra="", tls=False):
+    def start(self, extra="", tls=False, users=()):
         """Start the server; with `tls`, it serves imaps (and STARTTLS) with a certificate
-        for 127.0.0.1 and localhost made now (self.certificate: the file a client trusts)."""
+        for 127.0.0.1 and localhost made now (self.certificate: the file a client trusts).
+        `users`: (user, password) pairs it knows beside USER."""
         self.imap_port, self.lmtp_port = free_port(), free_port()
         self.imaps_port = free_port() if tls else 0
         if tls:
@@ -127,7 +128,9 @@ class Dovecot:
                 check=True,
                 capture_output=True,
             )
-        (self.world / "passwd").write_text(f"{USER}:{{PLAIN}}{PASSWORD}\n")
+        (self.world / "passwd").write_text(
+            "".join(f"{user}:{{PLAIN}}{secret}\n" for user, secret in [(USER, PASSWORD), *users])
+        )
         config = self.world / "dovecot.conf"
         config.write_text(f"""\
 base_dir = {self.world}/run

@@ -422,3 +422,74 @@ def test_a_cluster_never_reads_an_imap_folder():
         source_entries("spam", "imaps://alice@example.org/Junk")
     with pytest.raises(NbtextError, match="drop --scheduler"):
         path_entries(["imap://alice@example.org/INBOX"])
+
+
+def test_a_password_or_user_name_beyond_ascii_logs_in(dovecot, spamassassin, mail_model):
+    """IMAP's LOGIN takes ASCII strings only (imaplib refuses others with an exception): a
+    password or user of other characters logs in with AUTHENTICATE PLAIN (UTF-8, RFC 4616); a
+    wrong one, or a user the server refuses (Dovecot's user names are ASCII), is the one line
+    of a failed login, without the password."""
+    secret = 'pässwörd "q\\ %{}$x'
+    dovecot.start(users=[("zoe", secret)])
+    for user, password, answer in [("zoe", secret, 0), ("zoe", "wröng-PASSWORD", 1), ("zo%C3%AB", secret, 1)]:
+        done = run(
+            "predict",
+            "-m",
+            mail_model,
+            f"imap://{user}@127.0.0.1:{dovecot.imap_port}/INBOX",
+            check=False,
+            password=password,
+        )
+        err = done.stderr.decode()
+        assert done.returncode == answer, err
+        assert password not in err and "Traceback" not in err
+        if answer:
+            assert err.startswith("Error: ") and len(err.splitlines()) == 1 and "login failed" in err, err
+
+
+@pytest.mark.parametrize("folder, move_to", [("INBOX", "INBOX"), ("INBOX", "inbox"), ("Scan", "Scan"), ("a/b", "a/b/")])
+def test_imap_scan_refuses_to_move_spam_into_the_folder_it_scans(folder, move_to, mail_model, tmp_path):
+    """Spam moved into the folder scanned gets new UIDs there, above the state's: every run
+    would scan and move it again. Refused in one line before any connection (no server here)."""
+    state = tmp_path / "state"
+    done = run(
+        "imap-scan",
+        "-m",
+        mail_model,
+        "--move-to",
+        move_to,
+        "--state",
+        state,
+        f"imap://alice@127.0.0.1:{free_port()}/{folder}",
+        check=False,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 1 and err.startswith("Error: --move-to") and len(err.splitlines()) == 1, err
+    assert not state.exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "forget", "train --update"])
+@pytest.mark.parametrize("tail", ["/;UID=3", "/;uid=3", ";UIDVALIDITY=7/;UID=3", "/;UID=3/;SECTION=1"])
+def test_a_url_of_one_message_is_refused_not_read_as_its_whole_folder(command, tail, mail_model, tmp_path):
+    """predict names each message by its URL (FOLDER/;UID=N, RFC 5092); given back to forget or
+    train --update, such a URL read as its folder would unlearn or learn the whole folder.
+    Refused in one line, before any connection (no server here), the model untouched."""
+    model = tmp_path / "mail.model"
+    shutil.copy(mail_model, model)
+    where = f"imap://alice@127.0.0.1:{free_port()}/INBOX{tail}"
+    done = run(*command.split(), "-m", model, f"spam={where}" if "train" in command else where, check=False)
+    err = done.stderr.decode()
+    assert done.returncode != 0 and "names one message" in err and len(err.splitlines()) == 1, err
+    assert model.read_bytes() == mail_model.read_bytes()
+
+
+def test_a_netrc_not_of_the_locale_encoding_is_one_line(dovecot, mail_model, tmp_path):
+    """A ~/.netrc holding bytes that are not UTF-8: one line, no traceback, no password."""
+    dovecot.start()
+    (tmp_path / ".netrc").write_bytes(f"machine 127.0.0.1 login {USER} password p\xffw\n".encode("latin-1"))
+    done = run(
+        "predict", "-m", mail_model, url(dovecot, "INBOX"), check=False, password=None, env={"HOME": str(tmp_path)}
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 1 and err.startswith("Error: ") and len(err.splitlines()) == 1, err
+    assert ".netrc" in err

@@ -54,6 +54,10 @@ def scan(
     if spam is None:
         raise NbtextError(f"the model has no class spam (its classes: {', '.join(classes)}): nothing to move")
     folder = parse(url)
+    if move_to is not None and _same_folder(move_to, folder.name):
+        raise NbtextError(
+            f"--move-to {move_to} is the folder scanned: its spam would come back as new messages, moved again each run"
+        )
     state_path = state_path or default_state_path()
     counts = {"scanned": 0, "spam": 0, "acted": 0}
     with _StateLock(state_path, dry_run):
@@ -97,6 +101,12 @@ def _is_keyword(word):
     import re
 
     return re.fullmatch(r"[^\x00-\x20\x7f(){%*\"\\\]]+", word) is not None
+
+
+def _same_folder(name, other):
+    """Whether two folder names name one folder: INBOX's name is case-insensitive (RFC 3501)."""
+    name, other = name.strip("/"), other.strip("/")
+    return name == other or name.upper() == other.upper() == "INBOX"
 
 
 def _action(move_to, keyword, dry_run):

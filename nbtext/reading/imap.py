@@ -17,6 +17,7 @@ connection refused, login failed, no such folder, a certificate not trusted) is 
 NbtextError of one line. imaplib, ssl and netrc are imported only when a folder is read."""
 
 import os
+import re
 from collections import namedtuple
 
 from nbtext.choices import DEFAULT_MAX_BYTES
@@ -96,6 +97,10 @@ def parse(url):
         raise NbtextError(f"{url}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
         raise NbtextError(f"{url}: name the server, as in {scheme}://USER@HOST/FOLDER")
+    if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
+        raise NbtextError(
+            f"{url}: names one message of a folder, and only whole folders are read: give the folder's URL"
+        )
     name = unquote(path.split(";", 1)[0]).rstrip("/")  # (RFC 5092's ;UIDVALIDITY and the like are not read)
     if not name:
         raise NbtextError(f"{url}: name the folder, as in {scheme}://USER@HOST/INBOX")
@@ -146,6 +151,8 @@ def _netrc_password(folder):
         raise NbtextError(f"cannot read {path}: not a netrc file (line {e.lineno})") from None
     except OSError as e:
         raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:  # (read in the locale's encoding; its message would quote no byte, but say less)
+        raise NbtextError(f"cannot read {path}: not text of this machine's encoding") from None
     if entry is None or entry[0] not in (folder.user, None, ""):
         return None
     return entry[2]
@@ -237,7 +244,7 @@ def connect(folder):
         close(client)
         raise
     try:
-        client.login(folder.user, secret)
+        log_in(client, folder.user, secret)
     except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
         close(client)
         raise NbtextError(
@@ -246,6 +253,15 @@ def connect(folder):
     except OSError as e:
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
     return client
+
+
+def log_in(client, user, secret):
+    """LOGIN where user and password are ASCII (LOGIN's strings are; imaplib raises on others),
+    else AUTHENTICATE PLAIN, whose user and password are UTF-8 (RFC 4616)."""
+    if user.isascii() and secret.isascii():
+        client.login(user, secret)
+    else:
+        client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode())
 
 
 def tls_context():
