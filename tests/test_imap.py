@@ -493,3 +493,36 @@ def test_a_netrc_not_of_the_locale_encoding_is_one_line(dovecot, mail_model, tmp
     err = done.stderr.decode()
     assert done.returncode == 1 and err.startswith("Error: ") and len(err.splitlines()) == 1, err
     assert ".netrc" in err
+
+
+@pytest.mark.parametrize(
+    "remembered",
+    [
+        {"last_uid": -5},
+        {"last_uid": True},
+        {"last_uid": 1 << 32},
+        {"last_uid": "7"},
+        {"uid_validity": -1},
+        {"uid_validity": "x"},
+    ],
+)
+def test_a_state_file_whose_uids_cannot_be_uids_is_refused_in_one_line(tmp_path, remembered):
+    """A hand-edited state with a negative last UID was taken, and the server's BAD to the
+    FETCH it made came back as Python's [b'...'] form; it is refused when read, as a state file
+    that is not one. (No server needed.)"""
+    import json
+
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.imapscan import STATE_VERSION, read_state
+
+    state = tmp_path / "state"
+    folder = {"uid_validity": 1700000000, "last_uid": 12} | remembered
+    state.write_text(json.dumps({"version": STATE_VERSION, "folders": {"imap://a@h/INBOX": folder}}))
+    with pytest.raises(NbtextError, match="is not a state file of nbtext imap-scan"):
+        read_state(state)
+    kept = {
+        "imap://a@h/INBOX": {"uid_validity": 1, "last_uid": 0},
+        "imap://a@h/Junk": {"uid_validity": None, "last_uid": 3},
+    }
+    state.write_text(json.dumps({"version": STATE_VERSION, "folders": kept}))
+    assert read_state(state) == kept  # (a UIDVALIDITY the server did not send is remembered as None)

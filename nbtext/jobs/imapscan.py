@@ -159,12 +159,22 @@ def read_state(path):
         data = None
     folders = data.get("folders") if isinstance(data, dict) and data.get("version") == STATE_VERSION else None
     if not isinstance(folders, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("last_uid"), int) for v in folders.values()
+        isinstance(v, dict)
+        and _a_uid(v.get("last_uid"))
+        and (v.get("uid_validity") is None or _a_uid(v["uid_validity"]))
+        for v in folders.values()
     ):
         raise NbtextError(
             f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
         )
     return folders
+
+
+def _a_uid(value):
+    """Whether `value` can be a UID or a UIDVALIDITY as the state remembers it: a 32-bit
+    number (RFC 9051's nz-number; 0 for a folder scanned before any message arrived; a
+    UIDVALIDITY the server did not send is None)."""
+    return type(value) is int and 0 <= value < 1 << 32
 
 
 def write_state(path, folders):
