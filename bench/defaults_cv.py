@@ -1,0 +1,155 @@
+"""Choose the spam filter's default decision on the train splits only (issue 34, goal 1):
+5-fold cross-validation of each candidate setting on each spam corpus's train split, beside
+bogofilter (when it is installed) on the same folds as the peer the goal names.
+
+    .venv/bin/python bench/defaults_cv.py
+    .venv/bin/python bench/defaults_cv.py --corpora sms --candidates "" "--max-ham-flagged 0.5%"
+
+Each fold trains `nbtext train CANDIDATE` on four fifths of the split (stratified, shuffled
+by --seed) and evaluates on the fifth (`nbtext eval --format json`), as a user would run the
+commands; a message left unsure is delivered to the inbox, so it counts as spam missed.
+bogofilter 1.2.5, untuned, registers the same four fifths (-s / -n) and classifies the fifth;
+its Unsure is the inbox too. Prints, per corpus and candidate, the sums over the folds (so
+over the whole train split): spam missed (unsure among them), ham flagged and errors; then
+which candidates meet the goal's bar against bogofilter, on each corpus and on the sums over
+them: at most its ham flagged and at most a third of its errors. The test splits are never
+read.
+"""
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+NBTEXT = str(Path(sys.executable).parent / "nbtext")
+SPAM_CORPORA = ("spamassassin", "sms", "enron1")
+CANDIDATES = (
+    "",
+    "--max-ham-flagged 0.5%",
+    "--max-ham-flagged 0.3%",
+    "--max-ham-flagged 0.2%",
+    "--features binary",
+    "--features binary --max-ham-flagged 0.5%",
+    "--features binary --max-ham-flagged 0.2%",
+)
+LABELS = ("spam", "ham")
+
+
+def fold_folders(corpus, folds, seed, root):
+    """Per fold, a folder with train/{spam,ham} and test/{spam,ham} of symbolic links to the
+    corpus's train split: each class's files shuffled by `seed`, the i-th in fold i mod `folds`."""
+    split = DATA / corpus / "train"
+    if not split.is_dir():
+        sys.exit(f"defaults_cv: data/{corpus} is missing; run 'make corpora' first")
+    for fold in range(folds):
+        for part in ("train", "test"):
+            for label in LABELS:
+                (root / str(fold) / part / label).mkdir(parents=True)
+    for label in LABELS:
+        files = sorted((split / label).iterdir())
+        random.Random(seed).shuffle(files)
+        for i, path in enumerate(files):
+            for fold in range(folds):
+                part = "test" if i % folds == fold else "train"
+                (root / str(fold) / part / label / path.name).symlink_to(path)
+    return [root / str(fold) for fold in range(folds)]
+
+
+def nbtext_counts(fold, options, model):
+    """(spam missed, of them unsure, ham flagged) of `nbtext train options` on the fold."""
+    train = [str(fold / "train" / label) for label in LABELS]
+    subprocess.run([NBTEXT, "train", *options, "-o", model, *train], check=True, capture_output=True)
+    test = [str(fold / "test" / label) for label in LABELS]
+    report = json.loads(
+        subprocess.run([NBTEXT, "eval", "-m", model, "--format", "json", *test], check=True, capture_output=True).stdout
+    )
+    (ham_kept, ham_flagged), (spam_passed, spam_caught) = report["confusion"]  # classes ham, spam
+    n_spam = sum(1 for _ in (fold / "test" / "spam").iterdir())
+    spam_unsure = n_spam - spam_passed - spam_caught
+    return spam_passed + spam_unsure, spam_unsure, ham_flagged
+
+
+def bogofilter_counts(fold, wordlist):
+    """(spam missed, of them unsure, ham flagged) of bogofilter trained on the fold's train part."""
+    for label, flag in (("spam", "-s"), ("ham", "-n")):
+        names = "\n".join(str(p) for p in sorted((fold / "train" / label).iterdir()))
+        subprocess.run(["bogofilter", "-d", wordlist, flag, "-b"], input=names, text=True, check=True)
+    verdicts = {}
+    for label in LABELS:
+        names = "\n".join(str(p) for p in sorted((fold / "test" / label).iterdir()))
+        out = subprocess.run(
+            ["bogofilter", "-d", wordlist, "-b", "-T"], input=names, text=True, capture_output=True
+        ).stdout  # (exit status: that of the last message)
+        verdicts[label] = [line.split()[-2] for line in out.splitlines() if line.strip()]
+    spam_unsure = verdicts["spam"].count("U")
+    return verdicts["spam"].count("H") + spam_unsure, spam_unsure, verdicts["ham"].count("S")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", nargs="+", default=list(SPAM_CORPORA))
+    parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), help="train options, one string each")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    peer = shutil.which("bogofilter")
+    if peer is None:
+        print("defaults_cv: bogofilter is not installed; its rows and the bar against it are left out")
+    names = [*args.candidates, *(["bogofilter"] if peer else [])]
+    sums = {}  # (corpus, name) -> [spam missed, unsure, ham flagged]
+    print(f"{'corpus':13s} {'train':44s} {'spam missed':>11s} {'(unsure)':>8s} {'ham flagged':>11s} {'errors':>6s}")
+    for corpus in args.corpora:
+        with tempfile.TemporaryDirectory() as tmp:
+            folds = fold_folders(corpus, args.folds, args.seed, Path(tmp))
+            for name in names:
+                total = [0, 0, 0]
+                for i, fold in enumerate(folds):
+                    if name == "bogofilter":
+                        wordlist = Path(tmp) / f"bogofilter-{i}"
+                        wordlist.mkdir()
+                        counts = bogofilter_counts(fold, str(wordlist))
+                    else:
+                        counts = nbtext_counts(fold, name.split(), str(Path(tmp) / "model"))
+                    total = [a + b for a, b in zip(total, counts)]
+                sums[corpus, name] = total
+                missed, unsure, flagged = total
+                print(
+                    f"{corpus:13s} {name or '(defaults)':44s} {missed:11d} {unsure:8d} {flagged:11d} "
+                    f"{missed + flagged:6d}",
+                    flush=True,
+                )
+    print(
+        "\nsummed over the corpora; the bar: at most bogofilter's ham flagged and a third of its errors, "
+        "on each corpus and on the sums"
+    )
+    for name in args.candidates:
+        missed = sum(sums[c, name][0] for c in args.corpora)
+        flagged = sum(sums[c, name][2] for c in args.corpora)
+        bar = ""
+        if peer:
+            held = [
+                sums[c, name][2] <= sums[c, "bogofilter"][2]
+                and 3 * (sums[c, name][0] + sums[c, name][2]) <= sums[c, "bogofilter"][0] + sums[c, "bogofilter"][2]
+                for c in args.corpora
+            ]
+            peer_missed = sum(sums[c, "bogofilter"][0] for c in args.corpora)
+            peer_flagged = sum(sums[c, "bogofilter"][2] for c in args.corpora)
+            summed = flagged <= peer_flagged and 3 * (missed + flagged) <= peer_missed + peer_flagged
+            bar = f"  bar held on {sum(held)} of {len(held)}, {'and' if summed else 'not'} on the sums"
+        print(
+            f"{name or '(defaults)':44s} spam missed {missed:5d}  ham flagged {flagged:4d}  errors {missed + flagged:5d}{bar}"
+        )
+    if peer:
+        missed = sum(sums[c, "bogofilter"][0] for c in args.corpora)
+        flagged = sum(sums[c, "bogofilter"][2] for c in args.corpora)
+        print(f"{'bogofilter':44s} spam missed {missed:5d}  ham flagged {flagged:4d}  errors {missed + flagged:5d}")
+
+
+if __name__ == "__main__":
+    main()
