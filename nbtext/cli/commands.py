@@ -248,6 +248,7 @@ def predict(
     jobs,
     scheduler,
     quiet,
+    imap_access,
 ):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
@@ -294,6 +295,7 @@ def predict(
             files_from,
             fasttext_input,
             max_bytes,
+            imap_access,
         )
         if table is not None and labels_only:
             output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
@@ -468,7 +470,7 @@ def evaluate(
 @max_bytes_option
 @imap_options
 @quiet_option
-def forget(model_path, paths, max_bytes, quiet):
+def forget(model_path, paths, max_bytes, quiet, imap_access):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
     class it was learned under; one it does not know is named on stderr and left alone.
     Learning, forgetting and learning again gives back the same model.
@@ -484,7 +486,7 @@ def forget(model_path, paths, max_bytes, quiet):
         learned = changed_model(
             model_path,
             model_path,
-            path_documents(paths, max_bytes=max_bytes),
+            path_documents(paths, max_bytes=max_bytes, imap_access=imap_access),
             lambda documents: in_batches(documents, DEFAULT_BATCH),
             skipped,
             True,
@@ -623,7 +625,7 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
 @max_bytes_option
 @imap_options
 @quiet_option
-def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet):
+def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet, imap_access):
     """Classify the new messages of an IMAP folder and move spam away (as isbg does),
     for a mailbox on a server where no filter runs at delivery.
 
@@ -671,6 +673,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
             max_bytes,
             skipped,
             said,
+            imap_access,
         )
     if not quiet:
         done = "would be " if dry_run else ""

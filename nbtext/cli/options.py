@@ -6,6 +6,7 @@ import click
 
 from nbtext import choices
 from nbtext.classifier.settings import header_names, unread_by_all
+from nbtext.reading.imapurl import ImapAccess
 
 
 class Number(click.FloatRange):
@@ -178,7 +179,8 @@ predict_options = options(
     ),
     click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
 )
-INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes")  # labelled_input's
+# labelled_input's keyword arguments, as grouped hands them to train and eval
+INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes", "imap_access")
 labelled_options = options(
     click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,
@@ -406,31 +408,28 @@ plot_option = click.option(
 )
 
 
-def _imap_setting(ctx, param, value):
-    """--password-command and --ca-file go to the IMAP reader (nbtext.reading.imap.given),
-    which every IMAP folder a command reads (PATHs, CLASS_DIRs) goes through."""
-    if value is not None:
-        from nbtext.reading.imap import given
+def imap_options(command):
+    """--password-command and --ca-file, handed to `command` as one value, `imap_access`
+    (nbtext.reading.imapurl.ImapAccess), which it passes down to the reader with its paths
+    (train's and eval's among their `inputs`: put it above `grouped`)."""
+    from functools import wraps
 
-        given[param.name] = value
+    @wraps(command)
+    def with_access(*args, password_command, ca_file, **params):
+        return command(*args, imap_access=ImapAccess(password_command, ca_file), **params)
 
-
-imap_options = options(
-    click.option(
-        "--password-command",
-        metavar="CMD",
-        expose_value=False,
-        callback=_imap_setting,
-        help=(
-            "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
-            "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+    return options(
+        click.option(
+            "--password-command",
+            metavar="CMD",
+            help=(
+                "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
+                "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+            ),
         ),
-    ),
-    click.option(
-        "--ca-file",
-        type=click.Path(exists=True, dir_okay=False),
-        expose_value=False,
-        callback=_imap_setting,
-        help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
-    ),
-)
+        click.option(
+            "--ca-file",
+            type=click.Path(exists=True, dir_okay=False),
+            help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
+        ),
+    )(with_access)
