@@ -260,11 +260,11 @@ def _modified_utf7(name):
 
 
 # --- reading ----------------------------------------------------------------------------------
-def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES, access=DEFAULT_ACCESS):
+def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES, access=None):
     """Every message of the folder `url` names, in UID order, read-only, its server reached
-    with `access` (the command's ImapAccess)."""
+    with `access` (the command's ImapAccess; None: nothing given)."""
     folder = parse(url)
-    with Session(folder, access=access) as session:
+    with Session(folder, access=access or DEFAULT_ACCESS) as session:
         uids = all_uids(session)
         for start in range(0, len(uids), BATCH):
             yield from fetched(session, uids[start : start + BATCH], label, max_bytes)

@@ -1,7 +1,8 @@
 """An IMAP folder as a PATH names it, `imap://user@host[:port]/FOLDER` or `imaps://...` (RFC
-5092's form), and what a command is given to reach its server (ImapAccess). Light: no IMAP client
-(imaplib, ssl, netrc), so the readers of files tell a folder's URL, and the command line hands
-down its access, without loading nbtext.reading.imap, the folders' reader."""
+5092's form; nbtext.reading.sources.is_imap tells one), and what a command is given to reach
+its server (ImapAccess). Light: no IMAP client (imaplib, ssl, netrc), so a folder's URL is
+checked before anything is read, and the command line makes its access, without loading
+nbtext.reading.imap, the folders' reader."""
 
 import re
 from collections import namedtuple
@@ -24,11 +25,6 @@ class ImapAccess(namedtuple("ImapAccess", "password_command ca_file", defaults=(
 
 
 DEFAULT_ACCESS = ImapAccess()  # nothing given: the environment's, then ~/.netrc
-
-
-def is_imap(path):
-    """Whether a PATH names an IMAP folder (imap:// or imaps://)."""
-    return isinstance(path, str) and path[:8].lower().startswith(("imap://", "imaps://"))
 
 
 class Folder(namedtuple("Folder", "scheme user host port name")):

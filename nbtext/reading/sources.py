@@ -35,9 +35,6 @@ from nbtext.reading.documents import (
     stdin_bytes,
     structural_lines,
 )
-from nbtext.reading.imap import folder_documents
-from nbtext.reading.imapurl import DEFAULT_ACCESS, is_imap
-from nbtext.reading.imapurl import parse as parse_imap
 
 
 def is_maildir(path):
@@ -55,19 +52,33 @@ def is_mbox(path):
         return False
 
 
+def is_imap(path):
+    """Whether a PATH names an IMAP folder (imap:// or imaps://; nbtext.reading.imapurl reads
+    its URL, nbtext.reading.imap the folder: both loaded only for such a PATH)."""
+    return isinstance(path, str) and path[:8].lower().startswith(("imap://", "imaps://"))
+
+
+def imap_folder(path):
+    """The nbtext.reading.imapurl.Folder an IMAP PATH names (an NbtextError of one line for a
+    URL that cannot be read or holds a password)."""
+    from nbtext.reading.imapurl import parse
+
+    return parse(path)
+
+
 def check_path(path):
     """A PATH that names nothing is an error found before anything is read (an IMAP URL: one
     that cannot be read or holds a password; its server is asked when it is read)."""
     if is_imap(path):
-        parse_imap(path)
+        imap_folder(path)
     elif path != "-" and not os.path.exists(path):
         raise NbtextError(f"{path} does not exist")
 
 
-def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MAX_BYTES, imap_access=DEFAULT_ACCESS):
+def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MAX_BYTES, imap_access=None):
     """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0";
     each read up to `max_bytes` (--max-bytes); an IMAP folder's server reached with
-    `imap_access` (the command's nbtext.reading.imapurl.ImapAccess)."""
+    `imap_access` (the command's nbtext.reading.imapurl.ImapAccess; None: nothing given)."""
     if path == "-":
         stdin = stdin if stdin is not None else stdin_bytes()
         if separator is None:
@@ -85,6 +96,8 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
     if is_imap(path):
         if separator is not None:
             raise NbtextError(f"{path}: an IMAP folder's messages are read whole (--lines and -0 read files)")
+        from nbtext.reading.imap import folder_documents  # (its client only when a folder is read)
+
         yield from folder_documents(path, label, max_bytes, imap_access)
     elif os.path.isdir(path):
         for file, kind in files_in(path):
@@ -296,7 +309,7 @@ def labelled_input(
     twice=False,
     empty_ok=False,
     max_bytes=DEFAULT_MAX_BYTES,
-    imap_access=DEFAULT_ACCESS,
+    imap_access=None,
 ):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
@@ -398,7 +411,7 @@ def predict_input(
     files_from=None,
     fasttext=None,
     max_bytes=DEFAULT_MAX_BYTES,
-    imap_access=DEFAULT_ACCESS,
+    imap_access=None,
 ):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
@@ -471,7 +484,7 @@ def listed_documents(paths, max_bytes=DEFAULT_MAX_BYTES):
             yield from documents(path, max_bytes=max_bytes)
 
 
-def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False, imap_access=DEFAULT_ACCESS):
+def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False, imap_access=None):
     """The documents of every PATH in turn. A PATH that does not exist is an error found
     before anything is read, or with `missing_ok` (predict: as cat goes on past a missing
     file) a document that cannot be read, named in its turn."""
@@ -496,7 +509,7 @@ def class_sources(specs, urls=False):
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
             path = os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
         elif is_imap(spec):
-            path, label = spec, parse_imap(spec).label
+            path, label = spec, imap_folder(spec).label
         elif urls and is_url(spec):
             path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
         else:
@@ -546,7 +559,7 @@ def nothing_to_learn(specs):
     return bool(specs) and not labelled_sources(specs, empty_ok=True, say_twice=False)
 
 
-def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES, imap_access=DEFAULT_ACCESS):
+def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES, imap_access=None):
     """Documents of every CLASS_DIR, labelled (see labelled_sources)."""
     for label, path in labelled_sources(specs, empty_ok=empty_ok):
         read = documents(path, label=label, max_bytes=max_bytes, imap_access=imap_access)
