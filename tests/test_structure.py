@@ -137,3 +137,25 @@ def test_the_scripts_outside_the_tests_name_what_exists():
             except ImportError:
                 missing.append(f"{path.relative_to(root)}:{line}: {module}" + (f".{name}" if name else ""))
     assert missing == []
+
+
+CALIBRATION_FIELDS = {"calibration", "calibration_sample", "sample_bound", "sample_mode"}  # classifier.model.Calibrated
+
+
+def test_a_models_calibration_is_set_only_by_take_calibration():
+    """A model's calibration (its fit, sample, bound and mode: one Calibrated) is set in one
+    place, NaiveBayes.take_calibration: no module writes one of them onto another object
+    (`self`'s own are an object's own, as the model file's record of them is)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                for each in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if (
+                        isinstance(each, ast.Attribute)
+                        and each.attr in CALIBRATION_FIELDS
+                        and not (isinstance(each.value, ast.Name) and each.value.id in ("self", "state"))
+                    ):
+                        found.append(f"{path.relative_to(PACKAGE)}:{each.lineno}: {ast.unparse(each)}")
+    assert found == []

@@ -298,12 +298,8 @@ def replayed(model, records, to_score=None):
     }
     if exact:
         return sample.calibrated(changed)
-    changed.calibration, changed.sample_bound, changed.sample_mode = (
-        model.calibration,
-        model.sample_bound,
-        model.sample_mode,
-    )  # (its sample unread: not to be saved)
-    return changed
+    # (its sample unread: the file's calibration, not to be saved)
+    return changed.take_calibration(Calibrated(model.calibration, None, model.sample_bound, model.sample_mode))
 
 
 def _no_second_pass(function):
@@ -434,7 +430,7 @@ class _Sample:
         import warnings
 
         if self.rate is None:
-            changed.calibration = self.old.calibration
+            changed.take_calibration(Calibrated(self.old.calibration, None, None, None))
             if self.old.calibration is not None:
                 warnings.warn(
                     "this model holds no calibration sample (an older nbtext wrote it): its temperature "
