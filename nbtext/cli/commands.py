@@ -36,8 +36,8 @@ from nbtext.cli.oneshot import (
 )
 from nbtext.cli.options import (
     PATH,
+    Checked,
     alpha_override,
-    check_predict_options,
     grouped,
     imap_options,
     jobs_option,
@@ -48,7 +48,6 @@ from nbtext.cli.options import (
     plot_option,
     predict_options,
     quiet_option,
-    refuse_train_options,
     scheduler_option,
     shard_option,
     train_jobs_option,
@@ -90,6 +89,9 @@ def cli():
 
     Run 'nbtext COMMAND --help' for each command's options and examples.
     """
+
+
+cli.command_class = Checked  # every command's options checked against cli.options.REFUSED before it runs
 
 
 # --- train ---------------------------------------------------------------------------
@@ -271,7 +273,6 @@ def predict(
       nbtext predict -k 3 --threshold 0.1 --format fasttext --fasttext test.txt
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
-    check_predict_options(click.get_current_context().params)
     if is_label is not None:
         return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths, max_bytes)
     from nbtext.reading.sources import predict_input
@@ -423,22 +424,8 @@ def evaluate(
     with user_errors():
         if plot:
             check_plot_path(plot)
-        refuse_train_options("eval")
-        if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
-            refuse_train_options("eval -m")
-        if compare:
-            refuse_train_options("eval --compare")
+        # (what does nothing beside what, --folds with -m, --online with -m's train options: cli.options.REFUSED)
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
-        if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
-            refuse_train_options("eval --online -m")
-        if folds is not None and online:  # (usage errors, exit 2, as every option where it does nothing)
-            raise click.UsageError("--online and --folds are two ways to evaluate: give one")
-        if folds is not None and (start is not None or unsure_below is not None):
-            given = "-m" if start is not None else "--unsure-below"
-            raise click.UsageError(
-                f"--folds cross-validates the train options and reads no model: {given} goes with "
-                "eval of a model (eval -m MODEL) or --online"
-            )
         from nbtext.jobs.eval_command import evaluation
 
         kind, result, curves, done = evaluation(
