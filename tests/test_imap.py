@@ -356,7 +356,7 @@ class RefusingServer:
 
     said = []
 
-    def __init__(self, folder, readonly=True):
+    def __init__(self, folder, readonly=True, access=None):
         self.folder, self.uid_validity, self.capabilities = folder, 7, {"IMAP4REV1", "MOVE", "UIDPLUS"}
         self.messages = RefusingServer.messages
         self.exists = len(self.messages)
@@ -526,3 +526,48 @@ def test_a_state_file_whose_uids_cannot_be_uids_is_refused_in_one_line(tmp_path,
     }
     state.write_text(json.dumps({"version": STATE_VERSION, "folders": kept}))
     assert read_state(state) == kept  # (a UIDVALIDITY the server did not send is remembered as None)
+
+
+def test_each_command_reaches_the_server_with_its_own_password_command_and_ca_file(
+    dovecot, spamassassin, mail_model, tmp_path
+):
+    """--password-command and --ca-file are one command's, handed down with its paths: every
+    command that takes them reaches the server with them (a certificate trusted, then the
+    password it printed refused), and a later command in the same process (a caller of the
+    command line's functions, a test runner) that gives neither trusts the system's
+    certificates and finds no password, as a process of its own does: nothing is kept."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.commands import cli
+
+    from conftest import one_line_error
+
+    dovecot.start(tls=True)
+    dovecot.append("Spam", messages(spamassassin, "test", "spam", 2))
+    folder = url(dovecot, "Spam", "imaps")
+    copy = tmp_path / "copy.model"
+    shutil.copy(mail_model, copy)
+    arguments = {
+        "train": ["-q", "-o", tmp_path / "new.model", f"spam={folder}", f"ham={url(dovecot, 'Ham', 'imaps')}"],
+        "predict": ["-m", mail_model, folder],
+        "eval": ["-m", mail_model, f"spam={folder}"],
+        "forget": ["-m", copy, folder],
+        "imap-scan": ["-m", mail_model, "--move-to", "Junk", "--state", tmp_path / "state", folder],
+    }
+    taking = {name for name, command in cli.commands.items() if any(p.name == "ca_file" for p in command.params)}
+    assert taking == set(arguments)
+    arguments["train --update"] = ["--update", "-m", copy, f"spam={folder}"]
+    nobody = {"HOME": str(tmp_path), "NETRC": None} | {v: None for v in os.environ if v.startswith("NBTEXT_IMAP")}
+    given = ["--password-command", "echo wrong-PASSWORD-4417", "--ca-file", dovecot.certificate]
+    runner = CliRunner()
+
+    def run_in_process(command, *options, env=nobody):
+        name, *first = command.split()
+        return runner.invoke(cli, [name, *first, *map(str, options), *map(str, arguments[command])], env=env)
+
+    for command in arguments:
+        one_line_error(run_in_process(command, *given), "login failed")
+        one_line_error(run_in_process(command), "not trusted")
+        one_line_error(
+            run_in_process(command, env=nobody | {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate)}), "no password"
+        )

@@ -221,7 +221,8 @@ def test_the_label_column_is_not_the_text_column(tmp_path):
         (["--proba", "--column-names", "--threshold", "0.5", "{lines}"], "--proba does not go with -k or --threshold"),
         (["--proba", "-k", "2", "{lines}"], "--proba does not go with -k or --threshold"),
         (["--no-header", "{lines}"], "--no-header goes with --table"),
-        (["-0", "--fasttext", "{ft}"], "-0 does not go with --fasttext or --table"),
+        (["-0", "--fasttext", "{ft}"], "-0/--null does not go with --fasttext or --table"),
+        (["--lines", "--table", "{tsv}"], "--lines does not go with --fasttext or --table"),
     ],
 )
 def test_predict_refuses_an_option_that_would_do_nothing(demo_model, tmp_path, args, said):
@@ -359,3 +360,17 @@ def test_every_float_option_of_every_command_refuses_nan_in_one_line():
         command = cli.commands[name]
         assert isinstance(next(p for p in command.params if option in p.opts).type, Number), (name, option)
         one_line_error(run(name, option, "nan"), "nan")
+
+
+def test_each_refusal_names_options_its_commands_take():
+    """Every row of cli.options.REFUSED (the options a way of running a command does not take)
+    is of commands that exist and names options each of them has: a row of a misspelled
+    command or option would never refuse anything."""
+    from nbtext.cli.commands import cli
+    from nbtext.cli.options import REFUSED
+
+    for way, refusal in REFUSED.items():
+        assert way.split()[0] in refusal.commands
+        for command in refusal.commands:
+            taken = {p.name for p in cli.commands[command].params}
+            assert set(refusal.options) <= taken, (way, command, set(refusal.options) - taken)

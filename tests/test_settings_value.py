@@ -80,14 +80,14 @@ def test_a_training_makes_its_settings_once(tmp_path, monkeypatch):
     ],
 )
 def test_each_way_of_running_refuses_the_train_options_its_table_row_names(tmp_path, way, args):
-    """The train options train and eval refuse come from one table (cli.options.TRAIN_OPTIONS_REFUSED)."""
-    from nbtext.cli.options import TRAIN_OPTIONS_REFUSED
+    """The train options train and eval refuse come from one table (cli.options.REFUSED)."""
+    from nbtext.cli.options import REFUSED
 
     from conftest import one_line_error
 
     model = tmp_path / "m.model"
     assert run("train", "-q", "-o", model, MAIL / "spam", MAIL / "ham").exit_code == 0
-    names, message = TRAIN_OPTIONS_REFUSED[way]
+    names, message = REFUSED[way].options, REFUSED[way].says
     typed = args[-2]
     assert typed[2:].replace("-", "_") in names
     result = run(*[a.format(model=model) for a in args], MAIL / "spam", MAIL / "ham")

@@ -2,11 +2,13 @@
 and light. (The import layers are checked by `lint-imports`, run by `make test`.)"""
 
 import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import click
+import pytest
 
 from nbtext import choices
 from nbtext.cli.commands import cli
@@ -51,17 +53,54 @@ def test_choices_import_neither_numpy_nor_click():
     assert result.stdout.strip() == "[]"
 
 
+LIGHT_PATH_NEVER = (
+    "click",
+    "scipy",
+    "dataclasses",
+    "hashlib",
+    "imaplib",
+    "ssl",
+    "netrc",
+    "nbtext.reading.imap",
+    "nbtext.reading.imapurl",
+)
+
+
 def test_one_message_imports_neither_click_nor_scipy(demo_model):
     """`nbtext predict < message` (the per-message path of a mail pipeline) loads the model
-    and scores without click, scipy or the vocabulary dict."""
+    and scores without click, scipy, the vocabulary dict or the IMAP reader."""
     code = (
         "import sys; from nbtext.cli.oneshot import fast; sys.argv = ['nbtext']; "
         f"fast(['predict', '-m', {str(demo_model)!r}]); "
-        "print(sorted(m for m in ('click', 'scipy', 'dataclasses', 'hashlib', 'imaplib', 'ssl', 'netrc') if m in sys.modules))"
+        f"print(sorted(m for m in {LIGHT_PATH_NEVER!r} if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], input="free prize now", capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["spam", "[]"]
+
+
+@pytest.mark.parametrize("command", ["filter", "train --update", "forget"])
+def test_one_message_filtered_learned_or_forgotten_imports_no_imap_reader(command, demo_model, tmp_path):
+    """`nbtext filter` of a message, and `train --update` and `forget` of one (a learn-on-error
+    job's, run for every message corrected) read files and stdin only: neither the IMAP reader
+    (nbtext.reading.imap, loaded only when a folder's URL is read) nor its client's modules,
+    nor click or scipy."""
+    model, message = tmp_path / "copy.model", tmp_path / "spam" / "1.eml"
+    shutil.copy(demo_model, model)
+    message.parent.mkdir()
+    message.write_text("Subject: free prize\n\nclaim your free prize now\n")
+    argv = {
+        "filter": ["filter", "-m", str(model)],
+        "train --update": ["train", "--update", "-q", "-m", str(model), f"spam={message.parent}"],
+        "forget": ["forget", "-q", "-m", str(model), str(message)],
+    }[command]
+    code = (
+        "import sys; from nbtext.cli.oneshot import fast; sys.argv = ['nbtext']; "
+        f"status = fast({argv!r}); "
+        f"print(status, sorted(m for m in {LIGHT_PATH_NEVER!r} if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], input=message.read_text(), capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr.splitlines()[-1] == "0 []", result.stderr
 
 
 def _nbtext_names(path):
@@ -98,3 +137,25 @@ def test_the_scripts_outside_the_tests_name_what_exists():
             except ImportError:
                 missing.append(f"{path.relative_to(root)}:{line}: {module}" + (f".{name}" if name else ""))
     assert missing == []
+
+
+CALIBRATION_FIELDS = {"calibration", "calibration_sample", "sample_bound", "sample_mode"}  # classifier.model.Calibrated
+
+
+def test_a_models_calibration_is_set_only_by_take_calibration():
+    """A model's calibration (its fit, sample, bound and mode: one Calibrated) is set in one
+    place, NaiveBayes.take_calibration: no module writes one of them onto another object
+    (`self`'s own are an object's own, as the model file's record of them is)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                for each in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if (
+                        isinstance(each, ast.Attribute)
+                        and each.attr in CALIBRATION_FIELDS
+                        and not (isinstance(each.value, ast.Name) and each.value.id in ("self", "state"))
+                    ):
+                        found.append(f"{path.relative_to(PACKAGE)}:{each.lineno}: {ast.unparse(each)}")
+    assert found == []

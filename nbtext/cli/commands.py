@@ -36,8 +36,8 @@ from nbtext.cli.oneshot import (
 )
 from nbtext.cli.options import (
     PATH,
+    Checked,
     alpha_override,
-    check_predict_options,
     grouped,
     imap_options,
     jobs_option,
@@ -48,7 +48,6 @@ from nbtext.cli.options import (
     plot_option,
     predict_options,
     quiet_option,
-    refuse_train_options,
     scheduler_option,
     shard_option,
     train_jobs_option,
@@ -90,6 +89,9 @@ def cli():
 
     Run 'nbtext COMMAND --help' for each command's options and examples.
     """
+
+
+cli.command_class = Checked  # every command's options checked against cli.options.REFUSED before it runs
 
 
 # --- train ---------------------------------------------------------------------------
@@ -248,6 +250,7 @@ def predict(
     jobs,
     scheduler,
     quiet,
+    imap_access,
 ):
     """Classify documents: stdin, files, folders, Maildirs, mbox files, line streams.
 
@@ -270,7 +273,6 @@ def predict(
       nbtext predict -k 3 --threshold 0.1 --format fasttext --fasttext test.txt
       if nbtext predict --is spam < msg; then mv msg junk/; fi
     """
-    check_predict_options(click.get_current_context().params)
     if is_label is not None:
         return is_label_status(model_path, is_label, alpha, unsure_below, verbose, paths, max_bytes)
     from nbtext.reading.sources import predict_input
@@ -294,6 +296,7 @@ def predict(
             files_from,
             fasttext_input,
             max_bytes,
+            imap_access,
         )
         if table is not None and labels_only:
             output, jobs = output._replace(format="labels"), 1  # one label per row, in the table's order
@@ -421,22 +424,8 @@ def evaluate(
     with user_errors():
         if plot:
             check_plot_path(plot)
-        refuse_train_options("eval")
-        if folds is None and not online:  # every train option but --alpha (which re-smooths the model) needs --folds
-            refuse_train_options("eval -m")
-        if compare:
-            refuse_train_options("eval --compare")
+        # (what does nothing beside what, --folds with -m, --online with -m's train options: cli.options.REFUSED)
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
-        if online and start is not None:  # the model's settings are the run's (--alpha re-smooths it, as eval -m)
-            refuse_train_options("eval --online -m")
-        if folds is not None and online:  # (usage errors, exit 2, as every option where it does nothing)
-            raise click.UsageError("--online and --folds are two ways to evaluate: give one")
-        if folds is not None and (start is not None or unsure_below is not None):
-            given = "-m" if start is not None else "--unsure-below"
-            raise click.UsageError(
-                f"--folds cross-validates the train options and reads no model: {given} goes with "
-                "eval of a model (eval -m MODEL) or --online"
-            )
         from nbtext.jobs.eval_command import evaluation
 
         kind, result, curves, done = evaluation(
@@ -468,7 +457,7 @@ def evaluate(
 @max_bytes_option
 @imap_options
 @quiet_option
-def forget(model_path, paths, max_bytes, quiet):
+def forget(model_path, paths, max_bytes, quiet, imap_access):
     """Unlearn documents: each document the model's journal knows (by content) leaves the
     class it was learned under; one it does not know is named on stderr and left alone.
     Learning, forgetting and learning again gives back the same model.
@@ -484,7 +473,7 @@ def forget(model_path, paths, max_bytes, quiet):
         learned = changed_model(
             model_path,
             model_path,
-            path_documents(paths, max_bytes=max_bytes),
+            path_documents(paths, max_bytes=max_bytes, imap_access=imap_access),
             lambda documents: in_batches(documents, DEFAULT_BATCH),
             skipped,
             True,
@@ -623,7 +612,7 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
 @max_bytes_option
 @imap_options
 @quiet_option
-def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet):
+def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet, imap_access):
     """Classify the new messages of an IMAP folder and move spam away (as isbg does),
     for a mailbox on a server where no filter runs at delivery.
 
@@ -671,6 +660,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
             max_bytes,
             skipped,
             said,
+            imap_access,
         )
     if not quiet:
         done = "would be " if dry_run else ""

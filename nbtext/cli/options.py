@@ -2,10 +2,13 @@
 the options several commands share. Only nbtext.cli.commands uses them; with it and nbtext.cli.console,
 the only modules that import click."""
 
+from collections import namedtuple
+
 import click
 
 from nbtext import choices
 from nbtext.classifier.settings import header_names, unread_by_all
+from nbtext.reading.imapurl import ImapAccess
 
 
 class Number(click.FloatRange):
@@ -178,7 +181,8 @@ predict_options = options(
     ),
     click.option("--column-names", is_flag=True, help="With --proba: first a #path line naming the columns."),
 )
-INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes")  # labelled_input's
+# labelled_input's keyword arguments, as grouped hands them to train and eval
+INPUTS = ("class_dirs", "table", "fasttext", "label_col", "text_col", "header", "max_bytes", "imap_access")
 labelled_options = options(
     click.argument("class_dirs", nargs=-1, type=PATH, metavar="[CLASS_DIR...]"),
     table_option,
@@ -201,9 +205,6 @@ def grouped(command):
 
     @wraps(command)
     def with_groups(*args, **params):
-        for applies, names, message in _labelled_conflicts(params):
-            if applies and (typed := typed_options(names)):
-                raise click.UsageError(message.format(typed[0]) if "{}" in message else f"{typed[0]} {message}")
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
         settings["headers"] = header_names(settings["headers"])
@@ -225,52 +226,26 @@ def _refuse_typed_unused(settings, compare=None):
         raise click.UsageError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
 
 
-def _labelled_conflicts(params):
-    """(whether it applies, options, what they go with) of train and eval: an option typed
-    where it would do nothing is a usage error."""
-    return [
-        (params.get("update") is True, *TRAIN_OPTIONS_REFUSED["train --update"]),
-        (
-            params["table"] is None,
-            ["label_col", "text_col", "header"],
-            "goes with --table (it names a column of the table)",
-        ),
-        (
-            params.get("update") is False,
-            ["model_path"],
-            "goes with --update (the model to add to); train writes -o FILE",
-        ),
-        (params.get("update") is False, ["new_classes"], "goes with --update (a training makes every class)"),
-        (params.get("online") is False, ["learn"], "goes with --online (what the run learns)"),
-        (
-            "tone_margin" in params and params.get("learn") != "tone",
-            ["tone_margin"],
-            "goes with --online --learn tone (the margin of the messages it learns though right)",
-        ),
-        (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
-        (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)"),
-    ]
-
-
 def typed_options(names):
     """The options of `names` (parameter names) that the user typed on the command line, as
-    they are spelled there (--format for output_format; -m/--model-file for model_path)."""
+    they are spelled there (--format for output_format; -m/--model-file for model_path;
+    -0/--null for separator when it holds NUL)."""
     ctx = click.get_current_context()
 
     def spelled(name):
-        said_no = ctx.params.get(name) is False  # --no-header, not --header
-        flags = [
-            "/".join(p.secondary_opts if said_no and getattr(p, "secondary_opts", None) else p.opts)
-            for p in ctx.command.params
-            if p.name == name and p.opts
-        ]
+        value = ctx.params.get(name)
+        said_no = value is False  # --no-header, not --header
+        same = [p for p in ctx.command.params if p.name == name and p.opts]
+        if len(same) > 1:  # options of one parameter (--lines, -0): the one whose value it holds
+            same = [p for p in same if getattr(p, "flag_value", None) == value] or same
+        flags = ["/".join(p.secondary_opts if said_no and getattr(p, "secondary_opts", None) else p.opts) for p in same]
         return "/".join(flags) or "--" + name.replace("_", "-")
 
     return [spelled(n) for n in names if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE]
 
 
-# predict's options that do nothing beside others: refused, each with what it goes with
-ONE_MESSAGE = [
+_BUT_ALPHA = [n for n in TRAIN_SETTINGS if n != "alpha"]  # (eval --alpha re-smooths the model it scores)
+ONE_MESSAGE = [  # predict's options that --is (one message, its verdict in the exit status) does not read
     "output_format",
     "proba",
     "top",
@@ -286,74 +261,159 @@ ONE_MESSAGE = [
     "jobs",
     "scheduler",
 ]
-
-
-def check_predict_options(params):
-    """Refuse (a usage error, one line) a predict option that would change nothing: what
-    --is does not read, -v without --is, --column-names without --proba, --text-col without
-    --table, --lines/-0 beside a list, table or fastText input, --explain in fastText's format."""
-    conflicts = [
-        (params["is_label"] is not None, ONE_MESSAGE, "does not go with --is (it classifies one message)"),
-        (params["is_label"] is None, ["verbose"], "goes with --is"),
-        (not params["proba"], ["column_names"], "goes with --proba (it names its columns)"),
-        (params["table"] is None, ["text_col"], "goes with --table (it names a column of the table)"),
-        (
-            params["table"] is None and not params["proba"],
-            ["header"],
-            "goes with --table (its first row names the columns), or with --proba (as --column-names)",
-        ),
-        (
-            params["files_from"] is not None and params["separator"] == b"\n",
-            ["separator"],
-            "does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)",
-        ),
-        (
-            params["fasttext_input"] is not None or params["table"] is not None,
-            ["separator"],
-            "does not go with --fasttext or --table (they are read a line or a row a document)",
-        ),
-        (
-            params["output_format"] == "fasttext",
-            ["explain"],
-            "does not go with --format fasttext (which has no place for it; tsv or json)",
-        ),
-        (
-            params["output_format"] == "tsv" and (params["top"] or params["threshold"] is not None),
-            ["proba"],
-            "does not go with -k or --threshold in TSV (their ranked labels vary in number: no fixed "
-            "columns for every class's probability; --format json has both)",
-        ),
-    ]
-    for applies, names, message in conflicts:
-        typed = typed_options(names) if applies else []
-        if typed:
-            flag = {b"\n": "--lines", b"\0": "-0"}[params["separator"]] if names == ["separator"] else typed[0]
-            raise click.UsageError(f"{flag} {message}")
-
-
-_BUT_ALPHA = [n for n in TRAIN_SETTINGS if n != "alpha"]  # (eval --alpha re-smooths the model it scores)
-# Which train options each way of running train and eval takes: the options a way refuses,
-# typed, with what it says ({} the option). Which of the rest a model reads is
-# classifier.settings.OPTIONS_READ's (make_settings, and _refuse_typed_unused here).
-TRAIN_OPTIONS_REFUSED = {
-    "train --update": (TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
-    "eval": (["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)"),
-    "eval -m": (_BUT_ALPHA + ["seed"], "{} goes with --folds or --online"),
-    "eval --compare": (["model"], "{} does not go with --compare: it names the event models"),
-    "eval --online -m": (_BUT_ALPHA, "{} goes with --online from nothing, not with -m MODEL"),
+Refusal = namedtuple("Refusal", "commands when options says")
+# The options a way of running a command does not take: an option typed where it would do
+# nothing is a usage error of one line. Each row: the commands it is of, when it applies
+# (of the command's parameters and the set of those typed), the options it refuses
+# (parameter names) and what it says ({}: the option as typed). Rows are checked in order
+# (Checked, before the command runs); the first option typed of the first row that applies
+# is said. Which train options a model reads is classifier.settings.OPTIONS_READ's.
+REFUSED = {
+    "train --update": Refusal(
+        ("train",), lambda p, typed: p["update"], TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"
+    ),
+    "train or eval without --table": Refusal(
+        ("train", "eval"),
+        lambda p, typed: p["table"] is None,
+        ["label_col", "text_col", "header"],
+        "{} goes with --table (it names a column of the table)",
+    ),
+    "train without --update": Refusal(
+        ("train",),
+        lambda p, typed: not p["update"],
+        ["model_path"],
+        "{} goes with --update (the model to add to); train writes -o FILE",
+    ),
+    "train without --update, new classes": Refusal(
+        ("train",),
+        lambda p, typed: not p["update"],
+        ["new_classes"],
+        "{} goes with --update (a training makes every class)",
+    ),
+    "eval without --online": Refusal(
+        ("eval",), lambda p, typed: not p["online"], ["learn"], "{} goes with --online (what the run learns)"
+    ),
+    "eval without --learn tone": Refusal(
+        ("eval",),
+        lambda p, typed: p["learn"] != "tone",
+        ["tone_margin"],
+        "{} goes with --online --learn tone (the margin of the messages it learns though right)",
+    ),
+    "eval without --folds": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is None,
+        ["compare"],
+        "{} goes with --folds (the event models on the same folds)",
+    ),
+    "eval --folds, a plot": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None,
+        ["plot"],
+        "{} does not go with --folds (it draws a model's report)",
+    ),
+    "eval": Refusal(
+        ("eval",),
+        lambda p, typed: True,
+        ["max_ham_flagged"],
+        "{} is train's: train a model with it, then evaluate that (eval -m MODEL)",
+    ),
+    "eval -m": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is None and not p["online"],
+        _BUT_ALPHA + ["seed"],
+        "{} goes with --folds or --online",
+    ),
+    "eval --compare": Refusal(
+        ("eval",), lambda p, typed: p["compare"], ["model"], "{} does not go with --compare: it names the event models"
+    ),
+    "eval --online -m": Refusal(
+        ("eval",),
+        lambda p, typed: p["online"] and "model_path" in typed,
+        _BUT_ALPHA,
+        "{} goes with --online from nothing, not with -m MODEL",
+    ),
+    "eval --folds --online": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None,
+        ["online"],
+        "{} and --folds are two ways to evaluate: give one",
+    ),
+    "eval --folds, a model": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None,
+        ["model_path", "unsure_below"],
+        "--folds cross-validates the train options and reads no model: {} goes with eval of a model "
+        "(eval -m MODEL) or --online",
+    ),
+    "predict --is": Refusal(
+        ("predict",),
+        lambda p, typed: p["is_label"] is not None,
+        ONE_MESSAGE,
+        "{} does not go with --is (it classifies one message)",
+    ),
+    "predict without --is": Refusal(
+        ("predict",), lambda p, typed: p["is_label"] is None, ["verbose"], "{} goes with --is"
+    ),
+    "predict without --proba": Refusal(
+        ("predict",), lambda p, typed: not p["proba"], ["column_names"], "{} goes with --proba (it names its columns)"
+    ),
+    "predict without --table": Refusal(
+        ("predict",),
+        lambda p, typed: p["table"] is None,
+        ["text_col"],
+        "{} goes with --table (it names a column of the table)",
+    ),
+    "predict without --table or --proba": Refusal(
+        ("predict",),
+        lambda p, typed: p["table"] is None and not p["proba"],
+        ["header"],
+        "{} goes with --table (its first row names the columns), or with --proba (as --column-names)",
+    ),
+    "predict --files-from": Refusal(
+        ("predict",),
+        lambda p, typed: p["files_from"] is not None and p["separator"] == b"\n",
+        ["separator"],
+        "{} does not go with --files-from (its files are read whole; -0 reads a NUL-separated list)",
+    ),
+    "predict --fasttext or --table": Refusal(
+        ("predict",),
+        lambda p, typed: p["fasttext_input"] is not None or p["table"] is not None,
+        ["separator"],
+        "{} does not go with --fasttext or --table (they are read a line or a row a document)",
+    ),
+    "predict --format fasttext": Refusal(
+        ("predict",),
+        lambda p, typed: p["output_format"] == "fasttext",
+        ["explain"],
+        "{} does not go with --format fasttext (which has no place for it; tsv or json)",
+    ),
+    "predict -k or --threshold in TSV": Refusal(
+        ("predict",),
+        lambda p, typed: p["output_format"] == "tsv" and (p["top"] or p["threshold"] is not None),
+        ["proba"],
+        "{} does not go with -k or --threshold in TSV (their ranked labels vary in number: no fixed "
+        "columns for every class's probability; --format json has both)",
+    ),
 }
 
 
-def refuse_train_options(way):
-    """A usage error if the user typed a train option that `way` (TRAIN_OPTIONS_REFUSED) does not take."""
-    refuse_typed(*TRAIN_OPTIONS_REFUSED[way])
+def refuse_what_does_nothing(ctx):
+    """A usage error (exit 2; 3 under predict --is), one line, for an option typed where a
+    row of REFUSED says it does nothing in this command."""
+    typed = {n for n in ctx.params if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
+    for refusal in REFUSED.values():
+        if ctx.command.name in refusal.commands and refusal.when(ctx.params, typed):
+            if said := typed_options(refusal.options):
+                raise click.UsageError(refusal.says.format(said[0]))
 
 
-def refuse_typed(names, message):
-    """A usage error (exit 2), `message` naming the option, if the user typed one of `names`."""
-    typed = typed_options(names)
-    if typed:
-        raise click.UsageError(message.format(typed[0]))
+class Checked(click.Command):
+    """A command whose options are checked against REFUSED before it runs (every command of
+    nbtext.cli.commands is one: its group's command_class)."""
+
+    def invoke(self, ctx):
+        refuse_what_does_nothing(ctx)
+        return super().invoke(ctx)
 
 
 online_options = options(
@@ -406,31 +466,28 @@ plot_option = click.option(
 )
 
 
-def _imap_setting(ctx, param, value):
-    """--password-command and --ca-file go to the IMAP reader (nbtext.reading.imap.given),
-    which every IMAP folder a command reads (PATHs, CLASS_DIRs) goes through."""
-    if value is not None:
-        from nbtext.reading.imap import given
+def imap_options(command):
+    """--password-command and --ca-file, handed to `command` as one value, `imap_access`
+    (nbtext.reading.imapurl.ImapAccess), which it passes down to the reader with its paths
+    (train's and eval's among their `inputs`: put it above `grouped`)."""
+    from functools import wraps
 
-        given[param.name] = value
+    @wraps(command)
+    def with_access(*args, password_command, ca_file, **params):
+        return command(*args, imap_access=ImapAccess(password_command, ca_file), **params)
 
-
-imap_options = options(
-    click.option(
-        "--password-command",
-        metavar="CMD",
-        expose_value=False,
-        callback=_imap_setting,
-        help=(
-            "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
-            "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+    return options(
+        click.option(
+            "--password-command",
+            metavar="CMD",
+            help=(
+                "imap:// and imaps:// PATHs: the password is the first line CMD prints, e.g. 'pass show mail' "
+                "[default: $NBTEXT_IMAP_PASSWORD, else ~/.netrc]."
+            ),
         ),
-    ),
-    click.option(
-        "--ca-file",
-        type=click.Path(exists=True, dir_okay=False),
-        expose_value=False,
-        callback=_imap_setting,
-        help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
-    ),
-)
+        click.option(
+            "--ca-file",
+            type=click.Path(exists=True, dir_okay=False),
+            help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
+        ),
+    )(with_access)

@@ -19,7 +19,8 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
-from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument, parse
+from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument
+from nbtext.reading.imapurl import DEFAULT_ACCESS, parse
 
 STATE_VERSION = 1
 
@@ -40,12 +41,14 @@ def scan(
     max_bytes=DEFAULT_MAX_BYTES,
     on_error=None,
     on_message=None,
+    imap_access=DEFAULT_ACCESS,
 ):
     """Scan the folder `url` names (see the module docstring) with the model of `classes` that
     `load_model()` gives, loaded only when there are new messages (a cron line's common run
     has none, and pays nothing for the model); `on_message(name,
     label, probability, action)` for each message classified, `on_error(document, message)`
-    for each that cannot be read. {"scanned", "spam", "acted"}: the counts."""
+    for each that cannot be read; the server is reached with `imap_access` (the command's
+    nbtext.reading.imapurl.ImapAccess). {"scanned", "spam", "acted"}: the counts."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
@@ -62,7 +65,7 @@ def scan(
     counts = {"scanned": 0, "spam": 0, "acted": 0}
     with _StateLock(state_path, dry_run):
         state = read_state(state_path)
-        with Session(folder, readonly=dry_run) as session:
+        with Session(folder, readonly=dry_run, access=imap_access) as session:
             if move_to is not None:
                 _check_folder(session, move_to)
             remembered = state.get(folder.url, {})

@@ -67,18 +67,10 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
     if jobs > 1:
         from nbtext.jobs.parallel import count_in_workers
 
-        mail_documents = add_counted(
-            table, journal, count_in_workers(settings, batches(), jobs, candidates), on_error, candidates
-        )
+        counted = count_in_workers(settings, batches(), jobs, candidates)
     else:
-        tokenizer = make_tokenizer(settings["tokenizer"])
-        for batch in batches():  # counted straight into the table, as a worker counts its chunk
-            rate = candidates.bound_after(len(batch)) if candidates is not None else None
-            _, keys, found = count_batch(settings, tokenizer, batch, on_error, rate, counter=table)
-            journal.update(keys)
-            if found is not None:
-                candidates.add(found, rate)
-        mail_documents = tokenizer.mail_documents
+        counted = _counted_here(settings, table, batches(), on_error, candidates)
+    mail_documents = add_counted(table, journal, counted, on_error, candidates)
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
     return trained_model(settings, table, journal, mail_documents, second_pass, partial, candidates, on_stage)
 
@@ -108,6 +100,19 @@ def _counts_unk_documents(settings):
     return is_binary(settings) and settings["unknown"] == "unk"
 
 
+def _counted_here(settings, table, batches, on_error, candidates):
+    """This process's counting of `batches`, each counted straight into `table` (as a worker
+    counts its chunk into its own), as the records add_counted takes: its counts None (in
+    the table already), its documents' journal pairs, its documents read as mail and its
+    calibration candidates (the unreadable ones went to `on_error`)."""
+    tokenizer = make_tokenizer(settings["tokenizer"])
+    for batch in batches:
+        rate = candidates.bound_after(len(batch)) if candidates is not None else None
+        mail_before = tokenizer.mail_documents
+        _, keys, found = count_batch(settings, tokenizer, batch, on_error, rate, counter=table)
+        yield None, None, keys, (), tokenizer.mail_documents - mail_before, None if found is None else (found, rate)
+
+
 def add_counted(table, journal, counted, on_error=None, candidates=None):
     """Add partial counts (as workers send them: who counted them, the exported counts,
     journal pairs, errors, documents read as mail, and the calibration candidates with the
@@ -115,11 +120,14 @@ def add_counted(table, journal, counted, on_error=None, candidates=None):
     candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
     could not be read go to `on_error`. Counts from one source (a worker: ColumnCounter)
     name only the tokens it had not sent before; those from None are whole tables
-    (a cluster's, combined). Returns the number of documents read as mail."""
+    (a cluster's, combined), or None: counted into `table` already (_counted_here). The
+    journal is written here alone: each document's key -> the label it was counted under
+    last (a training counts every copy; the journal holds a content once). Returns the
+    number of documents read as mail."""
     mail_documents, known = 0, {}  # known: a source's columns in `table`, so far
     for source, exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)
-        columns = table.merge(exported, known.get(source))
+        columns = None if exported is None else table.merge(exported, known.get(source))
         if source is not None:
             known[source] = columns
         if candidates is not None and sampled is not None:
@@ -298,12 +306,8 @@ def replayed(model, records, to_score=None):
     }
     if exact:
         return sample.calibrated(changed)
-    changed.calibration, changed.sample_bound, changed.sample_mode = (
-        model.calibration,
-        model.sample_bound,
-        model.sample_mode,
-    )  # (its sample unread: not to be saved)
-    return changed
+    # (its sample unread: the file's calibration, not to be saved)
+    return changed.take_calibration(Calibrated(model.calibration, None, model.sample_bound, model.sample_mode))
 
 
 def _no_second_pass(function):
@@ -434,7 +438,7 @@ class _Sample:
         import warnings
 
         if self.rate is None:
-            changed.calibration = self.old.calibration
+            changed.take_calibration(Calibrated(self.old.calibration, None, None, None))
             if self.old.calibration is not None:
                 warnings.warn(
                     "this model holds no calibration sample (an older nbtext wrote it): its temperature "

@@ -1,5 +1,6 @@
-"""IMAP folders as PATHs: `imap://user@host[:port]/FOLDER` and `imaps://...` (RFC 5092's form),
-the one reader of this input kind (nbtext.reading.sources dispatches to it).
+"""IMAP folders as PATHs: `imap://user@host[:port]/FOLDER` and `imaps://...` (RFC 5092's form,
+parsed by nbtext.reading.imapurl), the one reader of this input kind (nbtext.reading.sources
+dispatches to it).
 
 A folder is read without changing it: it is opened with EXAMINE (read-only, never SELECT),
 its messages listed by UID and fetched in batches of BATCH with BODY.PEEK[] (no \\Seen flag
@@ -12,105 +13,30 @@ The password is never on the command line (one inside the URL is refused) and ne
 message: it comes from --password-command CMD (the first line it prints), else
 $NBTEXT_IMAP_PASSWORD, else ~/.netrc (`machine HOST login USER password ...`). imaps:// (and
 imap:// on a server that offers STARTTLS) verifies the server's certificate and host name
-against the system's certificates, or those of --ca-file. Every failure (no such host,
+against the system's certificates, or those of --ca-file. --password-command and --ca-file come
+with the paths, as the command's ImapAccess (nbtext.reading.imapurl). Every failure (no such host,
 connection refused, login failed, no such folder, a certificate not trusted) is an
 NbtextError of one line. imaplib, ssl and netrc are imported only when a folder is read."""
 
 import os
-import re
-from collections import namedtuple
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.reading.documents import Document, cut
+from nbtext.reading.imapurl import DEFAULT_ACCESS, PASSWORD_VARIABLE, PORTS, WHERE_PASSWORDS_GO, parse
 
-PORTS = {"imap": 143, "imaps": 993}
 BATCH = 200  # UIDs fetched in one command
 TIMEOUT = 60  # seconds a connection may wait for the server
-PASSWORD_VARIABLE = "NBTEXT_IMAP_PASSWORD"
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
 LARGEST_PARTIAL = (1 << 32) - 2  # a partial fetch's octet count is a 32-bit number
-WHERE_PASSWORDS_GO = (
-    f"put it in ~/.netrc (machine HOST login USER password ...), in ${PASSWORD_VARIABLE}, "
-    "or give --password-command CMD"
-)
-
-# --password-command and --ca-file as the command line gave them (nbtext.cli.options), else None:
-# the environment variables then stand in for them.
-given = {"password_command": None, "ca_file": None}
-
-
-def is_imap(path):
-    """Whether a PATH names an IMAP folder (imap:// or imaps://)."""
-    return isinstance(path, str) and path[:8].lower().startswith(("imap://", "imaps://"))
-
-
-class Folder(namedtuple("Folder", "scheme user host port name")):
-    """An IMAP folder as its URL names it (`port` None: the scheme's own)."""
-
-    @property
-    def url(self):
-        """The folder's URL, as given but in one spelling (never with a password)."""
-        from urllib.parse import quote
-
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        port = "" if self.port is None else f":{self.port}"
-        return f"{self.scheme}://{quote(self.user, safe='')}@{host}{port}/{quote(self.name, safe='/')}"
-
-    def message_name(self, uid):
-        """A message's name: RFC 5092's URL of it."""
-        return f"{self.url}/;UID={uid}"
-
-    @property
-    def label(self):
-        """Its class when given as a CLASS_DIR: the folder's last name, as a folder's is."""
-        return self.name.rstrip("/").rsplit("/", 1)[-1]
-
-    @property
-    def server(self):
-        return f"{self.host}:{self.port or PORTS[self.scheme]}"
-
-
-def parse(url):
-    """The Folder a URL names; an NbtextError of one line for a URL that cannot be read,
-    one holding a password (never repeated in the message), or one that names no folder."""
-    from urllib.parse import unquote, urlsplit
-
-    scheme, _, rest = url.partition("://")
-    netloc, slash, path = rest.partition("/")
-    userinfo, at, hostport = netloc.rpartition("@")
-    if ":" in userinfo:
-        shown = f"{scheme}://{userinfo.split(':', 1)[0]}@{hostport}{slash}{path}"
-        raise NbtextError(
-            f"{shown}: a password in the URL would be seen by every user of this machine (ps, the shell's "
-            f"history): drop it, and {WHERE_PASSWORDS_GO}"
-        )
-    try:
-        parts = urlsplit(f"{scheme.lower()}://{netloc}/")
-        port = parts.port
-    except ValueError as e:
-        raise NbtextError(f"{url}: not an IMAP URL ({e})") from None
-    if not at or not userinfo:
-        raise NbtextError(f"{url}: name the user, as in {scheme}://USER@HOST/FOLDER")
-    if ";" in userinfo:
-        raise NbtextError(f"{url}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
-    if not parts.hostname:
-        raise NbtextError(f"{url}: name the server, as in {scheme}://USER@HOST/FOLDER")
-    if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
-        raise NbtextError(
-            f"{url}: names one message of a folder, and only whole folders are read: give the folder's URL"
-        )
-    name = unquote(path.split(";", 1)[0]).rstrip("/")  # (RFC 5092's ;UIDVALIDITY and the like are not read)
-    if not name:
-        raise NbtextError(f"{url}: name the folder, as in {scheme}://USER@HOST/INBOX")
-    return Folder(scheme.lower(), unquote(userinfo), parts.hostname, port, name)
 
 
 # --- the password: never on the command line, never in a message -------------------------------
-def password(folder):
-    """The user's password for `folder`'s server (see the module docstring for where from)."""
-    command = given["password_command"] or os.environ.get(PASSWORD_COMMAND_VARIABLE)
+def password(folder, access=DEFAULT_ACCESS):
+    """The user's password for `folder`'s server (see the module docstring for where from;
+    `access`: the command's ImapAccess)."""
+    command = access.password_command or os.environ.get(PASSWORD_COMMAND_VARIABLE)
     if command:
         return _password_of_command(command)
     if os.environ.get(PASSWORD_VARIABLE):
@@ -162,14 +88,15 @@ def _netrc_password(folder):
 class Session:
     """A logged-in connection with the folder open: `with Session(folder) as session:`,
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
-    messages). `uid_validity`, `exists` (how many messages) and `capabilities` are the
-    server's; `client` is the imaplib client; leaving the `with` logs out."""
+    messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
+    (how many messages) and `capabilities` are the server's; `client` is the imaplib client;
+    leaving the `with` logs out."""
 
-    def __init__(self, folder, readonly=True):
-        self.folder, self.readonly, self.client = folder, readonly, None
+    def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
+        self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
 
     def __enter__(self):
-        self.client = connect(self.folder)
+        self.client = connect(self.folder, self.access)
         try:
             self.uid_validity, self.exists = opened(self.client, self.folder, self.readonly)
             # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
@@ -213,8 +140,8 @@ class Refused(NbtextError):
         self.reason = reason
 
 
-def connect(folder):
-    """An imaplib client logged in to the folder's server."""
+def connect(folder, access=DEFAULT_ACCESS):
+    """An imaplib client logged in to the folder's server, with `access` (an ImapAccess)."""
     import imaplib
     import ssl
 
@@ -222,11 +149,11 @@ def connect(folder):
     try:
         port = folder.port or PORTS[folder.scheme]
         if folder.scheme == "imaps":
-            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=tls_context(), timeout=TIMEOUT)
+            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
         else:
             client = imaplib.IMAP4(folder.host, port, timeout=TIMEOUT)
             if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
-                client.starttls(tls_context())
+                client.starttls(tls_context(access))
     except ssl.SSLCertVerificationError as e:
         raise NbtextError(
             f"{where}: the server's certificate is not trusted ({e.verify_message}); give the certificate of "
@@ -239,7 +166,7 @@ def connect(folder):
     except imaplib.IMAP4.error as e:
         raise NbtextError(f"{where} does not speak IMAP ({e})") from None
     try:
-        secret = password(folder)  # (asked for after the server answered: a wrong host asks for nothing)
+        secret = password(folder, access)  # (asked for after the server answered: a wrong host asks for nothing)
     except BaseException:
         close(client)
         raise
@@ -264,13 +191,13 @@ def log_in(client, user, secret):
         client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode())
 
 
-def tls_context():
+def tls_context(access=DEFAULT_ACCESS):
     """The TLS settings: the server's certificate and host name verified, against the system's
-    certificates or those of --ca-file."""
+    certificates or those of `access`'s --ca-file."""
     import ssl
 
     try:
-        return ssl.create_default_context(cafile=given["ca_file"] or os.environ.get(CA_FILE_VARIABLE) or None)
+        return ssl.create_default_context(cafile=access.ca_file or os.environ.get(CA_FILE_VARIABLE) or None)
     except (OSError, ssl.SSLError) as e:
         raise NbtextError(f"cannot read the --ca-file: {getattr(e, 'strerror', None) or e}") from None
 
@@ -333,10 +260,11 @@ def _modified_utf7(name):
 
 
 # --- reading ----------------------------------------------------------------------------------
-def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES):
-    """Every message of the folder `url` names, in UID order, read-only."""
+def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES, access=None):
+    """Every message of the folder `url` names, in UID order, read-only, its server reached
+    with `access` (the command's ImapAccess; None: nothing given)."""
     folder = parse(url)
-    with Session(folder) as session:
+    with Session(folder, access=access or DEFAULT_ACCESS) as session:
         uids = all_uids(session)
         for start in range(0, len(uids), BATCH):
             yield from fetched(session, uids[start : start + BATCH], label, max_bytes)

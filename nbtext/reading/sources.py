@@ -35,8 +35,6 @@ from nbtext.reading.documents import (
     stdin_bytes,
     structural_lines,
 )
-from nbtext.reading.imap import folder_documents, is_imap
-from nbtext.reading.imap import parse as parse_imap
 
 
 def is_maildir(path):
@@ -54,18 +52,33 @@ def is_mbox(path):
         return False
 
 
+def is_imap(path):
+    """Whether a PATH names an IMAP folder (imap:// or imaps://; nbtext.reading.imapurl reads
+    its URL, nbtext.reading.imap the folder: both loaded only for such a PATH)."""
+    return isinstance(path, str) and path[:8].lower().startswith(("imap://", "imaps://"))
+
+
+def imap_folder(path):
+    """The nbtext.reading.imapurl.Folder an IMAP PATH names (an NbtextError of one line for a
+    URL that cannot be read or holds a password)."""
+    from nbtext.reading.imapurl import parse
+
+    return parse(path)
+
+
 def check_path(path):
     """A PATH that names nothing is an error found before anything is read (an IMAP URL: one
     that cannot be read or holds a password; its server is asked when it is read)."""
     if is_imap(path):
-        parse_imap(path)
+        imap_folder(path)
     elif path != "-" and not os.path.exists(path):
         raise NbtextError(f"{path} does not exist")
 
 
-def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MAX_BYTES):
+def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MAX_BYTES, imap_access=None):
     """Every document PATH names (see the module docstring); `separator` b"\\n" or b"\\0";
-    each read up to `max_bytes` (--max-bytes)."""
+    each read up to `max_bytes` (--max-bytes); an IMAP folder's server reached with
+    `imap_access` (the command's nbtext.reading.imapurl.ImapAccess; None: nothing given)."""
     if path == "-":
         stdin = stdin if stdin is not None else stdin_bytes()
         if separator is None:
@@ -83,7 +96,9 @@ def documents(path, separator=None, label=None, stdin=None, max_bytes=DEFAULT_MA
     if is_imap(path):
         if separator is not None:
             raise NbtextError(f"{path}: an IMAP folder's messages are read whole (--lines and -0 read files)")
-        yield from folder_documents(path, label, max_bytes)
+        from nbtext.reading.imap import folder_documents  # (its client only when a folder is read)
+
+        yield from folder_documents(path, label, max_bytes, imap_access)
     elif os.path.isdir(path):
         for file, kind in files_in(path):
             if kind is None:
@@ -294,6 +309,7 @@ def labelled_input(
     twice=False,
     empty_ok=False,
     max_bytes=DEFAULT_MAX_BYTES,
+    imap_access=None,
 ):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
@@ -302,7 +318,7 @@ def labelled_input(
     `in_shard`). Every path is checked now, before anything is read; with `twice` (the
     corpus will be read twice), stdin and pipes are refused, since they can be read once.
     With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error.
-    Each document is read up to `max_bytes`."""
+    Each document is read up to `max_bytes`; an IMAP folder's server is reached with `imap_access`."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
@@ -328,7 +344,9 @@ def labelled_input(
     if fasttext is not None:
         check_path(fasttext)
         return lambda: _sharded(_require_labels(fasttext_documents(fasttext, max_bytes=max_bytes)), fasttext, "", shard)
-    return lambda: labelled_documents(class_dirs, shard, empty_ok, max_bytes)  # (class_sources has checked them above)
+    return lambda: labelled_documents(
+        class_dirs, shard, empty_ok, max_bytes, imap_access
+    )  # (class_sources has checked them above)
 
 
 def _rereadable(path):
@@ -393,11 +411,13 @@ def predict_input(
     files_from=None,
     fasttext=None,
     max_bytes=DEFAULT_MAX_BYTES,
+    imap_access=None,
 ):
     """The documents `predict` classifies: those of PATH... (stdin if none), or the files
     listed in `files_from` (one a line, or NUL-separated when `separator` is NUL), or the
     rows of --table (their --text-col column, or with `columns`, a table model's columns),
-    or the lines of a --fasttext file (their labels ignored); each read up to `max_bytes`."""
+    or the lines of a --fasttext file (their labels ignored); each read up to `max_bytes`, an
+    IMAP folder's server reached with `imap_access`."""
     if sum([bool(paths), table is not None, files_from is not None, fasttext is not None]) > 1:
         raise NbtextError("give PATH..., --table FILE, --files-from FILE or --fasttext FILE (one of them)")
     if fasttext is not None:
@@ -406,7 +426,7 @@ def predict_input(
         check_path(files_from)
         return listed_documents(listed_paths(files_from, separator or b"\n"), max_bytes)
     if table is None:
-        return path_documents(paths or ("-",), separator, max_bytes, missing_ok=True)
+        return path_documents(paths or ("-",), separator, max_bytes, missing_ok=True, imap_access=imap_access)
     if columns is not None:
         _columns_by_name(text_col, header)
         return table_rows(table, columns, max_bytes=max_bytes)
@@ -464,7 +484,7 @@ def listed_documents(paths, max_bytes=DEFAULT_MAX_BYTES):
             yield from documents(path, max_bytes=max_bytes)
 
 
-def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False):
+def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False, imap_access=None):
     """The documents of every PATH in turn. A PATH that does not exist is an error found
     before anything is read, or with `missing_ok` (predict: as cat goes on past a missing
     file) a document that cannot be read, named in its turn."""
@@ -475,7 +495,7 @@ def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_o
         if missing_ok and path != "-" and not is_imap(path) and not os.path.exists(path):
             yield Document(path, None, error="No such file or directory")
         else:
-            yield from documents(path, separator, max_bytes=max_bytes)
+            yield from documents(path, separator, max_bytes=max_bytes, imap_access=imap_access)
 
 
 def class_sources(specs, urls=False):
@@ -489,7 +509,7 @@ def class_sources(specs, urls=False):
                 raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
             path = os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
         elif is_imap(spec):
-            path, label = spec, parse_imap(spec).label
+            path, label = spec, imap_folder(spec).label
         elif urls and is_url(spec):
             path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
         else:
@@ -539,10 +559,11 @@ def nothing_to_learn(specs):
     return bool(specs) and not labelled_sources(specs, empty_ok=True, say_twice=False)
 
 
-def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES):
+def labelled_documents(specs, shard=None, empty_ok=False, max_bytes=DEFAULT_MAX_BYTES, imap_access=None):
     """Documents of every CLASS_DIR, labelled (see labelled_sources)."""
     for label, path in labelled_sources(specs, empty_ok=empty_ok):
-        yield from _sharded(documents(path, label=label, max_bytes=max_bytes), path, label, shard)
+        read = documents(path, label=label, max_bytes=max_bytes, imap_access=imap_access)
+        yield from _sharded(read, path, label, shard)
 
 
 def _column(spec, header, path):
