@@ -53,8 +53,17 @@ def train_option(name):
     )
 
 
-TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
+TRAIN_SETTINGS = [n for n in choices.TRAIN_DEFAULTS if n != "columns" and n not in choices.LEARNING_SETTINGS]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
+tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
+    "--tone-margin",
+    type=Number(min=0),
+    default=choices.DEFAULT_TONE_MARGIN,
+    show_default=True,
+    metavar="NATS",
+    help=choices.TRAIN_HELP["tone_margin"],
+)
+learning_options = options(train_option("learn"), tone_margin_option)  # train's: which documents it learns
 PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
 model_option = click.option(
     "-m",
@@ -245,7 +254,8 @@ def _labelled_conflicts(params):
         (
             "tone_margin" in params and params.get("learn") != "tone",
             ["tone_margin"],
-            "goes with --online --learn tone (the margin of the messages it learns though right)",
+            f"goes with {'--online ' * ('online' in params)}--learn tone (the margin of the messages it "
+            "learns though right)",
         ),
         (params.get("folds", 0) is None, ["compare"], "goes with --folds (the event models on the same folds)"),
         (params.get("folds") is not None, ["plot"], "does not go with --folds (it draws a model's report)"),
@@ -336,7 +346,10 @@ _BUT_ALPHA = [n for n in TRAIN_SETTINGS if n != "alpha"]  # (eval --alpha re-smo
 # typed, with what it says ({} the option). Which of the rest a model reads is
 # classifier.settings.OPTIONS_READ's (make_settings, and _refuse_typed_unused here).
 TRAIN_OPTIONS_REFUSED = {
-    "train --update": (TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"),
+    "train --update": (
+        TRAIN_SETTINGS + list(choices.LEARNING_SETTINGS),
+        "--update keeps the model's own settings; drop {}",
+    ),
     "eval": (["max_ham_flagged"], "{} is train's: train a model with it, then evaluate that (eval -m MODEL)"),
     "eval -m": (_BUT_ALPHA + ["seed"], "{} goes with --folds or --online"),
     "eval --compare": (["model"], "{} does not go with --compare: it names the event models"),
@@ -369,14 +382,7 @@ online_options = options(
             "--tone-margin of even (tone: train on or near error), or every one (all)."
         ),
     ),
-    click.option(
-        "--tone-margin",
-        type=Number(min=0),
-        default=choices.DEFAULT_TONE_MARGIN,
-        show_default=True,
-        metavar="NATS",
-        help="--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
-    ),
+    tone_margin_option,
 )
 scheduler_option = click.option(
     "--scheduler",
