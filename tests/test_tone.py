@@ -18,7 +18,7 @@ from conftest import ROOT, one_line_error, run
 MAIL = ROOT / "corpora" / "mail" / "train"
 MARGIN = 6.0  # nats: on this corpus, some of the rightly classified documents are within it and some not
 OPTIONS = ("--features", "binary", "--alpha", "0.1", "--min-count", "1")
-UNCALIBRATED = ("--calibration", "none")  # (a tone model is not calibrated: its calibration "auto" is none)
+UNCALIBRATED = ("--calibration", "none")  # (78 documents: too few for --calibration auto to fit T)
 
 
 def corpus():
@@ -198,8 +198,6 @@ def test_learn_all_is_the_file_of_before(tmp_path):
         (["--model", "bernoulli"], "--learn does nothing here: its pass scores a multinomial"),
         (["--features", "tfidf", "--unknown", "ignore"], "not of tfidf features"),
         (["--model", "complement"], "not --model complement"),
-        (["--max-ham-flagged", "1%"], "--max-ham-flagged does nothing here: a --learn tone model stays uncalibrated"),
-        (["--calibration", "temperature"], "--calibration does nothing here"),
         (["--shard", "1/2"], "--learn tone's pass takes every document in one order"),
         (["--scheduler", "tcp://127.0.0.1:1"], "--learn tone's pass takes every document in one order"),
         (["--tone-margin", "-1"], "--tone-margin"),
@@ -265,3 +263,49 @@ def test_the_model_reader_refuses_a_learning_setting_train_never_writes(settings
     check_settings_record({**stored, "learn": "tone", "tone_margin": 2.0})
     with pytest.raises(ValueError):
         check_settings_record({**stored, **settings})
+
+
+def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_path):
+    """T and γ (and --max-ham-flagged's cut-off) are fitted on the pass's documents: each one
+    the model learned scored out of fold among the learned, each other one by the model
+    itself; not on the learned ones alone (the hard documents). --update keeps the temperature
+    (no sample is kept) without a warning; merge refuses it in one line."""
+    import numpy as np
+
+    from nbtext.stats.counting import token_hash
+    from nbtext.stats.fitting import fit_tempering
+    from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
+
+    documents, options = corpus(), (*OPTIONS, "--unknown", "ignore", "--learn", "tone", "--tone-margin", MARGIN)
+    folders = as_folders(tmp_path / "c", documents)
+    path = tmp_path / "tone.model"
+    trained(path, *options, "--calibration", "temperature", *folders)
+    model = load_model(str(path), sample=True)
+    tokens = [model.tokenize(p.read_bytes()) for p, _ in documents]
+    labels = [label for _, label in documents]
+    inside = [i for i, (p, _) in enumerate(documents) if document_key(p.read_bytes()) in model.journal]
+    outside = [i for i in range(len(documents)) if i not in inside]
+    assert inside and outside and model.calibration_sample is None
+    rows = np.array([model.classes.index(labels[i]) for i in inside + outside])
+    learned_jll, learned_n = out_of_fold_jll(
+        model, [tokens[i] for i in inside], [labels[i] for i in inside], [token_hash(tokens[i]) % FOLDS for i in inside]
+    )
+    others_jll, others_n = model.jll_and_lengths([tokens[i] for i in outside])
+    fitted = fit_tempering(np.vstack([learned_jll, others_jll]), rows, np.concatenate([learned_n, others_n]))
+    c = model.calibration
+    assert (c["temperature"], c["length_exponent"], c.get("length_floor", 1)) == pytest.approx(fitted, rel=1e-6)
+    assert c["documents"] == len(documents)
+    alone = fit_tempering(learned_jll, rows[: len(inside)], learned_n)
+    assert alone != pytest.approx(fitted, rel=1e-3)
+
+    budgeted = tmp_path / "budget.model"
+    trained(budgeted, *options, "--calibration", "temperature", "--max-ham-flagged", "10%", *folders)
+    assert load_model(str(budgeted)).calibration["max_ham_flagged"] == 0.1
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    shutil.copyfile(documents[outside[0]][0], extra / "one.eml")
+    result = run("train", "--update", "-m", path, f"{labels[outside[0]]}={extra}")
+    assert result.exit_code == 0 and "warning" not in result.stderr, result.stderr
+    assert load_model(str(path)).calibration == c
+    one_line_error(run("merge", "-o", tmp_path / "m", path, budgeted), "--learn tone model's temperature")

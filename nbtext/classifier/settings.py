@@ -154,8 +154,8 @@ def make_settings(**options):
     o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
     stored = _stored_settings(o)
     calibration = o["calibration"]
-    if calibration == "auto" and (not EVENT_MODELS[stored["event_model"]].calibrates or learned_by_tone(stored)):
-        calibration = "none"  # (a model of table rows, categorical; a model of a TONE pass's documents)
+    if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].calibrates:
+        calibration = "none"  # (a model of table rows: categorical)
     budget = ham_flagged_budget(o["max_ham_flagged"])
     if budget is not None and calibration == "none":
         raise NbtextError(BUDGET_REFUSED)
@@ -335,13 +335,6 @@ OPTIONS_READ = (
 )
 
 
-def _uncalibrated_tone(event, setting):
-    return (
-        "a --learn tone model stays uncalibrated (out of fold, only the documents its pass chose, the "
-        "hard ones, would be scored)"
-    )
-
-
 def _tone_scorer(event, setting):
     features = _text_features(event, setting)
     if event.online is not None and features is not None:
@@ -360,12 +353,6 @@ OPTIONS_READ += (
         _tone_scorer,
     ),
     (("tone_margin",), lambda event, setting: setting("learn") != "tone", lambda *_: "it is --learn tone's margin"),
-    (
-        ("calibration",),
-        lambda event, setting: setting("learn") == "tone" and setting("calibration") == "temperature",
-        _uncalibrated_tone,
-    ),
-    (("max_ham_flagged",), lambda event, setting: setting("learn") == "tone", _uncalibrated_tone),
 )
 
 
@@ -435,6 +422,10 @@ UNK_MERGE = (
 )
 
 
+TONE_MERGE = (
+    "a --learn tone model's temperature is fitted on documents its pass saw and it does not hold; "
+    "train the parts with --calibration none, or train on all the documents at once"
+)
 CALIBRATED_MERGE = (
     "an older nbtext wrote it, which kept no sample to fit the merged model's temperature on; "
     "train it again, or train on all the documents at once"

@@ -315,8 +315,9 @@ def _tokenized(settings, batch):
 
 def tone_chosen(batches, settings, jobs=1, on_error=None):
     """(the documents of `batches()` (lists of labelled Documents) that one TONE pass learns,
-    in the order they were read, with their data; `settings` with λ chosen on all of them, if
-    it was left to the corpus): `train --learn tone`'s pass. Every document is tokenized (on
+    in the order they were read, with their data; every document the pass saw, as (token
+    lists, labels, whether it learned each); `settings` with λ chosen on all of them, if it
+    was left to the corpus): `train --learn tone`'s pass. Every document is tokenized (on
     `jobs` workers), then taken in the order of its content key (the journal's, then its
     label: neither the files' order nor -j changes it), classified by the multinomial model of
     the documents learned before it (its counts or presence, its λ and prior, UNK as the
@@ -339,8 +340,9 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         mail_documents += mail
     settings = settings.resolved(mail_documents, len(documents))
     classes = sorted({doc.label for doc in documents})
+    labels = [doc.label for doc in documents]
     if len(classes) < 2:  # (nothing to tell apart: training says so)
-        return documents, settings
+        return documents, (token_lists, labels, [True] * len(labels)), settings
     online = OnlineMultinomial(
         classes,
         settings["alpha"],
@@ -350,11 +352,10 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         form=EVENT_MODELS[settings["event_model"]].online,
         presence=settings["features"] == "binary",
     )
-    chosen = []
-    for i in sorted(range(len(documents)), key=lambda i: (keys[i], documents[i].label)):
-        if step(online, token_lists[i], documents[i].label, "tone", settings["tone_margin"])[3]:
-            chosen.append(i)
-    return [documents[i] for i in sorted(chosen)], settings
+    learned = [False] * len(documents)
+    for i in sorted(range(len(documents)), key=lambda i: (keys[i], labels[i])):
+        learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
+    return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
 
 
 def _chained(first, rest):

@@ -14,6 +14,7 @@ from nbtext.classifier.model import Calibrated, NaiveBayes, vocabulary_of
 from nbtext.classifier.settings import (
     BUDGET_REFUSED,
     TONE_SPLIT_REFUSED,
+    TrainSettings,
     learned_by_tone,
     make_settings,
     make_tokenizer,
@@ -72,10 +73,23 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
             raise NbtextError(TONE_SPLIT_REFUSED)
         from nbtext.jobs.online import tone_chosen
 
-        chosen, settings = tone_chosen(batches, settings, jobs, on_error)
+        chosen, seen, settings = tone_chosen(batches, settings, jobs, on_error)
         if on_stage is not None:
             on_stage(f"the TONE pass learned {len(chosen):,} documents: counting them")
-        batches = lambda: in_batches(chosen, DEFAULT_BATCH)  # noqa: E731
+        uncalibrated = TrainSettings(settings.stored(), "none", None, settings.default_alpha)
+        model = _counted(lambda: in_batches(chosen, DEFAULT_BATCH), None, jobs, False, None, uncalibrated)
+        if settings.calibration == "none":
+            return model
+        from nbtext.jobs.calibration import pass_calibration
+
+        if on_stage is not None:
+            on_stage(f"calibrating: scores of the {len(seen[1]):,} documents the pass saw, then the temperature")
+        return model.take_calibration(pass_calibration(model, seen, settings.calibration, settings.budget))
+    return _counted(batches, on_error, jobs, partial, on_stage, settings)
+
+
+def _counted(batches, on_error, jobs, partial, on_stage, settings):
+    """train_corpus's model of every document of `batches()`."""
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
     if settings.calibration != "none":  # the calibration sample is gathered while counting
@@ -453,7 +467,8 @@ class _Sample:
 
         if self.rate is None:
             changed.calibration = self.old.calibration
-            if self.old.calibration is not None:
+            # (a --learn tone model keeps none by design: its temperature stays as its training fitted it)
+            if self.old.calibration is not None and not learned_by_tone(self.old.settings):
                 warnings.warn(
                     "this model holds no calibration sample (an older nbtext wrote it): its temperature "
                     "is kept as it was; retrain it to fit one for its documents",
