@@ -61,9 +61,10 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
 
     The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
     batches); with --learn tone, once by its pass (nbtext.jobs.online.tone_chosen), then the
-    documents it chose are counted as a training of them would count them. It is read a second time for presence features with an UNK feature (which
-    documents hold a pruned token is known only after counting) and for tf-idf features
-    (the idf is known only after counting).
+    documents it chose are counted as a training of them would count them, and calibrated on
+    all those it saw (nbtext.jobs.calibration.pass_calibration). It is read a second time
+    for presence features with an UNK feature (which documents hold a pruned token is known
+    only after counting) and for tf-idf features (the idf is known only after counting).
     """
     settings = make_settings(**options) if settings is None else settings
     if partial and settings.budget is not None:
