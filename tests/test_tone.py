@@ -116,10 +116,12 @@ def test_the_model_is_the_training_of_the_documents_the_pass_chose(tmp_path):
     assert model.summary()["settings"]["learn"] == "tone"
 
 
-def test_the_files_order_their_names_and_workers_change_nothing(tmp_path):
-    """Files renamed (so read in another order), class folders renamed, -j 1 or 2: the same file."""
+@pytest.mark.parametrize("calibration", ["auto", "temperature"])
+def test_the_files_order_their_names_and_workers_change_nothing(tmp_path, calibration):
+    """Files renamed (so read in another order), class folders renamed, -j 1 or 2: the same
+    file, its temperature too."""
     documents = corpus()
-    args = (*OPTIONS, "--learn", "tone", "--tone-margin", MARGIN)
+    args = (*OPTIONS, "--learn", "tone", "--tone-margin", MARGIN, "--calibration", calibration)
     first = trained(tmp_path / "a.model", *args, "-j", "1", *as_folders(tmp_path / "a", documents))
     shuffled = list(range(len(documents)))
     random.Random(5).shuffle(shuffled)
