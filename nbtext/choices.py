@@ -23,6 +23,12 @@ INFO_FORMATS = ("text", "json")
 ONLINE_LEARNING = ("errors", "tone", "all")
 # --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md)
 DEFAULT_TONE_MARGIN = 80.0
+ONLINE_FEATURES = ("counts", "binary")  # the feature values the online protocol scores: a count, or presence
+# train --learn: every document, or those one TONE pass over them in content-key order learns (nbtext.jobs.online)
+TRAIN_LEARNING = ("all", "tone")
+# train's settings that choose which documents the model learns, not how: declared apart from the other
+# train options (eval has its own --learn, for --online), stored in a model only when not "all"
+LEARNING_SETTINGS = ("learn", "tone_margin")
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
@@ -50,6 +56,8 @@ TRAIN_DEFAULTS = {
     "weight_norm": None,
     "calibration": "auto",  # how posteriors are calibrated (nbtext.jobs.calibration)
     "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
+    "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
+    "tone_margin": DEFAULT_TONE_MARGIN,  # --learn tone's margin, in nats
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -93,6 +101,13 @@ TRAIN_HELP = {
         "(an upper bound at 80% confidence); what the plain decision calls spam below it is "
         "'unsure'. Two classes, one named spam or ham; calibrated models."
     ),
+    "learn": (
+        "Learn every document (all), or only those one TONE pass learns (tone: train on or near error): "
+        "in the order of their content, each scored by the model of those learned before it and learned "
+        "when misclassified or within --tone-margin of even. Multinomial of counts or presence; "
+        "calibrated on every document the pass saw."
+    ),
+    "tone_margin": "--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
 }
 TRAIN_CHOICES = {
     "model": EVENT_MODELS,
@@ -102,6 +117,7 @@ TRAIN_CHOICES = {
     "features": FEATURES,
     "tf": TF_MODES,
     "calibration": CALIBRATIONS,
+    "learn": TRAIN_LEARNING,
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
 TRAIN_COUNTS = ("min_count", "max_features", "ngrams")  # whole numbers >= 1

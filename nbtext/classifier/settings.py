@@ -15,9 +15,11 @@ from nbtext.choices import (
     FEATURES,
     INPUT_MODES,
     MAX_NGRAMS,
+    ONLINE_FEATURES,
     PRIORS,
     TF_MODES,
     TRAIN_DEFAULTS,
+    TRAIN_LEARNING,
     UNKNOWN_MODES,
 )
 from nbtext.errors import NbtextError
@@ -166,6 +168,12 @@ BUDGET_REFUSED = (
 )
 
 
+TONE_SPLIT_REFUSED = (
+    "--learn tone's pass takes every document in one order: not with --shard or --scheduler "
+    "(train on all the documents in one place)"
+)
+
+
 def _stored_settings(o):
     """The settings dict a model stores, of train options `o` (every one given: the
     defaults filled in), checked."""
@@ -175,7 +183,7 @@ def _stored_settings(o):
     check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
-    event = EVENT_MODELS[o["model"]]
+    event, learning = EVENT_MODELS[o["model"]], _learning(o)
     if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
     if event.default_features is None:  # a model of table rows
@@ -213,7 +221,27 @@ def _stored_settings(o):
         "unknown": unknown,
         **shape,
         "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
+        **learning,
     }
+
+
+def _learning(o):
+    """The stored settings of which documents a model learns: none for every one (--learn all,
+    as models before --learn), else the rule and its margin."""
+    if o["learn"] not in TRAIN_LEARNING:
+        raise NbtextError(f"unknown --learn {o['learn']!r} (choose from {', '.join(TRAIN_LEARNING)})")
+    if o["learn"] == "all":
+        return {}
+    margin = o["tone_margin"]
+    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < math.inf:
+        raise NbtextError(f"--tone-margin must be a number >= 0 (nats of log-odds), not {margin!r}")
+    return {"learn": o["learn"], "tone_margin": float(margin)}
+
+
+def learned_by_tone(settings):
+    """Whether a model of these stored settings learned only what a TONE pass chose (files
+    without the setting learned every document)."""
+    return settings.get("learn", "all") == "tone"
 
 
 def _flag(name, value):
@@ -307,6 +335,27 @@ OPTIONS_READ = (
 )
 
 
+def _tone_scorer(event, setting):
+    features = _text_features(event, setting)
+    if event.online is not None and features is not None:
+        return f"its pass scores a multinomial model of counts or presence, not of {features} features"
+    return f"its pass scores a multinomial model of counts or presence, not --model {event.name}"
+
+
+# Which documents a model learns (--learn, --tone-margin), and what a TONE pass's model takes
+OPTIONS_READ += (
+    (
+        ("learn",),
+        lambda event, setting: (
+            setting("learn") == "tone"
+            and (event.online is None or _text_features(event, setting) not in ONLINE_FEATURES)
+        ),
+        _tone_scorer,
+    ),
+    (("tone_margin",), lambda event, setting: setting("learn") != "tone", lambda *_: "it is --learn tone's margin"),
+)
+
+
 def unused_options(options, typed=None):
     """[(flag, why)] of the train options in `options` (make_settings' keywords) that are
     given and would change nothing for the model and the features they choose (OPTIONS_READ):
@@ -373,6 +422,10 @@ UNK_MERGE = (
 )
 
 
+TONE_MERGE = (
+    "a --learn tone model's temperature is fitted on documents its pass saw and it does not hold; "
+    "train the parts with --calibration none, or train on all the documents at once"
+)
 CALIBRATED_MERGE = (
     "an older nbtext wrote it, which kept no sample to fit the merged model's temperature on; "
     "train it again, or train on all the documents at once"

@@ -42,6 +42,7 @@ from nbtext.cli.options import (
     imap_options,
     jobs_option,
     labelled_options,
+    learning_options,
     max_bytes_option,
     model_option,
     online_options,
@@ -115,6 +116,7 @@ cli.command_class = Checked  # every command's options checked against cli.optio
     is_flag=True,
     help="--update: a label the model lacks becomes a new class (without it: an error, nothing written).",
 )
+@learning_options
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -123,7 +125,7 @@ cli.command_class = Checked  # every command's options checked against cli.optio
 @imap_options
 @quiet_option
 @grouped
-def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet, inputs, settings):
+def train(output, update, new_classes, learn, tone_margin, model_path, jobs, shard, scheduler, quiet, inputs, settings):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -136,6 +138,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
       nbtext train --model bernoulli --alpha 0.1 -o mail.model junk=spam.mbox good=~/Maildir
       nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
       nbtext train --fasttext labelled.txt
+      nbtext train --features binary --learn tone spam/ ham/   # only what it gets wrong or nearly
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
       nbtext train --update --new-classes -m mail.model eggs=recipes/   # a third class
       nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
@@ -150,7 +153,7 @@ def train(output, update, new_classes, model_path, jobs, shard, scheduler, quiet
     with user_errors():
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
-        options = with_table_columns(settings, inputs)
+        options = with_table_columns({**settings, "learn": learn, "tone_margin": tone_margin}, inputs)
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
         skipped, started, learned = Skipped(), time.perf_counter(), None

@@ -56,8 +56,17 @@ def train_option(name):
     )
 
 
-TRAIN_SETTINGS = [name for name in choices.TRAIN_DEFAULTS if name != "columns"]
+TRAIN_SETTINGS = [n for n in choices.TRAIN_DEFAULTS if n != "columns" and n not in choices.LEARNING_SETTINGS]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
+tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
+    "--tone-margin",
+    type=Number(min=0),
+    default=choices.DEFAULT_TONE_MARGIN,
+    show_default=True,
+    metavar="NATS",
+    help=choices.TRAIN_HELP["tone_margin"],
+)
+learning_options = options(train_option("learn"), tone_margin_option)  # train's: which documents it learns
 PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
 model_option = click.option(
     "-m",
@@ -270,7 +279,10 @@ Refusal = namedtuple("Refusal", "commands when options says")
 # is said. Which train options a model reads is classifier.settings.OPTIONS_READ's.
 REFUSED = {
     "train --update": Refusal(
-        ("train",), lambda p, typed: p["update"], TRAIN_SETTINGS, "--update keeps the model's own settings; drop {}"
+        ("train",),
+        lambda p, typed: p["update"],
+        TRAIN_SETTINGS + list(choices.LEARNING_SETTINGS),
+        "--update keeps the model's own settings; drop {}",
     ),
     "train or eval without --table": Refusal(
         ("train", "eval"),
@@ -298,6 +310,12 @@ REFUSED = {
         lambda p, typed: p["learn"] != "tone",
         ["tone_margin"],
         "{} goes with --online --learn tone (the margin of the messages it learns though right)",
+    ),
+    "train without --learn tone": Refusal(
+        ("train",),
+        lambda p, typed: p["learn"] != "tone",
+        ["tone_margin"],
+        "{} goes with --learn tone (the margin of the messages it learns though right)",
     ),
     "eval without --folds": Refusal(
         ("eval",),
@@ -429,14 +447,7 @@ online_options = options(
             "--tone-margin of even (tone: train on or near error), or every one (all)."
         ),
     ),
-    click.option(
-        "--tone-margin",
-        type=Number(min=0),
-        default=choices.DEFAULT_TONE_MARGIN,
-        show_default=True,
-        metavar="NATS",
-        help="--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
-    ),
+    tone_margin_option,
 )
 scheduler_option = click.option(
     "--scheduler",

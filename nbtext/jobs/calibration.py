@@ -36,7 +36,7 @@ from nbtext.features.matrix import DROPPED
 from nbtext.features.vocabulary import TokenRows, taken
 from nbtext.labels import positive_class, spam_class
 from nbtext.stats.bounds import most_within, upper_share
-from nbtext.stats.counting import packed_rows, sample_of_batch, under
+from nbtext.stats.counting import packed_rows, sample_of_batch, token_hash, under
 from nbtext.stats.fitting import fit_tempering
 from nbtext.stats.out_of_fold import FOLDS, out_of_fold_of
 
@@ -164,12 +164,33 @@ def calibrate(model, sample, complete_rate, mode="auto", partial=False, budget=N
             budget=budget,
             budget_sample=stored,
         )
-        if budget is not None and fitted is None:  # (every path that fits T comes here)
-            raise NbtextError(
-                "--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
-                "100 documents or more to fit the temperature on)"
-            )
+        _check_budget_met(budget, fitted)
     return Calibrated(fitted, kept_sample, cut, mode)
+
+
+def _check_budget_met(budget, fitted):
+    if budget is not None and fitted is None:  # (every path that fits T comes here)
+        raise NbtextError(
+            "--max-ham-flagged needs a calibrated model of two classes (with --calibration auto, "
+            "100 documents or more to fit the temperature on)"
+        )
+
+
+def pass_calibration(model, documents, mode="auto", budget=None):
+    """The Calibrated of a model of the documents a pass chose (`train --learn tone`), of the
+    pass's `documents` (token lists, labels, whether the model learned each): T, γ and with
+    `budget` the spam cut-off, fitted on those under sample_rate, each learned one out of fold
+    among the learned, each other one scored by the model, which never learned it (a sample of
+    the learned ones alone would be the hard documents only). No sample is kept: the
+    documents a pass left are not the model's to keep, and --update, forget and filter's
+    learning keep the temperature as it was fitted (nbtext.jobs.training)."""
+    token_lists, labels, learned = documents
+    hashes = [token_hash(tokens) for tokens in token_lists]
+    kept = under(sample_rate(len(labels)), hashes)
+    sample = (feature_rows(model.vocabulary, taken(token_lists, kept)), [labels[i] for i in kept], taken(hashes, kept))
+    fitted = temperature_of(model, sample, mode == "temperature", budget, learned=[learned[i] for i in kept])
+    _check_budget_met(budget, fitted)
+    return Calibrated(fitted, None, None, None)
 
 
 def sample_of(model, over_batches, candidates=None, rate=None):
@@ -198,7 +219,7 @@ def feature_rows(vocabulary, token_lists):
     return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
-def temperature_of(model, sample, required=True, budget=None, budget_sample=None):
+def temperature_of(model, sample, required=True, budget=None, budget_sample=None, learned=None):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "length_floor": m (when
     above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on
     `sample` (sample_of's, or a merge's: each document its feature ids), or None when the
@@ -206,7 +227,8 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
     temperature, that is an error). The sample is taken in the order of its hashes (then
     labels), so that every way of training on the same documents (-j, a cluster, shards
     merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff), on the
-    out-of-fold probabilities of `budget_sample` (the same form; by default `sample`)."""
+    out-of-fold probabilities of `budget_sample` (the same form; by default `sample`).
+    `learned`: out_of_fold_of's, for a sample that holds documents the model did not learn."""
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
         raise NbtextError(
             f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} ({', '.join(model.classes)})"
@@ -222,7 +244,7 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
         if not required:
             return None
         raise NbtextError("--calibration temperature needs at least 5 documents of two classes, with tokens")
-    jll, rows, lengths = out_of_fold_of(model, sample)
+    jll, rows, lengths = out_of_fold_of(model, sample, learned)
     temperature, exponent, floor = fit_tempering(jll, rows, lengths)
     record = {
         "method": "temperature",

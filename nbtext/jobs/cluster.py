@@ -164,8 +164,20 @@ def train_on_scheduler(
     """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
     if shard is not None or not specs:
         raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
+    settings = _cluster_settings(**options)  # (refused before connecting)
     with connect(address) as client:
-        return train_on_cluster(client, specs, on_error, progress, max_bytes, **options)
+        return train_on_cluster(client, specs, on_error, progress, max_bytes, settings=settings)
+
+
+def _cluster_settings(settings=None, **options):
+    """The TrainSettings a cluster trains with (`settings`, else those of train `options`),
+    refused where its workers cannot split the training (a TONE pass takes every document in order)."""
+    from nbtext.classifier.settings import TONE_SPLIT_REFUSED, learned_by_tone, make_settings
+
+    settings = make_settings(**options) if settings is None else settings
+    if learned_by_tone(settings):
+        raise NbtextError(TONE_SPLIT_REFUSED)
+    return settings
 
 
 def train_on_cluster(
@@ -176,13 +188,12 @@ def train_on_cluster(
     nbtext.jobs.training.train_corpus on the same documents. `progress(items, label,
     total, size)` (nbtext.cli.console.drawn) is shown the partitions as they are counted. The
     workers read each document up to `max_bytes`."""
-    from nbtext.classifier.settings import make_settings
     from nbtext.features.weighting import counts_presence
     from nbtext.jobs.calibration import Candidates, sample_rate
     from nbtext.jobs.training import add_counted, trained_model
     from nbtext.stats.counting import CountTable
 
-    settings = make_settings(**options) if settings is None else settings
+    settings = _cluster_settings(settings, **options)
     parts = partitions(labelled_entries(specs))
     # The calibration sample is gathered while counting, under a bound set from the listing:
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted

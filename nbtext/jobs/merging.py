@@ -17,7 +17,14 @@ are pruned (which documents held a pruned token is not in the counts).
 
 import numpy as np
 
-from nbtext.classifier.settings import CALIBRATED_MERGE, TFIDF_MERGE, UNK_MERGE, default_alpha
+from nbtext.classifier.settings import (
+    CALIBRATED_MERGE,
+    TFIDF_MERGE,
+    TONE_MERGE,
+    UNK_MERGE,
+    default_alpha,
+    learned_by_tone,
+)
 from nbtext.errors import NbtextError
 from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
@@ -116,7 +123,8 @@ def _check_mergeable(model, name):
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot merge {name}: {TFIDF_MERGE}")
     if model.calibration is not None and model.calibration_sample is None:
-        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: {CALIBRATED_MERGE}")
+        why = TONE_MERGE if learned_by_tone(model.settings) else CALIBRATED_MERGE
+        raise NbtextError(f"cannot merge {name}, a calibrated model without its calibration sample: {why}")
     if model.corpus is None:
         raise NbtextError(
             f"cannot merge {name}: it was written by an older nbtext, which did not keep what a merge needs "

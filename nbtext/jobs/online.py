@@ -16,7 +16,7 @@ import heapq
 import math
 from collections import Counter
 
-from nbtext.choices import DEFAULT_TONE_MARGIN
+from nbtext.choices import DEFAULT_TONE_MARGIN, ONLINE_FEATURES
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
@@ -125,6 +125,18 @@ def learns(rule, wrong, jll, tone_margin):
     return top - second <= tone_margin
 
 
+def step(online, tokens, label, learn, tone_margin):
+    """One message of the protocol: classified by `online` (an OnlineMultinomial), then learned
+    by the rule `learn` (see `learns`): (P(k | tokens), jll, the most probable class's row,
+    whether it was learned)."""
+    p, jll = online.posterior(tokens)
+    guess = max(range(len(p)), key=p.__getitem__)
+    learned = learns(learn, online.classes[guess] != label, jll, tone_margin)
+    if learned:
+        online.learn(tokens, label)
+    return p, jll, guess, learned
+
+
 def run(stream, online, learn="errors", unsure_below=None, on_step=None, tone_margin=DEFAULT_TONE_MARGIN):
     """Classify each (name, tokens, label) of `stream` in order with `online` (an
     OnlineMultinomial), then learn it by the rule `learn` (see `learns`): the report
@@ -136,17 +148,14 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None, tone_ma
     for i, (_, tokens, label) in enumerate(stream):
         if label not in online.row:
             raise NbtextError(f"the label {label!r} is not one of the model's classes ({', '.join(online.classes)})")
-        p, jll = online.posterior(tokens)
-        guess = max(range(len(p)), key=p.__getitem__)
+        p, jll, guess, was_learned = step(online, tokens, label, learn, tone_margin)
         labels.append(label)  # (unsure: by --unsure-below, or a model's spam cut-off, as its filter decides)
         guesses.append(
             (online.classes[guess], decide(online.classes, p, unsure_below, online.calibration)[0] == "unsure")
         )
         if positive is not None:  # the ROC ranks by log-odds: probabilities saturate at 1.0 and tie
             scores.append(jll[positive] - jll[1 - positive])
-        if learns(learn, online.classes[guess] != label, jll, tone_margin):
-            online.learn(tokens, label)
-            learned += 1
+        learned += was_learned
         if on_step is not None:
             on_step(i)
     calibration = online.calibration or {}
@@ -218,7 +227,7 @@ def evaluate_online(
     `run`. The messages are tokenized ahead on `jobs` workers."""
     import random
 
-    from nbtext.classifier.settings import make_settings, make_tokenizer
+    from nbtext.classifier.settings import make_settings
     from nbtext.jobs.parallel import CHUNK, ordered_runs
     from nbtext.reading.documents import in_batches, report_errors
 
@@ -231,7 +240,7 @@ def evaluate_online(
         )
     features = settings.get("features", "counts")
     form = EVENT_MODELS[settings["event_model"]].online  # (the multinomial's: a model of counts, scored from them)
-    if form is None or features not in ("counts", "binary") or settings["max_features"] is not None:
+    if form is None or features not in ONLINE_FEATURES or settings["max_features"] is not None:
         raise NbtextError(
             "eval --online runs a multinomial model of counts or of presence (--model multinomial, "
             "--features counts or binary, no --max-features)"
@@ -254,15 +263,8 @@ def evaluate_online(
         raise NbtextError("eval --online needs documents of two classes or more")
 
     def tokenized_chunk(chunk):
-        from nbtext.reading.documents import tokenized
-
-        tokenize, errors = make_tokenizer(settings["tokenizer"]), []
-        kept, token_lists = tokenized(tokenize, chunk, lambda doc, message: errors.append((doc.name, message)))
-        return (
-            [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)],
-            errors,
-            tokenize.mail_documents,
-        )
+        kept, token_lists, errors, mail_documents = _tokenized(settings, chunk)
+        return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)], errors, mail_documents
 
     chunks = ordered_runs(tokenized_chunk, in_batches(documents, CHUNK), jobs)
     first = next(chunks, ([], [], 0))
@@ -298,6 +300,62 @@ def evaluate_online(
     result["alpha"] = settings["alpha"]
     result["seed"] = seed
     return result
+
+
+def _tokenized(settings, batch):
+    """(the documents of `batch` that could be read, with their data, their token lists,
+    [(name, message)] of those that could not, how many were read as mail)."""
+    from nbtext.classifier.settings import make_tokenizer
+    from nbtext.reading.documents import tokenized
+
+    tokenize, errors = make_tokenizer(settings["tokenizer"]), []
+    kept, token_lists = tokenized(tokenize, batch, lambda doc, message: errors.append((doc.name, message)))
+    return kept, token_lists, errors, tokenize.mail_documents
+
+
+def tone_chosen(batches, settings, jobs=1, on_error=None):
+    """(the documents of `batches()` (lists of labelled Documents) that one TONE pass learns,
+    in the order they were read, with their data; every document the pass saw, as (token
+    lists, labels, whether it learned each); `settings` with λ chosen on all of them, if it
+    was left to the corpus): `train --learn tone`'s pass. Every document is tokenized (on
+    `jobs` workers), then taken in the order of its content key (the journal's, then its
+    label: neither the files' order nor -j changes it), classified by the multinomial model of
+    the documents learned before it (its counts or presence, its λ and prior, UNK as the
+    settings say; every token a feature: --min-count 1, no --max-features) and learned when
+    misclassified or when its two most likely classes are within the settings' tone_margin
+    in jll (`learns`). A document that cannot be read goes to `on_error`."""
+    from nbtext.jobs.parallel import ordered_runs
+    from nbtext.reading.documents import document_key, report_errors
+
+    def keyed_chunk(batch):
+        kept, token_lists, errors, mail_documents = _tokenized(settings, batch)
+        return kept, token_lists, [document_key(doc.data) for doc in kept], errors, mail_documents
+
+    documents, token_lists, keys, mail_documents = [], [], [], 0
+    for kept, tokens, kept_keys, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
+        report_errors(errors, on_error)
+        documents += kept
+        token_lists += tokens
+        keys += kept_keys
+        mail_documents += mail
+    settings = settings.resolved(mail_documents, len(documents))
+    classes = sorted({doc.label for doc in documents})
+    labels = [doc.label for doc in documents]
+    if len(classes) < 2:  # (nothing to tell apart: training says so)
+        return documents, (token_lists, labels, [True] * len(labels)), settings
+    online = OnlineMultinomial(
+        classes,
+        settings["alpha"],
+        1,
+        settings["unknown"] == "unk",
+        settings["prior"],
+        form=EVENT_MODELS[settings["event_model"]].online,
+        presence=settings["features"] == "binary",
+    )
+    learned = [False] * len(documents)
+    for i in sorted(range(len(documents)), key=lambda i: (keys[i], labels[i])):
+        learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
+    return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
 
 
 def _chained(first, rest):

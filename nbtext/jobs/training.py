@@ -11,7 +11,15 @@ from functools import partial
 import numpy as np
 
 from nbtext.classifier.model import Calibrated, NaiveBayes, vocabulary_of
-from nbtext.classifier.settings import BUDGET_REFUSED, make_settings, make_tokenizer, table_rows_model
+from nbtext.classifier.settings import (
+    BUDGET_REFUSED,
+    TONE_SPLIT_REFUSED,
+    TrainSettings,
+    learned_by_tone,
+    make_settings,
+    make_tokenizer,
+    table_rows_model,
+)
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
@@ -29,7 +37,8 @@ def train(documents, labels, **options):
 
     Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
     max_features, ngrams, unknown, input, headers, features, tf, idf, length_norm,
-    weight_norm (and columns, for categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
+    weight_norm, calibration, max_ham_flagged, learn, tone_margin (and columns, for
+    categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
 
     >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
     >>> clf.predict(["cheap lunch pills"])
@@ -51,13 +60,37 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
     be missing, so one class is enough.
 
     The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
-    batches). It is read a second time for presence features with an UNK feature (which
-    documents hold a pruned token is known only after counting) and for tf-idf features
-    (the idf is known only after counting).
+    batches); with --learn tone, once by its pass (nbtext.jobs.online.tone_chosen), then the
+    documents it chose are counted as a training of them would count them, and calibrated on
+    all those it saw (nbtext.jobs.calibration.pass_calibration). It is read a second time
+    for presence features with an UNK feature (which documents hold a pruned token is known
+    only after counting) and for tf-idf features (the idf is known only after counting).
     """
     settings = make_settings(**options) if settings is None else settings
     if partial and settings.budget is not None:
         raise NbtextError(BUDGET_REFUSED)
+    if learned_by_tone(settings):  # the documents its TONE pass learns, then trained as any others
+        if partial:
+            raise NbtextError(TONE_SPLIT_REFUSED)
+        from nbtext.jobs.online import tone_chosen
+
+        chosen, seen, settings = tone_chosen(batches, settings, jobs, on_error)
+        if on_stage is not None:
+            on_stage(f"the TONE pass learned {len(chosen):,} documents: counting them")
+        uncalibrated = TrainSettings(settings.stored(), "none", None, settings.default_alpha)
+        model = _counted(lambda: in_batches(chosen, DEFAULT_BATCH), None, jobs, False, None, uncalibrated)
+        if settings.calibration == "none":
+            return model
+        from nbtext.jobs.calibration import pass_calibration
+
+        if on_stage is not None:
+            on_stage(f"calibrating: scores of the {len(seen[1]):,} documents the pass saw, then the temperature")
+        return model.take_calibration(pass_calibration(model, seen, settings.calibration, settings.budget))
+    return _counted(batches, on_error, jobs, partial, on_stage, settings)
+
+
+def _counted(batches, on_error, jobs, partial, on_stage, settings):
+    """train_corpus's model of every document of `batches()`."""
     table, journal = CountTable(binary=counts_presence(settings)), {}
     candidates = None
     if settings.calibration != "none":  # the calibration sample is gathered while counting
@@ -439,7 +472,8 @@ class _Sample:
 
         if self.rate is None:
             changed.take_calibration(Calibrated(self.old.calibration, None, None, None))
-            if self.old.calibration is not None:
+            # (a --learn tone model keeps none by design: its temperature stays as its training fitted it)
+            if self.old.calibration is not None and not learned_by_tone(self.old.settings):
                 warnings.warn(
                     "this model holds no calibration sample (an older nbtext wrote it): its temperature "
                     "is kept as it was; retrain it to fit one for its documents",

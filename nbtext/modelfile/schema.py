@@ -313,6 +313,11 @@ def check_settings_record(settings):
     _whole(settings.get("min_count"), "min_count", 1)
     if settings.get("max_features") is not None:
         _whole(settings["max_features"], "max_features", 1)
+    if "learn" in settings or "tone_margin" in settings:  # (absent: every document learned, --learn all)
+        margin = settings.get("tone_margin")
+        number = isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 <= margin < math.inf
+        if settings.get("learn") != "tone" or not number or event.online is None:
+            raise ValueError("bad learn or tone_margin")
     tokenizer = _is(settings.get("tokenizer"), dict, "the tokenizer settings")
     if (tokenizer.get("kind") == "row") != (event.default_features is None):
         raise ValueError(f"a {model} model with the wrong kind of tokenizer")

@@ -394,6 +394,11 @@ def model_summary(summary, model_path, unit):
             f"fitted again{then}"
         )
     lines.append(f"documents      {summary['documents']:,}")
+    if s.get("learn") == "tone":
+        lines.append(
+            f"learned        --learn tone: the documents one pass in content order got wrong or within "
+            f"{s['tone_margin']:g} nats of log-odds of it"
+        )
     lines.append("classes")
     for label, c in summary["classes"].items():
         lines.append(f"  {label}\t{counted(c['documents'], 'document')}\t{c['count']:,.0f} {unit}")

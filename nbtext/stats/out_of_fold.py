@@ -9,17 +9,35 @@ import numpy as np
 FOLDS = 5
 
 
-def out_of_fold_of(model, sample):
+def out_of_fold_of(model, sample, learned=None):
     """(jll, class rows, lengths) of a sample (each document its feature ids, labels, hashes)
     out of fold (fold: the hash modulo FOLDS), its documents in the order of their hashes
-    (then labels): the same numbers whatever order the sample came in."""
+    (then labels): the same numbers whatever order the sample came in. With `learned` (for
+    each document, whether the model learned it: a --learn tone model's sample holds
+    documents its pass left), one the model did not learn is scored by the model itself."""
     documents, labels, hashes = sample
+    learned = [True] * len(labels) if learned is None else learned
     order = sorted(range(len(labels)), key=lambda i: (hashes[i], labels[i]))
-    documents, labels, hashes = ([part[i] for i in order] for part in (documents, labels, hashes))
+    documents, labels, hashes, learned = ([part[i] for i in order] for part in (documents, labels, hashes, learned))
+    jll = np.zeros((len(labels), len(model.classes)))
+    inside = [i for i, was in enumerate(learned) if was]
+    outside = [i for i, was in enumerate(learned) if not was]
+    ids, indptr = _flat([documents[i] for i in inside])
+    jll[inside] = out_of_fold_jll_of_ids(
+        model, ids, indptr, [labels[i] for i in inside], [hashes[i] % FOLDS for i in inside]
+    )[0]
+    if outside:
+        from nbtext.stats.sufficient import linear_scores
+
+        ids, indptr = _flat([documents[i] for i in outside])
+        jll[outside] = linear_scores(model.feature_values(ids, indptr), model.linear_form) + model.prior_term
+    return jll, np.array([model.classes.index(label) for label in labels]), np.array([len(d) for d in documents])
+
+
+def _flat(documents):
+    """(ids, indptr): documents of feature ids as one flat array and a CSR row pointer."""
     ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
-    indptr = np.concatenate([[0], np.cumsum([len(d) for d in documents])])
-    jll, lengths = out_of_fold_jll_of_ids(model, ids, indptr, labels, [h % FOLDS for h in hashes])
-    return jll, np.array([model.classes.index(label) for label in labels]), lengths
+    return ids, np.concatenate([[0], np.cumsum([len(d) for d in documents])])
 
 
 def out_of_fold_jll(model, token_lists, labels, folds):

@@ -1,0 +1,313 @@
+"""`nbtext train --learn tone`: the model of the documents one TONE pass learns. The pass takes
+the documents in the order of their content key, each scored by the multinomial of those
+learned before it; the file is then the one `train` of the chosen documents writes (its
+settings saying how they were chosen), whatever the files' order or names and -j."""
+
+import random
+import shutil
+
+import pytest
+
+import nbtext
+from nbtext.classifier.settings import make_tokenizer
+from nbtext.jobs.loading import load_model
+from nbtext.reading.documents import document_key
+
+from conftest import ROOT, one_line_error, run
+
+MAIL = ROOT / "corpora" / "mail" / "train"
+MARGIN = 6.0  # nats: on this corpus, some of the rightly classified documents are within it and some not
+OPTIONS = ("--features", "binary", "--alpha", "0.1", "--min-count", "1")
+UNCALIBRATED = ("--calibration", "none")  # (78 documents: too few for --calibration auto to fit T)
+
+
+def corpus():
+    """[(path, label)] of the mail corpus's train split."""
+    return [(path, label) for label in ("ham", "spam") for path in sorted((MAIL / label).iterdir())]
+
+
+def chosen_by_the_protocol(documents, margin, alpha=0.1):
+    """The paths of `documents` one TONE pass learns, by a loop of its own: in the order of
+    their content key (then label), each scored by the presence multinomial (λ `alpha`,
+    smoothed prior, UNK, every token a feature) of those learned before it, and learned when
+    its most probable class is not its label or when the two classes' jll are within `margin`."""
+    import math
+    from collections import Counter
+
+    tokenize = make_tokenizer(nbtext.train(["a b", "c d"], ["x", "y"], min_count=1).settings["tokenizer"])
+    items = sorted(
+        (document_key(path.read_bytes()), label, path, set(tokenize(path.read_bytes()))) for path, label in documents
+    )
+    classes = ["ham", "spam"]
+    docs = Counter()  # class -> documents learned
+    holding = {}  # token -> Counter(class -> learned documents holding it)
+    chosen = []
+    for _, label, path, tokens in items:
+        vocabulary = len(holding) + 1  # the tokens seen so far and UNK
+        totals = {k: sum(c[k] for c in holding.values()) for k in classes}
+        unk = Counter()  # UNK: a token never learned counts once
+        jll = {}
+        for k in classes:
+            unk_total = 0  # (with every token a feature, UNK's counts stay 0)
+            total = totals[k] + unk_total
+            prior = math.log((docs[k] + alpha) / (sum(docs.values()) + len(classes) * alpha))
+            seen = [holding[t][k] for t in tokens if t in holding]
+            unseen = any(t not in holding for t in tokens)
+            jll[k] = (
+                prior
+                + sum(math.log((n + alpha) / (total + alpha * vocabulary)) for n in seen)
+                + (math.log((unk[k] + alpha) / (total + alpha * vocabulary)) if unseen else 0.0)
+            )
+        guess = max(classes, key=lambda k: jll[k])
+        if guess != label or abs(jll["spam"] - jll["ham"]) <= margin:
+            docs[label] += 1
+            for t in tokens:
+                holding.setdefault(t, Counter())[label] += 1
+            chosen.append(path)
+    return chosen
+
+
+def as_folders(root, documents, names=None):
+    """`documents` copied under root/<label>/ (renamed by `names(path)` if given): the
+    CLASS_DIR arguments LABEL=PATH of them."""
+    for path, label in documents:
+        target = root / label
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / (names(path) if names else path.name))
+    return [f"{label}={root / label}" for label in ("ham", "spam")]
+
+
+def trained(path, *args):
+    result = run("train", "-q", "-o", path, *args)
+    assert result.exit_code == 0, result.stderr
+    return path.read_bytes()
+
+
+def with_learning(path, margin):
+    """The bytes of the model file at `path` saved with the stored settings of --learn tone."""
+    model = load_model(str(path), sample=True)
+    model.settings = {**model.settings, "learn": "tone", "tone_margin": margin}
+    model.save(str(path) + ".tone")
+    return (path.parent / (path.name + ".tone")).read_bytes()
+
+
+def test_the_model_is_the_training_of_the_documents_the_pass_chose(tmp_path):
+    """The file is byte for byte `train --learn all --calibration none` of the documents an independent loop of the
+    protocol picks (in content-key order), but for the stored setting that says so; the pass
+    chose some documents and left others."""
+    documents = corpus()
+    chosen = set(chosen_by_the_protocol(documents, MARGIN))
+    assert 0 < len(chosen) < len(documents)
+    tone = trained(
+        tmp_path / "tone.model",
+        *OPTIONS,
+        "--learn",
+        "tone",
+        "--tone-margin",
+        MARGIN,
+        "spam=" + str(MAIL / "spam"),
+        "ham=" + str(MAIL / "ham"),
+    )
+    folders = as_folders(tmp_path / "chosen", [(p, label) for p, label in documents if p in chosen])
+    trained(tmp_path / "all.model", *OPTIONS, *UNCALIBRATED, *folders)
+    assert with_learning(tmp_path / "all.model", MARGIN) == tone
+    model = load_model(str(tmp_path / "tone.model"))
+    assert sorted(model.journal) == sorted(document_key(p.read_bytes()) for p in chosen)
+    assert model.summary()["settings"]["learn"] == "tone"
+
+
+@pytest.mark.parametrize("calibration", ["auto", "temperature"])
+def test_the_files_order_their_names_and_workers_change_nothing(tmp_path, calibration):
+    """Files renamed (so read in another order), class folders renamed, -j 1 or 2: the same
+    file, its temperature too."""
+    documents = corpus()
+    args = (*OPTIONS, "--learn", "tone", "--tone-margin", MARGIN, "--calibration", calibration)
+    first = trained(tmp_path / "a.model", *args, "-j", "1", *as_folders(tmp_path / "a", documents))
+    shuffled = list(range(len(documents)))
+    random.Random(5).shuffle(shuffled)
+    new_name = {path: f"{n:03d}.eml" for (path, _), n in zip(documents, shuffled)}
+    folders = as_folders(tmp_path / "b", documents, names=new_name.get)
+    renamed = [f.replace("/ham", "/good").replace("/spam", "/junk") for f in folders]
+    for f, r in zip(folders, renamed):
+        shutil.move(f.split("=", 1)[1], r.split("=", 1)[1])
+    assert trained(tmp_path / "b.model", *args, "-j", "2", *renamed) == first
+    assert trained(tmp_path / "c.model", *args, "-j", "1", *reversed(renamed)) == first
+
+
+def test_update_and_forget_of_a_tone_model_learn_what_they_are_given(tmp_path):
+    """A tone model's --update learns the documents given, as for any model: the file of
+    --learn all of the documents it had learned and those, the setting kept; forget unlearns
+    them. (Presence features without UNK: a binary model with UNK cannot be updated.)"""
+    documents, options = corpus(), (*OPTIONS, "--unknown", "ignore")
+    model = tmp_path / "tone.model"
+    before = trained(
+        model, *options, "--learn", "tone", "--tone-margin", MARGIN, *as_folders(tmp_path / "c", documents)
+    )
+    learned = set(load_model(str(model)).journal)
+    chosen = [(p, label) for p, label in documents if document_key(p.read_bytes()) in learned]
+    left = [p for p, label in documents if (p, label) not in chosen and label == "spam"][:3]
+    assert 0 < len(chosen) < len(documents) and left
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    for p in left:
+        shutil.copyfile(p, extra / p.name)
+    assert run("train", "-q", "--update", "-m", model, f"spam={extra}").exit_code == 0
+    trained(
+        tmp_path / "all.model",
+        *options,
+        *UNCALIBRATED,
+        *as_folders(tmp_path / "d", chosen + [(p, "spam") for p in left]),
+    )
+    assert with_learning(tmp_path / "all.model", MARGIN) == model.read_bytes()
+    assert run("forget", "-q", "-m", model, str(extra)).exit_code == 0
+    assert model.read_bytes() == before
+
+
+def test_the_python_api_trains_the_same_model(tmp_path):
+    documents = corpus()
+    model = nbtext.train(
+        [p.read_bytes() for p, _ in documents],
+        [label for _, label in documents],
+        features="binary",
+        alpha=0.1,
+        min_count=1,
+        learn="tone",
+        tone_margin=MARGIN,
+    )
+    model.save(str(tmp_path / "api.model"))
+    cli = trained(
+        tmp_path / "cli.model",
+        *OPTIONS,
+        "--learn",
+        "tone",
+        "--tone-margin",
+        MARGIN,
+        *as_folders(tmp_path / "e", documents),
+    )
+    assert (tmp_path / "api.model").read_bytes() == cli
+
+
+def test_learn_all_is_the_file_of_before(tmp_path):
+    """--learn all (the default) writes what train wrote before --learn: no setting added."""
+    args = ("spam=" + str(MAIL / "spam"), "ham=" + str(MAIL / "ham"))
+    assert trained(tmp_path / "a.model", "--learn", "all", *args) == trained(tmp_path / "b.model", *args)
+    assert "learn" not in load_model(str(tmp_path / "a.model")).settings
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--model", "bernoulli"], "--learn does nothing here: its pass scores a multinomial"),
+        (["--features", "tfidf", "--unknown", "ignore"], "not of tfidf features"),
+        (["--model", "complement"], "not --model complement"),
+        (["--shard", "1/2"], "--learn tone's pass takes every document in one order"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "--learn tone's pass takes every document in one order"),
+        (["--tone-margin", "-1"], "--tone-margin"),
+    ],
+)
+def test_what_a_tone_pass_cannot_do_is_refused_in_one_line(tmp_path, args, says):
+    result = run("train", "-o", tmp_path / "m", "--learn", "tone", *args, MAIL / "spam", MAIL / "ham")
+    if result.exit_code == 2:  # (a usage error: click's range check)
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+    else:
+        one_line_error(result, says)
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
+    for args, says in [
+        (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),
+        (["--learn", "all", "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
+        (["--update", "-m", demo_model, "--learn", "tone"], "--update keeps the model's own settings; drop --learn"),
+    ]:
+        result = run("train", "-o", tmp_path / "m", *args, MAIL / "spam", MAIL / "ham")
+        assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    one_line_error(
+        run(
+            "train",
+            "-o",
+            tmp_path / "m",
+            "--learn",
+            "tone",
+            "--calibration",
+            "none",
+            "--model",
+            "bernoulli",
+            MAIL / "spam",
+            MAIL / "ham",
+        ),
+        "--learn does nothing here",
+    )
+
+
+def test_info_says_how_the_documents_were_chosen(tmp_path):
+    path = tmp_path / "tone.model"
+    trained(path, *OPTIONS, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham")
+    text = run("info", "-m", path).stdout
+    assert "--learn tone" in text and "6 nats" in text
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"learn": "all", "tone_margin": 1.0},
+        {"learn": "tone"},
+        {"learn": "tone", "tone_margin": -1.0},
+        {"learn": "tone", "tone_margin": True},
+        {"tone_margin": 3.0},
+        {"learn": "errors", "tone_margin": 3.0},
+    ],
+)
+def test_the_model_reader_refuses_a_learning_setting_train_never_writes(settings):
+    from nbtext.modelfile.schema import check_settings_record
+
+    stored = dict(nbtext.train(["a b", "c d"], ["x", "y"], min_count=1, features="binary").settings)
+    check_settings_record({**stored, "learn": "tone", "tone_margin": 2.0})
+    with pytest.raises(ValueError):
+        check_settings_record({**stored, **settings})
+
+
+def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_path):
+    """T and γ (and --max-ham-flagged's cut-off) are fitted on the pass's documents: each one
+    the model learned scored out of fold among the learned, each other one by the model
+    itself; not on the learned ones alone (the hard documents). --update keeps the temperature
+    (no sample is kept) without a warning; merge refuses it in one line."""
+    import numpy as np
+
+    from nbtext.stats.counting import token_hash
+    from nbtext.stats.fitting import fit_tempering
+    from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
+
+    documents, options = corpus(), (*OPTIONS, "--unknown", "ignore", "--learn", "tone", "--tone-margin", MARGIN)
+    folders = as_folders(tmp_path / "c", documents)
+    path = tmp_path / "tone.model"
+    trained(path, *options, "--calibration", "temperature", *folders)
+    model = load_model(str(path), sample=True)
+    tokens = [model.tokenize(p.read_bytes()) for p, _ in documents]
+    labels = [label for _, label in documents]
+    inside = [i for i, (p, _) in enumerate(documents) if document_key(p.read_bytes()) in model.journal]
+    outside = [i for i in range(len(documents)) if i not in inside]
+    assert inside and outside and model.calibration_sample is None
+    rows = np.array([model.classes.index(labels[i]) for i in inside + outside])
+    learned_jll, learned_n = out_of_fold_jll(
+        model, [tokens[i] for i in inside], [labels[i] for i in inside], [token_hash(tokens[i]) % FOLDS for i in inside]
+    )
+    others_jll, others_n = model.jll_and_lengths([tokens[i] for i in outside])
+    fitted = fit_tempering(np.vstack([learned_jll, others_jll]), rows, np.concatenate([learned_n, others_n]))
+    c = model.calibration
+    assert (c["temperature"], c["length_exponent"], c.get("length_floor", 1)) == pytest.approx(fitted, rel=1e-6)
+    assert c["documents"] == len(documents)
+    alone = fit_tempering(learned_jll, rows[: len(inside)], learned_n)
+    assert alone != pytest.approx(fitted, rel=1e-3)
+
+    budgeted = tmp_path / "budget.model"
+    trained(budgeted, *options, "--calibration", "temperature", "--max-ham-flagged", "10%", *folders)
+    assert load_model(str(budgeted)).calibration["max_ham_flagged"] == 0.1
+
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    shutil.copyfile(documents[outside[0]][0], extra / "one.eml")
+    result = run("train", "--update", "-m", path, f"{labels[outside[0]]}={extra}")
+    assert result.exit_code == 0 and "warning" not in result.stderr, result.stderr
+    assert load_model(str(path)).calibration == c
+    one_line_error(run("merge", "-o", tmp_path / "m", path, budgeted), "--learn tone model's temperature")
