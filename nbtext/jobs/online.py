@@ -90,7 +90,8 @@ class OnlineMultinomial:
             features.append((None, 1 if self.presence else unknown, self.unk_totals))
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        jll = self.form(totals, n_features, self.alpha).joint_log_likelihood(self._log_prior(), features)
+        form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
+        jll = form.joint_log_likelihood(self._log_prior(), features)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
