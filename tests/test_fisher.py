@@ -229,3 +229,19 @@ def test_what_it_does_not_read_is_refused(tmp_path, option):
         "train", "--model", "fisher", *option, "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham"
     )
     assert result.exit_code != 0 and "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_eval_online_runs_the_fisher_form(tmp_path):
+    """eval --online --model fisher scores each message by the Fisher combining of the messages
+    learned before it (each step's equality: test_each_online_step_is_the_model_of_the_messages_learned);
+    its run is not the presence multinomial's."""
+    import json
+
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    args = ("eval", "--online", "--format", "json", "--learn", "all", "--min-count", "1")
+    result = run(*args, "--model", "fisher", *folders)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["learned"] == report["n"] == 78 and 0 <= report["roca_percent"] < 50
+    presence = json.loads(run(*args, "--features", "binary", "--unknown", "ignore", *folders).stdout)
+    assert presence["roca_percent"] != report["roca_percent"]
