@@ -221,6 +221,10 @@ def test_three_classes_are_refused_in_one_line(tmp_path):
         *(tmp_path / n for n in ("spam", "ham", "eggs")),
     )
     one_line_error(result, "takes 2 classes at most, got 3")
+    folders = [tmp_path / n for n in ("spam", "ham", "eggs")]
+    one_line_error(
+        run("eval", "--online", "--model", "fisher", "--min-count", "1", *folders), "takes 2 classes at most"
+    )
 
 
 @pytest.mark.parametrize("option", [("--unknown", "unk"), ("--features", "counts"), ("--prior", "empirical")])

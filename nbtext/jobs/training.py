@@ -206,12 +206,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}" + (f" ({classes[0]!r})" if classes else "")
         )
-    most = EVENT_MODELS[settings["event_model"]].max_classes
-    if most is not None and len(classes) > most:
-        raise NbtextError(
-            f"--model {settings['event_model']} takes {most} classes at most, got {len(classes)}: "
-            f"{', '.join(map(repr, classes))}"
-        )
+    EVENT_MODELS[settings["event_model"]].check_classes(classes)
     token_counts = ClassCounts(token_counts)
     vocabulary = vocabulary_of(settings, tokens, token_counts)
     if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none

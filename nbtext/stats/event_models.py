@@ -31,6 +31,7 @@ below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its t
 import math
 
 from nbtext import choices
+from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.stats import fisher
 
@@ -237,6 +238,14 @@ class EventModel:
         if not self.prior_in_jll:
             return np.zeros(stats.n_classes)
         return class_log_prior(stats.class_count, stats.alpha, stats.settings["prior"])
+
+    def check_classes(self, classes):
+        """Refuse more classes than it models, in one line (training, eval --online)."""
+        if self.max_classes is not None and len(classes) > self.max_classes:
+            raise NbtextError(
+                f"--model {self.name} takes {self.max_classes} classes at most, got {len(classes)}: "
+                f"{', '.join(map(repr, classes))}"
+            )
 
     def derive(self, model):
         """Derive now what its batch hooks derive once from the model (before workers fork)."""
