@@ -195,7 +195,11 @@ class FisherDocument(OneDocument):
     def explanation(self, features, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
         sign = 1.0 if winner == self.positive else -1.0
-        return [(token, sign * (math.log(f) - math.log(g))) for token, f, g in self.used(features)]
+        smallest = fisher.SMALLEST
+        return [
+            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
+            for token, f, g in self.used(features)
+        ]
 
 
 # --- the event models -------------------------------------------------------------------------
@@ -631,13 +635,18 @@ class Fisher(EventModel):
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
+        import numpy as np
+
         from nbtext.exactmath import log
 
         columns, cell_document, cell_column = self._cells(ids, indptr)
         counts = model.feature_count_columns(columns)
         f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
         sign = 1.0 if model.classes[winner] == positive_class(model.classes) else -1.0
-        return columns[cell_column[used]], sign * (log(f[used]) - log(g[used]))
+        smallest = fisher.SMALLEST
+        return columns[cell_column[used]], sign * (
+            log(np.maximum(f[used], smallest)) - log(np.maximum(g[used], smallest))
+        )
 
     def out_of_fold_jll(self, model, ids, indptr, rows, folds):
         """Each fold's documents scored by the counts without them: b_w, g_w and N_k minus
