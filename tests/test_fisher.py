@@ -249,3 +249,24 @@ def test_eval_online_runs_the_fisher_form(tmp_path):
     assert report["learned"] == report["n"] == 78 and 0 <= report["roca_percent"] < 50
     presence = json.loads(run(*args, "--features", "binary", "--unknown", "ignore", *folders).stdout)
     assert presence["roca_percent"] != report["roca_percent"]
+
+
+@pytest.mark.parametrize("command", ["predict", "filter"])
+def test_one_message_of_a_fisher_model_imports_no_numpy(tmp_path, command):
+    """predict and filter of one message (a mail pipeline's start-up) score a fisher model
+    without numpy, scipy or click, as they do the multinomial's."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "f.model"
+    assert run("train", "--model", "fisher", "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    code = (
+        "import sys; from nbtext.cli.oneshot import fast; sys.argv = ['nbtext']; "
+        f"fast([{command!r}, '-m', {str(path)!r}]); "
+        "print(sorted(m for m in ('numpy', 'scipy', 'click') if m in sys.modules), file=sys.stderr)"
+    )
+    message = b"From: a@example.com\nSubject: prize\n\n" + sorted((MAIL / "test" / "spam").iterdir())[0].read_bytes()
+    result = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.decode().strip().splitlines()[-1] == "[]"
+    assert b"spam" in result.stdout
