@@ -270,3 +270,14 @@ def test_one_message_of_a_fisher_model_imports_no_numpy(tmp_path, command):
     assert result.returncode == 0, result.stderr
     assert result.stderr.decode().strip().splitlines()[-1] == "[]"
     assert b"spam" in result.stdout
+
+
+def test_eval_on_workers(tmp_path):
+    """-j 2 scores on worker processes, what the model derives once derived first by its event
+    model (it asked every model for the linear models' form: an AttributeError here)."""
+    path = tmp_path / "f.model"
+    assert run("train", "--model", "fisher", "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    one = run("eval", "-m", path, "--format", "json", MAIL / "test" / "spam", MAIL / "test" / "ham")
+    workers = run("eval", "-j", "2", "-m", path, "--format", "json", MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert workers.exit_code == 0, workers.stderr
+    assert workers.stdout == one.stdout
