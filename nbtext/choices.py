@@ -4,7 +4,7 @@ Used by the command line (click.Choice, option defaults) and by the settings che
 the two can never disagree. Imports neither numpy nor click: it is read at start-up.
 """
 
-EVENT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian", "categorical")
+EVENT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian", "categorical", "fisher")
 PRIORS = ("smoothed", "empirical", "uniform")
 FEATURES = ("counts", "binary", "tfidf")
 TF_MODES = ("raw", "log")
@@ -64,12 +64,13 @@ TRAIN_DEFAULTS = {
 TRAIN_HELP = {
     "model": (
         "Event model: token counts (multinomial), token presence (bernoulli), complement NB "
-        "(Rennie et al. 2003; tf-idf), gaussian (tf-idf), or the columns of a --table (categorical)."
+        "(Rennie et al. 2003; tf-idf), gaussian (tf-idf), the columns of a --table (categorical), "
+        "or spam filters' Robinson-Fisher combining of two classes (fisher)."
     ),
     "alpha": (
         "Smoothing λ > 0: 1 is Laplace, below 1 Lidstone [default: 1; 0.1 when most training "
         "documents are e-mail]. --model categorical also takes 0 (no smoothing: a value never seen "
-        "with a class then rules that class out)."
+        "with a class then rules that class out). --model fisher: Robinson's prior strength s."
     ),
     "prior": "Class prior: (N_k+λ)/(N+cλ), N_k/N, or 1/c.",
     "min_count": "Tokens seen fewer times are pruned (counted as UNK).",
@@ -82,7 +83,7 @@ TRAIN_HELP = {
     "headers": "Mail headers whose words become tagged tokens (subject:free).",
     "features": (
         "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
-        "(multinomial), binary (bernoulli), tfidf (complement, gaussian)]."
+        "(multinomial), binary (bernoulli, fisher), tfidf (complement, gaussian)]."
     ),
     "tf": "tf-idf: the count itself, or log(1 + count) [default: log for complement, else raw].",
     "idf": "tf-idf: weight by inverse document frequency [default: on].",

@@ -35,7 +35,7 @@ document = st.builds(
 )
 options = st.fixed_dictionaries(
     {
-        "model": st.sampled_from(["multinomial", "bernoulli"]),
+        "model": st.sampled_from(["multinomial", "bernoulli", "fisher"]),
         "min_count": st.integers(1, 3),
         "max_features": st.sampled_from([None, 4]),
         "ngrams": st.integers(1, 2),
@@ -55,6 +55,9 @@ options = st.fixed_dictionaries(
 def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, parts, seed):
     if options["model"] == "bernoulli":
         options = {**options, "features": None, "unknown": "ignore"}
+    if options["model"] == "fisher":  # two classes, its own presence features (no UNK)
+        options = {**options, "features": None}
+        corpus = [(d, "spam" if label == "spam" else "ham") for d, label in corpus]
     docs, labels = zip(*corpus)
     if len(set(labels)) < 2:
         return
@@ -114,16 +117,18 @@ def test_shards_split_a_corpus_with_no_document_lost_or_repeated():
     assert min(sizes) > 400, sizes  # a hash spreads them evenly (500 each, give or take)
 
 
-@pytest.mark.parametrize("corpus, parts", [("spamassassin", 3), ("20news", 2)])
-def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts):
+@pytest.mark.parametrize(
+    "corpus, parts, options", [("spamassassin", 3, ()), ("20news", 2, ()), ("spamassassin", 2, ("--model", "fisher"))]
+)
+def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts, options):
     train = real_corpus(corpus) / "train"
     classes = sorted(str(p) for p in train.iterdir() if p.is_dir())
     for k in range(1, parts + 1):
-        result = run("train", "--shard", f"{k}/{parts}", "-o", tmp_path / f"part{k}.model", *classes)
+        result = run("train", *options, "--shard", f"{k}/{parts}", "-o", tmp_path / f"part{k}.model", *classes)
         assert result.exit_code == 0, result.stderr
     result = run("merge", "-o", tmp_path / "merged.model", *[tmp_path / f"part{k}.model" for k in range(1, parts + 1)])
     assert result.exit_code == 0 and result.stderr.startswith(f"merged {parts} models: "), result.stderr
-    assert run("train", "-o", tmp_path / "whole.model", *classes).exit_code == 0
+    assert run("train", *options, "-o", tmp_path / "whole.model", *classes).exit_code == 0
     assert (tmp_path / "merged.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
     # by default (--calibration auto) the parts keep their calibration samples and the merge fits T
     assert nbtext.load(tmp_path / "part1.model").calibration_sample is not None

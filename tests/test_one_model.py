@@ -5,6 +5,8 @@ included."""
 import random
 import warnings
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
@@ -14,6 +16,8 @@ from nbtext.reading.documents import Document, in_batches
 
 from conftest import real_corpus, run
 
+# the event models whose files the paths must agree on: the default, and the spam filters' (presence counts)
+MODELS = [{}, {"model": "fisher"}]
 WORDS = ["free", "prize", "cash", "offer", "click", "lunch", "meeting", "notes", "report", "friday", "the", "and"]
 
 
@@ -42,39 +46,41 @@ def test_the_stored_rate_is_a_step_that_never_falls_below_the_fit():
     assert stored_rate(4096) == stored_rate(8191) == SAMPLE / 4096 and stored_rate(8192) == SAMPLE / 8192
 
 
+@pytest.mark.parametrize("options", MODELS, ids=["multinomial", "fisher"])
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(st.integers(2100, 2600), st.integers(0, 10**6), st.floats(0.05, 0.95))
-def test_update_and_merge_give_one_trainings_file(tmp_path_factory, n, seed, share):
+def test_update_and_merge_give_one_trainings_file(tmp_path_factory, options, n, seed, share):
     """Past 2,000 documents, where the sample is a part of the corpus: A then --update B,
     and A merged with B, are byte for byte the training on A and B."""
     folder = tmp_path_factory.mktemp("paths")
     docs = corpus(n, seed)
     cut = int(n * share)
-    whole = saved(train_corpus(batches(docs)), folder / "whole")
-    first = train_corpus(batches(docs[:cut]))
+    whole = saved(train_corpus(batches(docs), **options), folder / "whole")
+    first = train_corpus(batches(docs[:cut]), **options)
     updated, _ = update(first, batches(docs[cut:]))
     assert saved(updated, folder / "updated") == whole
-    merged = nbtext.merge([first, train_corpus(batches(docs[cut:]))])
+    merged = nbtext.merge([first, train_corpus(batches(docs[cut:]), **options)])
     assert saved(merged, folder / "merged") == whole
     assert nbtext.load(folder / "whole").calibration is not None
 
 
+@pytest.mark.parametrize("options", MODELS, ids=["multinomial", "fisher"])
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(st.integers(2100, 2500), st.integers(0, 10**6), st.integers(1, 40))
-def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_factory, n, seed, k):
+def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_factory, options, n, seed, k):
     folder = tmp_path_factory.mktemp("forget")
     docs = corpus(n, seed)
-    model = train_corpus(batches(docs))
+    model = train_corpus(batches(docs), **options)
     forgotten = random.Random(seed).sample(range(n), k)
     gone = set(forgotten)
     rest = [d for i, d in enumerate(docs) if i not in gone]
     changed, stats = forget(model, batches([docs[i] for i in forgotten]))
     assert stats["forgotten"] == k
-    assert saved(changed, folder / "forgot") == saved(train_corpus(batches(rest)), folder / "rest")
+    assert saved(changed, folder / "forgot") == saved(train_corpus(batches(rest), **options), folder / "rest")
 
 
 def test_forget_past_the_power_of_two_keeps_t_and_says_so(tmp_path):

@@ -52,7 +52,7 @@ document = st.builds(
 )
 options = st.fixed_dictionaries(
     {
-        "model": st.sampled_from(["multinomial", "bernoulli"]),
+        "model": st.sampled_from(["multinomial", "bernoulli", "fisher"]),
         "min_count": st.integers(1, 3),
         "max_features": st.sampled_from([None, 1, 3, 6]),
         "ngrams": st.integers(1, 2),
@@ -74,6 +74,11 @@ def test_pure_scores_equal_numpys_over_random_corpora_and_settings(tmp_path, cor
     docs, labels = [d for d, _ in corpus], [label for _, label in corpus]
     if len(set(labels)) < 2 or (options["model"] == "bernoulli" and options["features"] == "counts"):
         return
+    if options["model"] == "fisher":  # presence features, no prior, no UNK: it refuses those options
+        options = {k: v for k, v in options.items() if k not in ("prior", "unknown", "features")}
+        labels = ["spam" if label == "spam" else "ham" for label in labels]
+        if len(set(labels)) < 2:
+            return
     try:
         model = nbtext.train(docs, labels, **options)
     except nbtext.NbtextError:
@@ -275,10 +280,11 @@ def test_every_text_model_is_served_by_its_own_form_or_left_to_numpy(tmp_path, n
 
 def test_the_pure_path_serves_the_models_it_served():
     """Which models one message is scored for without numpy is the event models' own say, and
-    unchanged: the multinomial's and Bernoulli's."""
+    unchanged: the multinomial's, Bernoulli's and the spam filters' (fisher)."""
     assert [name for name, event in EVENT_MODELS.items() if event.one_document is not None] == [
         "multinomial",
         "bernoulli",
+        "fisher",
     ]
 
 

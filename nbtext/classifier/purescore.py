@@ -65,7 +65,9 @@ class PureModel:
         self.blob = bytes(arrays["vocabulary"])
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
         self.unk, self.kept_rule = record["unk"], record["kept"]
-        self.form = form.of_record(record, self.class_count, self.alpha)  # the event model's (KeyError: not its record)
+        self.form = form.of_record(
+            record, self.class_count, self.alpha, self.classes
+        )  # the event model's (KeyError: not its record)
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
@@ -92,7 +94,10 @@ class PureModel:
         if min(self.class_count) < 0:
             raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
         record = changes.derived
-        self.unk, self.form = record["unk"], type(self.form).of_record(record, self.class_count, self.alpha)
+        self.unk, self.form = (
+            record["unk"],
+            type(self.form).of_record(record, self.class_count, self.alpha, self.classes),
+        )
         self.log_prior = log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
         return self
 
@@ -196,12 +201,7 @@ class PureModel:
         if len(jll) < 2:
             return probabilities, []
         runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
-        weight = self.form.weight
-        evidence = [
-            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])) / temperature)
-            for token, x, counts in features
-            if token is not None
-        ]
+        evidence = [(token, term / temperature) for token, term in self.form.explanation(features, winner, runner_up)]
         evidence.sort(key=lambda pair: (-pair[1], pair[0]))  # equals in token order, as the model's columns
         return probabilities, evidence[:n]
 

@@ -206,7 +206,7 @@ def _stored_settings(o):
         raise NbtextError(f"unknown --tf {shape['tf']!r} (choose from {', '.join(TF_MODES)})")
     if shape["features"] not in event.feature_kinds:
         raise NbtextError(event.feature_kind_error)
-    unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" else "unk")
+    unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" or not event.reads_unk else "unk")
     if unknown == "unk" and shape["features"] == "tfidf":
         raise NbtextError(
             "--features tfidf drops unknown tokens: an UNK feature has no document frequency "
@@ -317,6 +317,11 @@ OPTIONS_READ = (
         ("headers",),
         lambda event, setting: event.default_features is not None and setting("input") == "text",
         lambda event, setting: "it names mail headers to read, and --input text reads no mail",
+    ),
+    (
+        ("unknown",),
+        lambda event, setting: event.default_features is not None and not event.reads_unk,
+        lambda event, setting: f"--model {event.name} leaves pruned and unseen tokens out (no evidence: f = x)",
     ),
     (
         ("prior",),

@@ -404,7 +404,7 @@ def evaluate(
     json). --compare runs several event models on the same folds.
 
     With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
-    are classified one at a time by the multinomial model of those learned before, each
+    are classified one at a time by the model (multinomial, or fisher) of those learned before, each
     then learned if it was misclassified (--learn errors), also if its log-odds were within
     --tone-margin of even (--learn tone: train on or near error), or always (--learn all),
     starting from -m MODEL if given, else from nothing with the train options. Prints the

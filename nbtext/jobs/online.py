@@ -2,7 +2,8 @@
 of the messages learned before it, then its true label revealed and, on an error (near
 one, or always: `learns`), learned. How a filter lives in a mailbox, in one process.
 
-The model at each step is the multinomial model of the documents learned so far, with
+The model at each step is the multinomial model (or the event model's whose `online` form it
+is: --model fisher's, of presence counts) of the documents learned so far, with
 every class of the corpus (a class with none yet has its smoothed prior), exactly as
 `nbtext train` of those documents would count it, and scored as its one-message filter
 scores (the event model's `online` form, nbtext.stats.event_models: the multinomial's
@@ -90,7 +91,8 @@ class OnlineMultinomial:
             features.append((None, 1 if self.presence else unknown, self.unk_totals))
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        jll = self.form(totals, n_features, self.alpha).joint_log_likelihood(self._log_prior(), features)
+        form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
+        jll = form.joint_log_likelihood(self._log_prior(), features)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
@@ -239,11 +241,11 @@ def evaluate_online(
             "without train options, is scored with its temperature)"
         )
     features = settings.get("features", "counts")
-    form = EVENT_MODELS[settings["event_model"]].online  # (the multinomial's: a model of counts, scored from them)
+    form = EVENT_MODELS[settings["event_model"]].online  # (a model of counts, scored from them)
     if form is None or features not in ONLINE_FEATURES or settings["max_features"] is not None:
         raise NbtextError(
-            "eval --online runs a multinomial model of counts or of presence (--model multinomial, "
-            "--features counts or binary, no --max-features)"
+            "eval --online runs a multinomial model of counts or of presence, or the spam filters' Fisher "
+            "combining (--model multinomial or fisher, --features counts or binary, no --max-features)"
         )
     if features == "binary" and settings["unknown"] == "unk" and settings["min_count"] > 1:
         raise NbtextError(  # UNK's count would be the documents holding a token not yet kept: it changes as they are
@@ -261,6 +263,7 @@ def evaluate_online(
     classes = sorted(labels | set(model.classes if model is not None else ()))
     if len(classes) < 2:
         raise NbtextError("eval --online needs documents of two classes or more")
+    EVENT_MODELS[settings["event_model"]].check_classes(classes)
 
     def tokenized_chunk(chunk):
         kept, token_lists, errors, mail_documents = _tokenized(settings, chunk)

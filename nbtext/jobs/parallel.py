@@ -285,7 +285,8 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
             if spent < WORKER_WORTHY * read:
                 jobs = 1
     if jobs > 1:
-        model.vocabulary.lookup, model.linear_form  # noqa: B018 (derived once here, not once per worker)
+        model.vocabulary.lookup  # noqa: B018 (derived once here, not once per worker)
+        model.event.derive(model)
         chunks = in_batches(docs, CHUNK, pauses=True)
         for kept, log_proba, explanations, errors in _ordered(partial(score_chunk, model, explain), chunks, jobs):
             report_errors(errors, on_error)

@@ -247,6 +247,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}" + (f" ({classes[0]!r})" if classes else "")
         )
+    EVENT_MODELS[settings["event_model"]].check_classes(classes)
     token_counts = ClassCounts(token_counts)
     vocabulary = vocabulary_of(settings, tokens, token_counts)
     if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none

@@ -101,6 +101,9 @@ def check_header(header, payload_bytes, file_bytes):
             f"more than a file of {file_bytes:,} bytes can justify"
         )
     settings = check_settings_record(header["settings"])
+    most = EVENT_MODELS[settings["event_model"]].max_classes
+    if most is not None and len(classes) > most:
+        raise ValueError(f"a {settings['event_model']} model of {len(classes)} classes (it models {most})")
     if "corpus" in header:
         corpus = _is(header["corpus"], dict, "the corpus record")
         if set(corpus) != {"mail_documents", "default_alpha"}:
@@ -349,4 +352,6 @@ def check_settings_record(settings):
         raise ValueError(f"a {model} model of {features} features")
     if features == "tfidf" and settings["unknown"] == "unk":
         raise ValueError("tf-idf features with an UNK feature")
+    if not event.reads_unk and settings["unknown"] == "unk":
+        raise ValueError(f"a {model} model with an UNK feature")
     return settings

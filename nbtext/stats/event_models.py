@@ -31,6 +31,9 @@ below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its t
 import math
 
 from nbtext import choices
+from nbtext.errors import NbtextError
+from nbtext.labels import positive_class
+from nbtext.stats import fisher
 
 
 def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm=False):
@@ -56,8 +59,13 @@ class OneDocument:
     record_values = {}
 
     @classmethod
-    def of_record(cls, record, class_count, alpha):
+    def of_record(cls, record, class_count, alpha, classes):
         """The form of a one_document record (KeyError: not this model's record)."""
+        raise NotImplementedError
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        """The form of counts as the online protocol keeps them (nbtext.jobs.online)."""
         raise NotImplementedError
 
     @staticmethod
@@ -80,6 +88,16 @@ class OneDocument:
                 terms[k].append(absent)
         return [math.fsum(t) for t in terms]
 
+    def explanation(self, features, winner, runner_up):
+        """[(token, its term of jll_winner − jll_runner-up)] of the document's features
+        (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
+        weight = self.weight
+        return [
+            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
+            for token, x, counts in features
+            if token is not None
+        ]
+
 
 class CountsDocument(OneDocument):
     """The multinomial's: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count of
@@ -95,8 +113,12 @@ class CountsDocument(OneDocument):
         self.denominators = [math.log(t + n_features * alpha) for t in totals] if n_features else None
 
     @classmethod
-    def of_record(cls, record, class_count, alpha):
+    def of_record(cls, record, class_count, alpha, classes):
         return cls(record["totals"], record["features"], alpha)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls(totals, n_features, alpha)
 
     @staticmethod
     def record_of(model):
@@ -118,7 +140,7 @@ class PresenceDocument(OneDocument):
         self.absent, self.class_count, self.alpha = list(absent), list(class_count), alpha
 
     @classmethod
-    def of_record(cls, record, class_count, alpha):
+    def of_record(cls, record, class_count, alpha, classes):
         return cls(record["absent"], class_count, alpha)
 
     @staticmethod
@@ -127,6 +149,57 @@ class PresenceDocument(OneDocument):
 
     def weight(self, k, count):
         return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
+
+
+class FisherDocument(OneDocument):
+    """The spam filters' (nbtext.stats.fisher): of two classes, each feature's f(w) from the
+    documents of each holding it, the most deviant combined by Fisher's method into I, the
+    probability of the positive class (spam); jll = (ln I, ln(1 − I)) in the classes' order,
+    so the posterior is I. No log prior enters. Also the online protocol's form."""
+
+    presence = True
+    record_values = {}  # the class counts and λ are all it reads besides the tokens' own counts
+
+    def __init__(self, class_count, positive, alpha):
+        if len(class_count) != 2:
+            raise ValueError("a fisher model has two classes")
+        self.class_count, self.positive, self.strength = [float(c) for c in class_count], positive, alpha
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls(class_count, classes.index(positive_class(classes)), alpha)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls(class_count, classes.index(positive_class(classes)), alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {}
+
+    def used(self, features):
+        """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
+        spam, ham = self.positive, 1 - self.positive
+        n_spam, n_ham = self.class_count[spam], self.class_count[ham]
+        scored = [
+            (token, *fisher.token_probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
+            for token, _, counts in features
+            if token is not None
+        ]
+        return fisher.used_tokens(scored)
+
+    def joint_log_likelihood(self, log_prior, features):
+        log_spam, log_ham = fisher.log_spam_probability(self.used(features))
+        return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
+
+    def explanation(self, features, winner, runner_up):
+        """Each used token's ln f − ln(1 − f), towards the winner."""
+        sign = 1.0 if winner == self.positive else -1.0
+        smallest = fisher.SMALLEST
+        return [
+            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
+            for token, f, g in self.used(features)
+        ]
 
 
 # --- the event models -------------------------------------------------------------------------
@@ -144,6 +217,8 @@ class EventModel:
     smooths = True  # whether λ enters at all
     normalizes_weights = False  # whether it reads --weight-norm
     min_classes = 2
+    max_classes = None  # the most classes it models (None: any number)
+    reads_unk = True  # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
     reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
     # Its statistics: UNK's count is the documents with a pruned token (else the pruned tokens'
@@ -167,6 +242,17 @@ class EventModel:
         if not self.prior_in_jll:
             return np.zeros(stats.n_classes)
         return class_log_prior(stats.class_count, stats.alpha, stats.settings["prior"])
+
+    def check_classes(self, classes):
+        """Refuse more classes than it models, in one line (training, eval --online)."""
+        if self.max_classes is not None and len(classes) > self.max_classes:
+            raise NbtextError(
+                f"--model {self.name} takes {self.max_classes} classes at most, got {len(classes)}: "
+                f"{', '.join(map(repr, classes))}"
+            )
+
+    def derive(self, model):
+        """Derive now what its batch hooks derive once from the model (before workers fork)."""
 
     def jll_and_lengths(self, model, token_lists):
         """(joint log-likelihoods (n_documents, n_classes), lengths) of tokenized documents: a
@@ -192,6 +278,9 @@ class LinearModel(EventModel):
         from nbtext.stats.formulas import multinomial_log_prob
 
         return multinomial_log_prob(stats.feature_sums, stats.alpha)
+
+    def derive(self, model):
+        model.linear_form  # noqa: B018
 
     def linear_form(self, stats):
         """(W, b, W2) with jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 None but for gaussian."""
@@ -423,6 +512,9 @@ class Categorical(EventModel):
 
         return categorical_log_prob(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
 
+    def derive(self, model):
+        model.feature_log_prob  # noqa: B018
+
     def jll_and_lengths(self, model, token_lists):
         """log P(k) + Σ_j log P(x_j | k) for each row, the model's log θ gathered per row,
         never a dense product, where 0·(−inf) would be NaN."""
@@ -462,5 +554,123 @@ class Categorical(EventModel):
             return columns, x * (weights[winner, columns] - weights[runner_up, columns])
 
 
-EVENT_MODELS = {model.name: model() for model in (Multinomial, Bernoulli, Complement, Gaussian, Categorical)}
+class Fisher(EventModel):
+    """Robinson's f(w) and Fisher's inverse chi-square combining, as SpamBayes and bogofilter
+    score mail (nbtext.stats.fisher has the formulas; FisherDocument the same in pure Python).
+    Its statistics are Bernoulli's: per class the documents holding each token, and N_k; λ is
+    Robinson's prior strength s. Two classes, the positive one (nbtext.labels.positive_class)
+    spam; its jll is (ln I, ln(1 − I)), so the posterior is I. Pruned and unseen tokens carry no
+    evidence (f = x): there is no UNK feature."""
+
+    name = "fisher"
+    default_features = feature_defaults("binary", idf=False, length_norm=False)
+    feature_kinds = ("binary",)
+    feature_kind_error = "--model fisher counts the documents holding each token: drop --features"
+    prior_in_jll = False
+    max_classes = 2
+    reads_unk = False
+    count_unit = "documents with"
+    unk_from_documents = True
+    one_document = FisherDocument
+    online = FisherDocument
+
+    def log_theta(self, stats):
+        """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
+        from nbtext.stats.formulas import bernoulli_log_prob
+
+        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
+
+    @staticmethod
+    def _cells(ids, indptr):
+        """(the distinct columns, each distinct (document, column) cell's document and column
+        index into them), cells in document order, columns ascending within each."""
+        import numpy as np
+
+        lengths = np.diff(indptr)
+        columns, local = np.unique(ids, return_inverse=True)
+        document = np.repeat(np.arange(len(lengths)), lengths)
+        cells = np.unique(document * max(len(columns), 1) + local.ravel())
+        cell_document, cell_column = np.divmod(cells, max(len(columns), 1))
+        return columns, cell_document, cell_column
+
+    def _cell_probabilities(self, model, columns, cell_column, counts, class_count):
+        """(f, 1 − f, not UNK) of each cell, of the columns' counts (classes × columns)."""
+        import numpy as np
+
+        spam = model.classes.index(positive_class(model.classes))
+        f, g = fisher.token_probabilities_of(
+            counts[spam], counts[1 - spam], class_count[spam], class_count[1 - spam], model.alpha
+        )
+        unk = model.vocabulary.unk_column
+        known = np.ones(len(columns), dtype=bool) if unk is None else columns != unk
+        return f[cell_column], g[cell_column], known[cell_column]
+
+    def _used(self, model, columns, cell_document, cell_column, counts, class_count):
+        """(f, 1 − f, used mask) of the cells."""
+        f, g, known = self._cell_probabilities(model, columns, cell_column, counts, class_count)
+        used = fisher.used_cells_of(cell_document, columns[cell_column], f) & known
+        return f, g, used
+
+    def _jll(self, model, n_documents, cell_document, f, g, used):
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        document = cell_document[used]
+        n = np.bincount(document, minlength=n_documents)
+        m_f = -np.bincount(document, weights=log(np.maximum(f[used], fisher.SMALLEST)), minlength=n_documents)
+        m_g = -np.bincount(document, weights=log(np.maximum(g[used], fisher.SMALLEST)), minlength=n_documents)
+        log_spam, log_ham = fisher.log_spam_probabilities_of(n, m_f, m_g)
+        spam = model.classes.index(positive_class(model.classes))
+        return np.stack([log_spam, log_ham] if spam == 0 else [log_ham, log_spam], axis=1)
+
+    def jll_and_lengths(self, model, token_lists):
+        import numpy as np
+
+        ids, indptr = model.vocabulary.ids(token_lists)
+        columns, cell_document, cell_column = self._cells(ids, indptr)
+        counts = model.feature_count_columns(columns)
+        f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
+        return self._jll(model, len(indptr) - 1, cell_document, f, g, used), np.diff(indptr)
+
+    def explanation_terms(self, model, ids, indptr, winner, runner_up):
+        """Each used token's ln f − ln(1 − f), towards the winner."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        columns, cell_document, cell_column = self._cells(ids, indptr)
+        counts = model.feature_count_columns(columns)
+        f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
+        sign = 1.0 if model.classes[winner] == positive_class(model.classes) else -1.0
+        smallest = fisher.SMALLEST
+        return columns[cell_column[used]], sign * (
+            log(np.maximum(f[used], smallest)) - log(np.maximum(g[used], smallest))
+        )
+
+    def out_of_fold_jll(self, model, ids, indptr, rows, folds):
+        """Each fold's documents scored by the counts without them: b_w, g_w and N_k minus
+        the fold's, on the sample's own columns."""
+        import numpy as np
+
+        columns, cell_document, cell_column = self._cells(ids, indptr)
+        counts = model.feature_count_columns(columns)
+        n_classes = len(model.classes)
+        jll = np.zeros((len(rows), n_classes))
+        for fold in np.unique(folds):
+            held_out = np.flatnonzero(folds == fold)
+            held = folds[cell_document] == fold
+            # presence: each held cell is one document of its class holding the column
+            sums = np.bincount(
+                rows[cell_document[held]] * len(columns) + cell_column[held], minlength=n_classes * len(columns)
+            ).reshape(n_classes, len(columns))
+            fold_counts = np.maximum(counts - sums, 0.0)
+            fold_class_count = np.maximum(model.class_count - np.bincount(rows[held_out], minlength=n_classes), 0.0)
+            position = np.searchsorted(held_out, cell_document[held])
+            f, g, used = self._used(model, columns, position, cell_column[held], fold_counts, fold_class_count)
+            jll[held_out] = self._jll(model, len(held_out), position, f, g, used)
+        return jll
+
+
+EVENT_MODELS = {model.name: model() for model in (Multinomial, Bernoulli, Complement, Gaussian, Categorical, Fisher)}
 assert tuple(EVENT_MODELS) == choices.EVENT_MODELS
