@@ -17,6 +17,7 @@ from conftest import ROOT, one_line_error, run
 
 MAIL = ROOT / "corpora" / "mail" / "train"
 MARGIN = 6.0  # nats: on this corpus, some of the rightly classified documents are within it and some not
+FISHER_MARGIN = 1.0  # the same, on fisher's scale: ln I − ln(1 − I)
 OPTIONS = ("--features", "binary", "--alpha", "0.1", "--min-count", "1")
 UNCALIBRATED = ("--calibration", "none")  # (78 documents: too few for --calibration auto to fit T)
 
@@ -267,7 +268,15 @@ def test_the_model_reader_refuses_a_learning_setting_train_never_writes(settings
         check_settings_record({**stored, **settings})
 
 
-def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_path):
+@pytest.mark.parametrize(
+    "model_options, margin",
+    [
+        ((*OPTIONS, "--unknown", "ignore"), MARGIN),
+        (("--model", "fisher", "--alpha", "1", "--min-count", "1"), FISHER_MARGIN),
+    ],
+    ids=["presence", "fisher"],
+)
+def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_path, model_options, margin):
     """T and γ (and --max-ham-flagged's cut-off) are fitted on the pass's documents: each one
     the model learned scored out of fold among the learned, each other one by the model
     itself; not on the learned ones alone (the hard documents). --update keeps the temperature
@@ -278,7 +287,7 @@ def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_pa
     from nbtext.stats.fitting import fit_tempering
     from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
 
-    documents, options = corpus(), (*OPTIONS, "--unknown", "ignore", "--learn", "tone", "--tone-margin", MARGIN)
+    documents, options = corpus(), (*model_options, "--learn", "tone", "--tone-margin", margin)
     folders = as_folders(tmp_path / "c", documents)
     path = tmp_path / "tone.model"
     trained(path, *options, "--calibration", "temperature", *folders)

@@ -260,6 +260,11 @@ class EventModel:
         calibrated temperature grows with), or None for a model never calibrated."""
         raise NotImplementedError
 
+    def jll_of_ids(self, model, ids, indptr):
+        """The joint log-likelihoods (n_documents, n_classes) of documents given as their
+        feature ids (flat, with a CSR row pointer), under the model itself."""
+        raise NotImplementedError
+
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """(columns, their terms of jll_winner − jll_runner-up) of one document's feature ids."""
         raise NotImplementedError
@@ -307,6 +312,11 @@ class LinearModel(EventModel):
         else:
             jll = linear_scores(model.feature_values(ids, indptr), model.linear_form)
         return jll + model.prior_term, np.diff(indptr)
+
+    def jll_of_ids(self, model, ids, indptr):
+        from nbtext.stats.sufficient import linear_scores
+
+        return linear_scores(model.feature_values(ids, indptr), model.linear_form) + model.prior_term
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         import numpy as np
@@ -624,14 +634,17 @@ class Fisher(EventModel):
         spam = model.classes.index(positive_class(model.classes))
         return np.stack([log_spam, log_ham] if spam == 0 else [log_ham, log_spam], axis=1)
 
+    def jll_of_ids(self, model, ids, indptr):
+        columns, cell_document, cell_column = self._cells(ids, indptr)
+        counts = model.feature_count_columns(columns)
+        f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
+        return self._jll(model, len(indptr) - 1, cell_document, f, g, used)
+
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
         ids, indptr = model.vocabulary.ids(token_lists)
-        columns, cell_document, cell_column = self._cells(ids, indptr)
-        counts = model.feature_count_columns(columns)
-        f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
-        return self._jll(model, len(indptr) - 1, cell_document, f, g, used), np.diff(indptr)
+        return self.jll_of_ids(model, ids, indptr), np.diff(indptr)
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""

@@ -27,10 +27,7 @@ def out_of_fold_of(model, sample, learned=None):
         model, ids, indptr, [labels[i] for i in inside], [hashes[i] % FOLDS for i in inside]
     )[0]
     if outside:
-        from nbtext.stats.sufficient import linear_scores
-
-        ids, indptr = _flat([documents[i] for i in outside])
-        jll[outside] = linear_scores(model.feature_values(ids, indptr), model.linear_form) + model.prior_term
+        jll[outside] = model.event.jll_of_ids(model, *_flat([documents[i] for i in outside]))
     return jll, np.array([model.classes.index(label) for label in labels]), np.array([len(d) for d in documents])
 
 
