@@ -21,7 +21,8 @@ INFO_FORMATS = ("text", "json")
 # eval --online's learning rules (nbtext.jobs.online.learns): every message, the misclassified, or
 # TONE, train on or near error: the misclassified and those within a margin of the other class
 ONLINE_LEARNING = ("errors", "tone", "all")
-# --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md)
+# --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md);
+# the multinomial's (an event model says its own: nbtext.stats.event_models, EventModel.tone_margin)
 DEFAULT_TONE_MARGIN = 80.0
 ONLINE_FEATURES = ("counts", "binary")  # the feature values the online protocol scores: a count, or presence
 # train --learn: every document, or those one TONE pass over them in content-key order learns (nbtext.jobs.online)
@@ -57,7 +58,7 @@ TRAIN_DEFAULTS = {
     "calibration": "auto",  # how posteriors are calibrated (nbtext.jobs.calibration)
     "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
     "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
-    "tone_margin": DEFAULT_TONE_MARGIN,  # --learn tone's margin, in nats
+    "tone_margin": None,  # --learn tone's margin, in nats (None: the event model's own, EventModel.tone_margin)
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -105,10 +106,13 @@ TRAIN_HELP = {
     "learn": (
         "Learn every document (all), or only those one TONE pass learns (tone: train on or near error): "
         "in the order of their content, each scored by the model of those learned before it and learned "
-        "when misclassified or within --tone-margin of even. Multinomial of counts or presence; "
-        "calibrated on every document the pass saw."
+        "when misclassified or within --tone-margin of even. Multinomial of counts or presence, or "
+        "fisher; calibrated on every document the pass saw."
     ),
-    "tone_margin": "--learn tone: learn a rightly classified document whose |log-odds| are at most this.",
+    "tone_margin": (
+        "--learn tone: learn a rightly classified document whose |log-odds| are at most this "
+        "[default: 80; 4 with --model fisher, whose log-odds are ln I − ln(1 − I)]."
+    ),
 }
 TRAIN_CHOICES = {
     "model": EVENT_MODELS,

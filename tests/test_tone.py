@@ -249,6 +249,22 @@ def test_info_says_how_the_documents_were_chosen(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "model_options, margin", [(OPTIONS, 80.0), (("--model", "fisher"), 4.0)], ids=["multinomial", "fisher"]
+)
+def test_the_margin_by_default_is_the_event_models_own(tmp_path, model_options, margin):
+    """--tone-margin not given: the event model's (its jll's scale: fisher's is ln I − ln(1 − I)),
+    for train --learn tone and eval --online --learn tone alike."""
+    import json
+
+    path = tmp_path / "tone.model"
+    trained(path, *model_options, "--learn", "tone", "--calibration", "none", MAIL / "spam", MAIL / "ham")
+    assert load_model(str(path)).settings["tone_margin"] == margin
+    online = run("eval", "--online", "--learn", "tone", "--format", "json", *model_options, MAIL / "spam", MAIL / "ham")
+    assert online.exit_code == 0, online.stderr
+    assert json.loads(online.stdout)["tone_margin"] == margin
+
+
+@pytest.mark.parametrize(
     "settings",
     [
         {"learn": "all", "tone_margin": 1.0},

@@ -232,7 +232,7 @@ def _learning(o):
         raise NbtextError(f"unknown --learn {o['learn']!r} (choose from {', '.join(TRAIN_LEARNING)})")
     if o["learn"] == "all":
         return {}
-    margin = o["tone_margin"]
+    margin = EVENT_MODELS[o["model"]].tone_margin if o["tone_margin"] is None else o["tone_margin"]
     if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < math.inf:
         raise NbtextError(f"--tone-margin must be a number >= 0 (nats of log-odds), not {margin!r}")
     return {"learn": o["learn"], "tone_margin": float(margin)}

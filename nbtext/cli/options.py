@@ -61,8 +61,6 @@ train_options = options(*map(train_option, TRAIN_SETTINGS))
 tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
     "--tone-margin",
     type=Number(min=0),
-    default=choices.DEFAULT_TONE_MARGIN,
-    show_default=True,
     metavar="NATS",
     help=choices.TRAIN_HELP["tone_margin"],
 )

@@ -221,12 +221,13 @@ def evaluate_online(
     jobs=None,
     on_error=None,
     on_step=None,
-    tone_margin=DEFAULT_TONE_MARGIN,
+    tone_margin=None,
 ):
     """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
     counts, settings and calibration, which stays as the model's) or from nothing with train
     `settings` (then the probabilities are Naive Bayes' own, uncalibrated): the report of
-    `run`. The messages are tokenized ahead on `jobs` workers."""
+    `run`. The messages are tokenized ahead on `jobs` workers. `tone_margin` None: the event
+    model's own."""
     import random
 
     from nbtext.classifier.settings import make_settings
@@ -299,6 +300,8 @@ def evaluate_online(
             report_errors(errors, on_error)
             yield from results
 
+    if tone_margin is None:
+        tone_margin = EVENT_MODELS[settings["event_model"]].tone_margin
     result = run(stream(), online, learn, unsure_below, on_step, tone_margin)
     result["alpha"] = settings["alpha"]
     result["seed"] = seed

@@ -226,6 +226,7 @@ class EventModel:
     unk_from_documents = False
     needs_squares = False
     calibrates = True  # whether a temperature is fitted to it (out_of_fold_jll)
+    tone_margin = choices.DEFAULT_TONE_MARGIN  # --learn tone's margin by default, on its jll's scale
     one_document = None  # its pure-Python form of one document (CountsDocument's protocol), or None
     online = None  # the form the online protocol scores with, or None
 
@@ -583,6 +584,7 @@ class Fisher(EventModel):
     unk_from_documents = True
     one_document = FisherDocument
     online = FisherDocument
+    tone_margin = 4.0  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
 
     def log_theta(self, stats):
         """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
