@@ -10,7 +10,8 @@ by --seed) and evaluates on the fifth (`nbtext eval --format json`), as a user w
 commands; a message left unsure is delivered to the inbox, so it counts as spam missed.
 bogofilter 1.2.5, untuned, registers the same four fifths (-s / -n) and classifies the fifth;
 its Unsure is the inbox too. Prints, per corpus and candidate, the sums over the folds (so
-over the whole train split): spam missed (unsure among them), ham flagged and errors; then
+over the whole train split): spam missed (unsure among them), ham flagged and errors, and
+the mean over the folds of 1-ROCA% (the area above the ROC curve, from eval's ROC AUC); then
 which candidates meet the goal's bar against bogofilter, on each corpus and on the sums over
 them: at most its ham flagged and at most a third of its errors. The test splits are never
 read.
@@ -62,7 +63,7 @@ def fold_folders(corpus, folds, seed, root):
 
 
 def nbtext_counts(fold, options, model):
-    """(spam missed, of them unsure, ham flagged) of `nbtext train options` on the fold."""
+    """(spam missed, of them unsure, ham flagged, 1-ROCA%) of `nbtext train options` on the fold."""
     train = [str(fold / "train" / label) for label in LABELS]
     subprocess.run([NBTEXT, "train", *options, "-o", model, *train], check=True, capture_output=True)
     test = [str(fold / "test" / label) for label in LABELS]
@@ -72,11 +73,11 @@ def nbtext_counts(fold, options, model):
     (ham_kept, ham_flagged), (spam_passed, spam_caught) = report["confusion"]  # classes ham, spam
     n_spam = sum(1 for _ in (fold / "test" / "spam").iterdir())
     spam_unsure = n_spam - spam_passed - spam_caught
-    return spam_passed + spam_unsure, spam_unsure, ham_flagged
+    return spam_passed + spam_unsure, spam_unsure, ham_flagged, 100 * (1 - report["roc_auc"])
 
 
 def bogofilter_counts(fold, wordlist):
-    """(spam missed, of them unsure, ham flagged) of bogofilter trained on the fold's train part."""
+    """(spam missed, of them unsure, ham flagged, None) of bogofilter trained on the fold's train part."""
     for label, flag in (("spam", "-s"), ("ham", "-n")):
         names = "\n".join(str(p) for p in sorted((fold / "train" / label).iterdir()))
         subprocess.run(["bogofilter", "-d", wordlist, flag, "-b"], input=names, text=True, check=True)
@@ -88,7 +89,7 @@ def bogofilter_counts(fold, wordlist):
         ).stdout  # (exit status: that of the last message)
         verdicts[label] = [line.split()[-2] for line in out.splitlines() if line.strip()]
     spam_unsure = verdicts["spam"].count("U")
-    return verdicts["spam"].count("H") + spam_unsure, spam_unsure, verdicts["ham"].count("S")
+    return verdicts["spam"].count("H") + spam_unsure, spam_unsure, verdicts["ham"].count("S"), None
 
 
 def main():
@@ -103,12 +104,15 @@ def main():
         print("defaults_cv: bogofilter is not installed; its rows and the bar against it are left out")
     names = [*args.candidates, *(["bogofilter"] if peer else [])]
     sums = {}  # (corpus, name) -> [spam missed, unsure, ham flagged]
-    print(f"{'corpus':13s} {'train':44s} {'spam missed':>11s} {'(unsure)':>8s} {'ham flagged':>11s} {'errors':>6s}")
+    print(
+        f"{'corpus':13s} {'train':44s} {'spam missed':>11s} {'(unsure)':>8s} {'ham flagged':>11s} {'errors':>6s} "
+        f"{'1-ROCA%':>8s}"
+    )
     for corpus in args.corpora:
         with tempfile.TemporaryDirectory() as tmp:
             folds = fold_folders(corpus, args.folds, args.seed, Path(tmp))
             for name in names:
-                total = [0, 0, 0]
+                total, roca = [0, 0, 0], []
                 for i, fold in enumerate(folds):
                     if name == "bogofilter":
                         wordlist = Path(tmp) / f"bogofilter-{i}"
@@ -116,12 +120,14 @@ def main():
                         counts = bogofilter_counts(fold, str(wordlist))
                     else:
                         counts = nbtext_counts(fold, name.split(), str(Path(tmp) / "model"))
-                    total = [a + b for a, b in zip(total, counts)]
+                    total = [a + b for a, b in zip(total, counts[:3])]
+                    roca.append(counts[3])
                 sums[corpus, name] = total
                 missed, unsure, flagged = total
+                mean_roca = "" if None in roca else f"{sum(roca) / len(roca):8.4f}"
                 print(
                     f"{corpus:13s} {name or '(defaults)':44s} {missed:11d} {unsure:8d} {flagged:11d} "
-                    f"{missed + flagged:6d}",
+                    f"{missed + flagged:6d} {mean_roca}",
                     flush=True,
                 )
     print(
