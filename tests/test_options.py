@@ -362,6 +362,17 @@ def test_every_float_option_of_every_command_refuses_nan_in_one_line():
         one_line_error(run(name, option, "nan"), "nan")
 
 
+def test_no_help_line_says_none():
+    """An option's help never shows a bound or a default of None (an unbounded Number showed
+    [x<=None] under train's, predict's and filter's --alpha)."""
+    from nbtext.cli.commands import cli
+
+    for name in cli.commands:
+        page = run(name, "--help")
+        assert page.exit_code == 0
+        assert "None" not in page.output, (name, [line for line in page.output.splitlines() if "None" in line])
+
+
 def test_each_refusal_names_options_its_commands_take():
     """Every row of cli.options.REFUSED (the options a way of running a command does not take)
     is of commands that exist and names options each of them has: a row of a misspelled

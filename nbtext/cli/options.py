@@ -21,6 +21,10 @@ class Number(click.FloatRange):
             self.fail("nan is not a number", param, ctx)
         return number
 
+    def _describe_range(self):
+        """The bounds for --help: none when there are none (click's says "x<=None")."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 def options(*decorators):
     """One decorator of several click options (in the order given)."""
