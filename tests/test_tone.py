@@ -215,6 +215,19 @@ def test_what_a_tone_pass_cannot_do_is_refused_in_one_line(tmp_path, args, says)
     assert not (tmp_path / "m").exists()
 
 
+def test_a_tone_pass_of_more_classes_than_the_model_takes_is_refused_in_one_line(tmp_path):
+    """--model fisher --learn tone of three classes: the event model's own refusal, before the
+    pass makes its form of them (it was a ValueError traceback from FisherDocument)."""
+    third = tmp_path / "eggs"
+    third.mkdir()
+    (third / "1").write_text("scrambled eggs on toast")
+    result = run(
+        "train", "-o", tmp_path / "m", "--model", "fisher", "--learn", "tone", MAIL / "spam", MAIL / "ham", third
+    )
+    one_line_error(result, "--model fisher takes 2 classes at most, got 3")
+    assert not (tmp_path / "m").exists()
+
+
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
     for args, says in [
         (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),

@@ -346,6 +346,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     labels = [doc.label for doc in documents]
     if len(classes) < 2:  # (nothing to tell apart: training says so)
         return documents, (token_lists, labels, [True] * len(labels)), settings
+    EVENT_MODELS[settings["event_model"]].check_classes(classes)  # (before its form is made of them)
     online = OnlineMultinomial(
         classes,
         settings["alpha"],
