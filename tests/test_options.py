@@ -373,6 +373,24 @@ def test_no_help_line_says_none():
         assert "None" not in page.output, (name, [line for line in page.output.splitlines() if "None" in line])
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--update", "-m", "x.model", "--shard", "1/2"], "--shard trains a new part to merge"),
+        (["--learn", "tone", "--shard", "1/2"], "--shard does not go with it"),
+        (["--learn", "tone", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler does not go with it"),
+        (["--shard", "1/2", "--max-ham-flagged", "1%"], "--max-ham-flagged does not go with --shard"),
+    ],
+)
+def test_options_that_do_not_go_together_are_usage_errors_before_anything_is_read(tmp_path, args, says):
+    """Train's "X does not go with Y" refusals are rows of cli.options.REFUSED: a usage error
+    (exit 2) of one line before any document or model is read (these were exit 1, --shard's
+    after the model file's settings were made, --learn tone's after the corpus was listed)."""
+    result = run("train", "-o", tmp_path / "m", *args, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "m").exists()
+
+
 def test_each_refusal_names_options_its_commands_take():
     """Every row of cli.options.REFUSED (the options a way of running a command does not take)
     is of commands that exist and names options each of them has: a row of a misspelled

@@ -306,6 +306,25 @@ REFUSED = {
         ["new_classes"],
         "{} goes with --update (a training makes every class)",
     ),
+    "train --update, a shard": Refusal(
+        ("train",),
+        lambda p, typed: p["update"],
+        ["shard"],
+        "{} trains a new part to merge; it does not go with --update",
+    ),
+    "train --learn tone, split": Refusal(
+        ("train",),
+        lambda p, typed: p["learn"] == "tone",
+        ["shard", "scheduler"],
+        "--learn tone's pass takes every document in one order: {} does not go with it (train on all the "
+        "documents in one place)",
+    ),
+    "train --shard, a budget": Refusal(
+        ("train",),
+        lambda p, typed: p["shard"] is not None,
+        ["max_ham_flagged"],
+        "{} does not go with --shard (its cut-off is chosen on the out-of-fold probabilities of the whole corpus)",
+    ),
     "eval without --online": Refusal(
         ("eval",), lambda p, typed: not p["online"], ["learn"], "{} goes with --online (what the run learns)"
     ),
