@@ -228,6 +228,19 @@ def test_a_tone_pass_of_more_classes_than_the_model_takes_is_refused_in_one_line
     assert not (tmp_path / "m").exists()
 
 
+def test_a_pass_that_learns_one_class_only_says_so(tmp_path):
+    """Two documents, margin 0: the first is learned, the second rightly classified by it (its
+    tokens unseen, the prior of the learned class lower) and not: the pass learned one class of
+    the two given. It said "need at least two classes to train, got 1" of a corpus of two."""
+    for label, text in (("a", "hello world"), ("b", "buy now")):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1").write_text(text)
+    args = ("train", "-o", tmp_path / "m", "--learn", "tone", "--calibration", "none", tmp_path / "a", tmp_path / "b")
+    one_line_error(run(*args, "--tone-margin", "0"), "the TONE pass learned documents of one class only")
+    assert not (tmp_path / "m").exists()
+    assert run(*args, "--tone-margin", "1").exit_code == 0
+
+
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
     for args, says in [
         (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),
