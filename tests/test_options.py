@@ -391,6 +391,23 @@ def test_options_that_do_not_go_together_are_usage_errors_before_anything_is_rea
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("command", ["train", "eval", "predict", "forget"])
+@pytest.mark.parametrize("option, value", [("--password-command", "echo secret"), ("--ca-file", __file__)])
+def test_imap_access_without_an_imap_path_is_a_usage_error(tmp_path, command, option, value):
+    """--password-command and --ca-file reach an IMAP server: typed with none named, they did
+    nothing and the command ran; named as LABEL=imap://..., they are taken (the connection
+    then fails in one line: nothing listens on port 9)."""
+    spam, ham = str(MAIL / "train" / "spam"), str(MAIL / "train" / "ham")
+    paths = {"train": [spam, ham], "eval": [spam, ham], "predict": [spam], "forget": [spam]}[command]
+    model = ["-m", tmp_path / "none.model"] if command != "train" else ["-o", tmp_path / "m"]
+    result = run(command, *model, option, value, *paths)
+    assert result.exit_code == 2 and f"{option} goes with imap://" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+    if command in ("train", "eval"):
+        result = run(command, *model, option, value, "spam=imap://u@127.0.0.1:9/INBOX", ham)
+        assert result.exit_code != 2 and "goes with" not in result.stderr, result.stderr
+
+
 def test_each_refusal_names_options_its_commands_take():
     """Every row of cli.options.REFUSED (the options a way of running a command does not take)
     is of commands that exist and names options each of them has: a row of a misspelled
