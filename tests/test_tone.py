@@ -241,6 +241,14 @@ def test_a_pass_that_learns_one_class_only_says_so(tmp_path):
     assert run(*args, "--tone-margin", "1").exit_code == 0
 
 
+def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path):
+    """It said "their learn differs ('tone' and None)"."""
+    tone, every = tmp_path / "tone.model", tmp_path / "all.model"
+    trained(tone, *OPTIONS, *UNCALIBRATED, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham")
+    trained(every, *OPTIONS, *UNCALIBRATED, MAIL / "spam", MAIL / "ham")
+    one_line_error(run("merge", "-o", tmp_path / "m", tone, every), "their learn differs ('tone' and 'all')")
+
+
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
     for args, says in [
         (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),
