@@ -354,3 +354,25 @@ def test_a_vocabulary_that_is_not_utf8_is_refused_at_load(tmp_path, demo_model):
     for command in (["info", "--top", "3"], ["predict", "--explain", "2", "-"]):
         result = run(*command, "-m", path, input="free prize")
         assert result.exit_code == 1 and "not UTF-8" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("relabelled", ["fisher", "bernoulli"])
+def test_a_model_relabelled_as_another_event_model_is_refused_by_every_path(tmp_path, relabelled):
+    """A multinomial file of presence counts whose settings say another event model with the
+    same counts: its one_document record is the multinomial's. One message (the pure-Python
+    path) scored it as a fisher model where two messages said the file was corrupt; the one
+    validator now checks that the record is the file's own event model's."""
+    import nbtext
+    from nbtext.classifier import purescore
+
+    model = nbtext.train(["cheap pills now", "lunch at noon"] * 3, ["spam", "ham"] * 3, min_count=1, features="binary")
+    source = tmp_path / "m.model"
+    model.save(str(source))
+    header, payload = parts(source.read_bytes())
+    header = {**header, "settings": {**header["settings"], "event_model": relabelled, "unknown": "ignore"}}
+    data = assemble(header, payload)
+    path = refused(tmp_path, data)
+    assert purescore.of_file(data, str(path)) is None
+    for documents in (["-"], ["-", "-"]):
+        result = run("predict", "-m", path, *documents, input="cheap pills")
+        assert result.exit_code == 1 and "corrupt" in result.stderr and result.stderr.count("\n") == 1, result.stderr

@@ -362,6 +362,52 @@ def test_every_float_option_of_every_command_refuses_nan_in_one_line():
         one_line_error(run(name, option, "nan"), "nan")
 
 
+def test_no_help_line_says_none():
+    """An option's help never shows a bound or a default of None (an unbounded Number showed
+    [x<=None] under train's, predict's and filter's --alpha)."""
+    from nbtext.cli.commands import cli
+
+    for name in cli.commands:
+        page = run(name, "--help")
+        assert page.exit_code == 0
+        assert "None" not in page.output, (name, [line for line in page.output.splitlines() if "None" in line])
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--update", "-m", "x.model", "--shard", "1/2"], "--shard trains a new part to merge"),
+        (["--learn", "tone", "--shard", "1/2"], "--shard does not go with it"),
+        (["--learn", "tone", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler does not go with it"),
+        (["--shard", "1/2", "--max-ham-flagged", "1%"], "--max-ham-flagged does not go with --shard"),
+    ],
+)
+def test_options_that_do_not_go_together_are_usage_errors_before_anything_is_read(tmp_path, args, says):
+    """Train's "X does not go with Y" refusals are rows of cli.options.REFUSED: a usage error
+    (exit 2) of one line before any document or model is read (these were exit 1, --shard's
+    after the model file's settings were made, --learn tone's after the corpus was listed)."""
+    result = run("train", "-o", tmp_path / "m", *args, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("command", ["train", "eval", "predict", "forget"])
+@pytest.mark.parametrize("option, value", [("--password-command", "echo secret"), ("--ca-file", __file__)])
+def test_imap_access_without_an_imap_path_is_a_usage_error(tmp_path, command, option, value):
+    """--password-command and --ca-file reach an IMAP server: typed with none named, they did
+    nothing and the command ran; named as LABEL=imap://..., they are taken (the connection
+    then fails in one line: nothing listens on port 9)."""
+    spam, ham = str(MAIL / "train" / "spam"), str(MAIL / "train" / "ham")
+    paths = {"train": [spam, ham], "eval": [spam, ham], "predict": [spam], "forget": [spam]}[command]
+    model = ["-m", tmp_path / "none.model"] if command != "train" else ["-o", tmp_path / "m"]
+    result = run(command, *model, option, value, *paths)
+    assert result.exit_code == 2 and f"{option} goes with imap://" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+    if command in ("train", "eval"):
+        result = run(command, *model, option, value, "spam=imap://u@127.0.0.1:9/INBOX", ham)
+        assert result.exit_code != 2 and "goes with" not in result.stderr, result.stderr
+
+
 def test_each_refusal_names_options_its_commands_take():
     """Every row of cli.options.REFUSED (the options a way of running a command does not take)
     is of commands that exist and names options each of them has: a row of a misspelled

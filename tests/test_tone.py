@@ -215,6 +215,40 @@ def test_what_a_tone_pass_cannot_do_is_refused_in_one_line(tmp_path, args, says)
     assert not (tmp_path / "m").exists()
 
 
+def test_a_tone_pass_of_more_classes_than_the_model_takes_is_refused_in_one_line(tmp_path):
+    """--model fisher --learn tone of three classes: the event model's own refusal, before the
+    pass makes its form of them (it was a ValueError traceback from FisherDocument)."""
+    third = tmp_path / "eggs"
+    third.mkdir()
+    (third / "1").write_text("scrambled eggs on toast")
+    result = run(
+        "train", "-o", tmp_path / "m", "--model", "fisher", "--learn", "tone", MAIL / "spam", MAIL / "ham", third
+    )
+    one_line_error(result, "--model fisher takes 2 classes at most, got 3")
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_pass_that_learns_one_class_only_says_so(tmp_path):
+    """Two documents, margin 0: the first is learned, the second rightly classified by it (its
+    tokens unseen, the prior of the learned class lower) and not: the pass learned one class of
+    the two given. It said "need at least two classes to train, got 1" of a corpus of two."""
+    for label, text in (("a", "hello world"), ("b", "buy now")):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1").write_text(text)
+    args = ("train", "-o", tmp_path / "m", "--learn", "tone", "--calibration", "none", tmp_path / "a", tmp_path / "b")
+    one_line_error(run(*args, "--tone-margin", "0"), "the TONE pass learned documents of one class only")
+    assert not (tmp_path / "m").exists()
+    assert run(*args, "--tone-margin", "1").exit_code == 0
+
+
+def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path):
+    """It said "their learn differs ('tone' and None)"."""
+    tone, every = tmp_path / "tone.model", tmp_path / "all.model"
+    trained(tone, *OPTIONS, *UNCALIBRATED, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham")
+    trained(every, *OPTIONS, *UNCALIBRATED, MAIL / "spam", MAIL / "ham")
+    one_line_error(run("merge", "-o", tmp_path / "m", tone, every), "their learn differs ('tone' and 'all')")
+
+
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
     for args, says in [
         (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),

@@ -21,6 +21,10 @@ class Number(click.FloatRange):
             self.fail("nan is not a number", param, ctx)
         return number
 
+    def _describe_range(self):
+        """The bounds for --help: none when there are none (click's says "x<=None")."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 def options(*decorators):
     """One decorator of several click options (in the order given)."""
@@ -268,6 +272,19 @@ ONE_MESSAGE = [  # predict's options that --is (one message, its verdict in the 
     "jobs",
     "scheduler",
 ]
+
+
+def may_name_imap(params):
+    """Whether a command's PATHs (CLASS_DIR as LABEL=PATH too) name an IMAP folder, or may
+    (predict's --files-from list)."""
+    from nbtext.reading.sources import is_imap
+
+    paths = params.get("class_dirs") or params.get("paths") or ()
+    return params.get("files_from") is not None or any(
+        is_imap(path) or is_imap(path.partition("=")[2]) for path in paths
+    )
+
+
 Refusal = namedtuple("Refusal", "commands when options says")
 # The options a way of running a command does not take: an option typed where it would do
 # nothing is a usage error of one line. Each row: the commands it is of, when it applies
@@ -299,6 +316,31 @@ REFUSED = {
         lambda p, typed: not p["update"],
         ["new_classes"],
         "{} goes with --update (a training makes every class)",
+    ),
+    "train --update, a shard": Refusal(
+        ("train",),
+        lambda p, typed: p["update"],
+        ["shard"],
+        "{} trains a new part to merge; it does not go with --update",
+    ),
+    "train --learn tone, split": Refusal(
+        ("train",),
+        lambda p, typed: p["learn"] == "tone",
+        ["shard", "scheduler"],
+        "--learn tone's pass takes every document in one order: {} does not go with it (train on all the "
+        "documents in one place)",
+    ),
+    "train --shard, a budget": Refusal(
+        ("train",),
+        lambda p, typed: p["shard"] is not None,
+        ["max_ham_flagged"],
+        "{} does not go with --shard (its cut-off is chosen on the out-of-fold probabilities of the whole corpus)",
+    ),
+    "train (eval, predict, forget) without an IMAP PATH": Refusal(
+        ("train", "eval", "predict", "forget"),
+        lambda p, typed: not may_name_imap(p),
+        ["password_command", "ca_file"],
+        "{} goes with imap:// or imaps:// PATHs (it reaches their server)",
     ),
     "eval without --online": Refusal(
         ("eval",), lambda p, typed: not p["online"], ["learn"], "{} goes with --online (what the run learns)"

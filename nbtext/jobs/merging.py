@@ -152,6 +152,8 @@ def _common_settings(models, names):
                 continue
             ours, theirs = first.settings.get(key), model.settings.get(key)
             if ours != theirs:
+                if key == "learn":  # (a file without it learned every document: --learn all)
+                    ours, theirs = first.settings.get(key, "all"), model.settings.get(key, "all")
                 if key == "tokenizer":
                     key = next(k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k))
                     ours, theirs = ours.get(key), theirs.get(key)

@@ -349,6 +349,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     labels = [doc.label for doc in documents]
     if len(classes) < 2:  # (nothing to tell apart: training says so)
         return documents, (token_lists, labels, [True] * len(labels)), settings
+    EVENT_MODELS[settings["event_model"]].check_classes(classes)  # (before its form is made of them)
     online = OnlineMultinomial(
         classes,
         settings["alpha"],
@@ -361,6 +362,12 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     learned = [False] * len(documents)
     for i in sorted(range(len(documents)), key=lambda i: (keys[i], labels[i])):
         learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
+    if len(learned_classes := sorted({label for label, was in zip(labels, learned) if was})) < 2:
+        raise NbtextError(  # (else training says it got one class, of a corpus of two or more)
+            f"--learn tone: the TONE pass learned documents of one class only ({learned_classes[0]!r}), "
+            f"the model of {', '.join(map(repr, classes))} would have nothing to tell apart: give a larger "
+            "--tone-margin, or more documents"
+        )
     return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
 
 

@@ -143,7 +143,10 @@ def check_header(header, payload_bytes, file_bytes):
             _whole(calibration["length_floor"], "length floor", 2)  # (1, no floor, is written as none)
         _whole(calibration["documents"], "calibration documents", 0)
     if "one_document" in header:
-        check_one_document(header["one_document"], len(classes), n_tokens)
+        form = EVENT_MODELS[settings["event_model"]].one_document
+        if form is None:
+            raise ValueError(f"a {settings['event_model']} model with a one_document record")
+        check_one_document(header["one_document"], len(classes), n_tokens, form)
     if "sample" in header:
         _check_sample(header["sample"])
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
@@ -233,11 +236,13 @@ def _integer(payload, spec, i):
     return unpack.unpack_from(payload, spec["offset"] + i * unpack.size)[0]
 
 
-def check_one_document(record, n_classes, n_tokens):
-    """Raise ValueError unless the derived `one_document` record (nbtext.classifier.model) is well formed."""
+def check_one_document(record, n_classes, n_tokens, form=None):
+    """Raise ValueError unless the derived `one_document` record (nbtext.classifier.model) is well formed:
+    the record of `form` (the file's event model's one-document form: what the one-message path
+    scores with; None: of any)."""
     _is(record, dict, "the one_document record")
     forms = [event.one_document for event in EVENT_MODELS.values() if event.one_document is not None]
-    if not any(set(record) == {"features", "unk", "kept", *form.record_values} for form in forms):
+    if not any(set(record) == {"features", "unk", "kept", *f.record_values} for f in ([form] if form else forms)):
         raise ValueError("bad one_document record")
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
     # per class, counts and their sums are >= 0, logarithms of probabilities (Σ log(1 − θ)) <= 0
