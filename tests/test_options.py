@@ -341,9 +341,12 @@ def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):
     assert run("predict", "-m", model, input="free prize").exit_code == 0
 
 
-def test_every_float_option_of_every_command_refuses_nan_in_one_line():
-    """click's FloatRange and float let nan through (no comparison with a bound is true): every
-    float option is an options.Number, which refuses it before anything is read."""
+@pytest.mark.parametrize("value, says", [("nan", "nan"), ("inf", "inf is not"), ("-inf", "-inf is not")])
+def test_every_float_option_of_every_command_refuses_nan_and_inf_in_one_line(value, says):
+    """click's FloatRange and float let nan through (no comparison with a bound is true), and
+    inf past a one-sided bound (train --tone-margin inf reached the settings; predict --alpha
+    inf was taken): every float option is an options.Number, which refuses both before
+    anything is read."""
     import click
 
     from nbtext.cli.commands import cli
@@ -359,7 +362,7 @@ def test_every_float_option_of_every_command_refuses_nan_in_one_line():
     for name, option in floats:
         command = cli.commands[name]
         assert isinstance(next(p for p in command.params if option in p.opts).type, Number), (name, option)
-        one_line_error(run(name, option, "nan"), "nan")
+        one_line_error(run(name, option, value), says)
 
 
 def test_no_help_line_says_none():

@@ -343,8 +343,8 @@ OPTIONS_READ = (
 def _tone_scorer(event, setting):
     features = _text_features(event, setting)
     if event.online is not None and features is not None:
-        return f"its pass scores a multinomial model of counts or presence, not of {features} features"
-    return f"its pass scores a multinomial model of counts or presence, not --model {event.name}"
+        return f"its pass scores a multinomial model of counts or presence, or fisher, not of {features} features"
+    return f"its pass scores a multinomial model of counts or presence, or fisher, not --model {event.name}"
 
 
 # Which documents a model learns (--learn, --tone-margin), and what a TONE pass's model takes

@@ -2,6 +2,7 @@
 the options several commands share. Only nbtext.cli.commands uses them; with it and nbtext.cli.console,
 the only modules that import click."""
 
+import math
 from collections import namedtuple
 
 import click
@@ -12,13 +13,15 @@ from nbtext.reading.imapurl import ImapAccess
 
 
 class Number(click.FloatRange):
-    """A float option's value within its bounds, and never nan: click's FloatRange lets nan
-    through (no comparison with a bound is true)."""
+    """A float option's value within its bounds, and finite: click's FloatRange lets nan
+    through (no comparison with a bound is true), and inf past a bound of one side only."""
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
         if number != number:
             self.fail("nan is not a number", param, ctx)
+        if number in (math.inf, -math.inf):
+            self.fail(f"{value} is not a finite number", param, ctx)
         return number
 
     def _describe_range(self):
@@ -65,6 +68,7 @@ train_options = options(*map(train_option, TRAIN_SETTINGS))
 tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
     "--tone-margin",
     type=Number(min=0),
+    default=None,  # (the event model's own: nbtext.stats.event_models, EventModel.tone_margin)
     metavar="NATS",
     help=choices.TRAIN_HELP["tone_margin"],
 )
