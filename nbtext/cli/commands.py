@@ -557,7 +557,7 @@ def info(model_path, top, output_format, plot):
     if output_format == "json":
         write_line(json_line(summary))
         return 0
-    lines, warnings = model_summary(summary, model_path, model.event.count_unit)
+    lines, warnings = model_summary(summary, model_path, model.event)
     write_line("\n".join(lines))
     for warning in warnings:
         click.echo(f"nbtext: warning: {warning}", err=True)

@@ -349,15 +349,17 @@ def crossval_table(folds, seed, results, terminal=False):
     return aligned(lines) if terminal else "\n".join(lines)
 
 
-def model_summary(summary, model_path, unit):
-    """`nbtext info`'s text: (lines for stdout, warnings for stderr). `unit` is what a
-    class's count counts (tokens, or documents with a token)."""
+def model_summary(summary, model_path, event):
+    """`nbtext info`'s text: (lines for stdout, warnings for stderr). `event` is the model's
+    event model: what a class's count counts (`count_unit`), whether a class prior enters."""
+    unit = event.count_unit
     s = summary["settings"]
     t = s["tokenizer"]
     lines = [
         f"model file     {model_path} (format {summary.get('format_version', '?')}, "
         f"nbtext {summary.get('nbtext_version', '?')})",
-        f"event model    {summary['event_model']}, λ = {s['alpha']:g}, prior {s['prior']}",
+        f"event model    {summary['event_model']}, λ = {s['alpha']:g}, "
+        + (f"prior {s['prior']}" if event.prior_in_jll else "no class prior"),
         f"tokenizer      columns {', '.join(t['columns'])}"
         if t.get("kind") == "row"
         else f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",

@@ -445,7 +445,7 @@ class Bernoulli(LinearModel):
     feature_kinds = ("binary",)
     feature_kind_error = "--model bernoulli models token presence: drop --features (or use --model multinomial)"
     mail_alpha = True
-    count_unit = "documents with"
+    count_unit = "tokens (each counted once a document)"
     unk_from_documents = True
     one_document = PresenceDocument
 
@@ -580,7 +580,7 @@ class Fisher(EventModel):
     prior_in_jll = False
     max_classes = 2
     reads_unk = False
-    count_unit = "documents with"
+    count_unit = "tokens (each counted once a document)"
     unk_from_documents = True
     one_document = FisherDocument
     online = FisherDocument
