@@ -399,7 +399,7 @@ def model_summary(summary, model_path, event):
     if s.get("learn") == "tone":
         lines.append(
             f"learned        --learn tone: the documents one pass in content order got wrong or within "
-            f"{s['tone_margin']:g} nats of log-odds of it"
+            f"{s['tone_margin']:g} nats of log-odds of it, with those given to train --update and forget since"
         )
     lines.append("classes")
     for label, c in summary["classes"].items():
