@@ -63,6 +63,7 @@ LIGHT_PATH_NEVER = (
     "netrc",
     "nbtext.reading.imap",
     "nbtext.reading.imapurl",
+    "nbtext.stats.fisher",  # (the demo model is a multinomial: another model's formulas are not its path)
 )
 
 

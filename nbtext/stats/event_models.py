@@ -33,7 +33,6 @@ import math
 from nbtext import choices
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
-from nbtext.stats import fisher
 
 
 def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm=False):
@@ -179,6 +178,8 @@ class FisherDocument(OneDocument):
 
     def used(self, features):
         """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
+        from nbtext.stats import fisher  # (lazy: the one-message path of other models never needs it)
+
         spam, ham = self.positive, 1 - self.positive
         n_spam, n_ham = self.class_count[spam], self.class_count[ham]
         scored = [
@@ -189,11 +190,15 @@ class FisherDocument(OneDocument):
         return fisher.used_tokens(scored)
 
     def joint_log_likelihood(self, log_prior, features):
+        from nbtext.stats import fisher
+
         log_spam, log_ham = fisher.log_spam_probability(self.used(features))
         return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
 
     def explanation(self, features, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
+        from nbtext.stats import fisher
+
         sign = 1.0 if winner == self.positive else -1.0
         smallest = fisher.SMALLEST
         return [
@@ -607,6 +612,8 @@ class Fisher(EventModel):
 
     def _cell_probabilities(self, model, columns, cell_column, counts, class_count):
         """(f, 1 − f, not UNK) of each cell, of the columns' counts (classes × columns)."""
+        from nbtext.stats import fisher
+
         import numpy as np
 
         spam = model.classes.index(positive_class(model.classes))
@@ -619,11 +626,15 @@ class Fisher(EventModel):
 
     def _used(self, model, columns, cell_document, cell_column, counts, class_count):
         """(f, 1 − f, used mask) of the cells."""
+        from nbtext.stats import fisher
+
         f, g, known = self._cell_probabilities(model, columns, cell_column, counts, class_count)
         used = fisher.used_cells_of(cell_document, columns[cell_column], f) & known
         return f, g, used
 
     def _jll(self, model, n_documents, cell_document, f, g, used):
+        from nbtext.stats import fisher
+
         import numpy as np
 
         from nbtext.exactmath import log
@@ -650,6 +661,8 @@ class Fisher(EventModel):
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
+        from nbtext.stats import fisher
+
         import numpy as np
 
         from nbtext.exactmath import log
