@@ -571,3 +571,18 @@ def test_each_command_reaches_the_server_with_its_own_password_command_and_ca_fi
         one_line_error(
             run_in_process(command, env=nobody | {"NBTEXT_IMAP_CA_FILE": str(dovecot.certificate)}), "no password"
         )
+
+
+def test_a_password_command_printing_bytes_not_utf8_logs_in_with_those_bytes():
+    """A --password-command's first line goes to the server as the bytes it printed, UTF-8 or
+    not (AUTHENTICATE PLAIN): it was a UnicodeEncodeError inside imaplib, said as a failed login."""
+    from nbtext.reading.imap import _password_of_command, log_in
+
+    class Client:
+        def authenticate(self, mechanism, answer):
+            self.sent = (mechanism, answer(b""))
+
+    secret = _password_of_command("printf 'p\\377w\\n'")
+    client = Client()
+    log_in(client, USER, secret)
+    assert client.sent == ("PLAIN", b"\0" + USER.encode() + b"\0p\xffw")

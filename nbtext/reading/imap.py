@@ -184,11 +184,12 @@ def connect(folder, access=DEFAULT_ACCESS):
 
 def log_in(client, user, secret):
     """LOGIN where user and password are ASCII (LOGIN's strings are; imaplib raises on others),
-    else AUTHENTICATE PLAIN, whose user and password are UTF-8 (RFC 4616)."""
+    else AUTHENTICATE PLAIN, whose user and password are UTF-8 (RFC 4616). Bytes that are not
+    UTF-8 (a --password-command's output, read with surrogateescape) go as they were printed."""
     if user.isascii() and secret.isascii():
         client.login(user, secret)
     else:
-        client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode())
+        client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode("utf-8", "surrogateescape"))
 
 
 def tls_context(access=DEFAULT_ACCESS):
