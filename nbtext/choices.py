@@ -126,3 +126,14 @@ TRAIN_CHOICES = {
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
 TRAIN_COUNTS = ("min_count", "max_features", "ngrams")  # whole numbers >= 1
+
+
+def learned_by_tone(settings):
+    """Whether a model of these stored settings learned only what a TONE pass chose (files
+    without the setting learned every document)."""
+    return settings.get("learn", "all") == "tone"
+
+
+def is_tone_margin(value):
+    """Whether `value` can be a --tone-margin: a number (not a bool), at least 0 and finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")

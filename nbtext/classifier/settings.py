@@ -21,6 +21,7 @@ from nbtext.choices import (
     TRAIN_DEFAULTS,
     TRAIN_LEARNING,
     UNKNOWN_MODES,
+    is_tone_margin,
 )
 from nbtext.errors import NbtextError
 from nbtext.reading.tokenize import RowTokenizer, Tokenizer
@@ -233,15 +234,9 @@ def _learning(o):
     if o["learn"] == "all":
         return {}
     margin = EVENT_MODELS[o["model"]].tone_margin if o["tone_margin"] is None else o["tone_margin"]
-    if not isinstance(margin, (int, float)) or isinstance(margin, bool) or not 0 <= margin < math.inf:
+    if not is_tone_margin(margin):
         raise NbtextError(f"--tone-margin must be a number >= 0 (nats of log-odds), not {margin!r}")
     return {"learn": o["learn"], "tone_margin": float(margin)}
-
-
-def learned_by_tone(settings):
-    """Whether a model of these stored settings learned only what a TONE pass chose (files
-    without the setting learned every document)."""
-    return settings.get("learn", "all") == "tone"
 
 
 def _flag(name, value):

@@ -172,7 +172,8 @@ def train_on_scheduler(
 def _cluster_settings(settings=None, **options):
     """The TrainSettings a cluster trains with (`settings`, else those of train `options`),
     refused where its workers cannot split the training (a TONE pass takes every document in order)."""
-    from nbtext.classifier.settings import TONE_SPLIT_REFUSED, learned_by_tone, make_settings
+    from nbtext.choices import learned_by_tone
+    from nbtext.classifier.settings import TONE_SPLIT_REFUSED, make_settings
 
     settings = make_settings(**options) if settings is None else settings
     if learned_by_tone(settings):

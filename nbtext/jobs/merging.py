@@ -23,8 +23,8 @@ from nbtext.classifier.settings import (
     TONE_MERGE,
     UNK_MERGE,
     default_alpha,
-    learned_by_tone,
 )
+from nbtext.choices import learned_by_tone
 from nbtext.errors import NbtextError
 from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate

@@ -10,12 +10,12 @@ from functools import partial
 
 import numpy as np
 
+from nbtext.choices import learned_by_tone
 from nbtext.classifier.model import Calibrated, NaiveBayes, vocabulary_of
 from nbtext.classifier.settings import (
     BUDGET_REFUSED,
     TONE_SPLIT_REFUSED,
     TrainSettings,
-    learned_by_tone,
     make_settings,
     make_tokenizer,
     table_rows_model,

@@ -20,6 +20,8 @@ from nbtext.choices import (
     PRIORS,
     TF_MODES,
     UNKNOWN_MODES,
+    is_tone_margin,
+    learned_by_tone,
 )
 from nbtext.labels import label_problem
 from nbtext.stats.event_models import EVENT_MODELS
@@ -322,9 +324,7 @@ def check_settings_record(settings):
     if settings.get("max_features") is not None:
         _whole(settings["max_features"], "max_features", 1)
     if "learn" in settings or "tone_margin" in settings:  # (absent: every document learned, --learn all)
-        margin = settings.get("tone_margin")
-        number = isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 <= margin < math.inf
-        if settings.get("learn") != "tone" or not number or event.online is None:
+        if not learned_by_tone(settings) or not is_tone_margin(settings.get("tone_margin")) or event.online is None:
             raise ValueError("bad learn or tone_margin")
     tokenizer = _is(settings.get("tokenizer"), dict, "the tokenizer settings")
     if (tokenizer.get("kind") == "row") != (event.default_features is None):

@@ -8,6 +8,7 @@ import math
 import sys
 from collections import namedtuple
 
+from nbtext.choices import learned_by_tone
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.modelfile.pending import COMPACT_AFTER
@@ -396,7 +397,7 @@ def model_summary(summary, model_path, event):
             f"fitted again{then}"
         )
     lines.append(f"documents      {summary['documents']:,}")
-    if s.get("learn") == "tone":
+    if learned_by_tone(s):
         lines.append(
             f"learned        --learn tone: the documents one pass in content order got wrong or within "
             f"{s['tone_margin']:g} nats of log-odds of it, with those given to train --update and forget since"
