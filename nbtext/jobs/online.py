@@ -17,7 +17,7 @@ import heapq
 import math
 from collections import Counter
 
-from nbtext.choices import DEFAULT_TONE_MARGIN, ONLINE_FEATURES
+from nbtext.choices import ONLINE_FEATURES
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
@@ -139,10 +139,11 @@ def step(online, tokens, label, learn, tone_margin):
     return p, jll, guess, learned
 
 
-def run(stream, online, learn="errors", unsure_below=None, on_step=None, tone_margin=DEFAULT_TONE_MARGIN):
+def run(stream, online, learn="errors", unsure_below=None, on_step=None, *, tone_margin):
     """Classify each (name, tokens, label) of `stream` in order with `online` (an
-    OnlineMultinomial), then learn it by the rule `learn` (see `learns`): the report
-    (see `report`). `on_step(i)` after each message."""
+    OnlineMultinomial), then learn it by the rule `learn` (see `learns`; `tone_margin` on
+    the jll's scale of `online`'s event model): the report (see `report`). `on_step(i)`
+    after each message."""
     from nbtext.classifier.purescore import decide
 
     labels, guesses, scores, learned = [], [], [], 0
@@ -302,7 +303,7 @@ def evaluate_online(
 
     if tone_margin is None:
         tone_margin = EVENT_MODELS[settings["event_model"]].tone_margin
-    result = run(stream(), online, learn, unsure_below, on_step, tone_margin)
+    result = run(stream(), online, learn, unsure_below, on_step, tone_margin=tone_margin)
     result["alpha"] = settings["alpha"]
     result["seed"] = seed
     return result
