@@ -169,9 +169,10 @@ BUDGET_REFUSED = (
 )
 
 
+# ({}: the option that splits the training, as typed; the CLI's table of refusals says it too)
 TONE_SPLIT_REFUSED = (
-    "--learn tone's pass takes every document in one order: not with --shard or --scheduler "
-    "(train on all the documents in one place)"
+    "--learn tone's pass takes every document in one order: {} does not go with it (train on all the "
+    "documents in one place)"
 )
 
 

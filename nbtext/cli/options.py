@@ -8,7 +8,7 @@ from collections import namedtuple
 import click
 
 from nbtext import choices
-from nbtext.classifier.settings import header_names, unread_by_all
+from nbtext.classifier.settings import TONE_SPLIT_REFUSED, header_names, unread_by_all
 from nbtext.reading.imapurl import ImapAccess
 
 
@@ -331,8 +331,7 @@ REFUSED = {
         ("train",),
         lambda p, typed: p["learn"] == "tone",
         ["shard", "scheduler"],
-        "--learn tone's pass takes every document in one order: {} does not go with it (train on all the "
-        "documents in one place)",
+        TONE_SPLIT_REFUSED,
     ),
     "train --shard, a budget": Refusal(
         ("train",),

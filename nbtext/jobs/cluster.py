@@ -177,7 +177,7 @@ def _cluster_settings(settings=None, **options):
 
     settings = make_settings(**options) if settings is None else settings
     if learned_by_tone(settings):
-        raise NbtextError(TONE_SPLIT_REFUSED)
+        raise NbtextError(TONE_SPLIT_REFUSED.format("--scheduler"))
     return settings
 
 

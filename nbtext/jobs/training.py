@@ -71,7 +71,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
         raise NbtextError(BUDGET_REFUSED)
     if learned_by_tone(settings):  # the documents its TONE pass learns, then trained as any others
         if partial:
-            raise NbtextError(TONE_SPLIT_REFUSED)
+            raise NbtextError(TONE_SPLIT_REFUSED.format("--shard"))
         from nbtext.jobs.online import tone_chosen
 
         chosen, seen, settings = tone_chosen(batches, settings, jobs, on_error)
