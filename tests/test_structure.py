@@ -160,3 +160,26 @@ def test_a_models_calibration_is_set_only_by_take_calibration():
                     ):
                         found.append(f"{path.relative_to(PACKAGE)}:{each.lineno}: {ast.unparse(each)}")
     assert found == []
+
+
+def _wrappers(callback):
+    """The code names of a command callback's wrappers, outermost first (functools.wraps
+    copies the wrapped function's __name__, not its code)."""
+    names = []
+    while callback is not None:
+        names.append(callback.__code__.co_name)
+        callback = getattr(callback, "__wrapped__", None)
+    return names
+
+
+def test_imap_access_is_made_before_the_inputs_are_grouped():
+    """cli.options.imap_options hands `imap_access` to the command, and `grouped` puts it among
+    the labelled inputs: on a command with both, imap_options must wrap grouped (sit above it),
+    or the command fails on its first call."""
+    both = 0
+    for name, command in cli.commands.items():
+        wrappers = _wrappers(command.callback)
+        if "with_access" in wrappers and "with_groups" in wrappers:
+            both += 1
+            assert wrappers.index("with_access") < wrappers.index("with_groups"), name
+    assert both == 2  # train and eval

@@ -523,7 +523,7 @@ plot_option = click.option(
 def imap_options(command):
     """--password-command and --ca-file, handed to `command` as one value, `imap_access`
     (nbtext.reading.imapurl.ImapAccess), which it passes down to the reader with its paths
-    (train's and eval's among their `inputs`: put it above `grouped`)."""
+    (train's and eval's among their `inputs`: put it above `grouped`; tests/test_structure.py checks it)."""
     from functools import wraps
 
     @wraps(command)
