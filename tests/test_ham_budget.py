@@ -429,6 +429,34 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(-50, 700), min_size=20, max_size=300),
+    st.lists(st.floats(-50, 700), min_size=1, max_size=100),
+    st.sampled_from([0.01, 0.05, 0.2]),
+)
+def test_the_ceiling_ranks_as_the_log_odds_do_however_sure(ham, spam, budget):
+    """Whatever the out-of-fold log-odds of spam (up to 700; P(spam) is 1.0 in float64 past
+    about 37), the cut-off flags no more ham than the bound allows, and every spam surer than
+    the surest ham it leaves out: a threshold on the log-odds, as in exact arithmetic."""
+    from nbtext.classifier.purescore import decide
+    from nbtext.jobs.calibration import spam_cutoff
+
+    log_odds = np.array(ham + spam)
+    jll = np.stack([np.zeros(len(log_odds)), log_odds], axis=1)  # classes ham, spam
+    rows = np.array([0] * len(ham) + [1] * len(spam))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (too few ham to bound the budget: said, and none flagged)
+        record = spam_cutoff(["ham", "spam"], jll, rows, np.full(len(rows), 20), {"temperature": 1.0}, budget)
+    allowed = most_within(len(ham), budget, BUDGET_RISK) or 0
+    p = exp(jll - np.logaddexp(jll[:, :1], jll[:, 1:]))
+    labels = [decide(["ham", "spam"], row, None, record)[0] for row in p]
+    assert labels[: len(ham)].count("spam") <= allowed
+    left_out = sorted(ham, reverse=True)[allowed] if allowed < len(ham) else -np.inf
+    surer = [label for label, odds in zip(labels[len(ham) :], spam) if odds > max(left_out, 0.0) + 1e-6]
+    assert surer.count("spam") == len(surer)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 3000), st.integers(0, 3000), st.sampled_from([0.01, 0.05, 0.2, 0.5, 0.9]))
 def test_the_upper_bound_is_the_beta_quantile_of_clopper_pearson(n, k, risk):
