@@ -77,7 +77,7 @@ def folders(corpus, split):
 
 def budget_rows(model):
     """Per spam corpus and budget: test spam missed (unsure included), ham flagged, unsure,
-    errors, and the cut-off the training chose; ham flagged beside what the budget allows
+    errors, and the cut-off the training chose (a ceiling on P(ham)); ham flagged beside what the budget allows
     on the test split (B of its ham plus one message)."""
     print(
         f"{'corpus':14s} {'train':38s} {'spam missed':>11s} {'ham flagged':>11s} {'(allowed)':>9s} "
@@ -113,12 +113,12 @@ def budget_rows(model):
                 )
                 or {}
             )
-            cut = calibration.get("spam_cutoff")
+            cut = calibration.get("other_ceiling")  # spam when P(ham) is below it (nbtext.cutoff)
             allowed = "" if budget is None else f"{float(budget[:-1]) / 100 * n_ham + 1:.1f}"
             print(
                 f"{corpus:14s} {' '.join(options) or '(defaults)':38s} {missed:11d} {ham_flagged:11d} {allowed:>9s} "
                 f"{spam_unsure + ham_unsure:6d} {missed + ham_flagged:6d}  "
-                f"{'' if cut is None else f'{cut:.6f}'} (unsure: {spam_unsure} spam, {ham_unsure} ham)"
+                f"{'' if cut is None else f'P(ham) < {cut:.3g}'} (unsure: {spam_unsure} spam, {ham_unsure} ham)"
             )
 
 

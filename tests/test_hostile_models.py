@@ -127,9 +127,39 @@ CRAFTED = [
             {"length_exponent": 1},
             {"temperature": 0.0},
             {"width": 1.0},
+            # a spam cut-off (train --max-ham-flagged): a ceiling on P(other) from 0 to 1/2, or an older
+            # build's floor on P(spam) from 1/2 to the number after 1; with its class and budget, and one only
+            *(
+                {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": bad}
+                for bad in (float("nan"), -1e-300, -1.0, 0.6, float("inf"), "0.001", 0, None)
+            ),
+            *(
+                {"positive": "spam", "max_ham_flagged": 0.01, "spam_cutoff": bad}
+                for bad in (float("nan"), 0.4, 1.5, "0.9", 1)
+            ),
+            {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": 1e-5, "spam_cutoff": 0.9},
+            {"positive": "eggs", "max_ham_flagged": 0.01, "other_ceiling": 1e-5},
+            {"positive": "spam", "max_ham_flagged": 0.6, "other_ceiling": 1e-5},
+            {"positive": "spam", "other_ceiling": 1e-5},
+            {"max_ham_flagged": 0.01, "other_ceiling": 1e-5},
+            {"positive": "spam", "max_ham_flagged": 0.01},
         )
     ),
 ]
+
+
+@pytest.mark.parametrize("cutoff", [{"other_ceiling": 0.0}, {"other_ceiling": 2.6e-300}, {"spam_cutoff": 0.97}])
+def test_a_good_cutoff_loads(tmp_path, demo_model, cutoff):
+    """(So that the crafted ones above are refused for their cut-off, not for the rest.)"""
+    header, payload = parts(Path(demo_model).read_bytes())
+    calibration = {"method": "temperature", "temperature": 2.0, "documents": 100}
+    path = tmp_path / "good.model"
+    path.write_bytes(
+        assemble(
+            {**header, "calibration": {**calibration, "positive": "spam", "max_ham_flagged": 0.01, **cutoff}}, payload
+        )
+    )
+    assert load(str(path)).calibration == {**calibration, "positive": "spam", "max_ham_flagged": 0.01, **cutoff}
 
 
 @pytest.mark.parametrize("key, value", CRAFTED, ids=[f"{k}={v!r}"[:40] for k, v in CRAFTED])

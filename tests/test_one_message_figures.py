@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbtext.cli.oneshot import AGREEMENT, OneMessageModel, clear_of_turns
+from nbtext.cli.oneshot import AGREEMENT, RELATIVE_AGREEMENT, OneMessageModel, clear_of_turns
 from nbtext.report.text import Output
 
 from conftest import ROOT, real_corpus, run
@@ -128,7 +128,14 @@ def test_figures_near_a_turn_are_left_to_the_whole_model():
     assert not clear_of_turns([0.6, 0.2, 0.2, 0.0], Output("tsv", False, None, 2), None)  # -k 2: which second
     assert not clear_of_turns([0.3, 0.7], Output("tsv", True, 0.7), None)  # at --unsure-below
     assert not clear_of_turns([0.3, 0.7], Output("tsv", False, None, 2, 0.3), None)  # at --threshold
-    assert not clear_of_turns([0.2, 0.8], plain, {"spam_cutoff": 0.8 + AGREEMENT / 2})  # at the spam cut-off
+    assert not clear_of_turns([0.2, 0.8], plain, {"spam_cutoff": 0.8 + AGREEMENT / 2})  # at an older build's floor
+    # at a spam cut-off's ceiling on P(ham), tiny: within it relatively, not by AGREEMENT (which every such
+    # probability is, and would send every message to the whole model)
+    ceiling = {"other_ceiling": 2.6e-20}
+    assert not clear_of_turns([2.6e-20 * (1 + RELATIVE_AGREEMENT / 2), 1.0], plain, ceiling)
+    assert not clear_of_turns([2.6e-20 * (1 - RELATIVE_AGREEMENT / 2), 1.0], plain, ceiling)
+    assert clear_of_turns([2.6e-20 * (1 + 3 * RELATIVE_AGREEMENT), 1.0], plain, ceiling)
+    assert clear_of_turns([1e-30, 1.0], plain, ceiling) and clear_of_turns([0.25, 0.75], plain, ceiling)
 
 
 @pytest.mark.parametrize("calibration", ["none", "temperature"])

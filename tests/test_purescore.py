@@ -1,6 +1,7 @@
 """One message scored without numpy (nbtext.classifier.purescore) gives the numpy model's label and
-probabilities to 1e-12, over random corpora and settings and over the real SpamAssassin
-test messages; whatever it does not serve goes to the numpy path unchanged."""
+probabilities to 1e-12 (and each to a relative 1e-9: nbtext.cli.oneshot.RELATIVE_AGREEMENT), over
+random corpora and settings and over the real SpamAssassin test messages; whatever it does not
+serve goes to the numpy path unchanged."""
 
 import json
 import subprocess
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import nbtext
 from nbtext.classifier import purescore
+from nbtext.cli.oneshot import RELATIVE_AGREEMENT
 from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
@@ -39,6 +41,9 @@ def agree(model, pure, documents):
             assert len(set(pure.tokenize(document))) > purescore.MAX_DISTINCT_TOKENS
             continue
         np.testing.assert_allclose(got, row, rtol=0, atol=1e-12)
+        # and each small one relative to itself (a spam cut-off's ceiling on P(ham) reads them: subnormals apart)
+        small = row > 1e-300
+        np.testing.assert_allclose(np.array(got)[small], row[small], rtol=RELATIVE_AGREEMENT, atol=0)
         label, _ = purescore.decide(pure.classes, got)
         top_two = np.sort(row)[-2:]
         if top_two[1] - top_two[0] > 1e-12:  # not a tie that rounding may break either way

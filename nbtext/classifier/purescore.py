@@ -23,6 +23,7 @@ from bisect import bisect_left
 from collections import Counter
 
 from nbtext.classifier.settings import make_tokenizer
+from nbtext.cutoff import held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_one
 from nbtext.modelfile.container import split
@@ -240,12 +241,11 @@ def _or_none(score, *arguments):
 def decide(classes, probabilities, unsure_below=None, calibration=None):
     """(label, its probability): the most probable class (the first of equals, as numpy's
     argmax), or 'unsure' below the threshold, or (a model trained with --max-ham-flagged:
-    its `calibration` record's cut-off) when that class is the positive one ('spam') below
-    its cut-off. The one rule every path decides by."""
+    its `calibration` record's cut-off, nbtext.cutoff) when that class is the positive one
+    ('spam') and the cut-off holds it back. The one rule every path decides by."""
     k = max(range(len(classes)), key=probabilities.__getitem__)
     p = float(probabilities[k])
-    cutoff = (calibration or {}).get("spam_cutoff")
-    if cutoff is not None and classes[k] == calibration["positive"] and p < cutoff:
+    if held_back(classes, probabilities, k, calibration):
         return "unsure", p
     if unsure_below is not None and p < unsure_below:
         return "unsure", p

@@ -14,6 +14,7 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
+from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
 from nbtext.errors import (
     SIGINT,
     TEMPFAIL,
@@ -114,21 +115,30 @@ class OneMessageModel:
 # (both are exact to about 1e-14; tests/test_purescore.py holds them to this over random
 # corpora, settings and the real SpamAssassin messages).
 AGREEMENT = 1e-12
+# ... and relative to the probability, for the small ones a spam cut-off's ceiling reads
+# (nbtext.cutoff): the log-odds of the two paths differ by the rounding of sums of the
+# tokens' evidence, which grows with the length (tests/test_purescore.py holds them to it)
+RELATIVE_AGREEMENT = 1e-9
 
 
 def clear_of_turns(probabilities, output, calibration):
     """Whether each of `probabilities` lies further than AGREEMENT from where what predict
-    prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, a
-    spam cut-off), and for the most probable (the winner, -k's ranking) the next one down.
-    Then the model loaded whole, within AGREEMENT of them, prints the same line."""
-    turns = [
-        t for t in (output.unsure_below, output.threshold, (calibration or {}).get("spam_cutoff")) if t is not None
-    ]
+    prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, an
+    older build's spam cut-off), and for the most probable (the winner, -k's ranking) the next
+    one down; and further than RELATIVE_AGREEMENT of it from a spam cut-off's ceiling. Then
+    the model loaded whole, within these of them, prints the same line."""
+    cutoff = cutoff_of(calibration)
+    ceiling = cutoff[1] if cutoff is not None and cutoff[0] == OTHER_CEILING else None
+    floor = cutoff[1] if cutoff is not None and cutoff[0] == SPAM_FLOOR else None
+    turns = [t for t in (output.unsure_below, output.threshold, floor) if t is not None]
     ranked = sorted(probabilities, reverse=True)[: (output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
     if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
         return False
     return not any(
-        abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000 or any(abs(p - t) <= AGREEMENT for t in turns)
+        abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000
+        or any(abs(p - t) <= AGREEMENT for t in turns)
+        or ceiling is not None
+        and abs(p - ceiling) <= RELATIVE_AGREEMENT * ceiling
         for p in probabilities
     )
 

@@ -30,6 +30,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.classifier.model import Calibrated
+from nbtext.cutoff import OTHER_CEILING
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import DROPPED
@@ -46,6 +47,10 @@ AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many 
 # confidence 1 − BUDGET_RISK (one-sided Clopper-Pearson over the out-of-fold sample; chosen by
 # cross-validation on training splits, docs/calibration.md)
 BUDGET_RISK = 0.2
+# how far under the first document of the other class it excludes the spam cut-off stands, relative to
+# that document's probability (of the other class): more than the one-message path's probabilities
+# differ from the model's (nbtext.cli.oneshot.RELATIVE_AGREEMENT)
+CEILING_MARGIN = 1e-9
 
 
 class Candidates:
@@ -226,7 +231,7 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
     sample is too small for --calibration auto (with `required`, as --calibration
     temperature, that is an error). The sample is taken in the order of its hashes (then
     labels), so that every way of training on the same documents (-j, a cluster, shards
-    merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff), on the
+    merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff's), on the
     out-of-fold probabilities of `budget_sample` (the same form; by default `sample`).
     `learned`: out_of_fold_of's, for a sample that holds documents the model did not learn."""
     if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
@@ -261,30 +266,33 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
 
 
 def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
-    """{"positive", "spam_cutoff", "max_ham_flagged"}: the lowest probability t >= 1/2 of the
-    positive class (labels.positive_class: the spam class) at which the share of the other
-    class's documents reaching it is at most `budget` with confidence 1 − BUDGET_RISK: the
-    Clopper-Pearson upper bound (nbtext.stats.bounds) on that share, from the k of its n
-    out-of-fold documents that reach t, is at most `budget`. (Not k/n itself: on a sample of
-    n the share that reaches t on mail never seen is often above k/n.) When even k = 0 is not
-    enough for so small a budget, t passes every one of them.
+    """{"positive", OTHER_CEILING, "max_ham_flagged"}: the ceiling q <= 1/2 on the probability
+    of the other class under which a document is the positive class (labels.positive_class:
+    the spam class; nbtext.cutoff says why a ceiling on the other class's probability and not
+    a floor on spam's), the highest at which the share of the other class's documents under
+    it is at most `budget` with confidence 1 − BUDGET_RISK: the Clopper-Pearson upper bound
+    (nbtext.stats.bounds) on that share, from the k of its n out-of-fold documents under q, is
+    at most `budget`. (Not k/n itself: on a sample of n the share that passes on mail never
+    seen is often above k/n.) When even k = 0 is not enough for so small a budget, q is under
+    every one of them.
 
     Their probabilities are computed as the model computes every probability
     (NaiveBayes.posterior, exact logs and exps: the cut-off is a number in the file, the same
-    on every CPU), and t stands clear of the last one excluded by a relative 1e-12, more than
-    the one-message path's own rounding differs from it."""
+    on every CPU), and q stands clear of the first one excluded by a relative CEILING_MARGIN,
+    more than the one-message path's own rounding differs from it. q = 0 (nothing is the
+    positive class) only when that one's probability is 0 in float64 (log-odds past 745)."""
     from nbtext.stats.formulas import log_normalize, temperatures
 
     positive = positive_class(classes)
     k = classes.index(positive)
     scale = temperatures(calibration, len(jll), lengths)
-    p = exp(log_normalize(jll / scale[:, None]))[:, k]
-    negatives = np.sort(p[rows != k])[::-1]
+    p_other = exp(log_normalize(jll / scale[:, None]))[:, 1 - k]
+    negatives = np.sort(p_other[rows != k])  # the other class's own documents, the surest of the positive first
     allowed = most_within(len(negatives), budget, BUDGET_RISK)
     if allowed is None:  # what the cut-off then keeps is no such bound: said, as the summary's words are not
         import warnings
 
-        other = next(c for c in classes if c != positive)
+        other = classes[1 - k]
         warnings.warn(
             f"--max-ham-flagged {budget:.2%}: {len(negatives):,} {other} documents out of fold are too few "
             f"to bound the share flagged by that (with none flagged, the bound at {1 - BUDGET_RISK:.0%} "
@@ -293,9 +301,5 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
             stacklevel=2,
         )
         allowed = 0
-    if allowed >= len(negatives):
-        cut = 0.5
-    else:
-        # (past 1, the first number above it: nothing is sure enough to be the positive class)
-        cut = min(max(0.5, float(np.nextafter(negatives[allowed] * (1 + 1e-12), 2.0))), float(np.nextafter(1.0, 2.0)))
-    return {"positive": positive, "spam_cutoff": cut, "max_ham_flagged": budget}
+    ceiling = 0.5 if allowed >= len(negatives) else min(0.5, float(negatives[allowed]) * (1 - CEILING_MARGIN))
+    return {"positive": positive, OTHER_CEILING: ceiling, "max_ham_flagged": budget}

@@ -4,6 +4,7 @@
 >>> report["accuracy"], report["confusion"]
 """
 
+from nbtext.cutoff import cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.jobs.parallel import scored_batches
@@ -75,7 +76,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     if len(model.classes) == 2:
         report["roc_auc"] = roc_auc(log_odds, positives)
     report["ece"] = expected_calibration_error(confidences, right)
-    if unsure_below is not None or (model.calibration or {}).get("spam_cutoff") is not None:
+    if unsure_below is not None or cutoff_of(model.calibration) is not None:
         report["unsure"] = unsure
         report["unsure_below"] = unsure_below
         # of the documents the most probable class gets wrong, how many the band catches

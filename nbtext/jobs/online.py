@@ -18,6 +18,7 @@ import math
 from collections import Counter
 
 from nbtext.choices import ONLINE_FEATURES
+from nbtext.cutoff import OTHER_CEILING, cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
@@ -161,8 +162,8 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None, *, tone
         learned += was_learned
         if on_step is not None:
             on_step(i)
-    calibration = online.calibration or {}
-    cutoff = (calibration.get("positive"), calibration["spam_cutoff"]) if "spam_cutoff" in calibration else None
+    cutoff = cutoff_of(online.calibration)
+    cutoff = (online.calibration["positive"], *cutoff) if cutoff is not None else None
     result = report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
     if learn == "tone":
         result["tone_margin"] = tone_margin
@@ -173,7 +174,8 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
     """The online run's figures: errors of the most probable class (and their cumulative
     count, for the picture), per class how many were decided as another (flagged, missed:
     not the unsure ones), the unsure band's catch, and for two classes
-    1-ROCA% (the area above the ROC curve of the positive class's log-odds, in percent)."""
+    1-ROCA% (the area above the ROC curve of the positive class's log-odds, in percent).
+    `cutoff`: a model's spam cut-off, (its positive class, key and value: nbtext.cutoff's)."""
     from nbtext.stats.metrics import roc_auc
 
     errors, cumulative, missed = 0, [], {label: 0 for label in classes}
@@ -206,9 +208,9 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
         )
         result["scores"] = scores
         result["labels"] = labels
-    if unsure_below is not None or cutoff is not None:
-        positive, cut = cutoff if cutoff is not None else (None, None)
-        result["unsure"] = {"threshold": unsure_below, "spam_cutoff": cut, "positive": positive, **unsure}
+    if unsure_below is not None or cutoff is not None:  # (a cut-off: its class, key and value, nbtext.cutoff's)
+        positive, key, cut = cutoff if cutoff is not None else (None, OTHER_CEILING, None)
+        result["unsure"] = {"threshold": unsure_below, key: cut, "positive": positive, **unsure}
     return result
 
 

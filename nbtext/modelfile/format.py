@@ -70,7 +70,7 @@ class ModelState:
         self.file_info = file_info or {}  # read: the format version, the nbtext version, the file's bytes
         self.corpus = corpus  # {"mail_documents": n, "default_alpha": bool}, or None (older files)
         # {"method": "temperature", "temperature": T, "length_exponent": γ, "documents": n, and with
-        # --max-ham-flagged "positive", "spam_cutoff", "max_ham_flagged"} or None
+        # --max-ham-flagged "positive", "max_ham_flagged" and its cut-off (nbtext.cutoff)} or None
         self.calibration = calibration
         self.one_document = one_document  # derived: what nbtext.classifier.purescore needs besides the counts, or None
         # the calibration sample, every document whose hash is under `sample_bound`: (token

@@ -23,6 +23,7 @@ from nbtext.choices import (
     is_tone_margin,
     learned_by_tone,
 )
+from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
 from nbtext.labels import label_problem
 from nbtext.stats.event_models import EVENT_MODELS
 
@@ -116,24 +117,30 @@ def check_header(header, payload_bytes, file_bytes):
         calibration = _is(header["calibration"], dict, "the calibration record")
         # files of older builds hold no length_exponent (γ = 0) and no length_floor (1); older builds
         # refuse one that does
-        cutoff_keys = {"positive", "spam_cutoff", "max_ham_flagged"}  # --max-ham-flagged: all three or none
+        # --max-ham-flagged: "positive", "max_ham_flagged" and one cut-off (nbtext.cutoff: this build's
+        # ceiling, or older builds' floor), or none of them; older builds refuse the ceiling
+        budget_keys = {"positive", "max_ham_flagged"}
+        cutoff = cutoff_of(calibration)
         if (
-            set(calibration) - {"length_exponent", "length_floor"} - cutoff_keys
+            set(calibration) - {"length_exponent", "length_floor"} - budget_keys - {OTHER_CEILING, SPAM_FLOOR}
             != {"method", "temperature", "documents"}
             or calibration["method"] != "temperature"
-            or len(cutoff_keys & set(calibration)) not in (0, 3)
+            or len(budget_keys & set(calibration)) != (0 if cutoff is None else 2)
+            or OTHER_CEILING in calibration
+            and SPAM_FLOOR in calibration
         ):
             raise ValueError("bad calibration record")
-        if "spam_cutoff" in calibration:
-            cut, budget = calibration["spam_cutoff"], calibration["max_ham_flagged"]
+        if cutoff is not None:
+            key, cut = cutoff
+            budget = calibration["max_ham_flagged"]
             if (
                 calibration["positive"] not in classes
                 or len(classes) != 2
                 or not isinstance(cut, float)
-                or not 0.5 <= cut <= math.nextafter(1.0, 2.0)
+                or not (0.0 <= cut <= 0.5 if key == OTHER_CEILING else 0.5 <= cut <= math.nextafter(1.0, 2.0))
                 or not isinstance(budget, float)
                 or not 0.0 <= budget < 0.5
-            ):  # (a cut-off past 1: ham was certain out of fold, nothing is spam)
+            ):  # (older builds' floor past 1: ham was certain out of fold, nothing is spam)
                 raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:

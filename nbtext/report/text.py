@@ -9,6 +9,7 @@ import sys
 from collections import namedtuple
 
 from nbtext.choices import learned_by_tone
+from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.modelfile.pending import COMPACT_AFTER
@@ -84,7 +85,7 @@ def learning_summary(output, seconds, model=None, stats=None, pending=None, merg
 def _model_said(model):
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
     unk = " + UNK" if model.has_unk else ""
-    cutoff = spam_cutoff_said(model.calibration)  # train --max-ham-flagged's
+    cutoff = spam_cutoff_said(model.calibration, model.classes)  # train --max-ham-flagged's
     return (
         f"{model.event_model} model (λ={model.alpha:g}) of "
         f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
@@ -323,7 +324,12 @@ def online_table(report):
         u = report["unsure"]
         band = " or ".join(
             ([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
-            + ([f"{u.get('positive')} below {u['spam_cutoff']:.4f}"] if u.get("spam_cutoff") else [])
+            + (
+                [f"{u['positive']} with {report.get('negative', 'the other class')} at {u[OTHER_CEILING]:.3g} or more"]
+                if u.get(OTHER_CEILING) is not None
+                else []
+            )
+            + ([f"{u['positive']} below {u[SPAM_FLOOR]:.4f}"] if u.get(SPAM_FLOOR) else [])
         )
         lines.append(
             f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
@@ -378,11 +384,8 @@ def model_summary(summary, model_path, event):
             f"calibration    temperature T = {temperature_formula(c)}{of_length}"
             f" (fitted on {counted(c['documents'], 'document')})"
         )
-    if cutoff := spam_cutoff_said(c):
-        below = (
-            f"what would be {c['positive']} is unsure" if c["spam_cutoff"] > 1.0 else "below it, down to 0.5: unsure"
-        )
-        lines.append(f"decision       {cutoff}; {below}")
+    if cutoff := _cutoff_words(c, list(summary["classes"])):
+        lines.append(f"decision       {cutoff[0]}; {cutoff[1]}")
     if "calibration_sample" in summary:
         lines.append(
             f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "
@@ -429,21 +432,38 @@ def json_safe(value):
     return value
 
 
-def spam_cutoff_said(calibration):
-    """The spam cut-off a calibration holds (train --max-ham-flagged), in words, or None:
-    `spam from a probability of 0.973251 up (at most 1.00% of the other class flagged, an
-    upper bound from the training data out of fold)`, or that no cut-off keeps to the budget."""
-    c = calibration
-    if c is None or c.get("spam_cutoff") is None:
+def spam_cutoff_said(calibration, classes):
+    """The spam cut-off a calibration of a model of `classes` holds (train --max-ham-flagged;
+    nbtext.cutoff), in words, or None: `spam when the probability of ham is below 2.6e-05 (at
+    most 1.00% of ham flagged, an upper bound from the training data out of fold)`, or that no
+    cut-off keeps to the budget."""
+    words = _cutoff_words(calibration, classes)
+    return words and words[0]
+
+
+def _cutoff_words(calibration, classes):
+    """(spam_cutoff_said's words, what the cut-off leaves unsure) or None."""
+    cutoff = cutoff_of(calibration)
+    if cutoff is None:
         return None
-    if c["spam_cutoff"] > 1.0:
+    (key, cut), positive = cutoff, calibration["positive"]
+    other = next(c for c in classes if c != positive)
+    budget = f"{calibration['max_ham_flagged']:.2%}"
+    if cut == 0.0 if key == OTHER_CEILING else cut > 1.0:
         return (
-            f"never {c['positive']}: the other class was certain of it out of fold, so no cut-off keeps to "
-            f"{c['max_ham_flagged']:.2%} flagged"
+            f"never {positive}: the other class was certain of it out of fold, so no cut-off keeps to {budget} flagged",
+            f"what would be {positive} is unsure",
         )
-    return (
-        f"{c['positive']} from a probability of {c['spam_cutoff']:.6f} up (at most {c['max_ham_flagged']:.2%} of "
-        "the other class flagged, an upper bound from the training data out of fold)"
+    bound = "an upper bound from the training data out of fold"
+    if key == OTHER_CEILING:
+        return (
+            f"{positive} when the probability of {other} is below {cut:.3g} (at most {budget} of {other} "
+            f"flagged, {bound})",
+            "at or above it, up to 0.5: unsure",
+        )
+    return (  # (an older build's file)
+        f"{positive} from a probability of {cut:.6f} up (at most {budget} of the other class flagged, {bound})",
+        "below it, down to 0.5: unsure",
     )
 
 
