@@ -90,7 +90,7 @@ TRAIN_HELP = {
     "lexer": (
         "How text becomes tokens: runs of 2+ word characters, lower-cased (words), or spam filters' rules "
         "(mail): case kept, ! . , $ kept in tokens (free!!, example.com, 10.1.2.3, $20), tokens under 3 "
-        "characters and numbers but IP addresses dropped."
+        "characters dropped."
     ),
     "features": (
         "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
