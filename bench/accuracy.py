@@ -28,8 +28,10 @@ SETTINGS = {
         ["--features", "binary"],
         ["--model", "bernoulli"],
         ["--model", "complement"],
+        ["--lexer", "mail"],
+        ["--lexer", "mail", "--features", "binary", "--alpha", "0.01", "--min-count", "1"],
     ],
-    "sms": [[], ["--alpha", "0.1"], ["--model", "bernoulli"], ["--model", "complement"]],
+    "sms": [[], ["--alpha", "0.1"], ["--model", "bernoulli"], ["--model", "complement"], ["--lexer", "mail"]],
     "20news": [
         [],
         ["--alpha", "1"],

@@ -9,6 +9,7 @@ PRIORS = ("smoothed", "empirical", "uniform")
 FEATURES = ("counts", "binary", "tfidf")
 TF_MODES = ("raw", "log")
 INPUT_MODES = ("auto", "mail", "text")
+LEXERS = ("words", "mail")  # how text becomes tokens (nbtext.reading.tokenize.LEXER_RULES)
 UNKNOWN_MODES = ("unk", "ignore")
 CALIBRATIONS = ("auto", "none", "temperature")
 # γ of a calibrated temperature T·n^γ (nbtext.jobs.calibration fits it, nbtext.modelfile.schema checks it):
@@ -48,6 +49,7 @@ TRAIN_DEFAULTS = {
     "unknown": None,  # "unk", or "ignore" with tf-idf features
     "input": "auto",
     "headers": DEFAULT_HEADERS,
+    "lexer": "words",
     "columns": None,  # categorical: the feature columns of the table, in order
     # feature values; None: the event model's own default (nbtext.stats.event_models)
     "features": None,
@@ -81,7 +83,15 @@ TRAIN_HELP = {
         "Pruned and unseen tokens: count them as UNK, or drop them [default: unk; ignore with --features tfidf]."
     ),
     "input": "Parse documents as e-mail: when they look like it, always, never.",
-    "headers": "Mail headers whose words become tagged tokens (subject:free).",
+    "headers": (
+        "Mail headers whose words become tagged tokens (subject:free); * adds every other header line, "
+        "tagged by its name, but Date, Message-ID, In-Reply-To and References."
+    ),
+    "lexer": (
+        "How text becomes tokens: runs of 2+ word characters, lower-cased (words), or spam filters' rules "
+        "(mail): case kept, ! . , $ kept in tokens (free!!, example.com, 10.1.2.3, $20), tokens under 3 "
+        "characters dropped."
+    ),
     "features": (
         "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
         "(multinomial), binary (bernoulli, fisher), tfidf (complement, gaussian)]."
@@ -119,6 +129,7 @@ TRAIN_CHOICES = {
     "prior": PRIORS,
     "unknown": UNKNOWN_MODES,
     "input": INPUT_MODES,
+    "lexer": LEXERS,
     "features": FEATURES,
     "tf": TF_MODES,
     "calibration": CALIBRATIONS,

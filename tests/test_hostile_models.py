@@ -98,6 +98,12 @@ CRAFTED = [
     ("settings.tokenizer.ngrams", 10**6),
     ("settings.tokenizer.ngrams", True),
     ("settings.tokenizer.input", "pdf"),
+    ("settings.tokenizer.lexer", "bytes"),
+    ("settings.tokenizer.lexer", "words"),  # (words is stored as no lexer)
+    ("settings.tokenizer.lexer", "mail"),  # with the words lexer's pattern and case
+    ("settings.tokenizer.lexer", None),
+    ("settings.tokenizer.lowercase", False),
+    ("settings.tokenizer.pattern", r"\w+"),
     ("settings.tokenizer", ...),
     ("settings.features", "tfidf"),
     ("settings.tf", "sqrt"),

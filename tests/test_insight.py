@@ -152,3 +152,21 @@ def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
     table = run("eval", "-m", demo_model, "--unsure-below", "0.9", DEMO / "test" / "spam", DEMO / "test" / "ham")
     assert f"ECE\t{report['ece']:.4f}" in table.stdout
     assert f"errors unsure\t{report['unsure_errors']} of {report['errors']}" in table.stdout
+
+
+def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
+    """info names a lexer other than words (a words model's text is as before: the golden
+    files); filter scores a message as predict does, --explain naming the lexer's tokens."""
+    trained = run("train", "--lexer", "mail", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert trained.exit_code == 0, trained.stderr
+    assert "tokenizer      lexer mail, input auto," in run("info", "-m", tmp_path / "m").stdout
+    message = b"Subject: FREE!! money\nFrom: x@shop.example\n\nBuy now at example.com $20 now\n"
+    (tmp_path / "msg.eml").write_bytes(message)
+    row = json.loads(
+        run("predict", "-m", tmp_path / "m", "--format", "json", "--explain", "20", tmp_path / "msg.eml").stdout
+    )
+    filtered = run("filter", "-m", tmp_path / "m", input=message).stdout
+    assert f"X-Nbtext-Class: {row['label']}\nX-Nbtext-Probability: {row['probabilities']['spam']:.4f}" in filtered
+    tokens = nbtext.load(tmp_path / "m").tokenize(message)
+    assert "Buy" in tokens and "example.com" in tokens and "subject:FREE!!" in tokens
+    assert row["explanation"] and {token for token, _ in row["explanation"]} <= set(tokens)

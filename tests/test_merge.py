@@ -248,3 +248,15 @@ def test_calibrated_parts_merge_into_one_calibrated_training(tmp_path):
         nbtext.merge([parts[0], raw])
     with pytest.raises(nbtext.NbtextError, match="--calibration auto and temperature"):
         nbtext.merge([parts[0], trained([d + " more" for d in docs[:60]], labels[:60], calibration="temperature")])
+
+
+def test_merge_refuses_models_of_two_lexers(tmp_path):
+    train = ROOT / "corpora" / "mail" / "train"
+    for name, options in (("words.model", ()), ("mail.model", ("--lexer", "mail"))):
+        assert (
+            run("train", "--shard", "1/2", *options, "-o", tmp_path / name, train / "spam", train / "ham").exit_code
+            == 0
+        )
+    one_line_error(
+        run("merge", "-o", tmp_path / "x", tmp_path / "words.model", tmp_path / "mail.model"), "lexer differs"
+    )

@@ -83,6 +83,21 @@ def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_f
     assert saved(changed, folder / "forgot") == saved(train_corpus(batches(rest), **options), folder / "rest")
 
 
+def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path):
+    """The lexer travels in the settings the paths compare: update, merge and forget of a
+    --lexer mail model give the training's file (one case: the paths are the lexer's own)."""
+    options = {"lexer": "mail", "headers": "subject,*"}
+    docs = [Document(d.name, d.data.upper() + " FREE!! $20 a.example.com", d.label) for d in corpus(2200, 3)]
+    whole = saved(train_corpus(batches(docs), **options), tmp_path / "whole")
+    first = train_corpus(batches(docs[:900]), **options)
+    assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
+    assert saved(nbtext.merge([first, train_corpus(batches(docs[900:]), **options)]), tmp_path / "merged") == whole
+    rest = train_corpus(batches(docs[:2190]), **options)
+    changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
+    assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
+    assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["lexer"] == "mail"
+
+
 def test_forget_past_the_power_of_two_keeps_t_and_says_so(tmp_path):
     """Forgetting below the power of two the sample was cut for leaves it without documents a
     training would fit on: T is kept as it was, and a warning says to retrain."""

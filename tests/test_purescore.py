@@ -23,6 +23,7 @@ from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
 
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the", "café", "日本"]
+WORDS += ["FREE!!", "$20", "example.com", "10.1.2.3"]  # (what --lexer mail reads apart)
 
 
 def pure_model(model, path):
@@ -65,6 +66,8 @@ options = st.fixed_dictionaries(
         "prior": st.sampled_from(["smoothed", "empirical", "uniform"]),
         "unknown": st.sampled_from(["unk", "ignore"]),
         "features": st.sampled_from([None, "counts", "binary"]),
+        "lexer": st.sampled_from([None, "mail"]),
+        "headers": st.sampled_from([None, "subject,*"]),
     }
 )
 
@@ -149,10 +152,12 @@ def test_a_length_floor_tempers_short_documents_alike_on_both_paths(tmp_path, fl
         assert pure.probabilities(query) == pytest.approx(list(np.exp(jll - np.logaddexp.reduce(jll))), abs=1e-12)
 
 
-def test_the_real_spamassassin_test_messages(tmp_path):
+@pytest.mark.parametrize("options", [(), ("--lexer", "mail", "--headers", "subject,from,*")], ids=["words", "mail"])
+def test_the_real_spamassassin_test_messages(tmp_path, options):
     folder = real_corpus("spamassassin")
     path = tmp_path / "sa.model"
-    assert run("train", "-q", "-o", path, folder / "train" / "spam", folder / "train" / "ham").exit_code == 0
+    trained = run("train", "-q", *options, "-o", path, folder / "train" / "spam", folder / "train" / "ham")
+    assert trained.exit_code == 0
     pure = purescore.of_file(path.read_bytes(), str(path))
     model = nbtext.load(path)
     messages = sorted(p for p in (folder / "test").glob("*/*") if p.is_file())

@@ -44,3 +44,109 @@ def test_bad_utf8_becomes_replacement_characters():
 def test_settings_round_trip():
     tokenizer = Tokenizer(ngrams=2)
     assert Tokenizer.from_settings(tokenizer.settings()).ngrams == 2
+
+
+# --- --lexer mail: each rule a case that fails without it ---------------------------------
+def mail_lexed(text):
+    return Tokenizer(input="text", lexer="mail")(text)
+
+
+def test_the_mail_lexer_keeps_case():
+    assert mail_lexed("FREE free Free") == ["FREE", "free", "Free"]
+
+
+def test_the_mail_lexer_keeps_exclamation_marks_in_tokens():
+    assert mail_lexed("act now!!! wow!") == ["act", "now!!!", "wow!"]
+
+
+def test_the_mail_lexer_keeps_a_dot_or_comma_between_two_characters():
+    assert mail_lexed("see www.example.com, or 10.1.2.3. end.") == ["see", "www.example.com", "10.1.2.3", "end"]
+    assert mail_lexed("yes,sir ok..fine") == ["yes,sir", "fine"]  # (two dots are no joint: "ok" is too short)
+
+
+def test_the_mail_lexer_reads_a_dollar_amount_as_a_token():
+    assert mail_lexed("only $20 or $1,000.50 now") == ["only", "$20", "$1,000.50", "now"]
+
+
+def test_the_mail_lexer_drops_tokens_shorter_than_three_characters():
+    assert mail_lexed("a an the to be $5") == ["the"]
+
+
+def test_the_mail_lexer_keeps_numbers_whole():
+    assert mail_lexed("call 08712300220 or 1,000 at 3.14 from 192.168.0.1, 12") == [
+        "call",
+        "08712300220",
+        "1,000",
+        "3.14",
+        "from",
+        "192.168.0.1",
+    ]
+
+
+def test_the_mail_lexer_reads_mail_with_its_rules_and_tags():
+    message = b"Subject: FREE $20!\nFrom: Shop <deals@shop.example>\n\nVisit shop.example NOW!"
+    assert Tokenizer(lexer="mail", headers=("subject", "from"))(message) == [
+        "subject:FREE",
+        "subject:$20!",
+        "from:Shop",
+        "from:deals",
+        "from:shop.example",
+        "Visit",
+        "shop.example",
+        "NOW!",
+    ]
+
+
+def test_every_other_header_line_is_read_with_a_star_but_ids_and_dates():
+    message = (
+        b"Subject: hello\nDate: Mon, 1 Jul 2002 10:00:00\nMessage-ID: <abc123@host.example>\n"
+        b"In-Reply-To: <def@host>\nReferences: <ghi@host>\nX-Mailer: Mailer 5.5\n"
+        b"Received: from relay.example ([10.0.0.1])\n\nbody"
+    )
+    assert Tokenizer(lexer="mail", headers=("subject", "*"))(message) == [
+        "subject:hello",
+        "x-mailer:Mailer",
+        "x-mailer:5.5",
+        "received:from",
+        "received:relay.example",
+        "received:10.0.0.1",
+        "body",
+    ]
+    assert Tokenizer(headers=("subject",))(message) == ["subject:hello", "body"]  # (without *: the named only)
+
+
+def test_a_header_name_is_cut_to_a_bounded_tag():
+    from nbtext.reading.mail import MAX_TAG
+
+    tokens = Tokenizer(input="mail", lexer="mail", headers=("*",))(
+        b"Subject: x\n" + b"X" * 10_000 + b": one two\n\nbody"
+    )
+    assert tokens == ["x" * MAX_TAG + ":one", "x" * MAX_TAG + ":two", "body"]
+
+
+def test_the_lexer_round_trips_through_the_settings_and_words_is_stored_as_before():
+    mail = Tokenizer(ngrams=2, lexer="mail").settings()
+    assert mail["lexer"] == "mail" and mail["lowercase"] is False
+    assert Tokenizer.from_settings(mail).lexer == "mail"
+    words = Tokenizer().settings()
+    assert "lexer" not in words and Tokenizer.from_settings(words).lexer == "words"
+
+
+def test_settings_of_an_unknown_lexer_or_of_other_rules_are_refused():
+    import pytest
+
+    for settings in (
+        {**Tokenizer().settings(), "lexer": "bytes"},
+        {**Tokenizer(lexer="mail").settings(), "lexer": "words"},  # the mail pattern, called words
+        {**Tokenizer(lexer="mail").settings(), "lowercase": True},
+        {**Tokenizer(lexer="mail").settings(), "pattern": r"\w+"},
+    ):
+        with pytest.raises(ValueError, match="unsupported tokenizer settings"):
+            Tokenizer.from_settings(settings)
+
+
+@given(st.text(alphabet=st.sampled_from("aZ9.,!$ \n\r\0\x85\u2028é_-@:")), st.sampled_from([1, 2]))
+def test_the_mail_lexers_tokens_hold_no_nul_or_line_break(text, ngrams):
+    tokens = Tokenizer(ngrams=ngrams, input="text", lexer="mail")(text)
+    assert not any(set(token) & set("\0\n\r\x85\u2028") for token in tokens)
+    assert all(len(token) >= 3 for token in tokens)

@@ -19,16 +19,23 @@ HEADER_SETS = [
     ("subject", "from", "to", "content-type"),
     (),
     ("subject", "content-type", "content-disposition", "received", "x-mailer", "from"),
+    ("subject", "*"),
 ]
 
 
-def tokenizer(input_mode, headers, ngrams):
+def tokenizer(input_mode, headers, ngrams, lexer="words"):
     headers = None if input_mode == "text" else ",".join(headers) or "subject"  # (text reads no headers)
-    return make_tokenizer(make_settings(input=input_mode, headers=headers, ngrams=ngrams)["tokenizer"])
+    return make_tokenizer(make_settings(input=input_mode, headers=headers, ngrams=ngrams, lexer=lexer)["tokenizer"])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(documents(), st.sampled_from(["auto", "mail", "text"]), st.sampled_from(HEADER_SETS), st.sampled_from([1, 2]))
+@given(
+    documents(),
+    st.sampled_from(["auto", "mail", "text"]),
+    st.sampled_from(HEADER_SETS),
+    st.sampled_from([1, 2]),
+    st.sampled_from(["words", "mail"]),
+)
 @example(
     b"Subject: x\nContent-Type: text/html\n\n<a href='http://a/&#"
     + b"1" * 5000
@@ -39,6 +46,7 @@ def tokenizer(input_mode, headers, ngrams):
     "auto",
     HEADER_SETS[0],
     1,
+    "words",
 )
 @example(
     b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: application/p\0df\n\nx\n--b--\n"
@@ -46,15 +54,17 @@ def tokenizer(input_mode, headers, ngrams):
     "mail",
     HEADER_SETS[0],
     1,
+    "mail",
 )
 @example(
     b'Subject: x\nContent-Type: text/html\n\n<a href="http://evil\0host/">y</a> http://a\x00b/ free',
     "mail",
     HEADER_SETS[0],
     2,
+    "words",
 )
-def test_every_document_gives_tokens_a_model_file_can_hold(document, input_mode, headers, ngrams):
-    tokens = tokenizer(input_mode, headers, ngrams)(document)
+def test_every_document_gives_tokens_a_model_file_can_hold(document, input_mode, headers, ngrams, lexer):
+    tokens = tokenizer(input_mode, headers, ngrams, lexer)(document)
     assert isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)
     assert all(without_controls(t) == t for t in tokens), [t for t in tokens if without_controls(t) != t][:3]
     for token in tokens:
@@ -76,7 +86,15 @@ def test_numeric_references_of_thousands_of_digits_decode_to_the_replacement_cha
 )
 @given(
     st.lists(documents(), min_size=2, max_size=6),
-    st.sampled_from([[], ["--model", "bernoulli"], ["--features", "tfidf"], ["--input", "mail"]]),
+    st.sampled_from(
+        [
+            [],
+            ["--model", "bernoulli"],
+            ["--features", "tfidf"],
+            ["--input", "mail"],
+            ["--lexer", "mail", "--headers", "*"],
+        ]
+    ),
 )
 @example(
     [

@@ -14,6 +14,7 @@ from nbtext.choices import (
     CALIBRATIONS,
     FEATURES,
     INPUT_MODES,
+    LEXERS,
     MAX_NGRAMS,
     ONLINE_FEATURES,
     PRIORS,
@@ -185,6 +186,8 @@ def _stored_settings(o):
     check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
+    if o["lexer"] not in LEXERS:
+        raise NbtextError(f"unknown --lexer {o['lexer']!r} (choose from {', '.join(LEXERS)})")
     event, learning = EVENT_MODELS[o["model"]], _learning(o)
     if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
@@ -222,7 +225,7 @@ def _stored_settings(o):
         "max_features": o["max_features"],
         "unknown": unknown,
         **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"]).settings(),
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"]).settings(),
         **learning,
     }
 
@@ -294,7 +297,7 @@ def _tfidf_left_out(event, setting):
 # (its options typed) and eval --compare (each model given what it reads) all ask unused_options.
 OPTIONS_READ = (
     (
-        ("min_count", "max_features", "ngrams", "unknown", "input", "headers")
+        ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer")
         + ("features", "tf", "idf", "length_norm", "weight_norm"),
         lambda event, setting: event.default_features is None,
         lambda event, setting: f"--model {event.name} takes a table's columns whole, as they are",

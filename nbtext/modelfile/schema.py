@@ -25,6 +25,7 @@ from nbtext.choices import (
 )
 from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
 from nbtext.labels import label_problem
+from nbtext.reading.tokenize import stored_lexer
 from nbtext.stats.event_models import EVENT_MODELS
 
 # name: (dtype, number of dimensions); the first five are in every model file
@@ -59,7 +60,7 @@ _INTEGER = {"<i4": struct.Struct("<i"), "<i8": struct.Struct("<q")}
 # The last byte of a little-endian float64 holds its sign and the exponent's high bits: below
 # 0x7F the number is non-negative and below 2**1023, which every count and sum is.
 _SMALL_NON_NEGATIVE = bytes(range(0x7F))
-TEXT_TOKENIZER = {"pattern", "lowercase", "ngrams", "input", "headers"}
+TEXT_TOKENIZER = {"pattern", "lowercase", "ngrams", "input", "headers"}  # and "lexer", when not words
 
 
 def _whole(value, name, low=0, high=None):
@@ -341,13 +342,10 @@ def check_settings_record(settings):
         if set(tokenizer) != {"kind", "columns"} or not all(isinstance(c, str) and "=" not in c for c in columns):
             raise ValueError("bad table columns")
         return settings
-    if (
-        set(tokenizer) != TEXT_TOKENIZER
-        or tokenizer["lowercase"] is not True
-        or not isinstance(tokenizer["pattern"], str)
-        or tokenizer["input"] not in INPUT_MODES
-    ):
+    if set(tokenizer) - {"lexer"} != TEXT_TOKENIZER or tokenizer["input"] not in INPUT_MODES:
         raise ValueError("bad tokenizer settings")
+    if tokenizer.get("lexer") == "words" or stored_lexer(tokenizer) is None:  # (words is stored as no lexer)
+        raise ValueError(f"an unknown lexer {tokenizer.get('lexer', 'words')!r} or one of other rules")
     _whole(tokenizer["ngrams"], "ngrams", 1, MAX_NGRAMS)
     headers = _is(tokenizer["headers"], list, "the mail headers")
     if not all(isinstance(h, str) for h in headers):

@@ -369,16 +369,37 @@ def _host(url):
         return None
 
 
+# In --headers: every header line not named before it too, each tagged by its own name, but
+# for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters: a header's name may be as long as
+# the message, and each of its tokens carries the tag.
+ALL_HEADERS = "*"
+UNIQUE_HEADERS = frozenset(("date", "message-id", "in-reply-to", "references"))  # ids and dates never recur
+MAX_TAG = 40
+
+
+def read_headers(fields, headers):
+    """[(tag, [raw values])] of the header lines `headers` names, in its order, then (with
+    ALL_HEADERS) those of every other line in the message's order."""
+    named = [(name, fields[name]) for name in headers if name in fields]
+    if ALL_HEADERS in headers:
+        named += [
+            (name[:MAX_TAG], values)
+            for name, values in fields.items()
+            if name not in headers and name not in UNIQUE_HEADERS
+        ]
+    return named
+
+
 def mail_tokens(data, headers, find_tokens):
     """The tokens of one message: tagged header tokens, then those of every part.
 
-    `find_tokens(text)` is the plain tokenizer (it lowercases).
+    `find_tokens(text)` is the lexer's tokens of decoded text.
     """
     fields, body = split_message(strip_envelope(data))
     tokens = []
-    for name in headers:
-        for raw in fields.get(name, ()):
-            tokens.extend(map(f"{name}:".__add__, find_tokens(header_text(raw))))
+    for tag, values in read_headers(fields, headers):
+        for raw in values:
+            tokens.extend(map(f"{tag}:".__add__, find_tokens(header_text(raw))))
     _part_tokens(fields, body, find_tokens, tokens, 0)
     return tokens
 
@@ -412,7 +433,8 @@ def _part_tokens(fields, body, find_tokens, tokens, depth):
 def tagged(tag, value):
     """The token `tag:value` of a value taken whole from the message (a content type, a
     link's host): control characters dropped, so that no token holds a NUL (the model file
-    separates tokens with NUL) or a line break. Tokens of words never hold one (\\w)."""
+    separates tokens with NUL) or a line break. Tokens of words never hold one (\\w, and a
+    lexer's `!.,$`), nor do header names."""
     return f"{tag}:{without_controls(value)}"
 
 

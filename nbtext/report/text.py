@@ -369,7 +369,8 @@ def model_summary(summary, model_path, event):
         + (f"prior {s['prior']}" if event.prior_in_jll else "no class prior"),
         f"tokenizer      columns {', '.join(t['columns'])}"
         if t.get("kind") == "row"
-        else f"tokenizer      input {t['input']}, n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
+        else f"tokenizer      {'lexer ' + t['lexer'] + ', ' if 'lexer' in t else ''}input {t['input']}, "
+        f"n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
         f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
         + (f", max features {s['max_features']}" if s["max_features"] else "")
         + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
