@@ -286,7 +286,7 @@ def table_growth(shared):
     labels = [f.parent.name for f in shared.news_files]
     table, both = CountTable(binary=False), (0, 0)
     for start in range(0, len(labels), DEFAULT_BATCH):
-        table.add(shared.news_tokens[start : start + DEFAULT_BATCH], labels[start : start + DEFAULT_BATCH])
+        table.count(shared.news_tokens[start : start + DEFAULT_BATCH], labels[start : start + DEFAULT_BATCH])
         needed = (len(table.labels), len(table.token_columns))
         if needed[0] > both[0] or needed[1] > both[1]:  # the rule before: both sides doubled at once
             both = (max(needed[0], 2 * both[0]), max(needed[1], 2 * both[1]))

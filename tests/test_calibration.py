@@ -364,7 +364,7 @@ def test_candidates_give_each_documents_tokens_labels_and_hashes():
     trained = nbtext.train(texts, labels, calibration="none")
     token_lists = [trained.tokenize(t) for t in texts]
     table = CountTable(binary=False)
-    ids, indptr = table.add(token_lists, labels)
+    _, ids, indptr = table.count(token_lists, labels)
     candidates = Candidates(table)
     candidates.add(packed_sample(1.0, token_lists, labels, ids, indptr), 1.0)
     vocabulary = sorted(table.token_columns)

@@ -13,7 +13,18 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from nbtext.stats.changes import CHANGING, OUTCOMES, Change, Ledger, changes_anything, counts_after, outcome, steps
+from nbtext.stats.changes import (
+    CHANGING,
+    OUTCOMES,
+    Change,
+    Learned,
+    Ledger,
+    changes_anything,
+    counts_after,
+    learned_moves,
+    outcome,
+    steps,
+)
 from nbtext.stats.counting import CountTable
 
 CLASSES = ["a", "b", "c"]
@@ -71,19 +82,82 @@ def test_the_count_table_and_the_ledger_apply_the_same_rule(changes):
 
 
 def test_only_the_count_table_takes_documents_out():
-    """No module but stats/counting.py (CountTable.apply, which follows changes.steps) counts
-    documents with a weight other than 1: every other way a document leaves a class is a
-    Change (training.update, forget and replayed each took documents out themselves)."""
+    """No module but stats/counting.py gives a count table the step its documents take
+    (CountTable.add's sign, from changes.moves or changes.learned_moves): every other way a
+    document leaves or joins a class is a Change or a training's batch (training.update,
+    forget and replayed each took documents out themselves)."""
     found = [
-        f"{path.relative_to(PACKAGE)}:{node.value.lineno}"
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.name != "counting.py"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.keyword)
-        and node.arg == "weight"
-        and not (isinstance(node.value, ast.Constant) and node.value.value == 1)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add"
+        and (len(node.args) == 3 or any(keyword.arg in ("sign", "weight") for keyword in node.keywords))
     ]
     assert found == []
+
+
+_entries = st.lists(
+    st.tuples(st.sampled_from([bytes([i]) * 16 for i in range(4)]), st.sampled_from(CLASSES), st.booleans())
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches=st.lists(_entries, max_size=4))
+def test_a_training_is_changes_from_no_class_with_every_copy_counted(batches):
+    """A training's batches (Learned) change the journal and the mail documents as the same
+    documents would, each copy a Change from no class to its label applied without asking its
+    outcome: a key is held under the label it was read under last, and every copy read as
+    mail counts. Its count table's side, learned_moves, has every copy join its class."""
+    learned, one_by_one = Ledger(), Ledger()
+    for batch in batches:
+        learned.learn(Learned([(key, label) for key, label, _ in batch], sum(mail for *_, mail in batch)))
+        for key, label, mail in batch:
+            one_by_one.add(Change(key, None, label, ["w"], mail))
+    assert learned.journal_over({}) == one_by_one.journal_over({})
+    assert learned.mail_documents == one_by_one.mail_documents == sum(mail for batch in batches for *_, mail in batch)
+    last = {}
+    for batch in batches:
+        last.update((key, label) for key, label, _ in batch)
+    assert learned.journal_over({}) == last
+    for batch in batches:
+        labels = [label for _, label, _ in batch]
+        table = CountTable(binary=False)
+        table.count([["w"]] * len(labels), labels)
+        assert {label: table.class_count[row] for label, row in table.labels.items()} == {
+            label: labels.count(label) for label in set(labels)
+        }
+        assert learned_moves([["w"]] * len(labels), labels) == [(1, [["w"]] * len(labels), labels)]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_copy_given_under_two_labels_is_held_under_the_last(tmp_path, jobs):
+    """A training counts both copies of a document given under two labels, and its journal
+    holds it under the label it was read under last (-j 1 and workers alike); a merge of two
+    models that each learned it holds it under the later model's label."""
+    import nbtext
+    from nbtext.journal import content_hash
+
+    copy = b"the same words given twice under two labels\n"
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            (tmp_path / name / f"{i}.txt").write_bytes(f"{name} document {i} words here\n".encode())
+        (tmp_path / name / "copy.txt").write_bytes(copy)
+    held = {}
+    for order in (("a", "b"), ("b", "a")):
+        path = tmp_path / f"{''.join(order)}.model"
+        folders = [f"{name}={tmp_path / name}" for name in order]
+        subprocess.run([NBTEXT, "train", "-q", "-j", jobs, "--min-count", "1", "-o", path, *folders], check=True)
+        model = nbtext.load(str(path))
+        assert model.class_count.tolist() == [4.0, 4.0]  # both copies counted
+        held[order] = model.journal[content_hash(copy)]
+    assert held == {("a", "b"): "b", ("b", "a"): "a"}
+    merged = tmp_path / "merged.model"
+    subprocess.run([NBTEXT, "merge", "-o", merged, tmp_path / "ba.model", tmp_path / "ab.model"], check=True)
+    assert nbtext.load(str(merged)).journal[content_hash(copy)] == "b"
 
 
 # --- a record that changes nothing: refused by every reader (it was folded before) ---------------

@@ -166,7 +166,7 @@ def test_counting_needs_no_scipy(tmp_path, features):
     model = nbtext.train(texts, labels, features=features)
     token_lists = [model.tokenize(t) for t in texts]
     table = CountTable(binary=features == "binary")
-    ids, indptr = table.add(token_lists, labels)
+    _, ids, indptr = table.count(token_lists, labels)
     rows = np.array([table.labels[label] for label in labels])
     expected = (
         one_hot(rows, len(table.labels)).T @ csr_from_ids(ids, indptr, len(table.token_columns), features == "binary")

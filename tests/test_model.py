@@ -128,10 +128,10 @@ def test_one_class_is_refused():
 def test_counting_in_batches_or_merged_tables_equals_counting_at_once():
     tokens = [d.split() for d in DOCS]
     whole = CountTable(binary=False)
-    whole.add(tokens, LABELS)
+    whole.count(tokens, LABELS)
     left, right = CountTable(binary=False), CountTable(binary=False)
-    left.add(tokens[3:], LABELS[3:])
-    right.add(tokens[:3], LABELS[:3])
+    left.count(tokens[3:], LABELS[3:])
+    right.count(tokens[:3], LABELS[:3])
     left.merge(right.export())
     a, b = whole.sorted_view(), left.sorted_view()
     assert a[0] == b[0] and a[1] == b[1]

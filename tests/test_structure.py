@@ -140,6 +140,80 @@ def test_the_scripts_outside_the_tests_name_what_exists():
     assert missing == []
 
 
+def written_attributes(path, fields):
+    """(line, text) of each assignment in a module's code to one of `fields` of an object
+    other than `self` (or `state`, a file's record)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for target in targets:
+            for each in target.elts if isinstance(target, ast.Tuple) else [target]:
+                if (
+                    isinstance(each, ast.Attribute)
+                    and each.attr in fields
+                    and not (isinstance(each.value, ast.Name) and each.value.id in ("self", "state"))
+                ):
+                    yield each.lineno, ast.unparse(each)
+
+
+def _named(node):
+    """The name a node holds a value under: a variable's, an attribute's, else ''."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def test_the_rules_of_a_change_are_written_in_the_change_core_alone():
+    """A training, a merge, an update, a forget and a pending section's replay each change a
+    model's journal and its documents read as mail by nbtext.stats.changes (a Ledger: `add`
+    for a change, `learn` for a training's batch, copies counted), and a count table's class
+    counts take each document's step from it (changes.moves, changes.learned_moves) in one
+    tally. add_counted and merge each wrote the journal's "last label wins" themselves, and
+    training, merging, the cluster and the TONE pass summed the mail documents."""
+    journal_writes, mail_sums = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where == "stats/changes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("update", "pop", "setdefault", "__setitem__")
+                and "journal" in _named(node.func.value)
+            ) or (
+                isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete))
+                and any(
+                    isinstance(target, ast.Subscript) and "journal" in _named(target.value)
+                    for target in (node.targets if not isinstance(node, ast.AugAssign) else [node.target])
+                )
+            ):
+                journal_writes.append(f"{where}:{node.lineno}")
+            # (the tokenizer counts each document it reads as mail: a Change's `mail`)
+            if isinstance(node, ast.AugAssign) and _named(node.target) == "mail_documents":
+                if where != "reading/tokenize.py":
+                    mail_sums.append(f"{where}:{node.lineno}")
+    assert journal_writes == []
+    assert mail_sums == []
+    counting = ast.parse((PACKAGE / "stats" / "counting.py").read_text(encoding="utf-8"))
+    tallies = [
+        function.name
+        for function in ast.walk(counting)
+        if isinstance(function, ast.FunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call) and _named(node.func) == "bincount"
+    ]
+    assert tallies == ["class_steps"]
+
+
+def test_a_models_file_record_is_given_when_it_is_made():
+    """What a model knows of its file (file_info: its version, its pending records) is given
+    to it when it is made: training.replayed wrote it onto the model it had made."""
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {text}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, text in written_attributes(path, {"file_info"})
+    ]
+    assert found == []
+
+
 CALIBRATION_FIELDS = {"calibration", "calibration_sample", "sample_bound", "sample_mode"}  # classifier.model.Calibrated
 
 
@@ -147,18 +221,11 @@ def test_a_models_calibration_is_set_only_by_take_calibration():
     """A model's calibration (its fit, sample, bound and mode: one Calibrated) is set in one
     place, NaiveBayes.take_calibration: no module writes one of them onto another object
     (`self`'s own are an object's own, as the model file's record of them is)."""
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-            for target in targets:
-                for each in target.elts if isinstance(target, ast.Tuple) else [target]:
-                    if (
-                        isinstance(each, ast.Attribute)
-                        and each.attr in CALIBRATION_FIELDS
-                        and not (isinstance(each.value, ast.Name) and each.value.id in ("self", "state"))
-                    ):
-                        found.append(f"{path.relative_to(PACKAGE)}:{each.lineno}: {ast.unparse(each)}")
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {text}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, text in written_attributes(path, CALIBRATION_FIELDS)
+    ]
     assert found == []
 
 

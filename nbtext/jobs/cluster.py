@@ -192,6 +192,7 @@ def train_on_cluster(
     from nbtext.features.weighting import counts_presence
     from nbtext.jobs.calibration import Candidates, sample_rate
     from nbtext.jobs.training import add_counted, trained_model
+    from nbtext.stats.changes import Ledger
     from nbtext.stats.counting import CountTable
 
     settings = _cluster_settings(settings, **options)
@@ -219,13 +220,13 @@ def train_on_cluster(
             pass
     del counted
     *total, found = unpacked(root.result())
-    table, journal = CountTable(binary=counts_presence(settings)), {}
+    table, learned = CountTable(binary=counts_presence(settings)), Ledger()
     # fewer than 80% of the entries counted: Candidates.covers says no, and the sample is one more pass
     candidates = Candidates(table, bound) if found is not None else None
     sampled = (found, bound) if found is not None else None
-    mail_documents = add_counted(table, journal, [(None, *total, sampled)], on_error, candidates)
+    add_counted(table, learned, [(None, *total, sampled)], on_error, candidates)
     over = partial(_over_partitions, client, parts, settings, max_bytes)
-    return trained_model(settings, table, journal, mail_documents, over, candidates=candidates)
+    return trained_model(settings, table, learned, over, candidates=candidates)
 
 
 def _over_partitions(client, parts, settings, max_bytes, function):
@@ -330,20 +331,21 @@ def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
 def combine_counts(*parts):
     """Partitions' partial counts as one (journals, errors and candidates in order)."""
     from nbtext.jobs.calibration import Candidates
+    from nbtext.stats.changes import Learned, Ledger
     from nbtext.stats.counting import CountTable
 
     table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
     candidates = Candidates(table)
-    keys, errors, mail_documents, any_found = [], [], 0, False
+    learned, errors, any_found = Ledger(), [], False  # each part a training's batch, in order
     for exported, part_keys, part_errors, part_mail, found in map(unpacked, parts):
         columns = table.merge(exported)
         if found is not None:  # their ids become this table's columns
             candidates.add(found, 1.0, columns=columns)
             any_found = True
-        keys += part_keys
+        learned.learn(Learned(part_keys, part_mail))
         errors += part_errors
-        mail_documents += part_mail
-    return packed((table.export(), keys, errors, mail_documents, candidates.packed() if any_found else None))
+    keys = list(learned.journal.items())
+    return packed((table.export(), keys, errors, learned.mail_documents, candidates.packed() if any_found else None))
 
 
 def packed(counted):

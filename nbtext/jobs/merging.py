@@ -1,9 +1,10 @@
 """Merging models: one model of all the documents several models learned.
 
 Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
-included), so a merge is exact: counts are summed by token and classes by name, journals
-united (a document two of them learned counts twice, as it would in one training that
-read it twice, and is held under the later model's label; a warning says how many), and
+included), so a merge is exact: counts are summed by token and classes by name, and each
+model is a batch of a training (nbtext.stats.changes.Learned: its journal and its documents
+read as mail), so a document two of them learned counts twice, as it would in one training
+that read it twice, and is held under the later model's label (a warning says how many);
 then pruning (--min-count, --max-features) and the default λ are decided again on the
 sums. The result equals, byte for byte, the model of one training on all the documents.
 Every calibrated model (and every --shard part) keeps its calibration sample
@@ -30,6 +31,7 @@ from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
 from nbtext.jobs.training import model_of_table
 from nbtext.labels import new_classes_refused
+from nbtext.stats.changes import Learned, Ledger
 from nbtext.stats.counting import CountTable
 
 
@@ -52,13 +54,12 @@ def merge(models, names=None, into=None, new_classes=False):
         _check_mergeable(model, name)
     settings = _common_settings(models, names)
     table = CountTable(binary=counts_presence(settings))
-    journal, mail_documents, shared = {}, 0, 0
+    learned, shared = Ledger(), 0
     for model in models:
         table.merge(exported_counts(model))
-        learned = model.journal
-        shared += len(learned.keys() & journal.keys())
-        journal.update(learned)
-        mail_documents += model.corpus["mail_documents"]
+        shared += len(model.journal.keys() & learned.journal.keys())
+        learned.learn(Learned(model.journal.items(), model.corpus["mail_documents"]))
+    mail_documents = learned.mail_documents
     if shared:
         import warnings
 
@@ -75,7 +76,7 @@ def merge(models, names=None, into=None, new_classes=False):
             "alpha": default_alpha(settings["event_model"], mail_documents, table.class_count.sum()),
         }
     corpus = {"mail_documents": mail_documents, "default_alpha": alpha_of_corpus}
-    merged = model_of_table(settings, table, journal, _documents_needed, corpus)
+    merged = model_of_table(settings, table, learned.journal_over({}), _documents_needed, corpus)
     samples = [model.calibration_sample for model in models]
     if any(sample is not None for sample in samples):
         if any(sample is None for sample in samples):

@@ -335,19 +335,20 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     in jll (`learns`). A document that cannot be read goes to `on_error`."""
     from nbtext.jobs.parallel import ordered_runs
     from nbtext.reading.documents import document_key, report_errors
+    from nbtext.stats.changes import Learned, Ledger
 
     def keyed_chunk(batch):
         kept, token_lists, errors, mail_documents = _tokenized(settings, batch)
         return kept, token_lists, [document_key(doc.data) for doc in kept], errors, mail_documents
 
-    documents, token_lists, keys, mail_documents = [], [], [], 0
+    documents, token_lists, keys, seen = [], [], [], Ledger()  # seen: as a training of them all learns them
     for kept, tokens, kept_keys, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
         report_errors(errors, on_error)
         documents += kept
         token_lists += tokens
         keys += kept_keys
-        mail_documents += mail
-    settings = settings.resolved(mail_documents, len(documents))
+        seen.learn(Learned(zip(kept_keys, (doc.label for doc in kept)), mail))
+    settings = settings.resolved(seen.mail_documents, len(documents))
     classes = sorted({doc.label for doc in documents})
     labels = [doc.label for doc in documents]
     if len(classes) < 2:  # (nothing to tell apart: training says so)

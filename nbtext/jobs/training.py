@@ -27,7 +27,7 @@ from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journal_key, report_errors, tokenized
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
-from nbtext.stats.changes import Change, Ledger, of_record, outcome, steps
+from nbtext.stats.changes import Change, Learned, Ledger, of_record, outcome, steps
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
@@ -91,7 +91,7 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
 
 def _counted(batches, on_error, jobs, partial, on_stage, settings):
     """train_corpus's model of every document of `batches()`."""
-    table, journal = CountTable(binary=counts_presence(settings)), {}
+    table, learned = CountTable(binary=counts_presence(settings)), Ledger()
     candidates = None
     if settings.calibration != "none":  # the calibration sample is gathered while counting
         from nbtext.jobs.calibration import Candidates
@@ -103,9 +103,9 @@ def _counted(batches, on_error, jobs, partial, on_stage, settings):
         counted = count_in_workers(settings, batches(), jobs, candidates)
     else:
         counted = _counted_here(settings, table, batches(), on_error, candidates)
-    mail_documents = add_counted(table, journal, counted, on_error, candidates)
+    add_counted(table, learned, counted, on_error, candidates)
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
-    return trained_model(settings, table, journal, mail_documents, second_pass, partial, candidates, on_stage)
+    return trained_model(settings, table, learned, second_pass, partial, candidates, on_stage)
 
 
 def with_table_columns(options, inputs):
@@ -146,18 +146,17 @@ def _counted_here(settings, table, batches, on_error, candidates):
         yield None, None, keys, (), tokenizer.mail_documents - mail_before, None if found is None else (found, rate)
 
 
-def add_counted(table, journal, counted, on_error=None, candidates=None):
+def add_counted(table, learned, counted, on_error=None, candidates=None):
     """Add partial counts (as workers send them: who counted them, the exported counts,
     journal pairs, errors, documents read as mail, and the calibration candidates with the
-    rate they were taken under, or None), in order, to `table` and `journal`, and the
-    candidates to `candidates` (nbtext.jobs.calibration.Candidates); the documents that
-    could not be read go to `on_error`. Counts from one source (a worker: ColumnCounter)
-    name only the tokens it had not sent before; those from None are whole tables
-    (a cluster's, combined), or None: counted into `table` already (_counted_here). The
-    journal is written here alone: each document's key -> the label it was counted under
-    last (a training counts every copy; the journal holds a content once). Returns the
-    number of documents read as mail."""
-    mail_documents, known = 0, {}  # known: a source's columns in `table`, so far
+    rate they were taken under, or None), in order, to `table` and to `learned` (a Ledger:
+    each batch a training's change, nbtext.stats.changes.Learned, which writes the journal
+    and counts the documents read as mail), and the candidates to `candidates`
+    (nbtext.jobs.calibration.Candidates); the documents that could not be read go to
+    `on_error`. Counts from one source (a worker: ColumnCounter) name only the tokens it
+    had not sent before; those from None are whole tables (a cluster's, combined), or None:
+    counted into `table` already (_counted_here)."""
+    known = {}  # a source's columns in `table`, so far
     for source, exported, keys, errors, mail_count, sampled in counted:
         report_errors(errors, on_error)
         columns = None if exported is None else table.merge(exported, known.get(source))
@@ -166,30 +165,29 @@ def add_counted(table, journal, counted, on_error=None, candidates=None):
         if candidates is not None and sampled is not None:
             found, rate = sampled
             candidates.add(found, rate, columns=columns)
-        journal.update(keys)
-        mail_documents += mail_count
-    return mail_documents
+        learned.learn(Learned(keys, mail_count))
 
 
 def trained_model(
     settings,
     table,
-    journal,
-    mail_documents,
+    learned,
     over_batches,
     partial=False,
     candidates=None,
     on_stage=None,
 ):
-    """The model of a counted corpus (by one process, by workers or by a cluster) with
+    """The model of a counted corpus (by one process, by workers or by a cluster: `table`,
+    and `learned`, the Ledger of its batches) with
     `settings` (TrainSettings): λ chosen, if it was left to the corpus, then `model_of_table`;
     unless the settings' calibration is "none", the calibration sample of the corpus (gathered while counting as `candidates`, or else in
     one more pass), kept in the model, and a temperature fitted on it (nbtext.jobs.calibration;
     not for a part, `partial`, --shard: the merge fits it on all the parts' samples)."""
-    settings = settings.resolved(mail_documents, table.class_count.sum())
-    corpus = {"mail_documents": int(mail_documents), "default_alpha": settings.default_alpha}
+    settings = settings.resolved(learned.mail_documents, table.class_count.sum())
+    corpus = {"mail_documents": int(learned.mail_documents), "default_alpha": settings.default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
+    journal = learned.journal_over({})
     model = model_of_table(settings, table, journal, over_batches, corpus, min_classes=1 if partial else None)
     if settings.calibration != "none":
         from nbtext.jobs.calibration import calibrate, sample_of, stored_rate
@@ -229,15 +227,16 @@ def over_batches(settings, batches, expected=None):
 def fit_tokens(settings, token_lists, labels):
     """A model from documents already tokenized with `settings` (cross-validation folds)."""
     table = CountTable(binary=counts_presence(settings))
-    table.add(token_lists, labels)
+    table.count(token_lists, labels)
     return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)])
 
 
-def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None):
+def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None, file_info=None):
     """The model of a finished count table: the vocabulary pruned and checked, then (a
     second pass over the corpus: `over_batches(function)` yields function(token lists,
     labels) of each batch, in order) the documents holding a pruned token for presence
-    features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on
+    features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on,
+    `file_info` what it holds of the file it stands for (a replayed one's: its pending records)
     (nbtext.classifier.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     for label in classes:
@@ -278,6 +277,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
         tfidf_sums,
         tfidf_squares,
         journal,
+        file_info=file_info,
         corpus=corpus,
     )
 
@@ -331,13 +331,13 @@ def replayed(model, records, to_score=None):
         ledger.journal_over(model.journal),
         _no_second_pass,
         _corpus(model, _mail_documents(model) + ledger.mail_documents),
+        file_info={
+            **model.file_info,
+            "pending": len(records),
+            "pending_fold": COMPACT_AFTER,
+            "written_calibration": model.calibration,
+        },
     )
-    changed.file_info = {
-        **model.file_info,
-        "pending": len(records),
-        "pending_fold": COMPACT_AFTER,
-        "written_calibration": model.calibration,
-    }
     if exact:
         return sample.calibrated(changed)
     # (its sample unread: the file's calibration, not to be saved)

@@ -14,12 +14,22 @@ change does is written here once, without numpy (the one-message path never impo
     mail       whether it was read as e-mail
 
     the class counts     before −1, after +1 (`steps`), and each of its tokens' counts
-                         −n and +n likewise (a count table's side: CountTable.apply)
-    the journal          key -> after (forgotten: left out)
+                         −n and +n likewise (`moves`: a count table's side, CountTable.apply)
+    the journal          key -> after, the last change of a key winning (forgotten: left
+                         out; Ledger)
     mail documents       +1 for a document not learned before, −1 for one forgotten
+                         (`mail_moved`)
 
 A document's change is made only when it changes something (`outcome`): learning one
 already learned under its label, or forgetting one never learned, is no change.
+
+A training from scratch is a change of its own kind (`Learned`): each document it is given
+is a change from no class to its label, made for every copy, since a training counts each
+file it is given (docs/performance.md, "Copies of one message"), so nothing is looked up
+and no outcome asked. Its class and token counts are those of `learned_moves` (counted a
+batch at a time, as sparse products), its journal and mail documents the Ledger's
+(`Ledger.learn`): the same rules, copies counted. A merge of models is a training whose
+batches are the models (nbtext.jobs.merging).
 """
 
 from collections import Counter
@@ -68,7 +78,46 @@ def steps(change):
 def mail_step(change):
     """The change of the number of documents read as mail: +1 for a mail document not
     learned before, −1 for one forgotten, 0 for one moved or not mail."""
-    return int(change.mail) * ((change.before is None) - (change.after is None))
+    return mail_moved(int(change.mail), change.before is not None, change.after is not None)
+
+
+def mail_moved(n, left, joined):
+    """The change of the number of documents read as mail when `n` of them leave a class
+    (`left`), join one (`joined`), or both (moved: no change)."""
+    return n * (joined - left)
+
+
+def moves(changes):
+    """The counts `changes` move, as a count table adds them (nbtext.stats.counting.CountTable):
+    [(sign, token lists, labels)], the documents that leave a class (sign −1) first, then
+    those that join one (+1), each by its `steps`."""
+    grouped = []
+    for sign in (-1, 1):
+        moved = [(change.tokens, label) for change in changes for label, step in steps(change) if step == sign]
+        if moved:
+            token_lists, labels = zip(*moved)
+            grouped.append((sign, list(token_lists), list(labels)))
+    return grouped
+
+
+class Learned:
+    """A batch of documents a training learns from scratch: a change of its own kind, each
+    document a change from no class to its label, every copy one (see the module's text).
+    Held by columns, not as Changes: a training counts a batch at once.
+
+        entries   [(journal key, label)] of its documents, in the order they were read
+        mail      how many of them were read as e-mail"""
+
+    __slots__ = ("entries", "mail")
+
+    def __init__(self, entries, mail):
+        self.entries, self.mail = entries, mail
+
+
+def learned_moves(token_lists, labels):
+    """A training's documents as `moves` gives changes': each one, every copy, joins the
+    class of its label (+1), and none leaves one."""
+    return [(1, token_lists, labels)]
 
 
 def of_record(record):
@@ -77,9 +126,10 @@ def of_record(record):
 
 
 class Ledger:
-    """Changes applied in order over a model that holds documents as `learned_before(key)`
-    says (the class of journal key `key`, or None): the journal's changes (`journal`: key ->
-    class now, None for forgotten), the change of the documents read as mail, and, given the
+    """Changes applied in order (`add`; a training's batches: `learn`) over a model that holds
+    documents as `learned_before(key)` says (the class of journal key `key`, or None; a
+    training's: none): the journal's changes (`journal`: key -> class now, None for
+    forgotten), the change of the documents read as mail, and, given the
     model's `classes`, per class the change of its documents (`class_count`) and of each
     token's counts (`delta`): what the one-message path, which has no count table, needs."""
 
@@ -98,13 +148,22 @@ class Ledger:
         return None if self._learned_before is None else self._learned_before(key)
 
     def add(self, change):
-        self.journal[change.key] = change.after
-        self.mail_documents += mail_step(change)
+        self._entered(((change.key, change.after),), mail_step(change))
         if self.row is not None:
             moved = [(self.row[label], sign) for label, sign in steps(change)]
             for k, sign in moved:
                 self.class_count[k] += sign
             self._documents.append((Counter(change.tokens), moved))
+
+    def learn(self, learned):
+        """A training's batch (Learned): each document a change from no class to its label,
+        so none is looked up, and every copy counts among the documents read as mail."""
+        self._entered(learned.entries, mail_moved(learned.mail, False, True))
+
+    def _entered(self, entries, mail_step):
+        # the journal's rule: a key is held under the class its last change leaves it in
+        self.journal.update(entries)
+        self.mail_documents += mail_step
 
     def delta(self, token):
         """What the changes add to `token`'s count in each class (with `classes`), or None if nothing."""

@@ -20,7 +20,7 @@ from nbtext.errors import NbtextError
 from nbtext.features.matrix import ids_and_indptr
 from nbtext.features.weighting import counts_presence
 from nbtext.reading.documents import document_key, tokenized
-from nbtext.stats.changes import steps
+from nbtext.stats.changes import learned_moves, moves
 
 
 class CountTable:
@@ -80,11 +80,10 @@ class CountTable:
         table._token_counts = np.array(token_counts, dtype=np.float64).reshape(len(classes), len(tokens))
         return table
 
-    def add(self, token_lists, labels, weight=1.0):
-        """Count one batch: `token_lists[i]` is a document's tokens, `labels[i]` its class.
-
-        `weight` -1 takes documents out again (an exact inverse of adding them). Returns the
-        documents' column ids and CSR row pointer.
+    def add(self, token_lists, labels, sign):
+        """Count documents that all take one step (nbtext.stats.changes.moves): `token_lists[i]`,
+        a document's tokens, joins (`sign` +1) or leaves (−1, an exact inverse) the class
+        `labels[i]`. Returns the documents' column ids and CSR row pointer.
         """
         rows = np.fromiter(
             (self.labels.setdefault(label, len(self.labels)) for label in labels),
@@ -92,24 +91,24 @@ class CountTable:
         )
         ids, indptr = ids_and_indptr(token_lists, self.token_columns.__getitem__)
         self._reserve(len(self.labels), len(self.token_columns))
-        self._class_count[: len(self.labels)] += weight * np.bincount(rows, minlength=len(self.labels))
+        self._class_count[: len(self.labels)] += class_steps(rows, len(self.labels), sign)
         if len(ids) == 0:
             return ids, indptr
         classes, columns, counts = cell_counts(rows, ids, indptr, len(self.token_columns), self.binary)
-        self._token_counts[classes, columns] += weight * counts
+        self._token_counts[classes, columns] += sign * counts
         return ids, indptr
 
     def apply(self, changes):
         """Count `changes` (nbtext.stats.changes.Change) in: each one's tokens leave the class it
-        leaves and join the one it joins (changes.steps), the leaving ones first."""
-        for weight in (-1, 1):
-            moved = [(change.tokens, label) for change in changes for label, sign in steps(change) if sign == weight]
-            if moved:
-                self.add(*zip(*moved), weight=float(weight))
+        leaves and join the one it joins (changes.moves), the leaving ones first."""
+        for sign, token_lists, labels in moves(changes):
+            self.add(token_lists, labels, sign)
 
     def count(self, token_lists, labels):
-        """`add` as count_batch calls a counter: (this table, now holding the batch, ids, indptr)."""
-        return (self, *self.add(token_lists, labels))
+        """A training's batch (changes.learned_moves) added, as count_batch calls a counter:
+        (this table, now holding the batch, ids, indptr)."""
+        ((sign, token_lists, labels),) = learned_moves(token_lists, labels)
+        return (self, *self.add(token_lists, labels, sign))
 
     def export(self):
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
@@ -158,6 +157,13 @@ class CountTable:
         return classes, tokens, self.class_count[row_order], token_counts
 
 
+def class_steps(rows, n_classes, sign):
+    """The change of each class's documents when the documents of class rows `rows` all take
+    the step `sign` (nbtext.stats.changes.moves: +1 joining, −1 leaving): floats, a count
+    table's."""
+    return (sign * np.bincount(rows, minlength=n_classes)).astype(np.float64)
+
+
 def cell_counts(rows, ids, indptr, n_columns, binary):
     """Yᵀ X of a batch as its nonzero cells, (classes, columns, counts): each (class,
     column) pair once, with how often it occurs, or (`binary`: presence) in how many
@@ -188,9 +194,11 @@ class ColumnCounter:
         self.sent = 0  # columns whose tokens went out with an earlier batch
 
     def count(self, token_lists, labels):
-        """(CountTable.export of the batch, with only the new tokens, ids, indptr)."""
+        """A training's batch (changes.learned_moves): (CountTable.export of the batch, with
+        only the new tokens, ids, indptr)."""
         from itertools import islice
 
+        ((sign, token_lists, labels),) = learned_moves(token_lists, labels)
         classes = {}
         rows = np.fromiter(
             (classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp, count=len(labels)
@@ -203,10 +211,10 @@ class ColumnCounter:
         exported = (
             list(classes),
             new_tokens,
-            np.bincount(rows, minlength=len(classes)).astype(np.float64),
+            class_steps(rows, len(classes), sign),
             cell_rows.astype(np.int32),
             cell_columns.astype(np.int32),
-            counts.astype(np.float64),
+            (sign * counts).astype(np.float64),
         )
         return exported, ids, indptr
 
