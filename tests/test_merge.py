@@ -258,5 +258,6 @@ def test_merge_refuses_models_of_two_lexers(tmp_path):
             == 0
         )
     one_line_error(
-        run("merge", "-o", tmp_path / "x", tmp_path / "words.model", tmp_path / "mail.model"), "lexer differs"
+        run("merge", "-o", tmp_path / "x", tmp_path / "words.model", tmp_path / "mail.model"),
+        "their lexer differs ('words' and 'mail')",
     )

@@ -133,6 +133,11 @@ def _check_mergeable(model, name):
         )
 
 
+# What a model file that does not hold a setting was trained with (files of builds before the
+# setting, and settings stored only when not the default): said so when two models differ.
+_UNSTORED = {"learn": "all", "lexer": "words"}
+
+
 def _common_settings(models, names):
     """The settings all `models` share (λ aside when every one chose the default λ)."""
     first = models[0]
@@ -153,11 +158,11 @@ def _common_settings(models, names):
                 continue
             ours, theirs = first.settings.get(key), model.settings.get(key)
             if ours != theirs:
-                if key == "learn":  # (a file without it learned every document: --learn all)
-                    ours, theirs = first.settings.get(key, "all"), model.settings.get(key, "all")
-                if key == "tokenizer":
+                if key == "tokenizer":  # (the tokenizer setting that differs)
                     key = next(k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k))
-                    ours, theirs = ours.get(key), theirs.get(key)
+                else:
+                    ours, theirs = first.settings, model.settings
+                ours, theirs = ours.get(key, _UNSTORED.get(key)), theirs.get(key, _UNSTORED.get(key))
                 raise NbtextError(
                     f"cannot merge {names[0]} and {name}: their {key} differs ({ours!r} and {theirs!r}); "
                     "train them with the same options"

@@ -36,7 +36,7 @@ def train(documents, labels, **options):
     """Train from parallel sequences of documents (str or bytes) and labels.
 
     Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
-    max_features, ngrams, unknown, input, headers, features, tf, idf, length_norm,
+    max_features, ngrams, unknown, input, headers, lexer, features, tf, idf, length_norm,
     weight_norm, calibration, max_ham_flagged, learn, tone_margin (and columns, for
     categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
 
