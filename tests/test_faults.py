@@ -122,6 +122,14 @@ def many_documents(folder, n):
     return [folder / "spam", folder / "ham"]
 
 
+def _signals_as_by_default():
+    """In the child: SIGINT, SIGTERM and SIGHUP as a fresh login gives them. A background job
+    starts with SIGINT ignored, and a run under nohup with SIGHUP ignored; nbtext keeps an
+    ignored signal ignored (nbtext.errors), so these tests would see nothing to stop it."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def _wait_until_read(pipe, process, seconds=120):
     """Wait until `process` has read every byte written to `pipe` (an event, not a delay: a
     loaded machine takes longer to start nbtext, and a signal before it runs is no test)."""
@@ -160,7 +168,7 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_signals_as_by_default,
     )
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
@@ -198,6 +206,7 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=_signals_as_by_default,
     )
     lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
     process.stdin.write(lines)
@@ -209,6 +218,32 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
     assert stderr.decode() == f"nbtext: stopped by {signal.Signals(signum).name}\n"
     left = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
     assert left == [] and not list(tmp_path.glob(".nbtext-*")) and not (tmp_path / "m").exists()
+
+
+@needs_executable
+def test_a_hangup_ignored_when_nbtext_started_stays_ignored(demo_model):
+    """Under nohup (SIGHUP ignored when nbtext starts) a closed terminal's SIGHUP stops
+    nothing: the job runs to its end, its workers' too, and says every line."""
+
+    def as_under_nohup():
+        _signals_as_by_default()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    process = subprocess.Popen(
+        [NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=as_under_nohup,
+    )
+    process.stdin.write(b"".join(b"free prize %d\n" % i for i in range(3000)))
+    process.stdin.flush()
+    _wait_until_read(process.stdin, process)
+    os.killpg(process.pid, signal.SIGHUP)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0 and stderr == b"", stderr
+    assert stdout.count(b"\n") == 3000
 
 
 @needs_executable
@@ -351,7 +386,7 @@ def _signalled_run(args, message, signum, wait_for_handlers, delay):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_signals_as_by_default,
     )
     process.stdin.write(message)
     process.stdin.close()
@@ -476,6 +511,8 @@ try:
 except (KeyboardInterrupt, Terminated) as e:
     print("raised", type(e).__name__)
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, preexec_fn=_signals_as_by_default
+    )
     expected = "KeyboardInterrupt" if signum == signal.SIGINT else "Terminated"
     assert result.stdout == f"raised {expected}\n" and result.stderr == "", (result.stdout, result.stderr)
