@@ -140,6 +140,8 @@ def test_settings_of_an_unknown_lexer_or_of_other_rules_are_refused():
         {**Tokenizer(lexer="mail").settings(), "lexer": "words"},  # the mail pattern, called words
         {**Tokenizer(lexer="mail").settings(), "lowercase": True},
         {**Tokenizer(lexer="mail").settings(), "pattern": r"\w+"},
+        {**Tokenizer(lexer="mail").settings(), "lexer": ["mail"]},  # (no TypeError: a model file's refusal)
+        {**Tokenizer(lexer="mail").settings(), "lexer": {"mail": 1}},
     ):
         with pytest.raises(ValueError, match="unsupported tokenizer settings"):
             Tokenizer.from_settings(settings)

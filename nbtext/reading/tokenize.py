@@ -78,7 +78,11 @@ def stored_lexer(settings):
     """The lexer that stored tokenizer settings name (words when they name none, as files of
     builds before --lexer), or None when it is unknown or its pattern and case are not those stored."""
     lexer = settings.get("lexer", "words")
-    if lexer not in LEXER_RULES or LEXER_RULES[lexer][:2] != (settings.get("pattern"), settings.get("lowercase")):
+    if (
+        not isinstance(lexer, str)
+        or lexer not in LEXER_RULES
+        or LEXER_RULES[lexer][:2] != (settings.get("pattern"), settings.get("lowercase"))
+    ):
         return None
     return lexer
 
