@@ -52,8 +52,8 @@ def text_tokens(text):
 MAIL_TOKEN_PATTERN = re.compile(r"\$?[\w!]+(?:[.,][\w!]+)*")
 # It is found in two passes of the same tokens (tests/test_tokenize.py): a `.` or `,` not
 # between two token characters becomes a space, then each run left is a token. The pattern's
-# repeated group keeps a backtracking entry for each joint of one match, tens of bytes per
-# character of a run like a.a.a.…; these character classes keep none: time and memory linear.
+# repeated group keeps a backtracking entry for each joint of one match (a run like a.a.a.…
+# costs many times its length; docs/performance.md); these character classes keep none.
 _LOOSE_JOINT = re.compile(r"[.,](?:[.,]+|(?<![\w!][.,])|(?![\w!]))")
 _find_mail_runs = re.compile(r"\$?[\w!.,]+").findall
 MIN_MAIL_TOKEN = 3  # characters
