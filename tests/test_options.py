@@ -3,6 +3,7 @@ none is taken and ignored (classifier.settings.unused_options, which make_settin
 cross-validation's comparison of models both go through)."""
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -423,3 +424,23 @@ def test_each_refusal_names_options_its_commands_take():
         for command in refusal.commands:
             taken = {p.name for p in cli.commands[command].params}
             assert set(refusal.options) <= taken, (way, command, set(refusal.options) - taken)
+
+
+@pytest.mark.parametrize(
+    "headers, said",
+    [
+        ("x-spam-*", "a * stands alone"),
+        ("subject,*-flag", "a * stands alone"),
+        ("Subject:", "is no header line's name"),
+        ("reply to", "is no header line's name"),
+        ("sujet-é", "is no header line's name"),
+    ],
+)
+def test_headers_that_name_no_header_line_are_refused(tmp_path, headers, said):
+    """--headers 'x-spam-*' (a pattern, as * alone is) or 'Subject:' trained a model that read
+    no such line, silently: train, eval and the API now refuse them in one line."""
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    one_line_error(run("train", "-o", tmp_path / "m", "--headers", headers, *folders), said)
+    one_line_error(run("eval", "--folds", "2", "--headers", headers, *folders), said)
+    with pytest.raises(NbtextError, match=re.escape(said)):
+        nbtext.train(["Subject: free\n\nprize", "Subject: lunch\n\nnotes"], ["spam", "ham"], headers=headers)

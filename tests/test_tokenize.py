@@ -140,6 +140,8 @@ def test_settings_of_an_unknown_lexer_or_of_other_rules_are_refused():
         {**Tokenizer(lexer="mail").settings(), "lexer": "words"},  # the mail pattern, called words
         {**Tokenizer(lexer="mail").settings(), "lowercase": True},
         {**Tokenizer(lexer="mail").settings(), "pattern": r"\w+"},
+        {**Tokenizer(lexer="mail").settings(), "lexer": ["mail"]},  # (no TypeError: a model file's refusal)
+        {**Tokenizer(lexer="mail").settings(), "lexer": {"mail": 1}},
     ):
         with pytest.raises(ValueError, match="unsupported tokenizer settings"):
             Tokenizer.from_settings(settings)
@@ -150,3 +152,15 @@ def test_the_mail_lexers_tokens_hold_no_nul_or_line_break(text, ngrams):
     tokens = Tokenizer(ngrams=ngrams, input="text", lexer="mail")(text)
     assert not any(set(token) & set("\0\n\r\x85\u2028") for token in tokens)
     assert all(len(token) >= 3 for token in tokens)
+
+
+@given(
+    st.text(alphabet=st.sampled_from("a_9!.,$ \n\u0301ß٣-")) | st.text(),
+)
+def test_the_mail_lexers_tokens_are_those_of_its_stored_pattern(text):
+    """The lexer finds its tokens in two passes of its own (bounded memory); they are the
+    stored pattern's matches of MIN_MAIL_TOKEN characters or more, however the joints run."""
+    from nbtext.reading.tokenize import MAIL_TOKEN_PATTERN, MIN_MAIL_TOKEN, mail_lexer_tokens
+
+    expected = [t for t in MAIL_TOKEN_PATTERN.findall(text) if len(t) >= MIN_MAIL_TOKEN]
+    assert mail_lexer_tokens(text) == expected

@@ -386,10 +386,14 @@ def unused_options(options, typed=None):
 
 def header_names(headers):
     """--headers as names: a sequence of them, or the command line's spelling, 'subject,from'
-    (a string is not taken letter by letter)."""
-    if isinstance(headers, str):
-        return tuple(h.strip() for h in headers.split(",") if h.strip())
-    return tuple(headers)
+    (a string is not taken letter by letter); one that names no header line is refused."""
+    from nbtext.reading.mail import header_name_problem  # (not on the one-message path's start)
+
+    names = tuple(h.strip() for h in headers.split(",") if h.strip()) if isinstance(headers, str) else tuple(headers)
+    for name in names:
+        if problem := header_name_problem(name):
+            raise NbtextError(problem)
+    return names
 
 
 def ham_flagged_budget(value):

@@ -9,6 +9,7 @@ import click
 
 from nbtext import choices
 from nbtext.classifier.settings import TONE_SPLIT_REFUSED, header_names, unread_by_all
+from nbtext.errors import NbtextError
 from nbtext.reading.imapurl import ImapAccess
 
 
@@ -222,7 +223,10 @@ def grouped(command):
     def with_groups(*args, **params):
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
-        settings["headers"] = header_names(settings["headers"])
+        try:
+            settings["headers"] = header_names(settings["headers"])
+        except NbtextError as e:  # (a name no header line has: one line, as the command's own errors)
+            raise click.ClickException(str(e)) from None
         trains = "update" in params and not params["update"]  # (eval trains with --folds or --online)
         if trains or params.get("folds") is not None or params.get("online"):
             _refuse_typed_unused(settings, params.get("compare"))

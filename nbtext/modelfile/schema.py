@@ -345,7 +345,9 @@ def check_settings_record(settings):
     if set(tokenizer) - {"lexer"} != TEXT_TOKENIZER or tokenizer["input"] not in INPUT_MODES:
         raise ValueError("bad tokenizer settings")
     if tokenizer.get("lexer") == "words" or stored_lexer(tokenizer) is None:  # (words is stored as no lexer)
-        raise ValueError(f"an unknown lexer {tokenizer.get('lexer', 'words')!r} or one of other rules")
+        raise ValueError(
+            f"lexer {tokenizer.get('lexer', 'words')!r} unknown or not stored with its own pattern and case"
+        )
     _whole(tokenizer["ngrams"], "ngrams", 1, MAX_NGRAMS)
     headers = _is(tokenizer["headers"], list, "the mail headers")
     if not all(isinstance(h, str) for h in headers):

@@ -373,6 +373,19 @@ def _host(url):
 # for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters: a header's name may be as long as
 # the message, and each of its tokens carries the tag.
 ALL_HEADERS = "*"
+_FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD reads a header line's name: printable ASCII but ':'
+
+
+def header_name_problem(name):
+    """Why --headers' `name` reads no header line (None when it may): no line's name holds a
+    space, a ':' or other than ASCII, and a * stands alone (ALL_HEADERS; names are not patterns)."""
+    if name != ALL_HEADERS and "*" in name:
+        return f"--headers {name!r}: a * stands alone, for every other header line (names are not patterns)"
+    if not _FIELD_NAME.fullmatch(name):
+        return f"--headers {name!r} is no header line's name (printable ASCII, no ':' or space)"
+    return None
+
+
 UNIQUE_HEADERS = frozenset(("date", "message-id", "in-reply-to", "references"))  # ids and dates never recur
 MAX_TAG = 40
 

@@ -47,16 +47,22 @@ def text_tokens(text):
     return _find_tokens(text.lower())
 
 
-# --lexer mail. Each piece between two separators is one or more token characters, so a text
-# is matched one way only: time linear in its length, whatever runs of `.`, `,` or `!` it holds.
+# --lexer mail: its rule, as the model file stores it. Each piece between two separators is
+# one or more token characters, so a text is matched one way only.
 MAIL_TOKEN_PATTERN = re.compile(r"\$?[\w!]+(?:[.,][\w!]+)*")
-_find_mail_tokens = MAIL_TOKEN_PATTERN.findall
+# It is found in two passes of the same tokens (tests/test_tokenize.py): a `.` or `,` not
+# between two token characters becomes a space, then each run left is a token. The pattern's
+# repeated group keeps a backtracking entry for each joint of one match (a run like a.a.a.…
+# costs many times its length; docs/performance.md); these character classes keep none.
+_LOOSE_JOINT = re.compile(r"[.,](?:[.,]+|(?<![\w!][.,])|(?![\w!]))")
+_find_mail_runs = re.compile(r"\$?[\w!.,]+").findall
 MIN_MAIL_TOKEN = 3  # characters
 
 
 def mail_lexer_tokens(text):
-    """The tokens of already-decoded text by --lexer mail's rules (see the module's docstring)."""
-    return [token for token in _find_mail_tokens(text) if len(token) >= MIN_MAIL_TOKEN]
+    """The tokens of already-decoded text by --lexer mail's rules (see the module's docstring):
+    MAIL_TOKEN_PATTERN's, at least MIN_MAIL_TOKEN characters long."""
+    return [token for token in _find_mail_runs(_LOOSE_JOINT.sub(" ", text)) if len(token) >= MIN_MAIL_TOKEN]
 
 
 # Each lexer: (its pattern, whether it lower-cases, its tokens of decoded text); the model
@@ -72,7 +78,11 @@ def stored_lexer(settings):
     """The lexer that stored tokenizer settings name (words when they name none, as files of
     builds before --lexer), or None when it is unknown or its pattern and case are not those stored."""
     lexer = settings.get("lexer", "words")
-    if lexer not in LEXER_RULES or LEXER_RULES[lexer][:2] != (settings.get("pattern"), settings.get("lowercase")):
+    if (
+        not isinstance(lexer, str)
+        or lexer not in LEXER_RULES
+        or LEXER_RULES[lexer][:2] != (settings.get("pattern"), settings.get("lowercase"))
+    ):
         return None
     return lexer
 
