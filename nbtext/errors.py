@@ -119,6 +119,19 @@ def ignore_signals():
         _signal.signal(number, _signal.SIG_IGN)
 
 
+def as_a_worker():
+    """A forked worker's signals: Ctrl-C is the parent's to handle (it ends the workers), so
+    SIGINT is ignored; SIGTERM and SIGHUP end the worker at once, whatever handlers the parent
+    had set, but one ignored when nbtext started (nohup's SIGHUP) stays ignored, as the
+    parent ignores it."""
+    import _signal
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+    for number in (_signal.SIGTERM, _signal.SIGHUP):
+        if number in _handled or _signal.getsignal(number) != _signal.SIG_IGN:
+            _signal.signal(number, _signal.SIG_DFL)
+
+
 def die_of_signal(signum):
     """End killed by `signum`, as a program without handlers would have (the shell's
     status 128 + signum), after the clean-up is done."""

@@ -130,6 +130,11 @@ def _signals_as_by_default():
         signal.signal(signum, signal.SIG_DFL)
 
 
+def _session(pid):
+    """The processes of the session `pid` leads."""
+    return subprocess.run(["pgrep", "-s", str(pid)], capture_output=True, text=True).stdout.split()
+
+
 def _wait_until_read(pipe, process, seconds=120):
     """Wait until `process` has read every byte written to `pipe` (an event, not a delay: a
     loaded machine takes longer to start nbtext, and a signal before it runs is no test)."""
@@ -216,7 +221,7 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == -signum, stderr
     assert stderr.decode() == f"nbtext: stopped by {signal.Signals(signum).name}\n"
-    left = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+    left = _session(process.pid)
     assert left == [] and not list(tmp_path.glob(".nbtext-*")) and not (tmp_path / "m").exists()
 
 
@@ -240,6 +245,10 @@ def test_a_hangup_ignored_when_nbtext_started_stays_ignored(demo_model):
     process.stdin.write(b"".join(b"free prize %d\n" % i for i in range(3000)))
     process.stdin.flush()
     _wait_until_read(process.stdin, process)
+    deadline = time.monotonic() + 60
+    while len(_session(process.pid)) < 3 and time.monotonic() < deadline:  # its two workers forked
+        time.sleep(0.01)
+    assert len(_session(process.pid)) == 3
     os.killpg(process.pid, signal.SIGHUP)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0 and stderr == b"", stderr

@@ -179,13 +179,10 @@ def _serve(function, connection):
     handlers or flushing its buffers (os._exit). Nothing of a worker's is printed: the
     parent reports."""
     import os
-    import signal
 
-    # Ctrl-C is the parent's to handle (it ends the workers); SIGTERM and SIGHUP end a
-    # worker at once, whatever handlers the parent had set.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
+    from nbtext.errors import as_a_worker
+
+    as_a_worker()
     status = 0
     try:
         while True:
