@@ -164,7 +164,7 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
         return tmp_path / name
 
     counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
-    one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "min_count differs (2 and 3)")
+    one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "their min_count setting differs (2 and 3)")
     one_line_error(
         run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")), "was trained with --alpha"
     )
@@ -183,7 +183,8 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
         "pruned token",
     )
     one_line_error(
-        run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")), "headers differs"
+        run("merge", "-o", tmp_path / "x", counts, model("g.model", "--headers", "subject")),
+        "their headers setting differs",
     )
     one_line_error(
         run(
@@ -259,5 +260,5 @@ def test_merge_refuses_models_of_two_lexers(tmp_path):
         )
     one_line_error(
         run("merge", "-o", tmp_path / "x", tmp_path / "words.model", tmp_path / "mail.model"),
-        "their lexer differs ('words' and 'mail')",
+        "their lexer setting differs ('words' and 'mail')",
     )

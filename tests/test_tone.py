@@ -246,7 +246,7 @@ def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path)
     tone, every = tmp_path / "tone.model", tmp_path / "all.model"
     trained(tone, *OPTIONS, *UNCALIBRATED, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham")
     trained(every, *OPTIONS, *UNCALIBRATED, MAIL / "spam", MAIL / "ham")
-    one_line_error(run("merge", "-o", tmp_path / "m", tone, every), "their learn differs ('tone' and 'all')")
+    one_line_error(run("merge", "-o", tmp_path / "m", tone, every), "their learn setting differs ('tone' and 'all')")
 
 
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):

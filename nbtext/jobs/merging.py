@@ -164,7 +164,7 @@ def _common_settings(models, names):
                     ours, theirs = first.settings, model.settings
                 ours, theirs = ours.get(key, _UNSTORED.get(key)), theirs.get(key, _UNSTORED.get(key))
                 raise NbtextError(
-                    f"cannot merge {names[0]} and {name}: their {key} differs ({ours!r} and {theirs!r}); "
+                    f"cannot merge {names[0]} and {name}: their {key} setting differs ({ours!r} and {theirs!r}); "
                     "train them with the same options"
                 )
     return dict(first.settings)
