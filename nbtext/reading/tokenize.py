@@ -49,27 +49,29 @@ def text_tokens(text):
 
 # --lexer mail: its rule, as the model file stores it. Each piece between two separators is
 # one or more token characters, so a text is matched one way only.
-MAIL_TOKEN_PATTERN = re.compile(r"\$?[\w!]+(?:[.,][\w!]+)*")
+MAIL_TOKEN_PATTERN = r"\$?[\w!]+(?:[.,][\w!]+)*"
 # It is found in two passes of the same tokens (tests/test_tokenize.py): a `.` or `,` not
 # between two token characters becomes a space, then each run left is a token. The pattern's
 # repeated group keeps a backtracking entry for each joint of one match (a run like a.a.a.…
 # costs many times its length; docs/performance.md); these character classes keep none.
-_LOOSE_JOINT = re.compile(r"[.,](?:[.,]+|(?<![\w!][.,])|(?![\w!]))")
-_find_mail_runs = re.compile(r"\$?[\w!.,]+").findall
+# (Strings, compiled by re's cache at first use: a words model's start-up never pays for them.)
+_LOOSE_JOINT = r"[.,](?:[.,]+|(?<![\w!][.,])|(?![\w!]))"
+_MAIL_RUN = r"\$?[\w!.,]+"
 MIN_MAIL_TOKEN = 3  # characters
 
 
 def mail_lexer_tokens(text):
     """The tokens of already-decoded text by --lexer mail's rules (see the module's docstring):
     MAIL_TOKEN_PATTERN's, at least MIN_MAIL_TOKEN characters long."""
-    return [token for token in _find_mail_runs(_LOOSE_JOINT.sub(" ", text)) if len(token) >= MIN_MAIL_TOKEN]
+    runs = re.findall(_MAIL_RUN, re.sub(_LOOSE_JOINT, " ", text))
+    return [token for token in runs if len(token) >= MIN_MAIL_TOKEN]
 
 
 # Each lexer: (its pattern, whether it lower-cases, its tokens of decoded text); the model
 # file stores the first two, and a model reader refuses a file whose lexer says otherwise.
 LEXER_RULES = {
     "words": (TOKEN_PATTERN.pattern, True, text_tokens),
-    "mail": (MAIL_TOKEN_PATTERN.pattern, False, mail_lexer_tokens),
+    "mail": (MAIL_TOKEN_PATTERN, False, mail_lexer_tokens),
 }
 assert tuple(LEXER_RULES) == LEXERS
 
