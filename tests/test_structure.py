@@ -164,7 +164,7 @@ def test_the_rules_of_a_change_are_written_in_the_change_core_alone():
     """A training, a merge, an update, a forget and a pending section's replay each change a
     model's journal and its documents read as mail by nbtext.stats.changes (a Ledger: `add`
     for a change, `learn` for a training's batch, copies counted), and a count table's class
-    counts take each document's step from it (changes.moves, changes.learned_moves) in one
+    counts take each document's step from it (changes.moves, changes.LEARNED_STEP) in one
     tally. add_counted and merge each wrote the journal's "last label wins" themselves, and
     training, merging, the cluster and the TONE pass summed the mail documents."""
     journal_writes, mail_sums = [], []
