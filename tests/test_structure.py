@@ -250,3 +250,31 @@ def test_imap_access_is_made_before_the_inputs_are_grouped():
             both += 1
             assert wrappers.index("with_access") < wrappers.index("with_groups"), name
     assert both == 2  # train and eval
+
+
+def test_only_the_cutoff_module_tells_the_kinds_of_a_spam_cutoff_apart():
+    """What each kind of spam cut-off means (this build's ceiling on the other class's
+    probability, older builds' floor on spam's: its range, its decision, when it means never,
+    the one-message path's agreement, its words) is written in nbtext/cutoff.py alone (Cutoff):
+    no other module names a kind, by its constant or its record's key. The schema, the report's
+    words, the one-message path's agreement check and the online report each branched on it."""
+    from nbtext import cutoff
+
+    kinds = {"OTHER_CEILING", "SPAM_FLOOR"}
+    keys = {cutoff.OTHER_CEILING, cutoff.SPAM_FLOOR}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "cutoff.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (
+                {alias.name for alias in node.names}
+                if isinstance(node, ast.ImportFrom)
+                else {_named(node)}
+                if isinstance(node, (ast.Name, ast.Attribute))
+                else set()
+            ) & kinds
+            if isinstance(node, ast.Constant) and node.value in keys:
+                named.add(node.value)
+            found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {name}" for name in sorted(named)]
+    assert found == []
