@@ -17,11 +17,10 @@ Files of older builds hold a floor on the probability of spam instead (SPAM_FLOO
 [1/2, the number after 1]: spam from c up); they decide as they did.
 """
 
-import math
-
 OTHER_CEILING = "other_ceiling"  # this build's: spam when P(other | document) < q, q in [0, 1/2]
 SPAM_FLOOR = "spam_cutoff"  # older builds': spam when P(spam | document) >= c
 KEYS = (OTHER_CEILING, SPAM_FLOOR)  # a calibration record holds one of them at most
+AFTER_ONE = 1.0000000000000002  # the float after 1 (math.nextafter(1.0, 2.0); math is not imported for it)
 
 
 class Cutoff:
@@ -43,7 +42,7 @@ class Cutoff:
         after 1] (past 1: ham was certain out of fold, nothing is spam)."""
         if self._ceiling:
             return 0.0 <= self.value <= 0.5
-        return 0.5 <= self.value <= math.nextafter(1.0, 2.0)
+        return 0.5 <= self.value <= AFTER_ONE
 
     def holds_back(self, probabilities, k):
         """Whether it leaves unsure a document the plain decision gives to the positive class,
