@@ -1,7 +1,9 @@
 """The spam cut-off of a ham-flagged budget (`train --max-ham-flagged`), as a model file's
 calibration record holds it, and what it leaves unsure. nbtext.jobs.calibration chooses it,
 nbtext.modelfile.schema checks it, nbtext.classifier.purescore.decide decides by it; the
-one-message path's agreement check, eval and info read it here.
+one-message path's agreement check, eval and info read it here. What each of its two kinds
+means (its range, its decision, when it means never, where the paths must agree, its words)
+is written here alone (`Cutoff`): no other module tells the kinds apart.
 
 A ceiling on the probability of the other class (OTHER_CEILING, q): a document the plain
 decision gives to the positive class (the spam class) is that class when P(other | document)
@@ -17,14 +19,85 @@ Files of older builds hold a floor on the probability of spam instead (SPAM_FLOO
 
 OTHER_CEILING = "other_ceiling"  # this build's: spam when P(other | document) < q, q in [0, 1/2]
 SPAM_FLOOR = "spam_cutoff"  # older builds': spam when P(spam | document) >= c
+KEYS = (OTHER_CEILING, SPAM_FLOOR)  # a calibration record holds one of them at most
+AFTER_ONE = 1.0000000000000002  # the float after 1 (math.nextafter(1.0, 2.0); math is not imported for it)
 
 
-def cutoff_of(calibration):
-    """(key, value) of the cut-off a calibration record holds (OTHER_CEILING or SPAM_FLOOR),
-    or None."""
-    for key in (OTHER_CEILING, SPAM_FLOOR):
-        if key in (calibration or {}):
-            return key, calibration[key]
+class Cutoff:
+    """A spam cut-off: its record's `key` (OTHER_CEILING or SPAM_FLOOR), its `value` (q or
+    c) and the `positive` class it holds back (the spam class). (A plain class: a
+    namedtuple's definition would cost the one-message path's start-up more.)"""
+
+    __slots__ = ("key", "value", "positive")
+
+    def __init__(self, key, value, positive):
+        self.key, self.value, self.positive = key, value, positive
+
+    @property
+    def _ceiling(self):
+        return self.key == OTHER_CEILING
+
+    def in_range(self):
+        """Whether its value is one its kind can hold: q in [0, 1/2], c in [1/2, the number
+        after 1] (past 1: ham was certain out of fold, nothing is spam)."""
+        if self._ceiling:
+            return 0.0 <= self.value <= 0.5
+        return 0.5 <= self.value <= AFTER_ONE
+
+    def holds_back(self, probabilities, k):
+        """Whether it leaves unsure a document the plain decision gives to the positive class,
+        the k-th of two, by its `probabilities` (one per class)."""
+        if self._ceiling:
+            return not float(probabilities[1 - k]) < self.value
+        return float(probabilities[k]) < self.value
+
+    @property
+    def never(self):
+        """Whether it leaves every document of the positive class unsure: q = 0, c past 1."""
+        return self.value == 0.0 if self._ceiling else self.value > 1.0
+
+    def near(self, p, absolute, relative):
+        """Whether probability `p` lies within `absolute` of a floor, or within `relative` of
+        a ceiling's value (a ceiling reads small probabilities, exact to a share of them)."""
+        if self._ceiling:
+            return abs(p - self.value) <= relative * self.value
+        return abs(p - self.value) <= absolute
+
+    def said(self, other, budget):
+        """(It in words, what it leaves unsure), with `other` the other class's name and
+        `budget` the share of it flagged at most (max_ham_flagged, as a percentage)."""
+        positive, value = self.positive, self.value
+        if self.never:
+            return (
+                f"never {positive}: the other class was certain of it out of fold, so no cut-off keeps to "
+                f"{budget} flagged",
+                f"what would be {positive} is unsure",
+            )
+        bound = "an upper bound from the training data out of fold"
+        if self._ceiling:
+            return (
+                f"{positive} when the probability of {other} is below {value:.3g} (at most {budget} of {other} "
+                f"flagged, {bound})",
+                "at or above it, up to 0.5: unsure",
+            )
+        return (  # (an older build's file)
+            f"{positive} from a probability of {value:.6f} up (at most {budget} of the other class flagged, {bound})",
+            "below it, down to 0.5: unsure",
+        )
+
+    def unsure_band(self, negative):
+        """What it leaves unsure, short (an online run's report), `negative` the other class."""
+        if self._ceiling:
+            return f"{self.positive} with {negative} at {self.value:.3g} or more"
+        return f"{self.positive} below {self.value:.4f}"
+
+
+def cutoff_of(record):
+    """The Cutoff a calibration record (or an online run's report of the unsure ones,
+    `report_fields`) holds, or None."""
+    for key in KEYS:
+        if key in (record or {}):
+            return Cutoff(key, record[key], record.get("positive"))
     return None
 
 
@@ -32,9 +105,18 @@ def held_back(classes, probabilities, k, calibration):
     """Whether the cut-off of `calibration` (if any) leaves unsure a document whose most
     probable of two `classes` is the k-th, by its `probabilities` (one per class)."""
     cutoff = cutoff_of(calibration)
-    if cutoff is None or classes[k] != calibration["positive"]:
-        return False
-    key, value = cutoff
-    if key == OTHER_CEILING:
-        return not float(probabilities[1 - k]) < value
-    return float(probabilities[k]) < value
+    return cutoff is not None and classes[k] == cutoff.positive and cutoff.holds_back(probabilities, k)
+
+
+def budget_record(positive, ceiling, max_ham_flagged):
+    """The calibration record's fields of a ham-flagged budget as this build writes them, in
+    the model file's order: the positive class, the ceiling q and the budget."""
+    return {"positive": positive, OTHER_CEILING: ceiling, "max_ham_flagged": max_ham_flagged}
+
+
+def report_fields(cutoff):
+    """The fields an online run's report of the unsure ones gives `cutoff` (a Cutoff or None):
+    its key and value and its positive class (None without one)."""
+    if cutoff is None:
+        return {OTHER_CEILING: None, "positive": None}
+    return {cutoff.key: cutoff.value, "positive": cutoff.positive}

@@ -21,11 +21,10 @@ from nbtext.stats.changes import (
     Ledger,
     changes_anything,
     counts_after,
-    learned_moves,
     outcome,
     steps,
 )
-from nbtext.stats.counting import CountTable
+from nbtext.stats.counting import ColumnCounter, CountTable
 
 CLASSES = ["a", "b", "c"]
 PACKAGE = Path(__file__).resolve().parent.parent / "nbtext"
@@ -83,7 +82,7 @@ def test_the_count_table_and_the_ledger_apply_the_same_rule(changes):
 
 def test_only_the_count_table_takes_documents_out():
     """No module but stats/counting.py gives a count table the step its documents take
-    (CountTable.add's sign, from changes.moves or changes.learned_moves): every other way a
+    (CountTable.add's sign, from changes.moves or changes.LEARNED_STEP): every other way a
     document leaves or joins a class is a Change or a training's batch (training.update,
     forget and replayed each took documents out themselves)."""
     found = [
@@ -110,7 +109,8 @@ def test_a_training_is_changes_from_no_class_with_every_copy_counted(batches):
     """A training's batches (Learned) change the journal and the mail documents as the same
     documents would, each copy a Change from no class to its label applied without asking its
     outcome: a key is held under the label it was read under last, and every copy read as
-    mail counts. Its count table's side, learned_moves, has every copy join its class."""
+    mail counts. Its count tables' side (changes.LEARNED_STEP: a table's and a -j worker's
+    counting) has every copy join its class."""
     learned, one_by_one = Ledger(), Ledger()
     for batch in batches:
         learned.learn(Learned([(key, label) for key, label, _ in batch], sum(mail for *_, mail in batch)))
@@ -129,7 +129,8 @@ def test_a_training_is_changes_from_no_class_with_every_copy_counted(batches):
         assert {label: table.class_count[row] for label, row in table.labels.items()} == {
             label: labels.count(label) for label in set(labels)
         }
-        assert learned_moves([["w"]] * len(labels), labels) == [(1, [["w"]] * len(labels), labels)]
+        exported, _, _ = ColumnCounter(binary=False).count([["w"]] * len(labels), labels)
+        assert dict(zip(exported[0], exported[2])) == {label: labels.count(label) for label in set(labels)}
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -137,11 +137,11 @@ CRAFTED = [
             # build's floor on P(spam) from 1/2 to the number after 1; with its class and budget, and one only
             *(
                 {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": bad}
-                for bad in (float("nan"), -1e-300, -1.0, 0.6, float("inf"), "0.001", 0, None)
+                for bad in (float("nan"), -1e-300, -1.0, 0.6, 0.5000000000000001, float("inf"), "0.001", 0, None)
             ),
             *(
                 {"positive": "spam", "max_ham_flagged": 0.01, "spam_cutoff": bad}
-                for bad in (float("nan"), 0.4, 1.5, "0.9", 1)
+                for bad in (float("nan"), 0.4, 0.49999999999999994, 1.5, 1.0000000000000004, "0.9", 1)
             ),
             {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": 1e-5, "spam_cutoff": 0.9},
             {"positive": "eggs", "max_ham_flagged": 0.01, "other_ceiling": 1e-5},
@@ -154,7 +154,17 @@ CRAFTED = [
 ]
 
 
-@pytest.mark.parametrize("cutoff", [{"other_ceiling": 0.0}, {"other_ceiling": 2.6e-300}, {"spam_cutoff": 0.97}])
+@pytest.mark.parametrize(
+    "cutoff",
+    [
+        {"other_ceiling": 0.0},
+        {"other_ceiling": 2.6e-300},
+        {"other_ceiling": 0.5},
+        {"spam_cutoff": 0.5},
+        {"spam_cutoff": 0.97},
+        {"spam_cutoff": 1.0000000000000002},  # (the number after 1: older builds' "never spam")
+    ],
+)
 def test_a_good_cutoff_loads(tmp_path, demo_model, cutoff):
     """(So that the crafted ones above are refused for their cut-off, not for the rest.)"""
     header, payload = parts(Path(demo_model).read_bytes())

@@ -164,7 +164,7 @@ def test_the_rules_of_a_change_are_written_in_the_change_core_alone():
     """A training, a merge, an update, a forget and a pending section's replay each change a
     model's journal and its documents read as mail by nbtext.stats.changes (a Ledger: `add`
     for a change, `learn` for a training's batch, copies counted), and a count table's class
-    counts take each document's step from it (changes.moves, changes.learned_moves) in one
+    counts take each document's step from it (changes.moves, changes.LEARNED_STEP) in one
     tally. add_counted and merge each wrote the journal's "last label wins" themselves, and
     training, merging, the cluster and the TONE pass summed the mail documents."""
     journal_writes, mail_sums = [], []
@@ -250,3 +250,31 @@ def test_imap_access_is_made_before_the_inputs_are_grouped():
             both += 1
             assert wrappers.index("with_access") < wrappers.index("with_groups"), name
     assert both == 2  # train and eval
+
+
+def test_only_the_cutoff_module_tells_the_kinds_of_a_spam_cutoff_apart():
+    """What each kind of spam cut-off means (this build's ceiling on the other class's
+    probability, older builds' floor on spam's: its range, its decision, when it means never,
+    the one-message path's agreement, its words) is written in nbtext/cutoff.py alone (Cutoff):
+    no other module names a kind, by its constant or its record's key. The schema, the report's
+    words, the one-message path's agreement check and the online report each branched on it."""
+    from nbtext import cutoff
+
+    kinds = {"OTHER_CEILING", "SPAM_FLOOR"}
+    keys = {cutoff.OTHER_CEILING, cutoff.SPAM_FLOOR}
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "cutoff.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = (
+                {alias.name for alias in node.names}
+                if isinstance(node, ast.ImportFrom)
+                else {_named(node)}
+                if isinstance(node, (ast.Name, ast.Attribute))
+                else set()
+            ) & kinds
+            if isinstance(node, ast.Constant) and node.value in keys:
+                named.add(node.value)
+            found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {name}" for name in sorted(named)]
+    assert found == []

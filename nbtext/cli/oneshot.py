@@ -14,7 +14,7 @@ import sys
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
-from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
+from nbtext.cutoff import cutoff_of
 from nbtext.errors import (
     SIGINT,
     TEMPFAIL,
@@ -128,17 +128,15 @@ def clear_of_turns(probabilities, output, calibration):
     one down; and further than RELATIVE_AGREEMENT of it from a spam cut-off's ceiling. Then
     the model loaded whole, within these of them, prints the same line."""
     cutoff = cutoff_of(calibration)
-    ceiling = cutoff[1] if cutoff is not None and cutoff[0] == OTHER_CEILING else None
-    floor = cutoff[1] if cutoff is not None and cutoff[0] == SPAM_FLOOR else None
-    turns = [t for t in (output.unsure_below, output.threshold, floor) if t is not None]
+    turns = [t for t in (output.unsure_below, output.threshold) if t is not None]
     ranked = sorted(probabilities, reverse=True)[: (output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
     if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
         return False
     return not any(
         abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000
         or any(abs(p - t) <= AGREEMENT for t in turns)
-        or ceiling is not None
-        and abs(p - ceiling) <= RELATIVE_AGREEMENT * ceiling
+        or cutoff is not None
+        and cutoff.near(p, AGREEMENT, RELATIVE_AGREEMENT)
         for p in probabilities
     )
 

@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.classifier.model import Calibrated
-from nbtext.cutoff import OTHER_CEILING
+from nbtext.cutoff import budget_record
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import DROPPED
@@ -266,10 +266,10 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
 
 
 def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
-    """{"positive", OTHER_CEILING, "max_ham_flagged"}: the ceiling q <= 1/2 on the probability
-    of the other class under which a document is the positive class (labels.positive_class:
-    the spam class; nbtext.cutoff says why a ceiling on the other class's probability and not
-    a floor on spam's), the highest at which the share of the other class's documents under
+    """The calibration record's fields of `budget` (nbtext.cutoff.budget_record): the ceiling
+    q <= 1/2 on the probability of the other class under which a document is the positive
+    class (labels.positive_class: the spam class; nbtext.cutoff says why a ceiling on the
+    other class's probability and not a floor on spam's), the highest at which the share of the other class's documents under
     it is at most `budget` with confidence 1 − BUDGET_RISK: the Clopper-Pearson upper bound
     (nbtext.stats.bounds) on that share, from the k of its n out-of-fold documents under q, is
     at most `budget`. (Not k/n itself: on a sample of n the share that passes on mail never
@@ -302,4 +302,4 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
         )
         allowed = 0
     ceiling = 0.5 if allowed >= len(negatives) else min(0.5, float(negatives[allowed]) * (1 - CEILING_MARGIN))
-    return {"positive": positive, OTHER_CEILING: ceiling, "max_ham_flagged": budget}
+    return budget_record(positive, ceiling, budget)

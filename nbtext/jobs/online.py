@@ -18,7 +18,7 @@ import math
 from collections import Counter
 
 from nbtext.choices import ONLINE_FEATURES
-from nbtext.cutoff import OTHER_CEILING, cutoff_of
+from nbtext.cutoff import cutoff_of, report_fields
 from nbtext.errors import NbtextError
 from nbtext.labels import new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
@@ -162,9 +162,9 @@ def run(stream, online, learn="errors", unsure_below=None, on_step=None, *, tone
         learned += was_learned
         if on_step is not None:
             on_step(i)
-    cutoff = cutoff_of(online.calibration)
-    cutoff = (online.calibration["positive"], *cutoff) if cutoff is not None else None
-    result = report(online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff)
+    result = report(
+        online.classes, labels, guesses, scores, learned, learn, unsure_below, cutoff_of(online.calibration)
+    )
     if learn == "tone":
         result["tone_margin"] = tone_margin
     return result
@@ -175,7 +175,7 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
     count, for the picture), per class how many were decided as another (flagged, missed:
     not the unsure ones), the unsure band's catch, and for two classes
     1-ROCA% (the area above the ROC curve of the positive class's log-odds, in percent).
-    `cutoff`: a model's spam cut-off, (its positive class, key and value: nbtext.cutoff's)."""
+    `cutoff`: a model's spam cut-off (nbtext.cutoff.Cutoff), or None."""
     from nbtext.stats.metrics import roc_auc
 
     errors, cumulative, missed = 0, [], {label: 0 for label in classes}
@@ -208,9 +208,8 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
         )
         result["scores"] = scores
         result["labels"] = labels
-    if unsure_below is not None or cutoff is not None:  # (a cut-off: its class, key and value, nbtext.cutoff's)
-        positive, key, cut = cutoff if cutoff is not None else (None, OTHER_CEILING, None)
-        result["unsure"] = {"threshold": unsure_below, key: cut, "positive": positive, **unsure}
+    if unsure_below is not None or cutoff is not None:
+        result["unsure"] = {"threshold": unsure_below, **report_fields(cutoff), **unsure}
     return result
 
 

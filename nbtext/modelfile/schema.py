@@ -23,7 +23,7 @@ from nbtext.choices import (
     is_tone_margin,
     learned_by_tone,
 )
-from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
+from nbtext.cutoff import KEYS as CUTOFF_KEYS, cutoff_of
 from nbtext.labels import label_problem
 from nbtext.reading.tokenize import stored_lexer
 from nbtext.stats.event_models import EVENT_MODELS
@@ -121,27 +121,26 @@ def check_header(header, payload_bytes, file_bytes):
         # --max-ham-flagged: "positive", "max_ham_flagged" and one cut-off (nbtext.cutoff: this build's
         # ceiling, or older builds' floor), or none of them; older builds refuse the ceiling
         budget_keys = {"positive", "max_ham_flagged"}
-        cutoff = cutoff_of(calibration)
+        cutoff_keys = set(CUTOFF_KEYS) & set(calibration)
         if (
-            set(calibration) - {"length_exponent", "length_floor"} - budget_keys - {OTHER_CEILING, SPAM_FLOOR}
+            set(calibration) - {"length_exponent", "length_floor"} - budget_keys - set(CUTOFF_KEYS)
             != {"method", "temperature", "documents"}
             or calibration["method"] != "temperature"
-            or len(budget_keys & set(calibration)) != (0 if cutoff is None else 2)
-            or OTHER_CEILING in calibration
-            and SPAM_FLOOR in calibration
+            or len(cutoff_keys) > 1
+            or len(budget_keys & set(calibration)) != 2 * len(cutoff_keys)
         ):
             raise ValueError("bad calibration record")
+        cutoff = cutoff_of(calibration)
         if cutoff is not None:
-            key, cut = cutoff
             budget = calibration["max_ham_flagged"]
             if (
-                calibration["positive"] not in classes
+                cutoff.positive not in classes
                 or len(classes) != 2
-                or not isinstance(cut, float)
-                or not (0.0 <= cut <= 0.5 if key == OTHER_CEILING else 0.5 <= cut <= math.nextafter(1.0, 2.0))
+                or not isinstance(cutoff.value, float)
+                or not cutoff.in_range()
                 or not isinstance(budget, float)
                 or not 0.0 <= budget < 0.5
-            ):  # (older builds' floor past 1: ham was certain out of fold, nothing is spam)
+            ):
                 raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]
         if not isinstance(T, float) or not math.isfinite(T) or T <= 0:

@@ -9,7 +9,7 @@ import sys
 from collections import namedtuple
 
 from nbtext.choices import learned_by_tone
-from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, cutoff_of
+from nbtext.cutoff import cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.modelfile.pending import COMPACT_AFTER
@@ -322,14 +322,14 @@ def online_table(report):
         lines.append(f"  {label}{taken}".ljust(17) + f" {c['taken_for_another']:,}{share}")
     if "unsure" in report:
         u = report["unsure"]
+        cutoff = cutoff_of(u)  # (its value None: no cut-off, --unsure-below alone)
         band = " or ".join(
             ([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
             + (
-                [f"{u['positive']} with {report.get('negative', 'the other class')} at {u[OTHER_CEILING]:.3g} or more"]
-                if u.get(OTHER_CEILING) is not None
+                [cutoff.unsure_band(report.get("negative", "the other class"))]
+                if cutoff is not None and cutoff.value is not None
                 else []
             )
-            + ([f"{u['positive']} below {u[SPAM_FLOOR]:.4f}"] if u.get(SPAM_FLOOR) else [])
         )
         lines.append(
             f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
@@ -447,25 +447,8 @@ def _cutoff_words(calibration, classes):
     cutoff = cutoff_of(calibration)
     if cutoff is None:
         return None
-    (key, cut), positive = cutoff, calibration["positive"]
-    other = next(c for c in classes if c != positive)
-    budget = f"{calibration['max_ham_flagged']:.2%}"
-    if cut == 0.0 if key == OTHER_CEILING else cut > 1.0:
-        return (
-            f"never {positive}: the other class was certain of it out of fold, so no cut-off keeps to {budget} flagged",
-            f"what would be {positive} is unsure",
-        )
-    bound = "an upper bound from the training data out of fold"
-    if key == OTHER_CEILING:
-        return (
-            f"{positive} when the probability of {other} is below {cut:.3g} (at most {budget} of {other} "
-            f"flagged, {bound})",
-            "at or above it, up to 0.5: unsure",
-        )
-    return (  # (an older build's file)
-        f"{positive} from a probability of {cut:.6f} up (at most {budget} of the other class flagged, {bound})",
-        "below it, down to 0.5: unsure",
-    )
+    other = next(c for c in classes if c != cutoff.positive)
+    return cutoff.said(other, f"{calibration['max_ham_flagged']:.2%}")
 
 
 def temperature_formula(calibration):

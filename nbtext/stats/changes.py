@@ -26,9 +26,9 @@ already learned under its label, or forgetting one never learned, is no change.
 A training from scratch is a change of its own kind (`Learned`): each document it is given
 is a change from no class to its label, made for every copy, since a training counts each
 file it is given (docs/performance.md, "Copies of one message"), so nothing is looked up
-and no outcome asked. Its class and token counts are those of `learned_moves` (counted a
-batch at a time, as sparse products), its journal and mail documents the Ledger's
-(`Ledger.learn`): the same rules, copies counted. A merge of models is a training whose
+and no outcome asked. Its class and token counts each take the step `LEARNED_STEP`
+(counted a batch at a time, as sparse products), its journal and mail documents the
+Ledger's (`Ledger.learn`): the same rules, copies counted. A merge of models is a training whose
 batches are the models (nbtext.jobs.merging).
 """
 
@@ -114,10 +114,9 @@ class Learned:
         self.entries, self.mail = entries, mail
 
 
-def learned_moves(token_lists, labels):
-    """A training's documents as `moves` gives changes': each one, every copy, joins the
-    class of its label (+1), and none leaves one."""
-    return [(1, token_lists, labels)]
+# The step a training's documents take, as `moves` gives changes' signs: each one, every copy,
+# joins the class of its label (+1), and none leaves one.
+LEARNED_STEP = 1
 
 
 def of_record(record):

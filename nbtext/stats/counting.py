@@ -20,7 +20,7 @@ from nbtext.errors import NbtextError
 from nbtext.features.matrix import ids_and_indptr
 from nbtext.features.weighting import counts_presence
 from nbtext.reading.documents import document_key, tokenized
-from nbtext.stats.changes import learned_moves, moves
+from nbtext.stats.changes import LEARNED_STEP, moves
 
 
 class CountTable:
@@ -105,10 +105,9 @@ class CountTable:
             self.add(token_lists, labels, sign)
 
     def count(self, token_lists, labels):
-        """A training's batch (changes.learned_moves) added, as count_batch calls a counter:
-        (this table, now holding the batch, ids, indptr)."""
-        ((sign, token_lists, labels),) = learned_moves(token_lists, labels)
-        return (self, *self.add(token_lists, labels, sign))
+        """A training's batch added (each document joins its class: changes.LEARNED_STEP), as
+        count_batch calls a counter: (this table, now holding the batch, ids, indptr)."""
+        return (self, *self.add(token_lists, labels, LEARNED_STEP))
 
     def export(self):
         """The counts as plain lists and arrays (sparse), cheap to send between processes."""
@@ -194,11 +193,10 @@ class ColumnCounter:
         self.sent = 0  # columns whose tokens went out with an earlier batch
 
     def count(self, token_lists, labels):
-        """A training's batch (changes.learned_moves): (CountTable.export of the batch, with
-        only the new tokens, ids, indptr)."""
+        """A training's batch (each document joins its class: changes.LEARNED_STEP):
+        (CountTable.export of the batch, with only the new tokens, ids, indptr)."""
         from itertools import islice
 
-        ((sign, token_lists, labels),) = learned_moves(token_lists, labels)
         classes = {}
         rows = np.fromiter(
             (classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp, count=len(labels)
@@ -211,10 +209,10 @@ class ColumnCounter:
         exported = (
             list(classes),
             new_tokens,
-            class_steps(rows, len(classes), sign),
+            class_steps(rows, len(classes), LEARNED_STEP),
             cell_rows.astype(np.int32),
             cell_columns.astype(np.int32),
-            (sign * counts).astype(np.float64),
+            (LEARNED_STEP * counts).astype(np.float64),
         )
         return exported, ids, indptr
 

@@ -150,7 +150,18 @@ class PresenceDocument(OneDocument):
         return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
 
 
-class FisherDocument(OneDocument):
+class FisherFormulas:
+    """What both forms of --model fisher score by: nbtext.stats.fisher, as `self.fisher`,
+    imported at its first use (the one-message path of the other models never needs it)."""
+
+    @property
+    def fisher(self):
+        from nbtext.stats import fisher
+
+        return fisher
+
+
+class FisherDocument(FisherFormulas, OneDocument):
     """The spam filters' (nbtext.stats.fisher): of two classes, each feature's f(w) from the
     documents of each holding it, the most deviant combined by Fisher's method into I, the
     probability of the positive class (spam); jll = (ln I, ln(1 − I)) in the classes' order,
@@ -178,29 +189,24 @@ class FisherDocument(OneDocument):
 
     def used(self, features):
         """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
-        from nbtext.stats import fisher  # (lazy: the one-message path of other models never needs it)
-
         spam, ham = self.positive, 1 - self.positive
         n_spam, n_ham = self.class_count[spam], self.class_count[ham]
+        probability = self.fisher.token_probability
         scored = [
-            (token, *fisher.token_probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
+            (token, *probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
             for token, _, counts in features
             if token is not None
         ]
-        return fisher.used_tokens(scored)
+        return self.fisher.used_tokens(scored)
 
     def joint_log_likelihood(self, log_prior, features):
-        from nbtext.stats import fisher
-
-        log_spam, log_ham = fisher.log_spam_probability(self.used(features))
+        log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
         return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
 
     def explanation(self, features, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
-        from nbtext.stats import fisher
-
         sign = 1.0 if winner == self.positive else -1.0
-        smallest = fisher.SMALLEST
+        smallest = self.fisher.SMALLEST
         return [
             (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
             for token, f, g in self.used(features)
@@ -570,7 +576,7 @@ class Categorical(EventModel):
             return columns, x * (weights[winner, columns] - weights[runner_up, columns])
 
 
-class Fisher(EventModel):
+class Fisher(FisherFormulas, EventModel):
     """Robinson's f(w) and Fisher's inverse chi-square combining, as SpamBayes and bogofilter
     score mail (nbtext.stats.fisher has the formulas; FisherDocument the same in pure Python).
     Its statistics are Bernoulli's: per class the documents holding each token, and N_k; λ is
@@ -612,12 +618,10 @@ class Fisher(EventModel):
 
     def _cell_probabilities(self, model, columns, cell_column, counts, class_count):
         """(f, 1 − f, not UNK) of each cell, of the columns' counts (classes × columns)."""
-        from nbtext.stats import fisher
-
         import numpy as np
 
         spam = model.classes.index(positive_class(model.classes))
-        f, g = fisher.token_probabilities_of(
+        f, g = self.fisher.token_probabilities_of(
             counts[spam], counts[1 - spam], class_count[spam], class_count[1 - spam], model.alpha
         )
         unk = model.vocabulary.unk_column
@@ -626,24 +630,20 @@ class Fisher(EventModel):
 
     def _used(self, model, columns, cell_document, cell_column, counts, class_count):
         """(f, 1 − f, used mask) of the cells."""
-        from nbtext.stats import fisher
-
         f, g, known = self._cell_probabilities(model, columns, cell_column, counts, class_count)
-        used = fisher.used_cells_of(cell_document, columns[cell_column], f) & known
+        used = self.fisher.used_cells_of(cell_document, columns[cell_column], f) & known
         return f, g, used
 
     def _jll(self, model, n_documents, cell_document, f, g, used):
-        from nbtext.stats import fisher
-
         import numpy as np
 
         from nbtext.exactmath import log
 
         document = cell_document[used]
         n = np.bincount(document, minlength=n_documents)
-        m_f = -np.bincount(document, weights=log(np.maximum(f[used], fisher.SMALLEST)), minlength=n_documents)
-        m_g = -np.bincount(document, weights=log(np.maximum(g[used], fisher.SMALLEST)), minlength=n_documents)
-        log_spam, log_ham = fisher.log_spam_probabilities_of(n, m_f, m_g)
+        m_f = -np.bincount(document, weights=log(np.maximum(f[used], self.fisher.SMALLEST)), minlength=n_documents)
+        m_g = -np.bincount(document, weights=log(np.maximum(g[used], self.fisher.SMALLEST)), minlength=n_documents)
+        log_spam, log_ham = self.fisher.log_spam_probabilities_of(n, m_f, m_g)
         spam = model.classes.index(positive_class(model.classes))
         return np.stack([log_spam, log_ham] if spam == 0 else [log_ham, log_spam], axis=1)
 
@@ -661,8 +661,6 @@ class Fisher(EventModel):
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """Each used token's ln f − ln(1 − f), towards the winner."""
-        from nbtext.stats import fisher
-
         import numpy as np
 
         from nbtext.exactmath import log
@@ -671,7 +669,7 @@ class Fisher(EventModel):
         counts = model.feature_count_columns(columns)
         f, g, used = self._used(model, columns, cell_document, cell_column, counts, model.class_count)
         sign = 1.0 if model.classes[winner] == positive_class(model.classes) else -1.0
-        smallest = fisher.SMALLEST
+        smallest = self.fisher.SMALLEST
         return columns[cell_column[used]], sign * (
             log(np.maximum(f[used], smallest)) - log(np.maximum(g[used], smallest))
         )
