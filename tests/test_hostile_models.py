@@ -349,6 +349,46 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
     refused(tmp_path, assemble(crafted, payload) + section)
 
 
+def peak_and_status(command, model, message):
+    """(the peak memory in KB, the exit status, stdout, stderr) of `nbtext COMMAND -m MODEL` on
+    `message`, run by a Python of its own that reports its child's peak."""
+    measured = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command, "-m", model],
+        input=message,
+        capture_output=True,
+        timeout=120,
+    )
+    said, report = result.stderr.decode().rstrip("\n").rpartition("\n")[::2]
+    peak, status = map(int, report.split())
+    return peak, status, result.stdout, said
+
+
+def test_a_header_name_of_a_megabyte_in_a_model_file_tags_with_a_bounded_tag(tmp_path, demo_model):
+    """A crafted file may name a header of a megabyte, and a message hold that line: each of
+    its tokens carried the whole name (300 tokens: 300 MB). filter and predict now read it
+    at about the memory of an ordinary message."""
+    header, payload = parts(Path(demo_model).read_bytes())
+    name = "x" * 1_000_000
+    crafted = tmp_path / "crafted.model"
+    crafted.write_bytes(assemble(with_key(header, "settings.tokenizer.headers", ["subject", name]), payload))
+    line = name.encode() + b": " + b" ".join(b"w%d" % i for i in range(300))
+    for command in (["filter"], ["predict", "-"]):
+        ordinary = peak_and_status(
+            command, demo_model, b"Subject: hi\nFrom: a@b.c\n" + line.replace(b"x", b"y") + b"\n\nfree\n"
+        )
+        message = b"Subject: hi\nFrom: a@b.c\n" + line + b"\n\nfree prize\n"
+        peak, status, out, said = peak_and_status(command, crafted, message)
+        assert status == 0 and ordinary[1] == 0 and "Traceback" not in said, (command, said)
+        assert peak < ordinary[0] + 100_000, f"{command}: {peak:,} KB against {ordinary[0]:,} KB"
+        if command == ["filter"]:
+            assert out.startswith(message.split(b"\n\n")[0] + b"\nX-Nbtext-Class: ")
+
+
 @pytest.mark.parametrize("kind", ["sparse 2 GB file", "/dev/zero", "FIFO", "folder", "claims a terabyte"])
 def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model, kind):
     """The preamble is checked on the first bytes, what is not a regular file is refused

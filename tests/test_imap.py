@@ -276,12 +276,13 @@ def test_failures_are_one_line_that_never_holds_the_password(dovecot, spamassass
 
 class FakeSession:
     """A Session whose server sends the messages of `held` ({UID: bytes}) and no others, and
-    refuses a FETCH of several UIDs when one of them is missing (as a server may)."""
+    refuses a FETCH of several UIDs when one of them is missing (as a server may), and one of
+    a UID of `refused` ({UID: what it says}) alone."""
 
-    def __init__(self, held):
+    def __init__(self, held, refused=None):
         from nbtext.reading.imap import parse
 
-        self.held, self.folder = held, parse("imap://alice@example.org/INBOX")
+        self.held, self.refused, self.folder = held, refused or {}, parse("imap://alice@example.org/INBOX")
 
     def command(self, what, uid_set, items):
         from nbtext.reading.imap import Refused
@@ -289,6 +290,8 @@ class FakeSession:
         uids = [int(u) for u in uid_set.split(",")]
         if any(u not in self.held for u in uids) and len(uids) > 1:
             raise Refused("the server refused UID FETCH", "some messages could not be read")
+        if uids[0] in self.refused:
+            raise Refused("the server refused UID FETCH", self.refused[uids[0]])
         return [
             (f"{n} (UID {u} BODY[]<0> {{{len(self.held[u])}}}".encode(), self.held[u])
             for n, u in enumerate(uids)
@@ -297,16 +300,84 @@ class FakeSession:
 
 
 def test_a_message_the_server_does_not_send_is_skipped_by_name_and_the_batch_goes_on():
+    """One it refuses to send is a document that cannot be read, named; one the folder no longer
+    holds (the answer has none for its UID, or NO [EXPUNGEISSUED]) is left out, said in one
+    warning line for the batch: deleted meanwhile, it is no error of the user's."""
     from nbtext.reading.documents import new_run
     from nbtext.reading.imap import fetched
 
     new_run()  # (the cut is said once a run)
     held = {1: b"Subject: one\r\n\r\nfirst", 3: b"Subject: three\r\n\r\n" + b"x" * 100}
-    with pytest.warns(UserWarning, match="documents over 40 bytes are cut"):  # said as for a file
-        documents = list(fetched(FakeSession(held), [1, 2, 3], max_bytes=40))
-    assert [d.name for d in documents] == [f"imap://alice@example.org/INBOX/;UID={u}" for u in (1, 2, 3)]
-    assert documents[0].data == held[1] and documents[2].data == held[3][:40]  # (--max-bytes: the first 40)
-    assert documents[1].data is None and "no message" in documents[1].error
+    refused = {4: "over quota", 5: "[EXPUNGEISSUED] Some of the requested messages no longer exist"}
+    with pytest.warns(UserWarning) as said:
+        documents = list(fetched(FakeSession(held, refused), [1, 2, 3, 4, 5], max_bytes=40))
+    assert [str(w.message) for w in said] == [
+        "documents over 40 bytes are cut: only the first 40 bytes of each are read (--max-bytes)",  # as for a file
+        "imap://alice@example.org/INBOX: 2 messages deleted from the folder since it was listed, not read "
+        "(UID 2 and 1 more)",
+    ]
+    assert [d.name for d in documents] == [f"imap://alice@example.org/INBOX/;UID={u}" for u in (1, 3, 4)]
+    assert documents[0].data == held[1] and documents[1].data == held[3][:40]  # (--max-bytes: the first 40)
+    assert documents[2].data is None and documents[2].error == "the server refused to send it (over quota)"
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+@pytest.mark.parametrize("command", ["imap-scan", "imap-scan -q", "predict"])
+def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_not_an_error(
+    dovecot, tmp_path, monkeypatch, command
+):
+    """Issue 35's leftover: two messages expunged between the listing and the fetch were each a
+    "skipped" line, then "10 documents done, 2 skipped" and exit status 1 (a cron mail for mail
+    the user deleted). Now: one warning line, the others read and acted on, exit status 0, and
+    the scan remembers the folder up to its last UID."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.commands import cli
+    from nbtext.jobs import imapscan
+    from nbtext.reading import imap
+
+    dovecot.start()
+    dovecot.append(
+        "Scan",
+        [f"From: a@b.c\nSubject: m{i}\n\n{'cash prize' if i % 2 else 'lunch'} {i}\n".encode() for i in range(10)],
+    )
+    model = tmp_path / "m.model"
+    nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    ).save(str(model))
+    listed = imap.all_uids
+
+    def listed_then_deleted(session, after=0):
+        uids = listed(session, after)
+        client = dovecot.imap()
+        client.select("Scan")
+        client.uid("STORE", "3,4", "+FLAGS.SILENT", "(\\Deleted)")
+        client.expunge()
+        client.logout()
+        return uids
+
+    monkeypatch.setattr(imapscan if command.startswith("imap-scan") else imap, "all_uids", listed_then_deleted)
+    state = tmp_path / "state"
+    args = [*command.split(), "-m", model, url(dovecot, "Scan")]
+    if command.startswith("imap-scan"):
+        args[-1:-1] = ["--move-to", "Junk", "--state", state]
+    result = CliRunner().invoke(cli, [str(a) for a in args], env={"NBTEXT_IMAP_PASSWORD": PASSWORD})
+    said = result.stderr.splitlines()
+    assert result.exit_code == 0, result.stderr
+    assert said[0] == (
+        f"nbtext: warning: {url(dovecot, 'Scan')}: 2 messages deleted from the folder since it was listed, "
+        "not read (UID 3 and 1 more)"
+    )
+    assert len(said) == (2 if command == "imap-scan" else 1), said  # (imap-scan's summary: 8 new messages)
+    names = [line.split("\t")[0] for line in result.stdout.splitlines()]
+    assert names == (
+        [] if command == "imap-scan -q" else [f"{url(dovecot, 'Scan')}/;UID={u}" for u in (1, 2, 5, 6, 7, 8, 9, 10)]
+    )
+    if command.startswith("imap-scan"):
+        assert list(imapscan.read_state(str(state)).values())[0]["last_uid"] == 10
+        assert len(stored(dovecot, "Scan")) + len(stored(dovecot, "Junk")) == 8
 
 
 def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_path):

@@ -154,7 +154,7 @@ def test_an_mbox_is_shared_out_by_message(tmp_path):
     assert counts[0]["spam"] + counts[1]["spam"] == 40 and 0 < counts[0]["spam"] < 40
 
 
-@pytest.mark.filterwarnings("ignore:.*learned by more than one")  # the same corpus twice
+@pytest.mark.filterwarnings("default::UserWarning")  # the same corpus twice: a refusal is said alone, no warning
 def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
     train = ROOT / "corpora" / "mail" / "train"
     spam, ham = train / "spam", train / "ham"
@@ -198,6 +198,27 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
     )  # (it blamed --alpha)
     one_line_error(run("merge", "-o", tmp_path / "x", counts, tmp_path / "missing.model"), "does not exist")
     one_line_error(run("train", "--shard", "3/2", spam, ham), "--shard must be K/N")
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--calibration", "temperature", "--max-ham-flagged", "20%"], "different --max-ham-flagged budgets"),
+        (["--calibration", "none"], "was trained with --calibration none and others were not"),
+        ([], "--calibration auto and temperature"),
+    ],
+)
+def test_a_refused_merge_of_overlapping_models_says_its_refusal_alone(tmp_path, options, message):
+    """The models share documents (a warning when merged), and their calibrations cannot be
+    merged: the refusal is the one line, with no warning before it."""
+    train = ROOT / "corpora" / "mail" / "train"
+    plain, other = tmp_path / "plain.model", tmp_path / "other.model"
+    assert run("train", "--calibration", "temperature", "-o", plain, train / "spam", train / "ham").exit_code == 0
+    assert run("train", *options, "-o", other, train / "spam", train / "ham").exit_code == 0
+    for models in ((plain, other), (other, plain)):
+        one_line_error(run("merge", "-o", tmp_path / "x", *models), message)
     assert not (tmp_path / "x").exists()
 
 

@@ -444,3 +444,24 @@ def test_headers_that_name_no_header_line_are_refused(tmp_path, headers, said):
     one_line_error(run("eval", "--folds", "2", "--headers", headers, *folders), said)
     with pytest.raises(NbtextError, match=re.escape(said)):
         nbtext.train(["Subject: free\n\nprize", "Subject: lunch\n\nnotes"], ["spam", "ham"], headers=headers)
+
+
+def test_a_long_header_name_is_tagged_as_every_header_line_is(tmp_path):
+    """train --headers NAME tagged NAME's tokens with the whole name, --headers '*' with it cut to
+    MAX_TAG characters: a model of either now holds the same tokens of that line."""
+    from nbtext.reading.mail import MAX_TAG
+
+    name = "X-MS-Exchange-CrossTenant-OriginalArrivalTime"  # (a real one, 45 characters)
+    for label, words in (("spam", "prize money"), ("ham", "lunch meeting")):
+        (tmp_path / label).mkdir()
+        for i in range(3):
+            (tmp_path / label / f"{i}").write_text(f"From: a@b.c\n{name}: {words} w{i}\nSubject: s\n\nbody\n")
+    tagged = {}
+    for headers in (name, "*"):
+        model = tmp_path / "m"
+        trained = run(
+            "train", "--min-count", "1", "--headers", headers, "-o", model, tmp_path / "spam", tmp_path / "ham"
+        )
+        assert trained.exit_code == 0, trained.stderr
+        tagged[headers] = {t for t in nbtext.load(model).vocabulary.tokens if t.startswith(name.lower()[:MAX_TAG])}
+    assert tagged[name] == tagged["*"] and f"{name.lower()[:MAX_TAG]}:prize" in tagged[name]

@@ -118,10 +118,34 @@ def test_every_other_header_line_is_read_with_a_star_but_ids_and_dates():
 def test_a_header_name_is_cut_to_a_bounded_tag():
     from nbtext.reading.mail import MAX_TAG
 
-    tokens = Tokenizer(input="mail", lexer="mail", headers=("*",))(
-        b"Subject: x\n" + b"X" * 10_000 + b": one two\n\nbody"
-    )
-    assert tokens == ["x" * MAX_TAG + ":one", "x" * MAX_TAG + ":two", "body"]
+    for headers in (("*",), ("X" * 10_000,), ("X" * 10_000, "*")):
+        tokens = Tokenizer(input="mail", lexer="mail", headers=headers)(
+            b"Subject: x\n" + b"X" * 10_000 + b": one two\n\nbody"
+        )
+        assert tokens == ["x" * MAX_TAG + ":one", "x" * MAX_TAG + ":two", "body"], headers
+
+
+@given(
+    name=st.builds(  # names short and long, of the characters of a header line's name
+        lambda piece, length: (piece * length)[:length],
+        st.text(alphabet=st.sampled_from([chr(c) for c in range(0x21, 0x7F) if chr(c) not in ":*"]), min_size=1),
+        st.integers(1, 3 * 40),
+    ),
+    lexer=st.sampled_from(["words", "mail"]),
+)
+def test_a_header_line_named_or_read_by_a_star_is_tagged_by_its_name_cut_to_a_bounded_tag(name, lexer):
+    """Named headers' tags were the whole name (a model file may name one of a megabyte),
+    those of --headers '*' cut: every way to a header's tokens now cuts it the same."""
+    from hypothesis import assume
+
+    from nbtext.reading.mail import MAX_TAG, UNIQUE_HEADERS, header_name_problem
+
+    assume(name.lower() not in UNIQUE_HEADERS | {"subject"} and not header_name_problem(name))
+    message = b"Subject: x\n" + name.encode() + b": one two\n\nbody"
+    tag = name.lower()[:MAX_TAG]
+    for headers in ((name,), ("*",), (name, "*")):
+        tokens = Tokenizer(input="mail", lexer=lexer, headers=headers)(message)
+        assert [t for t in tokens if t.endswith(("one", "two"))] == [f"{tag}:one", f"{tag}:two"], headers
 
 
 def test_the_lexer_round_trips_through_the_settings_and_words_is_stored_as_before():

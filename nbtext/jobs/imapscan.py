@@ -76,8 +76,8 @@ def scan(
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             for first in range(0, len(uids), BATCH):
                 batch = uids[first : first + BATCH]
-                documents = list(fetched(session, batch, None, max_bytes))
-                uid_of = {doc.name: uid for doc, uid in zip(documents, batch)}
+                documents = list(fetched(session, batch, None, max_bytes))  # (without those deleted meanwhile)
+                uid_of = {session.folder.message_name(uid): uid for uid in batch}
                 kept, log_proba, _ = model.score(documents, on_error)
                 calls = []
                 for doc, probabilities in zip(kept, exp(log_proba)):

@@ -53,6 +53,7 @@ def merge(models, names=None, into=None, new_classes=False):
     for model, name in zip(models, names):
         _check_mergeable(model, name)
     settings = _common_settings(models, names)
+    calibration = _common_calibration(models, names)
     table = CountTable(binary=counts_presence(settings))
     learned, shared = Ledger(), 0
     for model in models:
@@ -60,15 +61,6 @@ def merge(models, names=None, into=None, new_classes=False):
         shared += len(model.journal.keys() & learned.journal.keys())
         learned.learn(Learned(model.journal.items(), model.corpus["mail_documents"]))
     mail_documents = learned.mail_documents
-    if shared:
-        import warnings
-
-        were = "document was" if shared == 1 else "documents were"
-        warnings.warn(
-            f"{shared:,} {were} learned by more than one of the models: counted once for each "
-            "(merge models of disjoint parts)",
-            stacklevel=2,
-        )
     alpha_of_corpus = models[0].corpus["default_alpha"]
     if alpha_of_corpus:  # chosen again from the documents of all of them, as one training would
         settings = {
@@ -77,32 +69,50 @@ def merge(models, names=None, into=None, new_classes=False):
         }
     corpus = {"mail_documents": mail_documents, "default_alpha": alpha_of_corpus}
     merged = model_of_table(settings, table, learned.journal_over({}), _documents_needed, corpus)
-    samples = [model.calibration_sample for model in models]
-    if any(sample is not None for sample in samples):
-        if any(sample is None for sample in samples):
-            missing = names[samples.index(None)]
-            raise NbtextError(
-                f"cannot merge: {missing} was trained with --calibration none and others were not; "
-                "train the parts with the same options"
-            )
+    if calibration is not None:
+        mode, budget = calibration
+        samples = [model.calibration_sample for model in models]
         united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
-        complete = min(complete_rate(m) for m in models)
-        modes = {m.sample_mode or "auto" for m in models}
-        if len(modes) > 1:
-            raise NbtextError(
-                "cannot merge models trained with --calibration auto and temperature; train them with the same options"
-            )
-        budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
-        if len(budgets) > 1:
-            raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
-        calibrated = calibrate(merged, united, complete, modes.pop(), budget=budgets.pop())
+        calibrated = calibrate(merged, united, min(complete_rate(m) for m in models), mode, budget=budget)
         if calibrated is None:
             raise NbtextError(
                 "cannot merge: a model's calibration sample has lost documents to forget; "
                 "retrain that model, or train on all the documents at once"
             )
         merged.take_calibration(calibrated)
+    if shared:  # said last: a merge refused says its refusal alone
+        import warnings
+
+        were = "document was" if shared == 1 else "documents were"
+        warnings.warn(
+            f"{shared:,} {were} learned by more than one of the models: counted once for each "
+            "(merge models of disjoint parts)",
+            stacklevel=2,
+        )
     return merged
+
+
+def _common_calibration(models, names):
+    """(--calibration mode, --max-ham-flagged budget) all `models` share, None when none is
+    calibrated; refused when they differ (before any work, as the settings are)."""
+    samples = [model.calibration_sample for model in models]
+    if all(sample is None for sample in samples):
+        return None
+    if any(sample is None for sample in samples):
+        missing = names[samples.index(None)]
+        raise NbtextError(
+            f"cannot merge: {missing} was trained with --calibration none and others were not; "
+            "train the parts with the same options"
+        )
+    modes = {model.sample_mode or "auto" for model in models}
+    if len(modes) > 1:
+        raise NbtextError(
+            "cannot merge models trained with --calibration auto and temperature; train them with the same options"
+        )
+    budgets = {(model.calibration or {}).get("max_ham_flagged") for model in models}
+    if len(budgets) > 1:
+        raise NbtextError("cannot merge models trained with different --max-ham-flagged budgets")
+    return modes.pop(), budgets.pop()
 
 
 def exported_counts(model):

@@ -25,7 +25,15 @@ from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.labels import label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
-from nbtext.reading.documents import DEFAULT_BATCH, Document, in_batches, journal_key, report_errors, tokenized
+from nbtext.reading.documents import (
+    DEFAULT_BATCH,
+    Document,
+    document_key,
+    in_batches,
+    journal_key,
+    report_errors,
+    tokenized,
+)
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.changes import Change, Learned, Ledger, of_record, outcome, steps
 from nbtext.stats.event_models import EVENT_MODELS
@@ -61,7 +69,8 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
 
     The corpus is read once (by `jobs` worker processes when jobs > 1, each counting whole
     batches); with --learn tone, once by its pass (nbtext.jobs.online.tone_chosen), then the
-    documents it chose are counted as a training of them would count them, and calibrated on
+    documents it chose are counted, from the pass's token lists, as a training of them would
+    count them, and calibrated on
     all those it saw (nbtext.jobs.calibration.pass_calibration). It is read a second time
     for presence features with an UNK feature (which documents hold a pruned token is known
     only after counting) and for tf-idf features (the idf is known only after counting).
@@ -78,7 +87,8 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
         if on_stage is not None:
             on_stage(f"the TONE pass learned {len(chosen):,} documents: counting them")
         uncalibrated = TrainSettings(settings.stored(), "none", None, settings.default_alpha)
-        model = _counted(lambda: in_batches(chosen, DEFAULT_BATCH), None, jobs, False, None, uncalibrated)
+        chosen_tokens = [tokens for tokens, was in zip(seen[0], seen[2]) if was]  # (the pass's own lists)
+        model = _counted_tokenized(chosen, chosen_tokens, uncalibrated)
         if settings.calibration == "none":
             return model
         from nbtext.jobs.calibration import pass_calibration
@@ -106,6 +116,27 @@ def _counted(batches, on_error, jobs, partial, on_stage, settings):
     add_counted(table, learned, counted, on_error, candidates)
     second_pass = over_batches(settings, batches, expected=int(table.class_count.sum()))
     return trained_model(settings, table, learned, second_pass, partial, candidates, on_stage)
+
+
+def _counted_tokenized(documents, token_lists, settings):
+    """_counted's model of `documents` (labelled, with their data) already tokenized with
+    `settings` (`token_lists`: the TONE pass's, held for its calibration anyway): counted,
+    journalled and read a second time batch by batch as _counted would read them, without
+    tokenizing them again (the same model file, byte for byte)."""
+    table, learned = CountTable(binary=counts_presence(settings)), Ledger()
+    tokenizer = make_tokenizer(settings["tokenizer"])  # (only to tell which were read as mail)
+    batches = [slice(start, start + DEFAULT_BATCH) for start in range(0, len(documents), DEFAULT_BATCH)]
+    for batch in batches:
+        labels = [doc.label for doc in documents[batch]]
+        table.count(token_lists[batch], labels)
+        mail = sum(tokenizer.reads_as_mail(doc.data) for doc in documents[batch])
+        learned.learn(Learned([(document_key(doc.data), doc.label) for doc in documents[batch]], mail))
+
+    def second_pass(function):
+        for batch in batches:
+            yield function(token_lists[batch], [doc.label for doc in documents[batch]])
+
+    return trained_model(settings, table, learned, second_pass)
 
 
 def with_table_columns(options, inputs):

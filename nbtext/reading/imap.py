@@ -6,8 +6,9 @@ A folder is read without changing it: it is opened with EXAMINE (read-only, neve
 its messages listed by UID and fetched in batches of BATCH with BODY.PEEK[] (no \\Seen flag
 is set), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
 network). Each message is named `imap://user@host/FOLDER/;UID=N` (RFC 5092) and read as the
-server sends it (CR LF line ends, which read as LF). A message the server does not send is
-skipped by name; the batch goes on.
+server sends it (CR LF line ends, which read as LF). A message the server refuses to send is
+skipped by name; the batch goes on. One deleted meanwhile (by another client) is left out,
+said in a warning line.
 
 The password is never on the command line (one inside the URL is refused) and never in a
 message: it comes from --password-command CMD (the first line it prints), else
@@ -286,24 +287,47 @@ def all_uids(session, after=0):
 
 def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
     """The Documents of the messages `uids` (one command; any it refuses, asked for one by one),
-    each of at most `max_bytes` bytes. A message the server does not send is a Document with
-    `error`, named."""
+    each of at most `max_bytes` bytes. A message the server refuses to send is a Document with
+    `error`, named. One the folder no longer holds (deleted by another client since the folder
+    was listed) is no document of it: left out, and the batch's such messages said in one
+    warning line (not an error: nothing the user gave is wrong)."""
+    gone = []
+    for uid, data, refusal in _fetched(session, uids, max_bytes):
+        name = session.folder.message_name(uid)
+        if data is not None:
+            yield Document(name, cut(data, max_bytes), label)
+        elif refusal is not None:
+            yield Document(name, None, label, error=refusal)
+        else:
+            gone.append(uid)
+    if gone:
+        import warnings
+
+        more = f" and {len(gone) - 1:,} more" if len(gone) > 1 else ""
+        warnings.warn(
+            f"{session.folder.url}: {len(gone):,} {'message' if len(gone) == 1 else 'messages'} deleted from the "
+            f"folder since it was listed, not read (UID {gone[0]}{more})",
+            stacklevel=2,
+        )
+
+
+def _fetched(session, uids, max_bytes):
+    """(UID, its bytes or None, None or why the server refused to send it) of each of `uids`:
+    bytes None and no refusal for a message the folder no longer holds (a UID FETCH answers
+    nothing for a UID that is not in the folder, RFC 3501 6.4.8, or NO [EXPUNGEISSUED],
+    RFC 5530)."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
-    refused = "the server sent no message for this UID (deleted meanwhile?)"
     try:
-        messages = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})"))
+        messages, refusal = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})")), None
     except Refused as e:  # (a connection lost is an error of the whole run)
         if len(uids) > 1:  # one message the server will not send does not stop the others
             for uid in uids:
-                yield from fetched(session, [uid], label, max_bytes)
+                yield from _fetched(session, [uid], max_bytes)
             return
-        messages, refused = {}, f"the server refused to send it ({e.reason})"
+        gone = "[EXPUNGEISSUED]" in e.reason.upper()
+        messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
     for uid in uids:
-        name = session.folder.message_name(uid)
-        if uid in messages:
-            yield Document(name, cut(messages[uid], max_bytes), label)
-        else:
-            yield Document(name, None, label, error=refused)
+        yield uid, messages.get(uid), refusal
 
 
 def _messages(data):

@@ -370,8 +370,8 @@ def _host(url):
 
 
 # In --headers: every header line not named before it too, each tagged by its own name, but
-# for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters: a header's name may be as long as
-# the message, and each of its tokens carries the tag.
+# for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters, named or not: a header's name may be
+# as long as the message (or, named, as a model file), and each of its tokens carries the tag.
 ALL_HEADERS = "*"
 _FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD reads a header line's name: printable ASCII but ':'
 
@@ -392,15 +392,14 @@ MAX_TAG = 40
 
 def read_headers(fields, headers):
     """[(tag, [raw values])] of the header lines `headers` names, in its order, then (with
-    ALL_HEADERS) those of every other line in the message's order."""
+    ALL_HEADERS) those of every other line in the message's order. A tag is its name cut to
+    MAX_TAG characters."""
     named = [(name, fields[name]) for name in headers if name in fields]
     if ALL_HEADERS in headers:
         named += [
-            (name[:MAX_TAG], values)
-            for name, values in fields.items()
-            if name not in headers and name not in UNIQUE_HEADERS
+            (name, values) for name, values in fields.items() if name not in headers and name not in UNIQUE_HEADERS
         ]
-    return named
+    return [(name[:MAX_TAG], values) for name, values in named]
 
 
 def mail_tokens(data, headers, find_tokens):
