@@ -108,7 +108,7 @@ class Tokenizer:
         self.ngrams = ngrams
         self.mail_documents = 0  # how many documents this tokenizer has read as e-mail
         self.input = input
-        self.headers = tuple(h.lower() for h in headers)
+        self.headers = tuple(dict.fromkeys(h.lower() for h in headers))  # (each once: a name is read once)
         self._header_places = None  # (nbtext.reading.mail.header_places, made at the first message read as mail)
 
     def settings(self):
