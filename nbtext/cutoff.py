@@ -75,15 +75,20 @@ class Cutoff:
             )
         bound = "an upper bound from the training data out of fold"
         if self._ceiling:
-            return (
+            words = (
                 f"{positive} when the probability of {other} is below {value:.3g} (at most {budget} of {other} "
                 f"flagged, {bound})",
                 "at or above it, up to 0.5: unsure",
             )
-        return (  # (an older build's file)
-            f"{positive} from a probability of {value:.6f} up (at most {budget} of the other class flagged, {bound})",
-            "below it, down to 0.5: unsure",
-        )
+        else:  # (an older build's file)
+            words = (
+                f"{positive} from a probability of {value:.6f} up (at most {budget} of the other class flagged, "
+                f"{bound})",
+                "below it, down to 0.5: unsure",
+            )
+        if value == 0.5:  # the plain decision's own turn: no band between them
+            return words[0], "nothing unsure: it is the plain decision"
+        return words
 
     def unsure_band(self, negative):
         """What it leaves unsure, short (an online run's report), `negative` the other class."""

@@ -253,7 +253,9 @@ def test_predict_of_one_file_answers_as_the_full_command_line(demo_model, tmp_pa
     fast = subprocess.run([NBTEXT, *args], capture_output=True, timeout=60)
     full = subprocess.run([NBTEXT, *args[:1], "-j", "1", *args[1:]], capture_output=True, timeout=60)  # click's path
     assert (fast.returncode, fast.stdout, fast.stderr) == (full.returncode, full.stdout, full.stderr)
-    if shape in ("message", "envelope", "empty", "tab\tname"):  # served by the one-message path
+    # served by the one-message path (not the empty document: the prior alone, a tie under this balanced
+    # model, which the model loaded whole decides, as every one-message command hands it ties)
+    if shape in ("message", "envelope", "tab\tname"):
         code = (
             "import sys; from nbtext.cli.oneshot import fast; "
             f"fast({args!r}[:]); print(sorted(m for m in ('click', 'numpy') if m in sys.modules))"

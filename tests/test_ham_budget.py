@@ -582,3 +582,18 @@ def test_the_cutoff_in_words(key, cutoff, words):
     classes = ["ham", "spam"]
     assert spam_cutoff_said({"positive": "spam", key: cutoff, "max_ham_flagged": 0.01}, classes) == words
     assert spam_cutoff_said({"temperature": 2.0}, classes) is None and spam_cutoff_said(None, classes) is None
+
+
+@pytest.mark.parametrize("key", [OTHER_CEILING, SPAM_FLOOR])
+def test_a_cutoff_at_one_half_says_it_leaves_nothing_unsure(budget_model, tmp_path, key):
+    """q = 0.5 (SpamAssassin's at 1%: no ham near spam out of fold) or an older build's floor
+    of 0.5 is the plain decision: info said "at or above it, up to 0.5: unsure", a band of
+    nothing, as if some spam were held back."""
+    from test_hostile_models import assemble, parts
+
+    header, payload = parts(Path(budget_model).read_bytes())
+    calibration = {k: v for k, v in header["calibration"].items() if k != OTHER_CEILING}
+    model = tmp_path / "half.model"
+    model.write_bytes(assemble({**header, "calibration": {**calibration, key: 0.5}}, payload))
+    decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
+    assert decision.endswith("; nothing unsure: it is the plain decision"), decision

@@ -223,6 +223,26 @@ def test_a_refused_merge_of_overlapping_models_says_its_refusal_alone(tmp_path, 
 
 
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
+def test_a_merge_that_cannot_be_written_says_that_alone(tmp_path, monkeypatch):
+    """The disk fills up as the merged model is written: its one line, not the warnings of
+    the merge before it (here the documents both models learned), and no file."""
+    import os
+
+    train = ROOT / "corpora" / "mail" / "train"
+    model = tmp_path / "a.model"
+    assert run("train", "-o", model, train / "spam", train / "ham").exit_code == 0
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = run("merge", "-o", tmp_path / "x", model, model)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: cannot write {tmp_path / 'x'}: No space left on device\n"
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line prints it as one line
 def test_a_model_merged_with_itself_counts_its_documents_twice(tmp_path):
     """Merging is adding (the journal knows each document once, the counts do not dedupe:
     as training on the same folder given under two names would)."""

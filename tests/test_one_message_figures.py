@@ -167,3 +167,45 @@ def test_real_mail_prints_alike(tmp_path, calibration):
                 prediction_lines(whole, [Document("-", message)], whole.predict_proba([message]), None, output),
             ), path
         assert served >= 90
+
+
+def test_every_one_message_command_decides_at_a_spam_cut_off_as_the_model_loaded_whole(tmp_path):
+    """The one-message path's P(ham) and the whole model's differ in their last bits: with the
+    ceiling q between them, predict --proba handed the message to the whole model (unsure),
+    but predict's label, predict FILE, --is and filter decided by the one-message path's
+    (spam), the same message two ways. Each hands a message within RELATIVE_AGREEMENT of q
+    to the whole model now (docs/calibration.md), so each says what it says."""
+    import nbtext
+    from test_hostile_models import assemble, parts, with_key
+
+    trained = tmp_path / "cut.model"
+    options = ["--calibration", "temperature", "--max-ham-flagged", "5%"]
+    assert run("train", *options, "-o", trained, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    one, whole = OneMessageModel(str(trained)), nbtext.load(str(trained))
+    ham = whole.classes.index("ham")
+    for path in MESSAGES:  # one whose two P(ham), spam's winner, differ
+        message = b"From: a@b.c\nSubject: offer\n\n" + path.read_bytes()
+        light, full = one.pure_probabilities(message)[ham], float(whole.predict_proba([message])[0][ham])
+        if light != full and max(light, full) < 0.5:
+            break
+    else:
+        pytest.skip("the two paths agree to the bit on every message here")
+    header, payload = parts(trained.read_bytes())
+    model = tmp_path / "crafted.model"
+    model.write_bytes(assemble(with_key(header, "calibration.other_ceiling", max(light, full)), payload))
+    expected = "spam" if full < max(light, full) else "unsure"  # (strictly under q: spam)
+    message_file = tmp_path / "message.eml"
+    message_file.write_bytes(message)
+
+    def nbtext_says(*args):
+        return subprocess.run([NBTEXT, *args, "-m", model], input=message, capture_output=True)
+
+    filtered = nbtext_says("filter").stdout.split(b"\n\n", 1)[0].decode()
+    said = {
+        "predict": nbtext_says("predict").stdout.decode().strip(),
+        "predict --proba": nbtext_says("predict", "--proba").stdout.decode().split("\t")[1],
+        "predict FILE": nbtext_says("predict", message_file).stdout.decode().split("\t")[1],
+        "predict --is spam": {0: "spam", 2: "unsure"}.get(nbtext_says("predict", "--is", "spam").returncode),
+        "filter": filtered.partition("X-Nbtext-Class: ")[2].split("\n")[0],
+    }
+    assert said == dict.fromkeys(said, expected), (light, full)

@@ -465,3 +465,13 @@ def test_a_long_header_name_is_tagged_as_every_header_line_is(tmp_path):
         assert trained.exit_code == 0, trained.stderr
         tagged[headers] = {t for t in nbtext.load(model).vocabulary.tokens if t.startswith(name.lower()[:MAX_TAG])}
     assert tagged[name] == tagged["*"] and f"{name.lower()[:MAX_TAG]}:prize" in tagged[name]
+
+
+def test_a_header_named_twice_is_a_model_of_it_named_once(tmp_path):
+    """--headers SUBJECT,subject read the line once (mail.read_headers) but the model file
+    held both names: info said 'subject,subject', and a merge with a model of --headers subject
+    was refused as another setting. The names are kept once, in any case, as they are read."""
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    for name, headers in (("twice", "SUBJECT,subject,from,Subject"), ("once", "subject,from")):
+        assert run("train", "--headers", headers, "-o", tmp_path / name, *folders).exit_code == 0
+    assert (tmp_path / "twice").read_bytes() == (tmp_path / "once").read_bytes()

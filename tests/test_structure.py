@@ -278,3 +278,14 @@ def test_only_the_cutoff_module_tells_the_kinds_of_a_spam_cutoff_apart():
                 named.add(node.value)
             found += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {name}" for name in sorted(named)]
     assert found == []
+
+
+def test_the_repository_tracks_no_symbolic_link():
+    """A clone holds what it tracks, and a link holds a path of the machine it was made on
+    (a `data` link into one checkout, committed by mistake, sent `make corpora` of every
+    clone into that checkout, or to no folder at all where it is absent)."""
+    root = PACKAGE.parent
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(["git", "ls-files", "-s"], cwd=root, capture_output=True, text=True, check=True).stdout
+    assert [line.split("\t", 1)[1] for line in listed.splitlines() if line.startswith("120000 ")] == []

@@ -23,6 +23,7 @@ from nbtext.cli.console import (
     pass_labels,
     progress_drawer,
     user_errors,
+    warnings_once_done,
     with_progress,
 )
 from nbtext.cli.oneshot import (
@@ -508,7 +509,7 @@ def merge(models, output, new_classes):
     from nbtext.modelfile.container import check_writable
 
     started = time.perf_counter()
-    with user_errors():
+    with user_errors(), warnings_once_done():
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it

@@ -80,13 +80,24 @@ class OneMessageModel:
         return explained(self.pure, document, n) if self.pure is not None else None
 
     def decide(self, document, unsure_below=None):
-        """(label, its probability) of one document (bytes), as NaiveBayes.decide."""
+        """(label, its probability) of one document (bytes), as NaiveBayes.decide: of the
+        one-message path's probabilities when they are `clear`, else of the model loaded whole's."""
         from nbtext.classifier.purescore import decide
 
-        probabilities = self.pure_probabilities(document)
+        probabilities = self.clear(self.pure_probabilities(document), unsure_below)
         if probabilities is None:
             probabilities = self.model.predict_proba([document])[0]
         return decide(self.classes, probabilities, unsure_below, self.calibration)
+
+    def clear(self, probabilities, unsure_below=None):
+        """The one-message path's `probabilities` (None: it does not serve the document) when
+        the label and the probability to 4 decimals that a command prints of them are those of
+        the model loaded whole (clear_of_turns: away from a spam cut-off, `unsure_below`, a
+        tie and a fourth decimal's rounding), else None: the model loaded whole must score it.
+        What predict's label, predict FILE, --is and filter decide by."""
+        if probabilities is None or not clear_of_turns(probabilities, _LabelAlone(unsure_below), self.calibration):
+            return None
+        return probabilities
 
     def printed_lines(self, document, output):
         """predict's lines of one document (bytes, named -) in `output`'s form (a
@@ -139,6 +150,16 @@ def clear_of_turns(probabilities, output, calibration):
         and cutoff.near(p, AGREEMENT, RELATIVE_AGREEMENT)
         for p in probabilities
     )
+
+
+class _LabelAlone:
+    """What a label with its probability prints (clear_of_turns's `output`: a report.text.Output,
+    without its import): no --threshold, no ranking past the winner."""
+
+    threshold = top = None
+
+    def __init__(self, unsure_below):
+        self.unsure_below = unsure_below
 
 
 class _Decisions:
@@ -402,7 +423,9 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
-        if probabilities is None:  # scored by the whole model (errors named as for any document)
+        if (
+            model.clear(probabilities, unsure_below) is None
+        ):  # scored by the whole model (errors named as for any document)
             from nbtext.exactmath import exp
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)

@@ -390,20 +390,30 @@ UNIQUE_HEADERS = frozenset(("date", "message-id", "in-reply-to", "references")) 
 MAX_TAG = 40
 
 
+def header_places(names):
+    """{name: its place}, each of `names` once (in the order it first comes): what
+    read_headers finds header lines by. A Tokenizer makes it once for all its messages: a
+    model file may name one header many times, or many headers."""
+    return {name: place for place, name in enumerate(dict.fromkeys(names))}
+
+
 def read_headers(fields, headers):
-    """[(tag, [raw values])] of the header lines `headers` names, in its order, then (with
-    ALL_HEADERS) those of every other line in the message's order. A tag is its name cut to
-    MAX_TAG characters."""
-    named = [(name, fields[name]) for name in headers if name in fields]
-    if ALL_HEADERS in headers:
+    """[(tag, [raw values])] of the header lines `headers` names (the names, or their
+    header_places), in its order, then (with ALL_HEADERS) those of every other line in the
+    message's order. A tag is its name cut to MAX_TAG characters. Each line is read once, and
+    looked up once: a message costs the same whatever `headers` holds."""
+    places = headers if isinstance(headers, dict) else header_places(headers)
+    named = [(name, fields[name]) for _, name in sorted((places[name], name) for name in fields if name in places)]
+    if ALL_HEADERS in places:
         named += [
-            (name, values) for name, values in fields.items() if name not in headers and name not in UNIQUE_HEADERS
+            (name, values) for name, values in fields.items() if name not in places and name not in UNIQUE_HEADERS
         ]
     return [(name[:MAX_TAG], values) for name, values in named]
 
 
 def mail_tokens(data, headers, find_tokens):
-    """The tokens of one message: tagged header tokens, then those of every part.
+    """The tokens of one message: tagged header tokens (of the lines `headers` names: the
+    names, or their header_places), then those of every part.
 
     `find_tokens(text)` is the lexer's tokens of decoded text.
     """

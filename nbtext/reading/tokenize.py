@@ -108,7 +108,8 @@ class Tokenizer:
         self.ngrams = ngrams
         self.mail_documents = 0  # how many documents this tokenizer has read as e-mail
         self.input = input
-        self.headers = tuple(h.lower() for h in headers)
+        self.headers = tuple(dict.fromkeys(h.lower() for h in headers))  # (each once: a name is read once)
+        self._header_places = None  # (nbtext.reading.mail.header_places, made at the first message read as mail)
 
     def settings(self):
         """What the model file stores to rebuild this tokenizer (the lexer only when it is not
@@ -149,9 +150,11 @@ class Tokenizer:
         if self.input != "text":
             data = _message_bytes(document)
             if self.is_mail(data):
-                from nbtext.reading.mail import mail_tokens
+                from nbtext.reading.mail import header_places, mail_tokens
 
-                tokens = mail_tokens(data, self.headers, self.text_tokens)
+                if self._header_places is None:
+                    self._header_places = header_places(self.headers)
+                tokens = mail_tokens(data, self._header_places, self.text_tokens)
                 self.mail_documents += 1
                 return word_ngrams(tokens, self.ngrams)
         tokens = self.text_tokens(decode(document))
