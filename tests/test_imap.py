@@ -380,6 +380,38 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
         assert len(stored(dovecot, "Scan")) + len(stored(dovecot, "Junk")) == 8
 
 
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the_rest_read(dovecot, tmp_path, command):
+    """A stored message Dovecot cannot read (a Maildir file shorter than its S= size says) makes
+    it close the connection in the middle of the batch's FETCH. That was the whole run's error,
+    on every run after it too, so a scan never got past it: now the reader connects again and
+    fetches the batch one by one, and that message alone is skipped by name (exit status 1);
+    the scan remembers the folder past it, so the next run is quiet."""
+    dovecot.start()
+    dovecot.append("Scan", [f"From: a@b.c\nSubject: m{i}\n\n{i} ".encode() + b"word " * 200 + b"\n" for i in range(6)])
+    files = sorted(p for sub in ("cur", "new") for p in (maildir(dovecot, "Scan") / sub).iterdir())
+    data = files[2].read_bytes()
+    files[2].write_bytes(data[: len(data) // 2])  # UID 3
+    model = tmp_path / "m.model"
+    nbtext.train(["cheap pills", "lunch at noon"], ["spam", "ham"], min_count=1).save(str(model))
+    state = tmp_path / "state"
+    args = [*command.split(), "-m", model, url(dovecot, "Scan")]
+    if command == "imap-scan":
+        args[-1:-1] = ["--move-to", "Junk", "--state", state]
+    done = run(*args, check=False)
+    said = done.stderr.decode().splitlines()
+    assert done.returncode == 1, said
+    assert said[0] == (
+        f"nbtext: skipped {url(dovecot, 'Scan')}/;UID=3: cannot read it "
+        "(the server closed the connection when asked for it)"
+    )
+    names = [line.split("\t")[0] for line in done.stdout.decode().splitlines()]
+    assert names == [f"{url(dovecot, 'Scan')}/;UID={u}" for u in (1, 2, 4, 5, 6)]
+    if command == "imap-scan":
+        again = run(*args)
+        assert again.stdout == b"" and "UID=3" not in again.stderr.decode()
+
+
 def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_path):
     """docs/mail.md's IMAP commands (and the cron line's), with its example server
     `me@mail.example.org` replaced by the tests' Dovecot and its certificate trusted, run as written."""

@@ -111,6 +111,16 @@ class Session:
     def __exit__(self, *exception):
         close(self.client)
 
+    def reconnect(self):
+        """A new connection with the folder open again, after one was lost (a server may close
+        it on a message it cannot read); the run's error when the server cannot be reached again
+        or the folder is no longer the one listed (another UIDVALIDITY: its UIDs name others)."""
+        listed = self.uid_validity
+        close(self.client)
+        self.__enter__()
+        if self.uid_validity != listed:
+            raise NbtextError(f"{self.folder.url}: the folder was replaced while it was read (UIDVALIDITY changed)")
+
     def command(self, what, *arguments):
         """client.uid(what, ...)'s data; a refusal an NbtextError naming `what`, a lost
         connection one naming the server."""
@@ -127,9 +137,13 @@ class Session:
         try:
             return method(*arguments)
         except (imaplib.IMAP4.abort, OSError) as e:
-            raise NbtextError(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
+            raise Lost(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
         except imaplib.IMAP4.error as e:
             raise Refused(f"{self.folder.url}: the server refused a command ({e})", str(e)) from None
+
+
+class Lost(NbtextError):
+    """The connection was lost: the server closed it, or the network failed."""
 
 
 class Refused(NbtextError):
@@ -319,13 +333,18 @@ def _fetched(session, uids, max_bytes):
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
         messages, refusal = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})")), None
-    except Refused as e:  # (a connection lost is an error of the whole run)
+    except (Refused, Lost) as e:
+        if isinstance(e, Lost):  # a server may close the connection on a message it cannot read
+            session.reconnect()  # (cannot: an error of the whole run)
         if len(uids) > 1:  # one message the server will not send does not stop the others
             for uid in uids:
                 yield from _fetched(session, [uid], max_bytes)
             return
-        gone = "[EXPUNGEISSUED]" in e.reason.upper()
-        messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
+        if isinstance(e, Lost):
+            messages, refusal = {}, "the server closed the connection when asked for it"
+        else:
+            gone = "[EXPUNGEISSUED]" in e.reason.upper()
+            messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
     for uid in uids:
         yield uid, messages.get(uid), refusal
 
