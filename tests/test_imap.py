@@ -321,6 +321,51 @@ def test_a_message_the_server_does_not_send_is_skipped_by_name_and_the_batch_goe
     assert documents[2].data is None and documents[2].error == "the server refused to send it (over quota)"
 
 
+class DroppingSession(FakeSession):
+    """A FakeSession whose server closes the connection when asked for a UID of `drops`
+    ({UID: how many times}), or for several UIDs holding one of them."""
+
+    def __init__(self, held, drops):
+        super().__init__(held)
+        self.drops, self.reconnected = dict(drops), 0
+
+    def command(self, what, uid_set, items):
+        from nbtext.reading.imap import Lost
+
+        uids = [int(u) for u in uid_set.split(",")]
+        dropping = [u for u in uids if self.drops.get(u, 0) > 0]
+        if dropping:
+            if len(uids) == 1:
+                self.drops[uids[0]] -= 1
+            raise Lost("the connection failed (socket error: EOF)")
+        return super().command(what, uid_set, items)
+
+    def reconnect(self):
+        self.reconnected += 1
+
+
+def test_a_connection_lost_on_a_message_is_tried_again_once_then_that_message_alone_is_skipped():
+    """The batch is fetched again one message at a time on a new connection; a message whose
+    fetch loses it once (the network, not the message) is read on the second try; one that
+    loses it twice is skipped by name, and the others are read."""
+    from nbtext.reading.documents import new_run
+    from nbtext.reading.imap import fetched
+
+    new_run()
+    held = {u: f"Subject: {u}\r\n\r\nbody".encode() for u in range(1, 6)}
+    session = DroppingSession(held, {2: 1, 4: 5})
+    documents = list(fetched(session, [1, 2, 3, 4, 5]))
+    assert [(d.name.rsplit("=", 1)[1], d.data is not None) for d in documents] == [
+        ("1", True),
+        ("2", True),
+        ("3", True),
+        ("4", False),
+        ("5", True),
+    ]
+    assert documents[3].error == "the server closed the connection when asked for it"
+    assert session.reconnected == 4  # the batch's, UID 2's once, UID 4's twice
+
+
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
 @pytest.mark.parametrize("command", ["imap-scan", "imap-scan -q", "predict"])
 def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_not_an_error(

@@ -325,17 +325,21 @@ def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
         )
 
 
-def _fetched(session, uids, max_bytes):
+def _fetched(session, uids, max_bytes, again=False):
     """(UID, its bytes or None, None or why the server refused to send it) of each of `uids`:
     bytes None and no refusal for a message the folder no longer holds (a UID FETCH answers
     nothing for a UID that is not in the folder, RFC 3501 6.4.8, or NO [EXPUNGEISSUED],
-    RFC 5530)."""
+    RFC 5530). A connection lost while one message came is tried `again` once (the network
+    may have failed, not the message) before that message is one the server will not send."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
         messages, refusal = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})")), None
     except (Refused, Lost) as e:
         if isinstance(e, Lost):  # a server may close the connection on a message it cannot read
             session.reconnect()  # (cannot: an error of the whole run)
+            if len(uids) == 1 and not again:
+                yield from _fetched(session, uids, max_bytes, again=True)
+                return
         if len(uids) > 1:  # one message the server will not send does not stop the others
             for uid in uids:
                 yield from _fetched(session, [uid], max_bytes)
