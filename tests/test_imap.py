@@ -434,9 +434,10 @@ def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the
     the scan remembers the folder past it, so the next run is quiet."""
     dovecot.start()
     dovecot.append("Scan", [f"From: a@b.c\nSubject: m{i}\n\n{i} ".encode() + b"word " * 200 + b"\n" for i in range(6)])
-    files = sorted(p for sub in ("cur", "new") for p in (maildir(dovecot, "Scan") / sub).iterdir())
-    data = files[2].read_bytes()
-    files[2].write_bytes(data[: len(data) // 2])  # UID 3
+    # UID 3, the third appended (found by its subject: Maildir names do not sort as they were made)
+    (third,) = [p for p in maildir(dovecot, "Scan").glob("*/*") if b"Subject: m2\n" in p.read_bytes()]
+    data = third.read_bytes()
+    third.write_bytes(data[: len(data) // 2])
     model = tmp_path / "m.model"
     nbtext.train(["cheap pills", "lunch at noon"], ["spam", "ham"], min_count=1).save(str(model))
     state = tmp_path / "state"

@@ -423,9 +423,8 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
-        if (
-            model.clear(probabilities, unsure_below) is None
-        ):  # scored by the whole model (errors named as for any document)
+        # scored by the whole model where the one-message path is not clear (errors named as for any document)
+        if model.clear(probabilities, unsure_below) is None:
             from nbtext.exactmath import exp
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)

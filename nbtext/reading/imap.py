@@ -122,16 +122,16 @@ class Session:
             raise NbtextError(f"{self.folder.url}: the folder was replaced while it was read (UIDVALIDITY changed)")
 
     def command(self, what, *arguments):
-        """client.uid(what, ...)'s data; a refusal an NbtextError naming `what`, a lost
-        connection one naming the server."""
+        """client.uid(what, ...)'s data; a refusal Refused naming `what`, a lost connection
+        Lost naming the server (both NbtextErrors)."""
         answer, data = self.call(self.client.uid, what, *arguments)
         if answer != "OK":
             raise Refused(f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data))
         return data
 
     def call(self, method, *arguments):
-        """method(*arguments): a lost connection an NbtextError of one line naming the server; a
-        command the server calls bad (imaplib raises for BAD, returns NO) Refused."""
+        """method(*arguments): a lost connection Lost, one line naming the server; a command the
+        server calls bad (imaplib raises for BAD, returns NO) Refused."""
         import imaplib
 
         try:
@@ -334,23 +334,26 @@ def _fetched(session, uids, max_bytes, again=False):
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
         messages, refusal = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})")), None
-    except (Refused, Lost) as e:
-        if isinstance(e, Lost):  # a server may close the connection on a message it cannot read
-            session.reconnect()  # (cannot: an error of the whole run)
-            if len(uids) == 1 and not again:
-                yield from _fetched(session, uids, max_bytes, again=True)
-                return
-        if len(uids) > 1:  # one message the server will not send does not stop the others
-            for uid in uids:
-                yield from _fetched(session, [uid], max_bytes)
+    except Lost:  # a server may close the connection on a message it cannot read
+        session.reconnect()  # (cannot: an error of the whole run)
+        if len(uids) > 1 or not again:
+            yield from _one_by_one(session, uids, max_bytes, again=len(uids) == 1)
             return
-        if isinstance(e, Lost):
-            messages, refusal = {}, "the server closed the connection when asked for it"
-        else:
-            gone = "[EXPUNGEISSUED]" in e.reason.upper()
-            messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
+        messages, refusal = {}, "the server closed the connection when asked for it"
+    except Refused as e:
+        if len(uids) > 1:  # one message the server will not send does not stop the others
+            yield from _one_by_one(session, uids, max_bytes)
+            return
+        gone = "[EXPUNGEISSUED]" in e.reason.upper()
+        messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
     for uid in uids:
         yield uid, messages.get(uid), refusal
+
+
+def _one_by_one(session, uids, max_bytes, again=False):
+    """_fetched of each of `uids` alone (`again`: a second try of one whose fetch lost the connection)."""
+    for uid in uids:
+        yield from _fetched(session, [uid], max_bytes, again)
 
 
 def _messages(data):
