@@ -401,9 +401,13 @@ def read_headers(fields, headers):
     """[(tag, [raw values])] of the header lines `headers` names (the names, or their
     header_places), in its order, then (with ALL_HEADERS) those of every other line in the
     message's order. A tag is its name cut to MAX_TAG characters. Each line is read once, and
-    looked up once: a message costs the same whatever `headers` holds."""
+    the fewer of the names and the message's lines looked up in the other: a message costs
+    at most what its own lines cost, whatever `headers` holds."""
     places = headers if isinstance(headers, dict) else header_places(headers)
-    named = [(name, fields[name]) for _, name in sorted((places[name], name) for name in fields if name in places)]
+    if len(places) <= len(fields):  # (a dict keeps its order: places' is theirs)
+        named = [(name, fields[name]) for name in places if name in fields]
+    else:  # (a model file may name more headers than a message has lines)
+        named = [(name, fields[name]) for _, name in sorted((places[name], name) for name in fields if name in places)]
     if ALL_HEADERS in places:
         named += [
             (name, values) for name, values in fields.items() if name not in places and name not in UNIQUE_HEADERS
