@@ -4,6 +4,11 @@ bogofilter (when it is installed) on the same folds as the peer the goal names.
 
     .venv/bin/python bench/defaults_cv.py
     .venv/bin/python bench/defaults_cv.py --corpora sms --candidates "" "--max-ham-flagged 0.5%"
+    .venv/bin/python bench/defaults_cv.py --candidates "--calibration none | --unsure-below 0.95"
+
+A candidate is train options, or train options, " | " and the options the model is then
+used with (`--unsure-below P`: what `nbtext predict` and `nbtext filter` take), given to
+`nbtext eval` too.
 
 Each fold trains `nbtext train CANDIDATE` on four fifths of the split (stratified, shuffled
 by --seed) and evaluates on the fifth (`nbtext eval --format json`), as a user would run the
@@ -71,18 +76,28 @@ def fold_folders(corpus, folds, seed, root):
     return [root / str(fold) for fold in range(folds)]
 
 
-def nbtext_counts(fold, options, model):
-    """(spam missed, of them unsure, ham flagged, 1-ROCA%) of `nbtext train options` on the fold."""
+def nbtext_counts(fold, candidate, model):
+    """(spam missed, of them unsure, ham flagged, 1-ROCA%) of `nbtext train` with the
+    candidate's train options on the fold, the model used with its other options."""
+    train_options, use_options = split_candidate(candidate)
     train = [str(fold / "train" / label) for label in LABELS]
-    subprocess.run([NBTEXT, "train", *options, "-o", model, *train], check=True, capture_output=True)
+    subprocess.run([NBTEXT, "train", *train_options, "-o", model, *train], check=True, capture_output=True)
     test = [str(fold / "test" / label) for label in LABELS]
     report = json.loads(
-        subprocess.run([NBTEXT, "eval", "-m", model, "--format", "json", *test], check=True, capture_output=True).stdout
+        subprocess.run(
+            [NBTEXT, "eval", "-m", model, "--format", "json", *use_options, *test], check=True, capture_output=True
+        ).stdout
     )
     (ham_kept, ham_flagged), (spam_passed, spam_caught) = report["confusion"]  # classes ham, spam
     n_spam = sum(1 for _ in (fold / "test" / "spam").iterdir())
     spam_unsure = n_spam - spam_passed - spam_caught
     return spam_passed + spam_unsure, spam_unsure, ham_flagged, 100 * (1 - report["roc_auc"])
+
+
+def split_candidate(candidate):
+    """(train options, the options the model is used with) of a candidate "TRAIN [| USE]"."""
+    train, _, use = candidate.partition("|")
+    return train.split(), use.split()
 
 
 def log_odds_of(fold, model):
@@ -179,7 +194,7 @@ def main():
                         wordlist.mkdir()
                         counts = bogofilter_counts(fold, str(wordlist))
                     else:
-                        counts = nbtext_counts(fold, name.split(), str(Path(tmp) / "model"))
+                        counts = nbtext_counts(fold, name, str(Path(tmp) / "model"))
                         if args.best_cut is not None:
                             for label, values in log_odds_of(fold, str(Path(tmp) / "model")).items():
                                 scores[label] += values
