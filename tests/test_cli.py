@@ -500,3 +500,28 @@ def test_eval_tables_in_a_pipe_are_tab_separated_fields_as_they_are(demo_model):
         fields = [field for line in out.splitlines() if "\t" in line for field in line.split("\t")]
         assert fields and all(field == field.strip() for field in fields), out
     assert "spam\t" in run("eval", "-m", demo_model, *folders).stdout
+
+
+def test_no_number_option_takes_negative_zero():
+    """-0 given to any float option of any command is 0 (it compares equal, but was said: an
+    unsure band "p < -0", "--alpha ... not -0.0"), and written to a model file as 0.0."""
+    import math
+
+    from nbtext.cli.options import Number
+
+    found = [
+        (command.name, param.name)
+        for command in cli.commands.values()
+        for param in command.params
+        if isinstance(param.type, Number)
+    ]
+    assert ("eval", "unsure_below") in found and ("train", "alpha") in found
+    for name, option in found:
+        param = next(p for p in cli.commands[name].params if p.name == option)
+        assert math.copysign(1.0, param.type.convert("-0", param, None)) == 1.0, (name, option)
+
+
+def test_an_unsure_band_of_negative_zero_is_said_as_zero():
+    train = ROOT / "corpora" / "mail" / "train"
+    result = run("eval", "--online", "--unsure-below", "-0", train / "spam", train / "ham")
+    assert result.exit_code == 0 and "unsure (p < 0) " in result.stdout and "-0" not in result.stdout
