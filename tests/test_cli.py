@@ -525,3 +525,16 @@ def test_an_unsure_band_of_negative_zero_is_said_as_zero():
     train = ROOT / "corpora" / "mail" / "train"
     result = run("eval", "--online", "--unsure-below", "-0", train / "spam", train / "ham")
     assert result.exit_code == 0 and "unsure (p < 0) " in result.stdout and "-0" not in result.stdout
+
+
+def test_a_document_forget_does_not_know_is_named_on_one_line(tmp_path, demo_model):
+    """Its name as every line on stderr names a document (report.text.shown_name): a line
+    feed in a file name cut the line in two."""
+    model = tmp_path / "m.model"
+    shutil.copyfile(demo_model, model)
+    folder = tmp_path / "new"
+    folder.mkdir()
+    (folder / "a\nb.txt").write_text("words never learned\n")
+    result = run("forget", "-m", model, folder)
+    assert result.exit_code == 0
+    assert f"nbtext: not learned, left alone: {folder}/a\\nb.txt\n" in result.stderr

@@ -112,7 +112,7 @@ def documents_done(stats):
 def not_learned(doc):
     """The line saying that `forget` does not know a document: left alone (no error, nothing
     for cron to mail)."""
-    return f"nbtext: not learned, left alone: {doc.name}"
+    return f"nbtext: not learned, left alone: {shown_name(doc.name)}"
 
 
 # How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
