@@ -13,6 +13,12 @@ class NbtextError(Exception):
     """A problem the user can fix: a bad path, a corrupt model, an invalid setting."""
 
 
+class WriteFailed(NbtextError):
+    """A file could not be written (a full disk, a file size limit, a folder not writable):
+    nothing of it is in place. Its message is all a command then says (nbtext.cli.oneshot's
+    said_once_written)."""
+
+
 def os_error(e, action="cannot write output"):
     """One line for an OSError: what failed, why, and on which file."""
     where = f" ({e.filename})" if getattr(e, "filename", None) else ""

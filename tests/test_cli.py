@@ -500,3 +500,41 @@ def test_eval_tables_in_a_pipe_are_tab_separated_fields_as_they_are(demo_model):
         fields = [field for line in out.splitlines() if "\t" in line for field in line.split("\t")]
         assert fields and all(field == field.strip() for field in fields), out
     assert "spam\t" in run("eval", "-m", demo_model, *folders).stdout
+
+
+def test_no_number_option_takes_negative_zero():
+    """-0 given to any float option of any command is 0 (it compares equal, but was said: an
+    unsure band "p < -0", "--alpha ... not -0.0"), and written to a model file as 0.0."""
+    import math
+
+    from nbtext.cli.options import Number
+
+    found = [
+        (command.name, param.name)
+        for command in cli.commands.values()
+        for param in command.params
+        if isinstance(param.type, Number)
+    ]
+    assert ("eval", "unsure_below") in found and ("train", "alpha") in found
+    for name, option in found:
+        param = next(p for p in cli.commands[name].params if p.name == option)
+        assert math.copysign(1.0, param.type.convert("-0", param, None)) == 1.0, (name, option)
+
+
+def test_an_unsure_band_of_negative_zero_is_said_as_zero():
+    train = ROOT / "corpora" / "mail" / "train"
+    result = run("eval", "--online", "--unsure-below", "-0", train / "spam", train / "ham")
+    assert result.exit_code == 0 and "unsure (p < 0) " in result.stdout and "-0" not in result.stdout
+
+
+def test_a_document_forget_does_not_know_is_named_on_one_line(tmp_path, demo_model):
+    """Its name as every line on stderr names a document (report.text.shown_name): a line
+    feed in a file name cut the line in two."""
+    model = tmp_path / "m.model"
+    shutil.copyfile(demo_model, model)
+    folder = tmp_path / "new"
+    folder.mkdir()
+    (folder / "a\nb.txt").write_text("words never learned\n")
+    result = run("forget", "-m", model, folder)
+    assert result.exit_code == 0
+    assert f"nbtext: not learned, left alone: {folder}/a\\nb.txt\n" in result.stderr

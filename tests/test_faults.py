@@ -104,6 +104,73 @@ def test_a_failed_write_is_one_line_and_leaves_no_temporary_file(tmp_path, monke
     assert model.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["m"]
 
 
+def limited_to(limit, *args):
+    """The nbtext executable, its files limited to `limit` bytes (RLIMIT_FSIZE, as `ulimit -f`
+    sets it): a model file larger than that cannot be written (EFBIG), stderr (a pipe) is not
+    limited."""
+    limit_then_run = (
+        f"import resource, os, sys; resource.setrlimit(resource.RLIMIT_FSIZE, ({limit},) * 2); "
+        "os.execv(sys.argv[1], sys.argv[1:])"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", limit_then_run, str(NBTEXT), *map(str, args)], capture_output=True, timeout=120
+    )
+
+
+SAID_OF_THE_INPUT = ("nbtext: warning: ", "nbtext: skipped ", "nbtext: not learned, left alone: ")
+
+# Every command line that writes a model file, each given input it has something to say of
+# (a warning, a document skipped, a document not learned), the click-free learners among them
+# (plain arguments), the pending section's way (a few documents) and the full way (more).
+WRITERS = {
+    "train, a warning": ["train", "--max-bytes", "50", "-o", "{new}", "{train}/spam", "{train}/ham"],
+    "train, a document skipped": ["train", "-o", "{new}", "spam={fifo}", "{train}/ham"],
+    "train, a folder given twice": ["train", "-o", "{new}", "{train}/spam", "{train}/ham", "spam={train}/spam"],
+    "train --update, a warning": ["train", "--update", "-m", "{model}", "--max-bytes", "50", "{test}/spam"],
+    "train --update, a few, one skipped": ["train", "--update", "-m", "{model}", "spam={fifo}"],
+    "train --update, many, one skipped": ["train", "--update", "-m", "{model}", "spam={fifo}", "{test}/ham"],
+    "train --update -o, one skipped": ["train", "--update", "-m", "{model}", "-o", "{new}", "spam={fifo}"],
+    "forget, a few, some not learned": ["forget", "-m", "{model}", "{unknown}", "{train}/spam/spam-001.txt"],
+    "forget, many, some not learned": ["forget", "-m", "{model}", "{unknown}", "{train}/spam"],
+    "forget, the full command line": ["forget", "-m", "{model}", "--max-bytes", "100000", "{fifo}", "{train}/spam"],
+    "merge, a warning": ["merge", "-o", "{new}", "{model}", "{model}"],
+}
+
+
+@needs_executable
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_model_that_cannot_be_written_says_that_alone(tmp_path, demo_model, name):
+    """A command that writes a model file says what it has to say of its input (warnings,
+    documents skipped or not learned) once the model is written; when the write fails (a
+    full disk, a file size limit), its one line alone and status 1, the old file as it was.
+    Train, train --update and forget (their click-free path too, the pending section's way
+    and the full way) said their warnings and skipped documents before the error."""
+    import shutil
+
+    spam = tmp_path / "spam"
+    shutil.copytree(DEMO / "test" / "spam", spam)
+    os.mkfifo(spam / "pipe")  # skipped by name: not a regular file
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    for i in range(2):
+        (unknown / f"{i}.txt").write_text(f"words never learned {i}\n")
+    places = {"train": DEMO / "train", "test": DEMO / "test", "fifo": spam, "unknown": unknown}
+    for limit in (None, 100):
+        model, new = tmp_path / f"m{limit}", tmp_path / f"new{limit}"
+        shutil.copyfile(demo_model, model)
+        args = [a.format(model=model, new=new, **places) for a in WRITERS[name]]
+        written = new if "{new}" in WRITERS[name] else model
+        if limit is None:  # it has something to say, and says it
+            result = subprocess.run([NBTEXT, *args], capture_output=True, timeout=120)
+            assert any(line.startswith(SAID_OF_THE_INPUT) for line in result.stderr.decode().splitlines()), name
+            assert written.exists() and result.returncode in (0, 1), result.stderr
+        else:
+            result = limited_to(limit, *args)
+            assert result.stderr.decode() == f"Error: cannot write {written}: File too large\n", name
+            assert result.returncode == 1
+            assert model.read_bytes() == demo_model.read_bytes() and not new.exists()
+
+
 @needs_executable
 def test_a_special_file_system_is_one_line(tmp_path):
     result = subprocess.run(

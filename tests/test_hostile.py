@@ -2,6 +2,7 @@
 never raises. Each hostile shape is timed at 100 KB and 400 KB: linear gives a ratio of
 about 4, quadratic 16; the test asks for less than 6 (a ratio, not a clock)."""
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -636,6 +637,28 @@ def test_documents_cut_are_said_in_one_line_and_only_when_cut(tmp_path, demo_mod
     assert run("predict", "-m", demo_model, "--fasttext", tmp_path / "t.ft", "--max-bytes", "5").stderr == ""
     one = run("predict", "-m", demo_model, "--lines", "--max-bytes", "1", input=b"ab\n")
     assert "over 1 byte are cut: only the first 1 byte of each" in one.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "predict"])
+def test_the_notice_of_documents_cut_by_workers_is_said_once(tmp_path, demo_model, command):
+    """Forked workers read the documents: each said the --max-bytes notice itself (once per
+    worker, and past what a command that writes a model holds till it is written); they
+    give it to their parent, which says it once a run."""
+    from conftest import NBTEXT
+
+    for label in ("spam", "ham"):
+        (tmp_path / label).mkdir()
+        for i in range(1200):
+            (tmp_path / label / f"{i}.txt").write_text(f"{label} words for the document number {i}\n")
+    args = ["-o", tmp_path / "m"] if command == "train" else ["-m", demo_model]
+    result = subprocess.run(
+        [NBTEXT, command, "-j", "2", "--max-bytes", "20", *args, tmp_path / "spam", tmp_path / "ham"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("nbtext: warning: documents over 20 bytes are cut") == 1, result.stderr
 
 
 def test_a_fasttext_lines_labels_stay_whole_and_its_text_is_cut(tmp_path):

@@ -143,6 +143,10 @@ CRAFTED = [
                 {"positive": "spam", "max_ham_flagged": 0.01, "spam_cutoff": bad}
                 for bad in (float("nan"), 0.4, 0.49999999999999994, 1.5, 1.0000000000000004, "0.9", 1)
             ),
+            # -0.0 compares equal to 0.0, but no build writes it: it was read as the ceiling "never spam" and
+            # said "with ham at -0 or more"; a budget of -0.0 said "-0.00%"
+            {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": -0.0},
+            {"positive": "spam", "max_ham_flagged": -0.0, "other_ceiling": 1e-5},
             {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": 1e-5, "spam_cutoff": 0.9},
             {"positive": "eggs", "max_ham_flagged": 0.01, "other_ceiling": 1e-5},
             {"positive": "spam", "max_ham_flagged": 0.6, "other_ceiling": 1e-5},
@@ -176,6 +180,27 @@ def test_a_good_cutoff_loads(tmp_path, demo_model, cutoff):
         )
     )
     assert load(str(path)).calibration == {**calibration, "positive": "spam", "max_ham_flagged": 0.01, **cutoff}
+
+
+@pytest.mark.parametrize("key", ["other_ceiling", "max_ham_flagged"])
+@pytest.mark.parametrize(
+    "command", [["info"], ["eval", "--online", "{test}/spam", "{test}/ham"], ["predict"], ["predict", "--proba"]]
+)
+def test_a_cutoff_record_of_negative_zero_is_one_line_for_every_reader(tmp_path, demo_model, key, command):
+    """A crafted calibration record holding -0.0 (the ceiling, or the budget): every command
+    that reads the model (info, eval --online from it, predict's click-free path of one
+    message) refuses it in one line, where it showed as "at -0 or more" or "-0.00%"."""
+    from conftest import NBTEXT, ROOT
+
+    header, payload = parts(Path(demo_model).read_bytes())
+    record = {"method": "temperature", "temperature": 2.0, "documents": 100, "positive": "spam"}
+    record.update({"max_ham_flagged": 0.01, "other_ceiling": 1e-5, key: -0.0})
+    path = tmp_path / "crafted.model"
+    path.write_bytes(assemble({**header, "calibration": record}, payload))
+    args = [a.format(test=ROOT / "corpora" / "mail" / "test") for a in command]
+    result = subprocess.run([NBTEXT, *args, "-m", path], input=b"free prize now", capture_output=True, timeout=120)
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode() == f"Error: {path} is corrupt: bad spam cut-off in the calibration record\n"
 
 
 @pytest.mark.parametrize("key, value", CRAFTED, ids=[f"{k}={v!r}"[:40] for k, v in CRAFTED])

@@ -23,7 +23,6 @@ from nbtext.cli.console import (
     pass_labels,
     progress_drawer,
     user_errors,
-    warnings_once_done,
     with_progress,
 )
 from nbtext.cli.oneshot import (
@@ -32,6 +31,7 @@ from nbtext.cli.oneshot import (
     predict_stdin_figures,
     predict_stdin_labels,
     learning_said,
+    said_once_written,
     write_batches,
     write_predictions,
 )
@@ -151,13 +151,13 @@ def train(output, update, new_classes, learn, tone_margin, model_path, jobs, sha
     from nbtext.modelfile.container import check_writable
     from nbtext.reading.sources import labelled_input
 
-    with user_errors():
+    with user_errors(), said_once_written() as say:
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
         options = with_table_columns({**settings, "learn": learn, "tone_margin": tone_margin}, inputs)
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
-        skipped, started, learned = Skipped(), time.perf_counter(), None
+        skipped, started, learned = Skipped(say), time.perf_counter(), None
         if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
             from nbtext.jobs.cluster import train_on_scheduler
 
@@ -472,8 +472,9 @@ def forget(model_path, paths, max_bytes, quiet, imap_access):
     """
     from nbtext.reading.sources import path_documents
 
-    skipped, started = Skipped(), time.perf_counter()
-    with user_errors():
+    started = time.perf_counter()
+    with user_errors(), said_once_written() as say:
+        skipped = Skipped(say)
         learned = changed_model(
             model_path,
             model_path,
@@ -481,7 +482,7 @@ def forget(model_path, paths, max_bytes, quiet, imap_access):
             lambda documents: in_batches(documents, DEFAULT_BATCH),
             skipped,
             True,
-            None if quiet else not_learned,
+            None if quiet else lambda doc: say(not_learned(doc)),
         )
     return learning_said(learned, model_path, time.perf_counter() - started, skipped, quiet, echo_to_stderr)
 
@@ -509,7 +510,7 @@ def merge(models, output, new_classes):
     from nbtext.modelfile.container import check_writable
 
     started = time.perf_counter()
-    with user_errors(), warnings_once_done():
+    with user_errors(), said_once_written():
         output = output or os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL)
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it

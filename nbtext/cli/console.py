@@ -77,18 +77,6 @@ def user_errors():
         raise click.ClickException("out of memory") from None
 
 
-@contextmanager
-def warnings_once_done():
-    """The warnings of the block said once it has run to its end, none if it fails: a command
-    refused (or that cannot write its result) says its one line alone."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as said:
-        yield
-    for warning in said:
-        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
-
-
 PROGRESS_AFTER = 0.5  # seconds: a job shorter than this draws no bar
 
 

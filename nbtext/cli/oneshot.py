@@ -11,6 +11,7 @@ anything else to the full command line
 
 import os
 import sys
+from contextlib import contextmanager
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
@@ -20,6 +21,7 @@ from nbtext.errors import (
     TEMPFAIL,
     NbtextError,
     Terminated,
+    WriteFailed,
     die_of_sigpipe,
     ignore_signals,
     os_error,
@@ -524,26 +526,51 @@ def learn(argv):
     if options is None or (not options["quiet"] and sys.stderr.isatty()):
         return None  # on a terminal, the full command line draws the progress of a long job
     model_path, paths, quiet, started = options["model"], options["paths"], options["quiet"], time.perf_counter()
-    if forget:
-        documents = path_documents(paths)
-    else:
-        if nothing_to_update(model_path, paths, options["new_classes"]):
-            if not quiet:
-                print(NOTHING_TO_LEARN, file=sys.stderr)
-            return 0
-        documents = labelled_documents(paths, empty_ok=True)
-    skipped = Skipped()
-    learned = changed_model(
-        model_path,
-        model_path,
-        documents,
-        lambda docs: in_batches(docs, DEFAULT_BATCH),
-        skipped,
-        forget,
-        None if quiet else not_learned,
-        options["new_classes"],
-    )
+    with said_once_written() as say:
+        if forget:
+            documents = path_documents(paths)
+        else:
+            if nothing_to_update(model_path, paths, options["new_classes"]):
+                if not quiet:
+                    print(NOTHING_TO_LEARN, file=sys.stderr)
+                return 0
+            documents = labelled_documents(paths, empty_ok=True)
+        skipped = Skipped(say)
+        learned = changed_model(
+            model_path,
+            model_path,
+            documents,
+            lambda docs: in_batches(docs, DEFAULT_BATCH),
+            skipped,
+            forget,
+            None if quiet else lambda doc: say(not_learned(doc)),
+            options["new_classes"],
+        )
     return learning_said(learned, model_path, time.perf_counter() - started, skipped, quiet, print_to_stderr)
+
+
+@contextmanager
+def said_once_written():
+    """The block of a command that writes a model file: what it says of its input (its
+    warnings, and the lines given to the `say` it yields: the documents skipped or not
+    learned) is held, and said in order once the block is done. When the model cannot be
+    written (WriteFailed: a full disk, a file size limit) the error is said alone; any other
+    end (a refusal, Ctrl-C) says them first, as they may be what explains it."""
+    import warnings
+
+    show, held = warnings.showwarning, []
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = lambda message, category, filename, lineno, *_, **__: held.append(
+                lambda: show(message, category, filename, lineno)
+            )
+            yield lambda line: held.append(lambda: print(line, file=sys.stderr))
+    except WriteFailed:
+        held.clear()
+        raise
+    finally:
+        for said in held:
+            said()
 
 
 def learning_said(learned, output, seconds, skipped, quiet, echo):

@@ -15,7 +15,8 @@ from nbtext.reading.imapurl import ImapAccess
 
 class Number(click.FloatRange):
     """A float option's value within its bounds, and finite: click's FloatRange lets nan
-    through (no comparison with a bound is true), and inf past a bound of one side only."""
+    through (no comparison with a bound is true), and inf past a bound of one side only.
+    -0 is 0: equal to it, it was said "-0" and written -0.0."""
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
@@ -23,7 +24,7 @@ class Number(click.FloatRange):
             self.fail("nan is not a number", param, ctx)
         if number in (math.inf, -math.inf):
             self.fail(f"{value} is not a finite number", param, ctx)
-        return number
+        return number + 0.0  # (-0.0 + 0.0 is 0.0)
 
     def _describe_range(self):
         """The bounds for --help: none when there are none (click's says "x<=None")."""

@@ -15,7 +15,7 @@ from functools import partial
 
 from nbtext.classifier.settings import make_tokenizer
 from nbtext.features.weighting import counts_presence
-from nbtext.reading.documents import PAUSE, in_batches, report_errors
+from nbtext.reading.documents import PAUSE, in_batches, report_errors, said_once
 from nbtext.stats.counting import ColumnCounter, count_batch
 
 # Documents a worker reads, parses and scores at a time: small enough that a test set of a
@@ -76,8 +76,10 @@ def _ordered(function, chunks, jobs):
                 worker.give(chunk)
                 busy[worker.connection], handed = (worker, handed), handed + 1
             while yielded in done:
-                ok, result = done.pop(yielded)
+                ok, result, notices = done.pop(yielded)
                 yielded += 1
+                for notice in notices:  # the worker's warnings, said here, where the command line holds them
+                    said_once(notice)
                 if not ok:
                     raise result
                 yield result
@@ -108,11 +110,12 @@ class _Worker:
             raise self._gone() from None
 
     def result(self):
-        """(ok, what function returned or raised) for the chunk this worker held."""
+        """(ok, what function returned or raised, the warnings it gave) for the chunk this
+        worker held."""
         try:
             return self.connection.recv()
         except (EOFError, OSError):
-            return False, self._gone()
+            return False, self._gone(), ()
 
     def _gone(self):
         from nbtext.errors import NbtextError
@@ -174,15 +177,18 @@ def _forked(function, jobs):
 
 
 def _serve(function, connection):
-    """A worker's life: (ok, function(chunk)) for each chunk received, until this process's
-    parent closes the pipe or goes away; then out, without running the parent's exit
-    handlers or flushing its buffers (os._exit). Nothing of a worker's is printed: the
-    parent reports."""
+    """A worker's life: (ok, function(chunk), the texts of the warnings it gave) for each
+    chunk received, until this process's parent closes the pipe or goes away; then out,
+    without running the parent's exit handlers or flushing its buffers (os._exit). Nothing
+    of a worker's is printed: the parent reports (its warnings too, once each)."""
     import os
+    import warnings
 
     from nbtext.errors import as_a_worker
 
     as_a_worker()
+    notices = []
+    warnings.showwarning = lambda message, *_, **__: notices.append(str(message))
     status = 0
     try:
         while True:
@@ -191,15 +197,16 @@ def _serve(function, connection):
             except EOFError:
                 break
             try:
-                answer = True, function(chunk)
+                answer = True, function(chunk), notices[:]
             except Exception as e:  # raised in the parent, in this chunk's turn
-                answer = False, e
+                answer = False, e, notices[:]
+            notices.clear()
             try:
                 connection.send(answer)
             except (BrokenPipeError, ConnectionResetError):
                 break  # the parent is gone
             except Exception as e:  # an answer that cannot be pickled
-                connection.send((False, RuntimeError(f"{e.__class__.__name__}: {e}")))
+                connection.send((False, RuntimeError(f"{e.__class__.__name__}: {e}"), ()))
     except BaseException:
         status = 1
     os._exit(status)

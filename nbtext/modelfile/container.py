@@ -12,7 +12,7 @@ import os
 import struct
 import zlib
 
-from nbtext.errors import NbtextError
+from nbtext.errors import NbtextError, WriteFailed
 from nbtext.version import __version__
 
 MAGIC = b"NBTEXT-MODEL\n"
@@ -230,9 +230,9 @@ def check_writable(path):
         raise NbtextError(f"{path} is a folder; give a file name with -o")
     _refuse_special(path)
     if not os.path.isdir(folder):
-        raise NbtextError(f"cannot write {path}: folder {folder} does not exist")
+        raise WriteFailed(f"cannot write {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise NbtextError(f"cannot write {path}: folder {folder} is not writable")
+        raise WriteFailed(f"cannot write {path}: folder {folder} is not writable")
     import tempfile
 
     try:  # what the write will do (a special or read-only file system says no only here)
@@ -240,7 +240,7 @@ def check_writable(path):
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+        raise WriteFailed(f"cannot write {path}: {e.strerror or e}") from None
 
 
 _TEMPORARY_PREFIX = ".nbtext-{}-"  # and the writer's process id: a file of a process gone is stale
@@ -299,7 +299,7 @@ def write_atomically(path, chunks):
     try:
         fd, tmp = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX.format(os.getpid()), suffix=".tmp", dir=folder)
     except OSError as e:
-        raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+        raise WriteFailed(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as out:
             for chunk in chunks:
@@ -324,5 +324,5 @@ def write_atomically(path, chunks):
         except OSError:
             pass
         if isinstance(e, OSError):  # a full disk, a read-only or special file system, permissions
-            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+            raise WriteFailed(f"cannot write {path}: {e.strerror or e}") from None
         raise

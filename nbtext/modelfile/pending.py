@@ -99,13 +99,13 @@ class Log:
         place meanwhile is not written). A write that fails at any step leaves the file as
         every reader saw it: its torn tail cut off, never grown back."""
         body = b"".join(framed(record) for record in records)
-        from nbtext.errors import NbtextError
+        from nbtext.errors import WriteFailed
 
         fd, end = f.fileno(), self.end
         if end is None:  # the first: the section starts
             body, end = PENDING_MAGIC + body, self.start
         if os.fstat(fd).st_size < end:  # (never, under the lock: no writer grows a file with zeros)
-            raise NbtextError(f"cannot write {path}: it changed while it was read")
+            raise WriteFailed(f"cannot write {path}: it changed while it was read")
         try:
             os.ftruncate(fd, end)  # the torn tail cut off: what every reader saw
             os.lseek(fd, end, os.SEEK_SET)
@@ -118,7 +118,7 @@ class Log:
                 os.ftruncate(fd, end)  # zeros where the torn tail was
             except OSError:
                 pass  # what is left is the cut, a torn tail or whole records: each reads as a state
-            raise NbtextError(f"cannot write {path}: {e.strerror or e}") from None
+            raise WriteFailed(f"cannot write {path}: {e.strerror or e}") from None
         self.records.extend(records)
         self.end = end + len(body)
 

@@ -140,6 +140,8 @@ def check_header(header, payload_bytes, file_bytes):
                 or not cutoff.in_range()
                 or not isinstance(budget, float)
                 or not 0.0 <= budget < 0.5
+                or math.copysign(1.0, cutoff.value) < 0  # -0.0: in range by comparison, but no build writes it
+                or math.copysign(1.0, budget) < 0  # (and it was said "at -0 or more", "-0.00%")
             ):
                 raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]

@@ -23,7 +23,7 @@ DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
 # unread, so time and memory are bounded per document. Each reader takes the limit as an
 # argument and gives it to the Documents it leaves to be read later (`loaded`). `_said`
-# holds the limits this process has said it cuts at: the notice is said once a run (a
+# holds the notices this process has said (the limits it cuts at): each is said once a run (a
 # command line starts a run: cli.console), not by the warnings module's own once-per-place
 # memory, which any catch_warnings or filter change (numpy's import makes one) forgets.
 _said = set()
@@ -34,21 +34,26 @@ def new_run():
     _said.clear()
 
 
+def said_once(notice):
+    """Warn `notice` if this run has not said it yet (also one a forked worker said, which
+    its parent says again: nbtext.jobs.parallel)."""
+    if notice not in _said:
+        import warnings
+
+        _said.add(notice)
+        warnings.warn(notice, stacklevel=3)
+
+
 def cut(data, max_bytes):
     """`data` (bytes) up to `max_bytes`. The first document cut says so, once a run (the text
     names the limit, not the document)."""
     if len(data) <= max_bytes:
         return data
-    if max_bytes not in _said:
-        import warnings
-
-        _said.add(max_bytes)
-        bytes_ = "byte" if max_bytes == 1 else "bytes"
-        warnings.warn(
-            f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of "
-            "each are read (--max-bytes)",
-            stacklevel=2,
-        )
+    bytes_ = "byte" if max_bytes == 1 else "bytes"
+    said_once(
+        f"documents over {max_bytes:,} {bytes_} are cut: only the first {max_bytes:,} {bytes_} of each are read "
+        "(--max-bytes)"
+    )
     return data[:max_bytes]
 
 

@@ -37,14 +37,19 @@ def shown_name(name):
 
 
 class Skipped:
-    """Reports each document that cannot be read or parsed, by name, and counts them."""
+    """Reports each document that cannot be read or parsed, by name, and counts them: a line
+    on stderr, or through `say` (a command that writes a model holds its lines till then)."""
 
-    def __init__(self):
-        self.count = 0
+    def __init__(self, say=None):
+        self.count, self.say = 0, say
 
     def __call__(self, doc, message):
         self.count += 1
-        print(f"nbtext: skipped {shown_name(doc.name)}: {message}", file=sys.stderr)  # one line, whatever the name
+        line = f"nbtext: skipped {shown_name(doc.name)}: {message}"  # one line, whatever the name
+        if self.say is None:
+            print(line, file=sys.stderr)
+        else:
+            self.say(line)
 
     def summary(self, done, if_none=None):
         """The run's closing line on stderr, and its exit status: 1 if documents were
@@ -105,8 +110,9 @@ def documents_done(stats):
 
 
 def not_learned(doc):
-    """Say that `forget` does not know a document: left alone (no error, nothing for cron to mail)."""
-    print(f"nbtext: not learned, left alone: {doc.name}", file=sys.stderr)
+    """The line saying that `forget` does not know a document: left alone (no error, nothing
+    for cron to mail)."""
+    return f"nbtext: not learned, left alone: {shown_name(doc.name)}"
 
 
 # How `predict` writes each document: format ("tsv", "json", "fasttext", or "labels", the
