@@ -63,6 +63,16 @@ BUDGET_MODELS = (
     ["--features", "binary", "--learn", "tone", "--min-count", "1", "--tone-margin", "20", "--alpha", "1"],
     ["--model", "fisher", "--learn", "tone", "--alpha", "1", "--min-count", "1"],
 )
+# the spam setting chosen by cross-validation on the train splits (bench/defaults_cv.py; docs/performance.md,
+# "Word pairs and an odds margin"): (train options, the options the model is used with by predict, filter, eval)
+SPAM_HEADERS = "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"
+SPAM_SETTINGS = (
+    (
+        ["--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"]
+        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none"],
+        ["--unsure-below", "0.97"],
+    ),
+)
 
 
 def extracted(corpora):
@@ -81,6 +91,7 @@ def budget_rows(model):
     """Per spam corpus and budget: test spam missed (unsure included), ham flagged, unsure,
     errors, and the cut-off the training chose (a ceiling on P(ham)); ham flagged beside what the budget allows
     on the test split (B of its ham plus one message)."""
+    print(f"(H: {SPAM_HEADERS})")
     print(
         f"{'corpus':14s} {'train':38s} {'spam missed':>11s} {'ham flagged':>11s} {'(allowed)':>9s} "
         f"{'unsure':>6s} {'errors':>6s}  cut-off"
@@ -88,14 +99,18 @@ def budget_rows(model):
     for corpus in extracted(SPAM_CORPORA):
         spam, ham = (str(DATA / corpus / "test" / label) for label in ("spam", "ham"))
         n_spam, n_ham = (sum(1 for _ in Path(folder).iterdir()) for folder in (spam, ham))
-        for base, budget in ((base, budget) for base in BUDGET_MODELS for budget in BUDGETS):
-            options = [*base, *([] if budget is None else ["--max-ham-flagged", budget])]
+        budgeted = [
+            ([*base, *([] if budget is None else ["--max-ham-flagged", budget])], [], budget)
+            for base in BUDGET_MODELS
+            for budget in BUDGETS
+        ]
+        for options, use, budget in budgeted + [(train, use, None) for train, use in SPAM_SETTINGS]:
             subprocess.run(
                 [NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")], check=True, capture_output=True
             )
             report = json.loads(
                 subprocess.run(
-                    [NBTEXT, "eval", "-m", model, "--format", "json", spam, ham], check=True, capture_output=True
+                    [NBTEXT, "eval", "-m", model, "--format", "json", *use, spam, ham], check=True, capture_output=True
                 ).stdout
             )
             (ham_kept, ham_flagged), (spam_passed, spam_caught) = report["confusion"]  # classes ham, spam
@@ -117,8 +132,9 @@ def budget_rows(model):
             )
             cut = calibration.get("other_ceiling")  # spam when P(ham) is below it (nbtext.cutoff)
             allowed = "" if budget is None else f"{float(budget[:-1]) / 100 * n_ham + 1:.1f}"
+            said = " ".join([*options, *(["|", *use] if use else [])]).replace(SPAM_HEADERS, "H")
             print(
-                f"{corpus:14s} {' '.join(options) or '(defaults)':38s} {missed:11d} {ham_flagged:11d} {allowed:>9s} "
+                f"{corpus:14s} {said or '(defaults)':38s} {missed:11d} {ham_flagged:11d} {allowed:>9s} "
                 f"{spam_unsure + ham_unsure:6d} {missed + ham_flagged:6d}  "
                 f"{'' if cut is None else f'P(ham) < {cut:.3g}'} (unsure: {spam_unsure} spam, {ham_unsure} ham)"
             )
@@ -157,17 +173,16 @@ def accuracy_rows(model):
 # eval --online's settings kept (issue 34's goal 3), each run on every message of a corpus (train and
 # test splits) in the order of seed 1, as bogofilter was run: the plain rule, and the one chosen on the train
 # splits by bench/online_cv.py
-ONLINE_HEADERS = "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"
 ONLINE_SETTINGS = [
     ["--learn", "errors"],
-    ["--learn", "tone", "--features", "binary", "--min-count", "1", "--alpha", "0.1", "--headers", ONLINE_HEADERS],
+    ["--learn", "tone", "--features", "binary", "--min-count", "1", "--alpha", "0.1", "--headers", SPAM_HEADERS],
 ]
 
 
 def online_rows():
     """Per spam corpus and kept online setting: spam missed, ham flagged, errors, messages
     learned and 1-ROCA% of the online run over all its messages."""
-    print(f"(H: {ONLINE_HEADERS})")
+    print(f"(H: {SPAM_HEADERS})")
     print(
         f"{'corpus':14s} {'eval --online --seed 1':68s} {'spam missed':>11s} {'ham flagged':>11s} "
         f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s}"
@@ -182,7 +197,7 @@ def online_rows():
                     capture_output=True,
                 ).stdout
             )
-            classes, said = report["classes"], " ".join(options).replace(ONLINE_HEADERS, "H")
+            classes, said = report["classes"], " ".join(options).replace(SPAM_HEADERS, "H")
             print(
                 f"{corpus:14s} {said:68s} {classes['spam']['taken_for_another']:11d} "
                 f"{classes['ham']['taken_for_another']:11d} {report['errors']:6d} {report['learned']:7d} "
