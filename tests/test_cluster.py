@@ -3,6 +3,7 @@ distributed.LocalCluster: the same model file and the same output lines as a loc
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -334,3 +335,25 @@ def test_relative_paths_are_the_clients_on_a_cluster(tmp_path, cluster, monkeypa
     here = run("predict", "-m", tmp_path / "local.model", "test/spam")
     there = run("predict", "-m", tmp_path / "local.model", "--scheduler", cluster.scheduler_address, "test/spam")
     assert there.exit_code == 0 and there.stdout == here.stdout and there.stdout.startswith("test/spam/")
+
+
+@pytest.mark.parametrize("command", ["train", "predict"])
+def test_the_notice_of_documents_cut_on_the_workers_is_said_as_locally(tmp_path, cluster, command):
+    """A worker of the cluster reads the documents: its --max-bytes notice went to the
+    worker's own stderr (a log) and the client said nothing, where a local run says it once.
+    Run twice: a worker process serves many runs, and says each notice once in its life."""
+    from conftest import NBTEXT
+
+    args = ["-o", tmp_path / "m"] if command == "train" else ["-m", tmp_path / "m"]
+    if command == "predict":
+        assert run("train", "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    for _ in range(2):
+        result = subprocess.run(
+            [NBTEXT, command, "--scheduler", cluster.scheduler_address, "--max-bytes", "20", *args]
+            + [MAIL / "train" / "spam", MAIL / "train" / "ham"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.count("nbtext: warning: documents over 20 bytes are cut") == 1, result.stderr

@@ -718,3 +718,51 @@ def test_a_message_costs_the_same_however_many_headers_a_model_names():
 
     ratios = [cpu(many) / max(cpu(few), 1e-4) for _ in range(3)]
     assert min(ratios) < 4, ratios
+
+
+class _TwoArguments(NbtextError):
+    """An error that pickles but cannot be made again from its pickle (its __init__ takes
+    two arguments, its args hold one), as purescore.Unserved."""
+
+    def __init__(self, header, payload):
+        super().__init__(f"{header} {payload}")
+
+
+def _warned_then(chunk):
+    """A worker's work that says a notice (as documents.cut does), then ends as `chunk` says."""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.documents import said_once
+
+    said_once(f"notice of chunk {chunk}")
+    if chunk == "value":
+        return [chunk]
+    if chunk == "unpicklable":
+        return lambda: None  # (a lambda cannot be pickled)
+    if chunk == "error":
+        raise NbtextError("an error")
+    raise _TwoArguments("not", "rebuilt")
+
+
+@pytest.mark.parametrize("ending", ["value", "unpicklable", "error", "unrebuildable"])
+def test_a_workers_notice_reaches_its_parent_whatever_its_chunk_gives(ending):
+    """A forked worker hands its warnings to its parent with the chunk's answer; an answer
+    that could not be pickled was replaced by an error without them (lost), and an exception
+    that cannot be rebuilt from its pickle was a traceback in the parent. Every ending: the
+    notice is said once, and the chunk's error is an Exception raised in its turn."""
+    import warnings
+
+    from nbtext.jobs import parallel
+    from nbtext.reading.documents import new_run
+
+    new_run()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            results = list(parallel._ordered(_warned_then, [ending], 2))
+        except Exception as e:  # (the chunk's own error, or one naming what could not be sent)
+            results = e
+    assert [str(w.message) for w in said] == [f"notice of chunk {ending}"]
+    if ending == "value":
+        assert results == [["value"]]
+    else:  # an error of ours stays one (a line, not a traceback): "not rebuilt" for the last
+        assert isinstance(results, NbtextError if ending != "unpicklable" else RuntimeError) and str(results)

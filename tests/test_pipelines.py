@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import nbtext
 from nbtext.cli.mailfilter import with_headers
@@ -211,6 +213,48 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
         result.exit_code == 1
         and "cannot --update a Bernoulli or binary-feature model with an UNK feature" in result.stderr
     )
+
+
+PRESENCE_UNPRUNED = [
+    ["--features", "binary", "--min-count", "1"],
+    ["--model", "bernoulli", "--min-count", "1"],
+    ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none"],  # the README's spam recipe
+]
+
+
+def _counts(model):
+    return (model.classes, model.vocabulary.tokens, model.class_count.tolist(), model.token_counts.dense.tolist())
+
+
+@pytest.mark.parametrize("options", PRESENCE_UNPRUNED)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(["free", "prize", "lunch", "notes", "money", "noon"]), min_size=1),
+        min_size=8,
+        unique_by=" ".join,  # (a copy is learned once by --update, counted again by a training)
+    )
+)
+def test_presence_with_an_unk_feature_and_nothing_pruned_learns_and_forgets_exactly(tmp_path_factory, options, texts):
+    """An UNK feature of presence cannot be updated once tokens are pruned (which documents held
+    one is not stored), but with --min-count 1 every token is kept: train --update then equals a
+    training of every document at once, and forget gives back the model before (refused before)."""
+    tmp_path = tmp_path_factory.mktemp("unpruned")
+    docs = {"spam": [" ".join(t) for t in texts[0::2]], "ham": [" ".join(t) for t in texts[1::2]]}
+    half = {label: d[: len(d) // 2] or d[:1] for label, d in docs.items()}
+    rest = {label: d[len(half[label]) :] for label, d in docs.items()}
+    assert run("train", *options, "-o", tmp_path / "m", *corpus_folders(tmp_path, "a", half)).exit_code == 0
+    before = _counts(nbtext.load(tmp_path / "m"))
+    second = corpus_folders(tmp_path, "b", rest)
+    result = run("train", "--update", "-m", tmp_path / "m", *second)
+    assert result.exit_code == 0, result.stderr
+    assert run("train", *options, "-o", tmp_path / "all", *corpus_folders(tmp_path, "c", docs)).exit_code == 0
+    updated, retrained = nbtext.load(tmp_path / "m"), nbtext.load(tmp_path / "all")
+    assert _counts(updated) == _counts(retrained) and updated.journal == retrained.journal
+    probes = ["free noon", "lunch money prize", "unknown words here"]
+    np.testing.assert_allclose(updated.predict_proba(probes), retrained.predict_proba(probes), rtol=1e-12)
+    assert run("forget", "-q", "-m", tmp_path / "m", *second).exit_code == 0
+    assert _counts(nbtext.load(tmp_path / "m")) == before
 
 
 def test_train_jobs_gives_the_same_model(tmp_path):

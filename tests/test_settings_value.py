@@ -4,12 +4,17 @@ it applies, the budget of ham flagged), and changed by nobody: λ left to the co
 new value (`resolved`), never a changed one."""
 
 import json
+import math
 import pickle
 
 import pytest
 
+import nbtext
+
 from nbtext.classifier import settings as settings_module
+from nbtext.choices import TRAIN_DEFAULTS
 from nbtext.classifier.settings import MAIL_ALPHA, TEXT_ALPHA, make_settings
+from nbtext.errors import NbtextError
 
 from conftest import ROOT, run
 
@@ -93,3 +98,32 @@ def test_each_way_of_running_refuses_the_train_options_its_table_row_names(tmp_p
     result = run(*[a.format(model=model) for a in args], MAIL / "spam", MAIL / "ham")
     assert result.exit_code == 2
     one_line_error(result, message.format(typed))
+
+
+def _signed_zeros(value):
+    """The -0.0 anywhere in a stored settings value."""
+    if isinstance(value, dict):
+        return [z for item in value.values() for z in _signed_zeros(item)]
+    if isinstance(value, (list, tuple)):
+        return [z for item in value for z in _signed_zeros(item)]
+    return [value] if isinstance(value, float) and value == 0 and math.copysign(1.0, value) < 0 else []
+
+
+@pytest.mark.parametrize("option", sorted(TRAIN_DEFAULTS))
+@pytest.mark.parametrize("context", [{}, {"learn": "tone"}, {"model": "categorical", "columns": ["colour"]}])
+def test_no_train_option_stores_a_negative_zero(option, context):
+    """-0.0 given to any train option through the Python API is stored as 0.0, as the command
+    line's float options take it: a model file that said "-0" and differed from the CLI's."""
+    try:
+        settings = make_settings(**{**context, option: -0.0})
+    except (NbtextError, TypeError, AttributeError):
+        return  # refused: nothing stored
+    assert _signed_zeros([settings.stored(), settings.budget]) == []
+
+
+def test_the_python_api_writes_a_margin_of_minus_zero_as_the_command_line(tmp_path):
+    documents = [f"w{i} w{i + 1} w{i + 2}".encode() for i in range(40)]  # (a pass errs on both classes)
+    labels = ["spam" if i // 3 % 2 else "ham" for i in range(40)]
+    for name, margin in (("minus", -0.0), ("plus", 0.0)):
+        nbtext.train(documents, labels, min_count=1, learn="tone", tone_margin=margin).save(str(tmp_path / name))
+    assert (tmp_path / "minus").read_bytes() == (tmp_path / "plus").read_bytes()

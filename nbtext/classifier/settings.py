@@ -153,7 +153,7 @@ def make_settings(**options):
         options = {**options, "headers": header_names(options["headers"])}
     if unread := unread_by_all(options, [options.get("model") or TRAIN_DEFAULTS["model"]]):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
-    o = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}  # (None: the default)
+    o = {**TRAIN_DEFAULTS, **{k: _zero_signless(v) for k, v in options.items() if v is not None}}  # (None: the default)
     stored = _stored_settings(o)
     calibration = o["calibration"]
     if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].calibrates:
@@ -162,6 +162,12 @@ def make_settings(**options):
     if budget is not None and calibration == "none":
         raise NbtextError(BUDGET_REFUSED)
     return TrainSettings(stored, calibration, budget, default_alpha=o["alpha"] is None)
+
+
+def _zero_signless(value):
+    """A train option as a model stores it: -0.0 is 0.0 (equal to it, it was written -0.0 into
+    the model file and said "-0"), as the command line's float options take it (cli.options.Number)."""
+    return value + 0.0 if isinstance(value, float) else value
 
 
 BUDGET_REFUSED = (

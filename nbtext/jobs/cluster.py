@@ -21,7 +21,7 @@ from functools import partial
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.reading.documents import Document, file_documents, report_errors, tokenized
+from nbtext.reading.documents import Document, file_documents, notices_collected, report_errors, said_once, tokenized
 from nbtext.reading.sources import files_in, is_imap, is_url, labelled_sources
 from nbtext.version import __version__
 
@@ -219,7 +219,9 @@ def train_on_cluster(
         ):
             pass
     del counted
-    *total, found = unpacked(root.result())
+    *total, found, notices = unpacked(root.result())
+    for notice in notices:  # what the workers' reading said (documents cut), said here
+        said_once(notice)
     table, learned = CountTable(binary=counts_presence(settings)), Ledger()
     # fewer than 80% of the entries counted: Candidates.covers says no, and the sample is one more pass
     candidates = Candidates(table, bound) if found is not None else None
@@ -292,7 +294,9 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
         changes=changes,
         cwd=os.getcwd(),
     )
-    for n, lines, errors in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
+    for n, lines, errors, notices in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
+        for notice in notices:  # what the worker's reading said (documents cut), said here
+            said_once(notice)
         report_errors(errors, on_error)
         if n:
             yield n, lines.split("\0")
@@ -318,14 +322,15 @@ def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
 
     tokenize = make_tokenizer(settings["tokenizer"])
     errors = []
-    exported, keys, found = count_batch(
-        settings,
-        tokenize,
-        list(entry_documents(entries, max_bytes, cwd)),
-        lambda doc, message: errors.append((doc.name, message)),
-        rate,
-    )
-    return packed((exported, keys, errors, tokenize.mail_documents, found))
+    with notices_collected() as notices:  # (the --max-bytes notice: said by the client)
+        exported, keys, found = count_batch(
+            settings,
+            tokenize,
+            list(entry_documents(entries, max_bytes, cwd)),
+            lambda doc, message: errors.append((doc.name, message)),
+            rate,
+        )
+    return packed((exported, keys, errors, tokenize.mail_documents, found, notices))
 
 
 def combine_counts(*parts):
@@ -336,8 +341,9 @@ def combine_counts(*parts):
 
     table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
     candidates = Candidates(table)
-    learned, errors, any_found = Ledger(), [], False  # each part a training's batch, in order
-    for exported, part_keys, part_errors, part_mail, found in map(unpacked, parts):
+    learned, errors, notices, any_found = Ledger(), [], [], False  # each part a training's batch, in order
+    for exported, part_keys, part_errors, part_mail, found, part_notices in map(unpacked, parts):
+        notices += [notice for notice in part_notices if notice not in notices]
         columns = table.merge(exported)
         if found is not None:  # their ids become this table's columns
             candidates.add(found, 1.0, columns=columns)
@@ -345,14 +351,16 @@ def combine_counts(*parts):
         learned.learn(Learned(part_keys, part_mail))
         errors += part_errors
     keys = list(learned.journal.items())
-    return packed((table.export(), keys, errors, learned.mail_documents, candidates.packed() if any_found else None))
+    return packed(
+        (table.export(), keys, errors, learned.mail_documents, candidates.packed() if any_found else None, notices)
+    )
 
 
 def packed(counted):
     """Partial counts as a few large objects, cheap to send: Dask serializes a list of a
     hundred thousand small strings and hashes many times slower than one string of them
     (docs/performance.md, figures behind the code)."""
-    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents, found = counted
+    (labels, tokens, class_count, rows, cols, data), keys, errors, mail_documents, found, notices = counted
     key_labels = sorted({label for _, label in keys})
     index = {label: k for k, label in enumerate(key_labels)}
     if found is not None:  # the candidates' hashes as one array
@@ -365,17 +373,26 @@ def packed(counted):
         errors,
         mail_documents,
         found,
+        notices,
     )
 
 
 def unpacked(counted):
-    (labels, tokens, class_count, rows, cols, data), (hashes, label_indices, key_labels), errors, mail, found = counted
+    (
+        (labels, tokens, class_count, rows, cols, data),
+        (hashes, label_indices, key_labels),
+        errors,
+        mail,
+        found,
+        notices,
+    ) = counted
     from nbtext.journal import HASH_BYTES
 
     keys = [(hashes[HASH_BYTES * i : HASH_BYTES * (i + 1)], key_labels[k]) for i, k in enumerate(label_indices)]
     if found is not None:
         found = (found[0], found[1], found[2].tolist())
-    return (labels, tokens.split("\0") if tokens else [], class_count, rows, cols, data), keys, errors, mail, found
+    tokens = tokens.split("\0") if tokens else []
+    return (labels, tokens, class_count, rows, cols, data), keys, errors, mail, found, notices
 
 
 def second_pass_partition(entries, settings, max_bytes, function, cwd=None):
@@ -409,10 +426,13 @@ def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, cha
         _models[key] = model if alpha is None else model.with_alpha(alpha)
     model = _models[key]
     errors = []
-    kept, log_proba, explanations = model.score(
-        list(entry_documents(entries, max_bytes, cwd)), lambda doc, message: errors.append((doc.name, message)), explain
-    )
+    with notices_collected() as notices:  # (the --max-bytes notice: said by the client)
+        kept, log_proba, explanations = model.score(
+            list(entry_documents(entries, max_bytes, cwd)),
+            lambda doc, message: errors.append((doc.name, message)),
+            explain,
+        )
     if not kept:
-        return 0, "", errors
+        return 0, "", errors, notices
     lines = prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))
-    return len(kept), "\0".join(lines), errors  # one string ships far faster than many (see packed)
+    return len(kept), "\0".join(lines), errors, notices  # one string ships far faster than many (see packed)

@@ -199,14 +199,14 @@ def _serve(function, connection):
             try:
                 answer = True, function(chunk), notices[:]
             except Exception as e:  # raised in the parent, in this chunk's turn
-                answer = False, e, notices[:]
+                answer = False, _rebuilt(e), notices[:]
             notices.clear()
             try:
                 connection.send(answer)
             except (BrokenPipeError, ConnectionResetError):
                 break  # the parent is gone
-            except Exception as e:  # an answer that cannot be pickled
-                connection.send((False, RuntimeError(f"{e.__class__.__name__}: {e}"), ()))
+            except Exception as e:  # an answer that cannot be pickled: its error, with its warnings
+                connection.send((False, RuntimeError(f"{e.__class__.__name__}: {e}"), answer[2]))
     except BaseException:
         status = 1
     os._exit(status)
@@ -333,3 +333,20 @@ def ordered_runs(function, items, jobs=None):
         return
     for item in items:
         yield function(item)
+
+
+def _rebuilt(error):
+    """`error` as the parent can read it from the pipe: itself, or (one whose pickle does not
+    make it again, an __init__ of other arguments than its args: the parent's recv raised)
+    an error of its kind and message: an NbtextError stays one, a line and not a traceback."""
+    import pickle
+
+    from nbtext.errors import NbtextError
+
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        if isinstance(error, NbtextError):
+            return NbtextError(str(error))
+        return RuntimeError(f"{error.__class__.__name__}: {error}")
+    return error

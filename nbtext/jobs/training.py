@@ -388,16 +388,23 @@ def _learnable(model, verb):
     return _count_table(model, verb)
 
 
+def prunes(settings):
+    """Whether a model of `settings` may leave tokens it has seen out of its vocabulary (its
+    UNK feature then counts them): not with --min-count 1 and no --max-features, where every
+    token counted is kept (one whose counts all went back to 0 is as unseen)."""
+    return settings["min_count"] > 1 or settings["max_features"] is not None
+
+
 def _count_table(model, verb="change"):
     """The CountTable of a model's counts, to change them."""
     if table_rows_model(model.event_model):  # (its rows would be read as text, every one skipped)
         raise NbtextError(f"cannot {verb} a model of a table's columns (categorical): retrain it on the whole table")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
-    if model.binary and model.has_unk:
+    if model.binary and model.has_unk and prunes(model.settings):
         raise NbtextError(
-            f"cannot {verb} a Bernoulli or binary-feature model with an UNK feature (which past "
-            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore"
+            f"cannot {verb} a Bernoulli or binary-feature model with an UNK feature of pruned tokens (which past "
+            "documents held a pruned token is not stored); retrain, or train it with --unknown ignore or --min-count 1"
         )
     return CountTable.from_counts(
         counts_presence(model.settings),

@@ -9,6 +9,7 @@ that the one-message path and the core (training, the model) need not import the
 import os
 import sys
 from collections import namedtuple
+from contextlib import contextmanager
 from io import UnsupportedOperation
 from stat import S_ISREG
 
@@ -27,6 +28,9 @@ DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
 # command line starts a run: cli.console), not by the warnings module's own once-per-place
 # memory, which any catch_warnings or filter change (numpy's import makes one) forgets.
 _said = set()
+# A cluster's worker (nbtext.jobs.cluster) hands its client the notices of a task, said or not
+# in its own process (it serves many runs): the thread running the task -> its notices.
+_collected = {}
 
 
 def new_run():
@@ -34,9 +38,32 @@ def new_run():
     _said.clear()
 
 
+@contextmanager
+def notices_collected():
+    """The list of the notices said_once is given in this thread while the block runs, each
+    once, whether this process had said it or not: a task on a cluster's worker returns them
+    to its client, which says them (a worker process serves many runs, and its stderr is a log
+    no user reads)."""
+    from _thread import get_ident
+
+    thread, notices = get_ident(), []
+    _collected[thread] = notices
+    try:
+        yield notices
+    finally:
+        del _collected[thread]
+
+
 def said_once(notice):
     """Warn `notice` if this run has not said it yet (also one a forked worker said, which
-    its parent says again: nbtext.jobs.parallel)."""
+    its parent says again: nbtext.jobs.parallel, or a cluster's worker collected:
+    notices_collected)."""
+    if _collected:
+        from _thread import get_ident
+
+        notices = _collected.get(get_ident())
+        if notices is not None and notice not in notices:
+            notices.append(notice)
     if notice not in _said:
         import warnings
 
