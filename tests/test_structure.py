@@ -57,6 +57,7 @@ LIGHT_PATH_NEVER = (
     "click",
     "scipy",
     "dataclasses",
+    "contextlib",  # (a class with __enter__ and __exit__ where the path needs a `with`)
     "hashlib",
     "imaplib",
     "ssl",

@@ -11,7 +11,6 @@ anything else to the full command line
 
 import os
 import sys
-from contextlib import contextmanager
 from itertools import islice
 
 from nbtext.choices import DEFAULT_MAX_BYTES, DEFAULT_MODEL, PREDICT_FORMATS
@@ -549,28 +548,31 @@ def learn(argv):
     return learning_said(learned, model_path, time.perf_counter() - started, skipped, quiet, print_to_stderr)
 
 
-@contextmanager
-def said_once_written():
+class said_once_written:
     """The block of a command that writes a model file: what it says of its input (its
     warnings, and the lines given to the `say` it yields: the documents skipped or not
     learned) is held, and said in order once the block is done. When the model cannot be
     written (WriteFailed: a full disk, a file size limit) the error is said alone; any other
-    end (a refusal, Ctrl-C) says them first, as they may be what explains it."""
-    import warnings
+    end (a refusal, Ctrl-C) says them first, as they may be what explains it. (A class, not
+    contextlib's decorator: contextlib would be one more import in one message's start-up.)"""
 
-    show, held = warnings.showwarning, []
-    try:
-        with warnings.catch_warnings():
-            warnings.showwarning = lambda message, category, filename, lineno, *_, **__: held.append(
-                lambda: show(message, category, filename, lineno)
-            )
-            yield lambda line: held.append(lambda: print(line, file=sys.stderr))
-    except WriteFailed:
-        held.clear()
-        raise
-    finally:
-        for said in held:
-            said()
+    def __enter__(self):
+        import warnings
+
+        show, held = warnings.showwarning, []
+        self.held, self.caught = held, warnings.catch_warnings()
+        self.caught.__enter__()
+        warnings.showwarning = lambda message, category, filename, lineno, *_, **__: held.append(
+            lambda: show(message, category, filename, lineno)
+        )
+        return lambda line: held.append(lambda: print(line, file=sys.stderr))
+
+    def __exit__(self, kind, error, traceback):
+        self.caught.__exit__(kind, error, traceback)
+        if not isinstance(error, WriteFailed):
+            for said in self.held:
+                said()
+        return False
 
 
 def learning_said(learned, output, seconds, skipped, quiet, echo):

@@ -9,7 +9,6 @@ that the one-message path and the core (training, the model) need not import the
 import os
 import sys
 from collections import namedtuple
-from contextlib import contextmanager
 from io import UnsupportedOperation
 from stat import S_ISREG
 
@@ -38,20 +37,22 @@ def new_run():
     _said.clear()
 
 
-@contextmanager
-def notices_collected():
+class notices_collected:
     """The list of the notices said_once is given in this thread while the block runs, each
     once, whether this process had said it or not: a task on a cluster's worker returns them
     to its client, which says them (a worker process serves many runs, and its stderr is a log
-    no user reads)."""
-    from _thread import get_ident
+    no user reads). (A class, not contextlib's decorator: one message's start-up imports this
+    module.)"""
 
-    thread, notices = get_ident(), []
-    _collected[thread] = notices
-    try:
-        yield notices
-    finally:
-        del _collected[thread]
+    def __enter__(self):
+        from _thread import get_ident
+
+        self.thread, notices = get_ident(), []
+        _collected[self.thread] = notices
+        return notices
+
+    def __exit__(self, *exception):
+        del _collected[self.thread]
 
 
 def said_once(notice):
