@@ -450,16 +450,21 @@ def merge_refusal(settings):
     """Why models of these settings could not be merged exactly (nbtext.jobs.merging), or None.
     (Presence features with UNK merge while no token is pruned: only --min-count 1 and no
     --max-features promise that before the counts are known.)"""
-    features = settings.get("features")
-    if features == "tfidf":
+    if settings.get("features") == "tfidf":
         return TFIDF_MERGE
-    if (
-        features == "binary"
-        and settings["unknown"] == "unk"
-        and (settings["min_count"] > 1 or settings["max_features"] is not None)
-    ):
+    if unk_counts_pruned_documents(settings):
         return UNK_MERGE
     return None
+
+
+def unk_counts_pruned_documents(settings):
+    """Whether a model of these (stored) settings has an UNK feature that counts the
+    documents holding a pruned token: presence features with UNK, and a pruning (--min-count
+    above 1, --max-features). Which documents held one is known only from a reading of them:
+    training reads twice, and --update, forget and merge cannot change such counts exactly.
+    With --min-count 1 and no --max-features every token counted is kept: UNK counts none."""
+    prunes = settings["min_count"] > 1 or settings["max_features"] is not None
+    return settings.get("features") == "binary" and settings["unknown"] == "unk" and prunes
 
 
 def shard_of(spec, settings, update=False):

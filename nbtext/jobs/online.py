@@ -232,7 +232,7 @@ def evaluate_online(
     model's own."""
     import random
 
-    from nbtext.classifier.settings import make_settings
+    from nbtext.classifier.settings import make_settings, unk_counts_pruned_documents
     from nbtext.jobs.parallel import CHUNK, ordered_runs
     from nbtext.reading.documents import in_batches, report_errors
 
@@ -250,7 +250,7 @@ def evaluate_online(
             "eval --online runs a multinomial model of counts or of presence, or the spam filters' Fisher "
             "combining (--model multinomial or fisher, --features counts or binary, no --max-features)"
         )
-    if features == "binary" and settings["unknown"] == "unk" and settings["min_count"] > 1:
+    if unk_counts_pruned_documents(settings):
         raise NbtextError(  # UNK's count would be the documents holding a token not yet kept: it changes as they are
             "eval --online of presence features with UNK counts no pruned token: give --min-count 1 or --unknown ignore"
         )

@@ -19,6 +19,7 @@ from nbtext.classifier.settings import (
     make_settings,
     make_tokenizer,
     table_rows_model,
+    unk_counts_pruned_documents,
 )
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
@@ -154,8 +155,7 @@ def reads_twice(settings):
     """Whether training with these settings reads its corpus a second time: presence
     features with an UNK feature when tokens are pruned (which documents hold a pruned
     token), and tf-idf (the idf weighs the second reading's values)."""
-    prunes = settings["min_count"] > 1 or settings["max_features"] is not None
-    return is_tfidf(settings) or (_counts_unk_documents(settings) and prunes)
+    return is_tfidf(settings) or unk_counts_pruned_documents(settings)
 
 
 def _counts_unk_documents(settings):
@@ -388,20 +388,13 @@ def _learnable(model, verb):
     return _count_table(model, verb)
 
 
-def prunes(settings):
-    """Whether a model of `settings` may leave tokens it has seen out of its vocabulary (its
-    UNK feature then counts them): not with --min-count 1 and no --max-features, where every
-    token counted is kept (one whose counts all went back to 0 is as unseen)."""
-    return settings["min_count"] > 1 or settings["max_features"] is not None
-
-
 def _count_table(model, verb="change"):
     """The CountTable of a model's counts, to change them."""
     if table_rows_model(model.event_model):  # (its rows would be read as text, every one skipped)
         raise NbtextError(f"cannot {verb} a model of a table's columns (categorical): retrain it on the whole table")
     if is_tfidf(model.settings):
         raise NbtextError(f"cannot {verb} a model of tf-idf features (every idf changes); retrain it")
-    if model.binary and model.has_unk and prunes(model.settings):
+    if unk_counts_pruned_documents(model.settings):
         raise NbtextError(
             f"cannot {verb} a Bernoulli or binary-feature model with an UNK feature of pruned tokens (which past "
             "documents held a pruned token is not stored); retrain, or train it with --unknown ignore or --min-count 1"
