@@ -69,8 +69,8 @@ SPAM_HEADERS = "subject,from,to,content-type,received,x-mailer,return-path,reply
 SPAM_SETTINGS = (
     (
         ["--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"]
-        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none"],
-        ["--unsure-below", "0.97"],
+        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none", "--unsure-below", "0.97"],
+        [],  # (its --unsure-below is the model's own: train --unsure-below)
     ),
 )
 

@@ -4,6 +4,8 @@ Used by the command line (click.Choice, option defaults) and by the settings che
 the two can never disagree. Imports neither numpy nor click: it is read at start-up.
 """
 
+from math import copysign
+
 EVENT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian", "categorical", "fisher")
 PRIORS = ("smoothed", "empirical", "uniform")
 FEATURES = ("counts", "binary", "tfidf")
@@ -31,6 +33,9 @@ TRAIN_LEARNING = ("all", "tone")
 # train's settings that choose which documents the model learns, not how: declared apart from the other
 # train options (eval has its own --learn, for --online), stored in a model only when not "all"
 LEARNING_SETTINGS = ("learn", "tone_margin")
+# train's settings of how a model's labels are decided, not of what it computes: train's own option (eval's
+# --unsure-below is a use option, of the model it scores), stored in a model only when given
+DECISION_SETTINGS = ("unsure_below",)
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
@@ -61,6 +66,7 @@ TRAIN_DEFAULTS = {
     "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
     "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
     "tone_margin": None,  # --learn tone's margin, in nats (None: the event model's own, EventModel.tone_margin)
+    "unsure_below": None,  # the model's own --unsure-below, for the commands that decide by it (None: none)
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -123,6 +129,10 @@ TRAIN_HELP = {
         "--learn tone: learn a rightly classified document whose |log-odds| are at most this "
         "[default: 80; 4 with --model fisher, whose log-odds are ln I − ln(1 − I)]."
     ),
+    "unsure_below": (
+        "Store P in the model as its own --unsure-below: predict, filter, eval and imap-scan label "
+        "'unsure' when the winning class's probability is below P, unless given their own --unsure-below."
+    ),
 }
 TRAIN_CHOICES = {
     "model": EVENT_MODELS,
@@ -143,6 +153,12 @@ def learned_by_tone(settings):
     """Whether a model of these stored settings learned only what a TONE pass chose (files
     without the setting learned every document)."""
     return settings.get("learn", "all") == "tone"
+
+
+def is_unsure_below(value):
+    """Whether `value` can be a model's stored --unsure-below: a float from 0 to 1 (not -0.0,
+    which no build writes: it was said "-0")."""
+    return isinstance(value, float) and 0.0 <= value <= 1.0 and copysign(1.0, value) > 0
 
 
 def is_tone_margin(value):

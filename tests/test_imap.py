@@ -20,6 +20,7 @@ import nbtext
 from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port
 import test_dovecot
 from test_dovecot import sent
+from test_hostile_models import assemble, parts, with_key
 
 spamassassin = test_dovecot.spamassassin  # the fixture: the real corpus, or a skip (one line) without Dovecot
 
@@ -208,6 +209,24 @@ def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(
     client.logout()
     dovecot.append("Scan", messages(spamassassin, "test", "ham", 3, skip=10))
     assert len(run(*scan).stdout.splitlines()) == 3
+
+
+def test_imap_scan_decides_by_the_models_own_unsure_below(dovecot, spamassassin, mail_model, tmp_path):
+    """A model trained with --unsure-below P: imap-scan leaves unsure what the same model given
+    --unsure-below P leaves unsure, and its own --unsure-below overrides the model's."""
+    dovecot.start()
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 10) + messages(spamassassin, "test", "ham", 10))
+    own = tmp_path / "own.model"
+    header, payload = parts(mail_model.read_bytes())
+    own.write_bytes(assemble(with_key(header, "settings.unsure_below", 0.999999), payload))
+
+    def scanned(model, *options):
+        scan = ["imap-scan", "-m", model, "--dry-run", "--move-to", "Junk", *options, url(dovecot, "Scan")]
+        return run(*scan[:-1], "--state", tmp_path / "state", scan[-1]).stdout
+
+    assert scanned(own) == scanned(mail_model, "--unsure-below", "0.999999")
+    assert b"\tunsure\t" in scanned(own)
+    assert scanned(own, "--unsure-below", "0.6") == scanned(mail_model, "--unsure-below", "0.6") != scanned(own)
 
 
 def test_imap_scan_flags_with_a_keyword_and_without_move(dovecot, spamassassin, mail_model, tmp_path):

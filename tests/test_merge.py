@@ -41,6 +41,7 @@ options = st.fixed_dictionaries(
         "ngrams": st.integers(1, 2),
         "alpha": st.sampled_from([None, 0.5]),
         "features": st.sampled_from([None, "counts", "binary"]),
+        "unsure_below": st.sampled_from([None, 0.9]),  # (the model's own decision: kept as any setting)
     }
 )
 

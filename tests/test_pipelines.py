@@ -218,7 +218,8 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
 PRESENCE_UNPRUNED = [
     ["--features", "binary", "--min-count", "1"],
     ["--model", "bernoulli", "--min-count", "1"],
-    ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none"],  # the README's spam recipe
+    # the README's spam recipe (its settings; its own --unsure-below kept by --update and forget)
+    ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none", "--unsure-below", "0.97"],
 ]
 
 
@@ -251,6 +252,7 @@ def test_presence_with_an_unk_feature_and_nothing_pruned_learns_and_forgets_exac
     assert run("train", *options, "-o", tmp_path / "all", *corpus_folders(tmp_path, "c", docs)).exit_code == 0
     updated, retrained = nbtext.load(tmp_path / "m"), nbtext.load(tmp_path / "all")
     assert _counts(updated) == _counts(retrained) and updated.journal == retrained.journal
+    assert updated.settings == retrained.settings
     probes = ["free noon", "lunch money prize", "unknown words here"]
     np.testing.assert_allclose(updated.predict_proba(probes), retrained.predict_proba(probes), rtol=1e-12)
     assert run("forget", "-q", "-m", tmp_path / "m", *second).exit_code == 0

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nbtext.classifier.purescore import decide
+from nbtext.classifier.purescore import decide, unsure_threshold
 from nbtext.classifier.settings import check_alpha, make_tokenizer, model_settings, unused_options
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
@@ -408,8 +408,14 @@ class NaiveBayes:
 
     def decide(self, probabilities, unsure_below=None):
         """(label, its probability): the most probable class, or 'unsure' below the threshold
-        (or the model's spam cut-off: nbtext.classifier.purescore.decide)."""
-        return decide(self.classes, probabilities, unsure_below, self.calibration)
+        (the command's, else the model's own: unsure_threshold) or the model's spam cut-off
+        (nbtext.classifier.purescore.decide)."""
+        return decide(self.classes, probabilities, self.unsure_threshold(unsure_below), self.calibration)
+
+    def unsure_threshold(self, unsure_below=None):
+        """The --unsure-below its labels are decided by: `unsure_below`, else its own (train
+        --unsure-below), else None (nbtext.classifier.purescore.unsure_threshold)."""
+        return unsure_threshold(unsure_below, self.settings)
 
     def posterior(self, jll, lengths=None):
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,

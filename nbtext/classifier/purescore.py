@@ -238,6 +238,13 @@ def _or_none(score, *arguments):
         return None  # the numpy path scores it, or says what is wrong in its usual words
 
 
+def unsure_threshold(unsure_below, settings):
+    """The --unsure-below a model's labels are decided by: the command's own (`unsure_below`),
+    else the model's (train --unsure-below, in its stored `settings`), else None. Every model
+    asks it here before it decides, and before its one-message path asks if it is clear of it."""
+    return unsure_below if unsure_below is not None else settings.get("unsure_below")
+
+
 def decide(classes, probabilities, unsure_below=None, calibration=None):
     """(label, its probability): the most probable class (the first of equals, as numpy's
     argmax), or 'unsure' below the threshold, or (a model trained with --max-ham-flagged:

@@ -23,6 +23,7 @@ from nbtext.choices import (
     TRAIN_LEARNING,
     UNKNOWN_MODES,
     is_tone_margin,
+    is_unsure_below,
 )
 from nbtext.errors import NbtextError
 from nbtext.reading.tokenize import RowTokenizer, Tokenizer
@@ -209,6 +210,7 @@ def _stored_settings(o):
             "max_features": None,
             "unknown": "ignore",
             "tokenizer": RowTokenizer(o["columns"]).settings(),
+            **_decision(o),
         }
     shape = {k: (event.default_features[k] if o[k] is None else o[k]) for k in event.default_features}
     if shape["features"] not in FEATURES:
@@ -233,6 +235,7 @@ def _stored_settings(o):
         **shape,
         "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"]).settings(),
         **learning,
+        **_decision(o),
     }
 
 
@@ -247,6 +250,18 @@ def _learning(o):
     if not is_tone_margin(margin):
         raise NbtextError(f"--tone-margin must be a number >= 0 (nats of log-odds), not {margin!r}")
     return {"learn": o["learn"], "tone_margin": float(margin)}
+
+
+def _decision(o):
+    """The stored settings of how the model's labels are decided: none unless train was given
+    --unsure-below (then the model's own, for the commands that decide: purescore.unsure_threshold)."""
+    if o["unsure_below"] is None:
+        return {}
+    value = o["unsure_below"]
+    value = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not is_unsure_below(value):
+        raise NbtextError(f"--unsure-below must be a probability from 0 to 1, not {o['unsure_below']!r}")
+    return {"unsure_below": value}
 
 
 def _flag(name, value):

@@ -52,6 +52,7 @@ from nbtext.cli.options import (
     quiet_option,
     scheduler_option,
     shard_option,
+    stored_unsure_option,
     train_jobs_option,
     train_options,
     typed_options,
@@ -118,6 +119,7 @@ cli.command_class = Checked  # every command's options checked against cli.optio
     help="--update: a label the model lacks becomes a new class (without it: an error, nothing written).",
 )
 @learning_options
+@stored_unsure_option
 @model_option
 @max_bytes_option
 @train_jobs_option
@@ -126,7 +128,21 @@ cli.command_class = Checked  # every command's options checked against cli.optio
 @imap_options
 @quiet_option
 @grouped
-def train(output, update, new_classes, learn, tone_margin, model_path, jobs, shard, scheduler, quiet, inputs, settings):
+def train(
+    output,
+    update,
+    new_classes,
+    learn,
+    tone_margin,
+    unsure_below,
+    model_path,
+    jobs,
+    shard,
+    scheduler,
+    quiet,
+    inputs,
+    settings,
+):
     """Train a model from folders of documents, one folder per class.
 
     Each CLASS_DIR is a class named by the folder (spam/ is class 'spam'), or
@@ -154,7 +170,8 @@ def train(output, update, new_classes, learn, tone_margin, model_path, jobs, sha
     with user_errors(), said_once_written() as say:
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
         check_writable(output)
-        options = with_table_columns({**settings, "learn": learn, "tone_margin": tone_margin}, inputs)
+        given = {**settings, "learn": learn, "tone_margin": tone_margin, "unsure_below": unsure_below}
+        options = with_table_columns(given, inputs)
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
         skipped, started, learned = Skipped(say), time.perf_counter(), None

@@ -67,6 +67,14 @@ class OneMessageModel:
         """The model's calibration record (its spam cut-off decides too: purescore.decide)."""
         return self.pure.header.get("calibration") if self.pure is not None else self.model.calibration
 
+    def unsure_threshold(self, unsure_below=None):
+        """The --unsure-below its labels are decided by: `unsure_below`, else the model's own
+        (train --unsure-below), else None (purescore.unsure_threshold)."""
+        from nbtext.classifier.purescore import unsure_threshold
+
+        settings = self.pure.header["settings"] if self.pure is not None else self.model.settings
+        return unsure_threshold(unsure_below, settings)
+
     def pure_probabilities(self, document):
         """P(k | document) as a list, or None when the model loaded whole must score it."""
         from nbtext.classifier.purescore import probabilities
@@ -85,6 +93,7 @@ class OneMessageModel:
         one-message path's probabilities when they are `clear`, else of the model loaded whole's."""
         from nbtext.classifier.purescore import decide
 
+        unsure_below = self.unsure_threshold(unsure_below)
         probabilities = self.clear(self.pure_probabilities(document), unsure_below)
         if probabilities is None:
             probabilities = self.model.predict_proba([document])[0]
@@ -93,10 +102,13 @@ class OneMessageModel:
     def clear(self, probabilities, unsure_below=None):
         """The one-message path's `probabilities` (None: it does not serve the document) when
         the label and the probability to 4 decimals that a command prints of them are those of
-        the model loaded whole (clear_of_turns: away from a spam cut-off, `unsure_below`, a
-        tie and a fourth decimal's rounding), else None: the model loaded whole must score it.
-        What predict's label, predict FILE, --is and filter decide by."""
-        if probabilities is None or not clear_of_turns(probabilities, _LabelAlone(unsure_below), self.calibration):
+        the model loaded whole (clear_of_turns: away from a spam cut-off, the --unsure-below
+        decided by (unsure_threshold), a tie and a fourth decimal's rounding), else None: the
+        model loaded whole must score it. What predict's label, predict FILE, --is and filter
+        decide by."""
+        if probabilities is None:
+            return None
+        if not clear_of_turns(probabilities, _LabelAlone(self.unsure_threshold(unsure_below)), self.calibration):
             return None
         return probabilities
 
@@ -112,6 +124,7 @@ class OneMessageModel:
 
         if output.format == "json" or self.pure is None:
             return None
+        output = output._replace(unsure_below=self.unsure_threshold(output.unsure_below))  # (its turn too)
         try:
             probabilities = self.pure_probabilities(document)
         except NbtextError:
@@ -421,6 +434,7 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
 
         if header_block(message) is None:
             raise NbtextError("not a mail message (no header block)")
+        unsure_below = model.unsure_threshold(unsure_below)  # (the command's, else the model's own)
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())

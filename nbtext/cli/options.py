@@ -65,7 +65,11 @@ def train_option(name):
     )
 
 
-TRAIN_SETTINGS = [n for n in choices.TRAIN_DEFAULTS if n != "columns" and n not in choices.LEARNING_SETTINGS]
+TRAIN_SETTINGS = [
+    n
+    for n in choices.TRAIN_DEFAULTS
+    if n != "columns" and n not in choices.LEARNING_SETTINGS and n not in choices.DECISION_SETTINGS
+]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
 tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
     "--tone-margin",
@@ -75,6 +79,13 @@ tone_margin_option = click.option(  # (train --learn tone's and eval --online --
     help=choices.TRAIN_HELP["tone_margin"],
 )
 learning_options = options(train_option("learn"), tone_margin_option)  # train's: which documents it learns
+stored_unsure_option = click.option(  # train's: the model's own --unsure-below (unsure_option: a command's)
+    "--unsure-below",
+    type=Number(0, 1),
+    default=None,
+    metavar="P",
+    help=choices.TRAIN_HELP["unsure_below"],
+)
 PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
 model_option = click.option(
     "-m",
@@ -130,7 +141,8 @@ unsure_option = click.option(
     metavar="P",
     help=(
         "Label 'unsure' when the winning class's probability is below P (the calibration "
-        "of train's default makes P mean what it says)."
+        "of train's default makes P mean what it says) [default: the model's own, if it was "
+        "trained with --unsure-below]."
     ),
 )
 TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
@@ -305,7 +317,7 @@ REFUSED = {
     "train --update": Refusal(
         ("train",),
         lambda p, typed: p["update"],
-        TRAIN_SETTINGS + list(choices.LEARNING_SETTINGS),
+        TRAIN_SETTINGS + list(choices.LEARNING_SETTINGS) + list(choices.DECISION_SETTINGS),
         "--update keeps the model's own settings; drop {}",
     ),
     "train or eval without --table": Refusal(

@@ -16,7 +16,8 @@ from nbtext.stats.metrics import evaluate as score, expected_calibration_error, 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):
     """The report of `model` on labelled documents (see nbtext.stats.metrics.evaluate), with
     `log_loss`, `roc_auc` (two classes; the positive one is labels.positive_class's), `ece` (the
-    expected calibration error, 10 bins, over all documents) and, with `unsure_below`, how
+    expected calibration error, 10 bins, over all documents) and, with `unsure_below` (or the
+    model's own, train --unsure-below) or a spam cut-off, how
     many documents were `unsure` (left out of the rest), how many the most probable class
     gets wrong over all documents (`errors`), and how many of those were unsure
     (`unsure_errors`).
@@ -76,6 +77,7 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     if len(model.classes) == 2:
         report["roc_auc"] = roc_auc(log_odds, positives)
     report["ece"] = expected_calibration_error(confidences, right)
+    unsure_below = model.unsure_threshold(unsure_below)  # (the command's, else the model's own)
     if unsure_below is not None or cutoff_of(model.calibration) is not None:
         report["unsure"] = unsure
         report["unsure_below"] = unsure_below

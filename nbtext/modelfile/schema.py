@@ -21,6 +21,7 @@ from nbtext.choices import (
     TF_MODES,
     UNKNOWN_MODES,
     is_tone_margin,
+    is_unsure_below,
     learned_by_tone,
 )
 from nbtext.cutoff import KEYS as CUTOFF_KEYS, cutoff_of
@@ -335,6 +336,8 @@ def check_settings_record(settings):
     if "learn" in settings or "tone_margin" in settings:  # (absent: every document learned, --learn all)
         if not learned_by_tone(settings) or not is_tone_margin(settings.get("tone_margin")) or event.online is None:
             raise ValueError("bad learn or tone_margin")
+    if "unsure_below" in settings and not is_unsure_below(settings["unsure_below"]):  # (absent: none)
+        raise ValueError("bad unsure_below: not a probability from 0 to 1")
     tokenizer = _is(settings.get("tokenizer"), dict, "the tokenizer settings")
     if (tokenizer.get("kind") == "row") != (event.default_features is None):
         raise ValueError(f"a {model} model with the wrong kind of tokenizer")

@@ -362,6 +362,14 @@ def crossval_table(folds, seed, results, terminal=False):
     return aligned(lines) if terminal else "\n".join(lines)
 
 
+def _unsure_below_words(p, n_classes):
+    """info's words of a model's own --unsure-below `p` (train --unsure-below)."""
+    words = f"unsure when the winning class's probability is below {p!r}"
+    if n_classes == 2 and 0.5 < p < 1:  # P(winner) >= p: its log-odds at least ln(p / (1 − p))
+        words += f", its log-odds below {math.log(p / (1 - p)):.2f}"
+    return words + " (train --unsure-below; a command's own --unsure-below overrides it)"
+
+
 def model_summary(summary, model_path, event):
     """`nbtext info`'s text: (lines for stdout, warnings for stderr). `event` is the model's
     event model: what a class's count counts (`count_unit`), whether a class prior enters."""
@@ -393,6 +401,8 @@ def model_summary(summary, model_path, event):
         )
     if cutoff := _cutoff_words(c, list(summary["classes"])):
         lines.append(f"decision       {cutoff[0]}; {cutoff[1]}")
+    if "unsure_below" in s:
+        lines.append(f"decision       {_unsure_below_words(s['unsure_below'], len(summary['classes']))}")
     if "calibration_sample" in summary:
         lines.append(
             f"sample         {counted(summary['calibration_sample'], 'document')} kept to fit T again as a "

@@ -1,0 +1,225 @@
+"""A model's own --unsure-below (`train --unsure-below P`): every command that decides a label
+decides by it as by the command line's --unsure-below P, and a command's own value overrides
+it (classifier.purescore.unsure_threshold, asked by every model before it decides)."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nbtext
+from nbtext.classifier.settings import make_settings
+from nbtext.cli.oneshot import OneMessageModel
+from nbtext.errors import NbtextError
+from nbtext.modelfile.schema import check_settings_record
+
+from conftest import ROOT, one_line_error, run
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+MAIL = ROOT / "corpora" / "mail"
+OWN, GIVEN = "0.999", "0.8"  # the model's own, and another a command gives
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """(a model trained with --unsure-below OWN, the same trained without it)."""
+    folder = tmp_path_factory.mktemp("decision")
+    own, plain = folder / "own.model", folder / "plain.model"
+    for path, options in ((own, ["--unsure-below", OWN]), (plain, [])):
+        result = run("train", *options, "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham")
+        assert result.exit_code == 0, result.stderr
+    return own, plain
+
+
+def nbtext_says(*args, message=None):
+    """The installed executable (the one-message path: no click, no numpy where it can)."""
+    done = subprocess.run([NBTEXT, *map(str, args)], input=message, capture_output=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+BATCH = [  # (the command line, its model and --unsure-below options put in {})
+    ["predict", "{}", MAIL / "test"],
+    ["predict", "{}", "--proba", MAIL / "test"],
+    ["predict", "{}", "--format", "json", MAIL / "test"],
+    ["predict", "{}", "-k", "2", MAIL / "test"],
+    ["predict", "{}", "-j", "2", MAIL / "test"],
+    ["eval", "{}", "--format", "json", MAIL / "test" / "spam", MAIL / "test" / "ham"],
+    ["eval", "{}", MAIL / "test" / "spam", MAIL / "test" / "ham"],
+]
+ONE_MESSAGE = [["predict", "{}"], ["predict", "{}", "--proba"], ["predict", "{}", "--is", "spam"], ["filter", "{}"]]
+
+
+def with_model(command, model, unsure_below):
+    options = ["-m", model] + (["--unsure-below", unsure_below] if unsure_below else [])
+    return [part for item in command for part in (options if item == "{}" else [item])]
+
+
+@pytest.mark.parametrize("command", BATCH, ids=lambda c: " ".join(map(str, c[:4])))
+def test_every_command_decides_by_the_models_own_unsure_below_and_the_command_line_overrides_it(models, command):
+    own, plain = models
+    said = {}
+    for name, model, unsure_below in (
+        ("own", own, None),
+        ("plain, given the same", plain, OWN),
+        ("own, given another", own, GIVEN),
+        ("plain, given another", plain, GIVEN),
+    ):
+        result = run(*with_model(command, model, unsure_below))
+        assert result.exit_code == 0, result.stderr
+        said[name] = result.stdout.replace(str(model), "MODEL")
+    assert said["own"] == said["plain, given the same"]
+    assert said["own, given another"] == said["plain, given another"]
+    assert said["own"] != said["own, given another"]  # (the two thresholds label these differently)
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+@pytest.mark.parametrize("command", ONE_MESSAGE, ids=" ".join)
+def test_every_one_message_command_decides_by_it_too(models, command):
+    own, plain = models
+    unsure = 0
+    for path in sorted((MAIL / "test" / "spam").iterdir()) + sorted((MAIL / "test" / "ham").iterdir()):
+        message = b"From: a@b.c\nSubject: note\n\n" + path.read_bytes()  # (filter passes on mail alone)
+        mine = nbtext_says(*with_model(command, own, None), message=message)
+        assert mine == nbtext_says(*with_model(command, plain, OWN), message=message), path
+        overridden = nbtext_says(*with_model(command, own, GIVEN), message=message)
+        assert overridden == nbtext_says(*with_model(command, plain, GIVEN), message=message), path
+        unsure += b"unsure" in mine[1] or (command[-1] == "spam" and mine[0] == 2)
+    assert unsure >= 5  # (OWN leaves several unsure: the test compares decisions that differ from the plain ones)
+
+
+def test_predict_file_decides_by_it(models):
+    own, plain = models
+    for path in sorted((MAIL / "test" / "spam").iterdir())[:6]:
+        assert nbtext_says("predict", "-m", own, path) == nbtext_says(
+            "predict", "-m", plain, "--unsure-below", OWN, path
+        )
+
+
+def test_the_one_message_path_near_the_models_own_threshold_agrees_with_the_model_loaded_whole(tmp_path):
+    """The one-message path's probabilities and the whole model's differ in their last bits:
+    with the model's own threshold between them, every one-message command must hand the
+    message to the whole model (clear_of_turns holds the stored threshold as a turn)."""
+    from test_hostile_models import assemble, parts, with_key
+
+    trained = tmp_path / "plain.model"
+    options = ["--calibration", "temperature"]  # (its probabilities' last bits differ more often)
+    assert run("train", *options, "-o", trained, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    one, whole = OneMessageModel(str(trained)), nbtext.load(str(trained))
+    heads = [b"From: %s\nSubject: %s\n\n" % pair for pair in [(b"a@b.c", b"offer"), (b"x@y.z", b"lunch"), (b"a", b"b")]]
+    for message in (head + path.read_bytes() for path in sorted(MAIL.glob("*/*/*")) for head in heads):
+        light, full = max(one.pure_probabilities(message)), float(whole.predict_proba([message])[0].max())
+        if light != full:
+            break
+    else:
+        pytest.skip("the two paths agree to the bit on every message here")
+    header, payload = parts(trained.read_bytes())
+    model = tmp_path / "crafted.model"
+    model.write_bytes(assemble(with_key(header, "settings.unsure_below", max(light, full)), payload))
+    turn = OneMessageModel(str(model))  # (what makes it so: the stored threshold is a turn of clear_of_turns)
+    assert turn.clear([1 - max(light, full), max(light, full)]) is None
+    assert turn.clear([0.25, 0.75]) == [0.25, 0.75]
+    winner = whole.decide(whole.predict_proba([message])[0])[0]
+    expected = winner if full >= max(light, full) else "unsure"  # (below the threshold: unsure)
+    message_file = tmp_path / "message.eml"
+    message_file.write_bytes(message)
+    said = {
+        "predict": nbtext_says("predict", "-m", model, message=message)[1].decode().strip(),
+        "predict --proba": nbtext_says("predict", "-m", model, "--proba", message=message)[1].decode().split("\t")[1],
+        "predict FILE": nbtext_says("predict", "-m", model, message_file)[1].decode().split("\t")[1],
+        "filter": nbtext_says("filter", "-m", model, message=message)[1]
+        .split(b"\n\n", 1)[0]
+        .decode()
+        .partition("X-Nbtext-Class: ")[2]
+        .split("\n")[0],
+    }
+    assert said == dict.fromkeys(said, expected), (light, full)
+
+
+def test_info_says_it_and_update_forget_and_merge_keep_it(models, tmp_path):
+    own, _ = models
+    text = run("info", "-m", own).stdout
+    assert "decision       unsure when the winning class's probability is below 0.999, its log-odds below 6.91" in text
+    assert json.loads(run("info", "-m", own, "--format", "json").stdout)["settings"]["unsure_below"] == 0.999
+    assert "unsure when" not in run("info", "-m", models[1]).stdout
+    copy = tmp_path / "copy.model"
+    copy.write_bytes(own.read_bytes())
+    assert run("train", "--update", "-q", "-m", copy, f"spam={MAIL / 'test' / 'spam'}").exit_code == 0
+    assert nbtext.load(copy).settings["unsure_below"] == 0.999
+    assert run("forget", "-q", "-m", copy, MAIL / "test" / "spam").exit_code == 0
+    assert nbtext.load(copy).settings == nbtext.load(own).settings
+    other = tmp_path / "other.model"  # (a part of other documents, to merge with)
+    assert (
+        run("train", "--unsure-below", OWN, "-o", other, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+    )
+    merged = run("merge", "-o", tmp_path / "merged.model", own, other)
+    assert merged.exit_code == 0, merged.stderr
+    assert nbtext.load(tmp_path / "merged.model").settings["unsure_below"] == 0.999
+    one_line_error(
+        run("merge", "-o", tmp_path / "no.model", own, models[1]), "their unsure_below setting differs (0.999 and None)"
+    )
+
+
+def test_train_update_refuses_a_new_one(models):
+    result = run("train", "--update", "--unsure-below", "0.5", "-m", models[0], f"spam={MAIL / 'test' / 'spam'}")
+    assert result.exit_code == 2 and "--update keeps the model's own settings; drop --unsure-below" in result.stderr
+
+
+def test_a_model_without_it_is_written_as_before(models):
+    """Stored only when given: a model trained without it holds no such setting (today's files
+    stay byte for byte: tests/test_golden.py)."""
+    assert "unsure_below" not in nbtext.load(models[1]).settings
+
+
+@pytest.mark.parametrize("value, stored", [(0.97, 0.97), (1, 1.0), (0, 0.0), (-0.0, 0.0), (0.5, 0.5)])
+def test_the_api_stores_a_probability_as_a_float(value, stored):
+    kept = make_settings(unsure_below=value).stored()["unsure_below"]
+    assert kept == stored and isinstance(kept, float) and math.copysign(1.0, kept) == 1.0
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, math.nan, math.inf, "0.9", True, [0.9]])
+def test_the_api_refuses_what_is_not_a_probability(value):
+    with pytest.raises(NbtextError, match="--unsure-below must be a probability from 0 to 1"):
+        make_settings(unsure_below=value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-2, 2),
+        st.booleans(),
+        st.text(max_size=3),
+        st.none(),
+        st.lists(st.floats(0, 1), max_size=2),
+    )
+)
+def test_the_model_file_validator_takes_a_stored_value_only_as_train_writes_it(value):
+    good = make_settings(min_count=1, alpha=1).stored()
+    if isinstance(value, float) and 0 <= value <= 1 and math.copysign(1.0, value) == 1.0:
+        assert check_settings_record({**good, "unsure_below": value})["unsure_below"] == value
+    else:
+        with pytest.raises(ValueError, match="bad unsure_below"):
+            check_settings_record({**good, "unsure_below": value})
+
+
+@pytest.mark.parametrize("value", ["2", "-0.5", "nan", '"0.9"', "true"])
+def test_a_model_file_with_a_bad_one_is_one_line_from_every_command(models, tmp_path, value):
+    from test_hostile_models import assemble, parts
+
+    header, payload = parts(models[1].read_bytes())
+    header["settings"]["unsure_below"] = json.loads(value) if value != "nan" else math.nan
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(assemble(header, payload))
+    body = sorted((MAIL / "test" / "spam").iterdir())[0].read_bytes()
+    message = b"From: a@b.c\nSubject: note\n\n" + body
+    one_line_error(run("predict", "-m", bad, MAIL / "test"), "bad unsure_below")
+    status, out, err = nbtext_says("predict", "-m", bad, message=message)
+    assert status != 0 and err.count(b"\n") == 1 and b"bad unsure_below" in err, err
+    status, out, err = nbtext_says("filter", "-m", bad, message=message)
+    assert status == 1 and b"X-Nbtext-Class: error" in out and err.count(b"\n") == 1 and b"bad unsure_below" in err
+    assert out.endswith(b"\n\n" + body)  # the message went on, whole
