@@ -256,6 +256,29 @@ def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model
     assert one.decide(long) == nbtext.load(demo_model).decide(nbtext.load(demo_model).predict_proba([long])[0])
 
 
+def test_a_document_of_too_many_distinct_tokens_is_left_once_they_pass_the_bound(demo_model):
+    """Not after counting all of its tokens: a crafted message of millions of tokens cost the
+    one-message path a count of every one before the numpy path scored it again."""
+    from nbtext.cli.oneshot import OneMessageModel
+
+    class Watched(list):  # the token list, noting how far it was read
+        furthest = 0
+
+        def __getitem__(self, where):
+            Watched.furthest = max(Watched.furthest, where.stop if isinstance(where, slice) else where + 1)
+            return list.__getitem__(self, where)
+
+        def __iter__(self):  # (read whole)
+            Watched.furthest = len(self)
+            return list.__iter__(self)
+
+    tokens = Watched([f"word{i}" for i in range(10 * purescore.MAX_DISTINCT_TOKENS)] * 100)
+    pure = OneMessageModel(str(demo_model)).pure
+    with pytest.raises(purescore.Unserved):
+        pure.features(tokens)
+    assert Watched.furthest <= purescore.MAX_DISTINCT_TOKENS + 2 * purescore._COUNTED_AT_ONCE < len(tokens) // 10
+
+
 def test_an_updated_model_is_scored_alike(tmp_path):
     from nbtext.jobs.training import update
     from nbtext.reading.documents import Document

@@ -36,6 +36,7 @@ _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # lit
 # scoring a few tokens in pure Python, its cost per token is lower on long input.
 MAX_DISTINCT_TOKENS = 2000
 MAX_LOOKUPS = 40_000  # (distinct tokens x classes) counts looked up one by one: past it, numpy's turn
+_COUNTED_AT_ONCE = 16_384  # tokens counted before the distinct ones are checked against the bounds above
 _USED = ("class_count", "token_keys", "token_order", "vocabulary", "count_data", "count_indices", "count_indptr")
 
 
@@ -158,10 +159,12 @@ class PureModel:
         kept tokens, then UNK (token None); x_j counts occurrences, or is 1 with presence
         features; n is the number of tokens that enter the likelihood
         (NaiveBayes.jll_and_lengths's length)."""
-        features, unknown = [], 0
-        distinct = Counter(tokens)
-        if len(distinct) > MAX_DISTINCT_TOKENS or len(distinct) * len(self.classes) > MAX_LOOKUPS:
-            raise Unserved
+        features, unknown, distinct = [], 0, Counter()
+        most = min(MAX_DISTINCT_TOKENS, MAX_LOOKUPS // len(self.classes))
+        for start in range(0, len(tokens), _COUNTED_AT_ONCE):  # (a long document is left early, not counted whole)
+            distinct.update(tokens[start : start + _COUNTED_AT_ONCE])
+            if len(distinct) > most:
+                raise Unserved
         for token, n in distinct.items():
             index, counts = self.token_counts(token)
             if counts is not None and self.is_kept(index, counts):
