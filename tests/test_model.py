@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nbtext
 from nbtext.errors import NbtextError
@@ -164,3 +166,35 @@ def test_every_features_counts_are_those_of_the_columns_one_by_one(tmp_path, opt
         every = np.arange(model.n_features)
         np.testing.assert_array_equal(model.feature_counts, model.feature_count_columns(every))
         assert model.feature_counts.sum() > 0
+
+
+MODEL_OPTIONS = [
+    {"model": "multinomial"},
+    {"model": "multinomial", "features": "binary", "min_count": 1},
+    {"model": "multinomial", "unknown": "ignore", "ngrams": 2},
+    {"model": "bernoulli", "unknown": "ignore"},
+    {"model": "bernoulli", "min_count": 1},
+    {"model": "complement"},
+    {"model": "gaussian"},
+    {"model": "fisher"},
+]
+VOCABULARY = ["cheap", "pills", "offer", "now", "lunch", "noon", "notes", "meeting", "free", "never", "seen"]
+texts = st.lists(st.sampled_from(VOCABULARY), max_size=30).map(" ".join)
+
+
+@pytest.mark.parametrize("options", MODEL_OPTIONS, ids=lambda o: " ".join(map(str, o.values())))
+@settings(max_examples=25, deadline=None)
+@given(
+    corpus=st.lists(st.tuples(texts, st.sampled_from(["spam", "ham"])), max_size=12),
+    queries=st.lists(texts, min_size=2),
+)
+def test_a_document_alone_scores_to_the_bit_as_in_a_batch(options, corpus, queries):
+    """predict printed a document's last bits by the size of its batch: one document alone was
+    summed another way (numpy's pairwise .sum) than in a batch (each token in turn, or a CSR
+    product's columns). Now every document's jll has the same bits alone as in any batch."""
+    model = nbtext.train(DOCS + [t for t, _ in corpus], LABELS + [label for _, label in corpus], **options)
+    token_lists = [model.tokenize(text) for text in queries]
+    together, _ = model.jll_and_lengths(token_lists)
+    for i, tokens in enumerate(token_lists):
+        alone, _ = model.jll_and_lengths([tokens])
+        assert np.array_equal(alone[0], together[i]), (tokens, alone[0] - together[i])

@@ -77,6 +77,16 @@ def scores_of_counts(ids, indptr, weights):
     return scores
 
 
+def sums_in_order(terms):
+    """Each row's sum of `terms` (rows × entries), added left to right from 0: the order a
+    document's entries are added in by scores_of_counts and by a CSR product (a canonical
+    row's columns, ascending), so that one document scored alone has the bits it has in a
+    batch. (A cumulative sum is sequential; numpy's .sum is pairwise.)"""
+    if terms.shape[1] == 0:
+        return np.zeros(terms.shape[0])
+    return np.cumsum(terms, axis=1)[:, -1]
+
+
 def one_hot(rows, n_classes, weight=1.0):
     """Y, the documents x classes CSR matrix with `weight` at (i, class of document i)."""
     import scipy.sparse as sp
@@ -85,10 +95,3 @@ def one_hot(rows, n_classes, weight=1.0):
         (np.full(len(rows), float(weight)), rows, np.arange(len(rows) + 1)), shape=(len(rows), n_classes)
     )
 
-
-def count_vector(ids, n_features, binary):
-    """One document's dense feature vector, without scipy (the single-document path)."""
-    x = np.bincount(ids, minlength=n_features).astype(np.float64)
-    if binary:
-        np.minimum(x, 1.0, out=x)
-    return x

@@ -308,19 +308,18 @@ class LinearModel(EventModel):
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
-        from nbtext.features.matrix import count_vector, scores_of_counts
+        from nbtext.features.matrix import scores_of_counts, sums_in_order
         from nbtext.features.weighting import is_tfidf
         from nbtext.stats.sufficient import linear_scores
 
         ids, indptr = model.vocabulary.ids(token_lists)
         weights, bias, squared = model.linear_form
-        if len(indptr) == 2 and squared is None and not is_tfidf(model.settings):
-            # one document: numpy only, scipy is never imported
-            x = count_vector(ids, weights.shape[1], model.binary)
-            columns = np.flatnonzero(x)  # not a BLAS product: its sums' order varies with the CPU
-            jll = ((weights[:, columns] * x[columns]).sum(axis=1) + bias)[None, :]
-        elif squared is None and not model.binary and not is_tfidf(model.settings):
-            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only as well
+        if squared is None and not model.binary and not is_tfidf(model.settings):
+            jll = scores_of_counts(ids, indptr, weights) + bias  # counts: numpy only, one document or many
+        elif len(indptr) == 2 and squared is None and not is_tfidf(model.settings):
+            # one document of presence: numpy only (scipy is never imported), its columns added
+            # as the CSR product of a batch adds them (not a BLAS product: its order varies with the CPU)
+            jll = (sums_in_order(weights[:, np.unique(ids)]) + bias)[None, :]
         else:
             jll = linear_scores(model.feature_values(ids, indptr), model.linear_form)
         return jll + model.prior_term, np.diff(indptr)
@@ -373,6 +372,7 @@ class Multinomial(LinearModel):
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
+        from nbtext.features.matrix import sums_in_order
         from nbtext.features.weighting import is_tfidf
         from nbtext.stats.formulas import multinomial_log_prob
 
@@ -380,11 +380,11 @@ class Multinomial(LinearModel):
             return super().jll_and_lengths(model, token_lists)
         # a pipeline that classifies one message never smooths the whole table
         ids = model.vocabulary.ids_of_one_document(token_lists[0])
-        columns, x = np.unique(ids, return_counts=True)
+        columns, local = np.unique(ids, return_inverse=True)
         log_theta = multinomial_log_prob(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
-        jll = (log_theta * x).sum(axis=1)  # not a BLAS product: its sums' order varies with the CPU
+        jll = sums_in_order(log_theta[:, local.ravel()])  # each token in turn, as a batch adds them (scores_of_counts)
         return jll[None, :] + model.prior_term, np.array([len(ids)])
 
     def out_of_fold_jll(self, model, ids, indptr, rows, folds):
