@@ -223,3 +223,25 @@ def test_a_model_file_with_a_bad_one_is_one_line_from_every_command(models, tmp_
     status, out, err = nbtext_says("filter", "-m", bad, message=message)
     assert status == 1 and b"X-Nbtext-Class: error" in out and err.count(b"\n") == 1 and b"bad unsure_below" in err
     assert out.endswith(b"\n\n" + body)  # the message went on, whole
+
+
+def test_an_online_run_from_the_model_decides_by_its_own_and_learns_by_its_own_margin(models, tmp_path):
+    """eval --online -m MODEL decides as the model does (its spam cut-off did, its own
+    --unsure-below did not), and --learn tone's margin is the model's own when it has one
+    (it took the event model's default)."""
+    own, plain = models
+    folders = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
+
+    def online(model, *options):
+        result = run("eval", "--online", "--format", "json", "-m", model, *options, *folders)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)
+
+    mine = online(own)
+    assert mine == online(plain, "--unsure-below", OWN) and mine["unsure"]["threshold"] == 0.999
+    assert online(own, "--unsure-below", GIVEN) == online(plain, "--unsure-below", GIVEN) != mine
+    tone = tmp_path / "tone.model"
+    options = ["--learn", "tone", "--tone-margin", "7", "--features", "binary", "--min-count", "1"]
+    assert run("train", *options, "-o", tone, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    assert online(tone, "--learn", "tone")["tone_margin"] == 7.0
+    assert online(tone, "--learn", "tone", "--tone-margin", "3")["tone_margin"] == 3.0

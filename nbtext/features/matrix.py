@@ -94,4 +94,3 @@ def one_hot(rows, n_classes, weight=1.0):
     return sp.csr_matrix(
         (np.full(len(rows), float(weight)), rows, np.arange(len(rows) + 1)), shape=(len(rows), n_classes)
     )
-

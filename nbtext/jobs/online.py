@@ -228,9 +228,11 @@ def evaluate_online(
     """The online run of labelled `documents` (shuffled by `seed`), starting from `model` (its
     counts, settings and calibration, which stays as the model's) or from nothing with train
     `settings` (then the probabilities are Naive Bayes' own, uncalibrated): the report of
-    `run`. The messages are tokenized ahead on `jobs` workers. `tone_margin` None: the event
-    model's own."""
+    `run`. The messages are tokenized ahead on `jobs` workers. `tone_margin` None: the
+    model's own, else the event model's; `unsure_below` None: the model's own, if any."""
     import random
+
+    from nbtext.classifier.purescore import unsure_threshold
 
     from nbtext.classifier.settings import make_settings, unk_counts_pruned_documents
     from nbtext.jobs.parallel import CHUNK, ordered_runs
@@ -302,8 +304,9 @@ def evaluate_online(
             report_errors(errors, on_error)
             yield from results
 
-    if tone_margin is None:
-        tone_margin = EVENT_MODELS[settings["event_model"]].tone_margin
+    if tone_margin is None:  # the model's own (train --learn tone --tone-margin), else the event model's
+        tone_margin = settings.get("tone_margin", EVENT_MODELS[settings["event_model"]].tone_margin)
+    unsure_below = unsure_threshold(unsure_below, settings)  # (the given, else the model's own, as it decides)
     result = run(stream(), online, learn, unsure_below, on_step, tone_margin=tone_margin)
     result["alpha"] = settings["alpha"]
     result["seed"] = seed
