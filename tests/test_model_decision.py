@@ -50,6 +50,9 @@ BATCH = [  # (the command line, its model and --unsure-below options put in {})
     ["predict", "{}", "-j", "2", MAIL / "test"],
     ["eval", "{}", "--format", "json", MAIL / "test" / "spam", MAIL / "test" / "ham"],
     ["eval", "{}", MAIL / "test" / "spam", MAIL / "test" / "ham"],
+    # an online run from the model (-m): it decides each message as the model's filter would
+    ["eval", "{}", "--online", "--format", "json", MAIL / "test" / "spam", MAIL / "test" / "ham"],
+    ["eval", "{}", "--online", "--learn", "tone", MAIL / "test" / "spam", MAIL / "test" / "ham"],
 ]
 ONE_MESSAGE = [["predict", "{}"], ["predict", "{}", "--proba"], ["predict", "{}", "--is", "spam"], ["filter", "{}"]]
 
