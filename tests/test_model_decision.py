@@ -248,3 +248,42 @@ def test_an_online_run_from_the_model_decides_by_its_own_and_learns_by_its_own_m
     assert run("train", *options, "-o", tone, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
     assert online(tone, "--learn", "tone")["tone_margin"] == 7.0
     assert online(tone, "--learn", "tone", "--tone-margin", "3")["tone_margin"] == 3.0
+
+
+def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_without_it(models, tmp_path):
+    """Readers of format 3 (builds before train --unsure-below) take a setting they do not know
+    and decide without it: a filter of such a build would deliver as spam or ham what the
+    model's own threshold leaves unsure. Every file that holds one (train, update and forget
+    the full way, merge) says format 4, which they refuse in one line ("upgrade nbtext"); a
+    file without one stays format 3, byte for byte (tests/test_golden.py)."""
+    import struct
+
+    from nbtext.modelfile import container
+
+    own, plain = models
+
+    def version(path):
+        return struct.unpack_from("<I", Path(path).read_bytes(), len(container.MAGIC))[0]
+
+    updated, other, merged = tmp_path / "updated.model", tmp_path / "other.model", tmp_path / "merged.model"
+    updated.write_bytes(own.read_bytes())
+    test = [MAIL / "test" / "spam", MAIL / "test" / "ham"]  # (more than the pending section takes: the full way)
+    assert run("train", "--update", "-q", "-m", updated, *(f"{path.name}={path}" for path in test)).exit_code == 0
+    forgotten = updated.with_name("forgotten.model")
+    forgotten.write_bytes(updated.read_bytes())
+    assert run("forget", "-q", "-m", forgotten, *test).exit_code == 0
+    assert (
+        run("train", "--unsure-below", OWN, "-o", other, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+    )
+    assert run("merge", "-o", merged, own, other).exit_code == 0
+    for path in (own, updated, forgotten, other, merged):
+        assert version(path) == 4 and nbtext.load(path).file_info["format_version"] == 4, path
+    assert version(plain) == 3
+    older = container.FORMAT_VERSION
+    try:  # what a reader of format 3 does with them
+        container.FORMAT_VERSION = 3
+        with pytest.raises(NbtextError, match="model format version 4, newer than this nbtext .* upgrade nbtext"):
+            container.split(own.read_bytes(), str(own))
+        container.split(plain.read_bytes(), str(plain))
+    finally:
+        container.FORMAT_VERSION = older
