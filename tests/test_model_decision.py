@@ -287,3 +287,15 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
         container.split(plain.read_bytes(), str(plain))
     finally:
         container.FORMAT_VERSION = older
+
+
+def test_the_line_train_and_merge_write_says_it(models, tmp_path):
+    """train's summary says how the model decides (as it says a --max-ham-flagged cut-off):
+    one who trained with --unsure-below sees it was kept; a model without it says nothing."""
+    said = "decision: unsure when the winning class's probability is below 0.999; "
+    trained = run("train", "--unsure-below", OWN, "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert trained.exit_code == 0 and said in trained.stderr, trained.stderr
+    merged = run("merge", "-o", tmp_path / "merged.model", models[0])
+    assert merged.exit_code == 0 and said in merged.stderr, merged.stderr
+    plain = run("train", "-o", tmp_path / "p", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    assert plain.exit_code == 0 and "decision" not in plain.stderr and "unsure" not in plain.stderr
