@@ -287,6 +287,12 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
         container.split(plain.read_bytes(), str(plain))
     finally:
         container.FORMAT_VERSION = older
+    from test_hostile_models import assemble, parts  # (f74fa07 wrote it as format 3: such a file still reads)
+
+    header, payload = parts(own.read_bytes())
+    third = tmp_path / "format3.model"
+    third.write_bytes(assemble(header, payload, version=3))
+    assert version(third) == 3 and nbtext.load(third).settings["unsure_below"] == float(OWN)
 
 
 def test_the_line_train_and_merge_write_says_it(models, tmp_path):
