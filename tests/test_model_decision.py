@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import nbtext
@@ -305,3 +305,83 @@ def test_the_line_train_and_merge_write_says_it(models, tmp_path):
     assert merged.exit_code == 0 and said in merged.stderr, merged.stderr
     plain = run("train", "-o", tmp_path / "p", MAIL / "train" / "spam", MAIL / "train" / "ham")
     assert plain.exit_code == 0 and "decision" not in plain.stderr and "unsure" not in plain.stderr
+
+
+def _normalized(weights):
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+WEIGHTS = st.lists(st.floats(0, 1), min_size=2, max_size=4).filter(lambda w: sum(w) > 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(WEIGHTS, st.floats(0, 1), st.lists(st.floats(-1, 1), min_size=4, max_size=4))
+def test_the_one_message_path_serves_a_message_only_where_the_model_loaded_whole_decides_the_same(
+    weights, threshold, noise
+):
+    """clear_of_turns, of any probabilities and --unsure-below (the command's or the model's
+    own): where it lets the one-message path decide, figures as far from its own as the whole
+    model's may be (AGREEMENT) get the same label."""
+    from nbtext.classifier.purescore import decide
+    from nbtext.cli.oneshot import AGREEMENT, _LabelAlone, clear_of_turns
+
+    probabilities = _normalized(weights)
+    classes = [f"c{k}" for k in range(len(probabilities))]
+    if clear_of_turns(probabilities, _LabelAlone(threshold), None):
+        whole = [p + AGREEMENT / 2 * n for p, n in zip(probabilities, noise)]
+        assert decide(classes, whole, threshold)[0] == decide(classes, probabilities, threshold)[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(WEIGHTS, st.floats(0, 1))
+@example([1.0, 1e-13], 0.0)  # (a sure message, and --unsure-below 0: how a command sets a model's own aside)
+def test_a_threshold_no_winner_falls_below_sends_no_message_to_the_model_loaded_whole(weights, share):
+    """Only the winner's probability is held to --unsure-below (purescore.decide), and it is
+    at least 1/K: a threshold below that (0, as a command sets a model's own aside, or a model
+    trained with --unsure-below 0) turns no label, and the one-message path serves what it
+    serves without one. It was a turn of every class's probability, so a sure message (its
+    loser's probability within AGREEMENT of 0) went to the model loaded whole: numpy, about
+    2.5 times the time, for most of the mail of the README's spam model."""
+    from nbtext.cli.oneshot import AGREEMENT, _LabelAlone, clear_of_turns
+
+    probabilities = _normalized(weights)
+    threshold = share * (1 / len(probabilities) - 2 * AGREEMENT)
+    assert clear_of_turns(probabilities, _LabelAlone(threshold), None) == clear_of_turns(
+        probabilities, _LabelAlone(None), None
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["filter"],
+        ["predict"],
+        ["predict", "--proba"],
+        ["predict", "--unsure-below", "0"],
+        ["filter", "--unsure-below", "0"],
+    ],
+    ids=" ".join,
+)
+def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(models, tmp_path, options):
+    """A model trained with --unsure-below 0, or the model's own set aside with --unsure-below 0
+    on the command line: a message whose loser's probability is below AGREEMENT is scored and
+    decided without numpy, as under no threshold."""
+    from nbtext.cli.oneshot import AGREEMENT, OneMessageModel
+
+    zero = tmp_path / "zero.model"
+    assert (
+        run("train", "--unsure-below", "0", "-o", zero, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    )
+    model = zero if "--unsure-below" not in options else models[0]  # (the model's own, 0.999, set aside)
+    spam = sorted((MAIL / "train" / "spam").iterdir())[0].read_bytes()
+    message = b"From: a@b.c\nSubject: offer\n\n" + spam * 5
+    assert min(OneMessageModel(str(model)).pure_probabilities(message)) < AGREEMENT  # (sure: what is tested)
+    argv = [options[0], "-m", str(model), *options[1:]]
+    code = (
+        "import atexit, sys; atexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr)); "
+        f"sys.argv = ['nbtext', *{argv!r}]; from nbtext.cli.entry import main; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True)
+    assert done.returncode == 0 and b"spam" in done.stdout, done.stderr
+    assert done.stderr.splitlines()[-1] == b"False", done.stderr
