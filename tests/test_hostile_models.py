@@ -15,7 +15,7 @@ import pytest
 
 from nbtext.errors import NbtextError
 from nbtext.jobs.loading import load
-from nbtext.modelfile import format as modelfile
+from nbtext.modelfile import container, format as modelfile
 
 from conftest import run
 
@@ -39,7 +39,7 @@ def sample_parts(data):
     return header, data[start + length : end], data[end:]
 
 
-def assemble(header, payload, crc=True, version=modelfile.FORMAT_VERSION):
+def assemble(header, payload, crc=True, version=container.FORMAT_VERSION):
     """A model file of `header` and `payload`, its checksums right (the payload's only with
     `crc`): so what is tested is the check of the header's contents."""
     if crc:

@@ -7,7 +7,7 @@ import pytest
 
 import nbtext
 from nbtext.errors import NbtextError
-from nbtext.modelfile import format as modelfile
+from nbtext.modelfile import container, format as modelfile
 
 DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
 LABELS = ["spam", "spam", "ham", "ham", "ham"]
@@ -64,7 +64,7 @@ def test_flipped_payload_byte_is_refused(tmp_path, model_bytes):
 
 def test_newer_format_version_is_refused(tmp_path, model_bytes):
     magic = len(modelfile.MAGIC)
-    newer = model_bytes[:magic] + struct.pack("<I", modelfile.FORMAT_VERSION + 1) + model_bytes[magic + 4 :]
+    newer = model_bytes[:magic] + struct.pack("<I", container.FORMAT_VERSION + 1) + model_bytes[magic + 4 :]
     refused(tmp_path, newer, "newer than this nbtext")
 
 

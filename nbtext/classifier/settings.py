@@ -258,7 +258,8 @@ def _decision(o):
     if o["unsure_below"] is None:
         return {}
     value = o["unsure_below"]
-    value = float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = float(value) + 0.0  # (a plain float, as the command line's: numpy's float64 too; -0 is 0)
     if not is_unsure_below(value):
         raise NbtextError(f"--unsure-below must be a probability from 0 to 1, not {o['unsure_below']!r}")
     return {"unsure_below": value}

@@ -412,9 +412,9 @@ def evaluate(
 
     Prints accuracy, log-loss (and ROC AUC for two classes, the positive one being the
     class named spam, or the one beside ham, else the second), per-class precision, recall, F1 and support, macro averages and the
-    confusion matrix (rows: true class, columns: predicted). With --unsure-below,
-    documents below the threshold are counted as unsure and scored apart (log-loss and
-    ROC AUC are over all documents).
+    confusion matrix (rows: true class, columns: predicted). With --unsure-below (or a
+    model's own, train --unsure-below), documents below the threshold are counted as
+    unsure and scored apart (log-loss and ROC AUC are over all documents).
 
     With --folds K there is no model file: the train options are cross-validated
     (stratified K-fold, shuffled with --seed) on the labelled documents, and the mean and
@@ -641,11 +641,11 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
     The messages that arrived since the last scan (the state file remembers the folder's
     UIDVALIDITY and the highest UID scanned) are read without a \\Seen flag and
     classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
-    UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below) stay. A move the
-    server refuses leaves the message where it was, to be tried again next run. One line
-    per message on stdout (name, label, probability, what was done), a summary on
-    stderr; -q: nothing but errors (for cron). The password: as for any imap:// PATH
-    (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
+    UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below, or the model's
+    own) stay. A move the server refuses leaves the message where it was, to be tried
+    again next run. One line per message on stdout (name, label, probability, what was
+    done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
+    any imap:// PATH (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
 
     \b
       nbtext imap-scan --dry-run -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX

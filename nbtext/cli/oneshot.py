@@ -148,15 +148,18 @@ RELATIVE_AGREEMENT = 1e-9
 
 def clear_of_turns(probabilities, output, calibration):
     """Whether each of `probabilities` lies further than AGREEMENT from where what predict
-    prints turns: a fourth decimal's rounding, a threshold (--unsure-below, --threshold, an
-    older build's spam cut-off), and for the most probable (the winner, -k's ranking) the next
-    one down; and further than RELATIVE_AGREEMENT of it from a spam cut-off's ceiling. Then
-    the model loaded whole, within these of them, prints the same line."""
+    prints turns: a fourth decimal's rounding, a threshold (--threshold, an older build's
+    spam cut-off; --unsure-below for the winner's alone, the one purescore.decide holds to
+    it), and for the most probable (the winner, -k's ranking) the next one down; and further
+    than RELATIVE_AGREEMENT of it from a spam cut-off's ceiling. Then the model loaded whole,
+    within these of them, prints the same line."""
     cutoff = cutoff_of(calibration)
-    turns = [t for t in (output.unsure_below, output.threshold) if t is not None]
+    turns = [output.threshold] if output.threshold is not None else []
     ranked = sorted(probabilities, reverse=True)[: (output.top or 1) + 1]  # (the unranked rest may tie: 0.0000)
     if any(a - b <= AGREEMENT for a, b in zip(ranked, ranked[1:])):
         return False
+    if output.unsure_below is not None and abs(ranked[0] - output.unsure_below) <= AGREEMENT:
+        return False  # (a loser's probability near it turns nothing: a sure message's is near 0)
     return not any(
         abs(p * 10_000 % 1 - 0.5) <= AGREEMENT * 10_000
         or any(abs(p - t) <= AGREEMENT for t in turns)

@@ -12,14 +12,23 @@ import os
 import struct
 import zlib
 
+from nbtext.choices import DECISION_SETTINGS
 from nbtext.errors import NbtextError, WriteFailed
 from nbtext.version import __version__
 
 MAGIC = b"NBTEXT-MODEL\n"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4  # the newest format this build reads (and writes: written_version)
 PREAMBLE = struct.Struct("<IQ")  # format version, header length
 HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the preamble
 PENDING_MAGIC = b"NBTEXT-PENDING\n"  # starts the pending section at the file's end (nbtext.modelfile.pending)
+
+
+def written_version(settings):
+    """The format a model file of `settings` is written in: the oldest whose readers honour
+    all it holds. 4 when it holds a setting that decides its labels (train --unsure-below:
+    choices.DECISION_SETTINGS), which readers of format 3 would take and ignore, deciding
+    without it: they refuse format 4 ("upgrade nbtext"). Else 3, byte for byte as before."""
+    return 4 if any(name in settings for name in DECISION_SETTINGS) else 3
 
 
 def read_bytes(path, sample=False):

@@ -14,13 +14,13 @@ import zlib
 import numpy as np
 
 from nbtext.modelfile.container import (
-    FORMAT_VERSION,
     HEADER_CRC,
     MAGIC,
     PREAMBLE,
     sample_section,
     split,
     write_atomically,
+    written_version,
 )
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import TokenIndex, build_keys
@@ -98,9 +98,10 @@ def save(state, path):
             "crc32": zlib.crc32(section),
             "arrays": sample_table,
         }
+    version = written_version(state.settings)
     header = {
         "nbtext_version": __version__,
-        "format_version": FORMAT_VERSION,
+        "format_version": version,
         "settings": state.settings,
         "classes": state.classes,
         "n_tokens": state.n_tokens,
@@ -119,7 +120,7 @@ def save(state, path):
         path,
         [
             MAGIC,
-            PREAMBLE.pack(FORMAT_VERSION, len(header_bytes)),
+            PREAMBLE.pack(version, len(header_bytes)),
             HEADER_CRC.pack(zlib.crc32(header_bytes)),
             header_bytes,
             payload,

@@ -91,12 +91,14 @@ def _model_said(model):
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
     unk = " + UNK" if model.has_unk else ""
     cutoff = spam_cutoff_said(model.calibration, model.classes)  # train --max-ham-flagged's
+    own = model.settings.get("unsure_below")  # train --unsure-below's
+    decision = "; ".join(([cutoff] if cutoff else []) + ([_unsure_said(own)] if own is not None else []))
     return (
         f"{model.event_model} model (λ={model.alpha:g}) of "
         f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
-        + (f"decision: {cutoff}; " if cutoff else "")
+        + (f"decision: {decision}; " if decision else "")
     )
 
 
@@ -362,9 +364,14 @@ def crossval_table(folds, seed, results, terminal=False):
     return aligned(lines) if terminal else "\n".join(lines)
 
 
+def _unsure_said(p):
+    """A model's own --unsure-below `p` (train --unsure-below) in words: train's summary's."""
+    return f"unsure when the winning class's probability is below {p!r}"
+
+
 def _unsure_below_words(p, n_classes):
     """info's words of a model's own --unsure-below `p` (train --unsure-below)."""
-    words = f"unsure when the winning class's probability is below {p!r}"
+    words = _unsure_said(p)
     if n_classes == 2 and 0.5 < p < 1:  # P(winner) >= p: its log-odds at least ln(p / (1 − p))
         words += f", its log-odds below {math.log(p / (1 - p)):.2f}"
     return words + " (train --unsure-below; a command's own --unsure-below overrides it)"
