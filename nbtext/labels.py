@@ -27,6 +27,24 @@ def label_problem(label):
     return None
 
 
+# The words nbtext itself labels with where a class would stand: an undecided document
+# (predict, eval, filter's X-Nbtext-Class: unsure) and a message that could not be classified
+# (filter's X-Nbtext-Class: error). A class of that name could not be told from them.
+DECISION_WORDS = ("unsure", "error")
+
+
+def class_problem(label):
+    """Why `label` cannot be the class of a model written now (a sentence), or None:
+    label_problem's, and the words nbtext labels with itself (DECISION_WORDS). A model file
+    of an older build that holds such a class is still read (label_problem alone)."""
+    if label in DECISION_WORDS:
+        return (
+            f"the class label {label!r} is a word nbtext labels with itself (unsure: below --unsure-below "
+            "or a spam cut-off; error: filter could not classify the message); rename it"
+        )
+    return label_problem(label)
+
+
 def spam_class(classes):
     """Of two classes, the one a spam filter flags, as their names say (in any case): the one
     named spam, else the one beside the one named ham; None when the names do not say."""

@@ -391,3 +391,29 @@ def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(mod
     done = subprocess.run([sys.executable, "-c", code], input=message, capture_output=True)
     assert done.returncode == 0 and b"spam" in done.stdout, done.stderr
     assert done.stderr.splitlines()[-1] == b"False", done.stderr
+
+
+@pytest.mark.parametrize("word", ["unsure", "error"])
+def test_a_class_named_as_nbtext_labels_undecided_or_failed_documents_is_refused(models, tmp_path, word):
+    """A class 'unsure' could not be told from a document left unsure: eval counted every
+    document it predicted as unsure, and predict --is unsure said 2. Any way a class comes
+    into a model written now is refused in one line; a file that holds one is still read."""
+    from test_hostile_models import assemble, parts
+
+    folder = tmp_path / word
+    folder.mkdir()
+    (folder / "a.txt").write_text("cheap pills now")
+    one_line_error(run("train", "-o", tmp_path / "m", MAIL / "train" / "spam", folder), f"{word!r} is a word nbtext")
+    one_line_error(run("train", "-o", tmp_path / "m", "spam=" + str(MAIL / "train" / "spam"), f"{word}={folder}"), word)
+    table = tmp_path / "t.tsv"
+    table.write_text(f"spam\tcheap pills now\n{word}\tlunch at noon\n")
+    one_line_error(run("train", "-o", tmp_path / "m", "--table", table, "--label-col", "1", "--text-col", "2"), word)
+    copy = tmp_path / "copy.model"
+    copy.write_bytes(models[1].read_bytes())
+    result = run("train", "--update", "--new-classes", "-m", copy, f"{word}={folder}")
+    one_line_error(result, word)
+    header, payload = parts(models[1].read_bytes())  # an older build's model of such a class: read as it was
+    header["classes"] = [word, header["classes"][1]]
+    older = tmp_path / "older.model"
+    older.write_bytes(assemble(header, payload))
+    assert run("predict", "-m", older, MAIL / "test").exit_code == 0

@@ -24,7 +24,7 @@ from nbtext.classifier.settings import (
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
-from nbtext.labels import label_problem, new_classes_refused
+from nbtext.labels import class_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
@@ -271,7 +271,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
     (nbtext.classifier.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     for label in classes:
-        if problem := label_problem(label):
+        if problem := class_problem(label):
             raise NbtextError(problem)
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
