@@ -417,3 +417,21 @@ def test_a_class_named_as_nbtext_labels_undecided_or_failed_documents_is_refused
     older = tmp_path / "older.model"
     older.write_bytes(assemble(header, payload))
     assert run("predict", "-m", older, MAIL / "test").exit_code == 0
+
+
+def test_the_reports_say_the_threshold_they_decided_by(models):
+    """eval's table did not say which threshold left its documents unsure (the model's own
+    is not on the command line); an online run said 0.9999999 as 'p < 1' and '1 documents'."""
+    own, _ = models
+    table = run("eval", "-m", own, MAIL / "test" / "spam", MAIL / "test" / "ham").stdout
+    assert "unsure below\t0.999\n" in table
+    online = run("eval", "--online", "-m", own, "--unsure-below", "0.9999999", MAIL / "test" / "spam")
+    assert "unsure (p < 0.9999999)" in online.stdout, online.stdout
+    from nbtext.report.text import online_table
+
+    online = run(
+        "eval", "--online", "--format", "json", "--unsure-below", "0.9", MAIL / "train" / "spam", MAIL / "train" / "ham"
+    )
+    report = json.loads(online.stdout)
+    report["unsure"].update(n=1, errors=0)
+    assert " 1 document, 0 of the" in online_table(report)

@@ -237,6 +237,8 @@ def format_report(report, terminal=False):
         if key in report:
             value = report[key]
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
+    if report.get("unsure_below") is not None:  # (the command's, or the model's own: train --unsure-below)
+        lines.append(f"unsure below\t{report['unsure_below']:.15g}")
     if "unsure_errors" in report:
         lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
     lines.append("")
@@ -332,7 +334,7 @@ def online_table(report):
         u = report["unsure"]
         cutoff = cutoff_of(u)  # (its value None: no cut-off, --unsure-below alone)
         band = " or ".join(
-            ([f"p < {u['threshold']:g}"] if u.get("threshold") is not None else [])
+            ([f"p < {u['threshold']:.15g}"] if u.get("threshold") is not None else [])  # (0.9999999 is not 1)
             + (
                 [cutoff.unsure_band(report.get("negative", "the other class"))]
                 if cutoff is not None and cutoff.value is not None
@@ -340,7 +342,7 @@ def online_table(report):
             )
         )
         lines.append(
-            f"unsure ({band})".ljust(17) + f" {u['n']:,} documents, {u['errors']:,} of the "
+            f"unsure ({band})".ljust(17) + f" {counted(u['n'], 'document')}, {u['errors']:,} of the "
             f"{report['errors']:,} errors among them"
         )
     if "roca_percent" in report:
