@@ -87,7 +87,7 @@ class Cutoff:
                 "below it, down to 0.5: unsure",
             )
         if value == 0.5:  # the plain decision's own turn: no band between them
-            return words[0], "nothing unsure: it is the plain decision"
+            return words[0], "it leaves nothing unsure: it is the plain decision"
         return words
 
     def unsure_band(self, negative):

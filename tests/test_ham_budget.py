@@ -596,4 +596,4 @@ def test_a_cutoff_at_one_half_says_it_leaves_nothing_unsure(budget_model, tmp_pa
     model = tmp_path / "half.model"
     model.write_bytes(assemble({**header, "calibration": {**calibration, key: 0.5}}, payload))
     decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
-    assert decision.endswith("; nothing unsure: it is the plain decision"), decision
+    assert decision.endswith("; it leaves nothing unsure: it is the plain decision"), decision
