@@ -417,3 +417,39 @@ def test_a_class_named_as_nbtext_labels_undecided_or_failed_documents_is_refused
     older = tmp_path / "older.model"
     older.write_bytes(assemble(header, payload))
     assert run("predict", "-m", older, MAIL / "test").exit_code == 0
+
+
+def older_model_with_a_pending_record(plain, folder, word):
+    """(an older build's model file of a class named `word`, with a pending record of a
+    document of its other class, in `folder`; that class, the document's folder)."""
+    from test_hostile_models import assemble, sample_parts
+
+    from nbtext.modelfile.container import PENDING_MAGIC
+
+    renamed, kept = ("spam", "ham") if word > "spam" else ("ham", "spam")  # (the classes stay in order)
+    learned = folder / "learned.model"
+    learned.write_bytes(plain.read_bytes())
+    first = folder / "first"
+    first.mkdir()
+    (first / "a.txt").write_text("cheap pills now, cheaper pills")
+    result = run("train", "--update", "-m", learned, f"{kept}={first}")
+    assert result.exit_code == 0, result.stderr
+    header, payload, rest = sample_parts(learned.read_bytes())
+    assert PENDING_MAGIC in rest  # (the document went to the pending section)
+    header["classes"] = [word if label == renamed else label for label in header["classes"]]
+    assert header["classes"] == sorted(header["classes"])
+    older = folder / "older.model"
+    older.write_bytes(assemble(header, payload, version=3) + rest)
+    return older, kept, first
+
+
+@pytest.mark.parametrize("word", ["unsure", "error"])
+def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models, tmp_path, word):
+    """Loading a model file with pending records replays them (training.replayed) through
+    model_of_table, which refused a class named unsure or error: an older build's file of
+    such a class failed to load ("is corrupt") once it held a pending record, where the same
+    file without one was read."""
+    older, kept, _ = older_model_with_a_pending_record(models[1], tmp_path, word)
+    result = run("predict", "-m", older, MAIL / "test")
+    assert result.exit_code == 0, result.stderr
+    assert f"\t{word}\t" in result.stdout and f"\t{kept}\t" in result.stdout
