@@ -453,3 +453,22 @@ def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models,
     result = run("predict", "-m", older, MAIL / "test")
     assert result.exit_code == 0, result.stderr
     assert f"\t{word}\t" in result.stdout and f"\t{kept}\t" in result.stdout
+
+
+@pytest.mark.parametrize("word", ["unsure", "error"])
+def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path, word):
+    """Changing an older build's model of a class named unsure or error was taken in place
+    by its pending section (a record appended) but refused the full way (to another file,
+    or once the section is due to be folded): the same command, refused weeks later. Now
+    refused either way, in one line, the file left as it was."""
+    older, kept, first = older_model_with_a_pending_record(models[1], tmp_path, word)
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "a.txt").write_text("free offer of pills")
+    written = older.read_bytes()
+    for output in ([], ["-o", tmp_path / "other.model"]):  # (in place: the pending section's way)
+        one_line_error(run("train", "--update", "-m", older, *output, f"{kept}={second}"), f"{word!r} is a word")
+        assert older.read_bytes() == written
+    one_line_error(run("forget", "-m", older, first), f"{word!r} is a word")
+    assert older.read_bytes() == written
+    assert not (tmp_path / "other.model").exists()
