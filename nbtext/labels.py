@@ -90,9 +90,12 @@ def new_classes_refused(known, labels, allowed):
     the model does not have is added only when asked (`allowed`, --new-classes). A folder
     given without LABEL= is a class named after it, so `train --update -m mail.model
     new-spam/` would add a class 'new-spam', not more spam, and the learn-on-error job that
-    empties the folder next would lose those messages. Why the change is refused (a
-    sentence naming them), or None."""
+    empties the folder next would lose those messages. A new class no model written now may
+    have (class_problem) is refused whatever `allowed` says, before anything is counted. Why
+    the change is refused (a sentence naming them), or None."""
     new = new_classes(known, labels)
+    if problem := next(filter(None, map(class_problem, new)), None):
+        return problem  # (said before anything is counted; model_of_table would refuse it after)
     if not new or allowed:
         return None
     return (

@@ -472,3 +472,16 @@ def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path, w
     one_line_error(run("forget", "-m", older, first), f"{word!r} is a word")
     assert older.read_bytes() == written
     assert not (tmp_path / "other.model").exists()
+
+
+def test_a_new_class_named_unsure_is_refused_before_anything_is_learned(models, tmp_path):
+    """train --update --new-classes of an empty learn folder unsure=DIR said 'nothing to
+    learn' (exit 0) where the first message in it is refused: labels.new_classes_refused says
+    it (the rule of every change that takes labels into a model: update, merge into one of
+    them), on the first run and before anything is counted."""
+    copy = tmp_path / "copy.model"
+    copy.write_bytes(models[1].read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(run("train", "--update", "--new-classes", "-m", copy, f"unsure={empty}"), "'unsure' is a word")
+    assert copy.read_bytes() == models[1].read_bytes()
