@@ -27,20 +27,21 @@ def label_problem(label):
     return None
 
 
-# The words nbtext itself labels with where a class would stand: an undecided document
-# (predict, eval, filter's X-Nbtext-Class: unsure) and a message that could not be classified
-# (filter's X-Nbtext-Class: error). A class of that name could not be told from them.
-DECISION_WORDS = ("unsure", "error")
+# The word nbtext itself labels with where a class would stand: an undecided document
+# (predict, eval, imap-scan, filter's X-Nbtext-Class: unsure), which a class of that name
+# could not be told from. (filter's X-Nbtext-Class: error, a message it could not classify,
+# is filter's alone: a class 'error' is a common one, of log lines say, and is taken.)
+DECISION_WORDS = ("unsure",)
 
 
 def class_problem(label):
     """Why `label` cannot be the class of a model written now (a sentence), or None:
-    label_problem's, and the words nbtext labels with itself (DECISION_WORDS). A model file
+    label_problem's, and the word nbtext labels with itself (DECISION_WORDS). A model file
     of an older build that holds such a class is still read (label_problem alone)."""
     if label in DECISION_WORDS:
         return (
-            f"the class label {label!r} is a word nbtext labels with itself (unsure: below --unsure-below "
-            "or a spam cut-off; error: filter could not classify the message); rename it"
+            f"the class label {label!r} is a word nbtext labels with itself (a document below --unsure-below "
+            "or a spam cut-off); rename it"
         )
     return label_problem(label)
 
@@ -90,9 +91,12 @@ def new_classes_refused(known, labels, allowed):
     the model does not have is added only when asked (`allowed`, --new-classes). A folder
     given without LABEL= is a class named after it, so `train --update -m mail.model
     new-spam/` would add a class 'new-spam', not more spam, and the learn-on-error job that
-    empties the folder next would lose those messages. Why the change is refused (a
-    sentence naming them), or None."""
+    empties the folder next would lose those messages. A new class no model written now may
+    have (class_problem) is refused whatever `allowed` says, before anything is counted. Why
+    the change is refused (a sentence naming them), or None."""
     new = new_classes(known, labels)
+    if problem := next(filter(None, map(class_problem, new)), None):
+        return problem  # (said before anything is counted; model_of_table would refuse it after)
     if not new or allowed:
         return None
     return (

@@ -393,7 +393,7 @@ def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(mod
     assert done.stderr.splitlines()[-1] == b"False", done.stderr
 
 
-@pytest.mark.parametrize("word", ["unsure", "error"])
+@pytest.mark.parametrize("word", ["unsure"])
 def test_a_class_named_as_nbtext_labels_undecided_or_failed_documents_is_refused(models, tmp_path, word):
     """A class 'unsure' could not be told from a document left unsure: eval counted every
     document it predicted as unsure, and predict --is unsure said 2. Any way a class comes
@@ -435,3 +435,83 @@ def test_the_reports_say_the_threshold_they_decided_by(models):
     report = json.loads(online.stdout)
     report["unsure"].update(n=1, errors=0)
     assert " 1 document, 0 of the" in online_table(report)
+
+
+def older_model_with_a_pending_record(plain, folder, word):
+    """(an older build's model file of a class named `word`, with a pending record of a
+    document of its other class, in `folder`; that class, the document's folder)."""
+    from test_hostile_models import assemble, sample_parts
+
+    from nbtext.modelfile.container import PENDING_MAGIC
+
+    renamed, kept = ("spam", "ham") if word > "spam" else ("ham", "spam")  # (the classes stay in order)
+    learned = folder / "learned.model"
+    learned.write_bytes(plain.read_bytes())
+    first = folder / "first"
+    first.mkdir()
+    (first / "a.txt").write_text("cheap pills now, cheaper pills")
+    result = run("train", "--update", "-m", learned, f"{kept}={first}")
+    assert result.exit_code == 0, result.stderr
+    header, payload, rest = sample_parts(learned.read_bytes())
+    assert PENDING_MAGIC in rest  # (the document went to the pending section)
+    header["classes"] = [word if label == renamed else label for label in header["classes"]]
+    assert header["classes"] == sorted(header["classes"])
+    older = folder / "older.model"
+    older.write_bytes(assemble(header, payload, version=3) + rest)
+    return older, kept, first
+
+
+@pytest.mark.parametrize("word", ["unsure"])
+def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models, tmp_path, word):
+    """Loading a model file with pending records replays them (training.replayed) through
+    model_of_table, which refused a class named unsure: an older build's file of
+    such a class failed to load ("is corrupt") once it held a pending record, where the same
+    file without one was read."""
+    older, kept, _ = older_model_with_a_pending_record(models[1], tmp_path, word)
+    result = run("predict", "-m", older, MAIL / "test")
+    assert result.exit_code == 0, result.stderr
+    assert f"\t{word}\t" in result.stdout and f"\t{kept}\t" in result.stdout
+
+
+@pytest.mark.parametrize("word", ["unsure"])
+def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path, word):
+    """Changing an older build's model of a class named unsure was taken in place
+    by its pending section (a record appended) but refused the full way (to another file,
+    or once the section is due to be folded): the same command, refused weeks later. Now
+    refused either way, in one line, the file left as it was."""
+    older, kept, first = older_model_with_a_pending_record(models[1], tmp_path, word)
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "a.txt").write_text("free offer of pills")
+    written = older.read_bytes()
+    for output in ([], ["-o", tmp_path / "other.model"]):  # (in place: the pending section's way)
+        one_line_error(run("train", "--update", "-m", older, *output, f"{kept}={second}"), f"{word!r} is a word")
+        assert older.read_bytes() == written
+    one_line_error(run("forget", "-m", older, first), f"{word!r} is a word")
+    assert older.read_bytes() == written
+    assert not (tmp_path / "other.model").exists()
+
+
+def test_a_new_class_named_unsure_is_refused_before_anything_is_learned(models, tmp_path):
+    """train --update --new-classes of an empty learn folder unsure=DIR said 'nothing to
+    learn' (exit 0) where the first message in it is refused: labels.new_classes_refused says
+    it (the rule of every change that takes labels into a model: update, merge into one of
+    them), on the first run and before anything is counted."""
+    copy = tmp_path / "copy.model"
+    copy.write_bytes(models[1].read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(run("train", "--update", "--new-classes", "-m", copy, f"unsure={empty}"), "'unsure' is a word")
+    assert copy.read_bytes() == models[1].read_bytes()
+
+
+def test_a_class_named_error_is_taken(tmp_path):
+    """Only filter says X-Nbtext-Class: error (a message it could not classify); a class
+    'error' (of log lines, say) is a common one, and every other command tells it apart."""
+    for label, text in (("error", "disk failed to mount"), ("info", "service started fine")):
+        (tmp_path / label).mkdir()
+        for i in range(3):
+            (tmp_path / label / f"{i}.txt").write_text(f"{text} {i}")
+    result = run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "error", tmp_path / "info")
+    assert result.exit_code == 0, result.stderr
+    assert run("predict", "-m", tmp_path / "m", input="the disk failed again").stdout.strip() == "error"

@@ -14,8 +14,10 @@ from the counts of its own tokens:
     T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
 
 Anything else (more documents, a class the model lacks, a section due to be folded into
-the file, another kind of model, a file not writable in place) returns a Fallback: the
-caller takes the full way, which folds the section in and writes the model file anew.
+the file, another kind of model, a file not writable in place, a class named as nbtext labels
+with itself, which an older build let be: labels.class_problem) returns a Fallback: the
+caller takes the full way, which folds the section in and writes the model file anew (or
+refuses the change).
 """
 
 from collections import Counter
@@ -42,6 +44,7 @@ def through_log(model_path, documents, forget=False):
 
     from nbtext.classifier.purescore import Unserved, of_file
     from nbtext.errors import NbtextError
+    from nbtext.labels import class_problem
     from nbtext.modelfile.container import locked, mapped, read_open, sample_section
 
     with locked(model_path):
@@ -54,8 +57,8 @@ def through_log(model_path, documents, forget=False):
                 return Fallback()  # hard links: a backup made by `ln` must not change with it
             data = mapped(f) or read_open(f, model_path)
             pure = of_file(data, str(model_path))
-            if pure is None or not pure.follows_changes():
-                return Fallback()
+            if pure is None or not pure.follows_changes() or any(map(class_problem, pure.classes)):
+                return Fallback()  # (a class an older build let be named unsure: the full way refuses it)
             try:  # what the fold will read: the sample's bytes as written (one CRC, no decoding)
                 sample_section(data, pure.header, model_path)
             except ValueError as e:

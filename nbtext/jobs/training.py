@@ -24,7 +24,7 @@ from nbtext.classifier.settings import (
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
-from nbtext.labels import class_problem, new_classes_refused
+from nbtext.labels import class_problem, label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
@@ -263,7 +263,9 @@ def fit_tokens(settings, token_lists, labels):
 
 
 def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None, file_info=None):
-    """The model of a finished count table: the vocabulary pruned and checked, then (a
+    """The model of a finished count table: its classes checked (labels.class_problem; a
+    file's own, replayed with its pending records (`file_info`), as its reader checked them:
+    an older build's may hold a class named unsure), the vocabulary pruned and checked, then (a
     second pass over the corpus: `over_batches(function)` yields function(token lists,
     labels) of each batch, in order) the documents holding a pruned token for presence
     features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on,
@@ -271,7 +273,7 @@ def model_of_table(settings, table, journal, over_batches, corpus=None, min_clas
     (nbtext.classifier.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     for label in classes:
-        if problem := class_problem(label):
+        if problem := (label_problem if file_info is not None else class_problem)(label):
             raise NbtextError(problem)
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
