@@ -515,3 +515,16 @@ def test_a_class_named_error_is_taken(tmp_path):
     result = run("train", "--min-count", "1", "-o", tmp_path / "m", tmp_path / "error", tmp_path / "info")
     assert result.exit_code == 0, result.stderr
     assert run("predict", "-m", tmp_path / "m", input="the disk failed again").stdout.strip() == "error"
+
+
+def test_an_online_run_refuses_a_class_named_unsure_as_a_training_does(models, tmp_path):
+    """eval --online from nothing makes a class of each label, as a training does: a class
+    'unsure' was counted with the messages the run left unsure. From a model, a new class
+    'unsure' too; a model's own classes are its own."""
+    folder = tmp_path / "unsure"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"{i}.txt").write_text(f"maybe pills maybe lunch {i}")
+    one_line_error(run("eval", "--online", MAIL / "train" / "spam", folder), "'unsure' is a word nbtext")
+    one_line_error(run("eval", "--online", "-m", models[1], MAIL / "train" / "spam", folder), "'unsure' is a word")
+    assert run("eval", "--online", "-m", models[1], MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
