@@ -528,3 +528,19 @@ def test_an_online_run_refuses_a_class_named_unsure_as_a_training_does(models, t
     one_line_error(run("eval", "--online", MAIL / "train" / "spam", folder), "'unsure' is a word nbtext")
     one_line_error(run("eval", "--online", "-m", models[1], MAIL / "train" / "spam", folder), "'unsure' is a word")
     assert run("eval", "--online", "-m", models[1], MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+
+
+def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path, monkeypatch):
+    """Refused once the whole corpus had been counted (on a cluster too): the labels of
+    CLASS_DIR arguments are known before anything is read, and are checked then."""
+    from nbtext.reading import documents
+
+    def read(*args, **kwargs):
+        raise AssertionError("a document was read")
+
+    monkeypatch.setattr(documents, "read_cut", read)
+    folder = tmp_path / "unsure"
+    folder.mkdir()
+    (folder / "a.txt").write_text("maybe")
+    result = run("train", "-j", "1", "-o", tmp_path / "m", MAIL / "train" / "spam", folder)
+    one_line_error(result, "'unsure' is a word nbtext")

@@ -185,7 +185,12 @@ def train(
             model.save(output)
         else:
             docs = labelled_input(
-                **inputs, columns=options.get("columns"), shard=shard, twice=reads_twice(settings), empty_ok=update
+                **inputs,
+                columns=options.get("columns"),
+                shard=shard,
+                twice=reads_twice(settings),
+                empty_ok=update,
+                classes_made=not update,  # (an update's new classes: labels.new_classes_refused)
             )
             passes = pass_labels("training", "second pass (what the counts decide: idf, UNK documents)")
             batched = lambda documents: in_batches(

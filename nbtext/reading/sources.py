@@ -23,7 +23,7 @@ from io import TextIOWrapper
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.labels import label_problem
+from nbtext.labels import class_problem, label_problem
 from nbtext.reading.documents import (
     MBOX_SNIFF,
     PAUSE,
@@ -310,6 +310,7 @@ def labelled_input(
     empty_ok=False,
     max_bytes=DEFAULT_MAX_BYTES,
     imap_access=None,
+    classes_made=False,
 ):
     """A callable returning the labelled Documents of train's and eval's arguments (so the
     corpus can be read twice): CLASS_DIR... (or LABEL=PATH), --table or --fasttext, exactly
@@ -318,11 +319,17 @@ def labelled_input(
     `in_shard`). Every path is checked now, before anything is read; with `twice` (the
     corpus will be read twice), stdin and pipes are refused, since they can be read once.
     With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error.
-    Each document is read up to `max_bytes`; an IMAP folder's server is reached with `imap_access`."""
+    Each document is read up to `max_bytes`; an IMAP folder's server is reached with `imap_access`.
+    With `classes_made` (train: CLASS_DIR labels become the classes of a model written now), a
+    label no such class may have (labels.class_problem) is refused before anything is read."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
-    paths = [path for _, path in class_sources(class_dirs)] if class_dirs else [table if fasttext is None else fasttext]
+    sources = class_sources(class_dirs) if class_dirs else []
+    for label, _ in sources if classes_made else ():
+        if problem := class_problem(label):
+            raise NbtextError(problem)
+    paths = [path for _, path in sources] if class_dirs else [table if fasttext is None else fasttext]
     for path in paths if twice else ():
         if not _rereadable(path):
             raise NbtextError(
