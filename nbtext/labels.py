@@ -46,6 +46,12 @@ def class_problem(label):
     return label_problem(label)
 
 
+def classes_problem(labels):
+    """class_problem's sentence of the first of `labels` that has one, or None: the check of
+    labels that become classes (train's CLASS_DIR, a cluster's, eval --online's, a change's new ones)."""
+    return next(filter(None, map(class_problem, labels)), None)
+
+
 def spam_class(classes):
     """Of two classes, the one a spam filter flags, as their names say (in any case): the one
     named spam, else the one beside the one named ham; None when the names do not say."""
@@ -95,7 +101,7 @@ def new_classes_refused(known, labels, allowed):
     have (class_problem) is refused whatever `allowed` says, before anything is counted. Why
     the change is refused (a sentence naming them), or None."""
     new = new_classes(known, labels)
-    if problem := next(filter(None, map(class_problem, new)), None):
+    if problem := classes_problem(new):
         return problem  # (said before anything is counted; model_of_table would refuse it after)
     if not new or allowed:
         return None

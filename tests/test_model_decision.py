@@ -109,18 +109,15 @@ def test_the_one_message_path_near_the_models_own_threshold_agrees_with_the_mode
     with the model's own threshold between them, every one-message command must hand the
     message to the whole model (clear_of_turns holds the stored threshold as a turn)."""
     from test_hostile_models import assemble, parts, with_key
+    from test_one_message_figures import scored_apart
 
     trained = tmp_path / "plain.model"
     options = ["--calibration", "temperature"]  # (its probabilities' last bits differ more often)
     assert run("train", *options, "-o", trained, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
     one, whole = OneMessageModel(str(trained)), nbtext.load(str(trained))
     heads = [b"From: %s\nSubject: %s\n\n" % pair for pair in [(b"a@b.c", b"offer"), (b"x@y.z", b"lunch"), (b"a", b"b")]]
-    for message in (head + path.read_bytes() for path in sorted(MAIL.glob("*/*/*")) for head in heads):
-        light, full = max(one.pure_probabilities(message)), float(whole.predict_proba([message])[0].max())
-        if light != full:
-            break
-    else:
-        pytest.skip("the two paths agree to the bit on every message here")
+    messages = (head + path.read_bytes() for path in sorted(MAIL.glob("*/*/*")) for head in heads)
+    message, light, full = scored_apart(one, whole, messages, max)
     header, payload = parts(trained.read_bytes())
     model = tmp_path / "crafted.model"
     model.write_bytes(assemble(with_key(header, "settings.unsure_below", max(light, full)), payload))

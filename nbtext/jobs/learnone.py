@@ -44,7 +44,7 @@ def through_log(model_path, documents, forget=False):
 
     from nbtext.classifier.purescore import Unserved, of_file
     from nbtext.errors import NbtextError
-    from nbtext.labels import class_problem
+    from nbtext.labels import classes_problem
     from nbtext.modelfile.container import locked, mapped, read_open, sample_section
 
     with locked(model_path):
@@ -57,7 +57,7 @@ def through_log(model_path, documents, forget=False):
                 return Fallback()  # hard links: a backup made by `ln` must not change with it
             data = mapped(f) or read_open(f, model_path)
             pure = of_file(data, str(model_path))
-            if pure is None or not pure.follows_changes() or any(map(class_problem, pure.classes)):
+            if pure is None or not pure.follows_changes() or classes_problem(pure.classes):
                 return Fallback()  # (a class an older build let be named unsure: the full way refuses it)
             try:  # what the fold will read: the sample's bytes as written (one CRC, no decoding)
                 sample_section(data, pure.header, model_path)

@@ -20,7 +20,7 @@ from collections import Counter
 from nbtext.choices import ONLINE_FEATURES
 from nbtext.cutoff import cutoff_of, report_fields
 from nbtext.errors import NbtextError
-from nbtext.labels import class_problem, new_classes, new_classes_said, positive_class
+from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
 from nbtext.stats.tempering import document_temperature
 
@@ -233,7 +233,6 @@ def evaluate_online(
     import random
 
     from nbtext.classifier.purescore import unsure_threshold
-
     from nbtext.classifier.settings import make_settings, unk_counts_pruned_documents
     from nbtext.jobs.parallel import CHUNK, ordered_runs
     from nbtext.reading.documents import in_batches, report_errors
@@ -261,7 +260,7 @@ def evaluate_online(
     labels = {doc.label for doc in documents if doc.error is None}  # (one that cannot be read is skipped by name)
     if model is not None and not labels & set(model.classes):
         raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
-    if problem := next(filter(None, map(class_problem, sorted(labels - set(model.classes if model else ())))), None):
+    if problem := classes_problem(sorted(labels - set(model.classes if model else ()))):
         raise NbtextError(problem)  # (a class the run makes, as a training would refuse it: told apart from unsure)
     if model is not None and (new := new_classes(model.classes, sorted(labels))):
         import warnings  # (nothing is written: said, as the classes of none they start as)

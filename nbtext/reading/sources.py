@@ -23,7 +23,7 @@ from io import TextIOWrapper
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.labels import class_problem, label_problem
+from nbtext.labels import classes_problem, label_problem
 from nbtext.reading.documents import (
     MBOX_SNIFF,
     PAUSE,
@@ -326,9 +326,8 @@ def labelled_input(
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
     sources = class_sources(class_dirs) if class_dirs else []
-    for label, _ in sources if classes_made else ():
-        if problem := class_problem(label):
-            raise NbtextError(problem)
+    if classes_made and (problem := classes_problem(label for label, _ in sources)):
+        raise NbtextError(problem)
     paths = [path for _, path in sources] if class_dirs else [table if fasttext is None else fasttext]
     for path in paths if twice else ():
         if not _rereadable(path):
