@@ -36,10 +36,14 @@ LEARNING_SETTINGS = ("learn", "tone_margin")
 # train's settings of how a model's labels are decided, not of what it computes: train's own option (eval's
 # --unsure-below is a use option, of the model it scores), stored in a model only when given
 DECISION_SETTINGS = ("unsure_below",)
+# stored settings a reader must not ignore (a reader of format 3 would score or decide otherwise):
+# a file holding one is format 4 (nbtext.modelfile.container.written_version)
+FORMAT_4_SETTINGS = DECISION_SETTINGS + ("max_evidence",)
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)
+MAX_EVIDENCE = 1 << 30  # --max-evidence: more than any document holds (a bound, for the arrays that compare with it)
 DEFAULT_MAX_BYTES = 10_000_000  # --max-bytes: a document's bytes read (spamc leaves mail over 500 KB alone)
 MAX_MAX_BYTES = 1 << 62  # a larger --max-bytes is this one (no read size Python takes is larger: no limit)
 DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -o say otherwise
@@ -62,6 +66,7 @@ TRAIN_DEFAULTS = {
     "idf": None,
     "length_norm": None,
     "weight_norm": None,
+    "max_evidence": None,  # the features that score a document: all, or each class's K most telling (nbtext.stats.evidence)
     "calibration": "auto",  # how posteriors are calibrated (nbtext.jobs.calibration)
     "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
     "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
@@ -106,6 +111,11 @@ TRAIN_HELP = {
     "idf": "tf-idf: weight by inverse document frequency [default: on].",
     "length_norm": "tf-idf: scale each document to unit L2 length [default: on].",
     "weight_norm": "complement: normalize each class's weights to unit L1 length [default: off].",
+    "max_evidence": (
+        "Score each document on its K features that favour each class most (of spam and ham: the K "
+        "that point to spam most and the K that point to ham most), as spam filters score a message "
+        "on its most telling tokens [default: every feature]. Multinomial of counts or presence."
+    ),
     "calibration": (
         "Posteriors as Naive Bayes gives them (none), or softmax(jll / (T·max(n, m)^γ)) with a "
         "temperature T, its growth γ with the document's length n and a length floor m fitted on "
@@ -146,7 +156,7 @@ TRAIN_CHOICES = {
     "learn": TRAIN_LEARNING,
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
-TRAIN_COUNTS = ("min_count", "max_features", "ngrams")  # whole numbers >= 1
+TRAIN_COUNTS = ("min_count", "max_features", "ngrams", "max_evidence")  # whole numbers >= 1
 
 
 def learned_by_tone(settings):
@@ -159,6 +169,11 @@ def is_unsure_below(value):
     """Whether `value` can be a model's stored --unsure-below: a float from 0 to 1 (not -0.0,
     which no build writes: it was said "-0")."""
     return isinstance(value, float) and 0.0 <= value <= 1.0 and copysign(1.0, value) > 0
+
+
+def is_max_evidence(value):
+    """Whether `value` can be a --max-evidence: a whole number from 1 to MAX_EVIDENCE (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_EVIDENCE
 
 
 def is_tone_margin(value):

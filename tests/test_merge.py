@@ -42,6 +42,7 @@ options = st.fixed_dictionaries(
         "alpha": st.sampled_from([None, 0.5]),
         "features": st.sampled_from([None, "counts", "binary"]),
         "unsure_below": st.sampled_from([None, 0.9]),  # (the model's own decision: kept as any setting)
+        "max_evidence": st.sampled_from([None, 2]),  # (the multinomial's alone: dropped for the others)
     }
 )
 
@@ -54,6 +55,8 @@ options = st.fixed_dictionaries(
     seed=st.integers(0, 2**32 - 1),
 )
 def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, parts, seed):
+    if options["model"] != "multinomial":
+        options = {k: v for k, v in options.items() if k != "max_evidence"}
     if options["model"] == "bernoulli":
         options = {**options, "features": None, "unknown": "ignore"}
     if options["model"] == "fisher":  # two classes, its own presence features (no UNK)

@@ -71,6 +71,7 @@ class PureModel:
             record, self.class_count, self.alpha, self.classes
         )  # the event model's (KeyError: not its record)
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
+        self.max_evidence = settings.get("max_evidence")  # train --max-evidence, or None
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
         calibration = header.get("calibration") or {}
         self.calibration = calibration
@@ -179,7 +180,7 @@ class PureModel:
     def joint_log_likelihood(self, features):
         """jll_k for each class of a document's features (as `features` gives them), by the
         event model's form."""
-        return self.form.joint_log_likelihood(self.log_prior, features)
+        return self.form.joint_log_likelihood(self.log_prior, features, self.max_evidence)
 
     def _scored(self, document):
         """(P(k | document) for each class, the document's features, its tempered jll,
@@ -205,7 +206,10 @@ class PureModel:
         if len(jll) < 2:
             return probabilities, []
         runner_up, winner = sorted(range(len(jll)), key=jll.__getitem__)[-2:]  # stable, as numpy's
-        evidence = [(token, term / temperature) for token, term in self.form.explanation(features, winner, runner_up)]
+        evidence = [
+            (token, term / temperature)
+            for token, term in self.form.explanation(features, winner, runner_up, self.max_evidence)
+        ]
         evidence.sort(key=lambda pair: (-pair[1], pair[0]))  # equals in token order, as the model's columns
         return probabilities, evidence[:n]
 

@@ -20,8 +20,10 @@ from nbtext.choices import (
     PRIORS,
     TF_MODES,
     TRAIN_DEFAULTS,
+    MAX_EVIDENCE,
     TRAIN_LEARNING,
     UNKNOWN_MODES,
+    is_max_evidence,
     is_tone_margin,
     is_unsure_below,
 )
@@ -36,7 +38,7 @@ TEXT_ALPHA = 1.0  # Laplace
 MAIL_ALPHA = 0.1
 
 
-def check_settings(event_model, alpha, prior, min_count, max_features, unknown, ngrams):
+def check_settings(event_model, alpha, prior, min_count, max_features, unknown, ngrams, max_evidence=None):
     """Refuse bad settings with a message that names the option to change."""
     if event_model not in EVENT_MODELS:
         raise NbtextError(f"unknown model {event_model!r} (choose from {', '.join(EVENT_MODELS)})")
@@ -51,6 +53,8 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
         raise NbtextError(f"--max-features must be a whole number >= 1, not {max_features!r}")
     if not isinstance(ngrams, int) or not 1 <= ngrams <= MAX_NGRAMS:
         raise NbtextError(f"--ngrams must be a whole number from 1 to {MAX_NGRAMS}, not {ngrams!r}")
+    if max_evidence is not None and not is_max_evidence(max_evidence):
+        raise NbtextError(f"--max-evidence must be a whole number from 1 to {MAX_EVIDENCE}, not {max_evidence!r}")
 
 
 def check_alpha(alpha, zero_allowed=False):
@@ -190,7 +194,16 @@ def _stored_settings(o):
     if o["calibration"] not in CALIBRATIONS:
         raise NbtextError(f"unknown --calibration {o['calibration']!r} (choose from {', '.join(CALIBRATIONS)})")
     alpha = TEXT_ALPHA if o["alpha"] is None else o["alpha"]  # checked now, resolved after counting
-    check_settings(o["model"], alpha, o["prior"], o["min_count"], o["max_features"], o["unknown"] or "unk", o["ngrams"])
+    check_settings(
+        o["model"],
+        alpha,
+        o["prior"],
+        o["min_count"],
+        o["max_features"],
+        o["unknown"] or "unk",
+        o["ngrams"],
+        o["max_evidence"],
+    )
     if o["input"] not in INPUT_MODES:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     if o["lexer"] not in LEXERS:
@@ -234,6 +247,7 @@ def _stored_settings(o):
         "unknown": unknown,
         **shape,
         "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"]).settings(),
+        **({} if o["max_evidence"] is None else {"max_evidence": o["max_evidence"]}),
         **learning,
         **_decision(o),
     }
@@ -343,6 +357,18 @@ OPTIONS_READ = (
         ("unknown",),
         lambda event, setting: event.default_features is not None and not event.reads_unk,
         lambda event, setting: f"--model {event.name} leaves pruned and unseen tokens out (no evidence: f = x)",
+    ),
+    (
+        ("max_evidence",),
+        lambda event, setting: event.default_features is not None and not event.caps_evidence,
+        lambda event, setting: f"it caps a multinomial model's evidence, and --model {event.name} scores otherwise",
+    ),
+    (
+        ("max_evidence",),
+        lambda event, setting: event.caps_evidence and _text_features(event, setting) not in ("counts", "binary"),
+        lambda event, setting: (
+            f"it caps the terms of counts or presence, not of {_text_features(event, setting)} features"
+        ),
     ),
     (
         ("prior",),

@@ -40,10 +40,12 @@ class OnlineMultinomial:
         calibration=None,
         form=CountsDocument,
         presence=False,
+        max_evidence=None,
     ):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
         self.form = form
         self.presence = presence  # x_j = 1 for a token the document holds (--features binary), else its count
+        self.max_evidence = max_evidence  # train --max-evidence: the features that score a document (or None: all)
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
         k = len(self.classes)
         self.row = {label: i for i, label in enumerate(self.classes)}
@@ -93,7 +95,7 @@ class OnlineMultinomial:
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
         form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
-        jll = form.joint_log_likelihood(self._log_prior(), features)
+        jll = form.joint_log_likelihood(self._log_prior(), features, self.max_evidence)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         tempered = [v / scale for v in jll]
         top = max(tempered)
@@ -294,6 +296,7 @@ def evaluate_online(
         model.calibration if model is not None else None,
         form,
         presence=features == "binary",
+        max_evidence=settings.get("max_evidence"),
     )
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
@@ -365,6 +368,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         settings["prior"],
         form=EVENT_MODELS[settings["event_model"]].online,
         presence=settings["features"] == "binary",
+        max_evidence=settings.get("max_evidence"),
     )
     learned = [False] * len(documents)
     for i in sorted(range(len(documents)), key=lambda i: (keys[i], labels[i])):

@@ -12,7 +12,7 @@ import os
 import struct
 import zlib
 
-from nbtext.choices import DECISION_SETTINGS
+from nbtext.choices import FORMAT_4_SETTINGS
 from nbtext.errors import NbtextError, WriteFailed
 from nbtext.version import __version__
 
@@ -25,10 +25,11 @@ PENDING_MAGIC = b"NBTEXT-PENDING\n"  # starts the pending section at the file's 
 
 def written_version(settings):
     """The format a model file of `settings` is written in: the oldest whose readers honour
-    all it holds. 4 when it holds a setting that decides its labels (train --unsure-below:
-    choices.DECISION_SETTINGS), which readers of format 3 would take and ignore, deciding
-    without it: they refuse format 4 ("upgrade nbtext"). Else 3, byte for byte as before."""
-    return 4 if any(name in settings for name in DECISION_SETTINGS) else 3
+    all it holds. 4 when it holds a setting that decides its labels or scores (train
+    --unsure-below, --max-evidence: choices.FORMAT_4_SETTINGS), which readers of format 3 would
+    take and ignore, deciding without it: they refuse format 4 ("upgrade nbtext"). Else 3,
+    byte for byte as before."""
+    return 4 if any(name in settings for name in FORMAT_4_SETTINGS) else 3
 
 
 def read_bytes(path, sample=False):

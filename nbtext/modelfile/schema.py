@@ -20,6 +20,7 @@ from nbtext.choices import (
     PRIORS,
     TF_MODES,
     UNKNOWN_MODES,
+    is_max_evidence,
     is_tone_margin,
     is_unsure_below,
     learned_by_tone,
@@ -370,4 +371,7 @@ def check_settings_record(settings):
         raise ValueError("tf-idf features with an UNK feature")
     if not event.reads_unk and settings["unknown"] == "unk":
         raise ValueError(f"a {model} model with an UNK feature")
+    if "max_evidence" in settings:  # (absent: every feature scores)
+        if not is_max_evidence(settings["max_evidence"]) or not event.caps_evidence or features == "tfidf":
+            raise ValueError("bad max_evidence: a whole number >= 1, of a multinomial model of counts or presence")
     return settings

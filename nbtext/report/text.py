@@ -379,6 +379,11 @@ def _unsure_below_words(p, n_classes):
     return words + " (train --unsure-below; a command's own --unsure-below overrides it)"
 
 
+def _evidence_words(cap):
+    """train --max-evidence's rule, as info says it."""
+    return f"a document is scored on the {cap:,} features that favour each class most (--max-evidence {cap})"
+
+
 def model_summary(summary, model_path, event):
     """`nbtext info`'s text: (lines for stdout, warnings for stderr). `event` is the model's
     event model: what a class's count counts (`count_unit`), whether a class prior enters."""
@@ -401,6 +406,8 @@ def model_summary(summary, model_path, event):
     ]
     if "unk_share" in summary:
         lines.append(f"UNK share      {summary['unk_share']:.2%} of training tokens")
+    if "max_evidence" in s:
+        lines.append(f"evidence       {_evidence_words(s['max_evidence'])}")
     pending, c = summary.get("pending"), summary.get("calibration")
     if c is not None:
         of_length = ", n the document's tokens" if c.get("length_exponent") else ""

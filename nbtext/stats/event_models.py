@@ -76,24 +76,35 @@ class OneDocument:
         """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
         raise NotImplementedError
 
-    def joint_log_likelihood(self, log_prior, features):
-        """jll_k for each class, each class's terms summed exactly."""
-        terms = [[p] for p in log_prior]
-        for _, x, counts in features:
-            for k, count in enumerate(counts):
-                terms[k].append(x * self.weight(k, count))
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        """jll_k for each class, each class's terms summed exactly (of the features that
+        score it: `scoring`)."""
+        rows = self.scoring(features, max_evidence)[1]
+        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
         if self.absent is not None:
             for k, absent in enumerate(self.absent):
                 terms[k].append(absent)
         return [math.fsum(t) for t in terms]
 
-    def explanation(self, features, winner, runner_up):
-        """[(token, its term of jll_winner − jll_runner-up)] of the document's features
-        (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
+    def scoring(self, features, max_evidence):
+        """(the features that score the document, their terms x_j W_kj of each class): all of
+        them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
+        weight = self.weight
+        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
+        if max_evidence is None:
+            return features, rows
+        from nbtext.stats.evidence import token_key, used_features
+
+        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
+        return [features[i] for i in used], [rows[i] for i in used]
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """[(token, its term of jll_winner − jll_runner-up)] of the document's features that
+        score it (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
         weight = self.weight
         return [
             (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
-            for token, x, counts in features
+            for token, x, counts in self.scoring(features, max_evidence)[0]
             if token is not None
         ]
 
@@ -199,11 +210,12 @@ class FisherDocument(FisherFormulas, OneDocument):
         ]
         return self.fisher.used_tokens(scored)
 
-    def joint_log_likelihood(self, log_prior, features):
+    # (max_evidence: always None, the model file's schema refuses it of fisher, whose own cap is MAX_TOKENS)
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
         log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
         return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
 
-    def explanation(self, features, winner, runner_up):
+    def explanation(self, features, winner, runner_up, max_evidence=None):
         """Each used token's ln f − ln(1 − f), towards the winner."""
         sign = 1.0 if winner == self.positive else -1.0
         smallest = self.fisher.SMALLEST
@@ -240,6 +252,7 @@ class EventModel:
     tone_margin = choices.DEFAULT_TONE_MARGIN  # --learn tone's margin by default, on its jll's scale
     one_document = None  # its pure-Python form of one document (CountsDocument's protocol), or None
     online = None  # the form the online protocol scores with, or None
+    caps_evidence = False  # whether it scores under train --max-evidence (nbtext.stats.evidence)
 
     def log_theta(self, stats):
         """log θ_kj, shape (n_classes, n_features): what `nbtext info --top` weighs."""
@@ -368,6 +381,7 @@ class Multinomial(LinearModel):
     reports_unk_share = True
     one_document = CountsDocument
     online = CountsDocument
+    caps_evidence = True
 
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
@@ -376,6 +390,13 @@ class Multinomial(LinearModel):
         from nbtext.features.weighting import is_tfidf
         from nbtext.stats.formulas import multinomial_log_prob
 
+        if model.settings.get("max_evidence") is not None:
+            if len(token_lists) == 1:
+                ids = model.vocabulary.ids_of_one_document(token_lists[0])
+                indptr = np.array([0, len(ids)])
+            else:
+                ids, indptr = model.vocabulary.ids(token_lists)
+            return self.jll_of_ids(model, ids, indptr), np.diff(indptr)
         if len(token_lists) != 1 or model.binary or is_tfidf(model.settings):
             return super().jll_and_lengths(model, token_lists)
         # a pipeline that classifies one message never smooths the whole table
@@ -386,6 +407,66 @@ class Multinomial(LinearModel):
         )
         jll = sums_in_order(log_theta[:, local.ravel()])  # each token in turn, as a batch adds them (scores_of_counts)
         return jll[None, :] + model.prior_term, np.array([len(ids)])
+
+    @staticmethod
+    def _cells(model, ids, indptr):
+        """(the distinct columns, each distinct (document, column) cell's document and
+        column index into them, its value x: its count, or 1 for presence), cells in
+        document order, columns ascending within each."""
+        import numpy as np
+
+        lengths = np.diff(indptr)
+        columns, local = np.unique(ids, return_inverse=True)
+        width = max(len(columns), 1)
+        document = np.repeat(np.arange(len(lengths)), lengths)
+        cells, x = np.unique(document * width + local.ravel(), return_counts=True)
+        cell_document, cell_column = np.divmod(cells, width)
+        return columns, cell_document, cell_column, (np.ones(len(cells)) if model.binary else x.astype(np.float64))
+
+    @staticmethod
+    def _capped(model, n_documents, cell_document, cell_column, terms):
+        """Σ over the used cells (nbtext.stats.evidence) of their terms (cells, classes), per
+        document and class, each sum in the cells' order: (n_documents, n_classes)."""
+        import numpy as np
+
+        from nbtext.stats.evidence import used_cells_of
+
+        used = used_cells_of(cell_document, cell_column, terms, model.settings["max_evidence"])
+        return np.stack(
+            [
+                np.bincount(cell_document[used], weights=terms[used, k], minlength=n_documents)
+                for k in range(terms.shape[1])
+            ],
+            axis=1,
+        )
+
+    def _cell_weights(self, model, ids, indptr):
+        """(the columns, the cells' document, column index and x, their weights W_kj
+        (cells, classes)) of documents under the model, on their own columns alone."""
+        from nbtext.stats.formulas import multinomial_log_prob
+
+        columns, cell_document, cell_column, x = self._cells(model, ids, indptr)
+        log_theta = multinomial_log_prob(
+            model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
+        )
+        return columns, cell_document, cell_column, x, log_theta.T[cell_column]
+
+    def jll_of_ids(self, model, ids, indptr):
+        if model.settings.get("max_evidence") is None:
+            return super().jll_of_ids(model, ids, indptr)
+        _, cell_document, cell_column, x, weights = self._cell_weights(model, ids, indptr)
+        terms = weights * x[:, None]
+        return self._capped(model, len(indptr) - 1, cell_document, cell_column, terms) + model.prior_term
+
+    def explanation_terms(self, model, ids, indptr, winner, runner_up):
+        """With --max-evidence, the used features' terms alone (the others do not score it)."""
+        if model.settings.get("max_evidence") is None:
+            return super().explanation_terms(model, ids, indptr, winner, runner_up)
+        from nbtext.stats.evidence import used_cells_of
+
+        columns, cell_document, cell_column, x, weights = self._cell_weights(model, ids, indptr)
+        used = used_cells_of(cell_document, cell_column, weights * x[:, None], model.settings["max_evidence"])
+        return columns[cell_column[used]], x[used] * (weights[used, winner] - weights[used, runner_up])
 
     def out_of_fold_jll(self, model, ids, indptr, rows, folds):
         """On the sample's own columns only (never a (classes × features) table per fold):
@@ -444,6 +525,10 @@ class Multinomial(LinearModel):
             # (i, k)'s terms summed in the cells' order
             position = np.searchsorted(held_out, cell_document[held])
             terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
+            if model.settings.get("max_evidence") is not None:
+                part = self._capped(model, len(held_out), position, cell_column[held], terms)
+                jll[held_out] = part + self.prior_term(fold)
+                continue
             where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
             part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
             jll[held_out] = part.reshape(len(held_out), n_classes) + self.prior_term(fold)

@@ -1,0 +1,112 @@
+"""A cap on a document's evidence (train --max-evidence K): which of its features score it.
+
+Naive Bayes adds every feature's term, so a long message whose words each lean a little one
+way, and whose words come again as word pairs and header tokens, piles up more log-odds
+than any single piece of it holds. The spam filters score a message on its most telling
+tokens only (SpamBayes' 150 "discriminators", Graham's 15); this is that rule for a linear
+model, one cap for each class, so that the evidence for one class cannot crowd out the
+evidence for another.
+
+Of a document's features j, with t_kj = x_j W_kj its term of jll_k, the lead of j for class
+k is
+
+    ℓ_kj = t_kj − max_{l≠k} t_lj
+
+and the document is scored on the features that are among the K largest leads > 0 of some
+class (equals in column order, which is the vocabulary's token order):
+
+    jll_k = log P(k) + b_k + Σ_{j used} t_kj
+
+Of two classes (spam, ham): the K features that point to spam most and the K that point to
+ham most. A document with at most K features leaning each way is scored as without the cap.
+
+Each rule has two forms, the same choice in both: in pure Python for one document (the
+one-message path imports no numpy) and over numpy arrays for a batch (`used_cells_of`,
+numpy imported in it). This module imports no numpy at module level.
+"""
+
+# cells (a document's feature, in a batch) whose class terms are held at once: a bound on
+# the memory a batch of many classes takes, whatever its size
+_CELLS_AT_ONCE = 1 << 20
+
+
+def used_features(key, terms, cap):
+    """The positions (ascending) of the features that score a document under `cap`:
+    `terms[i]` the i-th feature's term of each class's jll (at least two classes), `key(i)`
+    what orders it among equal leads (the model's token order)."""
+    if not terms:
+        return []
+    n_classes = len(terms[0])
+    if n_classes == 2:  # (t_1 − t_0 is −(t_0 − t_1), exactly)
+        lead = [t[0] - t[1] for t in terms]
+        leads = [lead, [-v for v in lead]]
+    else:  # max over l != k of t_lj: the best term, or the second where k is the best (as used_cells_of)
+        leads = [[] for _ in range(n_classes)]
+        for t in terms:
+            first, second = sorted(range(n_classes), key=lambda k, t=t: -t[k])[:2]
+            for k in range(n_classes):
+                leads[k].append(t[k] - t[second if first == k else first])
+    used = set()
+    for lead in leads:
+        used.update(_most(lead, key, cap))
+    return sorted(used)
+
+
+def _most(lead, key, cap):
+    """The positions of the `cap` largest leads > 0, equals by `key`."""
+    leading = [i for i, v in enumerate(lead) if v > 0]
+    if len(leading) <= cap:
+        return leading
+    last = sorted((lead[i] for i in leading), reverse=True)[cap - 1]  # the cap-th largest
+    above = [i for i in leading if lead[i] > last]
+    tied = sorted((i for i in leading if lead[i] == last), key=key)
+    return above + tied[: cap - len(above)]
+
+
+def token_key(token):
+    """The order of a one-document feature among equals: its token's, UNK (None) last, as
+    its column is."""
+    return (token is None, token or "")
+
+
+def used_cells_of(document, column, terms, cap):
+    """The cells (`document` ascending, `column` ascending within each, `terms` their
+    (cells, classes) terms) that score their documents under `cap`, as used_features
+    chooses them: a boolean mask. Per class, one sort of the cells that lead for it by
+    (document, −lead, column)."""
+    import numpy as np
+
+    used = np.zeros(len(document), dtype=bool)
+    if len(document) == 0:
+        return used
+    step = max(1, _CELLS_AT_ONCE // terms.shape[1])
+    start = 0
+    while start < len(document):  # whole documents at a time
+        end = min(start + step, len(document))
+        if end < len(document) and document[end] == document[end - 1]:  # (a document across the cut)
+            cut = int(np.searchsorted(document, document[end], side="left"))
+            end = cut if cut > start else int(np.searchsorted(document, document[end], side="right"))
+        used[start:end] = _used_in(document[start:end], column[start:end], terms[start:end], cap)
+        start = end
+    return used
+
+
+def _used_in(document, column, terms, cap):
+    import numpy as np
+
+    n_classes = terms.shape[1]
+    order_of_classes = np.argsort(-terms, axis=1, kind="stable")
+    rows = np.arange(len(terms))
+    best = terms[rows, order_of_classes[:, 0]]
+    second = terms[rows, order_of_classes[:, 1]]
+    used = np.zeros(len(document), dtype=bool)
+    for k in range(n_classes):
+        # max over the other classes: the best, or the second where k is the best
+        others = np.where(order_of_classes[:, 0] == k, second, best)
+        lead = terms[:, k] - others
+        leading = np.flatnonzero(lead > 0)
+        order = leading[np.lexsort((column[leading], -lead[leading], document[leading]))]
+        ranked = document[order]
+        first = np.searchsorted(ranked, ranked, side="left")  # each cell's document's first place
+        used[order[np.arange(len(order)) - first < cap]] = True
+    return used
