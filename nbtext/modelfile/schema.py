@@ -16,6 +16,7 @@ from nbtext.choices import (
     INPUT_MODES,
     LENGTH_EXPONENT_RANGE,
     MAX_CLASSES,
+    MAX_EVIDENCE,
     MAX_NGRAMS,
     PRIORS,
     TF_MODES,
@@ -373,5 +374,7 @@ def check_settings_record(settings):
         raise ValueError(f"a {model} model with an UNK feature")
     if "max_evidence" in settings:  # (absent: every feature scores)
         if not is_max_evidence(settings["max_evidence"]) or not event.caps_evidence or features == "tfidf":
-            raise ValueError("bad max_evidence: a whole number >= 1, of a multinomial model of counts or presence")
+            raise ValueError(
+                f"bad max_evidence: a whole number from 1 to {MAX_EVIDENCE}, of a multinomial model of counts or presence"
+            )
     return settings

@@ -12,13 +12,16 @@ k is
 
     ℓ_kj = t_kj − max_{l≠k} t_lj
 
-and the document is scored on the features that are among the K largest leads > 0 of some
-class (equals in column order, which is the vocabulary's token order):
+(≥ 0 where k is among the classes j favours most), and the document is scored on the
+features that are among the K largest leads ≥ 0 of some class (equals in column order,
+which is the vocabulary's token order):
 
     jll_k = log P(k) + b_k + Σ_{j used} t_kj
 
 Of two classes (spam, ham): the K features that point to spam most and the K that point to
-ham most. A document with at most K features leaning each way is scored as without the cap.
+ham most (a feature of equal terms, pointing neither way, changes no probability: it is
+used only where a side has fewer than K). Every feature leads some class, so a document of
+at most K features is scored as without the cap.
 
 Each rule has two forms, the same choice in both: in pure Python for one document (the
 one-message path imports no numpy) and over numpy arrays for a batch (`used_cells_of`,
@@ -53,8 +56,8 @@ def used_features(key, terms, cap):
 
 
 def _most(lead, key, cap):
-    """The positions of the `cap` largest leads > 0, equals by `key`."""
-    leading = [i for i, v in enumerate(lead) if v > 0]
+    """The positions of the `cap` largest leads >= 0, equals by `key`."""
+    leading = [i for i, v in enumerate(lead) if v >= 0]
     if len(leading) <= cap:
         return leading
     last = sorted((lead[i] for i in leading), reverse=True)[cap - 1]  # the cap-th largest
@@ -104,7 +107,7 @@ def _used_in(document, column, terms, cap):
         # max over the other classes: the best, or the second where k is the best
         others = np.where(order_of_classes[:, 0] == k, second, best)
         lead = terms[:, k] - others
-        leading = np.flatnonzero(lead > 0)
+        leading = np.flatnonzero(lead >= 0)
         order = leading[np.lexsort((column[leading], -lead[leading], document[leading]))]
         ranked = document[order]
         first = np.searchsorted(ranked, ranked, side="left")  # each cell's document's first place
