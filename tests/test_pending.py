@@ -28,9 +28,10 @@ def nbtext_run(*args, input=None):
     return result
 
 
-@pytest.fixture
-def model(tmp_path):
-    """A model of half the demo corpus, and the other half's messages to learn."""
+@pytest.fixture(params=[[], ["--max-evidence", "5"]], ids=["every feature", "max-evidence"])
+def model(tmp_path, request):
+    """A model of half the demo corpus, and the other half's messages to learn (scored on
+    every feature, and on each class's 5 most telling: train --max-evidence)."""
     train = tmp_path / "train"
     for label in ("spam", "ham"):
         files = sorted((MAIL / "train" / label).iterdir())
@@ -38,7 +39,7 @@ def model(tmp_path):
         for f in files[::2]:
             shutil.copy(f, train / label / f.name)
     path = tmp_path / "m.model"
-    nbtext_run("train", "-o", path, train / "spam", train / "ham")
+    nbtext_run("train", *request.param, "-o", path, train / "spam", train / "ham")
     return path
 
 
