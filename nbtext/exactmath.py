@@ -11,9 +11,13 @@ correctly, whatever the vector width, so the result is a function of the input a
 The algorithms are fdlibm's (Sun's freely distributable libm, as used by Java's
 StrictMath): argument reduction by ln 2, then a minimax polynomial; error below one unit
 in the last place. Each costs some 20 array operations, done in blocks that stay in cache.
+
+`scalar_log` is `log` of one Python float, bit for bit, without numpy (the one-message path
+imports none): the same steps, each rounded alike (a Python float operation is the IEEE 754
+one numpy applies elementwise). numpy is imported by the array functions alone.
 """
 
-import numpy as np
+import math
 
 _BLOCK = 1 << 15  # elements per pass: a few arrays of this size stay in the L2 cache
 
@@ -54,12 +58,38 @@ def exp(x, out=None):
 def power(base, exponent):
     """base**exponent for base > 0 (0**y = 0 for y > 0), as exp(y · log base): within a few
     units in the last place, the same on every CPU."""
+    import numpy as np
+
     base = np.asarray(base, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return exp(np.multiply(exponent, log(base)))
 
 
+def scalar_log(x):
+    """log(x) of one float, in pure Python: the bits `log` gives it (log 0 = −inf, log of a
+    negative number or NaN is NaN, log inf = inf)."""
+    if not 0 < x < math.inf:
+        return -math.inf if x == 0 else math.inf if x == math.inf else math.nan
+    m, e = math.frexp(x)  # x = m · 2**e, m in [0.5, 1) (exact, subnormals included)
+    if m < SQRT_HALF:
+        m, e = m + m, e - 1  # 1 + f in [√½, √2)
+    return _log_of_reduced(m - 1.0, float(e))
+
+
+def _log_of_reduced(f, k):
+    """log((1 + f) · 2**k) for 1 + f in [√½, √2), by fdlibm's polynomial: additions,
+    multiplications and a division alone, so a float and an array give the same bits."""
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    r = z * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6))
+    half_f2 = 0.5 * f * f
+    return k * LN2_HI - ((half_f2 - (s * (half_f2 + r) + k * LN2_LO)) - f)
+
+
 def _blockwise(function, x, out=None):
+    import numpy as np
+
     scalar = np.ndim(x) == 0 and out is None
     x = np.ascontiguousarray(x, dtype=np.float64)
     if out is None:
@@ -74,22 +104,19 @@ def _blockwise(function, x, out=None):
 
 
 def _log_block(x):
+    import numpy as np
+
     m, e = np.frexp(x)  # x = m · 2**e, m in [0.5, 1) (exact, subnormals included)
     low = m < SQRT_HALF
     m = np.where(low, m + m, m)  # 1 + f in [√½, √2)
-    k = (e - low).astype(np.float64)
-    f = m - 1.0  # exact
-    s = f / (2.0 + f)
-    z = s * s
-    w = z * z
-    r = z * (LG1 + w * (LG3 + w * (LG5 + w * LG7))) + w * (LG2 + w * (LG4 + w * LG6))
-    half_f2 = 0.5 * f * f
-    y = k * LN2_HI - ((half_f2 - (s * (half_f2 + r) + k * LN2_LO)) - f)
+    y = _log_of_reduced(m - 1.0, (e - low).astype(np.float64))  # (m − 1: exact)
     y = np.where(x > 0, y, np.where(x == 0, -np.inf, np.nan))
     return np.where(np.isinf(x) & (x > 0), np.inf, y)
 
 
 def _exp_block(x):
+    import numpy as np
+
     clipped = np.clip(x, EXP_UNDERFLOW - 1.0, EXP_OVERFLOW + 1.0)
     clipped = np.where(np.isnan(clipped), 0.0, clipped)
     k = np.rint(clipped * INV_LN2)

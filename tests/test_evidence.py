@@ -303,3 +303,48 @@ def test_a_model_file_with_a_bad_one_is_one_line_from_predict_and_filter(capped,
     assert done.returncode == 1 and b"X-Nbtext-Class: error" in done.stdout
     assert done.stdout.endswith(b"\n\nfree money now\n")  # (the message went on, whole)
     assert done.stderr.count(b"\n") == 1 and b"bad max_evidence" in done.stderr
+
+
+def test_the_one_message_path_chooses_the_features_the_model_loaded_whole_chooses(tmp_path):
+    """The choice is discrete: both forms must see the same bits of every term. Of these three
+    classes the leads of aa (1, 0, 0) and bb (13, 4, 6) for x are equal (2 : 1 over z, λ = 1);
+    with libm's log the one-message path took aa where the model loaded whole, with
+    nbtext.exactmath's, takes bb, and their probabilities were far apart. Both compute
+    each term with exactmath's log under a cap."""
+    from nbtext.classifier import purescore
+
+    docs = ["aa " + "bb " * 13 + "pp", "bb " * 4 + "qq qq", "bb " * 6]
+    model = trained(list(zip(docs, ["x", "y", "z"])), min_count=1, alpha=1.0, max_evidence=1)
+    path = tmp_path / "m.model"
+    model.save(path)
+    pure = purescore.of_file(path.read_bytes(), path)
+    whole = nbtext.load(path)
+    np.testing.assert_allclose(
+        purescore.probabilities(pure, "aa bb"), whole.predict_proba(["aa bb"])[0], rtol=0, atol=1e-12
+    )
+    [(token, _)] = purescore.explained(pure, "aa bb", 5)[1]
+    assert [token] == [t for t, _ in whole.explain(whole.tokenize("aa bb"), whole.predict_log_proba(["aa bb"])[0], 5)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.lists(st.lists(st.integers(0, 10**6).map(float), min_size=2, max_size=4), min_size=1, max_size=6),
+    extra=st.integers(0, 10**7),
+    n_features=st.integers(1, 10**6),
+    alpha=st.sampled_from([0.01, 0.1, 0.5, 1.0, 3.0]),
+    x=st.integers(1, 50),
+)
+def test_under_a_cap_the_one_document_terms_are_the_numpy_forms_bit_for_bit(counts, extra, n_features, alpha, x):
+    """What the choice reads: x_j W_kj of CountsDocument under a cap (the one-message path,
+    the online form) and of formulas.multinomial_log_prob (a batch), the same floats."""
+    from nbtext.stats.event_models import CountsDocument
+    from nbtext.stats.formulas import multinomial_log_prob
+
+    n_classes = len(counts[0])
+    counts = [(row + row)[:n_classes] for row in counts]  # every feature of the same classes
+    totals = [sum(row[k] for row in counts) + extra for k in range(n_classes)]
+    form = CountsDocument(totals, n_features, alpha)
+    features = [(f"t{i}", x, row) for i, row in enumerate(counts)]
+    _, rows = form.scoring(features, 100)
+    log_theta = multinomial_log_prob(np.ascontiguousarray(np.array(counts).T), alpha, np.array(totals), n_features)
+    assert rows == (log_theta.T * float(x)).tolist()

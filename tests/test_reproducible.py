@@ -43,6 +43,7 @@ def test_log_is_within_one_unit_in_the_last_place(x):
     else:
         assert _units_in_last_place(got, exact) < 1.0
     assert exactmath.log(x) == got  # a Python number gives the same float
+    assert exactmath.scalar_log(x) == got  # and the one without numpy (the one-message path's, under a cap)
 
 
 @settings(max_examples=400, deadline=None)
@@ -66,6 +67,8 @@ def test_exp_is_within_one_unit_in_the_last_place(x):
 def test_the_edges_of_log_and_exp():
     assert list(exactmath.log(np.array([0.0, np.inf, 1.0]))) == [-np.inf, np.inf, 0.0]
     assert np.isnan(exactmath.log(np.array([-1.0, np.nan]))).all()
+    assert [exactmath.scalar_log(x) for x in (0.0, math.inf, 1.0)] == [-math.inf, math.inf, 0.0]
+    assert all(math.isnan(exactmath.scalar_log(x)) for x in (-1.0, -math.inf, math.nan))
     assert list(exactmath.exp(np.array([-np.inf, -800.0, 800.0, np.inf, 0.0]))) == [0.0, 0.0, np.inf, np.inf, 1.0]
     assert np.isnan(exactmath.exp(np.array([np.nan])))[0]
     x = np.linspace(0.5, 3, 12).reshape(3, 4)

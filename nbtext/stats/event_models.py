@@ -29,10 +29,16 @@ below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its t
 """
 
 import math
+from functools import cached_property, lru_cache
 
 from nbtext import choices
 from nbtext.errors import NbtextError
+from nbtext.exactmath import scalar_log
 from nbtext.labels import positive_class
+
+# exactmath's log of one number, remembered: a document's counts repeat (most are small
+# whole numbers), and each costs some 20 Python float operations
+_exact_log = lru_cache(maxsize=1 << 14)(scalar_log)
 
 
 def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm=False):
@@ -76,6 +82,18 @@ class OneDocument:
         """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
         raise NotImplementedError
 
+    def exact_weight(self, k, count):
+        """W_kj with the bits the numpy form gives it (nbtext.exactmath's log), of a form whose
+        event model scores under train --max-evidence: the features it chooses by their terms
+        are a discrete choice, which the one-message path and the model loaded whole make
+        alike only from the same bits (libm's log differs from exactmath's in the last one)."""
+        raise NotImplementedError
+
+    def weight_under(self, max_evidence):
+        """The W_kj function the document's terms are computed by: `weight`, or under a cap
+        `exact_weight`."""
+        return self.weight if max_evidence is None else self.exact_weight
+
     def joint_log_likelihood(self, log_prior, features, max_evidence=None):
         """jll_k for each class, each class's terms summed exactly (of the features that
         score it: `scoring`)."""
@@ -89,7 +107,7 @@ class OneDocument:
     def scoring(self, features, max_evidence):
         """(the features that score the document, their terms x_j W_kj of each class): all of
         them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
-        weight = self.weight
+        weight = self.weight_under(max_evidence)
         rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
         if max_evidence is None:
             return features, rows
@@ -101,7 +119,7 @@ class OneDocument:
     def explanation(self, features, winner, runner_up, max_evidence=None):
         """[(token, its term of jll_winner − jll_runner-up)] of the document's features that
         score it (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
-        weight = self.weight
+        weight = self.weight_under(max_evidence)
         return [
             (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
             for token, x, counts in self.scoring(features, max_evidence)[0]
@@ -118,7 +136,7 @@ class CountsDocument(OneDocument):
     record_values = {"totals": "counts"}
 
     def __init__(self, totals, n_features, alpha):
-        self.alpha = alpha
+        self.alpha, self.totals, self.n_features = alpha, totals, n_features
         # log(T_k + d·λ) per class, once (no feature at all: nothing enters the likelihood)
         self.denominators = [math.log(t + n_features * alpha) for t in totals] if n_features else None
 
@@ -136,6 +154,14 @@ class CountsDocument(OneDocument):
 
     def weight(self, k, count):
         return math.log(count + self.alpha) - self.denominators[k]
+
+    def exact_weight(self, k, count):
+        return _exact_log(count + self.alpha) - self.exact_denominators[k]
+
+    @cached_property
+    def exact_denominators(self):
+        """log(T_k + d·λ) per class by nbtext.exactmath's log, as formulas.multinomial_log_denominator."""
+        return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
 
 
 class PresenceDocument(OneDocument):
