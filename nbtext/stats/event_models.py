@@ -511,14 +511,9 @@ class Multinomial(LinearModel):
 
         if model.tfidf_sums is not None:
             return super().out_of_fold_jll(model, ids, indptr, rows, folds)
-        lengths = np.diff(indptr)
         jll = np.zeros((len(rows), len(model.classes)))
         n_classes = len(model.classes)
-        columns, local = np.unique(ids, return_inverse=True)
-        document = np.repeat(np.arange(len(lengths)), lengths)
-        cells, x = np.unique(document * len(columns) + local.ravel(), return_counts=True)
-        cell_document, cell_column = np.divmod(cells, len(columns))
-        x = np.ones(len(cells)) if model.binary else x.astype(np.float64)
+        columns, cell_document, cell_column, x = self._cells(model, ids, indptr)
         counts = model.feature_count_columns(columns).T.copy()  # (columns, classes): a cell's classes side by side
         log_counts = log(counts + model.alpha)  # log(B_kj + λ), once: a fold changes only the B_kj its S_kj > 0
         for f in np.unique(folds):
