@@ -348,3 +348,27 @@ def test_under_a_cap_the_one_document_terms_are_the_numpy_forms_bit_for_bit(coun
     _, rows = form.scoring(features, 100)
     log_theta = multinomial_log_prob(np.ascontiguousarray(np.array(counts).T), alpha, np.array(totals), n_features)
     assert rows == (log_theta.T * float(x)).tolist()
+
+
+def test_a_batch_of_many_classes_holds_the_terms_of_one_run_of_documents_at_a_time(monkeypatch):
+    """The (cells, classes) terms of a batch are made a run of whole documents at a time
+    (evidence.document_blocks), as they are chosen: a batch's memory is its cells and its
+    columns' weights, not its cells times its classes. And the jll are the same floats."""
+    import tracemalloc
+
+    words = [f"w{i}" for i in range(400)]
+    rng = random.Random(5)
+    corpus = [(" ".join(rng.sample(words, 30)), f"c{i % 120}") for i in range(360)]
+    model = trained(corpus, min_count=1, max_evidence=3)
+    queries = [model.tokenize(" ".join(rng.sample(words, 200))) for _ in range(120)]  # 24,000 cells
+    monkeypatch.setattr(evidence, "_CELLS_AT_ONCE", 1 << 40)
+    whole = model.jll_and_lengths(queries)[0]  # (one run: the terms of every cell at once, 23 MB)
+    monkeypatch.setattr(evidence, "_CELLS_AT_ONCE", 1 << 16)  # runs of about 546 cells
+    tracemalloc.start()
+    try:
+        in_runs = model.jll_and_lengths(queries)[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (in_runs == whole).all()
+    assert peak < 8_000_000

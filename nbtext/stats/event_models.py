@@ -450,39 +450,45 @@ class Multinomial(LinearModel):
         return columns, cell_document, cell_column, (np.ones(len(cells)) if model.binary else x.astype(np.float64))
 
     @staticmethod
-    def _capped(model, n_documents, cell_document, cell_column, terms):
-        """Σ over the used cells (nbtext.stats.evidence) of their terms (cells, classes), per
-        document and class, each sum in the cells' order: (n_documents, n_classes)."""
+    def _capped(model, n_documents, cell_document, cell_column, x, column_weights):
+        """Σ over the used cells (nbtext.stats.evidence) of their terms x W_kj (W_kj the row of
+        `column_weights`, (columns, classes), at the cell's column index), per document and
+        class, each sum in the cells' order: (n_documents, n_classes). The terms are made a
+        run of whole documents at a time (evidence.document_blocks): never (cells, classes)
+        of a whole batch."""
         import numpy as np
 
-        from nbtext.stats.evidence import used_cells_of
+        from nbtext.stats.evidence import document_blocks, used_cells_of
 
-        used = used_cells_of(cell_document, cell_column, terms, model.settings["max_evidence"])
-        return np.stack(
-            [
-                np.bincount(cell_document[used], weights=terms[used, k], minlength=n_documents)
-                for k in range(terms.shape[1])
-            ],
-            axis=1,
-        )
+        n_classes = column_weights.shape[1]
+        jll = np.zeros((n_documents, n_classes))
+        for start, end in document_blocks(cell_document, n_classes):
+            document, column = cell_document[start:end], cell_column[start:end]
+            terms = column_weights[column] * x[start:end, None]
+            used = used_cells_of(document, column, terms, model.settings["max_evidence"])
+            first, last = int(document[0]), int(document[-1])  # (whole documents: each sum made here alone)
+            for k in range(n_classes):
+                jll[first : last + 1, k] = np.bincount(
+                    document[used] - first, weights=terms[used, k], minlength=last + 1 - first
+                )
+        return jll
 
-    def _cell_weights(self, model, ids, indptr):
-        """(the columns, the cells' document, column index and x, their weights W_kj
-        (cells, classes)) of documents under the model, on their own columns alone."""
+    def _column_weights(self, model, ids, indptr):
+        """(the columns, the cells' document, column index and x, the weights W_kj of the
+        columns (columns, classes)) of documents under the model, on their own columns alone."""
         from nbtext.stats.formulas import multinomial_log_prob
 
         columns, cell_document, cell_column, x = self._cells(model, ids, indptr)
         log_theta = multinomial_log_prob(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
-        return columns, cell_document, cell_column, x, log_theta.T[cell_column]
+        return columns, cell_document, cell_column, x, log_theta.T
 
     def jll_of_ids(self, model, ids, indptr):
         if model.settings.get("max_evidence") is None:
             return super().jll_of_ids(model, ids, indptr)
-        _, cell_document, cell_column, x, weights = self._cell_weights(model, ids, indptr)
-        terms = weights * x[:, None]
-        return self._capped(model, len(indptr) - 1, cell_document, cell_column, terms) + model.prior_term
+        _, cell_document, cell_column, x, column_weights = self._column_weights(model, ids, indptr)
+        return self._capped(model, len(indptr) - 1, cell_document, cell_column, x, column_weights) + model.prior_term
 
     def explanation_terms(self, model, ids, indptr, winner, runner_up):
         """With --max-evidence, the used features' terms alone (the others do not score it)."""
@@ -490,7 +496,8 @@ class Multinomial(LinearModel):
             return super().explanation_terms(model, ids, indptr, winner, runner_up)
         from nbtext.stats.evidence import used_cells_of
 
-        columns, cell_document, cell_column, x, weights = self._cell_weights(model, ids, indptr)
+        columns, cell_document, cell_column, x, column_weights = self._column_weights(model, ids, indptr)
+        weights = column_weights[cell_column]  # (one document's cells, classes)
         used = used_cells_of(cell_document, cell_column, weights * x[:, None], model.settings["max_evidence"])
         return columns[cell_column[used]], x[used] * (weights[used, winner] - weights[used, runner_up])
 
@@ -545,11 +552,11 @@ class Multinomial(LinearModel):
             # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
             # (i, k)'s terms summed in the cells' order
             position = np.searchsorted(held_out, cell_document[held])
-            terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
             if model.settings.get("max_evidence") is not None:
-                part = self._capped(model, len(held_out), position, cell_column[held], terms)
+                part = self._capped(model, len(held_out), position, cell_column[held], x[held], log_theta)
                 jll[held_out] = part + self.prior_term(fold)
                 continue
+            terms = log_theta[cell_column[held]] * x[held][:, None]  # (cells, classes)
             where = (position[:, None] * n_classes + np.arange(n_classes)).ravel()
             part = np.bincount(where, weights=terms.ravel(), minlength=len(held_out) * n_classes)
             jll[held_out] = part.reshape(len(held_out), n_classes) + self.prior_term(fold)

@@ -31,7 +31,7 @@ nbtext.exactmath's log, as the numpy form does (CountsDocument.exact_weight), no
 """
 
 # cells (a document's feature, in a batch) whose class terms are held at once: a bound on
-# the memory a batch of many classes takes, whatever its size
+# the memory a batch of many classes takes, whatever its size (document_blocks)
 _CELLS_AT_ONCE = 1 << 20
 
 
@@ -74,25 +74,33 @@ def token_key(token):
     return (token is None, token or "")
 
 
-def used_cells_of(document, column, terms, cap):
-    """The cells (`document` ascending, `column` ascending within each, `terms` their
-    (cells, classes) terms) that score their documents under `cap`, as used_features
-    chooses them: a boolean mask. Per class, one sort of the cells that lead for it by
-    (document, −lead, column)."""
+def document_blocks(document, n_classes):
+    """(start, end) of runs of cells (`document` ascending) that hold whole documents, about
+    _CELLS_AT_ONCE / n_classes cells each (a longer document alone): the (cells, classes)
+    terms of a batch are made and chosen a run at a time."""
     import numpy as np
 
-    used = np.zeros(len(document), dtype=bool)
-    if len(document) == 0:
-        return used
-    step = max(1, _CELLS_AT_ONCE // terms.shape[1])
+    step = max(1, _CELLS_AT_ONCE // n_classes)
     start = 0
-    while start < len(document):  # whole documents at a time
+    while start < len(document):
         end = min(start + step, len(document))
         if end < len(document) and document[end] == document[end - 1]:  # (a document across the cut)
             cut = int(np.searchsorted(document, document[end], side="left"))
             end = cut if cut > start else int(np.searchsorted(document, document[end], side="right"))
-        used[start:end] = _used_in(document[start:end], column[start:end], terms[start:end], cap)
+        yield start, end
         start = end
+
+
+def used_cells_of(document, column, terms, cap):
+    """The cells (`document` ascending, `column` ascending within each, `terms` their
+    (cells, classes) terms) that score their documents under `cap`, as used_features
+    chooses them: a boolean mask. Per class, one sort of the cells that lead for it by
+    (document, −lead, column), whole documents at a time (document_blocks)."""
+    import numpy as np
+
+    used = np.zeros(len(document), dtype=bool)
+    for start, end in document_blocks(document, terms.shape[1]):
+        used[start:end] = _used_in(document[start:end], column[start:end], terms[start:end], cap)
     return used
 
 
