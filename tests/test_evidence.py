@@ -372,3 +372,27 @@ def test_a_batch_of_many_classes_holds_the_terms_of_one_run_of_documents_at_a_ti
         tracemalloc.stop()
     assert (in_runs == whole).all()
     assert peak < 8_000_000
+
+
+def test_a_part_of_one_class_scores_on_every_feature(tmp_path):
+    """train --shard writes a part whose documents may all be of one class: no feature
+    favours it over another class, so every feature scores it (it predicts that class, as
+    without the cap), on the one-message path and the model loaded whole, never a traceback."""
+    import subprocess
+    import sys
+
+    part = tmp_path / "part.model"
+    result = run("train", "--shard", "1/2", "--max-evidence", "3", "-o", part, MAIL / "train" / "spam")
+    assert result.exit_code == 0, result.stderr
+    assert used_features(lambda i: i, [[-1.0], [-2.0], [-3.0]], 1) == [0, 1, 2]
+    assert used_cells_of(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([[-1.0], [-2.0], [-3.0]]), 1).all()
+    for source in ([MAIL / "test" / "spam"], ["-"]):
+        said = run("predict", "--proba", "-m", part, *source, input=b"free money now\n")
+        assert said.exit_code == 0, said.stderr
+        assert all(line.split("\t")[1:] == ["spam", "1.0000", "1.0000"] for line in said.stdout.splitlines())
+    done = subprocess.run(  # (the one-message path, which the executable takes first)
+        [Path(sys.executable).with_name("nbtext"), "predict", "--proba", "-m", str(part), "-"],
+        input=b"free money now\n",
+        capture_output=True,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"-\tspam\t1.0000\t1.0000\n", b"")

@@ -21,7 +21,8 @@ which is the vocabulary's token order):
 Of two classes (spam, ham): the K features that point to spam most and the K that point to
 ham most (a feature of equal terms, pointing neither way, changes no probability: it is
 used only where a side has fewer than K). Every feature leads some class, so a document of
-at most K features is scored as without the cap.
+at most K features is scored as without the cap. A part of one class (train --shard) is scored
+on every feature: no feature favours it over another class.
 
 Each rule has two forms, the same choice in both: in pure Python for one document (the
 one-message path imports no numpy) and over numpy arrays for a batch (`used_cells_of`,
@@ -42,6 +43,8 @@ def used_features(key, terms, cap):
     if not terms:
         return []
     n_classes = len(terms[0])
+    if n_classes < 2:  # (a part of one class, train --shard: no other class for a feature to favour it over)
+        return list(range(len(terms)))
     if n_classes == 2:  # (t_1 − t_0 is −(t_0 − t_1), exactly)
         lead = [t[0] - t[1] for t in terms]
         leads = [lead, [-v for v in lead]]
@@ -98,6 +101,8 @@ def used_cells_of(document, column, terms, cap):
     (document, −lead, column), whole documents at a time (document_blocks)."""
     import numpy as np
 
+    if terms.shape[1] < 2:  # (of one class, every feature: as used_features)
+        return np.ones(len(document), dtype=bool)
     used = np.zeros(len(document), dtype=bool)
     for start, end in document_blocks(document, terms.shape[1]):
         used[start:end] = _used_in(document[start:end], column[start:end], terms[start:end], cap)
