@@ -64,12 +64,14 @@ BUDGET_MODELS = (
     ["--model", "fisher", "--learn", "tone", "--alpha", "1", "--min-count", "1"],
 )
 # the spam setting chosen by cross-validation on the train splits (bench/defaults_cv.py; docs/performance.md,
-# "Word pairs and an odds margin"): (train options, the options the model is used with by predict, filter, eval)
+# "Word pairs and an odds margin", and the cap on each class's evidence, --max-evidence 150, in "Each class's 150
+# most telling features"): (train options, the options the model is used with by predict, filter, eval)
 SPAM_HEADERS = "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"
 SPAM_SETTINGS = (
     (
         ["--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"]
-        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none", "--unsure-below", "0.97"],
+        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none", "--unsure-below", "0.97"]
+        + ["--max-evidence", "150"],
         [],  # (its --unsure-below is the model's own: train --unsure-below)
     ),
 )
