@@ -219,7 +219,8 @@ PRESENCE_UNPRUNED = [
     ["--features", "binary", "--min-count", "1"],
     ["--model", "bernoulli", "--min-count", "1"],
     # the README's spam recipe (its settings; its own --unsure-below kept by --update and forget)
-    ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none", "--unsure-below", "0.97"],
+    ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none", "--unsure-below", "0.97"]
+    + ["--max-evidence", "150"],
 ]
 
 
