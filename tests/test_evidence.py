@@ -396,3 +396,55 @@ def test_a_part_of_one_class_scores_on_every_feature(tmp_path):
         capture_output=True,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"-\tspam\t1.0000\t1.0000\n", b"")
+
+
+def _nbtext_executable():
+    import sys
+
+    return Path(sys.executable).with_name("nbtext")
+
+
+def test_one_message_alone_chooses_what_a_batch_chooses_where_two_logs_differ_in_the_last_bit(tmp_path):
+    """Of three classes of equal totals, `bbb` (counts 1, 0, 0) and `aaa` (5, 2, 0) lead for x
+    by log 2 and by log 6 − log 3: equal in nbtext.exactmath's logarithm (a tie: `aaa` first, in
+    token order), not in libm's, whose log 3 is another last bit. Under --max-evidence 1 the one
+    chosen changes every probability, so the one-message path must compare the numpy path's
+    bits: predict < FILE prints what predict FILE prints (it printed x 0.5000 0.5000 0.2500 0.2500)."""
+    import subprocess
+
+    texts = {"x": "aaa " * 5 + "bbb " + "px " * 34, "y": "aaa " * 2 + "py " * 38, "z": "pz " * 40}
+    for label, text in texts.items():
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1.txt").write_text(text)
+    path, query = tmp_path / "m.model", tmp_path / "query.txt"
+    query.write_text("aaa bbb\n")
+    options = ["--max-evidence", "1", "--alpha", "1", "--min-count", "1", "--calibration", "none"]
+    trained = run("train", "-q", *options, "-o", path, *(tmp_path / label for label in texts))
+    assert trained.exit_code == 0, trained.stderr
+    nbtext_command = [_nbtext_executable(), "predict", "--proba", "-m", str(path)]
+    batch = subprocess.run([*nbtext_command, str(query)], capture_output=True, text=True)
+    alone = subprocess.run(nbtext_command, input=query.read_text(), capture_output=True, text=True)
+    assert batch.stdout.split("\t")[1:] == ["x", "0.6000", "0.6000", "0.3000", "0.1000\n"]
+    assert alone.stdout.split("\t")[1:] == batch.stdout.split("\t")[1:]
+
+
+@pytest.mark.parametrize("features", ["counts", "binary"])
+def test_the_one_document_form_weighs_a_capped_model_with_the_numpy_paths_bits(tmp_path, features):
+    """The terms the one-message path's cap compares and adds are the numpy model's x_j log θ_kj
+    bit for bit: of every feature of a model of the mail corpus (UNK too), as counts once and
+    thrice, λ 1 and 0.1 (libm's logarithm and nbtext.exactmath's differ in the last bit of some)."""
+    from nbtext.classifier import purescore
+
+    for alpha in ("1", "0.1"):
+        path = tmp_path / f"{features}{alpha}.model"
+        options = ["--max-evidence", "3", "--features", features, "--alpha", alpha]
+        assert run("train", "-q", *options, "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+        pure, model = purescore.of_file(path.read_bytes(), str(path)), nbtext.load(path)
+        vocabulary = model.vocabulary
+        names = vocabulary.feature_names[: vocabulary.n_kept]
+        rows = [(token, pure.token_counts(token)[1]) for token in names] + [(None, pure.unk)]
+        columns = list(range(vocabulary.n_kept)) + [vocabulary.unk_column]
+        for x in (1, 3):
+            used, terms = pure.form.scoring([(token, x, counts) for token, counts in rows], 10**6)
+            assert len(used) == len(columns)
+            assert terms == (x * model.feature_log_prob[:, columns].T).tolist()

@@ -16,7 +16,7 @@ k is
 features that are among the K largest leads ≥ 0 of some class (equals in column order,
 which is the vocabulary's token order):
 
-    jll_k = log P(k) + b_k + Σ_{j used} t_kj
+    jll_k = log P(k) + Σ_{j used} t_kj
 
 Of two classes (spam, ham): the K features that point to spam most and the K that point to
 ham most (a feature of equal terms, pointing neither way, changes no probability: it is
