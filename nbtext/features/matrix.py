@@ -77,14 +77,17 @@ def scores_of_counts(ids, indptr, weights):
     return scores
 
 
-def sums_in_order(terms):
-    """Each row's sum of `terms` (rows × entries), added left to right from 0: the order a
-    document's entries are added in by scores_of_counts and by a CSR product (a canonical
-    row's columns, ascending), so that one document scored alone has the bits it has in a
-    batch. (A cumulative sum is sequential; numpy's .sum is pairwise.)"""
-    if terms.shape[1] == 0:
-        return np.zeros(terms.shape[0])
-    return np.cumsum(terms, axis=1)[:, -1]
+def document_cells(ids, indptr):
+    """(the distinct columns, each distinct (document, column) cell's document, its column's
+    index into them, its count) of documents given as flat feature ids with a CSR row
+    pointer: cells in document order, columns ascending within each."""
+    lengths = np.diff(indptr)
+    columns, local = np.unique(ids, return_inverse=True)
+    width = max(len(columns), 1)
+    document = np.repeat(np.arange(len(lengths)), lengths)
+    cells, counts = np.unique(document * width + local.ravel(), return_counts=True)
+    cell_document, cell_column = np.divmod(cells, width)
+    return columns, cell_document, cell_column, counts
 
 
 def one_hot(rows, n_classes, weight=1.0):

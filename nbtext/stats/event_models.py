@@ -347,7 +347,7 @@ class LinearModel(EventModel):
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
-        from nbtext.features.matrix import scores_of_counts, sums_in_order
+        from nbtext.features.matrix import scores_of_counts
         from nbtext.features.weighting import is_tfidf
         from nbtext.stats.sufficient import linear_scores
 
@@ -358,7 +358,8 @@ class LinearModel(EventModel):
         elif len(indptr) == 2 and squared is None and not is_tfidf(model.settings):
             # one document of presence: numpy only (scipy is never imported), its columns added
             # as the CSR product of a batch adds them (not a BLAS product: its order varies with the CPU)
-            jll = (sums_in_order(weights[:, np.unique(ids)]) + bias)[None, :]
+            columns = np.unique(ids)
+            jll = scores_of_counts(columns, np.array([0, len(columns)]), weights) + bias
         else:
             jll = linear_scores(model.feature_values(ids, indptr), model.linear_form)
         return jll + model.prior_term, np.diff(indptr)
@@ -412,7 +413,7 @@ class Multinomial(LinearModel):
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
-        from nbtext.features.matrix import sums_in_order
+        from nbtext.features.matrix import scores_of_counts
         from nbtext.features.weighting import is_tfidf
         from nbtext.stats.formulas import multinomial_log_prob
 
@@ -431,23 +432,24 @@ class Multinomial(LinearModel):
         log_theta = multinomial_log_prob(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
-        jll = sums_in_order(log_theta[:, local.ravel()])  # each token in turn, as a batch adds them (scores_of_counts)
-        return jll[None, :] + model.prior_term, np.array([len(ids)])
+        # each token in turn, as a batch adds them (scores_of_counts, one class's row at a time)
+        jll = scores_of_counts(local.ravel(), np.array([0, len(ids)]), log_theta)
+        return jll + model.prior_term, np.array([len(ids)])
 
     @staticmethod
     def _cells(model, ids, indptr):
-        """(the distinct columns, each distinct (document, column) cell's document and
-        column index into them, its value x: its count, or 1 for presence), cells in
-        document order, columns ascending within each."""
+        """features.matrix.document_cells with each cell's value x: its count, or 1 for presence."""
         import numpy as np
 
-        lengths = np.diff(indptr)
-        columns, local = np.unique(ids, return_inverse=True)
-        width = max(len(columns), 1)
-        document = np.repeat(np.arange(len(lengths)), lengths)
-        cells, x = np.unique(document * width + local.ravel(), return_counts=True)
-        cell_document, cell_column = np.divmod(cells, width)
-        return columns, cell_document, cell_column, (np.ones(len(cells)) if model.binary else x.astype(np.float64))
+        from nbtext.features.matrix import document_cells
+
+        columns, cell_document, cell_column, counts = document_cells(ids, indptr)
+        return (
+            columns,
+            cell_document,
+            cell_column,
+            (np.ones(len(counts)) if model.binary else counts.astype(np.float64)),
+        )
 
     @staticmethod
     def _capped(model, n_documents, cell_document, cell_column, x, column_weights):
@@ -719,15 +721,10 @@ class Fisher(FisherFormulas, EventModel):
     @staticmethod
     def _cells(ids, indptr):
         """(the distinct columns, each distinct (document, column) cell's document and column
-        index into them), cells in document order, columns ascending within each."""
-        import numpy as np
+        index into them): features.matrix.document_cells, without the counts (presence)."""
+        from nbtext.features.matrix import document_cells
 
-        lengths = np.diff(indptr)
-        columns, local = np.unique(ids, return_inverse=True)
-        document = np.repeat(np.arange(len(lengths)), lengths)
-        cells = np.unique(document * max(len(columns), 1) + local.ravel())
-        cell_document, cell_column = np.divmod(cells, max(len(columns), 1))
-        return columns, cell_document, cell_column
+        return document_cells(ids, indptr)[:3]
 
     def _cell_probabilities(self, model, columns, cell_column, counts, class_count):
         """(f, 1 − f, not UNK) of each cell, of the columns' counts (classes × columns)."""
