@@ -98,10 +98,12 @@ def new_classes_refused(known, labels, allowed):
     given without LABEL= is a class named after it, so `train --update -m mail.model
     new-spam/` would add a class 'new-spam', not more spam, and the learn-on-error job that
     empties the folder next would lose those messages. A new class no model written now may
-    have (class_problem) is refused whatever `allowed` says, before anything is counted. Why
-    the change is refused (a sentence naming them), or None."""
+    have (class_problem) is refused whatever `allowed` says, before anything is counted, and
+    so is a change of an older build's model that holds one (read, but changed by no way): an
+    empty learn folder says so on its first run too. Why the change is refused (a sentence
+    naming them), or None."""
     new = new_classes(known, labels)
-    if problem := classes_problem(new):
+    if problem := classes_problem(list(known)) or classes_problem(new):
         return problem  # (said before anything is counted; model_of_table would refuse it after)
     if not new or allowed:
         return None

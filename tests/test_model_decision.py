@@ -485,6 +485,9 @@ def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path, w
         one_line_error(run("train", "--update", "-m", older, *output, f"{kept}={second}"), f"{word!r} is a word")
         assert older.read_bytes() == written
     one_line_error(run("forget", "-m", older, first), f"{word!r} is a word")
+    empty = tmp_path / "empty"  # (a learn-on-error job's folder: refused on its first run, not weeks later)
+    empty.mkdir()
+    one_line_error(run("train", "--update", "-m", older, f"{kept}={empty}"), f"{word!r} is a word")
     assert older.read_bytes() == written
     assert not (tmp_path / "other.model").exists()
 
