@@ -153,7 +153,8 @@ def _visible_files(folder):
     while pending:
         below = pending.pop()
         try:
-            entries = list(os.scandir(below))
+            with os.scandir(below) as listing:  # (closed even when the listing fails half-way)
+                entries = list(listing)
         except OSError:  # a folder it may not read: named, as a file it may not read is
             if below != folder:
                 yield below, "folder that cannot be read"
@@ -189,7 +190,8 @@ def maildir_files(maildir):
     found = []
     for sub in ("cur", "new"):
         try:
-            entries = sorted(os.scandir(os.path.join(maildir, sub)), key=lambda entry: entry.name)
+            with os.scandir(os.path.join(maildir, sub)) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
         except OSError:  # named, as a file it may not read is
             found.append((os.path.join(maildir, sub), "folder that cannot be read"))
             continue
