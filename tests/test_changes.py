@@ -49,19 +49,21 @@ _changes = st.lists(
 )
 
 
+@pytest.mark.parametrize("presence", [False, True], ids=["counts", "presence"])
 @settings(max_examples=200, deadline=None)
 @given(changes=_changes)
-def test_the_count_table_and_the_ledger_apply_the_same_rule(changes):
+def test_the_count_table_and_the_ledger_apply_the_same_rule(changes, presence):
     """Any changes, applied by the count table (numpy, the model loaded whole) and by the
     Ledger (pure Python, the one-message path), change every class's documents and every
-    token's counts alike; the journal and the mail documents are those of the changes in order."""
+    token's counts alike (occurrences, or documents holding a token in a model of presence);
+    the journal and the mail documents are those of the changes in order."""
     changes = [
         Change(bytes([i % 4]) * 16, before, after, tokens, mail)
         for i, (before, after, tokens, mail) in enumerate(changes)
     ]
-    table = CountTable.from_counts(False, CLASSES, ["w1"], [0.0, 0.0, 0.0], [[0.0], [0.0], [0.0]])
+    table = CountTable.from_counts(presence, CLASSES, ["w1"], [0.0, 0.0, 0.0], [[0.0], [0.0], [0.0]])
     table.apply(changes)
-    ledger = Ledger(classes=CLASSES)
+    ledger = Ledger(classes=CLASSES, presence=presence)
     for change in changes:
         ledger.add(change)
     assert table.class_count.tolist() == ledger.class_count

@@ -28,10 +28,14 @@ def nbtext_run(*args, input=None):
     return result
 
 
-@pytest.fixture(params=[[], ["--max-evidence", "5"]], ids=["every feature", "max-evidence"])
+@pytest.fixture(
+    params=[[], ["--max-evidence", "5"], ["--features", "binary", "--min-count", "1", "--max-evidence", "5"]],
+    ids=["every feature", "max-evidence", "presence"],
+)
 def model(tmp_path, request):
     """A model of half the demo corpus, and the other half's messages to learn (scored on
-    every feature, and on each class's 5 most telling: train --max-evidence)."""
+    every feature, and on each class's 5 most telling: train --max-evidence; of counts, and
+    of presence with nothing pruned, as the spam recipe trains)."""
     train = tmp_path / "train"
     for label in ("spam", "ham"):
         files = sorted((MAIL / "train" / label).iterdir())
@@ -307,18 +311,34 @@ def pending_records(model):
     return len(pending.Log(Path(model).read_bytes()).records)
 
 
-@pytest.mark.parametrize("options", [["--features", "binary", "--unknown", "ignore"], ["--features", "binary"]])
-def test_a_model_of_presence_never_takes_the_section(tmp_path, options):
-    """Presence features count a document once per token: the section's counts are
-    occurrences, so such a model takes the full way (or is refused as the full way is)."""
+@pytest.mark.parametrize(
+    "options", [["--features", "binary", "--unknown", "ignore"], ["--features", "binary"]], ids=["no UNK", "UNK"]
+)
+def test_a_model_of_presence_takes_the_section_unless_its_unk_counts_pruned_documents(tmp_path, options):
+    """Presence features count a document once per distinct token: through the section as
+    the full way counts it (the fold gives update's bytes; both readers agree before it). With
+    tokens pruned (the default --min-count) and an UNK feature, which documents held a pruned
+    token is not stored: such a model is refused its change in one line, as the full way refuses it."""
     model = tmp_path / "b.model"
     nbtext_run("train", *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
-    result = learn_one(model, f"spam={messages('ham', 'test')[0]}")
-    assert pending.PENDING_MAGIC not in model.read_bytes()
-    if "ignore" in options:
-        assert result.returncode == 0 and nbtext_run("info", "-m", model).returncode == 0
-    else:
-        assert result.returncode == 1 and b"cannot --update a Bernoulli or binary-feature model" in result.stderr
+    start, full = copy(model, "start.model"), model.with_name("full.model")
+    batch = [f"spam={messages('ham', 'test')[0]}", f"spam={messages('spam', 'test')[0]}"]
+    results = [learn_one(model, spec) for spec in batch]
+    if "ignore" not in options:
+        assert all(r.returncode == 1 and r.stderr.count(b"\n") == 1 for r in results)
+        assert b"cannot --update a Bernoulli or binary-feature model" in results[0].stderr
+        assert model.read_bytes() == start.read_bytes()
+        return
+    assert all(r.returncode == 0 for r in results) and pending_records(model) == len(batch)
+    queries = messages("spam", "test")[1:4] + messages("ham", "test")[1:4]
+    pure, whole = probabilities(model, queries)
+    assert pure != probabilities(start, queries)[0]
+    for p, q in zip(pure, whole):
+        assert p == pytest.approx(q, abs=1e-9)
+    nbtext_run("train", "--update", "-m", start, "-o", full, *batch)
+    folded = model.with_name("folded.model")
+    nbtext.load(str(model), fold=True).save(str(folded))
+    assert folded.read_bytes() == full.read_bytes()
 
 
 def test_a_model_put_in_place_while_a_learner_works_is_never_written(model, tmp_path):

@@ -22,7 +22,7 @@ import sys
 from bisect import bisect_left
 from collections import Counter
 
-from nbtext.classifier.settings import make_tokenizer
+from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_one
@@ -79,9 +79,14 @@ class PureModel:
     def follows_changes(self):
         """Whether records of learned and forgotten documents can be folded into this
         model without every token's counts: a model whose form's record follows them (the
-        multinomial's) of counts, its features chosen by --min-count alone (a --max-features
-        rule moves with every count)."""
-        return self.form.follows_changes and not self.presence and self.kept_rule is None
+        multinomial's), its features chosen by --min-count alone (a --max-features rule
+        moves with every count), of counts or of presence with an UNK feature that counts
+        no pruned token's documents (which documents held one is not stored)."""
+        return (
+            self.form.follows_changes
+            and self.kept_rule is None
+            and not unk_counts_pruned_documents(self.header["settings"])
+        )
 
     def with_changes(self, changes):
         """This model with `changes` (nbtext.modelfile.pending.Changes of its log) folded in: the

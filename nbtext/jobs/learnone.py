@@ -2,11 +2,12 @@
 
 `train --update -m MODEL LABEL=PATH...` and `forget -m MODEL PATH...` of at most
 pending.MAX_BATCH documents, on a model whose one-message record can follow them
-(PureModel.follows_changes: counts, features chosen by --min-count), append one record
-per document to the model file's pending section (nbtext.modelfile.pending) under the model's
-lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
+(PureModel.follows_changes: counts or presence, features chosen by --min-count), append one
+record per document to the model file's pending section (nbtext.modelfile.pending) under the
+model's lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
 one-message path finds them, and the one-document record after the document is derived
-from the counts of its own tokens:
+from the counts of its own tokens (B_kj: occurrences, or documents holding token j in a model
+of presence, which counts a document once per distinct token: changes.document_counts):
 
     kept_j   = (Σ_k B_kj >= min_count)          before and after the document's counts
     d'       = d + Σ_j (kept'_j − kept_j)        (over the document's distinct tokens)
@@ -20,10 +21,8 @@ caller takes the full way, which folds the section in and writes the model file 
 refuses the change).
 """
 
-from collections import Counter
-
 from nbtext.modelfile import pending
-from nbtext.stats.changes import Change, counts_after, outcome
+from nbtext.stats.changes import Change, counts_after, document_counts, outcome
 
 
 class Fallback:
@@ -68,7 +67,7 @@ def through_log(model_path, documents, forget=False):
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
                 return Fallback()  # time to fold the section into the file
             try:
-                changes = pending.Changes(pure.classes, log.records, pure.journal_label)
+                changes = pending.Changes(pure.classes, log.records, pure.journal_label, pure.presence)
                 pure.with_changes(changes)
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
@@ -138,7 +137,7 @@ def _derived_after(pure, derived, change):
     has_unk = derived["unk"] is not None
     features, totals = derived["features"], list(derived["totals"])
     unk = list(derived["unk"]) if has_unk else None
-    for token, n in Counter(change.tokens).items():
+    for token, n in document_counts(change.tokens, pure.presence).items():
         _, before = pure.token_counts(token)
         before = list(before) if before is not None else [0.0] * len(pure.classes)
         after = counts_after(before, n, change, row)

@@ -79,6 +79,6 @@ def with_pending(pure, data):
     if not log.records:
         return pure
     try:
-        return pure.with_changes(pending.Changes(pure.classes, log.records))
+        return pure.with_changes(pending.Changes(pure.classes, log.records, presence=pure.presence))
     except (Unserved, ValueError, KeyError, TypeError):
         return None

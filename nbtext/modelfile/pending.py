@@ -180,10 +180,11 @@ class Changes(Ledger):
     """What a log's records change (nbtext.stats.changes.Ledger, each record a Change over the
     model's `classes`, checked): the journal's changes, per class the documents added
     (class_count), a token's counts added in each class (`delta`), and the one-document
-    record after the last record (`derived`, None if none)."""
+    record after the last record (`derived`, None if none). A model of `presence` counts
+    each distinct token of a record's document once."""
 
-    def __init__(self, classes, records=(), learned_before=None):
-        super().__init__(learned_before, classes)
+    def __init__(self, classes, records=(), learned_before=None, presence=False):
+        super().__init__(learned_before, classes, presence)
         self.derived = None
         for record in records:
             self.add(record)

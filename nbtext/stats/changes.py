@@ -14,7 +14,8 @@ change does is written here once, without numpy (the one-message path never impo
     mail       whether it was read as e-mail
 
     the class counts     before −1, after +1 (`steps`), and each of its tokens' counts
-                         −n and +n likewise (`moves`: a count table's side, CountTable.apply)
+                         −n and +n likewise (`moves`: a count table's side, CountTable.apply),
+                         n its occurrences, or 1 in a model of presence (`document_counts`)
     the journal          key -> after, the last change of a key winning (forgotten: left
                          out; Ledger)
     mail documents       +1 for a document not learned before, −1 for one forgotten
@@ -124,16 +125,26 @@ def of_record(record):
     return Change(bytes.fromhex(record["hash"]), record["from"], record["label"], record["tokens"], record["mail"])
 
 
+def document_counts(tokens, presence):
+    """{token: what a document adds to its count in its class}: its occurrences, or 1 for
+    each distinct token when the model counts presence (the documents holding a token), as
+    a count table counts a batch (nbtext.stats.counting.cell_counts)."""
+    counted = Counter(tokens)
+    return dict.fromkeys(counted, 1) if presence else counted
+
+
 class Ledger:
     """Changes applied in order (`add`; a training's batches: `learn`) over a model that holds
     documents as `learned_before(key)` says (the class of journal key `key`, or None; a
     training's: none): the journal's changes (`journal`: key -> class now, None for
     forgotten), the change of the documents read as mail, and, given the
-    model's `classes`, per class the change of its documents (`class_count`) and of each
-    token's counts (`delta`): what the one-message path, which has no count table, needs."""
+    model's `classes` (and whether it counts `presence`), per class the change of its
+    documents (`class_count`) and of each token's counts (`delta`): what the one-message
+    path, which has no count table, needs."""
 
-    def __init__(self, learned_before=None, classes=None):
+    def __init__(self, learned_before=None, classes=None, presence=False):
         self._learned_before = learned_before
+        self.presence = presence
         self.journal = {}
         self.mail_documents = 0
         self.row = None if classes is None else {label: k for k, label in enumerate(classes)}
@@ -152,7 +163,7 @@ class Ledger:
             moved = [(self.row[label], sign) for label, sign in steps(change)]
             for k, sign in moved:
                 self.class_count[k] += sign
-            self._documents.append((Counter(change.tokens), moved))
+            self._documents.append((document_counts(change.tokens, self.presence), moved))
 
     def learn(self, learned):
         """A training's batch (Learned): each document a change from no class to its label,
