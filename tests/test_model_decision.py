@@ -544,3 +544,8 @@ def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path,
     (folder / "a.txt").write_text("maybe")
     result = run("train", "-j", "1", "-o", tmp_path / "m", MAIL / "train" / "spam", folder)
     one_line_error(result, "'unsure' is a word nbtext")
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.cluster import train_on_cluster
+
+    with pytest.raises(NbtextError, match="'unsure' is a word nbtext"):  # (a cluster's: before its client is asked)
+        train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])
