@@ -429,6 +429,19 @@ def test_the_reports_say_the_threshold_they_decided_by(models):
     assert " 1 document, 0 of the" in online_table(report)
 
 
+@pytest.mark.parametrize("given", ["0.9999999999999999", "1", "0.999"])
+def test_every_report_says_a_threshold_as_given(tmp_path, given):
+    """train's summary and info said a model's own threshold by repr (1 as 1.0), eval and an
+    online run by 15 digits (0.9999999999999999 as 1, which it is not): each now says it
+    by report.text.threshold_said, as given."""
+    model, folders = tmp_path / "m", [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    trained = run("train", "--unsure-below", given, "-o", model, *folders)
+    assert f"decision: unsure when the winning class's probability is below {given}; " in trained.stderr
+    assert f"probability is below {given}{',' if float(given) < 1 else ' ('}" in run("info", "-m", model).stdout
+    assert f"unsure below\t{given}\n" in run("eval", "-m", model, *folders).stdout
+    assert f"unsure (p < {given})" in run("eval", "--online", "-m", model, *folders).stdout
+
+
 def older_model_with_a_pending_record(plain, folder):
     """(an older build's model file of the classes ham and unsure (`plain`'s spam renamed), with
     a pending record of a ham document, in `folder`; the class ham, the document's folder)."""
