@@ -156,7 +156,8 @@ TRAIN_CHOICES = {
     "learn": TRAIN_LEARNING,
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
-TRAIN_COUNTS = ("min_count", "max_features", "ngrams", "max_evidence")  # whole numbers >= 1
+# the whole-number train settings, each from 1 up to its bound (None: no bound)
+TRAIN_COUNTS = {"min_count": None, "max_features": None, "ngrams": MAX_NGRAMS, "max_evidence": MAX_EVIDENCE}
 
 
 def learned_by_tone(settings):

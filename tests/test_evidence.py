@@ -48,8 +48,9 @@ DOCUMENT_TERMS = st.integers(2, 4).flatmap(
 @settings(max_examples=300, deadline=None)
 @given(documents=DOCUMENT_TERMS, cap=st.integers(1, 5), block=st.integers(1, 40))
 def test_both_forms_choose_what_the_definition_chooses(documents, cap, block):
-    """used_features (one document, pure Python) and used_cells_of (a batch, numpy, in blocks
-    of whole documents) choose the definition's features, equals in key order."""
+    """used_features (one document, pure Python) and used_cells_of (a batch, numpy, a run of
+    whole documents at a time: document_blocks) choose the definition's features, equals in
+    key order."""
     documents = [d for d in documents if d]
     if not documents:
         return
@@ -65,10 +66,12 @@ def test_both_forms_choose_what_the_definition_chooses(documents, cap, block):
     document = np.array([c[0] for c in cells])
     column = np.array([c[1] for c in cells])
     terms = np.array([c[2] for c in cells], dtype=np.float64)
-    saved = evidence._CELLS_AT_ONCE
+    saved, used = evidence._CELLS_AT_ONCE, np.zeros(len(document), dtype=bool)
     try:
-        evidence._CELLS_AT_ONCE = block * n_classes  # blocks of `block` cells: documents cut across them
-        used = used_cells_of(document, column, terms, cap)
+        evidence._CELLS_AT_ONCE = block * n_classes  # runs of about `block` cells, as a batch is chosen
+        for start, end in evidence.document_blocks(document, n_classes):
+            assert start == 0 or document[start] != document[start - 1]  # (whole documents)
+            used[start:end] = used_cells_of(document[start:end], column[start:end], terms[start:end], cap)
     finally:
         evidence._CELLS_AT_ONCE = saved
     first = 0

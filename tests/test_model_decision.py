@@ -23,6 +23,7 @@ from conftest import ROOT, one_line_error, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
+REFUSED_UNSURE = "the class label 'unsure' is a word nbtext labels with itself"  # (labels.class_problem's)
 OWN, GIVEN = "0.999", "0.8"  # the model's own, and another a command gives
 
 
@@ -257,8 +258,9 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
     """Readers of format 3 (builds before train --unsure-below) take a setting they do not know
     and decide without it: a filter of such a build would deliver as spam or ham what the
     model's own threshold leaves unsure. Every file that holds one (train, update and forget
-    the full way, merge) says format 4, which they refuse in one line ("upgrade nbtext"); a
-    file without one stays format 3, byte for byte (tests/test_golden.py)."""
+    the full way, merge) says format 4, which they refuse in one line ("upgrade nbtext": a
+    newer format's refusal, tests/test_modelfile.py); a file without one stays format 3,
+    byte for byte (tests/test_golden.py)."""
     import struct
 
     from nbtext.modelfile import container
@@ -282,14 +284,6 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
     for path in (own, updated, forgotten, other, merged):
         assert version(path) == 4 and nbtext.load(path).file_info["format_version"] == 4, path
     assert version(plain) == 3
-    older = container.FORMAT_VERSION
-    try:  # what a reader of format 3 does with them
-        container.FORMAT_VERSION = 3
-        with pytest.raises(NbtextError, match="model format version 4, newer than this nbtext .* upgrade nbtext"):
-            container.split(own.read_bytes(), str(own))
-        container.split(plain.read_bytes(), str(plain))
-    finally:
-        container.FORMAT_VERSION = older
     from test_hostile_models import assemble, parts  # (f74fa07 wrote it as format 3: such a file still reads)
 
     header, payload = parts(own.read_bytes())
@@ -390,27 +384,28 @@ def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(mod
     assert done.stderr.splitlines()[-1] == b"False", done.stderr
 
 
-@pytest.mark.parametrize("word", ["unsure"])
-def test_a_class_named_as_nbtext_labels_undecided_or_failed_documents_is_refused(models, tmp_path, word):
+def test_a_class_named_as_nbtext_labels_undecided_documents_is_refused(models, tmp_path):
     """A class 'unsure' could not be told from a document left unsure: eval counted every
     document it predicted as unsure, and predict --is unsure said 2. Any way a class comes
     into a model written now is refused in one line; a file that holds one is still read."""
     from test_hostile_models import assemble, parts
 
-    folder = tmp_path / word
+    folder = tmp_path / "unsure"
     folder.mkdir()
     (folder / "a.txt").write_text("cheap pills now")
-    one_line_error(run("train", "-o", tmp_path / "m", MAIL / "train" / "spam", folder), f"{word!r} is a word nbtext")
-    one_line_error(run("train", "-o", tmp_path / "m", "spam=" + str(MAIL / "train" / "spam"), f"{word}={folder}"), word)
+    one_line_error(run("train", "-o", tmp_path / "m", MAIL / "train" / "spam", folder), REFUSED_UNSURE)
+    result = run("train", "-o", tmp_path / "m", "spam=" + str(MAIL / "train" / "spam"), f"unsure={folder}")
+    one_line_error(result, REFUSED_UNSURE)
     table = tmp_path / "t.tsv"
-    table.write_text(f"spam\tcheap pills now\n{word}\tlunch at noon\n")
-    one_line_error(run("train", "-o", tmp_path / "m", "--table", table, "--label-col", "1", "--text-col", "2"), word)
+    table.write_text("spam\tcheap pills now\nunsure\tlunch at noon\n")
+    one_line_error(
+        run("train", "-o", tmp_path / "m", "--table", table, "--label-col", "1", "--text-col", "2"), REFUSED_UNSURE
+    )
     copy = tmp_path / "copy.model"
     copy.write_bytes(models[1].read_bytes())
-    result = run("train", "--update", "--new-classes", "-m", copy, f"{word}={folder}")
-    one_line_error(result, word)
+    one_line_error(run("train", "--update", "--new-classes", "-m", copy, f"unsure={folder}"), REFUSED_UNSURE)
     header, payload = parts(models[1].read_bytes())  # an older build's model of such a class: read as it was
-    header["classes"] = [word, header["classes"][1]]
+    header["classes"] = ["unsure", header["classes"][1]]
     older = tmp_path / "older.model"
     older.write_bytes(assemble(header, payload))
     assert run("predict", "-m", older, MAIL / "test").exit_code == 0
@@ -434,14 +429,27 @@ def test_the_reports_say_the_threshold_they_decided_by(models):
     assert " 1 document, 0 of the" in online_table(report)
 
 
-def older_model_with_a_pending_record(plain, folder, word):
-    """(an older build's model file of a class named `word`, with a pending record of a
-    document of its other class, in `folder`; that class, the document's folder)."""
+@pytest.mark.parametrize("given", ["0.9999999999999999", "1", "0.999"])
+def test_every_report_says_a_threshold_as_given(tmp_path, given):
+    """train's summary and info said a model's own threshold by repr (1 as 1.0), eval and an
+    online run by 15 digits (0.9999999999999999 as 1, which it is not): each now says it
+    by report.text.threshold_said, as given."""
+    model, folders = tmp_path / "m", [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    trained = run("train", "--unsure-below", given, "-o", model, *folders)
+    assert f"decision: unsure when the winning class's probability is below {given}; " in trained.stderr
+    assert f"probability is below {given}{',' if float(given) < 1 else ' ('}" in run("info", "-m", model).stdout
+    assert f"unsure below\t{given}\n" in run("eval", "-m", model, *folders).stdout
+    assert f"unsure (p < {given})" in run("eval", "--online", "-m", model, *folders).stdout
+
+
+def older_model_with_a_pending_record(plain, folder):
+    """(an older build's model file of the classes ham and unsure (`plain`'s spam renamed), with
+    a pending record of a ham document, in `folder`; the class ham, the document's folder)."""
     from test_hostile_models import assemble, sample_parts
 
     from nbtext.modelfile.container import PENDING_MAGIC
 
-    renamed, kept = ("spam", "ham") if word > "spam" else ("ham", "spam")  # (the classes stay in order)
+    renamed, kept = "spam", "ham"  # (the classes stay in order: ham, unsure)
     learned = folder / "learned.model"
     learned.write_bytes(plain.read_bytes())
     first = folder / "first"
@@ -451,43 +459,41 @@ def older_model_with_a_pending_record(plain, folder, word):
     assert result.exit_code == 0, result.stderr
     header, payload, rest = sample_parts(learned.read_bytes())
     assert PENDING_MAGIC in rest  # (the document went to the pending section)
-    header["classes"] = [word if label == renamed else label for label in header["classes"]]
+    header["classes"] = ["unsure" if label == renamed else label for label in header["classes"]]
     assert header["classes"] == sorted(header["classes"])
     older = folder / "older.model"
     older.write_bytes(assemble(header, payload, version=3) + rest)
     return older, kept, first
 
 
-@pytest.mark.parametrize("word", ["unsure"])
-def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models, tmp_path, word):
+def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models, tmp_path):
     """Loading a model file with pending records replays them (training.replayed) through
     model_of_table, which refused a class named unsure: an older build's file of
     such a class failed to load ("is corrupt") once it held a pending record, where the same
     file without one was read."""
-    older, kept, _ = older_model_with_a_pending_record(models[1], tmp_path, word)
+    older, kept, _ = older_model_with_a_pending_record(models[1], tmp_path)
     result = run("predict", "-m", older, MAIL / "test")
     assert result.exit_code == 0, result.stderr
-    assert f"\t{word}\t" in result.stdout and f"\t{kept}\t" in result.stdout
+    assert "\tunsure\t" in result.stdout and f"\t{kept}\t" in result.stdout
 
 
-@pytest.mark.parametrize("word", ["unsure"])
-def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path, word):
+def test_an_older_model_of_such_a_class_is_changed_by_no_way(models, tmp_path):
     """Changing an older build's model of a class named unsure was taken in place
     by its pending section (a record appended) but refused the full way (to another file,
     or once the section is due to be folded): the same command, refused weeks later. Now
     refused either way, in one line, the file left as it was."""
-    older, kept, first = older_model_with_a_pending_record(models[1], tmp_path, word)
+    older, kept, first = older_model_with_a_pending_record(models[1], tmp_path)
     second = tmp_path / "second"
     second.mkdir()
     (second / "a.txt").write_text("free offer of pills")
     written = older.read_bytes()
     for output in ([], ["-o", tmp_path / "other.model"]):  # (in place: the pending section's way)
-        one_line_error(run("train", "--update", "-m", older, *output, f"{kept}={second}"), f"{word!r} is a word")
+        one_line_error(run("train", "--update", "-m", older, *output, f"{kept}={second}"), REFUSED_UNSURE)
         assert older.read_bytes() == written
-    one_line_error(run("forget", "-m", older, first), f"{word!r} is a word")
+    one_line_error(run("forget", "-m", older, first), REFUSED_UNSURE)
     empty = tmp_path / "empty"  # (a learn-on-error job's folder: refused on its first run, not weeks later)
     empty.mkdir()
-    one_line_error(run("train", "--update", "-m", older, f"{kept}={empty}"), f"{word!r} is a word")
+    one_line_error(run("train", "--update", "-m", older, f"{kept}={empty}"), REFUSED_UNSURE)
     assert older.read_bytes() == written
     assert not (tmp_path / "other.model").exists()
 
@@ -501,7 +507,7 @@ def test_a_new_class_named_unsure_is_refused_before_anything_is_learned(models, 
     copy.write_bytes(models[1].read_bytes())
     empty = tmp_path / "empty"
     empty.mkdir()
-    one_line_error(run("train", "--update", "--new-classes", "-m", copy, f"unsure={empty}"), "'unsure' is a word")
+    one_line_error(run("train", "--update", "--new-classes", "-m", copy, f"unsure={empty}"), REFUSED_UNSURE)
     assert copy.read_bytes() == models[1].read_bytes()
 
 
@@ -525,8 +531,8 @@ def test_an_online_run_refuses_a_class_named_unsure_as_a_training_does(models, t
     folder.mkdir()
     for i in range(3):
         (folder / f"{i}.txt").write_text(f"maybe pills maybe lunch {i}")
-    one_line_error(run("eval", "--online", MAIL / "train" / "spam", folder), "'unsure' is a word nbtext")
-    one_line_error(run("eval", "--online", "-m", models[1], MAIL / "train" / "spam", folder), "'unsure' is a word")
+    one_line_error(run("eval", "--online", MAIL / "train" / "spam", folder), REFUSED_UNSURE)
+    one_line_error(run("eval", "--online", "-m", models[1], MAIL / "train" / "spam", folder), REFUSED_UNSURE)
     assert run("eval", "--online", "-m", models[1], MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
 
 
@@ -543,4 +549,9 @@ def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path,
     folder.mkdir()
     (folder / "a.txt").write_text("maybe")
     result = run("train", "-j", "1", "-o", tmp_path / "m", MAIL / "train" / "spam", folder)
-    one_line_error(result, "'unsure' is a word nbtext")
+    one_line_error(result, REFUSED_UNSURE)
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.cluster import train_on_cluster
+
+    with pytest.raises(NbtextError, match=REFUSED_UNSURE):  # (a cluster's: before its client is asked)
+        train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])

@@ -65,7 +65,11 @@ def test_flipped_payload_byte_is_refused(tmp_path, model_bytes):
 def test_newer_format_version_is_refused(tmp_path, model_bytes):
     magic = len(modelfile.MAGIC)
     newer = model_bytes[:magic] + struct.pack("<I", container.FORMAT_VERSION + 1) + model_bytes[magic + 4 :]
-    refused(tmp_path, newer, "newer than this nbtext")
+    refused(
+        tmp_path,
+        newer,
+        f"model format version {container.FORMAT_VERSION + 1}, newer than this nbtext .* upgrade nbtext",
+    )
 
 
 def test_text_file_is_refused(tmp_path):

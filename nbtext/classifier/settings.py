@@ -260,10 +260,16 @@ def _learning(o):
         raise NbtextError(f"unknown --learn {o['learn']!r} (choose from {', '.join(TRAIN_LEARNING)})")
     if o["learn"] == "all":
         return {}
-    margin = EVENT_MODELS[o["model"]].tone_margin if o["tone_margin"] is None else o["tone_margin"]
+    margin = tone_margin_of(o["model"], o["tone_margin"])
     if not is_tone_margin(margin):
         raise NbtextError(f"--tone-margin must be a number >= 0 (nats of log-odds), not {margin!r}")
     return {"learn": o["learn"], "tone_margin": float(margin)}
+
+
+def tone_margin_of(event_model, *given):
+    """--learn tone's margin: the first of `given` that is not None (--tone-margin, then a
+    model's own), else the event model's (EventModel.tone_margin) named `event_model`."""
+    return next((margin for margin in given if margin is not None), EVENT_MODELS[event_model].tone_margin)
 
 
 def _decision(o):

@@ -50,7 +50,7 @@ def train_option(name):
     kind = (
         click.Choice(choices.TRAIN_CHOICES[name])
         if name in choices.TRAIN_CHOICES
-        else click.IntRange(1, {"ngrams": choices.MAX_NGRAMS, "max_evidence": choices.MAX_EVIDENCE}.get(name))
+        else click.IntRange(1, choices.TRAIN_COUNTS[name])
         if name in choices.TRAIN_COUNTS
         else Number()
         if name == "alpha"

@@ -21,7 +21,6 @@ from functools import partial
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.labels import classes_problem
 from nbtext.reading.documents import Document, file_documents, notices_collected, report_errors, said_once, tokenized
 from nbtext.reading.sources import files_in, is_imap, is_url, labelled_sources
 from nbtext.version import __version__
@@ -127,11 +126,8 @@ def source_entries(label, path):
 
 def labelled_entries(specs):
     """Every entry of train's CLASS_DIR arguments (local paths or URLs), in input order."""
-    sources = labelled_sources(specs, urls=True)
-    if problem := classes_problem(label for label, _ in sources):  # (before any worker lists or reads a folder)
-        raise NbtextError(problem)
-    entries = []
-    for label, path in sources:
+    entries = []  # (each label checked as a trained model's class's before any worker lists or reads a folder)
+    for label, path in labelled_sources(specs, urls=True, classes_made=True):
         entries += source_entries(label, path)
     return entries
 

@@ -235,7 +235,7 @@ def evaluate_online(
     import random
 
     from nbtext.classifier.purescore import unsure_threshold
-    from nbtext.classifier.settings import make_settings, unk_counts_pruned_documents
+    from nbtext.classifier.settings import make_settings, tone_margin_of, unk_counts_pruned_documents
     from nbtext.jobs.parallel import CHUNK, ordered_runs
     from nbtext.reading.documents import in_batches, report_errors
 
@@ -260,15 +260,17 @@ def evaluate_online(
     documents = list(documents)
     random.Random(seed).shuffle(documents)
     labels = {doc.label for doc in documents if doc.error is None}  # (one that cannot be read is skipped by name)
-    if model is not None and not labels & set(model.classes):
-        raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(model.classes)})")
-    if problem := classes_problem(sorted(labels - set(model.classes if model else ()))):
+    known = model.classes if model is not None else ()
+    if model is not None and not labels & set(known):
+        raise NbtextError(f"no document has a label the model knows (its classes: {', '.join(known)})")
+    new = new_classes(known, sorted(labels))  # (from nothing: every label)
+    if problem := classes_problem(new):
         raise NbtextError(problem)  # (a class the run makes, as a training would refuse it: told apart from unsure)
-    if model is not None and (new := new_classes(model.classes, sorted(labels))):
+    if model is not None and new:
         import warnings  # (nothing is written: said, as the classes of none they start as)
 
-        warnings.warn(f"{new_classes_said(model.classes, new)}, each starting from no documents", stacklevel=2)
-    classes = sorted(labels | set(model.classes if model is not None else ()))
+        warnings.warn(f"{new_classes_said(known, new)}, each starting from no documents", stacklevel=2)
+    classes = sorted([*known, *new])
     if len(classes) < 2:
         raise NbtextError("eval --online needs documents of two classes or more")
     EVENT_MODELS[settings["event_model"]].check_classes(classes)
@@ -308,8 +310,8 @@ def evaluate_online(
             report_errors(errors, on_error)
             yield from results
 
-    if tone_margin is None:  # the model's own (train --learn tone --tone-margin), else the event model's
-        tone_margin = settings.get("tone_margin", EVENT_MODELS[settings["event_model"]].tone_margin)
+    # the given margin, else the model's own (train --learn tone --tone-margin), else the event model's
+    tone_margin = tone_margin_of(settings["event_model"], tone_margin, settings.get("tone_margin"))
     unsure_below = unsure_threshold(unsure_below, settings)  # (the given, else the model's own, as it decides)
     result = run(stream(), online, learn, unsure_below, on_step, tone_margin=tone_margin)
     result["alpha"] = settings["alpha"]

@@ -262,18 +262,21 @@ def fit_tokens(settings, token_lists, labels):
     return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)])
 
 
-def model_of_table(settings, table, journal, over_batches, corpus=None, min_classes=None, file_info=None):
-    """The model of a finished count table: its classes checked (labels.class_problem; a
-    file's own, replayed with its pending records (`file_info`), as its reader checked them:
-    an older build's may hold a class named unsure), the vocabulary pruned and checked, then (a
-    second pass over the corpus: `over_batches(function)` yields function(token lists,
-    labels) of each batch, in order) the documents holding a pruned token for presence
-    features with UNK, or the tf-idf sums for tf-idf features. `corpus` is the model's record of what it was trained on,
-    `file_info` what it holds of the file it stands for (a replayed one's: its pending records)
-    (nbtext.classifier.model.NaiveBayes)."""
+def model_of_table(
+    settings, table, journal, over_batches, corpus=None, min_classes=None, file_info=None, classes_as_read=False
+):
+    """The model of a finished count table: its classes checked (labels.class_problem; with
+    `classes_as_read`, the classes of a model file replayed with its pending records, as its
+    reader checked them: labels.label_problem, since an older build's may hold a class named
+    unsure), the vocabulary pruned and checked, then (a second pass over the corpus:
+    `over_batches(function)` yields function(token lists, labels) of each batch, in order)
+    the documents holding a pruned token for presence features with UNK, or the tf-idf sums
+    for tf-idf features. `corpus` is the model's record of what it was trained on,
+    `file_info` what it holds of the file it stands for (a replayed one's: its pending
+    records) (nbtext.classifier.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
     for label in classes:
-        if problem := (label_problem if file_info is not None else class_problem)(label):
+        if problem := (label_problem if classes_as_read else class_problem)(label):
             raise NbtextError(problem)
     if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
         raise NbtextError(
@@ -370,6 +373,7 @@ def replayed(model, records, to_score=None):
             "pending_fold": COMPACT_AFTER,
             "written_calibration": model.calibration,
         },
+        classes_as_read=True,
     )
     if exact:
         return sample.calibrated(changed)

@@ -23,7 +23,7 @@ from io import TextIOWrapper
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.labels import classes_problem, label_problem
+from nbtext.labels import class_problem, label_problem
 from nbtext.reading.documents import (
     MBOX_SNIFF,
     PAUSE,
@@ -323,13 +323,11 @@ def labelled_input(
     With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error.
     Each document is read up to `max_bytes`; an IMAP folder's server is reached with `imap_access`.
     With `classes_made` (train: CLASS_DIR labels become the classes of a model written now), a
-    label no such class may have (labels.class_problem) is refused before anything is read."""
+    label no such class may have is refused before anything is read (see class_sources)."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:
         raise NbtextError("give CLASS_DIR..., or --table FILE, or --fasttext FILE (one of them)")
-    sources = class_sources(class_dirs) if class_dirs else []
-    if classes_made and (problem := classes_problem(label for label, _ in sources)):
-        raise NbtextError(problem)
+    sources = class_sources(class_dirs, classes_made=classes_made) if class_dirs else []
     paths = [path for _, path in sources] if class_dirs else [table if fasttext is None else fasttext]
     for path in paths if twice else ():
         if not _rereadable(path):
@@ -506,9 +504,12 @@ def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_o
             yield from documents(path, separator, max_bytes=max_bytes, imap_access=imap_access)
 
 
-def class_sources(specs, urls=False):
+def class_sources(specs, urls=False, classes_made=False):
     """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or
-    `LABEL=PATH`; with `urls`, a PATH may be a URL (not checked here: the workers read it)."""
+    `LABEL=PATH`; with `urls`, a PATH may be a URL (not checked here: the workers read it).
+    Each label is checked before anything is read: one no class may have (labels.label_problem),
+    or with `classes_made` (the labels become the classes of a model written now: train, on
+    this machine or a cluster) one no class of such a model may have (labels.class_problem)."""
     sources = []
     for spec in specs:
         if not os.path.exists(spec) and "=" in spec.split("://")[0]:
@@ -527,7 +528,7 @@ def class_sources(specs, urls=False):
                 label = label.rsplit(".", 1)[0]
         if is_url(path) and not urls and not is_imap(path):
             raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
-        if problem := label_problem(label):  # found before anything is read
+        if problem := (class_problem if classes_made else label_problem)(label):  # found before anything is read
             raise NbtextError(problem)
         if not is_url(path) or is_imap(path):
             check_path(path)
@@ -535,12 +536,13 @@ def class_sources(specs, urls=False):
     return sources
 
 
-def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True):
-    """[(label, path)] of CLASS_DIR arguments, a folder or file given twice read once (with
-    a warning, unless not `say_twice`). A class folder with no documents is an error, found
-    before any is read, or with `empty_ok` (an update: nothing to learn there) left out."""
+def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True, classes_made=False):
+    """[(label, path)] of CLASS_DIR arguments (class_sources's, checked as `classes_made`
+    says), a folder or file given twice read once (with a warning, unless not `say_twice`).
+    A class folder with no documents is an error, found before any is read, or with
+    `empty_ok` (an update: nothing to learn there) left out."""
     sources, seen = [], {}
-    for label, path in class_sources(specs, urls):
+    for label, path in class_sources(specs, urls, classes_made):
         real = path if is_url(path) else os.path.realpath(path)
         if real in seen:  # the same folder or file twice: its documents count once
             if say_twice:

@@ -91,7 +91,7 @@ def _model_said(model):
     per_class = ", ".join(f"{label} {int(n):,}" for label, n in zip(model.classes, model.class_count))
     unk = " + UNK" if model.has_unk else ""
     cutoff = spam_cutoff_said(model.calibration, model.classes)  # train --max-ham-flagged's
-    own = model.settings.get("unsure_below")  # train --unsure-below's
+    own = model.unsure_threshold()  # train --unsure-below's
     decision = "; ".join(([cutoff] if cutoff else []) + ([_unsure_said(own)] if own is not None else []))
     return (
         f"{model.event_model} model (λ={model.alpha:g}) of "
@@ -238,7 +238,7 @@ def format_report(report, terminal=False):
             value = report[key]
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
     if report.get("unsure_below") is not None:  # (the command's, or the model's own: train --unsure-below)
-        lines.append(f"unsure below\t{report['unsure_below']:.15g}")
+        lines.append(f"unsure below\t{threshold_said(report['unsure_below'])}")
     if "unsure_errors" in report:
         lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
     lines.append("")
@@ -334,7 +334,7 @@ def online_table(report):
         u = report["unsure"]
         cutoff = cutoff_of(u)  # (its value None: no cut-off, --unsure-below alone)
         band = " or ".join(
-            ([f"p < {u['threshold']:.15g}"] if u.get("threshold") is not None else [])  # (0.9999999 is not 1)
+            ([f"p < {threshold_said(u['threshold'])}"] if u.get("threshold") is not None else [])
             + (
                 [cutoff.unsure_band(report.get("negative", "the other class"))]
                 if cutoff is not None and cutoff.value is not None
@@ -366,9 +366,16 @@ def crossval_table(folds, seed, results, terminal=False):
     return aligned(lines) if terminal else "\n".join(lines)
 
 
+def threshold_said(p):
+    """An --unsure-below `p` (a command's, or a model's own) as every report says it: the
+    shortest digits that read back as it (0.9999999 is not 1, nor 0.9999999999999999), a whole
+    number without '.0' (0 and 1, as given)."""
+    return repr(float(p)).removesuffix(".0")
+
+
 def _unsure_said(p):
     """A model's own --unsure-below `p` (train --unsure-below) in words: train's summary's."""
-    return f"unsure when the winning class's probability is below {p!r}"
+    return f"unsure when the winning class's probability is below {threshold_said(p)}"
 
 
 def _unsure_below_words(p, n_classes):

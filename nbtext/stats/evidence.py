@@ -98,20 +98,12 @@ def used_cells_of(document, column, terms, cap):
     """The cells (`document` ascending, `column` ascending within each, `terms` their
     (cells, classes) terms) that score their documents under `cap`, as used_features
     chooses them: a boolean mask. Per class, one sort of the cells that lead for it by
-    (document, −lead, column), whole documents at a time (document_blocks)."""
+    (document, −lead, column). The caller holds the terms of these cells at once: a batch's
+    are made and chosen a run of whole documents at a time (document_blocks)."""
     import numpy as np
 
     if terms.shape[1] < 2:  # (of one class, every feature: as used_features)
         return np.ones(len(document), dtype=bool)
-    used = np.zeros(len(document), dtype=bool)
-    for start, end in document_blocks(document, terms.shape[1]):
-        used[start:end] = _used_in(document[start:end], column[start:end], terms[start:end], cap)
-    return used
-
-
-def _used_in(document, column, terms, cap):
-    import numpy as np
-
     n_classes = terms.shape[1]
     order_of_classes = np.argsort(-terms, axis=1, kind="stable")
     rows = np.arange(len(terms))
