@@ -302,7 +302,7 @@ def test_tone_on_the_command_line(tmp_path):
         ["--online", "--learn", "all", "--tone-margin", "3"],
     ):
         result = run("eval", *args, *folders)
-        assert result.exit_code == 2 and "--tone-margin goes with --online --learn tone" in result.stderr
+        assert result.exit_code == 2 and "--tone-margin goes with --learn tone" in result.stderr
     for margin in ("-1", "nan"):  # (nan was taken, and learned only the errors)
         result = run("eval", "--online", "--learn", "tone", "--tone-margin", margin, *folders)
         assert result.exit_code == 2 and "--tone-margin" in result.stderr

@@ -254,7 +254,7 @@ def test_predict_keeps_the_combinations_that_mean_something(demo_model, tmp_path
     "args, said",
     [
         (["train", "-m", "{tmp}/m", "{spam}", "{ham}"], "-m/--model-file goes with --update"),
-        (["eval", "--folds", "3", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
+        (["eval", "--folds", "3", "--learn", "errors", "{spam}", "{ham}"], "--learn errors goes with --online"),
         (["eval", "-m", "{model}", "--learn", "all", "{spam}", "{ham}"], "--learn goes with --online"),
         (["eval", "-m", "{model}", "--compare", "multinomial,bernoulli", "{spam}"], "--compare goes with --folds"),
         (["eval", "--online", "--compare", "multinomial,bernoulli", "{spam}", "{ham}"], "--compare goes with --folds"),

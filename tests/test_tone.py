@@ -173,9 +173,17 @@ def test_update_and_forget_of_a_tone_model_learn_what_they_are_given(tmp_path):
         *UNCALIBRATED,
         *as_folders(tmp_path / "d", chosen + [(p, "spam") for p in left]),
     )
-    assert with_learning(tmp_path / "all.model", MARGIN) == model.read_bytes()
+    assert with_learning(tmp_path / "all.model", MARGIN) == folded(model)  # (a few: through the pending section)
     assert run("forget", "-q", "-m", model, str(extra)).exit_code == 0
-    assert model.read_bytes() == before
+    assert folded(model) == before
+
+
+def folded(path):
+    """The bytes of the model file at `path` with its pending section folded in, as the full
+    way writes them."""
+    out = path.with_name(path.name + ".folded")
+    nbtext.load(str(path), fold=True).save(str(out))
+    return out.read_bytes()
 
 
 def test_the_python_api_trains_the_same_model(tmp_path):
@@ -384,3 +392,59 @@ def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_pa
     assert result.exit_code == 0 and "warning" not in result.stderr, result.stderr
     assert load_model(str(path)).calibration == c
     one_line_error(run("merge", "-o", tmp_path / "m", path, budgeted), "--learn tone model's temperature")
+
+
+# --- eval --folds --learn tone: each fold's model is the TONE training of the other folds ----------
+@pytest.mark.parametrize(
+    "options, margin",
+    [({"features": "binary", "min_count": 1}, MARGIN), ({"model": "fisher"}, FISHER_MARGIN)],
+    ids=["multinomial", "fisher"],
+)
+def test_each_fold_of_eval_folds_learns_what_train_learn_tone_learns(options, margin):
+    """Each fold's guesses are those of `train --learn tone` of the other folds' documents
+    (the Python API's training, an independent path: it reads, tokenizes and passes them
+    itself), and they differ from learning every document (the pass chose some)."""
+    import json
+
+    from nbtext.classifier.settings import make_settings
+    from nbtext.jobs.crossval import held_out_guesses, stratified_folds
+    from nbtext.reading.documents import Document, tokenized
+
+    paths = corpus()
+    data, labels = [p.read_bytes() for p, _ in paths], [label for _, label in paths]
+    options = {**options, "alpha": 0.1, "calibration": "none"}
+    settings = make_settings(**options, learn="tone", tone_margin=margin).resolved(0, len(data))
+    folds = stratified_folds(labels, 3, 0)
+    kept, token_lists = tokenized(
+        make_tokenizer(settings["tokenizer"]), [Document(str(i), d, l) for i, (d, l) in enumerate(zip(data, labels))]
+    )
+    keys = [document_key(doc.data) for doc in kept]
+    every = make_settings(**options).resolved(0, len(data))
+    differs, accuracies = False, []
+    for f in range(3):
+        test, guesses, _ = held_out_guesses(settings, token_lists, labels, folds, keys, f)
+        train = [i for i in range(len(data)) if folds[i] != f]
+        model = nbtext.train(
+            [data[i] for i in train], [labels[i] for i in train], learn="tone", tone_margin=margin, **options
+        )
+        assert guesses == list(model.predict([data[i] for i in test]))
+        differs |= guesses != held_out_guesses(every, token_lists, labels, folds, keys, f)[1]
+        accuracies.append(sum(g == labels[i] for g, i in zip(guesses, test)) / len(test))
+    assert differs
+    result = run(
+        "eval", "--folds", "3", "--format", "json", "--learn", "tone", "--tone-margin", margin,
+        *[a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", v)], MAIL / "spam", MAIL / "ham",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    (report,) = json.loads(result.stdout)["models"].values()
+    assert [fold["accuracy"] for fold in report["folds"]] == accuracies  # the command line's folds: the same
+
+
+def test_eval_learns_by_train_rules_with_folds_and_by_the_online_ones_online(tmp_path, demo_model):
+    for args, says in [
+        (["--folds", "3", "--learn", "errors"], "--learn errors goes with --online"),
+        (["-m", demo_model, "--learn", "tone"], "--learn goes with --online (what the run learns) or --folds"),
+        (["--folds", "3", "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
+    ]:
+        result = run("eval", *args, MAIL / "spam", MAIL / "ham")
+        assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr

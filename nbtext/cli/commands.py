@@ -424,7 +424,8 @@ def evaluate(
     With --folds K there is no model file: the train options are cross-validated
     (stratified K-fold, shuffled with --seed) on the labelled documents, and the mean and
     standard deviation of accuracy and macro-F1 are printed (every fold with --format
-    json). --compare runs several event models on the same folds.
+    json). Each fold's model learns the other folds as train would (--learn tone: what one
+    TONE pass over them learns). --compare runs several event models on the same folds.
 
     With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
     are classified one at a time by the model (multinomial, or fisher) of those learned before, each
@@ -441,6 +442,7 @@ def evaluate(
       nbtext eval --plot report.png test/spam test/ham
       nbtext eval --folds 10 --alpha 0.1 spam/ ham/
       nbtext eval --folds 5 --compare multinomial,bernoulli news/*
+      nbtext eval --folds 5 --learn tone --features binary --min-count 1 spam/ ham/
       nbtext eval --online --learn errors spam/ ham/
       nbtext eval --online --learn tone --features binary --min-count 1 spam/ ham/
     """
@@ -452,6 +454,8 @@ def evaluate(
             check_plot_path(plot)
         # (what does nothing beside what, --folds with -m, --online with -m's train options: cli.options.REFUSED)
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
+        if folds is not None and typed_options(["learn"]):  # (train's --learn: what each fold's model learns)
+            settings = {**settings, "learn": learn, "tone_margin": tone_margin}
         from nbtext.jobs.eval_command import evaluation
 
         kind, result, curves, done = evaluation(

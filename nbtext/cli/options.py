@@ -362,14 +362,23 @@ REFUSED = {
         ["password_command", "ca_file"],
         "{} goes with imap:// or imaps:// PATHs (it reaches their server)",
     ),
-    "eval without --online": Refusal(
-        ("eval",), lambda p, typed: not p["online"], ["learn"], "{} goes with --online (what the run learns)"
+    "eval without --online or --folds": Refusal(
+        ("eval",),
+        lambda p, typed: not p["online"] and p["folds"] is None,
+        ["learn"],
+        "{} goes with --online (what the run learns) or --folds (what each fold's model learns)",
+    ),
+    "eval --folds, learning on error": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None and p["learn"] not in choices.TRAIN_LEARNING,
+        ["learn"],
+        "{} errors goes with --online: --folds trains each fold's model as train does (all, or tone)",
     ),
     "eval without --learn tone": Refusal(
         ("eval",),
         lambda p, typed: p["learn"] != "tone",
         ["tone_margin"],
-        "{} goes with --online --learn tone (the margin of the messages it learns though right)",
+        "{} goes with --learn tone (the margin of the messages it learns though right)",
     ),
     "train without --learn tone": Refusal(
         ("train",),
@@ -504,7 +513,8 @@ online_options = options(
         default="errors",
         help=(
             "--online: learn each document when misclassified (errors), also when its log-odds are within "
-            "--tone-margin of even (tone: train on or near error), or every one (all)."
+            "--tone-margin of even (tone: train on or near error), or every one (all). --folds: each fold's "
+            "model learns as train --learn does (all, or tone: what one TONE pass learns)."
         ),
     ),
     tone_margin_option,

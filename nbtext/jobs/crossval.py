@@ -10,11 +10,12 @@ from functools import partial
 
 import numpy as np
 
+from nbtext.choices import learned_by_tone
 from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, unread_by_all
 from nbtext.errors import NbtextError
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
-from nbtext.reading.documents import tokenized
+from nbtext.reading.documents import document_key, tokenized
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.metrics import evaluate
 
@@ -69,11 +70,13 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
             f"fewer than --folds {k} (try fewer folds)"
         )
     fold = stratified_folds(labels, k, seed)
+    # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
+    keys = [document_key(doc.data) for doc in kept] if any(map(learned_by_tone, settings_of.values())) else None
     results = {}
     for name in models:
         settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
         folds = []
-        run = partial(held_out_guesses, settings, token_lists, labels, fold)
+        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys)
         for f, (test, guesses, classes) in enumerate(ordered_runs(run, range(k), jobs)):
             report = evaluate([labels[i] for i in test], guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
@@ -89,11 +92,20 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     return results
 
 
-def held_out_guesses(settings, token_lists, labels, fold, f):
+def held_out_guesses(settings, token_lists, labels, fold, keys, f):
     """(the indices of fold f's documents, the label a model of the other folds gives each,
-    that model's classes): one step of K-fold cross-validation of tokenized documents."""
+    that model's classes): one step of K-fold cross-validation of tokenized documents. The
+    model learns the other folds' documents as train would: all of them, or (--learn tone)
+    those one TONE pass over them learns, taken in the order of their journal `keys`."""
     train = np.flatnonzero(fold != f).tolist()
     test = np.flatnonzero(fold == f).tolist()
+    if learned_by_tone(settings):
+        from nbtext.jobs.online import tone_learned
+
+        learned = tone_learned(
+            [token_lists[i] for i in train], [labels[i] for i in train], [keys[i] for i in train], settings
+        )
+        train = [i for i, was in zip(train, learned) if was]
     model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
     guesses = [
         model.classes[j]

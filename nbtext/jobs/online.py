@@ -357,10 +357,19 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         keys += kept_keys
         seen.learn(Learned(zip(kept_keys, (doc.label for doc in kept)), mail))
     settings = settings.resolved(seen.mail_documents, len(documents))
-    classes = sorted({doc.label for doc in documents})
     labels = [doc.label for doc in documents]
-    if len(classes) < 2:  # (nothing to tell apart: training says so)
-        return documents, (token_lists, labels, [True] * len(labels)), settings
+    learned = tone_learned(token_lists, labels, keys, settings)
+    return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
+
+
+def tone_learned(token_lists, labels, keys, settings):
+    """[whether one TONE pass learns each document] of documents of `token_lists` and
+    `labels` (tokenized with `settings`, resolved), taken in the order of their journal
+    `keys` then labels, as tone_chosen says: every one when there is one class (nothing to
+    tell apart: training says so)."""
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        return [True] * len(labels)
     EVENT_MODELS[settings["event_model"]].check_classes(classes)  # (before its form is made of them)
     online = OnlineMultinomial(
         classes,
@@ -372,8 +381,8 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         presence=settings["features"] == "binary",
         max_evidence=settings.get("max_evidence"),
     )
-    learned = [False] * len(documents)
-    for i in sorted(range(len(documents)), key=lambda i: (keys[i], labels[i])):
+    learned = [False] * len(labels)
+    for i in sorted(range(len(labels)), key=lambda i: (keys[i], labels[i])):
         learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
     if len(learned_classes := sorted({label for label, was in zip(labels, learned) if was})) < 2:
         raise NbtextError(  # (else training says it got one class, of a corpus of two or more)
@@ -381,7 +390,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
             f"the model of {', '.join(map(repr, classes))} would have nothing to tell apart: give a larger "
             "--tone-margin, or more documents"
         )
-    return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
+    return learned
 
 
 def _chained(first, rest):
