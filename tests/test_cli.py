@@ -472,7 +472,7 @@ def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(
     "args, message",
     [
         (["eval", "--folds", "3", "-m", "MODEL"], "-m/--model-file goes with eval of a model"),
-        (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below goes with eval of a model"),
+        (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below on its folds' models' own probabilities"),
         (
             ["eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--model", "bernoulli"],
             "--model does not go with --compare",

@@ -78,7 +78,8 @@ def test_compare_runs_every_model_on_the_same_folds():
     table = run("eval", "--folds", "4", "--compare", "multinomial,bernoulli", *folders)
     assert table.exit_code == 0
     rows = table.stdout.splitlines()[2:]
-    assert [r.split()[0] for r in rows] == ["multinomial", "bernoulli"]
+    assert [r.split()[0] for r in rows[:2]] == ["multinomial", "bernoulli"]
+    assert [r.split()[0] for r in rows[-2:]] == ["multinomial", "bernoulli"]  # (of two classes: spam missed, ...)
     result = json.loads(
         run("eval", "--folds", "4", "--compare", "multinomial,bernoulli", "--format", "json", *folders).stdout
     )
@@ -159,3 +160,54 @@ def test_eval_s_work_runs_from_the_library_without_click():
     assert printed["models"]["multinomial"]["folds"] == result["models"]["multinomial"]["folds"]
     imported = "import sys, nbtext.jobs.eval_command; print('click' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", imported], capture_output=True, text=True).stdout == "False\n"
+
+
+@pytest.mark.parametrize("tone", [False, True], ids=["learn all", "learn tone"])
+def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_split(tmp_path, tone):
+    """eval --folds --unsure-below of two classes: per fold, the spam missed (unsure among
+    them) and ham flagged are those of `train` (--calibration none) on the other folds' files,
+    then `predict --unsure-below` of the fold's files: the command line's own path, files on
+    disk, each split's model written and read back."""
+    options = ["--features", "binary", "--min-count", "1", "--alpha", "1", "--calibration", "none"]
+    options += ["--learn", "tone", "--tone-margin", "6"] if tone else []
+    folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    paths = [(path, folder.name) for folder in folders for path in sorted(folder.iterdir())]  # as eval reads them
+    folds = stratified_folds([label for _, label in paths], 3, 0)
+    result = run("eval", "--folds", "3", "--format", "json", *options, "--unsure-below", "0.9", *folders)
+    assert result.exit_code == 0, result.stderr
+    (report,) = json.loads(result.stdout)["models"].values()
+    assert report["positive"] == "spam" and report["negative"] == "ham"
+    for f, fold in enumerate(report["folds"]):
+        split = tmp_path / str(f)
+        for (path, label), g in zip(paths, folds):
+            target = split / ("test" if g == f else "train") / label / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+        model = split / "m.model"
+        assert (
+            run("train", "-q", *options, "-o", model, split / "train" / "spam", split / "train" / "ham").exit_code == 0
+        )
+        decided = {}
+        for label in ("spam", "ham"):
+            lines = run("predict", "-m", model, "--unsure-below", "0.9", split / "test" / label).stdout.splitlines()
+            decided[label] = Counter(line.split("\t")[1] for line in lines)
+        assert fold["missed"] == decided["spam"]["ham"] + decided["spam"]["unsure"]
+        assert fold["unsure"] == decided["spam"]["unsure"] + decided["ham"]["unsure"]
+        assert fold["flagged"] == decided["ham"]["spam"]
+    assert sum(fold["unsure"] for fold in report["folds"]) > 0  # (the band decided something)
+    text = run("eval", "--folds", "3", *options, "--unsure-below", "0.9", *folders).stdout
+    missed, flagged = (sum(fold[key] for fold in report["folds"]) for key in ("missed", "flagged"))
+    assert text.splitlines()[-1].split("\t") == [
+        "multinomial",
+        f"{missed}",
+        f"{sum(fold['unsure'] for fold in report['folds'])}",
+        f"{flagged}",
+        f"{missed + flagged}",
+    ]
+
+
+def test_the_folds_decide_by_unsure_below_only_uncalibrated(tmp_path):
+    """A calibrated model's probabilities are not its folds' (they are never calibrated):
+    --unsure-below without --calibration none is refused in one line."""
+    result = run("eval", "--folds", "3", "--unsure-below", "0.9", DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert result.exit_code == 2 and "give --calibration none" in result.stderr and result.stderr.count("\n") == 1

@@ -422,13 +422,13 @@ def test_each_fold_of_eval_folds_learns_what_train_learn_tone_learns(options, ma
     every = make_settings(**options).resolved(0, len(data))
     differs, accuracies = False, []
     for f in range(3):
-        test, guesses, _ = held_out_guesses(settings, token_lists, labels, folds, keys, f)
+        test, guesses, _, _ = held_out_guesses(settings, token_lists, labels, folds, keys, None, f)
         train = [i for i in range(len(data)) if folds[i] != f]
         model = nbtext.train(
             [data[i] for i in train], [labels[i] for i in train], learn="tone", tone_margin=margin, **options
         )
         assert guesses == list(model.predict([data[i] for i in test]))
-        differs |= guesses != held_out_guesses(every, token_lists, labels, folds, keys, f)[1]
+        differs |= guesses != held_out_guesses(every, token_lists, labels, folds, keys, None, f)[1]
         accuracies.append(sum(g == labels[i] for g, i in zip(guesses, test)) / len(test))
     assert differs
     result = run(

@@ -428,9 +428,16 @@ REFUSED = {
     "eval --folds, a model": Refusal(
         ("eval",),
         lambda p, typed: p["folds"] is not None,
-        ["model_path", "unsure_below"],
+        ["model_path"],
         "--folds cross-validates the train options and reads no model: {} goes with eval of a model "
         "(eval -m MODEL) or --online",
+    ),
+    "eval --folds, calibrated": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None and p["calibration"] != "none",
+        ["unsure_below"],
+        "--folds decides by {} on its folds' models' own probabilities, which are not calibrated: give "
+        "--calibration none (the models it stands for), or judge a calibrated model by eval -m MODEL",
     ),
     "predict --is": Refusal(
         ("predict",),

@@ -13,6 +13,7 @@ import numpy as np
 from nbtext.choices import learned_by_tone
 from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, unread_by_all
 from nbtext.errors import NbtextError
+from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
 from nbtext.reading.documents import document_key, tokenized
@@ -39,8 +40,14 @@ def stratified_folds(labels, k, seed):
     return fold
 
 
-def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs=1, **options):
-    """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}.
+def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs=1, unsure_below=None, **options):
+    """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}; of
+    two classes also, per fold, the documents of the positive class (labels.positive_class,
+    the model's "positive") its model does not decide to be of it (`missed`, those left
+    unsure among them) and those of the other class it decides are (`flagged`), and
+    `unsure`, the documents it leaves unsure: with `unsure_below`, below that probability
+    (its models are not calibrated: the probabilities of a model trained with
+    --calibration none).
 
     `documents` are labelled Documents; `models` the event models to compare (the other
     options are shared). `on_fold(model, fold, report)` is told of each fold as it finishes
@@ -76,15 +83,19 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     for name in models:
         settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
         folds = []
-        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys)
-        for f, (test, guesses, classes) in enumerate(ordered_runs(run, range(k), jobs)):
-            report = evaluate([labels[i] for i in test], guesses, classes)
+        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys, unsure_below)
+        for f, (test, guesses, classes, decided) in enumerate(ordered_runs(run, range(k), jobs)):
+            truth = [labels[i] for i in test]
+            report = evaluate(truth, guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
+            if len(counts) == 2:
+                folds[-1].update(_two_classes(truth, decided, positive_class(counts), unsure_below is not None))
             if on_fold is not None:
                 on_fold(name, f, folds[-1])
         results[name] = {
             "alpha": settings["alpha"],
             "smooths": EVENT_MODELS[name].smooths,
+            **(_sides(counts) if len(counts) == 2 else {}),
             "folds": folds,
             **_spread(folds, "accuracy"),
             **_spread(folds, "macro_f1"),
@@ -92,11 +103,29 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     return results
 
 
-def held_out_guesses(settings, token_lists, labels, fold, keys, f):
-    """(the indices of fold f's documents, the label a model of the other folds gives each,
-    that model's classes): one step of K-fold cross-validation of tokenized documents. The
-    model learns the other folds' documents as train would: all of them, or (--learn tone)
-    those one TONE pass over them learns, taken in the order of their journal `keys`."""
+def _sides(classes):
+    """{"positive", "negative"} of two classes (labels.positive_class)."""
+    positive = positive_class(classes)
+    return {"positive": positive, "negative": next(c for c in classes if c != positive)}
+
+
+def _two_classes(truth, decided, positive, unsure):
+    """What a fold's model of two classes decided of its documents: {"missed", "flagged"}
+    (and `unsure`: "unsure"), as cross_validate says."""
+    counts = {
+        "missed": sum(t == positive and d != positive for t, d in zip(truth, decided)),
+        "flagged": sum(t != positive and d == positive for t, d in zip(truth, decided)),
+    }
+    return {**counts, "unsure": decided.count("unsure")} if unsure else counts
+
+
+def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f):
+    """(the indices of fold f's documents, the most probable class a model of the other
+    folds gives each, that model's classes, what it decides of each: that class, or with
+    `unsure_below` 'unsure' below it, as the model decides): one step of K-fold
+    cross-validation of tokenized documents. The model learns the other folds' documents as
+    train would: all of them, or (--learn tone) those one TONE pass over them learns, taken
+    in the order of their journal `keys`."""
     train = np.flatnonzero(fold != f).tolist()
     test = np.flatnonzero(fold == f).tolist()
     if learned_by_tone(settings):
@@ -107,11 +136,12 @@ def held_out_guesses(settings, token_lists, labels, fold, keys, f):
         )
         train = [i for i, was in zip(train, learned) if was]
     model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
-    guesses = [
-        model.classes[j]
-        for j in model.joint_log_likelihood_of_tokens([token_lists[i] for i in test]).argmax(axis=1).tolist()
-    ]
-    return test, guesses, model.classes
+    jll, lengths = model.jll_and_lengths([token_lists[i] for i in test])
+    guesses = [model.classes[j] for j in jll.argmax(axis=1).tolist()]
+    if unsure_below is None:
+        return test, guesses, model.classes, guesses
+    decided = [model.decide(p, unsure_below)[0] for p in np.exp(model.posterior(jll, lengths))]
+    return test, guesses, model.classes, decided
 
 
 def _spread(folds, metric):

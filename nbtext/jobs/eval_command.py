@@ -38,7 +38,7 @@ def evaluation(
     cross_validate's, and `online_steps(n)` gives the online run's on_step for n documents
     (or None)."""
     if folds is not None:
-        return _cross_validated(inputs, settings, jobs, folds, seed, compare, skipped, progress, on_fold)
+        return _cross_validated(inputs, settings, unsure_below, jobs, folds, seed, compare, skipped, progress, on_fold)
     columns = model.settings["tokenizer"].get("columns") if model else None
     if learn is not None and columns is not None:  # (said before its table is asked for)
         raise NbtextError(f"eval --online runs a multinomial model of counts, and {model_name} is a categorical one")
@@ -62,7 +62,7 @@ def evaluation(
     return "report", report, curves, report["n"] + report.get("unsure", 0)
 
 
-def _cross_validated(inputs, settings, jobs, folds, seed, compare, skipped, progress, on_fold):
+def _cross_validated(inputs, settings, unsure_below, jobs, folds, seed, compare, skipped, progress, on_fold):
     from nbtext.classifier.settings import table_rows_model
     from nbtext.jobs.crossval import cross_validate
     from nbtext.stats.event_models import EVENT_MODELS
@@ -76,6 +76,7 @@ def _cross_validated(inputs, settings, jobs, folds, seed, compare, skipped, prog
         )
     settings = with_table_columns({**settings, "model": models[0]}, inputs)  # (--model is refused with --compare)
     docs = progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading", inputs["class_dirs"], True)
-    results = cross_validate(docs, folds, seed, models, skipped, on_fold, jobs, **settings)
+    results = cross_validate(docs, folds, seed, models, skipped, on_fold, jobs, unsure_below, **settings)
     done = sum(f["n"] for f in next(iter(results.values()))["folds"])
-    return "crossval", {"folds": folds, "seed": seed, "models": results}, None, done
+    decision = {"unsure_below": unsure_below} if unsure_below is not None else {}
+    return "crossval", {"folds": folds, "seed": seed, **decision, "models": results}, None, done

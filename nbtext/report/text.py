@@ -300,7 +300,7 @@ def evaluation_text(kind, result, output_format, terminal=False):
             return json_line({**result, "models": models})
         return json_line({k: v for k, v in result.items() if k not in ("scores", "labels")})
     if kind == "crossval":
-        return crossval_table(result["folds"], result["seed"], result["models"], terminal)
+        return crossval_table(result["folds"], result["seed"], result["models"], terminal, result.get("unsure_below"))
     return online_table(result) if kind == "online" else format_report(result, terminal)
 
 
@@ -350,9 +350,11 @@ def online_table(report):
     return "\n".join(lines)
 
 
-def crossval_table(folds, seed, results, terminal=False):
-    """The cross-validation table: mean ± standard deviation per model (tab-separated; for
-    a `terminal`, its columns padded to line up instead)."""
+def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
+    """The cross-validation table: mean ± standard deviation per model, and of two classes
+    what each model decided, summed over the folds: the positive class's documents missed
+    (those left unsure below `unsure_below` among them), the other's flagged, and the errors
+    they make (tab-separated; for a `terminal`, its columns padded to line up instead)."""
     lines = [
         f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
         "model\tλ\taccuracy\tmacro F1",
@@ -363,7 +365,30 @@ def crossval_table(folds, seed, results, terminal=False):
             f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
             f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}"
         )
-    return aligned(lines) if terminal else "\n".join(lines)
+    table = aligned(lines) if terminal else "\n".join(lines)
+    first = next(iter(results.values()))
+    if "positive" not in first:
+        return table
+    positive, negative = first["positive"], first["negative"]
+    unsure = "" if unsure_below is None else f"; unsure below {threshold_said(unsure_below)}, counted as {negative}"
+    lines = [
+        f"summed over the folds ({positive} the positive class{unsure})",
+        f"model\t{positive} missed\t"
+        + ("unsure\t" if unsure_below is not None else "")
+        + f"{negative} flagged\terrors",
+    ]
+    for name, r in results.items():
+        summed = {
+            key: sum(fold[key] for fold in r["folds"])
+            for key in ("missed", "flagged", "unsure")
+            if key in r["folds"][0]
+        }
+        lines.append(
+            f"{name}\t{summed['missed']:,}\t"
+            + (f"{summed['unsure']:,}\t" if "unsure" in summed else "")
+            + f"{summed['flagged']:,}\t{summed['missed'] + summed['flagged']:,}"
+        )
+    return table + "\n\n" + (aligned(lines) if terminal else "\n".join(lines))
 
 
 def threshold_said(p):
