@@ -555,3 +555,28 @@ def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path,
 
     with pytest.raises(NbtextError, match=REFUSED_UNSURE):  # (a cluster's: before its client is asked)
         train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["eval", "--folds", "2"], ["eval", "--online"], ["eval", "--online", "-m", "{plain}"]],
+    ids=["folds", "online from nothing", "online from a model"],
+)
+def test_every_eval_that_makes_classes_refuses_unsure_before_it_reads_a_document(
+    models, tmp_path, monkeypatch, command
+):
+    """eval --folds trains a model of its labels in each fold: it read the whole corpus (its
+    'skipped' lines said so) before refusing a class named unsure, which a training refuses
+    before it reads a document (reading.sources.class_sources, classes_made). An online run
+    makes a class of each label its model lacks, and checks them before a document is read."""
+    from nbtext.reading import documents
+
+    def read(*args, **kwargs):
+        raise AssertionError("a document was read")
+
+    monkeypatch.setattr(documents, "read_cut", read)
+    folder = tmp_path / "unsure"
+    folder.mkdir()
+    (folder / "a.txt").write_text("maybe")
+    args = [arg.format(plain=models[1]) for arg in command]
+    one_line_error(run(*args, "-j", "1", MAIL / "train" / "spam", folder), REFUSED_UNSURE)
