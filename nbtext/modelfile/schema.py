@@ -360,9 +360,10 @@ def check_settings_record(settings):
     headers = _is(tokenizer["headers"], list, "the mail headers")
     if not all(isinstance(h, str) for h in headers):
         raise ValueError("bad mail headers")
-    for key in FEATURE_KEYS:
-        if key not in settings:
-            continue  # files of nbtext's first builds: the event model's defaults
+    given = [key for key in FEATURE_KEYS if key in settings]  # (none in files of nbtext's first builds: defaults)
+    if given and len(given) < len(FEATURE_KEYS):  # every later build wrote them all, and readers read them so
+        raise ValueError(f"feature settings without {', '.join(k for k in FEATURE_KEYS if k not in given)}")
+    for key in given:
         value = settings[key]
         allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)
         if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:
