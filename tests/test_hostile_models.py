@@ -502,3 +502,43 @@ def test_a_model_relabelled_as_another_event_model_is_refused_by_every_path(tmp_
     for documents in (["-"], ["-", "-"]):
         result = run("predict", "-m", path, *documents, input="cheap pills")
         assert result.exit_code == 1 and "corrupt" in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"features": "counts"}, {"features": "binary"}, {"model": "complement"}, {"model": "fisher"}],
+    ids=["counts", "presence", "tf-idf", "fisher"],
+)
+def test_a_settings_key_left_out_is_read_or_refused_alike_by_every_reader(tmp_path, options):
+    """Each key of the settings train writes (the tokenizer's too), left out of a model file:
+    the model loaded whole (info), the pure-Python path of one message (predict) and the
+    pending section's learner (train --update in place, which asks PureModel.follows_changes)
+    all read the file, or all refuse it in one line. A file without max_features passed the
+    validator, was scored by predict, said to be corrupt by info and raised a KeyError
+    traceback from train --update of a model that --min-count 1 leaves unpruned; a tf-idf
+    model without one of tf, idf or length_norm was shown by info and raised a KeyError
+    traceback from predict."""
+    import nbtext
+
+    model = nbtext.train(["cheap pills now", "lunch at noon"] * 3, ["spam", "ham"] * 3, min_count=1, **options)
+    source = tmp_path / "m.model"
+    model.save(str(source))
+    header, payload = parts(source.read_bytes())
+    keys = [f"settings.{key}" for key in header["settings"]]
+    keys += [f"settings.tokenizer.{key}" for key in header["settings"]["tokenizer"]]
+    (tmp_path / "one.txt").write_text("cheap pills again")
+    for key in keys:
+        path = tmp_path / "crafted.model"
+        path.write_bytes(assemble(with_key(header, key, ...), payload))
+        results = [
+            run("info", "-m", path),
+            run("predict", "-m", path, "-", input="cheap pills"),
+            run("predict", "-m", path, "-", "-", input="cheap pills"),  # (the model loaded whole)
+            run("train", "--update", "-m", path, f"spam={tmp_path / 'one.txt'}"),
+        ]
+        if any(result.exit_code == 0 for result in results):
+            assert all(result.exit_code == 0 for result in results), (key, [r.output for r in results])
+        else:
+            for result in results:
+                assert result.exception is None or isinstance(result.exception, SystemExit), (key, result.exception)
+                assert result.stderr.startswith(f"Error: {path} is corrupt") and result.stderr.count("\n") == 1

@@ -536,9 +536,24 @@ def test_an_online_run_refuses_a_class_named_unsure_as_a_training_does(models, t
     assert run("eval", "--online", "-m", models[1], MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
 
 
-def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path, monkeypatch):
-    """Refused once the whole corpus had been counted (on a cluster too): the labels of
-    CLASS_DIR arguments are known before anything is read, and are checked then."""
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "-o", "{model}"],
+        ["eval", "--folds", "2"],
+        ["eval", "--online"],
+        ["eval", "--online", "-m", "{plain}"],
+    ],
+    ids=["train", "eval --folds", "eval --online from nothing", "eval --online from a model"],
+)
+def test_every_command_that_makes_classes_refuses_unsure_before_it_reads_a_document(
+    models, tmp_path, monkeypatch, command
+):
+    """Refused once the whole corpus had been counted (train, on a cluster too; eval --folds,
+    which trains a model of them in each fold): the labels of CLASS_DIR arguments are known
+    before anything is read, and are checked then (reading.sources.class_sources,
+    classes_made). An online run makes a class of each label its model lacks, and checks
+    them before a document is read."""
     from nbtext.reading import documents
 
     def read(*args, **kwargs):
@@ -548,10 +563,11 @@ def test_train_refuses_a_class_named_unsure_before_it_reads_a_document(tmp_path,
     folder = tmp_path / "unsure"
     folder.mkdir()
     (folder / "a.txt").write_text("maybe")
-    result = run("train", "-j", "1", "-o", tmp_path / "m", MAIL / "train" / "spam", folder)
-    one_line_error(result, REFUSED_UNSURE)
-    from nbtext.errors import NbtextError
-    from nbtext.jobs.cluster import train_on_cluster
+    args = [arg.format(model=tmp_path / "m", plain=models[1]) for arg in command]
+    one_line_error(run(*args, "-j", "1", MAIL / "train" / "spam", folder), REFUSED_UNSURE)
+    if command[0] == "train":
+        from nbtext.errors import NbtextError
+        from nbtext.jobs.cluster import train_on_cluster
 
-    with pytest.raises(NbtextError, match=REFUSED_UNSURE):  # (a cluster's: before its client is asked)
-        train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])
+        with pytest.raises(NbtextError, match=REFUSED_UNSURE):  # (a cluster's: before its client is asked)
+            train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])

@@ -152,7 +152,8 @@ def test_the_files_order_their_names_and_workers_change_nothing(tmp_path, calibr
 def test_update_and_forget_of_a_tone_model_learn_what_they_are_given(tmp_path):
     """A tone model's --update learns the documents given, as for any model: the file of
     --learn all of the documents it had learned and those, the setting kept; forget unlearns
-    them. (Presence features without UNK: a binary model with UNK cannot be updated.)"""
+    them, through the pending section or the full way. (Presence features without UNK: a binary
+    model with UNK cannot be updated.)"""
     documents, options = corpus(), (*OPTIONS, "--unknown", "ignore")
     model = tmp_path / "tone.model"
     before = trained(

@@ -42,7 +42,7 @@ def evaluation(
     columns = model.settings["tokenizer"].get("columns") if model else None
     if learn is not None and columns is not None:  # (said before its table is asked for)
         raise NbtextError(f"eval --online runs a multinomial model of counts, and {model_name} is a categorical one")
-    docs = labelled_input(**inputs, columns=columns)
+    docs = labelled_input(**inputs, columns=columns)  # (an online run checks the classes it makes: evaluate_online)
     if learn is not None:
         from nbtext.jobs.online import evaluate_online
 
@@ -75,7 +75,8 @@ def _cross_validated(inputs, settings, unsure_below, jobs, folds, seed, compare,
             "different documents; compare one kind at a time"
         )
     settings = with_table_columns({**settings, "model": models[0]}, inputs)  # (--model is refused with --compare)
-    docs = progress(labelled_input(**inputs, columns=settings.get("columns"))(), "reading", inputs["class_dirs"], True)
+    docs = labelled_input(**inputs, columns=settings.get("columns"), classes_made=True)  # (each fold trains a model)
+    docs = progress(docs(), "reading", inputs["class_dirs"], True)
     results = cross_validate(docs, folds, seed, models, skipped, on_fold, jobs, unsure_below, **settings)
     done = sum(f["n"] for f in next(iter(results.values()))["folds"])
     decision = {"unsure_below": unsure_below} if unsure_below is not None else {}

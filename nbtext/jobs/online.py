@@ -21,6 +21,7 @@ from nbtext.choices import ONLINE_FEATURES
 from nbtext.cutoff import cutoff_of, report_fields
 from nbtext.errors import NbtextError
 from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
+from nbtext.stats.changes import document_counts
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
 from nbtext.stats.tempering import document_temperature
 
@@ -65,7 +66,7 @@ class OnlineMultinomial:
     def learn(self, tokens, label):
         k = self.row[label]
         self.class_count[k] += 1
-        for token, n in self._values(tokens):
+        for token, n in document_counts(tokens, self.presence).items():  # (1 a token with presence features)
             counts = self.counts.setdefault(token, [0.0] * len(self.classes))
             was_kept = sum(counts) >= self.min_count
             counts[k] += n
@@ -102,11 +103,6 @@ class OnlineMultinomial:
         e = [math.exp(v - top) for v in tempered]
         total = math.fsum(e)
         return [v / total for v in e], jll
-
-    def _values(self, tokens):
-        """(token, x_j) of a document's distinct tokens: its count, or 1 with presence features."""
-        counted = Counter(tokens)
-        return ((token, 1) for token in counted) if self.presence else counted.items()
 
     def _log_prior(self):
         from nbtext.classifier.purescore import log_prior

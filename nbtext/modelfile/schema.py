@@ -333,7 +333,9 @@ def check_settings_record(settings):
     if settings.get("prior") not in PRIORS or settings.get("unknown") not in UNKNOWN_MODES:
         raise ValueError("bad prior or unknown mode")
     _whole(settings.get("min_count"), "min_count", 1)
-    if settings.get("max_features") is not None:
+    if "max_features" not in settings:  # (every build wrote it, None for no --max-features; every reader reads it)
+        raise ValueError("the settings have no max_features")
+    if settings["max_features"] is not None:
         _whole(settings["max_features"], "max_features", 1)
     if "learn" in settings or "tone_margin" in settings:  # (absent: every document learned, --learn all)
         if not learned_by_tone(settings) or not is_tone_margin(settings.get("tone_margin")) or event.online is None:
@@ -358,9 +360,10 @@ def check_settings_record(settings):
     headers = _is(tokenizer["headers"], list, "the mail headers")
     if not all(isinstance(h, str) for h in headers):
         raise ValueError("bad mail headers")
-    for key in FEATURE_KEYS:
-        if key not in settings:
-            continue  # files of nbtext's first builds: the event model's defaults
+    given = [key for key in FEATURE_KEYS if key in settings]  # (none in files of nbtext's first builds: defaults)
+    if given and len(given) < len(FEATURE_KEYS):  # every later build wrote them all, and readers read them so
+        raise ValueError(f"feature settings without {', '.join(k for k in FEATURE_KEYS if k not in given)}")
+    for key in given:
         value = settings[key]
         allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)
         if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:

@@ -322,7 +322,7 @@ def labelled_input(
     corpus will be read twice), stdin and pipes are refused, since they can be read once.
     With `empty_ok` (an update), a CLASS_DIR folder with no documents is left out, not an error.
     Each document is read up to `max_bytes`; an IMAP folder's server is reached with `imap_access`.
-    With `classes_made` (train: CLASS_DIR labels become the classes of a model written now), a
+    With `classes_made` (train, eval --folds: CLASS_DIR labels become the classes of models made now), a
     label no such class may have is refused before anything is read (see class_sources)."""
     given = [bool(class_dirs), table is not None, fasttext is not None]
     if sum(given) != 1:

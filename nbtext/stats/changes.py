@@ -128,7 +128,8 @@ def of_record(record):
 def document_counts(tokens, presence):
     """{token: what a document adds to its count in its class}: its occurrences, or 1 for
     each distinct token when the model counts presence (the documents holding a token), as
-    a count table counts a batch (nbtext.stats.counting.cell_counts)."""
+    a count table counts a batch (nbtext.stats.counting.cell_counts) and an online run
+    (nbtext.jobs.online) learns a message."""
     counted = Counter(tokens)
     return dict.fromkeys(counted, 1) if presence else counted
 
