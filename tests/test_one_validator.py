@@ -172,3 +172,52 @@ def test_train_refuses_more_classes_than_a_model_holds(tmp_path):
     )
     assert result.exit_code == 1 and f"more than {MAX_CLASSES:,} classes" in result.stderr
     assert not (tmp_path / "m.model").exists()
+
+
+@pytest.fixture(scope="module")
+def learnable_models(tmp_path_factory):
+    """{name: bytes} of models that learn through their pending section: the defaults, and
+    presence with nothing pruned (the README's spam recipe's kind)."""
+    folder, models = tmp_path_factory.mktemp("learnable"), {}
+    for name, options in (("counts", []), ("presence", ["--features", "binary", "--min-count", "1"])):
+        path = folder / f"{name}.model"
+        train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
+        assert run("train", *options, "-o", path, train / "spam", train / "ham").exit_code == 0
+        models[name] = path.read_bytes()
+    return models
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+@pytest.mark.parametrize("model", ["counts", "presence"])
+@pytest.mark.parametrize(
+    "key",
+    ["event_model", "alpha", "prior", "min_count", "max_features", "unknown", "features", "tf", "idf", "tokenizer"],
+)
+def test_a_setting_left_out_gets_one_verdict_from_readers_and_learners(tmp_path, learnable_models, model, key):
+    """A header without one of its settings: what the full loader refuses, the one-message
+    path does not score, and a learner (train --update, forget: the pending section's, which
+    asks the settings whether the model can take records) either learns or says why not in
+    one line. Without max_features, which the checks let be absent, the loader said corrupt
+    (KeyError), predict of stdin scored, and the learners ended in a traceback."""
+
+    def without(header, payload):
+        del header["settings"][key]
+
+    source = tmp_path / "source.model"
+    source.write_bytes(learnable_models[model])
+    data = crafted(source, without)
+    full, pure = verdicts(tmp_path, data)
+    if full == "refused":
+        assert pure == "refused"
+    elif pure != "refused":
+        assert pure == full
+    message = tmp_path / "message.eml"
+    message.write_bytes(MESSAGE)
+    for args in (["train", "--update", f"spam={message}"], ["forget", message]):
+        target = tmp_path / "learner.model"
+        target.write_bytes(data)
+        result = subprocess.run([NBTEXT, *map(str, args), "-m", target], capture_output=True, text=True)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 0 or (result.returncode == 1 and result.stderr.count("\n") == 1), result.stderr
+        if full == "refused":
+            assert result.returncode == 1 and "is corrupt" in result.stderr

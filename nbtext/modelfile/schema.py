@@ -333,7 +333,9 @@ def check_settings_record(settings):
     if settings.get("prior") not in PRIORS or settings.get("unknown") not in UNKNOWN_MODES:
         raise ValueError("bad prior or unknown mode")
     _whole(settings.get("min_count"), "min_count", 1)
-    if settings.get("max_features") is not None:
+    if "max_features" not in settings:  # (every build wrote it: None, or --max-features)
+        raise ValueError("no max_features setting")
+    if settings["max_features"] is not None:
         _whole(settings["max_features"], "max_features", 1)
     if "learn" in settings or "tone_margin" in settings:  # (absent: every document learned, --learn all)
         if not learned_by_tone(settings) or not is_tone_margin(settings.get("tone_margin")) or event.online is None:
