@@ -315,7 +315,9 @@ def _check_array(name, spec, payload_bytes):
 
 
 def check_settings_record(settings):
-    """Raise ValueError unless `settings` are ones `nbtext train` could have written."""
+    """Raise ValueError unless `settings` are ones `nbtext train` could have written; the
+    feature settings a file of nbtext's first builds left out are filled in (the event
+    model's defaults), so that every reader, which checks its header here, reads them alike."""
     _is(settings, dict, "settings")
     model = settings.get("event_model")
     if model not in EVENT_MODELS:
@@ -361,13 +363,14 @@ def check_settings_record(settings):
     if not all(isinstance(h, str) for h in headers):
         raise ValueError("bad mail headers")
     for key in FEATURE_KEYS:
-        if key not in settings:
-            continue  # files of nbtext's first builds: the event model's defaults
+        if key not in settings:  # files of nbtext's first builds: the event model's defaults, read as
+            settings[key] = event.default_features[key]  # such by every reader (a Bernoulli model counts presence)
+            continue
         value = settings[key]
         allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)
         if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:
             raise ValueError(f"bad {key} {value!r}")
-    features = settings.get("features", event.default_features["features"])
+    features = settings["features"]
     if features not in event.feature_kinds:
         raise ValueError(f"a {model} model of {features} features")
     if features == "tfidf" and settings["unknown"] == "unk":
