@@ -1125,3 +1125,48 @@ def test_any_changes_of_a_model_of_presence_are_read_alike_and_fold_to_the_full_
     folded = folder / "folded.model"
     nbtext.load(str(section), fold=True).save(str(folded))
     assert folded.read_bytes() == full.read_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(_PRESENCE_MODELS))
+def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded_whole(presence_models, tmp_path, name):
+    """A well-framed record of a model of presence whose `derived` a learner counting a
+    token's occurrences would write (right for a model of counts, wrong here): the model
+    loaded whole, which replays the section by the presence rule, refuses it in one line on
+    every command that loads it so (the one-message path trusts `derived`, as it trusts the
+    file's own record: docs/model-file.md)."""
+    import json
+    import zlib
+
+    from nbtext.classifier.purescore import of_file
+    from nbtext.jobs.learnone import _derived_after
+    from nbtext.stats.changes import Change
+
+    model = tmp_path / "m.model"
+    model.write_bytes((presence_models / f"{name}.model").read_bytes())
+    pure = of_file(model.read_bytes(), str(model))
+    start = {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")}
+    change = Change(bytes(16), None, "spam", ["w1", "w1", "w1", "w6", "w6", "new"], False)
+    right = _derived_after(pure, start, change)
+    pure.presence = False  # (as a learner that counts occurrences derives it)
+    wrong = _derived_after(pure, start, change)
+    assert wrong != right
+    for derived, refused in ((right, False), (wrong, True)):
+        record = {"hash": "00" * 16, "label": "spam", "from": None, "tokens": change.tokens, "mail": False}
+        body = json.dumps({**record, "derived": derived}).encode()
+        model.write_bytes(
+            (presence_models / f"{name}.model").read_bytes()
+            + pending.PENDING_MAGIC
+            + pending.RECORD.pack(len(body), zlib.crc32(body))
+            + body
+        )
+        for args in (
+            ["info"],
+            ["eval", presence_models / "spam", presence_models / "ham"],
+            ["predict", "-j", "1", presence_models / "spam"],
+        ):
+            result = run(*args, "-m", model)
+            if refused:
+                assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+                assert "its pending section does not agree with its counts" in result.stderr
+            else:
+                assert result.exit_code == 0, result.stderr
