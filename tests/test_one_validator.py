@@ -172,3 +172,94 @@ def test_train_refuses_more_classes_than_a_model_holds(tmp_path):
     )
     assert result.exit_code == 1 and f"more than {MAX_CLASSES:,} classes" in result.stderr
     assert not (tmp_path / "m.model").exists()
+
+
+@pytest.fixture(scope="module")
+def learnable_models(tmp_path_factory):
+    """{name: bytes} of models that learn through their pending section: the defaults, and
+    presence with nothing pruned (the README's spam recipe's kind)."""
+    folder, models = tmp_path_factory.mktemp("learnable"), {}
+    for name, options in (("counts", []), ("presence", ["--features", "binary", "--min-count", "1"])):
+        path = folder / f"{name}.model"
+        train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
+        assert run("train", *options, "-o", path, train / "spam", train / "ham").exit_code == 0
+        models[name] = path.read_bytes()
+    return models
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+@pytest.mark.parametrize("model", ["counts", "presence"])
+@pytest.mark.parametrize(
+    "key",
+    ["event_model", "alpha", "prior", "min_count", "max_features", "unknown", "features", "tf", "idf", "tokenizer"],
+)
+def test_a_setting_left_out_gets_one_verdict_from_readers_and_learners(tmp_path, learnable_models, model, key):
+    """A header without one of its settings: what the full loader refuses, the one-message
+    path does not score, and a learner (train --update, forget: the pending section's, which
+    asks the settings whether the model can take records) either learns or says why not in
+    one line. Without max_features, which the checks let be absent, the loader said corrupt
+    (KeyError), predict of stdin scored, and the learners ended in a traceback."""
+
+    def without(header, payload):
+        del header["settings"][key]
+
+    source = tmp_path / "source.model"
+    source.write_bytes(learnable_models[model])
+    data = crafted(source, without)
+    full, pure = verdicts(tmp_path, data)
+    if full == "refused":
+        assert pure == "refused"
+    elif pure != "refused":
+        assert pure == full
+    message = tmp_path / "message.eml"
+    message.write_bytes(MESSAGE)
+    for args in (["train", "--update", f"spam={message}"], ["forget", message]):
+        target = tmp_path / "learner.model"
+        target.write_bytes(data)
+        result = subprocess.run([NBTEXT, *map(str, args), "-m", target], capture_output=True, text=True)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 0 or (result.returncode == 1 and result.stderr.count("\n") == 1), result.stderr
+        if full == "refused":
+            assert result.returncode == 1 and "is corrupt" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--model", "bernoulli", "--unknown", "ignore"], ["--model", "bernoulli"], ["--min-count", "1"]],
+    ids=["bernoulli", "bernoulli UNK of pruned tokens", "multinomial"],
+)
+def test_a_first_builds_file_without_feature_settings_learns_as_its_event_models_defaults(tmp_path, options):
+    """nbtext's first builds wrote no feature settings (--features, --tf, ...): they are the
+    event model's defaults, as the checks say. Every reader reads them so: a Bernoulli model
+    counts the documents holding a token, and `train --update` of a message holding one token
+    four times added 4 to it (and took a Bernoulli model whose UNK counts pruned tokens'
+    documents, which it refuses); now the file written is the one the same model with its
+    settings written out gives (the same settings as read, the same arrays and pending
+    records), or both are refused alike."""
+    from nbtext.modelfile.schema import FEATURE_KEYS, check_settings_record
+
+    train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
+    written = tmp_path / "written.model"
+    assert run("train", "-q", *options, "-o", written, train / "spam", train / "ham").exit_code == 0
+
+    def first_builds(header, payload):
+        for key in FEATURE_KEYS:
+            del header["settings"][key]
+
+    first = tmp_path / "first.model"
+    first.write_bytes(crafted(written, first_builds))
+    keyed = tmp_path / "keyed.model"
+    keyed.write_bytes(crafted(written, lambda h, p: None))  # (the same file, its sample left out as crafted does)
+    message = tmp_path / "message.eml"
+    message.write_bytes(b"Subject: hello\n\nprize prize prize prize money\n")
+    before = first.read_bytes()
+    results = [run("train", "--update", "-q", "-m", model, f"spam={message}") for model in (first, keyed)]
+    assert results[0].exit_code == results[1].exit_code
+    assert results[0].stderr == results[1].stderr.replace(str(keyed), str(first))
+    if results[0].exit_code:
+        assert first.read_bytes() == before and "cannot --update a Bernoulli" in results[0].stderr
+        return
+    (header, rest), (keyed_header, keyed_rest) = (split(m.read_bytes(), "m") for m in (first, keyed))
+    for h in (header, keyed_header):  # (the pending section leaves the header as written; the full way
+        check_settings_record(h["settings"])  # writes the settings read, in another order)
+    assert header == keyed_header and bytes(rest) == bytes(keyed_rest)

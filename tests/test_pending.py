@@ -3,6 +3,7 @@ nbtext.jobs.learnone): what every reader sees is what the full way would give, a
 log into the file writes the bytes `train --update` and `forget` write."""
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+import os
 import random
 import shutil
 import subprocess
@@ -1032,3 +1033,140 @@ def test_a_message_too_large_for_the_section_is_not_looked_up_token_by_token_fir
     assert result.exit_code == 0, result.stderr
     assert looked_up == [] and model.read_bytes() != before
     assert ("forgot 1" if forget else "added 1") in result.stderr
+
+
+# --- random sequences through the section of small models of presence -------------------------
+_WORDS = [f"w{i}" for i in range(8)]
+_PRESENCE_MODELS = {
+    "unk": ["--min-count", "1"],  # nothing pruned, an UNK feature of unseen tokens (the spam recipe's)
+    "max-evidence": ["--min-count", "1", "--max-evidence", "2"],  # each class's 2 most telling features
+    "pruned": ["--unknown", "ignore", "--min-count", "3"],  # tokens cross --min-count as documents come and go
+}
+
+
+@pytest.fixture(scope="module")
+def presence_models(tmp_path_factory):
+    """A folder of small models of presence that take the section (_PRESENCE_MODELS, each
+    NAME.model) and of the documents they were trained on (spam/, ham/)."""
+    folder = tmp_path_factory.mktemp("presence")
+    rng = random.Random(7)
+    for label, words in (("spam", _WORDS[:6]), ("ham", _WORDS[2:])):
+        (folder / label).mkdir()
+        for i in range(6):
+            (folder / label / f"{i}.txt").write_text(" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))))
+    for name, options in _PRESENCE_MODELS.items():
+        trained = run(
+            "train",
+            "-q",
+            "--features",
+            "binary",
+            *options,
+            "-o",
+            folder / f"{name}.model",
+            *(folder / label for label in ("spam", "ham")),
+        )
+        assert trained.exit_code == 0, trained.stderr
+    return folder
+
+
+_steps = st.lists(
+    st.tuples(st.sampled_from(["spam", "ham", None]), st.lists(st.integers(0, 7), min_size=1, max_size=3, unique=True)),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(sorted(_PRESENCE_MODELS)),
+    new=st.lists(
+        st.lists(st.sampled_from(_WORDS + ["new", "other"]), max_size=6).map(" ".join), min_size=1, max_size=3
+    ),
+    steps=_steps,
+)
+def test_any_changes_of_a_model_of_presence_are_read_alike_and_fold_to_the_full_ways_file(
+    tmp_path_factory, presence_models, monkeypatch, name, new, steps
+):
+    """Batches of documents learned (a label), moved (another) or forgotten (None) through
+    the section: new ones, a copy of one (the same message under another name) and the
+    training's own. After each, the one-message path and the model loaded whole agree; the
+    file (folded by a learner every few records, COMPACT_AFTER made small, and at the end)
+    is, byte for byte, the one the same changes write the full way. A document adds 1 to
+    each of its distinct tokens (presence), however often a token comes in it."""
+    folder = tmp_path_factory.mktemp("steps")
+    monkeypatch.setattr(pending, "COMPACT_AFTER", 5)
+    documents = []
+    for i, text in enumerate(new):
+        documents.append(folder / f"new{i}.txt")
+        documents[-1].write_text(text)
+    (folder / "copy.txt").write_text(new[0])
+    documents += [folder / "copy.txt", presence_models / "spam" / "0.txt", presence_models / "ham" / "1.txt"]
+    section, full = folder / "section.model", folder / "full.model"
+    for path in (section, full):
+        path.write_bytes((presence_models / f"{name}.model").read_bytes())
+    queries = [d.read_bytes() for d in documents] + [b"w1 w1 w1 new unseen"]
+    for label, which in steps:
+        batch = list(dict.fromkeys(documents[i % len(documents)] for i in which))
+        args = ["forget", *batch] if label is None else ["train", "--update", *(f"{label}={d}" for d in batch)]
+        records, before = pending_records(section), full.read_bytes()
+        assert run(*args, "-q", "-m", section).exit_code == 0
+        link = folder / "link.model"  # another hard link to the file: the full way
+        os.link(full, link)
+        assert run(*args, "-q", "-m", full).exit_code == 0
+        link.unlink()
+        assert pending.PENDING_MAGIC not in full.read_bytes()
+        if full.read_bytes() != before and records + len(batch) <= pending.COMPACT_AFTER:
+            assert pending_records(section) > records  # the section took the change
+        one = OneMessageModel(str(section))
+        assert one.pure is not None
+        whole = nbtext.load(str(section), sample=False).predict_proba(queries).tolist()
+        for query, expected in zip(queries, whole):
+            assert one.pure_probabilities(query) == pytest.approx(expected, abs=1e-9)
+    folded = folder / "folded.model"
+    nbtext.load(str(section), fold=True).save(str(folded))
+    assert folded.read_bytes() == full.read_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(_PRESENCE_MODELS))
+def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded_whole(presence_models, tmp_path, name):
+    """A well-framed record of a model of presence whose `derived` a learner counting a
+    token's occurrences would write (right for a model of counts, wrong here): the model
+    loaded whole, which replays the section by the presence rule, refuses it in one line on
+    every command that loads it so (the one-message path trusts `derived`, as it trusts the
+    file's own record: docs/model-file.md)."""
+    import json
+    import zlib
+
+    from nbtext.classifier.purescore import of_file
+    from nbtext.jobs.learnone import _derived_after
+    from nbtext.stats.changes import Change
+
+    model = tmp_path / "m.model"
+    model.write_bytes((presence_models / f"{name}.model").read_bytes())
+    pure = of_file(model.read_bytes(), str(model))
+    start = {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")}
+    change = Change(bytes(16), None, "spam", ["w1", "w1", "w1", "w6", "w6", "new"], False)
+    right = _derived_after(pure, start, change)
+    pure.presence = False  # (as a learner that counts occurrences derives it)
+    wrong = _derived_after(pure, start, change)
+    assert wrong != right
+    for derived, refused in ((right, False), (wrong, True)):
+        record = {"hash": "00" * 16, "label": "spam", "from": None, "tokens": change.tokens, "mail": False}
+        body = json.dumps({**record, "derived": derived}).encode()
+        model.write_bytes(
+            (presence_models / f"{name}.model").read_bytes()
+            + pending.PENDING_MAGIC
+            + pending.RECORD.pack(len(body), zlib.crc32(body))
+            + body
+        )
+        for args in (
+            ["info"],
+            ["eval", presence_models / "spam", presence_models / "ham"],
+            ["predict", "-j", "1", presence_models / "spam"],
+        ):
+            result = run(*args, "-m", model)
+            if refused:
+                assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+                assert "its pending section does not agree with its counts" in result.stderr
+            else:
+                assert result.exit_code == 0, result.stderr

@@ -315,7 +315,9 @@ def _check_array(name, spec, payload_bytes):
 
 
 def check_settings_record(settings):
-    """Raise ValueError unless `settings` are ones `nbtext train` could have written."""
+    """Raise ValueError unless `settings` are ones `nbtext train` could have written; the
+    feature settings a file of nbtext's first builds left out are filled in (the event
+    model's defaults), so that every reader, which checks its header here, reads them alike."""
     _is(settings, dict, "settings")
     model = settings.get("event_model")
     if model not in EVENT_MODELS:
@@ -360,15 +362,17 @@ def check_settings_record(settings):
     headers = _is(tokenizer["headers"], list, "the mail headers")
     if not all(isinstance(h, str) for h in headers):
         raise ValueError("bad mail headers")
-    given = [key for key in FEATURE_KEYS if key in settings]  # (none in files of nbtext's first builds: defaults)
+    given = [key for key in FEATURE_KEYS if key in settings]  # (none in files of nbtext's first builds)
     if given and len(given) < len(FEATURE_KEYS):  # every later build wrote them all, and readers read them so
         raise ValueError(f"feature settings without {', '.join(k for k in FEATURE_KEYS if k not in given)}")
-    for key in given:
+    if not given:  # the event model's defaults, filled in here to be read as such by every reader
+        settings.update({key: event.default_features[key] for key in FEATURE_KEYS})  # (a Bernoulli's: presence)
+    for key in FEATURE_KEYS:
         value = settings[key]
         allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)
         if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:
             raise ValueError(f"bad {key} {value!r}")
-    features = settings.get("features", event.default_features["features"])
+    features = settings["features"]
     if features not in event.feature_kinds:
         raise ValueError(f"a {model} model of {features} features")
     if features == "tfidf" and settings["unknown"] == "unk":
