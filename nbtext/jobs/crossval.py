@@ -43,9 +43,9 @@ def stratified_folds(labels, k, seed):
 def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs=1, unsure_below=None, **options):
     """{model: {"folds": [{accuracy, macro_f1, n}], accuracy/macro_f1 mean and std}}; of
     two classes also, per fold, the documents of the positive class (labels.positive_class,
-    the model's "positive") its model does not decide to be of it (`missed`, those left
-    unsure among them) and those of the other class it decides are (`flagged`), and
-    `unsure`, the documents it leaves unsure: with `unsure_below`, below that probability
+    the model's "positive") its model does not decide to be of it (`missed`; `missed_unsure`
+    of them left unsure) and those of the other class it decides are (`flagged`), and
+    `unsure`, all the documents it leaves unsure: with `unsure_below`, below that probability
     (its models are not calibrated: the probabilities of a model trained with
     --calibration none).
 
@@ -111,12 +111,16 @@ def _sides(classes):
 
 def _two_classes(truth, decided, positive, unsure):
     """What a fold's model of two classes decided of its documents: {"missed", "flagged"}
-    (and `unsure`: "unsure"), as cross_validate says."""
+    (and `unsure`: "missed_unsure", those of the missed left unsure, and "unsure", all the
+    documents left unsure), as cross_validate says."""
     counts = {
         "missed": sum(t == positive and d != positive for t, d in zip(truth, decided)),
         "flagged": sum(t != positive and d == positive for t, d in zip(truth, decided)),
     }
-    return {**counts, "unsure": decided.count("unsure")} if unsure else counts
+    if not unsure:
+        return counts
+    missed_unsure = sum(t == positive and d == "unsure" for t, d in zip(truth, decided))
+    return {**counts, "missed_unsure": missed_unsure, "unsure": decided.count("unsure")}
 
 
 def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f):

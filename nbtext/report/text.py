@@ -370,23 +370,23 @@ def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
     if "positive" not in first:
         return table
     positive, negative = first["positive"], first["negative"]
-    unsure = "" if unsure_below is None else f"; unsure below {threshold_said(unsure_below)}, counted as {negative}"
+    band = unsure_below is not None  # (then the missed left unsure, and all the documents left unsure)
+    unsure = f"; unsure below {threshold_said(unsure_below)}, counted as {negative}" if band else ""
     lines = [
         f"summed over the folds ({positive} the positive class{unsure})",
-        f"model\t{positive} missed\t"
-        + ("unsure\t" if unsure_below is not None else "")
-        + f"{negative} flagged\terrors",
+        f"model\t{positive} missed{' (unsure)' if band else ''}\t{negative} flagged\terrors"
+        + ("\tunsure in all" if band else ""),
     ]
     for name, r in results.items():
         summed = {
-            key: sum(fold[key] for fold in r["folds"])
-            for key in ("missed", "flagged", "unsure")
-            if key in r["folds"][0]
+            key: sum(fold.get(key, 0) for fold in r["folds"])
+            for key in ("missed", "flagged", "missed_unsure", "unsure")
         }
+        missed, flagged = summed["missed"], summed["flagged"]
+        of_them = f" ({summed['missed_unsure']:,})" if band else ""
         lines.append(
-            f"{name}\t{summed['missed']:,}\t"
-            + (f"{summed['unsure']:,}\t" if "unsure" in summed else "")
-            + f"{summed['flagged']:,}\t{summed['missed'] + summed['flagged']:,}"
+            f"{name}\t{missed:,}{of_them}\t{flagged:,}\t{missed + flagged:,}"
+            + (f"\t{summed['unsure']:,}" if band else "")
         )
     return table + "\n\n" + (aligned(lines) if terminal else "\n".join(lines))
 
