@@ -170,3 +170,22 @@ def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
     tokens = nbtext.load(tmp_path / "m").tokenize(message)
     assert "Buy" in tokens and "example.com" in tokens and "subject:FREE!!" in tokens
     assert row["explanation"] and {token for token, _ in row["explanation"]} <= set(tokens)
+
+
+@pytest.mark.parametrize("calibrated", [False, True], ids=["uncalibrated", "calibrated"])
+def test_info_says_a_temperature_is_fitted_at_the_fold_only_of_a_calibrated_model(demo_model, calibrated):
+    """A model's pending changes are folded in at the COMPACT_AFTER-th: info said the
+    temperature would then be fitted again of a model that has none (--calibration none, or
+    too few documents to fit one)."""
+    from nbtext.report.text import model_summary
+    from nbtext.stats.event_models import EVENT_MODELS
+
+    model = nbtext.load(demo_model)
+    summary = {**model.summary(), "pending": 3, "pending_fold": 50}
+    summary["calibration"] = (
+        {"method": "temperature", "temperature": 2.0, "length_exponent": 0.0, "documents": 60} if calibrated else None
+    )
+    lines, _ = model_summary(summary, "m.model", EVENT_MODELS[model.event_model])
+    (line,) = [line for line in lines if line.startswith("pending")]
+    assert line.endswith("folds them into it, the temperature then fitted again") == calibrated, line
+    assert line.endswith("folds them into it") != calibrated

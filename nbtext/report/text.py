@@ -77,7 +77,7 @@ def learning_summary(output, seconds, model=None, stats=None, pending=None, merg
         if pending:
             said.append(
                 f"{counted(pending, 'change')} pending at the end of the model file (a change past "
-                f"{COMPACT_AFTER} folds them into it and fits the calibration again); "
+                f"{COMPACT_AFTER} folds them into it, its calibration, if it has one, fitted again); "
             )
     elif stats is not None and "forgotten" in stats:
         said.append(f"{counted(int(model.class_count.sum()), 'document')} remain; ")
@@ -459,10 +459,10 @@ def model_summary(summary, model_path, event):
     if pending:
         refit = summary.get("calibration_after_fold")
         then = f" (to T = {temperature_formula(refit)})" if refit and refit != c else ""
+        refitted = f", the temperature then fitted again{then}" if c is not None else ""  # (uncalibrated: none)
         lines.append(
             f"pending        {counted(pending, 'change')} at the end of the file, counted by every reader; "
-            f"a change past {summary['pending_fold']} of them folds them into it, the temperature then "
-            f"fitted again{then}"
+            f"a change past {summary['pending_fold']} of them folds them into it{refitted}"
         )
     lines.append(f"documents      {summary['documents']:,}")
     if learned_by_tone(s):
