@@ -207,7 +207,7 @@ def test_learners_at_once_lose_nothing(model):
         for m in batch
     ]
     assert all(p.wait(timeout=120) == 0 for p in processes)
-    journal = pending.Changes(["ham", "spam"], pending.Log(model.read_bytes()).records)
+    journal = pending.Changes(["ham", "spam"], pending.Log(model.read_bytes()).records, presence=False)
     assert len(journal.journal) == len(batch) and set(journal.journal.values()) == {"spam"}
 
 
@@ -544,7 +544,7 @@ def test_a_record_on_a_model_that_takes_none_is_one_line(tmp_path):
         }
     ).encode()
     with pytest.raises(ValueError):
-        pending.Changes(["ham", "spam"], [json.loads(body)])  # a bool is not a number of features
+        pending.Changes(["ham", "spam"], [json.loads(body)], presence=False)  # a bool is not a number of features
 
 
 def test_a_shared_model_lets_every_user_of_its_group_learn(model, another_user):

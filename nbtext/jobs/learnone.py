@@ -67,7 +67,7 @@ def through_log(model_path, documents, forget=False):
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
                 return Fallback()  # time to fold the section into the file
             try:
-                changes = pending.Changes(pure.classes, log.records, pure.journal_label, pure.presence)
+                changes = pending.Changes(pure.classes, log.records, pure.journal_label, presence=pure.presence)
                 pure.with_changes(changes)
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None

@@ -51,7 +51,7 @@ def model_of_bytes(data, path, alpha=None, fold=None):
         from nbtext.jobs.training import replayed
 
         try:
-            changes = pending.Changes(model.classes, log.records)  # its records checked against the model
+            changes = pending.Changes(model.classes, log.records, presence=model.binary)  # its records checked
         except (ValueError, KeyError, TypeError) as e:
             raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
         try:

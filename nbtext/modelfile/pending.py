@@ -183,7 +183,7 @@ class Changes(Ledger):
     record after the last record (`derived`, None if none). A model of `presence` counts
     each distinct token of a record's document once."""
 
-    def __init__(self, classes, records=(), learned_before=None, presence=False):
+    def __init__(self, classes, records=(), learned_before=None, *, presence):
         super().__init__(learned_before, classes, presence)
         self.derived = None
         for record in records:
