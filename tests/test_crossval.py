@@ -215,3 +215,30 @@ def test_the_folds_decide_by_unsure_below_only_uncalibrated(tmp_path):
     --unsure-below without --calibration none is refused in one line."""
     result = run("eval", "--folds", "3", "--unsure-below", "0.9", DEMO / "train" / "spam", DEMO / "train" / "ham")
     assert result.exit_code == 2 and "give --calibration none" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("given", ["folders", "table", "fasttext"])
+def test_unsure_below_of_more_than_two_classes_is_refused_whatever_the_input(tmp_path, given):
+    """The folds' decisions are reported of two classes only (the positive class's missed,
+    the other's flagged): --unsure-below of three classes would change nothing printed, so it
+    is refused in one line, however the documents are given (each input kind reaches
+    cross_validate); without it, the same documents are cross-validated."""
+    texts = {label: [f"{label} word{i} common text {label}{i}" for i in range(4)] for label in ("ant", "bee", "cow")}
+    if given == "folders":
+        for label, docs in texts.items():
+            (tmp_path / label).mkdir()
+            for i, text in enumerate(docs):
+                (tmp_path / label / f"{i}.txt").write_text(text)
+        source = [tmp_path / label for label in texts]
+    elif given == "table":
+        (tmp_path / "t.tsv").write_text("".join(f"{l}\t{t}\n" for l, docs in texts.items() for t in docs))
+        source = ["--table", tmp_path / "t.tsv"]
+    else:
+        (tmp_path / "t.txt").write_text("".join(f"__label__{l} {t}\n" for l, docs in texts.items() for t in docs))
+        source = ["--fasttext", tmp_path / "t.txt"]
+    options = ["eval", "--folds", "2", "--calibration", "none", *source]
+    assert run(*options).exit_code == 0
+    for extra in (["--unsure-below", "0.9"], ["--unsure-below", "0.9", "--format", "json"]):
+        result = run(*options, *extra)
+        assert result.exit_code != 0 and result.stdout == "", result.stdout
+        assert "--unsure-below does nothing here" in result.stderr and result.stderr.count("\n") == 1, result.stderr

@@ -70,6 +70,11 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
+    if unsure_below is not None and len(counts) != 2:  # (what the folds decide is said of two classes only)
+        raise NbtextError(
+            f"--unsure-below does nothing here: --folds reports what its models decide of two classes "
+            f"(the positive one's missed, the other's flagged), and these documents have {len(counts)}; drop it"
+        )
     smallest = min(counts, key=counts.get)
     if counts[smallest] < k:
         raise NbtextError(
