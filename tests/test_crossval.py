@@ -254,3 +254,34 @@ def test_unsure_below_of_more_than_two_classes_is_refused_whatever_the_input(tmp
         result = run(*options, *extra)
         assert result.exit_code != 0 and result.stdout == "", result.stdout
         assert "--unsure-below does nothing here" in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3_000_000), min_size=8, max_size=8), st.booleans())
+def test_the_summed_counts_line_up_on_a_terminal_whatever_their_size(counts, band):
+    """On a terminal each column of the summed block is a column of numbers, right-aligned
+    under its heading, counts of thousands (1,234) and a count with those of it left unsure
+    (1,234 (56)) as small ones."""
+    from nbtext.report.text import crossval_table
+
+    def result(missed, flagged, missed_unsure, unsure):
+        fold = {"n": 9, "accuracy": 0.9, "macro_f1": 0.9, "missed": missed, "flagged": flagged}
+        if band:
+            fold.update(missed_unsure=min(missed_unsure, missed), unsure=unsure)
+        spread = {"accuracy_mean": 0.9, "accuracy_std": 0.0, "macro_f1_mean": 0.9, "macro_f1_std": 0.0}
+        return {"alpha": 1, "smooths": True, "positive": "spam", "negative": "ham", "folds": [fold], **spread}
+
+    results = {"multinomial": result(*counts[:4]), "fisher": result(*counts[4:])}
+    text = crossval_table(5, 0, results, terminal=True, unsure_below=0.9 if band else None)
+    lines = text.split("\n\n")[1].splitlines()[1:]
+    tabbed = [
+        line.split("\t")
+        for line in crossval_table(5, 0, results, unsure_below=0.9 if band else None).split("\n\n")[1].splitlines()[1:]
+    ]
+    widths = [max(len(cells[i]) for cells in tabbed) for i in range(len(tabbed[0]))]
+    for line, cells in zip(lines, tabbed):
+        start = len(cells[0].ljust(widths[0])) + 2
+        for cell, width in zip(cells[1:], widths[1:]):
+            padded = cell.ljust(width) if line is lines[0] else cell.rjust(width)  # (headings are text)
+            assert (line + " " * width)[start : start + width] == padded, (text, cell)
+            start += width + 2
