@@ -285,3 +285,16 @@ def test_the_summed_counts_line_up_on_a_terminal_whatever_their_size(counts, ban
             padded = cell.ljust(width) if line is lines[0] else cell.rjust(width)  # (headings are text)
             assert (line + " " * width)[start : start + width] == padded, (text, cell)
             start += width + 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(max_value=-1) | st.integers(min_value=2**64, max_value=2**200))
+def test_any_seed_of_the_folds_is_a_shuffle_or_a_one_line_error(seed):
+    """--seed is any integer on the command line: numpy's generator takes none below 0 (a
+    traceback, ValueError), so that is said in one line; a large one shuffles."""
+    result = run("eval", "--folds", "3", "--seed", seed, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    if seed < 0:
+        assert result.exit_code == 1 and result.stderr.startswith("Error: --seed") and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1 and result.stdout == "", result.stderr
+    else:
+        assert result.exit_code == 0 and f"(seed {seed})" in result.stdout, result.stderr

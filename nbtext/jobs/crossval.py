@@ -57,6 +57,8 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
+    if seed < 0:  # (numpy's generator takes none)
+        raise NbtextError(f"--seed must be 0 or more for --folds, not {seed}")
     if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
