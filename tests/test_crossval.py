@@ -162,20 +162,32 @@ def test_eval_s_work_runs_from_the_library_without_click():
     assert subprocess.run([sys.executable, "-c", imported], capture_output=True, text=True).stdout == "False\n"
 
 
-@pytest.mark.parametrize("tone", [False, True], ids=["learn all", "learn tone"])
-def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_split(tmp_path, tone):
+# the README's spam recipe (all but its --unsure-below, which eval takes as its own)
+RECIPE = [
+    *("--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"),
+    *("--ngrams", "2", "--max-evidence", "150"),
+    *("--headers", "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"),
+]
+BINARY = ["--features", "binary", "--min-count", "1", "--alpha", "1"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [BINARY, [*BINARY, "--learn", "tone", "--tone-margin", "6"], RECIPE, ["--model", "fisher", "--learn", "tone"]],
+    ids=["learn all", "learn tone", "the README's recipe", "fisher tone"],
+)
+def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_split(tmp_path, options):
     """eval --folds --unsure-below of two classes: per fold, the spam missed (unsure among
     them) and ham flagged are those of `train` (--calibration none) on the other folds' files,
     then `predict --unsure-below` of the fold's files: the command line's own path, files on
     disk, each split's model written and read back."""
-    options = ["--features", "binary", "--min-count", "1", "--alpha", "1", "--calibration", "none"]
-    options += ["--learn", "tone", "--tone-margin", "6"] if tone else []
+    options = [*options, "--calibration", "none"]
     folders = [DEMO / "train" / "spam", DEMO / "train" / "ham"]
     paths = [(path, folder.name) for folder in folders for path in sorted(folder.iterdir())]  # as eval reads them
     folds = stratified_folds([label for _, label in paths], 3, 0)
     result = run("eval", "--folds", "3", "--format", "json", *options, "--unsure-below", "0.9", *folders)
     assert result.exit_code == 0, result.stderr
-    (report,) = json.loads(result.stdout)["models"].values()
+    ((name, report),) = json.loads(result.stdout)["models"].items()
     assert report["positive"] == "spam" and report["negative"] == "ham"
     for f, fold in enumerate(report["folds"]):
         split = tmp_path / str(f)
@@ -202,7 +214,7 @@ def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_s
     )
     assert of_them < unsure  # (ham left unsure too: delivered, not an error)
     assert text.splitlines()[-1].split("\t") == [
-        "multinomial",
+        name,
         f"{missed} ({of_them})",
         f"{flagged}",
         f"{missed + flagged}",
@@ -215,3 +227,74 @@ def test_the_folds_decide_by_unsure_below_only_uncalibrated(tmp_path):
     --unsure-below without --calibration none is refused in one line."""
     result = run("eval", "--folds", "3", "--unsure-below", "0.9", DEMO / "train" / "spam", DEMO / "train" / "ham")
     assert result.exit_code == 2 and "give --calibration none" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("given", ["folders", "table", "fasttext"])
+def test_unsure_below_of_more_than_two_classes_is_refused_whatever_the_input(tmp_path, given):
+    """The folds' decisions are reported of two classes only (the positive class's missed,
+    the other's flagged): --unsure-below of three classes would change nothing printed, so it
+    is refused in one line, however the documents are given (each input kind reaches
+    cross_validate); without it, the same documents are cross-validated."""
+    texts = {label: [f"{label} word{i} common text {label}{i}" for i in range(4)] for label in ("ant", "bee", "cow")}
+    if given == "folders":
+        for label, docs in texts.items():
+            (tmp_path / label).mkdir()
+            for i, text in enumerate(docs):
+                (tmp_path / label / f"{i}.txt").write_text(text)
+        source = [tmp_path / label for label in texts]
+    elif given == "table":
+        (tmp_path / "t.tsv").write_text("".join(f"{l}\t{t}\n" for l, docs in texts.items() for t in docs))
+        source = ["--table", tmp_path / "t.tsv"]
+    else:
+        (tmp_path / "t.txt").write_text("".join(f"__label__{l} {t}\n" for l, docs in texts.items() for t in docs))
+        source = ["--fasttext", tmp_path / "t.txt"]
+    options = ["eval", "--folds", "2", "--calibration", "none", *source]
+    assert run(*options).exit_code == 0
+    for extra in (["--unsure-below", "0.9"], ["--unsure-below", "0.9", "--format", "json"]):
+        result = run(*options, *extra)
+        assert result.exit_code != 0 and result.stdout == "", result.stdout
+        assert "--unsure-below does nothing here" in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3_000_000), min_size=8, max_size=8), st.booleans())
+def test_the_summed_counts_line_up_on_a_terminal_whatever_their_size(counts, band):
+    """On a terminal each column of the summed block is a column of numbers, right-aligned
+    under its heading, counts of thousands (1,234) and a count with those of it left unsure
+    (1,234 (56)) as small ones."""
+    from nbtext.report.text import crossval_table
+
+    def result(missed, flagged, missed_unsure, unsure):
+        fold = {"n": 9, "accuracy": 0.9, "macro_f1": 0.9, "missed": missed, "flagged": flagged}
+        if band:
+            fold.update(missed_unsure=min(missed_unsure, missed), unsure=unsure)
+        spread = {"accuracy_mean": 0.9, "accuracy_std": 0.0, "macro_f1_mean": 0.9, "macro_f1_std": 0.0}
+        return {"alpha": 1, "smooths": True, "positive": "spam", "negative": "ham", "folds": [fold], **spread}
+
+    results = {"multinomial": result(*counts[:4]), "fisher": result(*counts[4:])}
+    text = crossval_table(5, 0, results, terminal=True, unsure_below=0.9 if band else None)
+    lines = text.split("\n\n")[1].splitlines()[1:]
+    tabbed = [
+        line.split("\t")
+        for line in crossval_table(5, 0, results, unsure_below=0.9 if band else None).split("\n\n")[1].splitlines()[1:]
+    ]
+    widths = [max(len(cells[i]) for cells in tabbed) for i in range(len(tabbed[0]))]
+    for line, cells in zip(lines, tabbed):
+        start = len(cells[0].ljust(widths[0])) + 2
+        for cell, width in zip(cells[1:], widths[1:]):
+            padded = cell.ljust(width) if line is lines[0] else cell.rjust(width)  # (headings are text)
+            assert (line + " " * width)[start : start + width] == padded, (text, cell)
+            start += width + 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(max_value=-1) | st.integers(min_value=2**64, max_value=2**200))
+def test_any_seed_of_the_folds_is_a_shuffle_or_a_one_line_error(seed):
+    """--seed is any integer on the command line: numpy's generator takes none below 0 (a
+    traceback, ValueError), so that is said in one line; a large one shuffles."""
+    result = run("eval", "--folds", "3", "--seed", seed, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    if seed < 0:
+        assert result.exit_code == 1 and result.stderr.startswith("Error: --seed") and "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1 and result.stdout == "", result.stderr
+    else:
+        assert result.exit_code == 0 and f"(seed {seed})" in result.stdout, result.stderr

@@ -425,7 +425,9 @@ def evaluate(
     (stratified K-fold, shuffled with --seed) on the labelled documents, and the mean and
     standard deviation of accuracy and macro-F1 are printed (every fold with --format
     json). Each fold's model learns the other folds as train would (--learn tone: what one
-    TONE pass over them learns). --compare runs several event models on the same folds.
+    TONE pass over them learns). Of two classes it adds, summed over the folds, the positive
+    class's documents missed and the other's flagged (with --calibration none and
+    --unsure-below, those left unsure). --compare runs several event models on the same folds.
 
     With --online, the spam track's protocol (TREC): the documents, shuffled with --seed,
     are classified one at a time by the model (multinomial, or fisher) of those learned before, each

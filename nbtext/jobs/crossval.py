@@ -57,6 +57,8 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     """
     if k < 2:
         raise NbtextError("--folds must be at least 2")
+    if seed < 0:  # (numpy's generator takes none)
+        raise NbtextError(f"--seed must be 0 or more for --folds, not {seed}")
     if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
@@ -70,6 +72,11 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
+    if unsure_below is not None and len(counts) != 2:  # (what the folds decide is said of two classes only)
+        raise NbtextError(
+            f"--unsure-below does nothing here: --folds reports what its models decide of two classes "
+            f"(the positive one's missed, the other's flagged), and these documents have {len(counts)}; drop it"
+        )
     smallest = min(counts, key=counts.get)
     if counts[smallest] < k:
         raise NbtextError(

@@ -289,7 +289,12 @@ def aligned(lines):
 
 
 def _numeric(cell):
-    return cell.replace(".", "", 1).replace("-", "", 1).isdigit()
+    """Whether a table cell is a number (right-aligned): 0.93, -1, a count of thousands
+    (1,234), or a count and, in brackets, how many of them (1,234 (56))."""
+    count, bracket, of_them = cell.partition(" (")
+    if bracket and not (of_them.endswith(")") and _numeric(of_them[:-1])):
+        return False
+    return count.replace(",", "").replace(".", "", 1).replace("-", "", 1).isdigit()
 
 
 def evaluation_text(kind, result, output_format, terminal=False):
