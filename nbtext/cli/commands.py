@@ -470,7 +470,7 @@ def evaluate(
             folds,
             seed,
             compare,
-            (learn, tone_margin) if online else None,
+            (learn or "errors", tone_margin) if online else None,
             skipped,
             lambda documents, label, paths, labelled: with_progress(documents, label, paths, quiet, labelled),
             fold_reporter(folds, quiet) if folds is not None else None,

@@ -370,7 +370,7 @@ REFUSED = {
     ),
     "eval --folds, learning on error": Refusal(
         ("eval",),
-        lambda p, typed: p["folds"] is not None and p["learn"] not in choices.TRAIN_LEARNING,
+        lambda p, typed: p["folds"] is not None and p["learn"] == "errors",
         ["learn"],
         "{} errors goes with --online: --folds trains each fold's model as train does (all, or tone)",
     ),
@@ -517,11 +517,12 @@ online_options = options(
     click.option(
         "--learn",
         type=click.Choice(choices.ONLINE_LEARNING),
-        default="errors",
+        default=None,  # (the online run's errors, --folds' all: each its own)
         help=(
-            "--online: learn each document when misclassified (errors), also when its log-odds are within "
-            "--tone-margin of even (tone: train on or near error), or every one (all). --folds: each fold's "
-            "model learns as train --learn does (all, or tone: what one TONE pass learns)."
+            "--online: learn each document when misclassified (errors, the default), also when its log-odds "
+            "are within --tone-margin of even (tone: train on or near error), or every one (all). --folds: "
+            "each fold's model learns as train --learn does (all, the default, or tone: what one TONE pass "
+            "learns)."
         ),
     ),
     tone_margin_option,
