@@ -455,11 +455,14 @@ def test_eval_learns_by_train_rules_with_folds_and_by_the_online_ones_online(tmp
 def test_eval_folds_whose_pass_learns_one_class_says_so_in_one_line(tmp_path, jobs):
     """Each fold's TONE pass, in this process or a forked worker (-j 2), that learns one class
     only (margin 0, the classes' words apart: the first document learned rightly classifies
-    the rest) fails as train does, in one line; with a margin, the same folds are reported."""
+    the rest) fails as train does, in one line naming the fold; with a margin, the same folds
+    are reported."""
     for label in ("a", "b"):
         (tmp_path / label).mkdir()
         for i in range(6):
             (tmp_path / label / str(i)).write_text(f"{label}word {label}{i} {label}{i}x")
     args = ("eval", "--folds", "3", "-j", jobs, "--learn", "tone", tmp_path / "a", tmp_path / "b")
-    one_line_error(run(*args, "--tone-margin", "0"), "the TONE pass learned documents of one class only")
+    one_line_error(
+        run(*args, "--tone-margin", "0"), "fold 1 of 3: --learn tone: the TONE pass learned documents of one"
+    )
     assert run(*args, "--tone-margin", "80").exit_code == 0

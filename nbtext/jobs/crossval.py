@@ -139,14 +139,17 @@ def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f)
     in the order of their journal `keys`."""
     train = np.flatnonzero(fold != f).tolist()
     test = np.flatnonzero(fold == f).tolist()
-    if learned_by_tone(settings):
-        from nbtext.jobs.online import tone_learned
+    try:
+        if learned_by_tone(settings):
+            from nbtext.jobs.online import tone_learned
 
-        learned = tone_learned(
-            [token_lists[i] for i in train], [labels[i] for i in train], [keys[i] for i in train], settings
-        )
-        train = [i for i, was in zip(train, learned) if was]
-    model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+            learned = tone_learned(
+                [token_lists[i] for i in train], [labels[i] for i in train], [keys[i] for i in train], settings
+            )
+            train = [i for i, was in zip(train, learned) if was]
+        model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+    except NbtextError as e:  # (which fold's model could not be made)
+        raise NbtextError(f"fold {f + 1} of {fold.max() + 1}: {e}") from None
     jll, lengths = model.jll_and_lengths([token_lists[i] for i in test])
     guesses = [model.classes[j] for j in jll.argmax(axis=1).tolist()]
     if unsure_below is None:
