@@ -456,7 +456,7 @@ def evaluate(
             check_plot_path(plot)
         # (what does nothing beside what, --folds with -m, --online with -m's train options: cli.options.REFUSED)
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
-        if folds is not None and typed_options(["learn"]):  # (train's --learn: what each fold's model learns)
+        if folds is not None and learn is not None:  # (train's --learn: what each fold's model learns)
             settings = {**settings, "learn": learn, "tone_margin": tone_margin}
         from nbtext.jobs.eval_command import evaluation
 

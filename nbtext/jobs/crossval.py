@@ -86,6 +86,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     fold = stratified_folds(labels, k, seed)
     # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
     keys = [document_key(doc.data) for doc in kept] if any(map(learned_by_tone, settings_of.values())) else None
+    sides = _sides(counts) if len(counts) == 2 else {}  # (of two classes: what the folds decide is said)
     results = {}
     for name in models:
         settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
@@ -95,14 +96,14 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
             truth = [labels[i] for i in test]
             report = evaluate(truth, guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
-            if len(counts) == 2:
-                folds[-1].update(_two_classes(truth, decided, positive_class(counts), unsure_below is not None))
+            if sides:
+                folds[-1].update(_two_classes(truth, decided, sides["positive"], unsure_below is not None))
             if on_fold is not None:
                 on_fold(name, f, folds[-1])
         results[name] = {
             "alpha": settings["alpha"],
             "smooths": EVENT_MODELS[name].smooths,
-            **(_sides(counts) if len(counts) == 2 else {}),
+            **sides,
             "folds": folds,
             **_spread(folds, "accuracy"),
             **_spread(folds, "macro_f1"),

@@ -43,6 +43,7 @@ def model_of_bytes(data, path, alpha=None, fold=None):
     in (nbtext.jobs.training.replayed): as the file will hold them (`fold`; None: when the
     calibration sample was read), or as readers score until then. λ replaced by `alpha`."""
     from nbtext.classifier.model import from_bytes, same_record
+    from nbtext.features.weighting import counts_presence
 
     model = from_bytes(data, path)
     log = pending.Log(data)
@@ -51,7 +52,8 @@ def model_of_bytes(data, path, alpha=None, fold=None):
         from nbtext.jobs.training import replayed
 
         try:
-            changes = pending.Changes(model.classes, log.records, presence=model.binary)  # its records checked
+            # its records checked against the model
+            changes = pending.Changes(model.classes, log.records, presence=counts_presence(model.settings))
         except (ValueError, KeyError, TypeError) as e:
             raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
         try:

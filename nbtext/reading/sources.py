@@ -508,8 +508,9 @@ def class_sources(specs, urls=False, classes_made=False):
     """[(label, path)] from CLASS_DIR arguments: `PATH` (labelled by its basename) or
     `LABEL=PATH`; with `urls`, a PATH may be a URL (not checked here: the workers read it).
     Each label is checked before anything is read: one no class may have (labels.label_problem),
-    or with `classes_made` (the labels become the classes of a model written now: train, on
-    this machine or a cluster) one no class of such a model may have (labels.class_problem)."""
+    or with `classes_made` (the labels become the classes of models made now: train, on this
+    machine or a cluster, and eval --folds) one no class of such a model may have
+    (labels.class_problem)."""
     sources = []
     for spec in specs:
         if not os.path.exists(spec) and "=" in spec.split("://")[0]:

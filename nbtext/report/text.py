@@ -370,7 +370,8 @@ def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
             f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
             f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}"
         )
-    table = aligned(lines) if terminal else "\n".join(lines)
+    rendered = aligned if terminal else "\n".join
+    table = rendered(lines)
     first = next(iter(results.values()))
     if "positive" not in first:
         return table
@@ -393,7 +394,7 @@ def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
             f"{name}\t{missed:,}{of_them}\t{flagged:,}\t{missed + flagged:,}"
             + (f"\t{summed['unsure']:,}" if band else "")
         )
-    return table + "\n\n" + (aligned(lines) if terminal else "\n".join(lines))
+    return table + "\n\n" + rendered(lines)
 
 
 def threshold_said(p):
