@@ -41,6 +41,26 @@ DECISION_SETTINGS = ("unsure_below",)
 FORMAT_4_SETTINGS = DECISION_SETTINGS + ("max_evidence",)
 
 DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whose words are tokens
+# train --preset: the defaults a model starts from. auto: spam's for a spam filter's classes (two, one
+# named spam or ham: nbtext.labels.spam_filter_classes) when they are known before reading (CLASS_DIR
+# names, the Python API's labels), else general's (TRAIN_DEFAULTS)
+PRESETS = ("auto", "spam", "general")
+# The spam preset: a multinomial model's defaults for a spam filter, chosen by cross-validation on the
+# train splits of three spam corpora (docs/performance.md#the-spam-preset); a setting typed overrides
+# its own (nbtext.classifier.settings.preset_defaults says which of these yield to what is typed)
+SPAM_PRESET_MODEL = "multinomial"  # the event model whose defaults the spam preset is (--model, or its default)
+SPAM_PRESET = {
+    "features": "binary",
+    "learn": "tone",
+    "tone_margin": 40.0,
+    "min_count": 1,
+    "alpha": 1.0,
+    "ngrams": 2,
+    "headers": DEFAULT_HEADERS + ("received", "x-mailer", "return-path", "reply-to", "message-id"),
+    "max_evidence": 150,
+    "calibration": "none",
+    "unsure_below": 0.97,
+}
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)
 MAX_EVIDENCE = 1 << 30  # --max-evidence: more than any document holds (a bound, for the arrays that compare with it)
@@ -72,6 +92,8 @@ TRAIN_DEFAULTS = {
     "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
     "tone_margin": None,  # --learn tone's margin, in nats (None: the event model's own, EventModel.tone_margin)
     "unsure_below": None,  # the model's own --unsure-below, for the commands that decide by it (None: none)
+    "preset": "auto",  # the defaults the others start from (PRESETS)
+    "classes": None,  # the classes the training makes, when known before reading: --preset auto chooses by them
 }
 
 # What each train setting means: the --help of `train` and `eval --folds`.
@@ -139,6 +161,12 @@ TRAIN_HELP = {
         "--learn tone: learn a rightly classified document whose |log-odds| are at most this "
         "[default: 80; 4 with --model fisher, whose log-odds are ln I − ln(1 − I)]."
     ),
+    "preset": (
+        "The defaults of the options not given: a spam filter's (spam: presence of words, pairs of words and "
+        "more header lines, learned by a TONE pass, each message scored on its 150 most telling features each "
+        "way, unsure below 0.97) or the general ones; auto: spam for --model multinomial when the CLASS_DIRs "
+        "are two classes, one named spam or ham."
+    ),
     "unsure_below": (
         "Store P in the model as its own --unsure-below: predict, filter, eval and imap-scan label "
         "'unsure' when the winning class's probability is below P, unless given their own --unsure-below."
@@ -154,6 +182,7 @@ TRAIN_CHOICES = {
     "tf": TF_MODES,
     "calibration": CALIBRATIONS,
     "learn": TRAIN_LEARNING,
+    "preset": PRESETS,
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
 # the whole-number train settings, each from 1 up to its bound (None: no bound)

@@ -62,6 +62,13 @@ def spam_class(classes):
     return None
 
 
+def spam_filter_classes(classes):
+    """Whether `classes` (names, each once or more) are a spam filter's: two, one of them
+    named spam or ham in any case (spam_class says which is flagged)."""
+    names = set(classes)
+    return len(names) == 2 and spam_class(names) is not None
+
+
 def positive_class(classes):
     """Of two classes, the positive one: spam_class's, else the second (sorted). eval
     --online's ROC uses it; a spam cut-off (train --max-ham-flagged) needs spam_class's."""

@@ -17,6 +17,8 @@ from nbtext.stats.tempering import document_temperature
 from conftest import ROOT, one_line_error, read_labelled, real_corpus, run
 
 MAIL = ROOT / "corpora" / "mail"
+GENERAL = {"preset": "general"}  # the general defaults (spam/ham classes would choose a spam filter's)
+GENERAL_ARGS = ["--preset", "general"]  # (the command line's)
 
 
 def test_the_brier_fit_recovers_a_known_temperature():
@@ -180,9 +182,10 @@ def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_table
 def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
     model = tmp_path / "c.model"
-    trained = run("train", "--calibration", "temperature", "-o", model, spam, ham)
+    trained = run("train", *GENERAL_ARGS, "--calibration", "temperature", "-o", model, spam, ham)
     assert trained.exit_code == 0 and "; calibrated (T = " in trained.stderr
-    assert "calibrated" not in run("train", "-o", tmp_path / "auto.model", spam, ham).stderr  # 78 < 100 documents
+    auto = run("train", *GENERAL_ARGS, "-o", tmp_path / "auto.model", spam, ham)
+    assert "calibrated" not in auto.stderr  # 78 < 100 documents
     shown = run("info", "-m", model).stdout
     assert "calibration    temperature T = " in shown and "(fitted on 78 documents)" in shown
     before = json.loads(run("info", "-m", model, "--format", "json").stdout)["calibration"]
@@ -198,6 +201,7 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     assert (
         run(
             "train",
+            *GENERAL_ARGS,
             "--calibration",
             "temperature",
             "-o",
@@ -210,7 +214,8 @@ def test_the_command_line_fits_shows_keeps_and_refuses(tmp_path):
     )
     nbtext.load(model, fold=True).save(tmp_path / "folded.model")  # its pending section folded into the file
     assert (tmp_path / "all.model").read_bytes() == (tmp_path / "folded.model").read_bytes()
-    assert run("train", "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
+    raw = run("train", *GENERAL_ARGS, "-o", tmp_path / "raw.model", MAIL / "test" / "spam", MAIL / "test" / "ham")
+    assert raw.exit_code == 0
     one_line_error(
         run("merge", "-o", tmp_path / "m", model, tmp_path / "raw.model"), "--calibration auto and temperature"
     )
@@ -478,7 +483,7 @@ def test_calibrating_gives_a_value_and_changes_no_model():
     from nbtext.jobs.calibration import calibrate
 
     texts, labels = read_labelled(MAIL / "train")
-    model = nbtext.train(texts, labels)  # 78 documents: auto fits no temperature under 100
+    model = nbtext.train(texts, labels, **GENERAL)  # 78 documents: auto fits no temperature under 100
     before = (model.calibration, model.calibration_sample, model.sample_bound, model.sample_mode)
     assert before[0] is None and before[3] == "auto"
     again = calibrate(model, model.calibration_sample, model.sample_bound, "temperature")

@@ -14,6 +14,16 @@ from conftest import ROOT, one_line_error, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
+GENERAL = ["--preset", "general"]  # the general defaults: these tests are not about a spam filter's
+
+
+@pytest.fixture(scope="module")
+def demo_model(tmp_path_factory):
+    """conftest's demo model (corpora/mail/train by the command line), with the general defaults."""
+    path = tmp_path_factory.mktemp("model") / "demo.model"
+    result = run("train", *GENERAL, "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert result.exit_code == 0, result.stderr
+    return path
 
 
 def test_train_writes_a_model_and_a_summary(tmp_path):
@@ -51,7 +61,7 @@ def test_empty_stdin_gets_the_prior_label(tmp_path):
     (spam / "1").write_text("win money")
     for i in range(3):
         (ham / str(i)).write_text("hello friend")
-    run("train", "-o", tmp_path / "m", spam, ham)
+    run("train", *GENERAL, "-o", tmp_path / "m", spam, ham)
     assert run("predict", "-m", tmp_path / "m", input="").stdout == "ham\n"
 
 
@@ -472,7 +482,10 @@ def test_documents_without_tokens_train_a_model_of_the_prior_and_no_temperature(
     "args, message",
     [
         (["eval", "--folds", "3", "-m", "MODEL"], "-m/--model-file goes with eval of a model"),
-        (["eval", "--folds", "3", "--unsure-below", "0.9"], "--unsure-below on its folds' models' own probabilities"),
+        (
+            ["eval", "--folds", "3", *GENERAL, "--unsure-below", "0.9"],
+            "--unsure-below on its folds' models' own probabilities",
+        ),
         (
             ["eval", "--folds", "3", "--compare", "multinomial,bernoulli", "--model", "bernoulli"],
             "--model does not go with --compare",

@@ -20,6 +20,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
 MAIL = ROOT / "corpora" / "mail"
+# the general defaults: classes spam and ham would train the spam preset, whose TONE pass no cluster splits
+GENERAL = ["--preset", "general"]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def threaded_cluster():
 
 
 def trained_bytes(tmp_path, name, *args):
-    result = run("train", "-o", tmp_path / name, *args)
+    result = run("train", *GENERAL, "-o", tmp_path / name, *args)
     assert result.exit_code == 0, result.stderr
     return (tmp_path / name).read_bytes()
 
@@ -102,7 +104,16 @@ def test_fsspec_urls_are_read_by_the_workers(tmp_path, threaded_cluster):
     result = run("predict", "-m", tmp_path / "url.model", "--scheduler", address, "memory://corpus/ham")
     assert result.exit_code == 0 and result.stdout.splitlines()[0].startswith("memory://corpus/ham/")
     one_line_error(
-        run("train", "-o", tmp_path / "x", "--scheduler", address, "memory://nothing/here", MAIL / "train" / "ham"),
+        run(
+            "train",
+            *GENERAL,
+            "-o",
+            tmp_path / "x",
+            "--scheduler",
+            address,
+            "memory://nothing/here",
+            MAIL / "train" / "ham",
+        ),
         "memory://nothing/here does not exist",
     )
 
@@ -138,20 +149,21 @@ def test_cluster_errors_are_one_line(tmp_path, threaded_cluster, monkeypatch):
     address = threaded_cluster.scheduler_address
     monkeypatch.setattr("nbtext.jobs.cluster.__version__", "0.0.1")
     one_line_error(
-        run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+        run("train", *GENERAL, "--scheduler", address, "-o", tmp_path / "x", spam, ham),
         "has nbtext 0.1.0, this client nbtext 0.0.1: install the same version on both",
     )
     monkeypatch.undo()
     one_line_error(
-        run("train", "--scheduler", address, "--shard", "1/2", "-o", tmp_path / "x", spam, ham), "without --shard"
+        run("train", *GENERAL, "--scheduler", address, "--shard", "1/2", "-o", tmp_path / "x", spam, ham),
+        "without --shard",
     )
     assert run("train", "-o", tmp_path / "m.model", spam, ham).exit_code == 0
     here = run("predict", "--scheduler", "tcp://127.0.0.1:9", "-m", tmp_path / "m.model", input="free prize now")
     assert here.exit_code == 0 and here.stdout.strip() in ("spam", "ham")  # stdin is classified here
-    one_line_error(run("train", "-o", tmp_path / "x", "s3://bucket/spam", ham), "only --scheduler")
+    one_line_error(run("train", *GENERAL, "-o", tmp_path / "x", "s3://bucket/spam", ham), "only --scheduler")
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
     one_line_error(
-        run("train", "--scheduler", address, "-o", tmp_path / "x", spam, ham),
+        run("train", *GENERAL, "--scheduler", address, "-o", tmp_path / "x", spam, ham),
         "--scheduler needs the dask extra: pip install 'nbtext[dask]'",
     )
     assert not (tmp_path / "x").exists()
@@ -162,6 +174,7 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     one_line_error(
         run(
             "train",
+            *GENERAL,
             "--scheduler",
             "tcp://127.0.0.1:9",
             "-o",
@@ -185,6 +198,7 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(tmp_path, address):
         [
             nbtext,
             "train",
+            *GENERAL,
             "--scheduler",
             address,
             "-o",
@@ -208,9 +222,10 @@ def test_a_document_that_cannot_be_read_is_reported_as_locally(tmp_path, cluster
     spam = tmp_path / "spam"
     shutil.copytree(MAIL / "train" / "spam", spam)
     os.mkfifo(spam / "a-fifo")  # a worker must not wait on it forever
-    local = run("train", "-o", tmp_path / "local.model", spam, MAIL / "train" / "ham")
+    local = run("train", *GENERAL, "-o", tmp_path / "local.model", spam, MAIL / "train" / "ham")
     remote = run(
         "train",
+        *GENERAL,
         "--scheduler",
         cluster.scheduler_address,
         "-o",
@@ -233,7 +248,7 @@ def test_the_environment_variable_leaves_what_a_cluster_cannot_do_local(tmp_path
     table.write_text("ham\tlunch at noon\nspam\tfree prize now\nham\tnotes at noon\nspam\tclaim a free prize\n")
     assert run("train", "--table", table, "--min-count", "1", "-o", tmp_path / "t.model").exit_code == 0
     spam, ham = MAIL / "train" / "spam", MAIL / "train" / "ham"
-    assert run("train", "--shard", "1/2", "-o", tmp_path / "s.model", spam, ham).exit_code == 0
+    assert run("train", *GENERAL, "--shard", "1/2", "-o", tmp_path / "s.model", spam, ham).exit_code == 0
     one_line_error(
         run("train", "--scheduler", "tcp://127.0.0.1:9", "--table", table, "-o", tmp_path / "x"),
         "--scheduler trains from CLASS_DIR",
@@ -283,8 +298,10 @@ def test_a_calibrated_cluster_training_with_few_entries_counted_makes_one_more_p
             (folder / f"{i}.txt").write_text(f"{words} w{i % 13} {words.split()[i % 4]}")
     for i in range(40):
         os.mkfifo(spam / f"fifo-{i}")
-    local = run("train", "-q", "-o", tmp_path / "local.model", spam, ham)
-    remote = run("train", "-q", "--scheduler", cluster.scheduler_address, "-o", tmp_path / "cluster.model", spam, ham)
+    local = run("train", "-q", *GENERAL, "-o", tmp_path / "local.model", spam, ham)
+    remote = run(
+        "train", "-q", *GENERAL, "--scheduler", cluster.scheduler_address, "-o", tmp_path / "cluster.model", spam, ham
+    )
     assert remote.exit_code == local.exit_code == 1  # the FIFOs are reported
     assert "calibrated (T = " in local.stderr and "calibrated (T = " in remote.stderr
     assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
@@ -344,7 +361,7 @@ def test_the_notice_of_documents_cut_on_the_workers_is_said_as_locally(tmp_path,
     Run twice: a worker process serves many runs, and says each notice once in its life."""
     from conftest import NBTEXT
 
-    args = ["-o", tmp_path / "m"] if command == "train" else ["-m", tmp_path / "m"]
+    args = [*GENERAL, "-o", tmp_path / "m"] if command == "train" else ["-m", tmp_path / "m"]
     if command == "predict":
         assert run("train", "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
     for _ in range(2):

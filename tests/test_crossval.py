@@ -12,6 +12,7 @@ from nbtext.jobs.crossval import stratified_folds
 from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
+GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
 
 
 def test_folds_are_stratified_and_seeded():
@@ -156,7 +157,9 @@ def test_eval_s_work_runs_from_the_library_without_click():
     )
     assert (kind, done, curves) == ("crossval", 78, None)
     assert [fold for name, fold, scores in folds_done] == [0, 1, 2]
-    printed = json.loads(run("eval", "--folds", "3", "--format", "json", train / "spam", train / "ham").output)
+    printed = json.loads(
+        run("eval", "--folds", "3", *GENERAL, "--format", "json", train / "spam", train / "ham").output
+    )  # (the settings given above hold no classes: the general defaults)
     assert printed["models"]["multinomial"]["folds"] == result["models"]["multinomial"]["folds"]
     imported = "import sys, nbtext.jobs.eval_command; print('click' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", imported], capture_output=True, text=True).stdout == "False\n"
@@ -225,7 +228,9 @@ def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_s
 def test_the_folds_decide_by_unsure_below_only_uncalibrated(tmp_path):
     """A calibrated model's probabilities are not its folds' (they are never calibrated):
     --unsure-below without --calibration none is refused in one line."""
-    result = run("eval", "--folds", "3", "--unsure-below", "0.9", DEMO / "train" / "spam", DEMO / "train" / "ham")
+    result = run(
+        "eval", "--folds", "3", *GENERAL, "--unsure-below", "0.9", DEMO / "train" / "spam", DEMO / "train" / "ham"
+    )  # (the general --calibration auto)
     assert result.exit_code == 2 and "give --calibration none" in result.stderr and result.stderr.count("\n") == 1
 
 
@@ -269,15 +274,13 @@ def test_the_summed_counts_line_up_on_a_terminal_whatever_their_size(counts, ban
         if band:
             fold.update(missed_unsure=min(missed_unsure, missed), unsure=unsure)
         spread = {"accuracy_mean": 0.9, "accuracy_std": 0.0, "macro_f1_mean": 0.9, "macro_f1_std": 0.0}
-        return {"alpha": 1, "smooths": True, "positive": "spam", "negative": "ham", "folds": [fold], **spread}
+        sides = {"positive": "spam", "negative": "ham", **({"unsure_below": 0.9} if band else {})}
+        return {"alpha": 1, "smooths": True, **sides, "folds": [fold], **spread}
 
     results = {"multinomial": result(*counts[:4]), "fisher": result(*counts[4:])}
-    text = crossval_table(5, 0, results, terminal=True, unsure_below=0.9 if band else None)
+    text = crossval_table(5, 0, results, terminal=True)
     lines = text.split("\n\n")[1].splitlines()[1:]
-    tabbed = [
-        line.split("\t")
-        for line in crossval_table(5, 0, results, unsure_below=0.9 if band else None).split("\n\n")[1].splitlines()[1:]
-    ]
+    tabbed = [line.split("\t") for line in crossval_table(5, 0, results).split("\n\n")[1].splitlines()[1:]]
     widths = [max(len(cells[i]) for cells in tabbed) for i in range(len(tabbed[0]))]
     for line, cells in zip(lines, tabbed):
         start = len(cells[0].ljust(widths[0])) + 2

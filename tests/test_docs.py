@@ -54,11 +54,11 @@ NOT_RUN = {
     "sudo ln -s /opt/nbtext/bin/nbtext /usr/local/bin/nbtext": INSTALLS,
     'eval "$(_NBTEXT_COMPLETE=zsh_source nbtext)"': ZSH,
     "nbtext train --table ../shared/corpora/SMSSpamCollection.tsv -o sms.model": REAL_CORPORA,
-    "nbtext train --shard $SLURM_ARRAY_TASK_ID/16 -o parts/$SLURM_ARRAY_TASK_ID.model "
+    "nbtext train --shard $SLURM_ARRAY_TASK_ID/16 --learn all -o parts/$SLURM_ARRAY_TASK_ID.model "
     "spam=/data/spam ham=/data/ham": CLUSTER,
     "dask scheduler &": CLUSTER,
     "dask worker tcp://HOST:8786 --nworkers 4 --nthreads 1 &": CLUSTER,
-    "nbtext train --scheduler tcp://HOST:8786 -o mail.model spam=s3://bucket/spam/ ham=s3://bucket/ham/": CLUSTER,
+    "nbtext train --scheduler tcp://HOST:8786 --learn all -o mail.model spam=s3://bucket/spam/ ham=s3://bucket/ham/": CLUSTER,
     "nbtext predict --scheduler tcp://HOST:8786 -m mail.model s3://bucket/inbox/ > labels.tsv": CLUSTER,
     "sudo mkdir -p /etc/dovecot/nbtext/bin": DOVECOT,
     "sudo cp contrib/dovecot/*.sieve contrib/dovecot/nbtext-service.conf /etc/dovecot/nbtext/": DOVECOT,

@@ -17,6 +17,7 @@ from nbtext.reading.documents import file_documents
 from conftest import ROOT, run
 
 DEMO = ROOT / "corpora" / "mail"
+GENERAL = ["--preset", "general"]  # the general defaults: these tests are not about a spam filter's
 MESSAGES = sorted((ROOT / "tests" / "golden" / "mail").rglob("*.eml")) + sorted((DEMO / "test").rglob("*.txt"))
 
 
@@ -32,6 +33,7 @@ def calibrated(request, tmp_path_factory):
         "train",
         "-o",
         path,
+        *GENERAL,
         "--calibration",
         "temperature",
         *request.param,

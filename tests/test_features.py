@@ -14,6 +14,7 @@ from nbtext.features.matrix import csr_from_ids, scores_of_counts
 from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
+GENERAL = {"preset": "general"}  # the general defaults (the demo's spam/ham would choose a spam filter's)
 
 
 def demo():
@@ -23,7 +24,7 @@ def demo():
 
 def test_multinomial_on_binary_counts_equals_sklearn():
     texts, labels = demo()
-    ours = nbtext.train(texts, labels, features="binary", unknown="ignore", min_count=1, prior="empirical")
+    ours = nbtext.train(texts, labels, features="binary", unknown="ignore", min_count=1, prior="empirical", **GENERAL)
     vectorizer = CountVectorizer(binary=True)
     peer = MultinomialNB(alpha=1.0).fit(vectorizer.fit_transform(texts), labels)
     np.testing.assert_allclose(ours.feature_log_prob, peer.feature_log_prob_, rtol=1e-12)
@@ -35,7 +36,7 @@ def test_multinomial_on_binary_counts_equals_sklearn():
 
 def test_multinomial_on_tfidf_equals_sklearn_and_l2_rows():
     texts, labels = demo()
-    ours = nbtext.train(texts, labels, features="tfidf", min_count=1, prior="empirical")
+    ours = nbtext.train(texts, labels, features="tfidf", min_count=1, prior="empirical", **GENERAL)
     vectorizer = TfidfVectorizer()
     X = vectorizer.fit_transform(texts)
     peer = MultinomialNB(alpha=1.0).fit(X, labels)
@@ -106,7 +107,7 @@ def test_a_batch_of_a_count_model_is_scored_without_importing_scipy(tmp_path):
     import sys
 
     texts, labels = read_labelled(ROOT / "corpora" / "mail" / "train")
-    nbtext.train(texts, labels).save(tmp_path / "m.model")
+    nbtext.train(texts, labels, **GENERAL).save(tmp_path / "m.model")
     test, _ = read_labelled(ROOT / "corpora" / "mail" / "test")
     paths = [tmp_path / f"{i}.txt" for i in range(len(test))]
     for path, text in zip(paths, test):

@@ -27,6 +27,9 @@ from conftest import ROOT, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
+# the general defaults: a spam filter's (spam/ham classes) learns by a TONE pass, whose model keeps no calibration
+# sample for these tests to score out of fold
+GENERAL = ["--preset", "general"]
 
 
 # the event models a budget is checked with: the default, and the spam filters' Fisher combining
@@ -38,6 +41,7 @@ def budget_model(tmp_path_factory, request):
     path = tmp_path_factory.mktemp("budget") / "b.model"
     result = run(
         "train",
+        *GENERAL,
         *request.param,
         "--calibration",
         "temperature",
@@ -90,6 +94,7 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(
     path = tmp_path / "b.model"
     trained = run(
         "train",
+        *GENERAL,
         *options,
         "--calibration",
         "temperature",
@@ -222,7 +227,7 @@ def test_a_budget_still_flags_spam_when_the_ham_out_of_fold_is_sure_past_one(tmp
     spam surer than them: it flags spam, and on new mail no more ham than the ham that read as
     spam."""
     model = tmp_path / "s.model"
-    trained = run("train", "--max-ham-flagged", "1%", "-o", model, *saturating_corpus(tmp_path / "train", 0))
+    trained = run("train", *GENERAL, "--max-ham-flagged", "1%", "-o", model, *saturating_corpus(tmp_path / "train", 0))
     assert trained.exit_code == 0, trained.stderr
     loaded = nbtext.load(str(model), fold=True)
     p_ham, ham = out_of_fold(loaded)
@@ -312,6 +317,7 @@ def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
     model = tmp_path / "z.model"
     trained = run(
         "train",
+        *GENERAL,
         "--calibration",
         "temperature",
         "--max-ham-flagged",
@@ -502,7 +508,7 @@ def test_an_update_chooses_the_cutoff_of_one_training(tmp_path, monkeypatch):
     T is fitted on: a sample of 30 at most), and that sample is the one one training keeps:
     train A then --update with B writes the file of train A+B, byte for byte."""
     monkeypatch.setattr(calibration, "SAMPLE", 30)
-    budget = ["--calibration", "temperature", "--max-ham-flagged", "20%"]
+    budget = [*GENERAL, "--calibration", "temperature", "--max-ham-flagged", "20%"]
     a = [f"spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}"]
     b = [f"spam={MAIL / 'test' / 'spam'}", f"ham={MAIL / 'test' / 'ham'}"]
     assert run("train", *budget, "-o", tmp_path / "whole.model", *a, *b).exit_code == 0

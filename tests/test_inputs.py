@@ -12,9 +12,10 @@ import nbtext
 from nbtext.reading.documents import PAUSE
 from nbtext.reading.sources import stream_records
 
-from conftest import one_line_error, run
+from conftest import ROOT, one_line_error, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
+GENERAL = ["--preset", "general"]  # the general defaults (classes spam and ham would train the spam preset)
 
 SPAM = [b"Subject: win money\n\nCheap pills, free prize, click now", b"Subject: offer\n\nFree prize money now"]
 HAM = [b"Subject: lunch\n\nMeeting notes for lunch on Thursday", b"Subject: notes\n\nThe meeting notes are attached"]
@@ -44,6 +45,16 @@ def mail_model(tmp_path):
     return path
 
 
+@pytest.fixture(scope="module")
+def general_demo_model(tmp_path_factory):
+    """demo_model's training with the general defaults (no unsure band: every document decided)."""
+    path = tmp_path_factory.mktemp("model") / "general.model"
+    train = ROOT / "corpora" / "mail" / "train"
+    result = run("train", *GENERAL, "-o", path, train / "spam", train / "ham")
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
 def test_train_from_mbox_and_maildir(mail_model):
     model = nbtext.load(mail_model)
     assert model.classes == ["ham", "spam"]  # spam.mbox is class 'spam'
@@ -63,7 +74,16 @@ def test_the_headers_trained_with_are_stored_and_used(tmp_path):
     for headers, tokens in (("subject,from", ["subject", "from"]), ("subject", ["subject"])):
         path = tmp_path / f"{headers}.model"
         result = run(
-            "train", "--min-count", "1", "--headers", headers, "-o", path, tmp_path / "spam.mbox", tmp_path / "ham.mbox"
+            "train",
+            *GENERAL,
+            "--min-count",
+            "1",
+            "--headers",
+            headers,
+            "-o",
+            path,
+            tmp_path / "spam.mbox",
+            tmp_path / "ham.mbox",
         )
         assert result.exit_code == 0, result.stderr
         model = nbtext.load(path)
@@ -220,7 +240,8 @@ def test_fasttext_lines(tmp_path):
     assert "has no __label__" in result.stderr and result.exit_code == 1  # skipped by name, then nothing to train
 
 
-def test_dash_is_stdin_for_fasttext_and_table_inputs(demo_model, tmp_path):
+def test_dash_is_stdin_for_fasttext_and_table_inputs(general_demo_model, tmp_path):
+    demo_model = general_demo_model  # (the spam preset's band would leave a line unsure: eval's n counts the decided)
     lines = "__label__spam free prize now\n__label__ham lunch notes at noon\n"
     data = tmp_path / "ft.txt"
     data.write_text(lines)

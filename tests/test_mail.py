@@ -12,6 +12,8 @@ from nbtext.reading.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 import mail_reference
 from conftest import real_corpus
 
+GENERAL = {"preset": "general"}  # the general defaults (spam/ham labels would choose a spam filter's)
+
 
 def tokens(message, headers=DEFAULT_HEADERS):
     return mail_tokens(message, headers, text_tokens)
@@ -99,7 +101,9 @@ def test_nested_multipart_and_attached_message():
 def test_garbage_and_empty_messages_are_read_as_their_words(garbage):
     """Garbage is tokenized like any text (no mail to parse): the words it happens to hold,
     and with none, the prior alone."""
-    clf = nbtext.train(["Subject: a\n\nhello there", "Subject: b\n\ncheap pills"], ["ham", "spam"], min_count=1)
+    clf = nbtext.train(
+        ["Subject: a\n\nhello there", "Subject: b\n\ncheap pills"], ["ham", "spam"], min_count=1, **GENERAL
+    )
     proba = clf.predict_proba([garbage])
     words = Tokenizer(input="text")(garbage)
     if garbage.startswith(b"Subject:"):

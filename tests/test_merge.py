@@ -13,6 +13,9 @@ from nbtext.reading.documents import Document, in_batches
 from nbtext.reading.sources import in_shard
 from conftest import ROOT, one_line_error, real_corpus, run
 
+# the general defaults: these tests are about merging, not about a spam filter's defaults (tests/test_preset.py),
+# which --preset auto gives a model of spam and ham
+GENERAL = ["--preset", "general"]
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the"]
 
 
@@ -79,7 +82,7 @@ def test_merging_random_parts_equals_one_training(tmp_path, corpus, options, par
     order = sorted(range(len(docs)), key=lambda i: part_of[i])
     warnings.simplefilter("ignore")  # a document in two parts: said, and counted twice as in one training
     try:
-        whole = nbtext.train([docs[i] for i in order], [labels[i] for i in order], **options)
+        whole = nbtext.train([docs[i] for i in order], [labels[i] for i in order], preset="general", **options)
     except nbtext.NbtextError as e:  # e.g. nothing left after pruning: the merge says the same
         with pytest.raises(nbtext.NbtextError, match=str(e)[:20]):
             nbtext.merge(models)
@@ -128,11 +131,13 @@ def test_shards_merge_into_one_training_on_real_corpora(tmp_path, corpus, parts,
     train = real_corpus(corpus) / "train"
     classes = sorted(str(p) for p in train.iterdir() if p.is_dir())
     for k in range(1, parts + 1):
-        result = run("train", *options, "--shard", f"{k}/{parts}", "-o", tmp_path / f"part{k}.model", *classes)
+        result = run(
+            "train", *GENERAL, *options, "--shard", f"{k}/{parts}", "-o", tmp_path / f"part{k}.model", *classes
+        )
         assert result.exit_code == 0, result.stderr
     result = run("merge", "-o", tmp_path / "merged.model", *[tmp_path / f"part{k}.model" for k in range(1, parts + 1)])
     assert result.exit_code == 0 and result.stderr.startswith(f"merged {parts} models: "), result.stderr
-    assert run("train", *options, "-o", tmp_path / "whole.model", *classes).exit_code == 0
+    assert run("train", *GENERAL, *options, "-o", tmp_path / "whole.model", *classes).exit_code == 0
     assert (tmp_path / "merged.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
     # by default (--calibration auto) the parts keep their calibration samples and the merge fits T
     assert nbtext.load(tmp_path / "part1.model").calibration_sample is not None
@@ -150,7 +155,9 @@ def test_an_mbox_is_shared_out_by_message(tmp_path):
     ham = ROOT / "corpora" / "mail" / "train" / "ham"
     counts = []
     for k in (1, 2):
-        result = run("train", "--shard", f"{k}/2", "--min-count", "1", "-o", tmp_path / f"{k}.model", box, ham)
+        result = run(
+            "train", *GENERAL, "--shard", f"{k}/2", "--min-count", "1", "-o", tmp_path / f"{k}.model", box, ham
+        )
         assert result.exit_code == 0, result.stderr
         counts.append(
             dict(zip(*[nbtext.load(tmp_path / f"{k}.model").classes, nbtext.load(tmp_path / f"{k}.model").class_count]))
@@ -164,7 +171,7 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
     spam, ham = train / "spam", train / "ham"
 
     def model(name, *options):
-        assert run("train", "-o", tmp_path / name, *options, spam, ham).exit_code == 0
+        assert run("train", *GENERAL, "-o", tmp_path / name, *options, spam, ham).exit_code == 0
         return tmp_path / name
 
     counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
@@ -201,7 +208,7 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
         "one is a multinomial model, the other a bernoulli one",
     )  # (it blamed --alpha)
     one_line_error(run("merge", "-o", tmp_path / "x", counts, tmp_path / "missing.model"), "does not exist")
-    one_line_error(run("train", "--shard", "3/2", spam, ham), "--shard must be K/N")
+    one_line_error(run("train", *GENERAL, "--shard", "3/2", spam, ham), "--shard must be K/N")
     assert not (tmp_path / "x").exists()
 
 
@@ -219,8 +226,11 @@ def test_a_refused_merge_of_overlapping_models_says_its_refusal_alone(tmp_path, 
     merged: the refusal is the one line, with no warning before it."""
     train = ROOT / "corpora" / "mail" / "train"
     plain, other = tmp_path / "plain.model", tmp_path / "other.model"
-    assert run("train", "--calibration", "temperature", "-o", plain, train / "spam", train / "ham").exit_code == 0
-    assert run("train", *options, "-o", other, train / "spam", train / "ham").exit_code == 0
+    assert (
+        run("train", *GENERAL, "--calibration", "temperature", "-o", plain, train / "spam", train / "ham").exit_code
+        == 0
+    )
+    assert run("train", *GENERAL, *options, "-o", other, train / "spam", train / "ham").exit_code == 0
     for models in ((plain, other), (other, plain)):
         one_line_error(run("merge", "-o", tmp_path / "x", *models), message)
     assert not (tmp_path / "x").exists()
@@ -262,10 +272,16 @@ def test_a_model_merged_with_itself_counts_its_documents_twice(tmp_path):
 def test_merge_into_one_of_its_inputs(tmp_path):
     """`merge -o A A B`: A is replaced whole by the merge (written atomically, under the lock)."""
     train = ROOT / "corpora" / "mail" / "train"
-    assert run("train", "--shard", "1/2", "-o", tmp_path / "a.model", train / "spam", train / "ham").exit_code == 0
-    assert run("train", "--shard", "2/2", "-o", tmp_path / "b.model", train / "spam", train / "ham").exit_code == 0
+    assert (
+        run("train", *GENERAL, "--shard", "1/2", "-o", tmp_path / "a.model", train / "spam", train / "ham").exit_code
+        == 0
+    )
+    assert (
+        run("train", *GENERAL, "--shard", "2/2", "-o", tmp_path / "b.model", train / "spam", train / "ham").exit_code
+        == 0
+    )
     assert run("merge", "-o", tmp_path / "a.model", tmp_path / "a.model", tmp_path / "b.model").exit_code == 0
-    assert run("train", "-o", tmp_path / "whole.model", train / "spam", train / "ham").exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "whole.model", train / "spam", train / "ham").exit_code == 0
     assert (tmp_path / "a.model").read_bytes() == (tmp_path / "whole.model").read_bytes()
 
 
@@ -300,7 +316,9 @@ def test_merge_refuses_models_of_two_lexers(tmp_path):
     train = ROOT / "corpora" / "mail" / "train"
     for name, options in (("words.model", ()), ("mail.model", ("--lexer", "mail"))):
         assert (
-            run("train", "--shard", "1/2", *options, "-o", tmp_path / name, train / "spam", train / "ham").exit_code
+            run(
+                "train", *GENERAL, "--shard", "1/2", *options, "-o", tmp_path / name, train / "spam", train / "ham"
+            ).exit_code
             == 0
         )
     one_line_error(

@@ -9,6 +9,7 @@ from nbtext.stats.counting import CountTable
 
 DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
 LABELS = ["spam", "spam", "ham", "ham", "ham"]
+GENERAL = {"preset": "general"}  # the general defaults (spam/ham labels would choose a spam filter's)
 
 
 @pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
@@ -20,7 +21,7 @@ def test_pruned_and_never_seen_tokens_score_the_same(model_name):
 
 
 def test_unk_probability_is_learned_from_pruned_tokens():
-    clf = nbtext.train(DOCS, LABELS, model="multinomial", min_count=2, alpha=1.0)
+    clf = nbtext.train(DOCS, LABELS, model="multinomial", min_count=2, alpha=1.0, **GENERAL)
     counts = dict(zip(clf.feature_names, clf.feature_sums.T.tolist()))
     ham, spam = clf.classes.index("ham"), clf.classes.index("spam")
     # spam tokens: cheap x3 (kept), pills, offer, now (pruned: seen once) -> UNK 3
@@ -46,12 +47,12 @@ def test_ignore_drops_unknown_tokens():
 
 
 def test_max_features_keeps_the_most_frequent():
-    clf = nbtext.train(DOCS, LABELS, min_count=1, max_features=2)
+    clf = nbtext.train(DOCS, LABELS, min_count=1, max_features=2, **GENERAL)
     assert clf.feature_names == ["cheap", "lunch", "<UNK>"]  # cheap 3; lunch, noon, notes 2: first in order
 
 
 def test_a_million_tokens_give_finite_probabilities_that_sum_to_one():
-    clf = nbtext.train(DOCS, LABELS)
+    clf = nbtext.train(DOCS, LABELS, **GENERAL)
     long_document = "cheap lunch " * 500_000
     jll = clf.joint_log_likelihood([long_document])
     assert np.all(np.isfinite(jll)) and jll.min() < -1e5  # far below what exp() could represent

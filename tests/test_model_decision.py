@@ -25,6 +25,8 @@ NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
 REFUSED_UNSURE = "the class label 'unsure' is a word nbtext labels with itself"  # (labels.class_problem's)
 OWN, GIVEN = "0.999", "0.8"  # the model's own, and another a command gives
+# the general defaults: the spam preset would give the demo corpus's spam/ham models an --unsure-below of their own
+GENERAL = ["--preset", "general"]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +35,7 @@ def models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("decision")
     own, plain = folder / "own.model", folder / "plain.model"
     for path, options in ((own, ["--unsure-below", OWN]), (plain, [])):
-        result = run("train", *options, "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham")
+        result = run("train", *GENERAL, *options, "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham")
         assert result.exit_code == 0, result.stderr
     return own, plain
 
@@ -155,9 +157,8 @@ def test_info_says_it_and_update_forget_and_merge_keep_it(models, tmp_path):
     assert run("forget", "-q", "-m", copy, MAIL / "test" / "spam").exit_code == 0
     assert nbtext.load(copy).settings == nbtext.load(own).settings
     other = tmp_path / "other.model"  # (a part of other documents, to merge with)
-    assert (
-        run("train", "--unsure-below", OWN, "-o", other, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
-    )
+    test = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
+    assert run("train", *GENERAL, "--unsure-below", OWN, "-o", other, *test).exit_code == 0
     merged = run("merge", "-o", tmp_path / "merged.model", own, other)
     assert merged.exit_code == 0, merged.stderr
     assert nbtext.load(tmp_path / "merged.model").settings["unsure_below"] == 0.999
@@ -277,9 +278,7 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
     forgotten = updated.with_name("forgotten.model")
     forgotten.write_bytes(updated.read_bytes())
     assert run("forget", "-q", "-m", forgotten, *test).exit_code == 0
-    assert (
-        run("train", "--unsure-below", OWN, "-o", other, MAIL / "test" / "spam", MAIL / "test" / "ham").exit_code == 0
-    )
+    assert run("train", *GENERAL, "--unsure-below", OWN, "-o", other, *test).exit_code == 0
     assert run("merge", "-o", merged, own, other).exit_code == 0
     for path in (own, updated, forgotten, other, merged):
         assert version(path) == 4 and nbtext.load(path).file_info["format_version"] == 4, path
@@ -296,11 +295,12 @@ def test_the_line_train_and_merge_write_says_it(models, tmp_path):
     """train's summary says how the model decides (as it says a --max-ham-flagged cut-off):
     one who trained with --unsure-below sees it was kept; a model without it says nothing."""
     said = "decision: unsure when the winning class's probability is below 0.999; "
-    trained = run("train", "--unsure-below", OWN, "-o", tmp_path / "m", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    trained = run("train", *GENERAL, "--unsure-below", OWN, "-o", tmp_path / "m", *folders)
     assert trained.exit_code == 0 and said in trained.stderr, trained.stderr
     merged = run("merge", "-o", tmp_path / "merged.model", models[0])
     assert merged.exit_code == 0 and said in merged.stderr, merged.stderr
-    plain = run("train", "-o", tmp_path / "p", MAIL / "train" / "spam", MAIL / "train" / "ham")
+    plain = run("train", *GENERAL, "-o", tmp_path / "p", *folders)
     assert plain.exit_code == 0 and "decision" not in plain.stderr and "unsure" not in plain.stderr
 
 
@@ -367,9 +367,8 @@ def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(mod
     from nbtext.cli.oneshot import AGREEMENT, OneMessageModel
 
     zero = tmp_path / "zero.model"
-    assert (
-        run("train", "--unsure-below", "0", "-o", zero, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
-    )
+    folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
+    assert run("train", *GENERAL, "--unsure-below", "0", "-o", zero, *folders).exit_code == 0
     model = zero if "--unsure-below" not in options else models[0]  # (the model's own, 0.999, set aside)
     spam = sorted((MAIL / "train" / "spam").iterdir())[0].read_bytes()
     message = b"From: a@b.c\nSubject: offer\n\n" + spam * 5

@@ -12,12 +12,15 @@ from nbtext.modelfile import container, format as modelfile
 DOCS = ["cheap pills cheap", "cheap offer now", "lunch at noon", "lunch meeting notes", "notes from noon"]
 LABELS = ["spam", "spam", "ham", "ham", "ham"]
 PROBES = ["cheap lunch", "notes", "", "something else entirely"]
+# the general defaults: LABELS are a spam filter's, whose preset (tests/test_preset.py) stores a decision and a
+# --max-evidence, settings of format 4
+GENERAL = {"preset": "general"}
 
 
 @pytest.mark.parametrize("model_name", ["multinomial", "bernoulli"])
 @pytest.mark.parametrize("unknown", ["unk", "ignore"])
 def test_round_trip_gives_identical_predictions(tmp_path, model_name, unknown):
-    clf = nbtext.train(DOCS, LABELS, model=model_name, unknown=unknown, alpha=0.3, ngrams=2, prior="uniform")
+    clf = nbtext.train(DOCS, LABELS, model=model_name, unknown=unknown, alpha=0.3, ngrams=2, prior="uniform", **GENERAL)
     clf.save(tmp_path / "m")
     loaded = nbtext.load(tmp_path / "m")
     assert loaded.settings == clf.settings and loaded.classes == clf.classes

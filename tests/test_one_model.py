@@ -16,6 +16,9 @@ from nbtext.reading.documents import Document, in_batches
 
 from conftest import real_corpus, run
 
+# the general defaults, on the command line: a model of spam and ham starts from the spam preset by default, whose
+# TONE pass learns by the order it reads (tests/test_preset.py); these tests are about the general model's paths
+GENERAL = ["--preset", "general"]
 # the event models whose files the paths must agree on: the default, and the spam filters' (presence counts)
 MODELS = [{}, {"model": "fisher"}]
 WORDS = ["free", "prize", "cash", "offer", "click", "lunch", "meeting", "notes", "report", "friday", "the", "and"]
@@ -129,13 +132,13 @@ def test_a_spamassassin_mailbox_learned_in_two_halves_is_the_whole_training(tmp_
     def given(*names):
         return [f"{label}={halves[h][label]}" for h in names for label in ("spam", "ham")]
 
-    assert run("train", "-o", tmp_path / "whole.model", *given("A", "B")).exit_code == 0
-    assert run("train", "-o", tmp_path / "m.model", *given("A")).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "whole.model", *given("A", "B")).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "m.model", *given("A")).exit_code == 0
     assert run("train", "--update", "-m", tmp_path / "m.model", *given("B")).exit_code == 0
     whole = (tmp_path / "whole.model").read_bytes()
     assert (tmp_path / "m.model").read_bytes() == whole
-    assert run("train", "-o", tmp_path / "b.model", *given("B")).exit_code == 0
-    assert run("train", "-o", tmp_path / "a.model", *given("A")).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "b.model", *given("B")).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "a.model", *given("A")).exit_code == 0
     merged = run("merge", "-o", tmp_path / "merged.model", tmp_path / "a.model", tmp_path / "b.model")
     assert merged.exit_code == 0, merged.stderr
     assert (tmp_path / "merged.model").read_bytes() == whole
@@ -144,7 +147,7 @@ def test_a_spamassassin_mailbox_learned_in_two_halves_is_the_whole_training(tmp_
     assert run("forget", "-m", tmp_path / "whole.model", *some).exit_code == 0
     for path in some:
         path.unlink()
-    assert run("train", "-o", tmp_path / "rest.model", *given("A", "B")).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "rest.model", *given("A", "B")).exit_code == 0
     assert (tmp_path / "whole.model").read_bytes() == (tmp_path / "rest.model").read_bytes()
 
 

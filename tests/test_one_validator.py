@@ -27,6 +27,10 @@ from conftest import run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 
+# the general defaults, for the models these tests name by their features (counts, presence): a model of spam and
+# ham starts from the spam preset by default (tests/test_preset.py)
+GENERAL = ["--preset", "general"]
+
 MESSAGE = b"Subject: free prize\n\nclick now to claim your free prize money\n"
 
 
@@ -182,7 +186,7 @@ def learnable_models(tmp_path_factory):
     for name, options in (("counts", []), ("presence", ["--features", "binary", "--min-count", "1"])):
         path = folder / f"{name}.model"
         train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
-        assert run("train", *options, "-o", path, train / "spam", train / "ham").exit_code == 0
+        assert run("train", *GENERAL, *options, "-o", path, train / "spam", train / "ham").exit_code == 0
         models[name] = path.read_bytes()
     return models
 
@@ -240,7 +244,7 @@ def test_a_first_builds_file_without_feature_settings_learns_as_its_event_models
 
     train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
     written = tmp_path / "written.model"
-    assert run("train", "-q", *options, "-o", written, train / "spam", train / "ham").exit_code == 0
+    assert run("train", "-q", *GENERAL, *options, "-o", written, train / "spam", train / "ham").exit_code == 0
 
     def first_builds(header, payload):
         for key in FEATURE_KEYS:

@@ -17,6 +17,7 @@ from nbtext.stats.metrics import roc_auc
 from conftest import ROOT, run
 
 MAIL = ROOT / "corpora" / "mail"
+GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
 
 
 def labelled(split):
@@ -54,6 +55,7 @@ def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unkno
                 unknown=unknown,
                 features=features,
                 calibration="none",
+                preset="general",
             )
             expected = model.predict_proba(queries)
             for query, row in zip(queries, expected):
@@ -176,6 +178,7 @@ def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor, presence
     assert (
         run(
             "train",
+            *GENERAL,
             "--calibration",
             "temperature",
             *options,
@@ -285,7 +288,7 @@ def test_tone_on_the_command_line(tmp_path):
     """--learn tone says its margin (JSON and text); a margin as wide as any score learns every
     message, as --learn all does; --tone-margin without --learn tone is a usage error."""
     folders = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
-    tone = json.loads(run("eval", "--online", "--format", "json", "--learn", "tone", *folders).stdout)
+    tone = json.loads(run("eval", "--online", *GENERAL, "--format", "json", "--learn", "tone", *folders).stdout)
     assert tone["learn"] == "tone" and tone["tone_margin"] == DEFAULT_TONE_MARGIN
     wide = run("eval", "--online", "--format", "json", "--learn", "tone", "--tone-margin", "1e9", *folders)
     everything = run("eval", "--online", "--format", "json", "--learn", "all", *folders)
@@ -314,15 +317,26 @@ def test_presence_online_is_the_command_lines(tmp_path):
     documents holding a token not yet kept, changes as tokens are learned): one line."""
     folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]
     counts = json.loads(
-        run("eval", "--online", "--format", "json", "--min-count", "1", "--learn", "all", *folders).stdout
+        run("eval", "--online", *GENERAL, "--format", "json", "--min-count", "1", "--learn", "all", *folders).stdout
     )
     presence = run(
-        "eval", "--online", "--format", "json", "--features", "binary", "--min-count", "1", "--learn", "all", *folders
+        "eval",
+        "--online",
+        *GENERAL,
+        "--format",
+        "json",
+        "--features",
+        "binary",
+        "--min-count",
+        "1",
+        "--learn",
+        "all",
+        *folders,
     )
     assert presence.exit_code == 0, presence.stderr
     assert json.loads(presence.stdout)["cumulative_errors"] != counts["cumulative_errors"]
-    result = run("eval", "--online", "--features", "binary", *folders)
+    result = run("eval", "--online", *GENERAL, "--features", "binary", *folders)  # (--min-count 2)
     assert result.exit_code == 1 and "--min-count 1 or --unknown ignore" in result.stderr
     assert result.stderr.count("\n") == 1
-    result = run("eval", "--online", "--features", "binary", "--unknown", "ignore", *folders)
+    result = run("eval", "--online", *GENERAL, "--features", "binary", "--unknown", "ignore", *folders)
     assert result.exit_code == 0, result.stderr

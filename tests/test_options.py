@@ -57,10 +57,11 @@ def _corpus(seed, n_spam, n_ham):
 
 
 TRAIN, TEST = _corpus(1, 25, 45), _corpus(2, 10, 10)  # unbalanced: every prior differs
+GENERAL = {"preset": "general"}  # the general defaults (its spam/ham classes would choose a spam filter's)
 
 
 def _log_proba(**options):
-    return nbtext.train(*TRAIN, calibration="none", **options).predict_log_proba(TEST[0])
+    return nbtext.train(*TRAIN, calibration="none", **GENERAL, **options).predict_log_proba(TEST[0])
 
 
 def _default(event_model, option):
@@ -383,7 +384,9 @@ def test_no_help_line_says_none():
         (["--update", "-m", "x.model", "--shard", "1/2"], "--shard trains a new part to merge"),
         (["--learn", "tone", "--shard", "1/2"], "--shard does not go with it"),
         (["--learn", "tone", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler does not go with it"),
-        (["--shard", "1/2", "--max-ham-flagged", "1%"], "--max-ham-flagged does not go with --shard"),
+        (["--shard", "1/2", "--max-ham-flagged", "1%", "--learn", "all"], "--max-ham-flagged does not go with --shard"),
+        (["--shard", "1/2"], "--shard does not go with it"),  # (the spam preset's TONE pass)
+        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler does not go with it"),
     ],
 )
 def test_options_that_do_not_go_together_are_usage_errors_before_anything_is_read(tmp_path, args, says):

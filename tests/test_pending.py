@@ -20,6 +20,8 @@ from conftest import ROOT, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
+# the general defaults: these tests are not about a spam filter's (tests/test_preset.py)
+GENERAL = ["--preset", "general"]
 pytestmark = pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
 
 
@@ -44,7 +46,7 @@ def model(tmp_path, request):
         for f in files[::2]:
             shutil.copy(f, train / label / f.name)
     path = tmp_path / "m.model"
-    nbtext_run("train", *request.param, "-o", path, train / "spam", train / "ham")
+    nbtext_run("train", *GENERAL, *request.param, "-o", path, train / "spam", train / "ham")
     return path
 
 
@@ -321,7 +323,7 @@ def test_a_model_of_presence_takes_the_section_unless_its_unk_counts_pruned_docu
     tokens pruned (the default --min-count) and an UNK feature, which documents held a pruned
     token is not stored: such a model is refused its change in one line, as the full way refuses it."""
     model = tmp_path / "b.model"
-    nbtext_run("train", *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    nbtext_run("train", *GENERAL, *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
     start, full = copy(model, "start.model"), model.with_name("full.model")
     batch = [f"spam={messages('ham', 'test')[0]}", f"spam={messages('spam', 'test')[0]}"]
     results = [learn_one(model, spec) for spec in batch]
@@ -724,7 +726,14 @@ def test_the_one_message_learner_refuses_a_model_whose_sample_is_damaged(tmp_pat
     model = tmp_path / "m.model"
     assert (
         run(
-            "train", "-o", model, "--calibration", "temperature", MAIL / "train" / "spam", MAIL / "train" / "ham"
+            "train",
+            *GENERAL,
+            "-o",
+            model,
+            "--calibration",
+            "temperature",
+            MAIL / "train" / "spam",
+            MAIL / "train" / "ham",
         ).exit_code
         == 0
     )

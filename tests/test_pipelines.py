@@ -17,6 +17,7 @@ from conftest import ROOT, real_corpus, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
+GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
 
 
 def test_is_exit_statuses(demo_model, tmp_path):
@@ -161,14 +162,14 @@ SECOND = {
 
 def test_update_equals_training_on_everything(tmp_path):
     first, second = corpus_folders(tmp_path, "a", FIRST), corpus_folders(tmp_path, "b", SECOND)
-    assert run("train", "-o", tmp_path / "m", *first).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "m", *first).exit_code == 0
     # a class the model does not have is added only when asked (tests/test_new_classes.py)
     assert run("train", "--update", "-m", tmp_path / "m", *second).exit_code == 1
     result = run("train", "--update", "--new-classes", "-m", tmp_path / "m", *second)
     assert result.exit_code == 0 and "added 4, moved 0, already known 0" in result.stderr
     assert run("train", "--update", "-m", tmp_path / "m", *second).exit_code == 0  # a class it has now
     both = corpus_folders(tmp_path, "c", {k: FIRST.get(k, []) + SECOND.get(k, []) for k in ("spam", "ham", "eggs")})
-    assert run("train", "-o", tmp_path / "all", *both).exit_code == 0
+    assert run("train", *GENERAL, "-o", tmp_path / "all", *both).exit_code == 0
     updated, retrained = nbtext.load(tmp_path / "m"), nbtext.load(tmp_path / "all")
     assert updated.classes == retrained.classes == ["eggs", "ham", "spam"]
     assert updated.vocabulary.tokens == retrained.vocabulary.tokens

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, real_corpus, run
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
+GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
 
 
 def on_a_terminal(*args, env=None):
@@ -135,6 +136,7 @@ def test_training_says_when_it_calibrates(tmp_path):
         "train",
         "-o",
         tmp_path / "m.model",
+        *GENERAL,
         "--calibration",
         "temperature",
         ROOT / "corpora" / "mail" / "train" / "spam",
@@ -146,6 +148,7 @@ def test_training_says_when_it_calibrates(tmp_path):
         "-q",
         "-o",
         tmp_path / "q.model",
+        *GENERAL,
         "--calibration",
         "temperature",
         ROOT / "corpora" / "mail" / "train" / "spam",

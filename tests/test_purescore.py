@@ -24,6 +24,10 @@ from nbtext.stats.event_models import EVENT_MODELS
 
 WORDS = ["free", "prize", "lunch", "noon", "click", "meeting", "money", "report", "now", "the", "café", "日本"]
 WORDS += ["FREE!!", "$20", "example.com", "10.1.2.3"]  # (what --lexer mail reads apart)
+# the general defaults (spam/ham classes would choose a spam filter's, whose own --unsure-below agree() does not
+# decide the pure path's label by)
+GENERAL = {"preset": "general"}
+GENERAL_ARGS = ["--preset", "general"]  # (the command line's)
 
 
 def pure_model(model, path):
@@ -91,7 +95,7 @@ def test_pure_scores_equal_numpys_over_random_corpora_and_settings(tmp_path, cor
         if len(set(labels)) < 2:
             return
     try:
-        model = nbtext.train(docs, labels, **options)
+        model = nbtext.train(docs, labels, **GENERAL, **options)
     except nbtext.NbtextError:
         return  # e.g. every token pruned
     pure = pure_model(model, tmp_path / "m.model")
@@ -112,7 +116,7 @@ def test_a_temperature_growing_with_length_counts_the_tokens_the_likelihood_read
     """T(x) = T·n^γ: both paths count n alike (unknown tokens too with UNK, not when ignored)."""
     docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
     labels = ["spam", "ham", "spam", "ham"] * 10
-    model = nbtext.train(docs, labels, min_count=1, unknown=unknown, calibration="none")
+    model = nbtext.train(docs, labels, min_count=1, unknown=unknown, calibration="none", **GENERAL)
     model.calibration = {"method": "temperature", "temperature": 0.7, "length_exponent": 0.9, "documents": 40}
     queries = ["free lunch", "money money report zebra zebra zebra", "", "zebra", "free " * 50 + "lunch " * 40]
     pure = pure_model(model, tmp_path / "m.model")
@@ -137,7 +141,7 @@ def test_a_length_floor_tempers_short_documents_alike_on_both_paths(tmp_path, fl
     one of no tokens not at all; and the file is read back with its floor."""
     docs = ["free prize money now", "lunch meeting report", "click free money", "noon lunch report"] * 10
     labels = ["spam", "ham", "spam", "ham"] * 10
-    model = nbtext.train(docs, labels, min_count=1, calibration="none")
+    model = nbtext.train(docs, labels, min_count=1, calibration="none", **GENERAL)
     model.calibration = {
         "method": "temperature",
         "temperature": 0.05,
@@ -159,7 +163,9 @@ def test_a_length_floor_tempers_short_documents_alike_on_both_paths(tmp_path, fl
 def test_the_real_spamassassin_test_messages(tmp_path, options):
     folder = real_corpus("spamassassin")
     path = tmp_path / "sa.model"
-    trained = run("train", "-q", *options, "-o", path, folder / "train" / "spam", folder / "train" / "ham")
+    trained = run(
+        "train", "-q", *GENERAL_ARGS, *options, "-o", path, folder / "train" / "spam", folder / "train" / "ham"
+    )
     assert trained.exit_code == 0
     pure = purescore.of_file(path.read_bytes(), str(path))
     model = nbtext.load(path)

@@ -19,6 +19,7 @@ from nbtext.errors import NbtextError
 from conftest import ROOT, run
 
 MAIL = ROOT / "corpora" / "mail" / "train"
+GENERAL = ["--preset", "general"]  # the general defaults: these tests are not about a spam filter's
 
 
 def test_nothing_changes_a_train_settings_value():
@@ -69,7 +70,9 @@ def test_a_training_makes_its_settings_once(tmp_path, monkeypatch):
     monkeypatch.setattr(settings_module, "make_settings", lambda **options: made.append(options) or make(**options))
     for extra in ([], ["--features", "tfidf", "--model", "complement"], ["--shard", "1/2", "--calibration", "none"]):
         made.clear()
-        result = run("train", "-q", "-j", "1", *extra, "-o", tmp_path / "m.model", MAIL / "spam", MAIL / "ham")
+        result = run(
+            "train", "-q", "-j", "1", *GENERAL, *extra, "-o", tmp_path / "m.model", MAIL / "spam", MAIL / "ham"
+        )
         assert result.exit_code == 0, result.output
         assert len(made) == 1, extra
 

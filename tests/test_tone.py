@@ -20,6 +20,7 @@ MARGIN = 6.0  # nats: on this corpus, some of the rightly classified documents a
 FISHER_MARGIN = 1.0  # the same, on fisher's scale: ln I − ln(1 − I)
 OPTIONS = ("--features", "binary", "--alpha", "0.1", "--min-count", "1")
 UNCALIBRATED = ("--calibration", "none")  # (78 documents: too few for --calibration auto to fit T)
+GENERAL = ("--preset", "general")  # the general defaults (spam/ham folders would train the spam preset)
 
 
 def corpus():
@@ -101,6 +102,7 @@ def test_the_model_is_the_training_of_the_documents_the_pass_chose(tmp_path):
     assert 0 < len(chosen) < len(documents)
     tone = trained(
         tmp_path / "tone.model",
+        *GENERAL,
         *OPTIONS,
         "--learn",
         "tone",
@@ -110,7 +112,7 @@ def test_the_model_is_the_training_of_the_documents_the_pass_chose(tmp_path):
         "ham=" + str(MAIL / "ham"),
     )
     folders = as_folders(tmp_path / "chosen", [(p, label) for p, label in documents if p in chosen])
-    trained(tmp_path / "all.model", *OPTIONS, *UNCALIBRATED, *folders)
+    trained(tmp_path / "all.model", *GENERAL, *OPTIONS, *UNCALIBRATED, *folders)
     assert with_learning(tmp_path / "all.model", MARGIN) == tone
     model = load_model(str(tmp_path / "tone.model"))
     assert sorted(model.journal) == sorted(document_key(p.read_bytes()) for p in chosen)
@@ -214,7 +216,9 @@ def test_the_python_api_trains_the_same_model(tmp_path):
 def test_learn_all_is_the_file_of_before(tmp_path):
     """--learn all (the default) writes what train wrote before --learn: no setting added."""
     args = ("spam=" + str(MAIL / "spam"), "ham=" + str(MAIL / "ham"))
-    assert trained(tmp_path / "a.model", "--learn", "all", *args) == trained(tmp_path / "b.model", *args)
+    assert trained(tmp_path / "a.model", *GENERAL, "--learn", "all", *args) == trained(
+        tmp_path / "b.model", *GENERAL, *args
+    )
     assert "learn" not in load_model(str(tmp_path / "a.model")).settings
 
 
@@ -224,8 +228,8 @@ def test_learn_all_is_the_file_of_before(tmp_path):
         (["--model", "bernoulli"], "--learn does nothing here: its pass scores a multinomial"),
         (["--features", "tfidf", "--unknown", "ignore"], "not of tfidf features"),
         (["--model", "complement"], "not --model complement"),
-        (["--shard", "1/2"], "--learn tone's pass takes every document in one order"),
-        (["--scheduler", "tcp://127.0.0.1:1"], "--learn tone's pass takes every document in one order"),
+        (["--shard", "1/2"], "takes every document in one order: --shard does not go with it"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "takes every document in one order: --scheduler does not go with it"),
         (["--tone-margin", "-1"], "--tone-margin"),
     ],
 )
@@ -267,14 +271,16 @@ def test_a_pass_that_learns_one_class_only_says_so(tmp_path):
 def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path):
     """It said "their learn differs ('tone' and None)"."""
     tone, every = tmp_path / "tone.model", tmp_path / "all.model"
-    trained(tone, *OPTIONS, *UNCALIBRATED, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham")
-    trained(every, *OPTIONS, *UNCALIBRATED, MAIL / "spam", MAIL / "ham")
+    trained(
+        tone, *GENERAL, *OPTIONS, *UNCALIBRATED, "--learn", "tone", "--tone-margin", MARGIN, MAIL / "spam", MAIL / "ham"
+    )
+    trained(every, *GENERAL, *OPTIONS, *UNCALIBRATED, MAIL / "spam", MAIL / "ham")
     one_line_error(run("merge", "-o", tmp_path / "m", tone, every), "their learn setting differs ('tone' and 'all')")
 
 
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
     for args, says in [
-        (["--tone-margin", "3"], "--tone-margin goes with --learn tone"),
+        ([*GENERAL, "--tone-margin", "3"], "--tone-margin goes with --learn tone"),  # (the general --learn all)
         (["--learn", "all", "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
         (["--update", "-m", demo_model, "--learn", "tone"], "--update keeps the model's own settings; drop --learn"),
     ]:
@@ -314,9 +320,11 @@ def test_the_margin_by_default_is_the_event_models_own(tmp_path, model_options, 
     import json
 
     path = tmp_path / "tone.model"
-    trained(path, *model_options, "--learn", "tone", "--calibration", "none", MAIL / "spam", MAIL / "ham")
+    trained(path, *GENERAL, *model_options, "--learn", "tone", "--calibration", "none", MAIL / "spam", MAIL / "ham")
     assert load_model(str(path)).settings["tone_margin"] == margin
-    online = run("eval", "--online", "--learn", "tone", "--format", "json", *model_options, MAIL / "spam", MAIL / "ham")
+    online = run(
+        "eval", "--online", *GENERAL, "--learn", "tone", "--format", "json", *model_options, MAIL / "spam", MAIL / "ham"
+    )
     assert online.exit_code == 0, online.stderr
     assert json.loads(online.stdout)["tone_margin"] == margin
 
@@ -413,7 +421,7 @@ def test_each_fold_of_eval_folds_learns_what_train_learn_tone_learns(options, ma
 
     paths = corpus()
     data, labels = [p.read_bytes() for p, _ in paths], [label for _, label in paths]
-    options = {**options, "alpha": 0.1, "calibration": "none"}
+    options = {**options, "alpha": 0.1, "calibration": "none", "preset": "general"}
     settings = make_settings(**options, learn="tone", tone_margin=margin).resolved(0, len(data))
     folds = stratified_folds(labels, 3, 0)
     kept, token_lists = tokenized(

@@ -18,7 +18,10 @@ from nbtext.choices import (
     MAX_EVIDENCE,
     MAX_NGRAMS,
     ONLINE_FEATURES,
+    PRESETS,
     PRIORS,
+    SPAM_PRESET,
+    SPAM_PRESET_MODEL,
     TF_MODES,
     TRAIN_DEFAULTS,
     TRAIN_LEARNING,
@@ -28,6 +31,7 @@ from nbtext.choices import (
     is_unsure_below,
 )
 from nbtext.errors import NbtextError
+from nbtext.labels import spam_filter_classes
 from nbtext.reading.tokenize import RowTokenizer, Tokenizer
 from nbtext.stats.event_models import EVENT_MODELS
 
@@ -149,16 +153,20 @@ def model_settings(settings):
 
 
 def make_settings(**options):
-    """The validated TrainSettings of train options (see TRAIN_DEFAULTS). An option given
-    that would change nothing for the model is refused (unused_options)."""
+    """The validated TrainSettings of train options (see TRAIN_DEFAULTS): those not given
+    (None) are the preset's (preset_defaults), else TRAIN_DEFAULTS'. An option given that
+    would change nothing for the model is refused (unused_options)."""
     unknown_options = set(options) - set(TRAIN_DEFAULTS)
     if unknown_options:
         raise TypeError(f"unknown train options: {', '.join(sorted(unknown_options))}")
     if options.get("headers") is not None:  # names, however spelled, before they are compared with the default
         options = {**options, "headers": header_names(options["headers"])}
-    if unread := unread_by_all(options, [options.get("model") or TRAIN_DEFAULTS["model"]]):
+    given = {k: _zero_signless(v) for k, v in options.items() if v is not None}
+    preset = preset_defaults(given)
+    chosen = {k for k, v in given.items() if v != TRAIN_DEFAULTS.get(k)}  # (a default given changes nothing)
+    if unread := unread_by_all({**preset, **given}, [given.get("model", TRAIN_DEFAULTS["model"])], chosen):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
-    o = {**TRAIN_DEFAULTS, **{k: _zero_signless(v) for k, v in options.items() if v is not None}}  # (None: the default)
+    o = {**TRAIN_DEFAULTS, **preset, **given}  # (None: the default)
     stored = _stored_settings(o)
     calibration = o["calibration"]
     if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].calibrates:
@@ -167,6 +175,44 @@ def make_settings(**options):
     if budget is not None and calibration == "none":
         raise NbtextError(BUDGET_REFUSED)
     return TrainSettings(stored, calibration, budget, default_alpha=o["alpha"] is None)
+
+
+def preset_of(options):
+    """The preset whose defaults a training of train `options` (those given) starts from:
+    "spam" for a model of SPAM_PRESET_MODEL (--model, or its default) with --preset spam, or --preset
+    auto and a spam filter's classes (labels.spam_filter_classes: two, one named spam or ham,
+    in any case) known before reading; else "general" (TRAIN_DEFAULTS alone)."""
+    preset = options.get("preset") or TRAIN_DEFAULTS["preset"]
+    if preset not in PRESETS:
+        raise NbtextError(f"unknown --preset {preset!r} (choose from {', '.join(PRESETS)})")
+    if (options.get("model") or TRAIN_DEFAULTS["model"]) != SPAM_PRESET_MODEL:
+        return "general"
+    classes = options.get("classes")
+    auto_spam = preset == "auto" and classes is not None and spam_filter_classes(classes)
+    return "spam" if preset == "spam" or auto_spam else "general"
+
+
+def preset_defaults(given):
+    """The defaults of the preset of train options `given` (preset_of) for the options not
+    given, beside TRAIN_DEFAULTS: {} for the general preset. Of the spam preset's, those that
+    what is given leaves unread (OPTIONS_READ: its --learn tone and --max-evidence beside
+    --features tfidf, its --headers beside --input text) are left out, and so is its decision
+    (--calibration none, --unsure-below 0.97) beside a budget of ham flagged (which takes a
+    calibrated model), its --unsure-below beside any calibration given but none. With a pruning
+    given (--min-count above 1, --max-features) its presence features drop pruned tokens
+    (--unknown ignore), so that the model can still be updated, forgotten and merged."""
+    if preset_of(given) != "spam":
+        return {}
+    preset = {k: v for k, v in SPAM_PRESET.items() if k not in given}
+    if "max_ham_flagged" in given:
+        preset.pop("calibration", None)
+    if {**TRAIN_DEFAULTS, **preset, **given}["calibration"] != "none":
+        preset.pop("unsure_below", None)  # (its band is of Naive Bayes' own probabilities)
+    if "unknown" not in given and unk_counts_pruned_documents({**TRAIN_DEFAULTS, **preset, **given, "unknown": "unk"}):
+        preset["unknown"] = "ignore"  # (pruning typed: an UNK of presence could not be updated, forgotten or merged)
+    for _ in range(2):  # (once --learn tone is left out, its --tone-margin is unread)
+        preset = {k: v for k, v in preset.items() if not unused_options({**given, **preset}, typed={k})}
+    return preset
 
 
 def _zero_signless(value):
@@ -183,8 +229,8 @@ BUDGET_REFUSED = (
 
 # ({}: the option that splits the training, as typed; the CLI's table of refusals says it too)
 TONE_SPLIT_REFUSED = (
-    "--learn tone's pass takes every document in one order: {} does not go with it (train on all the "
-    "documents in one place)"
+    "--learn tone's pass (the spam preset's too, a model of spam and ham by default) takes every document in "
+    "one order: {} does not go with it (train with --learn all, or on all the documents in one place)"
 )
 
 
@@ -411,6 +457,11 @@ OPTIONS_READ += (
         _tone_scorer,
     ),
     (("tone_margin",), lambda event, setting: setting("learn") != "tone", lambda *_: "it is --learn tone's margin"),
+    (
+        ("preset",),
+        lambda event, setting: setting("preset") == "spam" and event.name != SPAM_PRESET_MODEL,
+        lambda event, setting: f"it is a {SPAM_PRESET_MODEL} model's defaults, and --model {event.name} has its own",
+    ),
 )
 
 

@@ -149,19 +149,22 @@ def train(
     LABEL=PATH to name it. A PATH is a folder (every file below it, one document each;
     hidden ones skipped), a Maildir, or an mbox file (every message). Bytes are read as
     UTF-8 (bad bytes become U+FFFD); messages are parsed as e-mail (see --input).
+    Two classes, one named spam or ham, start from a spam filter's defaults (see
+    --preset).
 
     \b
       nbtext train spam/ ham/
       nbtext train --model bernoulli --alpha 0.1 -o mail.model junk=spam.mbox good=~/Maildir
       nbtext train --table sms.tsv --label-col 1 --text-col 2 -o sms.model
       nbtext train --fasttext labelled.txt
-      nbtext train --features binary --learn tone spam/ ham/   # only what it gets wrong or nearly
+      nbtext train --features binary --learn tone news/*   # only what it gets wrong or nearly
       nbtext train --update -m mail.model spam=new-spam/   # learn more, no retraining
       nbtext train --update --new-classes -m mail.model eggs=recipes/   # a third class
-      nbtext train --shard 3/8 -o part3.model spam/ ham/   # then: nbtext merge part*.model
-      nbtext train --scheduler tcp://10.0.0.5:8786 spam=s3://mail/spam/ ham=s3://mail/ham/
+      nbtext train --preset general spam/ ham/   # not the spam filter's defaults
+      nbtext train --shard 3/8 --learn all -o part3.model spam/ ham/   # then: nbtext merge part*.model
+      nbtext train --scheduler tcp://10.0.0.5:8786 --learn all spam=s3://mail/spam/ ham=s3://mail/ham/
     """
-    from nbtext.classifier.settings import make_settings, shard_of
+    from nbtext.classifier.settings import make_settings, preset_of, shard_of
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus, with_table_columns
     from nbtext.modelfile.container import check_writable
@@ -175,7 +178,9 @@ def train(
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
         skipped, started, learned = Skipped(say), time.perf_counter(), None
-        if scheduler and not update and (typed_options(["scheduler"]) or inputs["class_dirs"] and shard is None):
+        # ($DASK_SCHEDULER_ADDRESS leaves what a cluster cannot do to this machine: a TONE pass too)
+        on_cluster = inputs["class_dirs"] and shard is None and not choices.learned_by_tone(settings)
+        if scheduler and not update and (typed_options(["scheduler"]) or on_cluster):
             from nbtext.jobs.cluster import train_on_scheduler
 
             progress = progress_drawer(quiet)
@@ -219,8 +224,16 @@ def train(
                 model.save(output)
     if learned is not None:
         return learning_said(learned, output, time.perf_counter() - started, skipped, quiet, echo_to_stderr)
+    if not (quiet or typed_options(["preset"])) and preset_of(options) == "spam":  # (said once it is made)
+        click.echo(PRESET_CHOSEN.format(" and ".join(map(repr, options["classes"]))), err=True)
     click.echo(learning_summary(output, time.perf_counter() - started, model), err=True)
     return skipped.summary(int(model.class_count.sum()))
+
+
+PRESET_CHOSEN = (
+    "classes {}: a spam filter's defaults for the options not given (--preset spam; --preset general "
+    "for the general ones)"
+)
 
 
 # --- predict -------------------------------------------------------------------------

@@ -45,6 +45,9 @@ def options(*decorators):
 def train_option(name):
     """The click option of a train setting, from nbtext.choices (type, default and help)."""
     flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], choices.TRAIN_HELP[name]
+    if name in choices.SPAM_PRESET:  # (click says the general default)
+        value = choices.SPAM_PRESET[name]
+        text += f" --preset spam: {','.join(value) if name == 'headers' else value}."
     if name in choices.TRAIN_FLAGS:
         return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
     kind = (
@@ -68,7 +71,7 @@ def train_option(name):
 TRAIN_SETTINGS = [
     n
     for n in choices.TRAIN_DEFAULTS
-    if n != "columns" and n not in choices.LEARNING_SETTINGS and n not in choices.DECISION_SETTINGS
+    if n not in ("columns", "classes") and n not in choices.LEARNING_SETTINGS and n not in choices.DECISION_SETTINGS
 ]
 train_options = options(*map(train_option, TRAIN_SETTINGS))
 tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
@@ -236,8 +239,15 @@ def grouped(command):
     def with_groups(*args, **params):
         inputs = {name: params.pop(name) for name in INPUTS}
         settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
+        # (the preset's settings not typed are its to choose: make_settings; the others' defaults are said)
+        settings = {k: None if k in choices.SPAM_PRESET and not typed_options([k]) else v for k, v in settings.items()}
+        params.update({k: None for k in choices.SPAM_PRESET if k in params and not typed_options([k])})
+        from nbtext.reading.sources import class_names
+
+        settings["classes"] = class_names(inputs["class_dirs"])  # (--preset auto chooses by them)
         try:
-            settings["headers"] = header_names(settings["headers"])
+            if settings["headers"] is not None:
+                settings["headers"] = header_names(settings["headers"])
         except NbtextError as e:  # (a name no header line has: one line, as the command's own errors)
             raise click.ClickException(str(e)) from None
         trains = "update" in params and not params["update"]  # (eval trains with --folds or --online)
@@ -425,19 +435,19 @@ REFUSED = {
         ["online"],
         "{} and --folds are two ways to evaluate: give one",
     ),
-    "eval --folds, a model": Refusal(
-        ("eval",),
-        lambda p, typed: p["folds"] is not None,
-        ["model_path"],
-        "--folds cross-validates the train options and reads no model: {} goes with eval of a model "
-        "(eval -m MODEL) or --online",
-    ),
     "eval --folds, calibrated": Refusal(
         ("eval",),
         lambda p, typed: p["folds"] is not None and p["calibration"] != "none",
         ["unsure_below"],
         "--folds decides by {} on its folds' models' own probabilities, which are not calibrated: give "
         "--calibration none (the models it stands for), or judge a calibrated model by eval -m MODEL",
+    ),
+    "eval --folds, a model": Refusal(
+        ("eval",),
+        lambda p, typed: p["folds"] is not None,
+        ["model_path"],
+        "--folds cross-validates the train options and reads no model: {} goes with eval of a model "
+        "(eval -m MODEL) or --online",
     ),
     "predict --is": Refusal(
         ("predict",),
@@ -495,10 +505,30 @@ def refuse_what_does_nothing(ctx):
     """A usage error (exit 2; 3 under predict --is), one line, for an option typed where a
     row of REFUSED says it does nothing in this command."""
     typed = {n for n in ctx.params if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
+    params = _as_trained(ctx.command.name, ctx.params, typed)
     for refusal in REFUSED.values():
-        if ctx.command.name in refusal.commands and refusal.when(ctx.params, typed):
+        if ctx.command.name in refusal.commands and refusal.when(params, typed):
             if said := typed_options(refusal.options):
                 raise click.UsageError(refusal.says.format(said[0]))
+
+
+# the train settings REFUSED's rows read that a preset may give when they are not typed (eval's --learn is
+# its online run's, not the preset's)
+PRESET_READ = {"train": ("learn",), "eval": ("calibration",)}
+
+
+def _as_trained(command, params, typed):
+    """A command's `params` with the train settings of PRESET_READ not `typed` as its training
+    takes them: its preset's (classifier.settings.preset_defaults), where it gives one."""
+    untyped = [name for name in PRESET_READ.get(command, ()) if name not in typed]
+    if not untyped:
+        return params
+    from nbtext.classifier.settings import preset_defaults
+    from nbtext.reading.sources import class_names
+
+    given = {name: value for name, value in params.items() if name in typed and name in choices.TRAIN_DEFAULTS}
+    preset = preset_defaults({**given, "classes": class_names(params.get("class_dirs", ()))})
+    return {**params, **{name: preset[name] for name in untyped if name in preset}}
 
 
 class Checked(click.Command):

@@ -224,6 +224,20 @@ def feature_rows(vocabulary, token_lists):
     return [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
 
 
+def check_budget_classes(classes):
+    """Refuse a spam cut-off (--max-ham-flagged) for a model of these classes unless they are
+    two, one named spam or ham: every path that fits or keeps one asks here."""
+    if len(classes) != 2:
+        raise NbtextError(
+            f"--max-ham-flagged is for two classes, and the model has {len(classes)} ({', '.join(classes)})"
+        )
+    if spam_class(classes) is None:
+        raise NbtextError(
+            f"--max-ham-flagged needs to know which class is spam, and neither of "
+            f"{', '.join(classes)} is named spam or ham: name them, as in spam=PATH ham=PATH"
+        )
+
+
 def temperature_of(model, sample, required=True, budget=None, budget_sample=None, learned=None):
     """{"method": "temperature", "temperature": T, "length_exponent": γ, "length_floor": m (when
     above 1), "documents": n} for a trained model (T(x) = T · max(n(x), m)^γ), fitted on
@@ -234,15 +248,8 @@ def temperature_of(model, sample, required=True, budget=None, budget_sample=None
     merged) fits the same T. With `budget`, the spam cut-off too (spam_cutoff's), on the
     out-of-fold probabilities of `budget_sample` (the same form; by default `sample`).
     `learned`: out_of_fold_of's, for a sample that holds documents the model did not learn."""
-    if budget is not None and len(model.classes) != 2:  # before the out-of-fold pass, not after it
-        raise NbtextError(
-            f"--max-ham-flagged is for two classes, and the model has {len(model.classes)} ({', '.join(model.classes)})"
-        )
-    if budget is not None and spam_class(model.classes) is None:
-        raise NbtextError(
-            f"--max-ham-flagged needs to know which class is spam, and neither of "
-            f"{', '.join(model.classes)} is named spam or ham: name them, as in spam=PATH ham=PATH"
-        )
+    if budget is not None:  # before the out-of-fold pass, not after it
+        check_budget_classes(model.classes)
     documents, labels, _ = sample
     with_tokens = [label for document, label in zip(documents, labels) if len(document)]  # (others keep theirs)
     if len(set(with_tokens)) < 2 or len(with_tokens) < (FOLDS if required else AUTO_MINIMUM):

@@ -11,6 +11,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.choices import learned_by_tone
+from nbtext.classifier.purescore import unsure_threshold
 from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, unread_by_all
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
@@ -45,7 +46,8 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     two classes also, per fold, the documents of the positive class (labels.positive_class,
     the model's "positive") its model does not decide to be of it (`missed`; `missed_unsure`
     of them left unsure) and those of the other class it decides are (`flagged`), and
-    `unsure`, all the documents it leaves unsure: with `unsure_below`, below that probability
+    `unsure`, all the documents it leaves unsure: below `unsure_below`, else below the
+    model's own (train --unsure-below; the spam preset's), as `unsure_below` in its results
     (its models are not calibrated: the probabilities of a model trained with
     --calibration none).
 
@@ -66,6 +68,12 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         name: make_settings(**(options_read_by(options, name)[0] if len(models) > 1 else {**options, "model": name}))
         for name in models
     }
+    if unsure_below is not None and any(settings.calibration != "none" for settings in settings_of.values()):
+        raise NbtextError(  # (the command line says it as a usage error: cli.options.REFUSED, as it will be trained)
+            "--folds decides by --unsure-below on its folds' models' own probabilities, which are not "
+            "calibrated: give --calibration none (the models it stands for), or judge a calibrated model by "
+            "eval -m MODEL"
+        )
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
     kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
     labels = [doc.label for doc in kept]
@@ -90,20 +98,22 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     results = {}
     for name in models:
         settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
+        threshold = unsure_threshold(unsure_below, settings)  # (eval's, else the model's own)
         folds = []
-        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys, unsure_below)
+        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys, threshold)
         for f, (test, guesses, classes, decided) in enumerate(ordered_runs(run, range(k), jobs)):
             truth = [labels[i] for i in test]
             report = evaluate(truth, guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
             if sides:
-                folds[-1].update(_two_classes(truth, decided, sides["positive"], unsure_below is not None))
+                folds[-1].update(_two_classes(truth, decided, sides["positive"], threshold is not None))
             if on_fold is not None:
                 on_fold(name, f, folds[-1])
         results[name] = {
             "alpha": settings["alpha"],
             "smooths": EVENT_MODELS[name].smooths,
             **sides,
+            **({"unsure_below": threshold} if sides and threshold is not None else {}),
             "folds": folds,
             **_spread(folds, "accuracy"),
             **_spread(folds, "macro_f1"),

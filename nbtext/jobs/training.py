@@ -57,7 +57,8 @@ def train(documents, labels, **options):
     labels = list(labels)
     if len(documents) != len(labels):
         raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
-    settings = make_settings(**options)  # (refused before the documents are looked at)
+    # (refused before the documents are looked at; --preset auto chooses by the classes)
+    settings = make_settings(**{"classes": tuple(dict.fromkeys(labels)), **options})
     corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
     return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), settings=settings)
 
@@ -509,6 +510,10 @@ class _Sample:
         import warnings
 
         if self.rate is None:
+            if (self.old.calibration or {}).get("max_ham_flagged") is not None:  # (its cut-off kept: two classes)
+                from nbtext.jobs.calibration import check_budget_classes
+
+                check_budget_classes(changed.classes)
             changed.take_calibration(Calibrated(self.old.calibration, None, None, None))
             # (a --learn tone model keeps none by design: its temperature stays as its training fitted it)
             if self.old.calibration is not None and not learned_by_tone(self.old.settings):

@@ -513,20 +513,7 @@ def class_sources(specs, urls=False, classes_made=False):
     (labels.class_problem)."""
     sources = []
     for spec in specs:
-        if not os.path.exists(spec) and "=" in spec.split("://")[0]:
-            label, path = spec.split("=", 1)
-            if not label:
-                raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
-            path = os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
-        elif is_imap(spec):
-            path, label = spec, imap_folder(spec).label
-        elif urls and is_url(spec):
-            path, label = spec, spec.rstrip("/").rsplit("/", 1)[-1]
-        else:
-            path = spec
-            label = os.path.basename(os.path.normpath(os.path.abspath(path)))
-            if label.endswith((".mbox", ".mbx")) and os.path.isfile(path) and is_mbox(path):
-                label = label.rsplit(".", 1)[0]
+        label, path = _label_and_path(spec, urls)
         if is_url(path) and not urls and not is_imap(path):
             raise NbtextError(f"{path} is a URL: only --scheduler (a Dask cluster) reads URLs")
         if problem := (class_problem if classes_made else label_problem)(label):  # found before anything is read
@@ -535,6 +522,33 @@ def class_sources(specs, urls=False, classes_made=False):
             check_path(path)
         sources.append((label, path))
     return sources
+
+
+def _label_and_path(spec, urls):
+    """(label, path) of one CLASS_DIR argument, as class_sources reads it (unchecked)."""
+    if not os.path.exists(spec) and "=" in spec.split("://")[0]:
+        label, path = spec.split("=", 1)
+        if not label:
+            raise NbtextError(f"empty label in {spec!r} (write LABEL=DIR)")
+        return label, os.path.expanduser(path)  # bash expands ~ after =, dash (cron's sh) and zsh do not
+    if is_imap(spec):
+        return imap_folder(spec).label, spec
+    if urls and is_url(spec):
+        return spec.rstrip("/").rsplit("/", 1)[-1], spec
+    label = os.path.basename(os.path.normpath(os.path.abspath(spec)))
+    if label.endswith((".mbox", ".mbx")) and os.path.isfile(spec) and is_mbox(spec):
+        label = label.rsplit(".", 1)[0]
+    return label, spec
+
+
+def class_names(specs, urls=False):
+    """The labels CLASS_DIR arguments name, each once, before anything is read (train's and
+    eval's settings are chosen by them: --preset auto); None without any, or where one is
+    malformed (class_sources says how, when the documents are asked for)."""
+    try:
+        return tuple(dict.fromkeys(_label_and_path(spec, urls)[0] for spec in specs)) or None
+    except NbtextError:
+        return None
 
 
 def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True, classes_made=False):

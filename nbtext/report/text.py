@@ -305,7 +305,7 @@ def evaluation_text(kind, result, output_format, terminal=False):
             return json_line({**result, "models": models})
         return json_line({k: v for k, v in result.items() if k not in ("scores", "labels")})
     if kind == "crossval":
-        return crossval_table(result["folds"], result["seed"], result["models"], terminal, result.get("unsure_below"))
+        return crossval_table(result["folds"], result["seed"], result["models"], terminal)
     return online_table(result) if kind == "online" else format_report(result, terminal)
 
 
@@ -355,11 +355,12 @@ def online_table(report):
     return "\n".join(lines)
 
 
-def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
+def crossval_table(folds, seed, results, terminal=False):
     """The cross-validation table: mean ± standard deviation per model, and of two classes
     what each model decided, summed over the folds: the positive class's documents missed
-    (those left unsure below `unsure_below` among them), the other's flagged, and the errors
-    they make (tab-separated; for a `terminal`, its columns padded to line up instead)."""
+    (those left unsure below its `unsure_below`, if it has one, among them), the other's
+    flagged, and the errors they make (tab-separated; for a `terminal`, its columns padded to
+    line up instead)."""
     lines = [
         f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
         "model\tλ\taccuracy\tmacro F1",
@@ -376,8 +377,10 @@ def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
     if "positive" not in first:
         return table
     positive, negative = first["positive"], first["negative"]
-    band = unsure_below is not None  # (then the missed left unsure, and all the documents left unsure)
-    unsure = f"; unsure below {threshold_said(unsure_below)}, counted as {negative}" if band else ""
+    thresholds = {r["unsure_below"] for r in results.values() if "unsure_below" in r}
+    band = bool(thresholds)  # (then the missed left unsure, and all the documents left unsure)
+    below = threshold_said(*thresholds) if len(thresholds) == 1 else "each model's own"
+    unsure = f"; unsure below {below}, counted as {negative}" if band else ""
     lines = [
         f"summed over the folds ({positive} the positive class{unsure})",
         f"model\t{positive} missed{' (unsure)' if band else ''}\t{negative} flagged\terrors"
@@ -389,10 +392,11 @@ def crossval_table(folds, seed, results, terminal=False, unsure_below=None):
             for key in ("missed", "flagged", "missed_unsure", "unsure")
         }
         missed, flagged = summed["missed"], summed["flagged"]
-        of_them = f" ({summed['missed_unsure']:,})" if band else ""
+        banded = "unsure_below" in r
+        of_them = f" ({summed['missed_unsure']:,})" if banded else ""
         lines.append(
             f"{name}\t{missed:,}{of_them}\t{flagged:,}\t{missed + flagged:,}"
-            + (f"\t{summed['unsure']:,}" if band else "")
+            + (f"\t{summed['unsure']:,}" if banded else "\t-" if band else "")
         )
     return table + "\n\n" + rendered(lines)
 
