@@ -16,22 +16,34 @@ import sys
 import tempfile
 from pathlib import Path
 
+from nbtext.choices import SPAM_PRESET
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 NBTEXT = str(Path(sys.executable).parent / "nbtext")
 
+# the general defaults of a multinomial model of classes spam and ham (whose own defaults are the spam preset's)
+GENERAL = ["--preset", "general"]
 SETTINGS = {
     "spamassassin": [
         [],
-        ["--alpha", "1"],
-        ["--input", "text"],
-        ["--features", "binary"],
+        GENERAL,
+        [*GENERAL, "--alpha", "1"],
+        [*GENERAL, "--input", "text"],
+        [*GENERAL, "--features", "binary"],
         ["--model", "bernoulli"],
         ["--model", "complement"],
-        ["--lexer", "mail"],
-        ["--lexer", "mail", "--features", "binary", "--alpha", "0.01", "--min-count", "1"],
+        [*GENERAL, "--lexer", "mail"],
+        [*GENERAL, "--lexer", "mail", "--features", "binary", "--alpha", "0.01", "--min-count", "1"],
     ],
-    "sms": [[], ["--alpha", "0.1"], ["--model", "bernoulli"], ["--model", "complement"], ["--lexer", "mail"]],
+    "sms": [
+        [],
+        GENERAL,
+        [*GENERAL, "--alpha", "0.1"],
+        ["--model", "bernoulli"],
+        ["--model", "complement"],
+        [*GENERAL, "--lexer", "mail"],
+    ],
     "20news": [
         [],
         ["--alpha", "1"],
@@ -54,27 +66,19 @@ SETTINGS = {
 
 
 SPAM_CORPORA = ("spamassassin", "sms", "enron1")
-BUDGETS = (None, "0.5%", "0.2%")  # None: the defaults, no budget
-# the models each budget is tried with: the defaults (counts), the multinomial of presence, and the models of one
-# TONE pass of the presence multinomial and of fisher (issue 34's goal 1; docs/performance.md)
+BUDGETS = (None, "0.5%", "0.2%")  # None: no budget
+# the models each budget is tried with: the defaults (the spam preset: chosen by cross-validation on the train
+# splits, bench/defaults_cv.py; docs/performance.md, "The spam preset"; under a budget calibrated, without its
+# unsure band), the general defaults (counts), the multinomial of presence, and the models of one TONE pass of the
+# presence multinomial and of fisher (issue 34's goals 1 and 2; docs/performance.md)
 BUDGET_MODELS = (
     [],
-    ["--features", "binary"],
-    ["--features", "binary", "--learn", "tone", "--min-count", "1", "--tone-margin", "20", "--alpha", "1"],
+    GENERAL,
+    [*GENERAL, "--features", "binary"],
+    [*GENERAL, "--features", "binary", "--learn", "tone", "--min-count", "1", "--tone-margin", "20", "--alpha", "1"],
     ["--model", "fisher", "--learn", "tone", "--alpha", "1", "--min-count", "1"],
 )
-# the spam setting chosen by cross-validation on the train splits (bench/defaults_cv.py; docs/performance.md,
-# "Word pairs and an odds margin", and the cap on each class's evidence, --max-evidence 150, in "Each class's 150
-# most telling features"): (train options, the options the model is used with by predict, filter, eval)
-SPAM_HEADERS = "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"
-SPAM_SETTINGS = (
-    (
-        ["--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"]
-        + ["--ngrams", "2", "--headers", SPAM_HEADERS, "--calibration", "none", "--unsure-below", "0.97"]
-        + ["--max-evidence", "150"],
-        [],  # (its --unsure-below is the model's own: train --unsure-below)
-    ),
-)
+SPAM_HEADERS = ",".join(SPAM_PRESET["headers"])
 
 
 def extracted(corpora):
@@ -106,7 +110,7 @@ def budget_rows(model):
             for base in BUDGET_MODELS
             for budget in BUDGETS
         ]
-        for options, use, budget in budgeted + [(train, use, None) for train, use in SPAM_SETTINGS]:
+        for options, use, budget in budgeted:
             subprocess.run(
                 [NBTEXT, "train", *options, "-o", model, *folders(corpus, "train")], check=True, capture_output=True
             )
@@ -176,8 +180,21 @@ def accuracy_rows(model):
 # test splits) in the order of seed 1, as bogofilter was run: the plain rule, and the one chosen on the train
 # splits by bench/online_cv.py
 ONLINE_SETTINGS = [
-    ["--learn", "errors"],
-    ["--learn", "tone", "--features", "binary", "--min-count", "1", "--alpha", "0.1", "--headers", SPAM_HEADERS],
+    ["--learn", "errors"],  # (the spam preset's model)
+    [*GENERAL, "--learn", "errors"],
+    [
+        *GENERAL,
+        "--learn",
+        "tone",
+        "--features",
+        "binary",
+        "--min-count",
+        "1",
+        "--alpha",
+        "0.1",
+        "--headers",
+        SPAM_HEADERS,
+    ],
 ]
 
 

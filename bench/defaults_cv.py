@@ -44,14 +44,15 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 NBTEXT = str(Path(sys.executable).parent / "nbtext")
 SPAM_CORPORA = ("spamassassin", "sms", "enron1")
-CANDIDATES = (
+CANDIDATES = (  # (a model of classes spam and ham: "" is the spam preset, --preset general the general defaults)
     "",
-    "--max-ham-flagged 0.5%",
-    "--max-ham-flagged 0.3%",
-    "--max-ham-flagged 0.2%",
-    "--features binary",
-    "--features binary --max-ham-flagged 0.5%",
-    "--features binary --max-ham-flagged 0.2%",
+    "--preset general",
+    "--preset general --max-ham-flagged 0.5%",
+    "--preset general --max-ham-flagged 0.3%",
+    "--preset general --max-ham-flagged 0.2%",
+    "--preset general --features binary",
+    "--preset general --features binary --max-ham-flagged 0.5%",
+    "--preset general --features binary --max-ham-flagged 0.2%",
 )
 LABELS = ("spam", "ham")
 
