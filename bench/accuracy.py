@@ -179,8 +179,9 @@ def accuracy_rows(model):
 # eval --online's settings kept (issue 34's goal 3), each run on every message of a corpus (train and
 # test splits) in the order of seed 1, as bogofilter was run: the plain rule, and the one chosen on the train
 # splits by bench/online_cv.py
-ONLINE_SETTINGS = [
-    ["--learn", "errors"],  # (the spam preset's model)
+ONLINE_SETTINGS = [  # (without --preset: the spam preset's, the defaults of spam and ham)
+    ["--learn", "errors"],
+    ["--learn", "tone"],
     [*GENERAL, "--learn", "errors"],
     [
         *GENERAL,
