@@ -64,9 +64,10 @@ def spam_class(classes):
 
 def spam_filter_classes(classes):
     """Whether `classes` (names, each once or more) are a spam filter's: two, one of them
-    named spam or ham in any case (spam_class says which is flagged)."""
+    named spam or ham in any case (spam_class says which is flagged). Labels that are not
+    names (the Python API takes any) are not: their own check refuses them."""
     names = set(classes)
-    return len(names) == 2 and spam_class(names) is not None
+    return len(names) == 2 and all(isinstance(name, str) for name in names) and spam_class(names) is not None
 
 
 def positive_class(classes):

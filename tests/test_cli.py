@@ -10,20 +10,16 @@ from click.testing import CliRunner
 import nbtext
 from nbtext.cli.commands import cli
 
-from conftest import ROOT, one_line_error, read_labelled, run
+from conftest import GENERAL, ROOT, one_line_error, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
-GENERAL = ["--preset", "general"]  # the general defaults: these tests are not about a spam filter's
 
 
 @pytest.fixture(scope="module")
-def demo_model(tmp_path_factory):
-    """conftest's demo model (corpora/mail/train by the command line), with the general defaults."""
-    path = tmp_path_factory.mktemp("model") / "demo.model"
-    result = run("train", *GENERAL, "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham")
-    assert result.exit_code == 0, result.stderr
-    return path
+def demo_model(general_demo_model):
+    """conftest's demo model by the general defaults: these tests are not about a spam filter's."""
+    return general_demo_model
 
 
 def test_train_writes_a_model_and_a_summary(tmp_path):

@@ -165,7 +165,7 @@ def test_eval_s_work_runs_from_the_library_without_click():
     assert subprocess.run([sys.executable, "-c", imported], capture_output=True, text=True).stdout == "False\n"
 
 
-# the README's spam recipe (all but its --unsure-below, which eval takes as its own)
+# the spam preset's settings, typed (all but its --unsure-below, which eval takes as its own)
 RECIPE = [
     *("--features", "binary", "--learn", "tone", "--tone-margin", "40", "--min-count", "1", "--alpha", "1"),
     *("--ngrams", "2", "--max-evidence", "150"),
@@ -177,7 +177,7 @@ BINARY = ["--features", "binary", "--min-count", "1", "--alpha", "1"]
 @pytest.mark.parametrize(
     "options",
     [BINARY, [*BINARY, "--learn", "tone", "--tone-margin", "6"], RECIPE, ["--model", "fisher", "--learn", "tone"]],
-    ids=["learn all", "learn tone", "the README's recipe", "fisher tone"],
+    ids=["learn all", "learn tone", "the spam preset, typed", "fisher tone"],
 )
 def test_the_spam_figures_of_the_folds_are_those_of_train_then_predict_on_each_split(tmp_path, options):
     """eval --folds --unsure-below of two classes: per fold, the spam missed (unsure among

@@ -45,16 +45,6 @@ def mail_model(tmp_path):
     return path
 
 
-@pytest.fixture(scope="module")
-def general_demo_model(tmp_path_factory):
-    """demo_model's training with the general defaults (no unsure band: every document decided)."""
-    path = tmp_path_factory.mktemp("model") / "general.model"
-    train = ROOT / "corpora" / "mail" / "train"
-    result = run("train", *GENERAL, "-o", path, train / "spam", train / "ham")
-    assert result.exit_code == 0, result.stderr
-    return path
-
-
 def test_train_from_mbox_and_maildir(mail_model):
     model = nbtext.load(mail_model)
     assert model.classes == ["ham", "spam"]  # spam.mbox is class 'spam'
@@ -410,7 +400,6 @@ def test_eval_hands_a_long_job_to_workers_with_the_same_report(mail_model, tmp_p
 
 
 def test_files_from_a_list_lines_or_nul_separated(demo_model, tmp_path):
-    from conftest import ROOT
 
     files = sorted(str(p) for p in (ROOT / "corpora" / "mail" / "test" / "spam").iterdir())[:3]
     direct = run("predict", "-m", demo_model, *files).stdout

@@ -12,16 +12,12 @@ from nbtext.stats.metrics import roc_auc
 from conftest import ROOT, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
-GENERAL = ["--preset", "general"]  # the general defaults: these tests are not about a spam filter's
 
 
 @pytest.fixture(scope="module")
-def demo_model(tmp_path_factory):
-    """conftest's demo model (corpora/mail/train by the command line), with the general defaults."""
-    path = tmp_path_factory.mktemp("model") / "demo.model"
-    result = run("train", *GENERAL, "-o", path, DEMO / "train" / "spam", DEMO / "train" / "ham")
-    assert result.exit_code == 0, result.stderr
-    return path
+def demo_model(general_demo_model):
+    """conftest's demo model by the general defaults: these tests are not about a spam filter's."""
+    return general_demo_model
 
 
 def test_log_loss_and_roc_auc_match_sklearn(demo_model):

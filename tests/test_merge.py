@@ -177,7 +177,8 @@ def test_merge_refuses_what_it_cannot_do_exactly(tmp_path):
     counts, pruned = model("a.model"), model("b.model", "--min-count", "3")
     one_line_error(run("merge", "-o", tmp_path / "x", counts, pruned), "their min_count setting differs (2 and 3)")
     one_line_error(
-        run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")), "was trained with --alpha"
+        run("merge", "-o", tmp_path / "x", counts, model("c.model", "--alpha", "1")),
+        "was trained with a λ given (--alpha",
     )
     one_line_error(
         run("merge", "-o", tmp_path / "x", counts, model("d.model", "--model", "complement")),

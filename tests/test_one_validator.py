@@ -181,7 +181,7 @@ def test_train_refuses_more_classes_than_a_model_holds(tmp_path):
 @pytest.fixture(scope="module")
 def learnable_models(tmp_path_factory):
     """{name: bytes} of models that learn through their pending section: the defaults, and
-    presence with nothing pruned (the README's spam recipe's kind)."""
+    presence with nothing pruned (the spam preset's kind)."""
     folder, models = tmp_path_factory.mktemp("learnable"), {}
     for name, options in (("counts", []), ("presence", ["--features", "binary", "--min-count", "1"])):
         path = folder / f"{name}.model"

@@ -219,7 +219,7 @@ def test_update_refuses_settings_and_bernoulli_unk(tmp_path):
 PRESENCE_UNPRUNED = [
     ["--features", "binary", "--min-count", "1"],
     ["--model", "bernoulli", "--min-count", "1"],
-    # the README's spam recipe (its settings; its own --unsure-below kept by --update and forget)
+    # the spam preset's settings, typed (its own --unsure-below kept by --update and forget)
     ["--features", "binary", "--min-count", "1", "--ngrams", "2", "--calibration", "none", "--unsure-below", "0.97"]
     + ["--max-evidence", "150"],
 ]

@@ -17,7 +17,7 @@ from nbtext.errors import NbtextError
 from conftest import ROOT, one_line_error, run
 
 MAIL = ROOT / "corpora" / "mail" / "train"
-# the README's recipe, spelled as the README spells it (not read from SPAM_PRESET)
+# the spam preset, spelled as docs/usage.md spells it (not read from SPAM_PRESET), as the README's recipe was
 RECIPE = (
     "--features binary --learn tone --tone-margin 40 --min-count 1 --alpha 1 --ngrams 2 "
     "--headers subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id "
@@ -102,6 +102,11 @@ def test_what_a_typed_option_leaves_without_a_use_yields(tmp_path):
     spam = {"classes": ("spam", "ham")}
     tfidf = make_settings(features="tfidf", **spam)
     assert "learn" not in tfidf and "max_evidence" not in tfidf and tfidf["unknown"] == "ignore"
+    # (its decision is of its kind's own probabilities: presence learned by a TONE pass)
+    assert tfidf.calibration == "auto" and "unsure_below" not in tfidf
+    for other_kind in ({"features": "counts"}, {"learn": "all"}):
+        made = make_settings(**other_kind, **spam)
+        assert made.calibration == "auto" and "unsure_below" not in made and made["tokenizer"]["ngrams"] == 2
     assert tfidf["tokenizer"]["ngrams"] == 2 and tfidf["min_count"] == 1  # (the rest of the preset stays)
     text = make_settings(input="text", **spam)
     assert text.stored()["tokenizer"]["headers"] == make_settings(preset="general").stored()["tokenizer"]["headers"]
@@ -270,3 +275,50 @@ def test_a_kept_spam_cut_off_refuses_a_third_class(tmp_path):
         result = run("train", "--update", "--new-classes", "-m", model, *args)
         one_line_error(result, "--max-ham-flagged is for two classes, and the model has 3")
     assert model.read_bytes() == before and not (tmp_path / "other.model").exists()
+
+
+def test_what_goes_with_the_preset_is_taken_where_it_is_read(tmp_path, monkeypatch):
+    """The preset's settings are those the command line's checks judge by: eval --folds takes a
+    --tone-margin for the preset's TONE pass (its folds' models learn by it, as train's does),
+    an update (which keeps its model's settings) is not judged by the preset, and a cluster
+    named by $DASK_SCHEDULER_ADDRESS leaves the preset's TONE training on this machine."""
+    folds = run("eval", "--folds", "3", "--format", "json", "--tone-margin", "3", MAIL / "spam", MAIL / "ham")
+    wide = run("eval", "--folds", "3", "--format", "json", MAIL / "spam", MAIL / "ham")
+    assert folds.exit_code == 0 and wide.exit_code == 0, folds.stderr
+    assert folds.stdout != wide.stdout  # (a margin of 3 learns fewer documents than the preset's 40)
+    general, _ = trained(tmp_path, "general", "--preset", "general", MAIL / "spam", MAIL / "ham")
+    update = run(
+        "train", "--update", "-m", tmp_path / "general.model", "--scheduler", "tcp://127.0.0.1:9", MAIL / "spam"
+    )
+    assert update.exit_code == 0 and "tone" not in update.stderr.lower(), update.stderr
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")  # (nothing listens there)
+    local, _ = trained(tmp_path, "local", MAIL / "spam", MAIL / "ham")
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS")
+    assert local == trained(tmp_path, "here", MAIL / "spam", MAIL / "ham")[0]
+
+
+def test_labels_that_are_not_names_are_refused_in_words():
+    for labels in ([1, 0], [None, "ham"], [b"spam", "ham"]):
+        with pytest.raises(NbtextError):
+            nbtext.train(["cheap pills now", "lunch at noon"], labels, min_count=1)
+
+
+def test_preset_models_of_parts_merge_into_the_model_of_their_passes(tmp_path):
+    """Two models of the preset (each learned what its own TONE pass chose) merge into the
+    model of those documents: the same file as `train --learn all` of the documents each
+    pass learned, with the preset's other settings."""
+    halves = [tmp_path / "a", tmp_path / "b"]
+    for k, half in enumerate(halves):
+        for label in ("spam", "ham"):
+            (half / label).mkdir(parents=True)
+            for f in sorted((MAIL / label).iterdir())[k::2]:
+                shutil.copy(f, half / label / f.name)
+    for half in halves:
+        trained(tmp_path, half.name, half / "spam", half / "ham")
+    merged = run("merge", "-o", tmp_path / "merged.model", tmp_path / "a.model", tmp_path / "b.model")
+    assert merged.exit_code == 0, merged.stderr
+    model = nbtext.load(tmp_path / "merged.model")
+    parts = [nbtext.load(tmp_path / f"{half.name}.model") for half in halves]
+    assert model.settings == parts[0].settings and model.settings["learn"] == "tone"
+    assert (model.class_count == parts[0].class_count + parts[1].class_count).all()
+    assert sorted(model.journal) == sorted([*parts[0].journal, *parts[1].journal])

@@ -453,7 +453,8 @@ def test_eval_learns_by_train_rules_with_folds_and_by_the_online_ones_online(tmp
     for args, says in [
         (["--folds", "3", "--learn", "errors"], "--learn errors goes with --online"),
         (["-m", demo_model, "--learn", "tone"], "--learn goes with --online (what the run learns) or --folds"),
-        (["--folds", "3", "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
+        # (the general defaults: the spam preset's folds learn by a TONE pass, which takes it: test_preset)
+        (["--folds", "3", *GENERAL, "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
     ]:
         result = run("eval", *args, MAIL / "spam", MAIL / "ham")
         assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr

@@ -192,26 +192,34 @@ def preset_of(options):
     return "spam" if preset == "spam" or auto_spam else "general"
 
 
+# the kind of model the spam preset's decision (uncalibrated, unsure below 0.97) was chosen for
+PRESET_KIND = (SPAM_PRESET["features"], SPAM_PRESET["learn"])
+
+
 def preset_defaults(given):
     """The defaults of the preset of train options `given` (preset_of) for the options not
     given, beside TRAIN_DEFAULTS: {} for the general preset. Of the spam preset's, those that
     what is given leaves unread (OPTIONS_READ: its --learn tone and --max-evidence beside
     --features tfidf, its --headers beside --input text) are left out, and so is its decision
     (--calibration none, --unsure-below 0.97) beside a budget of ham flagged (which takes a
-    calibrated model), its --unsure-below beside any calibration given but none. With a pruning
+    calibrated model) or where the model is not of its kind (presence learned by a TONE pass:
+    PRESET_KIND, as --features counts or tfidf or --learn all make it), its --unsure-below
+    beside any calibration given but none. With a pruning
     given (--min-count above 1, --max-features) its presence features drop pruned tokens
     (--unknown ignore), so that the model can still be updated, forgotten and merged."""
     if preset_of(given) != "spam":
         return {}
     preset = {k: v for k, v in SPAM_PRESET.items() if k not in given}
-    if "max_ham_flagged" in given:
-        preset.pop("calibration", None)
-    if {**TRAIN_DEFAULTS, **preset, **given}["calibration"] != "none":
-        preset.pop("unsure_below", None)  # (its band is of Naive Bayes' own probabilities)
-    if "unknown" not in given and unk_counts_pruned_documents({**TRAIN_DEFAULTS, **preset, **given, "unknown": "unk"}):
-        preset["unknown"] = "ignore"  # (pruning typed: an UNK of presence could not be updated, forgotten or merged)
     for _ in range(2):  # (once --learn tone is left out, its --tone-margin is unread)
         preset = {k: v for k, v in preset.items() if not unused_options({**given, **preset}, typed={k})}
+    model = {**TRAIN_DEFAULTS, **preset, **given}
+    if "max_ham_flagged" in given or (model["features"], model["learn"]) != PRESET_KIND:
+        # its decision is of its kind of model's own probabilities; a budget's cut-off of calibrated ones
+        preset.pop("calibration", None), preset.pop("unsure_below", None)
+    elif model["calibration"] != "none":
+        preset.pop("unsure_below", None)
+    if "unknown" not in given and unk_counts_pruned_documents({**model, "unknown": "unk"}):
+        preset["unknown"] = "ignore"  # (pruning typed: an UNK of presence could not be updated, forgotten or merged)
     return preset
 
 
@@ -231,6 +239,13 @@ BUDGET_REFUSED = (
 TONE_SPLIT_REFUSED = (
     "--learn tone's pass (the spam preset's too, a model of spam and ham by default) takes every document in "
     "one order: {} does not go with it (train with --learn all, or on all the documents in one place)"
+)
+
+
+# ({}: the option as typed, --unsure-below; the CLI's table of refusals says it too, before reading)
+FOLDS_UNSURE_REFUSED = (
+    "--folds decides by {} on its folds' models' own probabilities, which are not calibrated: give "
+    "--calibration none (the models it stands for), or judge a calibrated model by eval -m MODEL"
 )
 
 

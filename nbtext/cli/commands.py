@@ -164,11 +164,12 @@ def train(
       nbtext train --shard 3/8 --learn all -o part3.model spam/ ham/   # then: nbtext merge part*.model
       nbtext train --scheduler tcp://10.0.0.5:8786 --learn all spam=s3://mail/spam/ ham=s3://mail/ham/
     """
-    from nbtext.classifier.settings import make_settings, preset_of, shard_of
+    from nbtext.classifier.settings import TONE_SPLIT_REFUSED, make_settings, preset_defaults, shard_of
     from nbtext.jobs.parallel import default_jobs
     from nbtext.jobs.training import reads_twice, train_corpus, with_table_columns
     from nbtext.modelfile.container import check_writable
-    from nbtext.reading.sources import labelled_input
+    from nbtext.errors import NbtextError
+    from nbtext.reading.sources import cluster_urls, labelled_input
 
     with user_errors(), said_once_written() as say:
         output = output or (model_path if update else os.environ.get("NBTEXT_MODEL", choices.DEFAULT_MODEL))
@@ -178,8 +179,11 @@ def train(
         settings = make_settings(**options)  # the one value this training is given
         shard = shard_of(shard, settings, update)
         skipped, started, learned = Skipped(say), time.perf_counter(), None
-        # ($DASK_SCHEDULER_ADDRESS leaves what a cluster cannot do to this machine: a TONE pass too)
+        # ($DASK_SCHEDULER_ADDRESS leaves what a cluster cannot do to this machine: a TONE pass too, but
+        # URLs only a cluster reads)
         on_cluster = inputs["class_dirs"] and shard is None and not choices.learned_by_tone(settings)
+        if scheduler and choices.learned_by_tone(settings) and cluster_urls(inputs["class_dirs"]):
+            raise NbtextError(TONE_SPLIT_REFUSED.format("a cluster ($DASK_SCHEDULER_ADDRESS reads these URLs)"))
         if scheduler and not update and (typed_options(["scheduler"]) or on_cluster):
             from nbtext.jobs.cluster import train_on_scheduler
 
@@ -224,7 +228,8 @@ def train(
                 model.save(output)
     if learned is not None:
         return learning_said(learned, output, time.perf_counter() - started, skipped, quiet, echo_to_stderr)
-    if not (quiet or typed_options(["preset"])) and preset_of(options) == "spam":  # (said once it is made)
+    given = {name: value for name, value in options.items() if value is not None}
+    if not (quiet or typed_options(["preset"])) and preset_defaults(given):  # (said once it is made)
         click.echo(PRESET_CHOSEN.format(" and ".join(map(repr, options["classes"]))), err=True)
     click.echo(learning_summary(output, time.perf_counter() - started, model), err=True)
     return skipped.summary(int(model.class_count.sum()))
@@ -469,7 +474,7 @@ def evaluate(
             check_plot_path(plot)
         # (what does nothing beside what, --folds with -m, --online with -m's train options: cli.options.REFUSED)
         start = model_path if not (folds or online) or typed_options(["model_path"]) else None
-        if folds is not None and learn is not None:  # (train's --learn: what each fold's model learns)
+        if folds is not None:  # (train's --learn and --tone-margin: what each fold's model learns)
             settings = {**settings, "learn": learn, "tone_margin": tone_margin}
         from nbtext.jobs.eval_command import evaluation
 

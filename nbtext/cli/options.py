@@ -8,7 +8,7 @@ from collections import namedtuple
 import click
 
 from nbtext import choices
-from nbtext.classifier.settings import TONE_SPLIT_REFUSED, header_names, unread_by_all
+from nbtext.classifier.settings import FOLDS_UNSURE_REFUSED, TONE_SPLIT_REFUSED, header_names, unread_by_all
 from nbtext.errors import NbtextError
 from nbtext.reading.imapurl import ImapAccess
 
@@ -42,12 +42,22 @@ def options(*decorators):
     return apply
 
 
+def preset_said(name):
+    """A train setting's help, ending with the spam preset's value for it, if it has one
+    (click says the general default after it)."""
+    text = choices.TRAIN_HELP[name]
+    if name not in choices.SPAM_PRESET:
+        return text
+    value = choices.SPAM_PRESET[name]
+    return (
+        text
+        + f" --preset spam: {','.join(value) if name == 'headers' else f'{value:g}' if isinstance(value, float) else value}."
+    )
+
+
 def train_option(name):
     """The click option of a train setting, from nbtext.choices (type, default and help)."""
-    flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], choices.TRAIN_HELP[name]
-    if name in choices.SPAM_PRESET:  # (click says the general default)
-        value = choices.SPAM_PRESET[name]
-        text += f" --preset spam: {','.join(value) if name == 'headers' else value}."
+    flag, default, text = "--" + name.replace("_", "-"), choices.TRAIN_DEFAULTS[name], preset_said(name)
     if name in choices.TRAIN_FLAGS:
         return click.option(f"{flag}/--no-{flag[2:]}", default=None, help=text)
     kind = (
@@ -79,7 +89,7 @@ tone_margin_option = click.option(  # (train --learn tone's and eval --online --
     type=Number(min=0),
     default=None,  # (the event model's own: nbtext.stats.event_models, EventModel.tone_margin)
     metavar="NATS",
-    help=choices.TRAIN_HELP["tone_margin"],
+    help=preset_said("tone_margin"),
 )
 learning_options = options(train_option("learn"), tone_margin_option)  # train's: which documents it learns
 stored_unsure_option = click.option(  # train's: the model's own --unsure-below (unsure_option: a command's)
@@ -87,7 +97,7 @@ stored_unsure_option = click.option(  # train's: the model's own --unsure-below 
     type=Number(0, 1),
     default=None,
     metavar="P",
-    help=choices.TRAIN_HELP["unsure_below"],
+    help=preset_said("unsure_below"),
 )
 PATH = click.Path()  # a path: the shell completes it (_NBTEXT_COMPLETE=bash_source nbtext)
 model_option = click.option(
@@ -143,9 +153,9 @@ unsure_option = click.option(
     default=None,
     metavar="P",
     help=(
-        "Label 'unsure' when the winning class's probability is below P (the calibration "
-        "of train's default makes P mean what it says) [default: the model's own, if it was "
-        "trained with --unsure-below]."
+        "Label 'unsure' when the winning class's probability is below P (a calibrated model's "
+        "P means what it says) [default: the model's own, if it was trained with --unsure-below, "
+        "as the spam preset's models are]."
     ),
 )
 TABLE_HEADER = "--table: whether the first row names the columns [default: when a column is given by name]."
@@ -237,14 +247,17 @@ def grouped(command):
 
     @wraps(command)
     def with_groups(*args, **params):
-        inputs = {name: params.pop(name) for name in INPUTS}
-        settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
-        # (the preset's settings not typed are its to choose: make_settings; the others' defaults are said)
-        settings = {k: None if k in choices.SPAM_PRESET and not typed_options([k]) else v for k, v in settings.items()}
-        params.update({k: None for k in choices.SPAM_PRESET if k in params and not typed_options([k])})
         from nbtext.reading.sources import class_names
 
-        settings["classes"] = class_names(inputs["class_dirs"])  # (--preset auto chooses by them)
+        inputs = {name: params.pop(name) for name in INPUTS}
+        settings = {name: params.pop(name) for name in TRAIN_SETTINGS}
+        # the preset's settings not typed are its to choose (make_settings): None, as the Python API's
+        untyped = {name for name in choices.SPAM_PRESET if not typed_options([name])}
+        settings = {k: None if k in untyped else v for k, v in settings.items()}
+        trained = trained_settings(click.get_current_context().command.name, params)
+        params.update({name: None for name in trained & untyped if name in params})  # (train's --learn)
+        urls = params.get("scheduler") is not None
+        settings["classes"] = class_names(inputs["class_dirs"], urls)  # (--preset auto chooses by them)
         try:
             if settings["headers"] is not None:
                 settings["headers"] = header_names(settings["headers"])
@@ -261,10 +274,13 @@ def grouped(command):
 def _refuse_typed_unused(settings, compare=None):
     """A train option typed where it changes nothing for the model (for every model
     --compare names), its default value too: one line (classifier.settings.unread_by_all)."""
+    from nbtext.classifier.settings import preset_defaults
+
     ctx = click.get_current_context()
     typed = {n for n in TRAIN_SETTINGS if ctx.get_parameter_source(n) == click.core.ParameterSource.COMMANDLINE}
     models = [m.strip() for m in compare.split(",")] if compare else [settings["model"]]
-    if unread := unread_by_all(settings, models, typed):
+    given = {name: value for name, value in settings.items() if value is not None}
+    if unread := unread_by_all({**preset_defaults(given), **given}, models, typed):  # (as it will be trained)
         raise click.UsageError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
 
 
@@ -439,8 +455,7 @@ REFUSED = {
         ("eval",),
         lambda p, typed: p["folds"] is not None and p["calibration"] != "none",
         ["unsure_below"],
-        "--folds decides by {} on its folds' models' own probabilities, which are not calibrated: give "
-        "--calibration none (the models it stands for), or judge a calibrated model by eval -m MODEL",
+        FOLDS_UNSURE_REFUSED,
     ),
     "eval --folds, a model": Refusal(
         ("eval",),
@@ -512,23 +527,34 @@ def refuse_what_does_nothing(ctx):
                 raise click.UsageError(refusal.says.format(said[0]))
 
 
-# the train settings REFUSED's rows read that a preset may give when they are not typed (eval's --learn is
-# its online run's, not the preset's)
-PRESET_READ = {"train": ("learn",), "eval": ("calibration",)}
+def trained_settings(command, params):
+    """The names of a command's parameters that are train settings: train's own (but with
+    --update, which keeps the model's), and eval's when it trains (--folds: its --learn and
+    --tone-margin too, what each fold's model learns; --online: the model's settings, its
+    --learn being the run's rule)."""
+    if command == "train" and not params.get("update"):
+        return set(TRAIN_SETTINGS) | set(choices.LEARNING_SETTINGS) | set(choices.DECISION_SETTINGS)
+    if command == "eval" and params.get("folds") is not None:
+        return set(TRAIN_SETTINGS) | set(choices.LEARNING_SETTINGS)
+    if command == "eval" and params.get("online"):
+        return set(TRAIN_SETTINGS)
+    return set()
 
 
 def _as_trained(command, params, typed):
-    """A command's `params` with the train settings of PRESET_READ not `typed` as its training
-    takes them: its preset's (classifier.settings.preset_defaults), where it gives one."""
-    untyped = [name for name in PRESET_READ.get(command, ()) if name not in typed]
-    if not untyped:
+    """A command's `params` with its train settings not `typed` as its training takes them
+    (REFUSED's rows read those): its preset's (classifier.settings.preset_defaults), where it
+    gives one."""
+    settings = trained_settings(command, params)
+    if not settings - typed:
         return params
     from nbtext.classifier.settings import preset_defaults
     from nbtext.reading.sources import class_names
 
-    given = {name: value for name, value in params.items() if name in typed and name in choices.TRAIN_DEFAULTS}
-    preset = preset_defaults({**given, "classes": class_names(params.get("class_dirs", ()))})
-    return {**params, **{name: preset[name] for name in untyped if name in preset}}
+    given = {name: params[name] for name in settings & typed}
+    urls = params.get("scheduler") is not None
+    preset = preset_defaults({**given, "classes": class_names(params.get("class_dirs", ()), urls)})
+    return {**params, **{name: value for name, value in preset.items() if name in settings - typed}}
 
 
 class Checked(click.Command):
@@ -551,7 +577,8 @@ online_options = options(
         help=(
             "--online: learn each document when misclassified (errors, the default), also when its log-odds "
             "are within --tone-margin of even (tone: train on or near error), or every one (all). --folds: "
-            "each fold's model learns as train --learn does (all, the default, or tone: what one TONE pass "
+            "each fold's model learns as train --learn does (all, the default but for the spam preset's "
+            "tone, or tone: what one TONE pass "
             "learns)."
         ),
     ),

@@ -12,7 +12,13 @@ import numpy as np
 
 from nbtext.choices import learned_by_tone
 from nbtext.classifier.purescore import unsure_threshold
-from nbtext.classifier.settings import make_settings, make_tokenizer, options_read_by, unread_by_all
+from nbtext.classifier.settings import (
+    FOLDS_UNSURE_REFUSED,
+    make_settings,
+    make_tokenizer,
+    options_read_by,
+    unread_by_all,
+)
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
@@ -69,11 +75,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         for name in models
     }
     if unsure_below is not None and any(settings.calibration != "none" for settings in settings_of.values()):
-        raise NbtextError(  # (the command line says it as a usage error: cli.options.REFUSED, as it will be trained)
-            "--folds decides by --unsure-below on its folds' models' own probabilities, which are not "
-            "calibrated: give --calibration none (the models it stands for), or judge a calibrated model by "
-            "eval -m MODEL"
-        )
+        raise NbtextError(FOLDS_UNSURE_REFUSED.format("--unsure-below"))  # (the command line's: cli.options.REFUSED)
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
     kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
     labels = [doc.label for doc in kept]

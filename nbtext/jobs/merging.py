@@ -160,8 +160,9 @@ def _common_settings(models, names):
         if model.corpus["default_alpha"] != first.corpus["default_alpha"]:
             given, default = (names[0], name) if not first.corpus["default_alpha"] else (name, names[0])
             raise NbtextError(
-                f"cannot merge {names[0]} and {name}: {given} was trained with --alpha, {default} with "
-                "the default λ; train them with the same options"
+                f"cannot merge {names[0]} and {name}: {given} was trained with a λ given (--alpha, or the "
+                f"spam preset's, a model of spam and ham by default), {default} with the λ its corpus chose; "
+                "train them with the same options (--preset too)"
             )
         for key in sorted(set(first.settings) | set(model.settings)):
             if key == "alpha" and first.corpus["default_alpha"]:

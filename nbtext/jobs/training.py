@@ -24,7 +24,7 @@ from nbtext.classifier.settings import (
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
-from nbtext.labels import class_problem, label_problem, new_classes_refused
+from nbtext.labels import class_problem, classes_problem, label_problem, new_classes_refused
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
@@ -46,8 +46,9 @@ def train(documents, labels, **options):
 
     Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,
     max_features, ngrams, unknown, input, headers, lexer, features, tf, idf, length_norm,
-    weight_norm, calibration, max_ham_flagged, learn, tone_margin (and columns, for
-    categorical rows); see nbtext.choices.TRAIN_DEFAULTS.
+    weight_norm, calibration, max_ham_flagged, learn, tone_margin, unsure_below, preset (and
+    columns, for categorical rows); see nbtext.choices.TRAIN_DEFAULTS. The labels are the
+    classes --preset auto chooses by (a spam filter's: the spam preset).
 
     >>> clf = train(["cheap pills now", "lunch at noon"], ["spam", "ham"], min_count=1)
     >>> clf.predict(["cheap lunch pills"])
@@ -57,6 +58,8 @@ def train(documents, labels, **options):
     labels = list(labels)
     if len(documents) != len(labels):
         raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
+    if problem := classes_problem(labels):  # (the API takes any value: one that is no name, before it is sorted)
+        raise NbtextError(problem)
     # (refused before the documents are looked at; --preset auto chooses by the classes)
     settings = make_settings(**{"classes": tuple(dict.fromkeys(labels)), **options})
     corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
@@ -65,7 +68,8 @@ def train(documents, labels, **options):
 
 def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, settings=None, **options):
     """Train from `batches()`, a callable returning an iterator of lists of labelled Documents,
-    with `settings` (nbtext.classifier.settings.TrainSettings), or else those of train `options`.
+    with `settings` (nbtext.classifier.settings.TrainSettings), or else those of train `options`
+    (their classes unknown until read: the general defaults, unless `preset` or `classes` says).
     `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
     be missing, so one class is enough.
 

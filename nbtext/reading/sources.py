@@ -551,6 +551,15 @@ def class_names(specs, urls=False):
         return None
 
 
+def cluster_urls(specs):
+    """Whether CLASS_DIR arguments name a URL only a cluster reads (not an IMAP folder)."""
+    try:
+        paths = [_label_and_path(spec, True)[1] for spec in specs]
+    except NbtextError:
+        return False  # (class_sources says how it is malformed)
+    return any(is_url(path) and not is_imap(path) for path in paths)
+
+
 def labelled_sources(specs, urls=False, empty_ok=False, say_twice=True, classes_made=False):
     """[(label, path)] of CLASS_DIR arguments (class_sources's, checked as `classes_made`
     says), a folder or file given twice read once (with a warning, unless not `say_twice`).

@@ -380,7 +380,8 @@ def crossval_table(folds, seed, results, terminal=False):
     thresholds = {r["unsure_below"] for r in results.values() if "unsure_below" in r}
     band = bool(thresholds)  # (then the missed left unsure, and all the documents left unsure)
     below = threshold_said(*thresholds) if len(thresholds) == 1 else "each model's own"
-    unsure = f"; unsure below {below}, counted as {negative}" if band else ""
+    some = "" if all("unsure_below" in r for r in results.values()) else " where a model has a band, - where none"
+    unsure = f"; unsure below {below}{some}, counted as {negative}" if band else ""
     lines = [
         f"summed over the folds ({positive} the positive class{unsure})",
         f"model\t{positive} missed{' (unsure)' if band else ''}\t{negative} flagged\terrors"
