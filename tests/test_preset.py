@@ -256,18 +256,8 @@ def test_a_kept_spam_cut_off_refuses_a_third_class(tmp_path):
     fit them again): a third class is refused, as the model that refits them refuses it,
     the whole file rewritten or a message through its pending section."""
     model = tmp_path / "budget.model"
-    result = run(
-        "train",
-        "-q",
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        "5%",
-        "-o",
-        model,
-        MAIL / "spam",
-        MAIL / "ham",
-    )
+    budget = "--calibration temperature --max-ham-flagged 5%".split()
+    result = run("train", "-q", *budget, "-o", model, MAIL / "spam", MAIL / "ham")
     assert result.exit_code == 0, result.stderr
     before = model.read_bytes()
     ham = ROOT / "corpora" / "mail" / "test" / "ham"
