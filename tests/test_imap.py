@@ -20,6 +20,7 @@ import nbtext
 from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port
 import test_dovecot
 from test_dovecot import sent
+from conftest import GENERAL
 from test_hostile_models import assemble, parts, with_key
 
 spamassassin = test_dovecot.spamassassin  # the fixture: the real corpus, or a skip (one line) without Dovecot
@@ -113,8 +114,9 @@ def test_training_from_imap_folders_is_training_from_their_maildirs(dovecot, spa
     dovecot.append("Ham", messages(spamassassin, "train", "ham", EACH))
     dovecot.append("More/spam", messages(spamassassin, "test", "spam", 5))
     over_imap, from_maildir = tmp_path / "imap.model", tmp_path / "maildir.model"
-    run("train", "-o", over_imap, f"spam={url(dovecot, 'Spam')}", f"ham={url(dovecot, 'Ham')}")
-    run("train", "-o", from_maildir, f"spam={maildir(dovecot, 'Spam')}", f"ham={maildir(dovecot, 'Ham')}")
+    # (the general defaults: every message learned, as the counts below say)
+    run("train", *GENERAL, "-o", over_imap, f"spam={url(dovecot, 'Spam')}", f"ham={url(dovecot, 'Ham')}")
+    run("train", *GENERAL, "-o", from_maildir, f"spam={maildir(dovecot, 'Spam')}", f"ham={maildir(dovecot, 'Ham')}")
     assert over_imap.read_bytes() == from_maildir.read_bytes()
     scores = [
         run("eval", "-m", over_imap, f"spam={spam}", f"ham={ham}").stdout
