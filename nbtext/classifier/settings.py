@@ -215,7 +215,8 @@ def preset_defaults(given):
     model = {**TRAIN_DEFAULTS, **preset, **given}
     if "max_ham_flagged" in given or (model["features"], model["learn"]) != PRESET_KIND:
         # its decision is of its kind of model's own probabilities; a budget's cut-off of calibrated ones
-        preset.pop("calibration", None), preset.pop("unsure_below", None)
+        for decision in ("calibration", "unsure_below"):
+            preset.pop(decision, None)
     elif model["calibration"] != "none":
         preset.pop("unsure_below", None)
     if "unknown" not in given and unk_counts_pruned_documents({**model, "unknown": "unk"}):

@@ -181,9 +181,10 @@ def train(
         skipped, started, learned = Skipped(say), time.perf_counter(), None
         # ($DASK_SCHEDULER_ADDRESS leaves what a cluster cannot do to this machine: a TONE pass too, but
         # URLs only a cluster reads)
-        on_cluster = inputs["class_dirs"] and shard is None and not choices.learned_by_tone(settings)
-        if scheduler and choices.learned_by_tone(settings) and cluster_urls(inputs["class_dirs"]):
+        tone = choices.learned_by_tone(settings)
+        if scheduler and tone and cluster_urls(inputs["class_dirs"]):
             raise NbtextError(TONE_SPLIT_REFUSED.format("a cluster ($DASK_SCHEDULER_ADDRESS reads these URLs)"))
+        on_cluster = inputs["class_dirs"] and shard is None and not tone
         if scheduler and not update and (typed_options(["scheduler"]) or on_cluster):
             from nbtext.jobs.cluster import train_on_scheduler
 

@@ -49,10 +49,8 @@ def preset_said(name):
     if name not in choices.SPAM_PRESET:
         return text
     value = choices.SPAM_PRESET[name]
-    return (
-        text
-        + f" --preset spam: {','.join(value) if name == 'headers' else f'{value:g}' if isinstance(value, float) else value}."
-    )
+    said = ",".join(value) if isinstance(value, tuple) else f"{value:g}" if isinstance(value, float) else value
+    return f"{text} --preset spam: {said}."
 
 
 def train_option(name):
@@ -578,8 +576,7 @@ online_options = options(
             "--online: learn each document when misclassified (errors, the default), also when its log-odds "
             "are within --tone-margin of even (tone: train on or near error), or every one (all). --folds: "
             "each fold's model learns as train --learn does (all, the default but for the spam preset's "
-            "tone, or tone: what one TONE pass "
-            "learns)."
+            "tone, or tone: what one TONE pass learns)."
         ),
     ),
     tone_margin_option,

@@ -35,7 +35,7 @@ from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.matrix import DROPPED
 from nbtext.features.vocabulary import TokenRows, taken
-from nbtext.labels import positive_class, spam_class
+from nbtext.labels import positive_class, spam_filter_classes
 from nbtext.stats.bounds import most_within, upper_share
 from nbtext.stats.counting import packed_rows, sample_of_batch, token_hash, under
 from nbtext.stats.fitting import fit_tempering
@@ -226,16 +226,18 @@ def feature_rows(vocabulary, token_lists):
 
 def check_budget_classes(classes):
     """Refuse a spam cut-off (--max-ham-flagged) for a model of these classes unless they are
-    two, one named spam or ham: every path that fits or keeps one asks here."""
+    two, one named spam or ham (labels.spam_filter_classes, the spam preset's rule too):
+    every path that fits or keeps one asks here."""
+    if spam_filter_classes(classes):
+        return
     if len(classes) != 2:
         raise NbtextError(
             f"--max-ham-flagged is for two classes, and the model has {len(classes)} ({', '.join(classes)})"
         )
-    if spam_class(classes) is None:
-        raise NbtextError(
-            f"--max-ham-flagged needs to know which class is spam, and neither of "
-            f"{', '.join(classes)} is named spam or ham: name them, as in spam=PATH ham=PATH"
-        )
+    raise NbtextError(
+        f"--max-ham-flagged needs to know which class is spam, and neither of "
+        f"{', '.join(classes)} is named spam or ham: name them, as in spam=PATH ham=PATH"
+    )
 
 
 def temperature_of(model, sample, required=True, budget=None, budget_sample=None, learned=None):
