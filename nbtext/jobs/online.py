@@ -30,6 +30,24 @@ class OnlineMultinomial:
     """Counts that grow one document at a time, and the posterior of the model they make
     (by `form`, an event model's `online` form: the counts' totals, features and λ make it)."""
 
+    @classmethod
+    def of_settings(cls, classes, settings, min_count=None, start=None, calibration=None):
+        """The learner of a model of stored `settings` (λ resolved) and `classes`, from `start`
+        (a model's counts) or nothing: its smoothing, prior, UNK, form, features and cap;
+        `min_count` the pruning its counts are kept by (None: the settings')."""
+        return cls(
+            classes,
+            settings["alpha"],
+            settings["min_count"] if min_count is None else min_count,
+            settings["unknown"] == "unk",
+            settings["prior"],
+            start,
+            calibration,
+            EVENT_MODELS[settings["event_model"]].online,
+            presence=settings.get("features", "counts") == "binary",
+            max_evidence=settings.get("max_evidence"),
+        )
+
     def __init__(
         self,
         classes,
@@ -284,17 +302,8 @@ def evaluate_online(
         tokens, dense = model.vocabulary.tokens, model.token_counts.dense
         rows = [model.classes.index(label) if label in model.classes else None for label in classes]
         start = {token: [float(dense[r, j]) if r is not None else 0.0 for r in rows] for j, token in enumerate(tokens)}
-    online = OnlineMultinomial(
-        classes,
-        settings["alpha"],
-        settings["min_count"],
-        settings["unknown"] == "unk",
-        settings["prior"],
-        start,
-        model.calibration if model is not None else None,
-        form,
-        presence=features == "binary",
-        max_evidence=settings.get("max_evidence"),
+    online = OnlineMultinomial.of_settings(
+        classes, settings, None, start, model.calibration if model is not None else None
     )
     if model is not None:
         for label, n in zip(model.classes, model.class_count):
@@ -367,16 +376,7 @@ def tone_learned(token_lists, labels, keys, settings):
     if len(classes) < 2:
         return [True] * len(labels)
     EVENT_MODELS[settings["event_model"]].check_classes(classes)  # (before its form is made of them)
-    online = OnlineMultinomial(
-        classes,
-        settings["alpha"],
-        1,
-        settings["unknown"] == "unk",
-        settings["prior"],
-        form=EVENT_MODELS[settings["event_model"]].online,
-        presence=settings["features"] == "binary",
-        max_evidence=settings.get("max_evidence"),
-    )
+    online = OnlineMultinomial.of_settings(classes, settings, min_count=1)  # (a pass prunes nothing)
     learned = [False] * len(labels)
     for i in sorted(range(len(labels)), key=lambda i: (keys[i], labels[i])):
         learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
