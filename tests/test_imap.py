@@ -305,7 +305,7 @@ class FakeSession:
 
         self.held, self.refused, self.folder = held, refused or {}, parse("imap://alice@example.org/INBOX")
 
-    def command(self, what, uid_set, items):
+    def command(self, what, uid_set, items, **expected):
         from nbtext.reading.imap import Refused
 
         uids = [int(u) for u in uid_set.split(",")]
@@ -350,7 +350,7 @@ class DroppingSession(FakeSession):
         super().__init__(held)
         self.drops, self.reconnected = dict(drops), 0
 
-    def command(self, what, uid_set, items):
+    def command(self, what, uid_set, items, **expected):
         from nbtext.reading.imap import Lost
 
         uids = [int(u) for u in uid_set.split(",")]
@@ -528,6 +528,7 @@ class RefusingServer:
 
     def __init__(self, folder, readonly=True, access=None):
         self.folder, self.uid_validity, self.capabilities = folder, 7, {"IMAP4REV1", "MOVE", "UIDPLUS"}
+        self.uid_next = None
         self.messages = RefusingServer.messages
         self.exists = len(self.messages)
 
@@ -547,7 +548,7 @@ class RefusingServer:
     def list(self, *arguments):
         raise AssertionError("asked through `call`")
 
-    def command(self, what, *arguments):
+    def command(self, what, *arguments, **expected):
         from nbtext.reading.imap import Refused
 
         RefusingServer.said.append(what)

@@ -100,10 +100,11 @@ def scan(
 
 
 def _is_keyword(word):
-    """An IMAP keyword (RFC 3501's atom, not a system flag such as \\Seen)."""
+    """An IMAP keyword: RFC 3501's atom (ASCII, no space, control or atom-special character),
+    not a system flag such as \\Seen."""
     import re
 
-    return re.fullmatch(r"[^\x00-\x20\x7f(){%*\"\\\]]+", word) is not None
+    return re.fullmatch(r"[\x21-\x7e]+", word) is not None and not re.search(r"[(){%*\"\\\]]", word)
 
 
 def _same_folder(name, other):
