@@ -31,6 +31,7 @@ class HostileImap:
         class Handler(socketserver.StreamRequestHandler):
             def handle(self):
                 outer.connections += 1
+                outer.local.connection = self.connection
                 try:
                     outer._serve(self.rfile, self.wfile)
                 except (OSError, ValueError):  # (the client went away)
@@ -124,6 +125,12 @@ class HostileImap:
                     self.out.write(body)
                 self.send(b")")
         self.send(tag + b" OK done")
+
+    def hang_up(self):
+        """Close this connection (a server that goes away in the middle of an answer)."""
+        import socket
+
+        self.local.connection.shutdown(socket.SHUT_RDWR)
 
     def send(self, *lines):
         for line in lines:

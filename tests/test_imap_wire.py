@@ -378,3 +378,46 @@ def test_the_servers_words_reach_stderr_without_control_characters(model, tmp_pa
     assert result.exit_code != 0 and result.stderr, result.stderr
     assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
     assert "Traceback" not in result.stderr
+
+
+# --- a last pass: whatever the server answers, one line or the messages, never a traceback -----
+LINE = st.one_of(
+    st.binary(max_size=40),
+    st.sampled_from(
+        [b"* ", b"* 1 FETCH (", b"UID ", b"BODY[] ", b"{5}", b"{0}", b")", b"* BYE", b"* OK [", b"NO", b"BAD"]
+    ),
+).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b""))
+ANSWER = st.lists(st.lists(LINE, min_size=1, max_size=4).map(b"".join), max_size=6)
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # (messages "deleted meanwhile": one line)
+@HYPOTHESIS
+@given(
+    where=st.sampled_from([b"EXAMINE", b"SELECT", b"UID FETCH (UID)", b"UID FETCH BODY", b"CAPABILITY", b"LIST"]),
+    lines=ANSWER,
+    ends=st.sampled_from([b" OK done", b" NO no", b" BAD bad", b""]),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+def test_whatever_a_server_answers_is_read_or_one_line(model, tmp_path_factory, where, lines, ends, command):
+    """Generated answers (bytes, pieces of IMAP's grammar, literals of any size announced) to
+    one command, the rest of the conversation as a server's: the run reads the messages or
+    stops with one line of printable characters, never a traceback."""
+    state = tmp_path_factory.mktemp("s") / "state"
+
+    def answer(server, tag, said, arguments):
+        asked = said + (b" (UID)" if arguments.endswith(b"(UID)") else b" BODY" if b"BODY" in arguments else b"")
+        if asked != where:
+            return False
+        server.send(*lines)
+        if ends:
+            server.send(tag + ends)
+        else:
+            server.hang_up()
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.answer = answer
+        result = invoke("predict", "-m", model, server.url()) if command == "predict" else scan(server, model, state)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1), result.stderr
+    assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)

@@ -207,13 +207,16 @@ def connect(folder, access=DEFAULT_ACCESS):
         close(client)
         raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
     except ssl.SSLCertVerificationError as e:
+        close(client)
         raise NbtextError(
             f"{where}: the server's certificate is not trusted ({e.verify_message}); give the certificate of "
             "the authority that signed it with --ca-file FILE"
         ) from None
     except ssl.SSLError as e:
+        close(client)
         raise NbtextError(f"{where}: TLS failed ({e.reason or e})") from None
     except OSError as e:  # refused, no such host, unreachable, timed out
+        close(client)
         raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
     except imaplib.IMAP4.error as e:
         close(client)
@@ -234,6 +237,7 @@ def connect(folder, access=DEFAULT_ACCESS):
             f"{where}: login failed for {folder.user} (the password is wrong, or the user unknown)"
         ) from None
     except OSError as e:
+        close(client)
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
     return client
 
@@ -326,11 +330,13 @@ def close(client):
     if client is None:
         return
     try:
-        if getattr(client, "broken", False):
-            client.shutdown()
-        else:
+        if not getattr(client, "broken", False):
             client.logout()
     except Exception:  # (a connection already lost has nothing to log out of)
+        pass
+    try:
+        client.shutdown()  # (the socket closed, whatever the logout did)
+    except Exception:
         pass
 
 
