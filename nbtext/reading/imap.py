@@ -118,7 +118,8 @@ class Session:
             self.uid_validity, self.exists, self.uid_next = opened(self.client, self.folder, self.readonly)
             # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
             _, data = self.call(self.client.capability)
-            self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
+            said = b" ".join(d for d in data if isinstance(d, bytes))  # (a literal in it is none: a tuple)
+            self.capabilities = {c.upper() for c in said.decode("ascii", "replace").split()}
         except BaseException:
             close(self.client)
             raise
