@@ -103,6 +103,103 @@ def lf_line_ends(data):
     return data.replace(b"\r\n", b"\n")
 
 
+# --- The message as sent: what nbtext reads and keys -------------------------------------
+# A header field whose every line ends with a line feed: a header line and its continuation
+# lines (a carriage return is a byte of its line, as filter reads lines: nbtext.cli.mailfilter).
+# Each part matches one way: linear in the block's length.
+_LINE = rb"[^\n]*\n"
+_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
+_WHOLE_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
+_ONE_FIELD = re.compile(rb"([!-9;-~]+):(" + _LINE + rb"(?:[ \t]" + _LINE + rb")*)(?![ \t])")
+_WHOLE_FIELDS = re.compile(rb"(?:" + _WHOLE_FIELD + rb"(?![ \t]))*")
+# nbtext's own verdict (X-Nbtext-Class, -Probability, -Evidence), as filter takes an old one out:
+# a whole X-Nbtext-* field whose every line ends with a line feed and has no carriage return but
+# just before it. (A bare one, `X-Nbtext-Class: ham\rSubject: hi`, is a line end to readers that
+# break at CR: that field is left as it is rather than lose what they read as another header.)
+_CLEAN_LINE = rb"[^\r\n]*\r*\n"
+VERDICT_FIELD = re.compile(
+    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
+)
+# The fields a local delivery puts on top of a message as it stores it: RFC 5321's Return-Path
+# (every final delivery: Dovecot's LMTP, Postfix's local and virtual, Exim), Delivered-To
+# (Dovecot's LMTP, Postfix, qmail), X-Original-To (Postfix), Envelope-To and Delivery-Date
+# (Exim's appendfile and pipe transports), and a Received of the delivery hop itself (LOCAL_HOP).
+DELIVERY_FIELDS = frozenset(b"return-path delivered-to x-original-to envelope-to delivery-date".split())
+# A Received of a local delivery: by LMTP (RFC 3848's LMTP, LMTPA, LMTPS, LMTPSA: Dovecot's
+# and Cyrus's LMTP servers) or Exim's `with local` (a message a local program handed over).
+LOCAL_HOP = re.compile(rb"(?i)\bwith\s+(?:lmtps?a?|local)(?![\w.-])")
+
+
+def header_block(message):
+    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
+    it has no header block. The block is the run of header fields from the start (after
+    an mbox envelope line, by the rule every reader keeps: nbtext.reading.mbox); it ends at the
+    first line that is neither a header line nor a continuation (a blank line, or a body line
+    right after the headers, as Enron's messages have) or at the end of the message. `end` is
+    after every whole field, before a last one with no line feed (a message of headers alone)."""
+    start = len(message) - len(strip_envelope(message))
+    if not _HEADER_LINE.match(message, start):
+        return None
+    return start, _WHOLE_FIELDS.match(message, start).end()
+
+
+def local_delivery_end(data, start, end):
+    """Where the local delivery's trace ends in the header block data[start:end] (start when
+    there is none): the fields on top down to the last Received of a local-delivery hop
+    (LOCAL_HOP), when every field above it is one of DELIVERY_FIELDS or such a Received.
+
+    That Received is what shows the fields above it are this mailbox's delivery: Dovecot's
+    LMTP puts `Return-Path`, `Delivered-To` and `Received: ... by HOST with LMTP ... for <user>;
+    DATE` on top. Without one nothing is taken: a Return-Path or Delivered-To alone on top
+    may be the sender's evidence (Return-Path is the envelope sender), and the corpora's
+    messages, stored by Postfix's and Exim's local deliveries (Return-Path with Delivered-To or
+    Delivery-Date on top, no such Received), read as they did (docs/mail.md has the figures)."""
+    position = trace_end = start
+    while True:
+        field = _ONE_FIELD.match(data, position, end)
+        if field is None:
+            return trace_end
+        name = field[1].lower()
+        if name == b"received" and LOCAL_HOP.search(field[2]) is not None:
+            trace_end = field.end()
+        elif name not in DELIVERY_FIELDS:
+            return trace_end
+        position = field.end()
+
+
+def message_as_sent(data):
+    """The bytes of a message that nbtext reads (its tokens: nbtext.reading.tokenize) and knows
+    it by (the journal's key: nbtext.reading.documents.document_key): its CR LFs as LF
+    (lf_line_ends), and its header block without
+    - the local delivery's trace on top (local_delivery_end): the mailbox's own address, host
+      and the date it was stored, tokens every message of that mailbox shares, which a model
+      learning from the mailbox took for evidence of the class it learned them under
+      (SpamAssassin skips its trusted hops likewise). Below it nothing is taken out: a
+      Received further down is the record of a hop the sender's mail passed;
+    - nbtext's own verdict (VERDICT_FIELD, wherever in the block, as filter replaces it);
+    a block left empty goes with the blank line after it (filter's header block in front of
+    text). An mbox envelope line stays as it is.
+
+    So the message filter judged at delivery, its copy the delivery stored, the copy a client
+    fetches over IMAP and the file it was sent from are one message, with the same tokens and
+    the same key."""
+    data = lf_line_ends(data)
+    block = header_block(data)
+    if block is None:
+        return data
+    start, end = block
+    kept_from = local_delivery_end(data, start, end)
+    head = data[kept_from:end]
+    if b"x-nbtext-" in head.lower():  # (a copy's find is some times faster than the pattern's search)
+        head = VERDICT_FIELD.sub(b"", head)
+    if kept_from == start and len(head) == end - start:
+        return data
+    rest = data[end:]
+    if not head and rest.startswith(b"\n"):
+        rest = rest[1:]
+    return data[:start] + head + rest
+
+
 def split_message(data):
     """({lowercase name: [raw values]}, body) of a message or a MIME part."""
     if not _HEADER_LINE.match(data):
