@@ -14,6 +14,7 @@ from nbtext.cli.mailfilter import verdict_fields, with_headers
 from nbtext.reading.mail import message_as_sent
 
 from conftest import GENERAL, ROOT, run
+from test_hostile import MAIL_LEXER, SHAPES, assert_linear, repeat
 
 WORDS = st.sampled_from("free prize money meeting lunch report alice vm example Nov 2026 offer".split())
 PHRASES = st.lists(WORDS, min_size=1, max_size=5).map(" ".join)
@@ -185,3 +186,24 @@ def test_a_trace_goes_through_its_last_local_hop_and_no_further():
     trace = b"Return-Path: <s@example.org>\nDelivered-To: alice\nReceived: from h by vm with LMTP; d\n"
     assert message_as_sent(trace + corpus_file) == corpus_file
     assert message_as_sent(trace + b"X-Nbtext-Class: error\n\nplain text\n") == b"plain text\n"
+
+
+# Hostile shapes of the trace and the verdict (docs/hostile-input.md): each read in time linear in its size.
+TRACE_SHAPES = {
+    "delivery fields": lambda n: repeat(b"Delivered-To: a\n", n) + b"Received: by x with LMTP\nSubject: s\n\nb",
+    "verdict fields": lambda n: b"Subject: s\n" + repeat(b"X-Nbtext-A: b\n", n) + b"\nb",
+    "verdict fields with bare CRs": lambda n: b"Subject: s\n" + repeat(b"X-Nbtext-A: b\r", n) + b"\n\nb",
+    "a folded verdict": lambda n: b"X-Nbtext-A: b\n" + repeat(b" \r\n", n) + b"Subject: s\n\nb",
+    "a folded local hop": lambda n: b"Received: by x\n" + repeat(b" with\n", n) + b" LMTP\nSubject: s\n\nb",
+    "withs": lambda n: b"Received: " + repeat(b"with ", n) + b"\nSubject: s\n\nb",
+}
+
+
+@pytest.mark.parametrize("shape", [*TRACE_SHAPES, *SHAPES])
+def test_the_message_as_sent_and_its_key_take_time_linear_in_its_size(shape):
+    from nbtext.reading.documents import document_key
+
+    make = {**SHAPES, **TRACE_SHAPES}[shape]
+    assert_linear(shape, make(100_000), make(400_000), document_key)
+    if shape in TRACE_SHAPES:
+        assert_linear(shape, make(100_000), make(400_000), MAIL_LEXER)
