@@ -5,6 +5,8 @@ local_delivery_end) and filter's own X-Nbtext-* verdict give no token and no par
 journal's key. Generated messages, with generated traces on top, read through the command line:
 predict's probabilities, train's model file, and learning one copy then forgetting the other."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -207,3 +209,50 @@ def test_the_message_as_sent_and_its_key_take_time_linear_in_its_size(shape):
     assert_linear(shape, make(100_000), make(400_000), document_key)
     if shape in TRACE_SHAPES:
         assert_linear(shape, make(100_000), make(400_000), MAIL_LEXER)
+
+
+# The filter's patterns before they were read line by line (each repeated a group, which held
+# memory for each of its matches): what header_block and without_verdicts must still give.
+_LINE = rb"[^\n]*\n"
+_WHOLE_FIELDS = re.compile(rb"(?:[!-9;-~]+:" + _LINE + rb"(?:[ \t]" + _LINE + rb")*(?![ \t]))*")
+_CLEAN_LINE = rb"[^\r\n]*\r*\n"
+_OLD_VERDICT = re.compile(
+    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
+)
+PIECES = st.sampled_from(
+    [b"Subject: a", b"X-Nbtext-Class: spam", b"x-NBTEXT-probability: 1", b"X-Nbtext-:", b" folded", b"\tb", b"\r",
+     b"\n", b"\r\n", b"", b"body line", b"From a@b Mon Jun 24 17:54:30 2002", b"Received: by x with LMTP", b": x"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(PIECES, max_size=12).map(b"\n".join), st.booleans())
+def test_the_header_block_and_the_verdict_are_found_as_the_filter_found_them(message, line_end):
+    from nbtext.reading.mail import _HEADER_LINE, header_block, strip_envelope, without_verdicts
+
+    message += b"\n" if line_end else b""
+    start = len(message) - len(strip_envelope(message))
+    before = (start, _WHOLE_FIELDS.match(message, start).end()) if _HEADER_LINE.match(message, start) else None
+    assert header_block(message) == before
+    if before is not None:
+        assert without_verdicts(message, *before) == _OLD_VERDICT.sub(b"", message[before[0] : before[1]])
+
+
+@pytest.mark.parametrize("shape", TRACE_SHAPES)
+def test_the_message_as_sent_takes_memory_linear_in_its_size(shape):
+    """The header block, the trace and the verdict are read line by line: a hostile header block
+    of 1 MB takes a few MB to read into its key (the patterns of a field and its continuation
+    lines, repeated, took 22 to 64 MB; memory traced while it is read)."""
+    import tracemalloc
+
+    from nbtext.reading.documents import document_key
+
+    size = 1_000_000
+    data = TRACE_SHAPES[shape](size)
+    tracemalloc.start()
+    try:
+        document_key(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * size

@@ -5,7 +5,7 @@ endings; earlier whole X-Nbtext-* fields are left out, and every other byte is p
 through as it came.
 """
 
-from nbtext.reading.mail import VERDICT_FIELD, header_block
+from nbtext.reading.mail import header_block, without_verdicts
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
@@ -13,8 +13,8 @@ EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the to
 SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
 
-# A line ends at a line feed, and only there, in every step of filter (the header block's and
-# the old verdict's patterns, nbtext.reading.mail's header_block and VERDICT_FIELD, end their
+# A line ends at a line feed, and only there, in every step of filter (the header block and
+# the old verdict's fields, nbtext.reading.mail's header_block and without_verdicts, end their
 # lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
 # of its line wherever it is, so `Subject: a\\rX-Nbtext-Class: b` is one Subject line to
 # each of them, and no step sees a line another does not. (A step that broke at CR too
@@ -46,7 +46,7 @@ def with_headers(message, fields):
     if block is None:
         return added + newline + message
     start, end = block
-    return message[:start] + VERDICT_FIELD.sub(b"", message[start:end]) + added + message[end:]
+    return message[:start] + without_verdicts(message, start, end) + added + message[end:]
 
 
 def header_value(value, newline=b"\n"):

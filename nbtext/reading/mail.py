@@ -104,22 +104,16 @@ def lf_line_ends(data):
 
 
 # --- The message as sent: what nbtext reads and keys -------------------------------------
-# A header field whose every line ends with a line feed: a header line and its continuation
-# lines (a carriage return is a byte of its line, as filter reads lines: nbtext.cli.mailfilter).
-# Each part matches one way: linear in the block's length.
-_LINE = rb"[^\n]*\n"
-_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
-_WHOLE_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
-_ONE_FIELD = re.compile(rb"([!-9;-~]+):(" + _LINE + rb"(?:[ \t]" + _LINE + rb")*)(?![ \t])")
-_WHOLE_FIELDS = re.compile(rb"(?:" + _WHOLE_FIELD + rb"(?![ \t]))*")
-# nbtext's own verdict (X-Nbtext-Class, -Probability, -Evidence), as filter takes an old one out:
-# a whole X-Nbtext-* field whose every line ends with a line feed and has no carriage return but
-# just before it. (A bare one, `X-Nbtext-Class: ham\rSubject: hi`, is a line end to readers that
-# break at CR: that field is left as it is rather than lose what they read as another header.)
-_CLEAN_LINE = rb"[^\r\n]*\r*\n"
-VERDICT_FIELD = re.compile(
-    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
-)
+# Lines end at a line feed alone here, as filter reads them (nbtext.cli.mailfilter): a carriage
+# return is a byte of its line. These patterns repeat no group: a repeated group keeps a
+# backtracking entry for each of its matches (a pattern of a field and its continuation lines,
+# repeated, took 35 bytes of memory a byte of a header block of short lines); each of these
+# scans a line once.
+_NOT_IN_HEADER = re.compile(rb"\n(?![ \t]|[!-9;-~]+:)")  # a line end, then a line neither header nor continuation
+_FIELD_END = re.compile(rb"\n(?![ \t])")  # a line end, then no continuation line
+_NAME_BEFORE_COLON = re.compile(rb"[!-9;-~]+(?=:)")
+_BARE_CR = re.compile(rb"\r[^\r\n]")  # a carriage return not in the run just before a line feed
+VERDICT_PREFIX = b"x-nbtext-"  # nbtext's own fields (X-Nbtext-Class, -Probability, -Evidence), in any case
 # The fields a local delivery puts on top of a message as it stores it: RFC 5321's Return-Path
 # (every final delivery: Dovecot's LMTP, Postfix's local and virtual, Exim), Delivered-To
 # (Dovecot's LMTP, Postfix, qmail), X-Original-To (Postfix), Envelope-To and Delivery-Date
@@ -132,15 +126,58 @@ LOCAL_HOP = re.compile(rb"(?i)\bwith\s+(?:lmtps?a?|local)(?![\w.-])")
 
 def header_block(message):
     """(start, end) of `message`'s header block's fields ended by a line feed, or None when
-    it has no header block. The block is the run of header fields from the start (after
-    an mbox envelope line, by the rule every reader keeps: nbtext.reading.mbox); it ends at the
-    first line that is neither a header line nor a continuation (a blank line, or a body line
-    right after the headers, as Enron's messages have) or at the end of the message. `end` is
-    after every whole field, before a last one with no line feed (a message of headers alone)."""
+    it has no header block. The block is the run of header fields (a header line and its
+    continuation lines) from the start (after an mbox envelope line, by the rule every reader
+    keeps: nbtext.reading.mbox); it ends at the first line that is neither a header line nor a
+    continuation (a blank line, or a body line right after the headers, as Enron's messages
+    have) or at the end of the message. `end` is after every whole field, before a last one
+    with no line feed (a message of headers alone, whose bytes filter's verdict, put at `end`,
+    must not change)."""
     start = len(message) - len(strip_envelope(message))
     if not _HEADER_LINE.match(message, start):
         return None
-    return start, _WHOLE_FIELDS.match(message, start).end()
+    after = _NOT_IN_HEADER.search(message, start)
+    if after is not None:
+        return start, after.end()
+    if message.endswith(b"\n"):
+        return start, len(message)
+    # the last line has no line feed: its field (from the header line above its continuations) is not whole
+    field = max(message.rfind(b"\n", start) + 1, start)
+    while field > start and message[field] in b" \t":
+        field = max(message.rfind(b"\n", start, field - 1) + 1, start)
+    return start, field
+
+
+def header_fields(data, start, end):
+    """(name, where the field starts, where its value starts, where it ends) of each field of
+    the header block data[start:end] (header_block's), in order."""
+    position = start
+    while position < end:
+        name = _NAME_BEFORE_COLON.match(data, position, end)
+        if name is None:  # (not a header block's)
+            return
+        field_end = _FIELD_END.search(data, name.end(), end)
+        field_end = end if field_end is None else field_end.end()
+        yield name[0], position, name.end() + 1, field_end
+        position = field_end
+
+
+def without_verdicts(data, start, end):
+    """The header block data[start:end] without nbtext's own verdict fields (VERDICT_PREFIX),
+    each one whole, every line of it ended by a line feed with no carriage return but just
+    before it. (A bare one, `X-Nbtext-Class: ham\\rSubject: hi`, is a line end to readers that
+    break at CR: that field is left as it is rather than lose what they read as another
+    header.) filter takes an old verdict out so, and every reader too."""
+    pieces, kept_from = [], start
+    for name, field_start, _, field_end in header_fields(data, start, end):
+        if (
+            name[: len(VERDICT_PREFIX)].lower() == VERDICT_PREFIX
+            and _BARE_CR.search(data, field_start, field_end) is None
+        ):
+            pieces.append(data[kept_from:field_start])
+            kept_from = field_end
+    pieces.append(data[kept_from:end])
+    return b"".join(pieces)
 
 
 def local_delivery_end(data, start, end):
@@ -154,17 +191,14 @@ def local_delivery_end(data, start, end):
     may be the sender's evidence (Return-Path is the envelope sender), and the corpora's
     messages, stored by Postfix's and Exim's local deliveries (Return-Path with Delivered-To or
     Delivery-Date on top, no such Received), read as they did (docs/mail.md has the figures)."""
-    position = trace_end = start
-    while True:
-        field = _ONE_FIELD.match(data, position, end)
-        if field is None:
-            return trace_end
-        name = field[1].lower()
-        if name == b"received" and LOCAL_HOP.search(field[2]) is not None:
-            trace_end = field.end()
+    trace_end = start
+    for name, _, value_start, field_end in header_fields(data, start, end):
+        name = name.lower()
+        if name == b"received" and LOCAL_HOP.search(data, value_start, field_end) is not None:
+            trace_end = field_end
         elif name not in DELIVERY_FIELDS:
-            return trace_end
-        position = field.end()
+            break
+    return trace_end
 
 
 def message_as_sent(data):
@@ -176,7 +210,7 @@ def message_as_sent(data):
       learning from the mailbox took for evidence of the class it learned them under
       (SpamAssassin skips its trusted hops likewise). Below it nothing is taken out: a
       Received further down is the record of a hop the sender's mail passed;
-    - nbtext's own verdict (VERDICT_FIELD, wherever in the block, as filter replaces it);
+    - nbtext's own verdict (without_verdicts, wherever in the block, as filter replaces it);
     a block left empty goes with the blank line after it (filter's header block in front of
     text). An mbox envelope line stays as it is.
 
@@ -189,11 +223,12 @@ def message_as_sent(data):
         return data
     start, end = block
     kept_from = local_delivery_end(data, start, end)
-    head = data[kept_from:end]
-    if b"x-nbtext-" in head.lower():  # (a copy's find is some times faster than the pattern's search)
-        head = VERDICT_FIELD.sub(b"", head)
-    if kept_from == start and len(head) == end - start:
+    if VERDICT_PREFIX in data[kept_from:end].lower():  # (a lowered copy's find: faster than reading each field)
+        head = without_verdicts(data, kept_from, end)
+    elif kept_from == start:
         return data
+    else:
+        head = data[kept_from:end]
     rest = data[end:]
     if not head and rest.startswith(b"\n"):
         rest = rest[1:]
