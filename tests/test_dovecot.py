@@ -6,6 +6,7 @@ locked never loses a message nor fails a move. Each test starts its own server
 (tests/dovecot_server.py) and stops it by its PID; without the Dovecot packages they skip."""
 
 import fcntl
+import json
 import re
 import shutil
 import subprocess
@@ -251,3 +252,90 @@ def test_the_docs_show_the_shipped_files_as_they_are():
     assert len(blocks) >= 4
     for block in blocks:
         assert any(block == lines[i : i + len(block)] for lines in shipped.values() for i in range(len(lines))), block
+
+
+# Dovecot's LMTP as it comes: Return-Path, Delivered-To and `Received: ... by HOST with LMTP ... for
+# <user>; DATE` on top of each message stored (the tests' server turns the last two off elsewhere)
+LMTP_TRACE = "lmtp_add_received_header = yes\nlmtp_hdr_delivery_address = final\n"
+# every header line read (`*`), received and return-path among them: a token of the trace would show
+READ_EVERY_HEADER = [*GENERAL, "--headers", "subject,from,to,content-type,received,return-path,*"]
+
+
+def test_a_stored_message_is_the_message_the_filter_judged(dovecot, spamassassin, small_model):
+    """With LMTP's own trace lines on top of each stored message (docs/mail.md, "What nbtext reads
+    of a stored message"): predict of a stored copy gives the probability filter wrote into it;
+    ham moved into Junk and back leaves the model a fresh training of the files it was sent from
+    (the trace's tokens, of this server, the user and the month, are not learned); and a message
+    learned from its stored copy (moved out of Junk) is forgotten by the file it was sent from,
+    the model back to what it was."""
+    corpus, world = small_model[1], dovecot.world
+    trained = world / "trained.model"
+    subprocess.run(
+        [NBTEXT, "train", "-q", *READ_EVERY_HEADER, "-o", trained, f"spam={corpus / 'spam'}", f"ham={corpus / 'ham'}"],
+        check=True,
+    )
+    dovecot.model.write_bytes(trained.read_bytes())  # (the mail user's file, its owner kept)
+    dovecot.start(extra=LMTP_TRACE)
+    ham = delivered_files(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 3)
+    ((spam_file, spam),) = delivered_files(dovecot, sorted((spamassassin / "test" / "spam").iterdir()), "Junk", 1)
+    for _, stored in [*ham, (spam_file, spam)]:
+        assert stored.startswith(b"Return-Path: <") and b" with LMTP" in stored.split(b"\n\n")[0]
+        shown = re.search(rb"^X-Nbtext-Probability: ([0-9.]+)$", stored, re.M)[1].decode()
+        assert f"{spam_probability(dovecot.model, stored, world):.{len(shown.split('.')[1])}f}" == shown
+
+    client = dovecot.imap()
+    for _, stored in ham:  # ham called spam by mistake, and put back: learned as ham, from the stored copy
+        dovecot.move(client, stored, "INBOX", "Junk")
+        dovecot.move(client, stored, "Junk", "INBOX")
+    final = world / "final"
+    shutil.copytree(corpus, final, ignore=shutil.ignore_patterns("*.model*"))
+    for f, _ in ham:
+        (final / "ham" / f.name).write_bytes(sent(f))
+    fresh = world / "fresh.model"
+    subprocess.run(
+        [NBTEXT, "train", "-q", *READ_EVERY_HEADER, "-o", fresh, f"spam={final / 'spam'}", f"ham={final / 'ham'}"],
+        check=True,
+    )
+    assert folded(dovecot.model, world) == fresh.read_bytes()
+    original = world / "spam.eml"
+    original.write_bytes(sent(spam_file))
+    assert spam_probability(dovecot.model, spam, world) == spam_probability(dovecot.model, sent(spam_file), world)
+
+    # The spam learned as ham from its stored copy (moved out of Junk), then forgotten by its file.
+    dovecot.move(client, spam, "Junk", "INBOX")
+    client.logout()
+    assert folded(dovecot.model, world) != fresh.read_bytes()  # it was learned
+    forgotten = subprocess.run([NBTEXT, "forget", "-m", dovecot.model, original], capture_output=True, text=True)
+    assert forgotten.returncode == 0 and "forgot 1," in forgotten.stderr, forgotten.stderr
+    assert folded(dovecot.model, world) == fresh.read_bytes()
+    assert "nbtext" not in dovecot.log_text()  # no learner said anything: each one succeeded
+
+
+def delivered_files(dovecot, files, folder, wanted):
+    """[(file, its stored bytes)] of `wanted` messages of `files` that Dovecot delivered into `folder`."""
+    found = []
+    for f in files:
+        dovecot.deliver(sent(f))
+        landed, stored = dovecot.last_delivered()
+        if landed == folder:
+            found.append((f, stored))
+        if len(found) == wanted:
+            return found
+    raise AssertionError(f"fewer than {wanted} of {len(files)} messages were delivered into {folder}")
+
+
+def spam_probability(model, message, world):
+    """The probability of spam `nbtext predict --proba` prints for the message of these bytes."""
+    path = world / "predicted.eml"
+    path.write_bytes(message)
+    printed = subprocess.run(
+        [NBTEXT, "predict", "--format", "json", "--proba", "-m", model, path], capture_output=True, check=True
+    ).stdout
+    return json.loads(printed)["probabilities"]["spam"]
+
+
+def folded(model, world):
+    """The model file with its pending records folded in: what a fresh training of the same writes."""
+    into = world / "folded.model"
+    nbtext.load(str(model), fold=True).save(str(into))
+    return into.read_bytes()

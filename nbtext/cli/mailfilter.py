@@ -5,9 +5,7 @@ endings; earlier whole X-Nbtext-* fields are left out, and every other byte is p
 through as it came.
 """
 
-import re
-
-from nbtext.reading.mail import strip_envelope
+from nbtext.reading.mail import header_block, without_verdicts
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
@@ -15,43 +13,14 @@ EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the to
 SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
 
-# A line ends at a line feed, and only there, in every step of filter (the patterns below
-# end their lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
+# A line ends at a line feed, and only there, in every step of filter (the header block and
+# the old verdict's fields, nbtext.reading.mail's header_block and without_verdicts, end their
+# lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
 # of its line wherever it is, so `Subject: a\\rX-Nbtext-Class: b` is one Subject line to
 # each of them, and no step sees a line another does not. (A step that broke at CR too
 # took bytes of a Subject's value for an old verdict, and put a blank line into a header
 # block of CR CR LF line ends.)
 LINE_END = b"\n"
-_LINE = rb"[^\n]*\n"  # the rest of a line, its end included
-_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
-_HEADER_LINE = re.compile(_NAME)
-# A header field ended by a line feed: a header line and its continuation lines. In a run
-# of them, one with a continuation after it that has no line feed is not whole. Each part
-# matches one way: linear in the block's length.
-_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
-_WHOLE_FIELDS = re.compile(rb"(?:" + _FIELD + rb"(?![ \t]))*")
-# An old verdict filter takes out: an X-Nbtext-* field whose every line ends with a line feed
-# and has no carriage return but just before it. A bare one (`X-Nbtext-Class: ham\\rSubject:
-# hi`) is a line end to readers that break at CR: that field is left as it is rather than
-# lose what they read as another header. (Its parts too match one way.)
-_CLEAN_LINE = rb"[^\r\n]*\r*\n"
-_OLD_VERDICT = re.compile(
-    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
-)
-
-
-def header_block(message):
-    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
-    it has no header block. The block is the run of header fields from the start (after
-    an mbox envelope line, by the rule every reader keeps: nbtext.reading.mbox); it ends at the first line that is
-    neither a header line nor a continuation (a blank line, or a body line right after the
-    headers, as Enron's messages have) or at the end of the message. `end` is where the
-    verdict goes: after every whole field, before a last one with no line feed (a message
-    of headers alone), whose bytes it must not change."""
-    start = len(message) - len(strip_envelope(message))  # (the reader's rule: nbtext.reading.mbox)
-    if not _HEADER_LINE.match(message, start):
-        return None
-    return start, _WHOLE_FIELDS.match(message, start).end()
 
 
 def line_ending(message):
@@ -77,7 +46,7 @@ def with_headers(message, fields):
     if block is None:
         return added + newline + message
     start, end = block
-    return message[:start] + _OLD_VERDICT.sub(b"", message[start:end]) + added + message[end:]
+    return message[:start] + without_verdicts(message, start, end) + added + message[end:]
 
 
 def header_value(value, newline=b"\n"):
