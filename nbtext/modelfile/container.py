@@ -287,14 +287,16 @@ def _remove_stale_temporaries(folder):
             pass  # another user's process, alive: its file
 
 
-def write_atomically(path, chunks):
+def write_atomically(path, chunks, private=True):
     """Write bytes so that `path` is either the old file or the complete new one, never half.
 
-    A temporary file in the same folder, then rename. A path that is a symbolic link is
-    written through to the file it points to (the link stays a link); an existing file keeps
-    its mode and, where the writer may set it, its owner; a new file gets the mode the umask
-    gives. A path that is a device, FIFO or socket is refused; temporary files left by
-    writers that were killed are removed."""
+    A temporary file in the same folder (mode 0600 while it is written), then rename. A path
+    that is a symbolic link is written through to the file it points to (the link stays a
+    link); an existing file keeps its mode and, where the writer may set it, its owner. A new
+    file is the writer's alone, 0600 whatever the umask, when `private` (a model holds the
+    words of the mail it learned, a scan's state the names of a user's folders: kept as a mail
+    server keeps mail), else the mode the umask gives (a plot). A path that is a device, FIFO
+    or socket is refused; temporary files left by writers that were killed are removed."""
     import tempfile
 
     path = os.fspath(path)
@@ -323,10 +325,12 @@ def write_atomically(path, chunks):
                     os.chown(tmp, existing.st_uid, existing.st_gid)
                 except PermissionError:
                     pass  # only root may give a file away: it is then the writer's
+        elif private:
+            os.chmod(tmp, 0o600)  # (mkstemp's 0600 is less what the umask takes away: said here whole)
         else:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException as e:
         try:
