@@ -210,9 +210,9 @@ def train(
                 DEFAULT_BATCH,
             )
             if update:  # (its train settings were refused where the options are grouped)
-                if os.path.realpath(output) == os.path.realpath(model_path) and nothing_to_update(
-                    model_path, inputs["class_dirs"], new_classes
-                ):  # learn-on-error folders: often empty
+                if nothing_to_update(model_path, inputs["class_dirs"], new_classes) and os.path.realpath(
+                    output
+                ) == os.path.realpath(model_path):  # learn-on-error folders: often empty (the labels checked first)
                     if not quiet:
                         click.echo(NOTHING_TO_LEARN, err=True)
                     return 0  # (another -o is written all the same: the model with nothing added)

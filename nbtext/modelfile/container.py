@@ -100,6 +100,31 @@ def read_open(f, path, sample=False):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
+def read_header(path):
+    """The header (a dict) of the model file at `path`, read alone: its magic, preamble and
+    header checksum checked, the arrays not read (what must be known before any document is
+    read: the classes train --update may name). Anything else than a whole header of a
+    format this build reads is read as read_bytes and split do, which say what is wrong;
+    the model's arrays are checked when it is loaded."""
+    import stat
+
+    start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):  # (else read_bytes says what it is)
+            with open(path, "rb") as f:
+                head = f.read(start)
+                version, length = PREAMBLE.unpack_from(head, len(MAGIC)) if len(head) == start else (0, 0)
+                if head.startswith(MAGIC) and 2 <= version <= FORMAT_VERSION and length <= os.fstat(f.fileno()).st_size:
+                    header = f.read(length)
+                    if zlib.crc32(header) == HEADER_CRC.unpack_from(head, len(MAGIC) + PREAMBLE.size)[0]:
+                        record = json.loads(header.decode("utf-8", "surrogateescape"))
+                        if isinstance(record, dict):
+                            return record
+    except (OSError, ValueError, RecursionError):
+        pass
+    return split(read_bytes(path), path)[0]
+
+
 def split(data, path):
     """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
     if data[: len(MAGIC)] != MAGIC:  # (data: bytes, or a mapped file)
