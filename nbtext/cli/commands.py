@@ -630,7 +630,8 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
     X-Nbtext-Class (the verdict) and X-Nbtext-Probability (of spam, whatever the verdict,
-    for a model with a class spam) go at the end of the header block; every other byte
+    for a model with a class spam), and X-Nbtext-Score (spam's log-odds / the model's
+    cut-off, to sort and threshold by) go at the end of the header block; every other byte
     passes through unchanged, earlier X-Nbtext-* fields replaced. Exit status 0: tagged
     (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing or not a
     valid model file (tagged error); 75: the message could not be written out whole, or a

@@ -428,7 +428,7 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
     gives X-Nbtext-Class: error, never a lost message. A message is classified as `predict`
     classifies its bytes whenever it has a header block to put the verdict in
     (mailfilter.header_block: a blank line after it or not)."""
-    from nbtext.cli.mailfilter import header_block, shown_probability, verdict_fields
+    from nbtext.cli.mailfilter import header_block, shown_probability, spam_score, verdict_fields
 
     try:
         from nbtext.classifier.purescore import decide
@@ -441,19 +441,38 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
+        score = _clear_score(model, model.clear(probabilities, unsure_below), unsure_below)
         # scored by the whole model where the one-message path is not clear (errors named as for any document)
-        if model.clear(probabilities, unsure_below) is None:
+        if score is False:
             from nbtext.exactmath import exp
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
             probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
+            score = spam_score(model.classes, log_proba[0], unsure_below, model.calibration)
         label, probability = decide(model.classes, probabilities, unsure_below, model.calibration)
-        return verdict_fields(label, shown_probability(model.classes, probabilities, probability), evidence)
+        return verdict_fields(label, shown_probability(model.classes, probabilities, probability), evidence, score)
     except NbtextError as e:
         print(f"nbtext: {e}", file=sys.stderr)
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
         print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
     return verdict_fields("error", None)
+
+
+def _clear_score(model, probabilities, unsure_below):
+    """X-Nbtext-Score's pair (mailfilter.spam_score) of the one-message path's `probabilities`
+    (None: not clear), or False where the model loaded whole must give it: a probability
+    of 0 (its log is below float64's least, about −745: the whole model's log-probabilities
+    are exact there) or a score within agreement of where its second decimal turns."""
+    import math
+
+    from nbtext.cli.mailfilter import spam_score
+
+    if probabilities is None or not all(p > 0.0 for p in probabilities):
+        return False
+    score = spam_score(model.classes, [math.log(p) for p in probabilities], unsure_below, model.calibration)
+    if score is not None and abs(score[0] * 100 % 1 - 0.5) <= RELATIVE_AGREEMENT * 100 * max(1.0, abs(score[0])):
+        return False
+    return score
 
 
 def plain_options(args):
