@@ -84,7 +84,11 @@ def test_delivered_messages_are_tagged_and_spam_is_filed_into_junk(dovecot, spam
             [NBTEXT, "filter", "-m", dovecot.model], input=added + transported(message), capture_output=True, check=True
         ).stdout
         assert stored == filtered, f
-        verdict = re.search(rb"^X-Nbtext-Class: (\S+)\nX-Nbtext-Probability: [0-9.]+\n", stored, re.M)
+        verdict = re.search(
+            rb"^X-Nbtext-Class: (\S+)\nX-Nbtext-Probability: [0-9.]+\nX-Nbtext-Score: [-0-9.inf]+ / [0-9.inf]+\n",
+            stored,
+            re.M,
+        )
         assert verdict, f
         assert (folder == "Junk") == (verdict[1] == b"spam"), f
         assert stored.replace(verdict[0], b"", 1) == added + transported(message), f

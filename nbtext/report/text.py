@@ -93,9 +93,11 @@ def _model_said(model):
     cutoff = spam_cutoff_said(model.calibration, model.classes)  # train --max-ham-flagged's
     own = model.unsure_threshold()  # train --unsure-below's
     decision = "; ".join(([cutoff] if cutoff else []) + ([_unsure_said(own)] if own is not None else []))
+    read = getattr(model, "pass_read", None)  # (a TONE pass learns what it chooses of what it read)
+    learned = f" learned by a TONE pass of the {read:,} it read" if read is not None else ""
     return (
         f"{model.event_model} model (λ={model.alpha:g}) of "
-        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
+        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}){learned}; "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + (f"decision: {decision}; " if decision else "")
