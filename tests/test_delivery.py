@@ -514,3 +514,13 @@ def test_the_sieve_example_that_files_by_the_score_runs(general_demo_model, tmp_
             filed[score] = "folder: Junk" in done.stdout
     assert all(filed[s] == (s >= bound) for s in filed), filed
     assert any(filed.values()) and any(s < 0 for s in filed)
+
+
+def test_filter_help_says_what_the_agents_do_with_status_75():
+    """filter --help said status 75 makes the delivery agent keep the message and retry, where
+    the README's table says procmail and Dovecot deliver it untagged (maildrop keeps it queued)."""
+    said = " ".join(run("filter", "--help").stdout.split())
+    assert "retries" not in said and "procmail and Dovecot deliver the message as it came, untagged" in said
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("#### What the exit status tells the delivery agent") :]
+    assert "procmail and Dovecot deliver it as it came, maildrop leaves it queued" in table

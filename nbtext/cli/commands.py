@@ -635,7 +635,8 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     passes through unchanged, earlier X-Nbtext-* fields replaced. Exit status 0: tagged
     (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing or not a
     valid model file (tagged error); 75: the message could not be written out whole, or a
-    signal stopped the filter before it was (the delivery agent keeps it and retries).
+    signal stopped the filter before it was. Any status but 0: procmail and Dovecot deliver
+    the message as it came, untagged; maildrop keeps it queued (README: the exit status).
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged

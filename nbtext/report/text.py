@@ -241,8 +241,9 @@ def format_report(report, terminal=False):
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
     if report.get("unsure_below") is not None:  # (the command's, or the model's own: train --unsure-below)
         lines.append(f"unsure below\t{threshold_said(report['unsure_below'])}")
-    if "unsure_errors" in report:
-        lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
+    if "unsure_errors" in report:  # of every document's most probable class (unsure or not): how many are wrong,
+        u = report["unsure_errors"]  # and how many of those the band or cut-off left unsure
+        lines.append(f"most probable wrong\t{report['errors']} ({u} left unsure, {report['errors'] - u} decided)")
     lines.append("")
     lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
     for label in classes:
@@ -365,13 +366,18 @@ def crossval_table(folds, seed, results, terminal=False):
     line up instead)."""
     lines = [
         f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
-        "model\tλ\taccuracy\tmacro F1",
+        "model\tdefaults\tλ\taccuracy\tmacro F1",
     ]
     for name, r in results.items():
         alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
+        defaults = {"spam": "spam preset", "general": "general"}.get(r.get("preset"), "-")  # (--compare mixes them)
         lines.append(
-            f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+            f"{name}\t{defaults}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
             f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}"
+        )
+    if len({r.get("preset") for r in results.values()}) > 1:
+        lines.append(
+            "(the spam preset is a multinomial's: --preset general trains every model by the general defaults)"
         )
     rendered = aligned if terminal else "\n".join
     table = rendered(lines)
