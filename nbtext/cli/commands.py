@@ -727,6 +727,37 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
     return skipped.summary(counts["scanned"])
 
 
+# --- check ---------------------------------------------------------------------------
+@cli.command(name="check")
+@model_option
+@click.option(
+    "--as-user",
+    "as_user",
+    metavar="USER",
+    default=None,
+    help="The user the mail system runs nbtext as (a name or uid; root may name any) [default: you].",
+)
+def check_setup(model_path, as_user):
+    """Check once that a mail user can run this nbtext against a model: run as that user, it
+    filters a test message with -m MODEL and says in one line the first thing that stops it
+    (nbtext or its Python below a folder closed to the user, the model unreadable, the model's
+    folder not writable for learning), or OK with the verdict. Exit status 0 OK, 1 not.
+
+    \b
+      sudo nbtext check --as-user vmail -m /home/alice/.nbtext/mail.model
+      nbtext check -m ~/.nbtext/mail.model     # procmail, maildrop or cron running as you
+    """
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.setupcheck import check
+
+    with user_errors():
+        ok, line = check(as_user, model_path)
+        if not ok:
+            raise NbtextError(line)
+    click.echo(line)
+    return 0
+
+
 def main():
     cli()
 
