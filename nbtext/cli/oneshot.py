@@ -506,14 +506,15 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
 def _clear_score(model, probabilities, unsure_below):
     """X-Nbtext-Score's pair (mailfilter.spam_score) of the one-message path's `probabilities`
     (None: not clear), or False where the model loaded whole must give it: a probability
-    of 0 (its log is below float64's least, about −745: the whole model's log-probabilities
-    are exact there) or a score within agreement of where its second decimal turns."""
+    below float64's least normal number (its log below about −708, where the float holds too
+    few digits or is 0: the whole model's log-probabilities are exact there) or a score within
+    agreement of where its second decimal turns."""
     import math
 
     from nbtext.cli.mailfilter import spam_score
 
-    if probabilities is None or not all(p > 0.0 for p in probabilities):
-        return False
+    if probabilities is None or not all(p >= sys.float_info.min for p in probabilities):
+        return False  # (a subnormal's log is off by up to a percent: the whole model's logs are exact)
     score = spam_score(model.classes, [math.log(p) for p in probabilities], unsure_below, model.calibration)
     if score is not None and abs(score[0] * 100 % 1 - 0.5) <= RELATIVE_AGREEMENT * 100 * max(1.0, abs(score[0])):
         return False
