@@ -106,6 +106,7 @@ class NaiveBayes:
         self.tfidf_squares = tfidf_squares
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
+        self.pass_read = None  # trained by a TONE pass: the documents it read (it learned class_count's); not saved
         self.corpus = corpus
         self.calibration = calibration
         self.calibration_sample = calibration_sample

@@ -9,6 +9,7 @@ from nbtext.reading.mail import header_block, without_verdicts
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
+SCORE_HEADER = "X-Nbtext-Score"  # spam's log-odds and the model's cut-off, as spamd's SCORE / THRESHOLD
 EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the tokens that decided
 SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
@@ -109,11 +110,50 @@ def shown_probability(classes, probabilities, decided):
     return decided if spam is None else float(probabilities[classes.index(spam)])
 
 
-def verdict_fields(label, probability, evidence=()):
-    """The header fields of a verdict; `evidence` [(token, log-odds)] adds X-Nbtext-Evidence."""
+def spam_score(classes, log_probabilities, unsure_below=None, calibration=None):
+    """X-Nbtext-Score's (log-odds, the log-odds from which the model files spam or None) for a
+    model with a class spam (filed_class), else None. The log-odds of spam against the rest,
+
+        ln P(spam | d) − ln Σ_{k ≠ spam} P(k | d),
+
+    from the log-probabilities, so it goes on where P(spam) reads 1.0000 or 0.0000 (float64's
+    P(spam) is 1.0 from about 37 on): a figure to sort and threshold on, in the units of
+    X-Nbtext-Evidence's. The second, for two classes, is where `decide` turns to spam
+    (purescore.spam_log_odds_from: 0, or the model's --unsure-below or spam cut-off)."""
+    import math
+
+    from nbtext.classifier.purescore import spam_log_odds_from
+
+    spam = filed_class(classes)
+    if spam is None:
+        return None
+    k = classes.index(spam)
+    rest = [float(v) for j, v in enumerate(log_probabilities) if j != k]
+    top = max(rest)
+    log_rest = top + math.log(math.fsum(math.exp(v - top) for v in rest)) if math.isfinite(top) else top
+    return float(log_probabilities[k]) - log_rest, spam_log_odds_from(classes, spam, unsure_below, calibration)
+
+
+def score_value(score):
+    """X-Nbtext-Score's text of spam_score's pair: `12.34 / 3.48` (to 2 decimals; `inf` where the
+    log-probabilities say certain, or where the model files nothing as spam), the log-odds alone
+    for a model of more than two classes. A positive score starts with a digit, a negative one
+    with `-`."""
+    log_odds, turn = score
+    said = f"{round(log_odds, 2) + 0.0:.2f}"  # (+ 0.0: -0.00 said 0.00)
+    return said if turn is None else f"{said} / {turn:.2f}"
+
+
+def verdict_fields(label, probability, evidence=(), score=None):
+    """The header fields of a verdict: X-Nbtext-Class, -Probability (shown_probability), with
+    `score` (spam_score's) X-Nbtext-Score, and with `evidence` [(token, log-odds)]
+    X-Nbtext-Evidence. The one place filter's header lines are written (the click command
+    and the one-message path both come here)."""
     if label == "error":
         return [(CLASS_HEADER, "error")]
     fields = [(CLASS_HEADER, label), (PROBABILITY_HEADER, f"{probability:.4f}")]
+    if score is not None:
+        fields.append((SCORE_HEADER, score_value(score)))
     if evidence:
         # (with_headers encodes what is not ASCII; a token is cut at 100 characters, so a line fits)
         fields.append((EVIDENCE_HEADER, "; ".join(f"{token[:100]}:{value:+.2f}" for token, value in evidence)))
