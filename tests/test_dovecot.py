@@ -215,7 +215,8 @@ def test_the_moves_imap_scan_makes_are_not_learned_and_a_users_are(dovecot, spam
     marks what it moves with $NbtextMoved (with MOVE, or COPY, \\Deleted and UID EXPUNGE),
     and the scripts skip it: the model's documents are as they were. A user's moves are still
     learned: a message of the user's moved into Junk, and one imap-scan moved taken out of Junk
-    (as ham) and put back (as spam again: out of Junk it lost the keyword)."""
+    (as ham) and put back (as spam again: out of Junk it lost the keyword), and one of
+    imap-scan's thrown into Trash, then taken back and moved into Junk (as spam)."""
     without_move = "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE UIDPLUS SPECIAL-USE"
     dovecot.start(extra=without_move if server == "COPY" else "")
     dovecot.append("INBOX", [sent(f) for f in sorted((spamassassin / "test" / "spam").iterdir())[:20]])
@@ -241,6 +242,12 @@ def test_the_moves_imap_scan_makes_are_not_learned_and_a_users_are(dovecot, spam
     assert documents_of(dovecot.model) == {"spam": before["spam"] + 1, "ham": before["ham"] + 1}
     dovecot.move(client, nbtexts, "INBOX", "Junk", "MOVE" if server == "MOVE" else "COPY")
     assert documents_of(dovecot.model) == {"spam": before["spam"] + 2, "ham": before["ham"]}
+    thrown = dovecot.folder("Junk")[1].read_bytes()  # one of imap-scan's into Trash, back to INBOX, into Junk
+    for source, target in [("Junk", "Trash"), ("Trash", "INBOX")]:
+        dovecot.move(client, thrown, source, target)
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 2, "ham": before["ham"]}  # (none from Junk)
+    dovecot.move(client, thrown, "INBOX", "Junk")
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 3, "ham": before["ham"]}
     client.logout()
 
 

@@ -36,6 +36,7 @@ class Server:
     def __init__(self, capabilities, folders):
         self.capabilities, self.folders = set(capabilities), folders
         self.faults, self.steps, self.said, self.refuse = {}, 0, [], set()
+        self.keywords = True  # (False: a server that keeps no keyword, only the system flags)
 
     def step(self, name):
         """The fault of this step, counted (None: none)."""
@@ -148,7 +149,8 @@ class Connection:
     def store(self, uid_set, how, flags):
         assert how == "+FLAGS.SILENT", how
         for uid in self.uids(uid_set):
-            self.open["messages"][uid][1].update(flags.strip("()").split())
+            kept = [f for f in flags.strip("()").split() if self.server.keywords or f.startswith("\\")]
+            self.open["messages"][uid][1].update(kept)
         return [None]
 
     def copy(self, uid_set, target):
@@ -341,6 +343,24 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
     assert imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))["acted"] == 3
     holds(server, SPAM[:3] + HAM[:2], done=True)
     assert [m for m, flags, _ in server.folders["Junk"]["messages"].values() if imapscan.MARK in flags] == SPAM[:3]
+
+
+@pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, {"MOVE", "UIDPLUS"}], ids=["no MOVE", "MOVE"])
+def test_a_server_that_keeps_no_keyword_moves_only_with_move(capabilities, model, monkeypatch, tmp_path):
+    """Without the keyword kept, a COPY whose answer is lost could not be told from one never
+    made: such a server without MOVE is refused in one line before anything is copied (the
+    messages stay, unmarked). With MOVE (one command that moves or does not) the scan moves."""
+    server = a_server(capabilities)
+    server.keywords = False
+    failed = scanned(server, model, monkeypatch, tmp_path / "state")
+    if "MOVE" in capabilities:
+        assert failed is None
+        holds(server, SPAM[:3] + HAM[:2], done=True)
+    else:
+        assert failed == "NbtextError" and "COPY" not in server.said
+        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+        with pytest.raises(NbtextError, match=r"did not keep the keyword \$NbtextMoved"):
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
 
 
 # --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------
