@@ -214,6 +214,55 @@ def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassas
     assert folded.read_bytes() == fresh.read_bytes()
 
 
+def documents_of(model):
+    """{class: its documents} as `nbtext info` says them."""
+    info = subprocess.run([NBTEXT, "info", "-m", model], capture_output=True, check=True).stdout.decode()
+    return {name: int(n) for name, n in re.findall(r"^  (\S+)\t(\d+) documents", info, re.M)}
+
+
+@pytest.mark.parametrize("server", ["MOVE", "COPY"])
+def test_the_moves_imap_scan_makes_are_not_learned_and_a_users_are(dovecot, spamassassin, server):
+    """Issue 49: where the server runs the learn-on-move scripts, imap-scan's moves of 20 spam
+    into Junk gave the model 20 more spam documents (it learned its own verdicts). imap-scan
+    marks what it moves with $NbtextMoved (with MOVE, or COPY, \\Deleted and UID EXPUNGE),
+    and the scripts skip it: the model's documents are as they were. A user's moves are still
+    learned: a message of the user's moved into Junk, and one imap-scan moved taken out of Junk
+    (as ham) and put back (as spam again: out of Junk it lost the keyword), and one of
+    imap-scan's thrown into Trash, then taken back and moved into Junk (as spam)."""
+    without_move = "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE UIDPLUS SPECIAL-USE"
+    dovecot.start(extra=without_move if server == "COPY" else "")
+    dovecot.append("INBOX", [sent(f) for f in sorted((spamassassin / "test" / "spam").iterdir())[:20]])
+    before = documents_of(dovecot.model)
+    scan = subprocess.run(
+        [NBTEXT, "imap-scan", "-m", dovecot.model, "--move-to", "Junk", "--state", dovecot.world / "scan.state"]
+        + [f"imap://alice@127.0.0.1:{dovecot.imap_port}/INBOX"],
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "NBTEXT_IMAP_PASSWORD": "secret"},
+        check=True,
+    )
+    moved = [line for line in scan.stdout.decode().splitlines() if line.endswith("\tmoved to Junk")]
+    assert len(moved) >= 15 and len(dovecot.folder("Junk")) == len(moved), scan.stdout.decode()
+    assert documents_of(dovecot.model) == before, dovecot.log_text()
+
+    client = dovecot.imap()
+    dovecot.seen.update(p for name in ("INBOX", "Junk") for p in dovecot.folder(name))  # (not delivered)
+    (ham,) = delivered_to(dovecot, sorted((spamassassin / "test" / "ham").iterdir()), "INBOX", 1)
+    dovecot.move(client, ham, "INBOX", "Junk", "MOVE" if server == "MOVE" else "COPY")
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 1, "ham": before["ham"]}
+    nbtexts = dovecot.folder("Junk")[0].read_bytes()
+    dovecot.move(client, nbtexts, "Junk", "INBOX", "MOVE" if server == "MOVE" else "COPY")
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 1, "ham": before["ham"] + 1}
+    dovecot.move(client, nbtexts, "INBOX", "Junk", "MOVE" if server == "MOVE" else "COPY")
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 2, "ham": before["ham"]}
+    thrown = dovecot.folder("Junk")[1].read_bytes()  # one of imap-scan's into Trash, back to INBOX, into Junk
+    for source, target in [("Junk", "Trash"), ("Trash", "INBOX")]:
+        dovecot.move(client, thrown, source, target)
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 2, "ham": before["ham"]}  # (none from Junk)
+    dovecot.move(client, thrown, "INBOX", "Junk")
+    assert documents_of(dovecot.model) == {"spam": before["spam"] + 3, "ham": before["ham"]}
+    client.logout()
+
+
 @pytest.mark.parametrize("model_is", ["locked", "missing", "broken"])
 def test_a_learner_that_fails_never_fails_the_move(dovecot, spamassassin, service, model_is):
     """The learner cannot learn (another learner holds the model's lock past the pipe's time

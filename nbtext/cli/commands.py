@@ -675,7 +675,8 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
     classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
     UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below, or the model's
     own) stay. A move the server refuses leaves the message where it was, to be tried
-    again next run. One line per message on stdout (name, label, probability, what was
+    again next run; each message moved is first given the keyword $NbtextMoved, so that
+    a retry never copies it twice and the Dovecot recipe does not learn it (docs/mail.md). One line per message on stdout (name, label, probability, what was
     done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
     any imap:// PATH (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
 
