@@ -45,6 +45,7 @@ def through_log(model_path, documents, forget=False):
     from nbtext.errors import NbtextError
     from nbtext.labels import classes_problem
     from nbtext.modelfile.container import locked, mapped, read_open, sample_section
+    from nbtext.modelfile.schema import same_record
 
     with locked(model_path):
         try:
@@ -68,11 +69,14 @@ def through_log(model_path, documents, forget=False):
                 return Fallback()  # time to fold the section into the file
             try:
                 changes = pending.Changes(pure.classes, log.records, pure.journal_label, presence=pure.presence)
+                agrees = changes.derived is None or same_record(changes.derived, _rederived(pure, log.records))
                 pure.with_changes(changes)
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
-            except Unserved:
+            except (Unserved, OverflowError):
                 return Fallback()  # (the full way then says what is wrong with the section)
+            if not agrees:  # what every reader that loads the model whole refuses: never built on
+                raise NbtextError(f"{model_path} is corrupt ({pending.DISAGREES})")
             return _appended(f, model_path, pure, changes, log, documents, forget)
 
 
@@ -127,6 +131,24 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     if records:
         log.append(f, model_path, records)
     return stats, skipped, len(log.records)
+
+
+def _rederived(pure, records):
+    """The one-document record the section's `records` leave, derived again from the file's
+    own and each record's tokens, as the learner derived it when it appended the record. The
+    model loaded whole checks the last record's against the counts (nbtext.jobs.loading); a
+    learner checks it so, without numpy, before it builds on it: a lie is never carried into
+    the records it appends. Costs a lookup per distinct token of the section (bounded by
+    pending.MAX_SECTION_BYTES). `pure` then follows the records until given its changes."""
+    from nbtext.stats.changes import of_record
+
+    replay = pending.Changes(pure.classes, (), pure.journal_label, presence=pure.presence)
+    pure.with_changes(replay)  # (none yet: its token counts follow each record as it is added)
+    derived = {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")}
+    for record in records:
+        derived = _derived_after(pure, derived, of_record(record))
+        replay.add(record)
+    return derived
 
 
 def _derived_after(pure, derived, change):
