@@ -42,6 +42,7 @@ WATCHED = {
     "nbtext.modelfile.container.read_open",
     "nbtext.modelfile.container.mapped",
     "nbtext.modelfile.container.split",
+    "nbtext.modelfile.container.read_header",
     "nbtext.modelfile.container.sample_section",
     "nbtext.modelfile.format.parse_state",
     "nbtext.modelfile.pending.Log",
@@ -82,6 +83,12 @@ MODEL_FILE_DOORS = {
     # a header's classes alone, the bytes read by model_bytes; the model is loaded by the door before use
     ("nbtext.cli.commands", "imap_scan", "nbtext.modelfile.container.split"): "classes, from model_bytes",
     ("nbtext.jobs.learning", "nothing_to_update", "nbtext.modelfile.container.split"): "classes, from model_bytes",
+    # the header alone, before any document is read (train --update's labels checked against the classes);
+    # the model is loaded by the door before use
+    ("nbtext.jobs.learning", "nothing_to_update", "nbtext.modelfile.container.read_header"): "classes, header alone",
+    ("nbtext.modelfile.container", "read_header", "builtins.open"): "(the same): magic, preamble, header checked",
+    ("nbtext.modelfile.container", "read_header", "nbtext.modelfile.container.read_bytes"): "(the same), or",
+    ("nbtext.modelfile.container", "read_header", "nbtext.modelfile.container.split"): "(the same)",
 }
 OTHER_FILES = {
     ("nbtext.errors", "quiet_stdout", "os.open"): "/dev/null",
@@ -90,6 +97,7 @@ OTHER_FILES = {
     ("nbtext.jobs.cluster", "_opener", "fsspec.open"): "documents at a URL, on a worker",
     ("nbtext.jobs.cluster", "_opener", "*.open"): "(the same)",
     ("nbtext.jobs.imapscan", "read_state", "builtins.open"): "imap-scan's state file",
+    ("nbtext.jobs.setupcheck", "programs", "builtins.open"): "the nbtext executable's first line (its interpreter)",
     ("nbtext.jobs.imapscan", "_StateLock.__enter__", "os.open"): "imap-scan's state lock",
     ("nbtext.reading.documents", "_open_binary", "builtins.open"): "documents",
     ("nbtext.reading.sources", "is_mbox", "builtins.open"): "documents",
