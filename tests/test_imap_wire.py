@@ -427,3 +427,33 @@ def test_whatever_a_server_answers_is_read_or_one_line(model, tmp_path_factory, 
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code in (0, 1), result.stderr
     assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
+
+
+class Answering:
+    """A Session stand-in whose every command answers `lines`."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def command(self, what, *arguments, **expected):
+        return self.lines
+
+
+@HYPOTHESIS
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.binary(max_size=30),
+            st.sampled_from([b"UID ", b"FLAGS (", b")", b"RFC822.SIZE ", b'INTERNALDATE "x" ', b"9" * 5000]),
+        ).map(lambda b: b),
+        max_size=8,
+    ).map(lambda pieces: [b"1 (" + b"".join(pieces)])
+)
+def test_the_scans_own_fetches_read_any_answer_without_a_traceback(lines):
+    """imap-scan's FLAGS and INTERNALDATE/RFC822.SIZE fetches (jobs.imapscan) read a UID or
+    size of 5000 digits with int(), a ValueError; what no UID or size can be names none."""
+    from nbtext.jobs.imapscan import _identities, flags_of
+
+    assert set(flags_of(Answering(lines), [1, 7])) <= {1, 7}
+    assert set(_identities(Answering(lines), [1, 7])) <= {1, 7}
+    assert flags_of(Answering([b"1 (UID " + b"9" * 5000 + b" FLAGS ())"]), [1]) == {}
