@@ -305,7 +305,7 @@ class FakeSession:
 
         self.held, self.refused, self.folder = held, refused or {}, parse("imap://alice@example.org/INBOX")
 
-    def command(self, what, uid_set, items):
+    def command(self, what, uid_set, items, **expected):
         from nbtext.reading.imap import Refused
 
         uids = [int(u) for u in uid_set.split(",")]
@@ -350,7 +350,7 @@ class DroppingSession(FakeSession):
         super().__init__(held)
         self.drops, self.reconnected = dict(drops), 0
 
-    def command(self, what, uid_set, items):
+    def command(self, what, uid_set, items, **expected):
         from nbtext.reading.imap import Lost
 
         uids = [int(u) for u in uid_set.split(",")]

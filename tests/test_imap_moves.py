@@ -79,6 +79,7 @@ class Connection:
         self.capabilities = self.server.capabilities
         self.open = self.server.folders[self.folder.name]
         self.uid_validity, self.exists = self.open["validity"], len(self.open["messages"])
+        self.uid_next = self.open["next"]
         return self
 
     def __exit__(self, *exception):
@@ -102,7 +103,7 @@ class Connection:
         name = arguments[1].strip('"')
         return "OK", [f'() "/" {name}'.encode()] if name in self.server.folders else [None]
 
-    def command(self, what, *arguments):
+    def command(self, what, *arguments, answers=0, literal=0):
         if self.lost:
             raise Lost("the connection failed")
         fault = self.server.step(what)

@@ -399,7 +399,10 @@ def test_options_that_do_not_go_together_are_usage_errors_before_anything_is_rea
 
 
 @pytest.mark.parametrize("command", ["train", "eval", "predict", "forget"])
-@pytest.mark.parametrize("option, value", [("--password-command", "echo secret"), ("--ca-file", __file__)])
+@pytest.mark.parametrize(
+    "option, value",
+    [("--password-command", "echo secret"), ("--ca-file", __file__), ("--plaintext-login", "mail.example.org")],
+)
 def test_imap_access_without_an_imap_path_is_a_usage_error(tmp_path, command, option, value):
     """--password-command and --ca-file reach an IMAP server: typed with none named, they did
     nothing and the command ran; named as LABEL=imap://..., they are taken (the connection

@@ -383,7 +383,7 @@ REFUSED = {
     "train (eval, predict, forget) without an IMAP PATH": Refusal(
         ("train", "eval", "predict", "forget"),
         lambda p, typed: not may_name_imap(p),
-        ["password_command", "ca_file"],
+        ["password_command", "ca_file", "plaintext_login"],
         "{} goes with imap:// or imaps:// PATHs (it reaches their server)",
     ),
     "eval without --online or --folds": Refusal(
@@ -610,14 +610,14 @@ plot_option = click.option(
 
 
 def imap_options(command):
-    """--password-command and --ca-file, handed to `command` as one value, `imap_access`
+    """--password-command, --ca-file and --plaintext-login, handed to `command` as one value, `imap_access`
     (nbtext.reading.imapurl.ImapAccess), which it passes down to the reader with its paths
     (train's and eval's among their `inputs`: put it above `grouped`; tests/test_structure.py checks it)."""
     from functools import wraps
 
     @wraps(command)
-    def with_access(*args, password_command, ca_file, **params):
-        return command(*args, imap_access=ImapAccess(password_command, ca_file), **params)
+    def with_access(*args, password_command, ca_file, plaintext_login, **params):
+        return command(*args, imap_access=ImapAccess(password_command, ca_file, plaintext_login), **params)
 
     return options(
         click.option(
@@ -632,5 +632,14 @@ def imap_options(command):
             "--ca-file",
             type=click.Path(exists=True, dir_okay=False),
             help="imaps:// PATHs: trust the server certificates this PEM file's authorities sign (not the system's).",
+        ),
+        click.option(
+            "--plaintext-login",
+            metavar="HOST",
+            multiple=True,
+            help=(
+                "imap:// PATHs: send the password to HOST even where it offers no STARTTLS (in clear text: only on "
+                "a network of your own; loopback is allowed anyway) [default: $NBTEXT_IMAP_PLAINTEXT_LOGIN]."
+            ),
         ),
     )(with_access)

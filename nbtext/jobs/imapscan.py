@@ -120,10 +120,11 @@ def scan(
 
 
 def _is_keyword(word):
-    """An IMAP keyword (RFC 3501's atom, not a system flag such as \\Seen)."""
+    """An IMAP keyword: RFC 3501's atom (ASCII, no space, control or atom-special character),
+    not a system flag such as \\Seen."""
     import re
 
-    return re.fullmatch(r"[^\x00-\x20\x7f(){%*\"\\\]]+", word) is not None
+    return re.fullmatch(r"[\x21-\x7e]+", word) is not None and not re.search(r"[(){%*\"\\\]]", word)
 
 
 def _same_folder(name, other):
@@ -198,7 +199,8 @@ def flags_of(session, uids):
     found = {}
     for line in session.command("FETCH", _uid_set(uids), "(UID FLAGS)"):
         line = line[0] if isinstance(line, tuple) else line
-        uid, flags = re.search(rb"\bUID (\d+)", line or b""), re.search(rb"\bFLAGS \(([^)]*)\)", line or b"")
+        # (a UID of more than 10 digits is none asked for)
+        uid, flags = re.search(rb"\bUID (\d{1,10})\b", line or b""), re.search(rb"\bFLAGS \(([^)]*)\)", line or b"")
         if uid and flags:
             found[int(uid[1])] = set(flags[1].decode("ascii", "replace").upper().split())
     return {uid: found[uid] for uid in uids if uid in found}
@@ -223,7 +225,8 @@ class _Target:
             for size in sorted({identity[1] for identity in wanted.values()}):
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
                 answer = there.command("SEARCH", "KEYWORD", MARK, *larger, "SMALLER", str(size + 1))
-                candidates = [int(u) for line in answer if isinstance(line, bytes) for u in line.split()]
+                said = [u for line in answer if isinstance(line, bytes) for u in line.split()]
+                candidates = [int(u) for u in said if u.isdigit() and len(u) <= 10]  # (no other is a UID)
                 copies = list(_identities(there, candidates).values()) if candidates else []
                 for uid, identity in wanted.items():
                     if identity in copies:
@@ -249,7 +252,7 @@ def _identities(session, uids):
     found = {}
     for head, literal, rest in records:
         said = head + b" " + rest
-        uid, size = re.search(rb"\bUID (\d+)", said), re.search(rb"\bRFC822\.SIZE (\d+)", said)
+        uid, size = re.search(rb"\bUID (\d{1,10})\b", said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
         date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
         if uid and size and date:
             found[int(uid[1])] = (date[1], int(size[1]), b" ".join((literal or b"").split()))

@@ -5,17 +5,24 @@ dispatches to it).
 A folder is read without changing it: it is opened with EXAMINE (read-only, never SELECT),
 its messages listed by UID and fetched in batches of BATCH with BODY.PEEK[] (no \\Seen flag
 is set), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
-network). Each message is named `imap://user@host/FOLDER/;UID=N` (RFC 5092) and read as the
-server sends it (CR LF line ends, which read as LF). A message the server refuses to send is
-skipped by name; the batch goes on. One deleted meanwhile (by another client) is left out,
-said in a warning line.
+network; a server that sends more anyway has it read and thrown away, and what else it may
+send is bounded too: nbtext.reading.imapclient). Each message is named
+`imap://user@host/FOLDER/;UID=N` (RFC 5092) and read as the server sends it (CR LF line
+ends, which read as LF). A message the server refuses to send is skipped by name; the batch
+goes on. One deleted meanwhile (by another client) is left out,
+said in a warning line. What the server says is checked as it arrives: a UID outside 1 to
+2^32 - 1 or not below its UIDNEXT, a UIDVALIDITY that is no such number, is the run's error (a
+lying server: nothing is read, a scan's state is left as it was); its own words (a NO's reason)
+reach a message only through `server_text`, without a terminal's control characters.
 
 The password is never on the command line (one inside the URL is refused) and never in a
 message: it comes from --password-command CMD (the first line it prints), else
 $NBTEXT_IMAP_PASSWORD, else ~/.netrc (`machine HOST login USER password ...`). imaps:// (and
 imap:// on a server that offers STARTTLS) verifies the server's certificate and host name
-against the system's certificates, or those of --ca-file. --password-command and --ca-file come
-with the paths, as the command's ImapAccess (nbtext.reading.imapurl). Every failure (no such host,
+against the system's certificates, or those of --ca-file. Without TLS the password is sent only
+where nbtext.reading.imapurl.in_clear_allowed says (loopback, or a host of --plaintext-login),
+never to a server that says LOGINDISABLED. --password-command, --ca-file and --plaintext-login
+come with the paths, as the command's ImapAccess (nbtext.reading.imapurl). Every failure (no such host,
 connection refused, login failed, no such folder, a certificate not trusted) is an
 NbtextError of one line. imaplib, ssl and netrc are imported only when a folder is read."""
 
@@ -24,13 +31,22 @@ import os
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.reading.documents import Document, cut
-from nbtext.reading.imapurl import DEFAULT_ACCESS, PASSWORD_VARIABLE, PORTS, WHERE_PASSWORDS_GO, parse
+from nbtext.reading.imapurl import (
+    DEFAULT_ACCESS,
+    LARGEST_UID,
+    PASSWORD_VARIABLE,
+    PORTS,
+    WHERE_PASSWORDS_GO,
+    in_clear_allowed,
+    parse,
+)
 
 BATCH = 200  # UIDs fetched in one command
 TIMEOUT = 60  # seconds a connection may wait for the server
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
 LARGEST_PARTIAL = (1 << 32) - 2  # a partial fetch's octet count is a 32-bit number
+SHOWN = 200  # characters of the server's own words a message quotes
 
 
 # --- the password: never on the command line, never in a message -------------------------------
@@ -90,7 +106,7 @@ class Session:
     """A logged-in connection with the folder open: `with Session(folder) as session:`,
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
-    (how many messages) and `capabilities` are the server's; `client` is the imaplib client;
+    (how many messages), `uid_next` and `capabilities` are the server's; `client` is the imaplib client;
     leaving the `with` logs out."""
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
@@ -99,10 +115,11 @@ class Session:
     def __enter__(self):
         self.client = connect(self.folder, self.access)
         try:
-            self.uid_validity, self.exists = opened(self.client, self.folder, self.readonly)
+            self.uid_validity, self.exists, self.uid_next = opened(self.client, self.folder, self.readonly)
             # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
             _, data = self.call(self.client.capability)
-            self.capabilities = {c.upper() for c in (data[0] or b"").decode("ascii", "replace").split()}
+            said = b" ".join(d for d in data if isinstance(d, bytes))  # (a literal in it is none: a tuple)
+            self.capabilities = {c.upper() for c in said.decode("ascii", "replace").split()}
         except BaseException:
             close(self.client)
             raise
@@ -121,10 +138,14 @@ class Session:
         if self.uid_validity != listed:
             raise NbtextError(f"{self.folder.url}: the folder was replaced while it was read (UIDVALIDITY changed)")
 
-    def command(self, what, *arguments):
+    def command(self, what, *arguments, answers=0, literal=0):
         """client.uid(what, ...)'s data; a refusal Refused naming `what`, a lost connection
-        Lost naming the server (both NbtextErrors)."""
-        answer, data = self.call(self.client.uid, what, *arguments)
+        Lost naming the server (both NbtextErrors). The answer may hold `answers` untagged
+        answers, each with a literal of which `literal` bytes are kept (nbtext.reading.imapclient)."""
+        with self.client.expecting(answers, literal):
+            answer, data = self.call(self.client.uid, what, *arguments)
+        if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
+            self.uid_next = None
         if answer != "OK":
             raise Refused(f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data))
         return data
@@ -134,12 +155,19 @@ class Session:
         server calls bad (imaplib raises for BAD, returns NO) Refused."""
         import imaplib
 
+        from nbtext.reading.imapclient import Overrun
+
         try:
             return method(*arguments)
+        except Overrun as e:
+            raise NbtextError(
+                f"{self.folder.url}: {server_text(e)}, past what nbtext reads: nothing more is read"
+            ) from None
         except (imaplib.IMAP4.abort, OSError) as e:
-            raise Lost(f"{self.folder.url}: the connection to {self.folder.server} failed ({e})") from None
+            raise Lost(f"{self.folder.url}: the connection to {self.folder.server} failed ({server_text(e)})") from None
         except imaplib.IMAP4.error as e:
-            raise Refused(f"{self.folder.url}: the server refused a command ({e})", str(e)) from None
+            said = server_text(e)
+            raise Refused(f"{self.folder.url}: the server refused a command ({said})", said) from None
 
 
 class Lost(NbtextError):
@@ -160,49 +188,93 @@ def connect(folder, access=DEFAULT_ACCESS):
     import imaplib
     import ssl
 
+    from nbtext.reading.imapclient import Client, Overrun, TlsClient
+
     where = f"{folder.scheme}://{folder.server}"
+    client = None
     try:
         port = folder.port or PORTS[folder.scheme]
         if folder.scheme == "imaps":
-            client = imaplib.IMAP4_SSL(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
+            client = TlsClient(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
         else:
-            client = imaplib.IMAP4(folder.host, port, timeout=TIMEOUT)
+            client = Client(folder.host, port, timeout=TIMEOUT)
             if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
                 client.starttls(tls_context(access))
+        mechanism = login_mechanism(client, folder, access)
+    except NbtextError:
+        close(client)
+        raise
+    except Overrun as e:
+        close(client)
+        raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
     except ssl.SSLCertVerificationError as e:
+        close(client)
         raise NbtextError(
             f"{where}: the server's certificate is not trusted ({e.verify_message}); give the certificate of "
             "the authority that signed it with --ca-file FILE"
         ) from None
     except ssl.SSLError as e:
+        close(client)
         raise NbtextError(f"{where}: TLS failed ({e.reason or e})") from None
     except OSError as e:  # refused, no such host, unreachable, timed out
+        close(client)
         raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
     except imaplib.IMAP4.error as e:
-        raise NbtextError(f"{where} does not speak IMAP ({e})") from None
+        close(client)
+        raise NbtextError(f"{where} does not speak IMAP ({server_text(e)})") from None
     try:
         secret = password(folder, access)  # (asked for after the server answered: a wrong host asks for nothing)
     except BaseException:
         close(client)
         raise
     try:
-        log_in(client, folder.user, secret)
+        log_in(client, folder.user, secret, mechanism)
+    except Overrun as e:
+        close(client)
+        raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
     except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
         close(client)
         raise NbtextError(
             f"{where}: login failed for {folder.user} (the password is wrong, or the user unknown)"
         ) from None
     except OSError as e:
+        close(client)
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
     return client
 
 
-def log_in(client, user, secret):
-    """LOGIN where user and password are ASCII (LOGIN's strings are; imaplib raises on others),
-    else AUTHENTICATE PLAIN, whose user and password are UTF-8 (RFC 4616). Bytes that are not
+def login_mechanism(client, folder, access=DEFAULT_ACCESS):
+    """How the password may be sent: "LOGIN", or "PLAIN" (AUTHENTICATE PLAIN, where LOGIN is
+    disabled over TLS); an NbtextError saying what to do where it may not be sent at all: over
+    a connection without TLS to a server that says LOGINDISABLED (RFC 3501 6.2.3), or to a host
+    nbtext.reading.imapurl.in_clear_allowed does not allow."""
+    where = f"{folder.scheme}://{folder.server}"
+    secure = folder.scheme == "imaps" or getattr(client, "_tls_established", False)
+    disabled = "LOGINDISABLED" in client.capabilities
+    if not secure and disabled:
+        raise NbtextError(
+            f"{where} takes no password without TLS (LOGINDISABLED) and offers no STARTTLS: "
+            f"read imaps://{folder.user}@{folder.host}/... instead"
+        )
+    if not secure and not in_clear_allowed(folder.host, access):
+        raise NbtextError(
+            f"{where} offers no STARTTLS: the password would cross the network in clear text. Read "
+            f"imaps://{folder.user}@{folder.host}/... instead, or, where the network to it is yours alone, "
+            f"give --plaintext-login {folder.host}"
+        )
+    if disabled and "AUTH=PLAIN" not in client.capabilities:
+        raise NbtextError(f"{where} takes no password login nbtext knows (LOGINDISABLED, and no AUTH=PLAIN)")
+    return "PLAIN" if disabled else "LOGIN"
+
+
+def log_in(client, user, secret, mechanism="LOGIN"):
+    """LOGIN (`mechanism`: login_mechanism's) where user and password are printable ASCII
+    (LOGIN's quoted strings carry no other; imaplib raises on non-ASCII), else AUTHENTICATE
+    PLAIN, whose user and password are UTF-8 (RFC 4616), base64 on the wire. Bytes that are not
     UTF-8 (a --password-command's output, read with surrogateescape) go as they were printed."""
-    if user.isascii() and secret.isascii():
-        client.login(user, secret)
+    printable = all(" " <= c <= "~" for c in user + secret)
+    if mechanism == "LOGIN" and printable:
+        client.login(_quoted(user), secret)  # (imaplib quotes the password, sends the user as given)
     else:
         client.authenticate("PLAIN", lambda challenge: f"\0{user}\0{secret}".encode("utf-8", "surrogateescape"))
 
@@ -220,38 +292,78 @@ def tls_context(access=DEFAULT_ACCESS):
 
 def opened(client, folder, readonly=True):
     """Open the folder (EXAMINE, or SELECT when not `readonly`): (its UIDVALIDITY, how many
-    messages it holds)."""
+    messages it holds, its UIDNEXT), None for what the server did not say; a number no such
+    value can be is the run's error."""
     import imaplib
 
     try:
         answer, data = client.select(mailbox_argument(folder.name), readonly=readonly)
-        validity = client.response("UIDVALIDITY")[1][0] if answer == "OK" else None
+        told = {code: client.response(code)[1][-1] for code in ("UIDVALIDITY", "UIDNEXT")} if answer == "OK" else {}
     except (imaplib.IMAP4.error, OSError) as e:
-        raise NbtextError(f"{folder.url}: the connection to {folder.server} failed ({e})") from None
+        raise NbtextError(f"{folder.url}: the connection to {folder.server} failed ({server_text(e)})") from None
     if answer != "OK":
         raise NbtextError(f"{folder.url}: no such folder on {folder.server} ({_said(data)})")
-    exists = data[0] if data and isinstance(data[0], bytes) and data[0].isdigit() else None
-    return (int(validity) if validity else None), (int(exists) if exists is not None else None)
+    exists = data[-1] if data and isinstance(data[-1], bytes) else None
+    return (
+        _number(told.get("UIDVALIDITY"), "UIDVALIDITY", folder, 1, LARGEST_UID),
+        _number(exists, "EXISTS", folder, 0, LARGEST_UID),
+        _number(told.get("UIDNEXT"), "UIDNEXT", folder, 1, LARGEST_UID + 1),
+    )
+
+
+def _number(said, what, folder, low, high):
+    """The number the server `said` for `what` (bytes, None where it said none), one of low..high
+    (IMAP's are 32-bit); any other the run's error: the server lies."""
+    if said is None:
+        return None
+    value = int(said) if said.isdigit() and len(said) <= 10 else None
+    if value is None or not low <= value <= high:
+        raise NbtextError(
+            f"{folder.url}: the server says {what} {server_text(said)}, which is no {what} IMAP has "
+            f"(a number {low} to {high}): nothing is read"
+        )
+    return value
 
 
 def close(client):
-    """Log out, whatever state the connection is in."""
+    """Log out, whatever state the connection is in; one an Overrun left out of step is
+    closed without a word (its answers are not to be read)."""
+    if client is None:
+        return
     try:
-        client.logout()
+        if not getattr(client, "broken", False):
+            client.logout()
     except Exception:  # (a connection already lost has nothing to log out of)
         pass
+    try:
+        client.shutdown()  # (the socket closed, whatever the logout did)
+    except Exception:
+        pass
+
+
+def server_text(said):
+    """The server's own words (bytes or text: a NO's reason, an imaplib error quoting its
+    answer) as a message quotes them: one line of printable characters, every other character
+    (a terminal's control bytes: ESC, an OSC sequence's BEL, C1's CSI) a `?`, at most SHOWN
+    characters. Every message that quotes the server goes through here."""
+    text = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    text = "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
 
 def _said(data):
     """What the server said with a refusal, as text of one line."""
-    text = b" ".join(d for d in data or () if isinstance(d, bytes)).decode("utf-8", "replace")
-    return " ".join(text.split()) or "no reason given"
+    return server_text(b" ".join(d for d in data or () if isinstance(d, bytes))) or "no reason given"
 
 
 def mailbox_argument(name):
     """A folder's name as an IMAP command takes it: in modified UTF-7 (RFC 3501 5.1.3), quoted."""
-    encoded = _modified_utf7(name)
-    return '"' + encoded.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return _quoted(_modified_utf7(name))
+
+
+def _quoted(text):
+    """An IMAP quoted string of printable ASCII `text`."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _modified_utf7(name):
@@ -294,9 +406,33 @@ def all_uids(session, after=0):
 
     if session.exists == 0:  # (an empty folder has no `1:*`)
         return []
-    data = session.command("FETCH", f"{after + 1}:*", "(UID)")  # (`N:*` holds the highest UID, below N too)
-    uids = {int(found[1]) for line in data if isinstance(line, bytes) and (found := re.search(rb"UID (\d+)", line))}
+    if after >= LARGEST_UID:  # (no UID is above it: `N:*` would name none)
+        import warnings
+
+        warnings.warn(
+            f"{session.folder.url}: its last message scanned has UID {LARGEST_UID}, the largest IMAP has: no "
+            "message can come after it until the server renumbers the folder (a new UIDVALIDITY)",
+            stacklevel=2,
+        )
+        return []
+    # (`N:*` holds the highest UID, below N too; a line a message, `exists` of them)
+    data = session.command("FETCH", f"{after + 1}:*", "(UID)", answers=session.exists or 0)
+    found = {m[1] for line in data if isinstance(line, bytes) for m in re.finditer(rb"UID (\d+)", line)}
+    uids = {_uid(said, session) for said in found}
     return sorted(uid for uid in uids if uid > after)
+
+
+def _uid(said, session):
+    """A UID the server listed: 1..2^32-1 and below the folder's UIDNEXT (where it said one);
+    any other the run's error (a lying server: a scan's state left as it was)."""
+    uid = int(said) if len(said) <= 10 else None
+    below = session.uid_next or LARGEST_UID + 1
+    if uid is None or not 1 <= uid < below:
+        raise NbtextError(
+            f"{session.folder.url}: the server listed a message of UID {server_text(said)}, which no message can "
+            f"have (UIDs are 1 to {below - 1}): nothing is read"
+        )
+    return uid
 
 
 def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
@@ -333,7 +469,10 @@ def _fetched(session, uids, max_bytes, again=False):
     may have failed, not the message) before that message is one the server will not send."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
-        messages, refusal = _messages(session.command("FETCH", ",".join(map(str, uids)), f"(UID {part})")), None
+        data = session.command(
+            "FETCH", ",".join(map(str, uids)), f"(UID {part})", answers=len(uids), literal=max_bytes + 1
+        )
+        messages, refusal = _messages(data), None
     except Lost:  # a server may close the connection on a message it cannot read
         session.reconnect()  # (cannot: an error of the whole run)
         if len(uids) > 1 or not again:
@@ -362,16 +501,16 @@ def _messages(data):
     import re
 
     found, waiting = {}, None
-    for item in data:
+    for item in data:  # (a UID of more than 10 digits is none asked for)
         if isinstance(item, tuple):
             head = item[0]
-            uid = re.search(rb"\bUID (\d+)", head)
+            uid = re.search(rb"\bUID (\d{1,10})\b", head)
             if uid:
                 found[int(uid[1])] = item[1]
             else:
                 waiting = item[1]
         elif isinstance(item, bytes) and waiting is not None:
-            uid = re.search(rb"\bUID (\d+)", item)
+            uid = re.search(rb"\bUID (\d{1,10})\b", item)
             if uid:
                 found[int(uid[1])] = waiting
             waiting = None

@@ -4,6 +4,7 @@ its server (ImapAccess). Light: no IMAP client (imaplib, ssl, netrc), so a folde
 checked before anything is read, and the command line makes its access, without loading
 nbtext.reading.imap, the folders' reader."""
 
+import os
 import re
 from collections import namedtuple
 
@@ -11,20 +12,41 @@ from nbtext.errors import NbtextError
 
 PORTS = {"imap": 143, "imaps": 993}
 PASSWORD_VARIABLE = "NBTEXT_IMAP_PASSWORD"
+PLAINTEXT_VARIABLE = "NBTEXT_IMAP_PLAINTEXT_LOGIN"
+LARGEST_UID = (1 << 32) - 1  # IMAP's UIDs (and UIDVALIDITY) are 32-bit numbers above 0 (RFC 3501)
 WHERE_PASSWORDS_GO = (
     f"put it in ~/.netrc (machine HOST login USER password ...), in ${PASSWORD_VARIABLE}, "
     "or give --password-command CMD"
 )
 
 
-class ImapAccess(namedtuple("ImapAccess", "password_command ca_file", defaults=(None, None))):
-    """How a command reaches IMAP servers: --password-command and --ca-file as its command line
-    gave them, None where it gave none (then $NBTEXT_IMAP_PASSWORD_COMMAND and
-    $NBTEXT_IMAP_CA_FILE stand in, read when a server is asked). One value, made by the command
+class ImapAccess(namedtuple("ImapAccess", "password_command ca_file plaintext_login", defaults=(None, None, ()))):
+    """How a command reaches IMAP servers: --password-command, --ca-file and --plaintext-login
+    (hosts) as its command line gave them, None (or none) where it gave none (then
+    $NBTEXT_IMAP_PASSWORD_COMMAND, $NBTEXT_IMAP_CA_FILE and $NBTEXT_IMAP_PLAINTEXT_LOGIN stand
+    in, read when a server is asked). One value, made by the command
     line and handed down to the reader with the paths, as --max-bytes is."""
 
 
 DEFAULT_ACCESS = ImapAccess()  # nothing given: the environment's, then ~/.netrc
+
+
+def in_clear_allowed(host, access=DEFAULT_ACCESS):
+    """Whether a password may go to `host` over a connection without TLS (imap:// where the
+    server offers no STARTTLS): to a loopback address named so (127.0.0.0/8, ::1, localhost:
+    it never leaves the machine), or to a host the user named with --plaintext-login HOST (else
+    $NBTEXT_IMAP_PLAINTEXT_LOGIN, hosts apart by spaces or commas), as mutt's ssl_force_tls
+    and fetchmail's sslmode leave it to the user. The one rule: nbtext.reading.imap asks it."""
+    import ipaddress
+
+    host = host.lower().rstrip(".")
+    try:
+        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
+            return True
+    except ValueError:  # (a name)
+        pass
+    named = access.plaintext_login or re.split(r"[\s,]+", os.environ.get(PLAINTEXT_VARIABLE, ""))
+    return host in {h.lower().rstrip(".") for h in named if h}
 
 
 class Folder(namedtuple("Folder", "scheme user host port name")):
@@ -71,18 +93,38 @@ def parse(url):
         parts = urlsplit(f"{scheme.lower()}://{netloc}/")
         port = parts.port
     except ValueError as e:
-        raise NbtextError(f"{url}: not an IMAP URL ({e})") from None
+        raise NbtextError(f"{_shown(url)}: not an IMAP URL ({e})") from None
     if not at or not userinfo:
-        raise NbtextError(f"{url}: name the user, as in {scheme}://USER@HOST/FOLDER")
+        raise NbtextError(f"{_shown(url)}: name the user, as in {scheme}://USER@HOST/FOLDER")
     if ";" in userinfo:
-        raise NbtextError(f"{url}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
+        raise NbtextError(f"{_shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
-        raise NbtextError(f"{url}: name the server, as in {scheme}://USER@HOST/FOLDER")
+        raise NbtextError(f"{_shown(url)}: name the server, as in {scheme}://USER@HOST/FOLDER")
     if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
         raise NbtextError(
-            f"{url}: names one message of a folder, and only whole folders are read: give the folder's URL"
+            f"{_shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
         )
-    name = unquote(path.split(";", 1)[0]).rstrip("/")  # (RFC 5092's ;UIDVALIDITY and the like are not read)
+    name = unquote(path.split(";", 1)[0], errors="surrogateescape").rstrip(
+        "/"
+    )  # (RFC 5092's ;UIDVALIDITY and the like are not read)
     if not name:
-        raise NbtextError(f"{url}: name the folder, as in {scheme}://USER@HOST/INBOX")
-    return Folder(scheme.lower(), unquote(userinfo), parts.hostname, port, name)
+        raise NbtextError(f"{_shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
+    user = unquote(userinfo, errors="surrogateescape")
+    for what, value in (("user name", user), ("folder name", name)):
+        if not _carried(value):  # (a CR LF in a user name sent a command of the URL's own, the password in it)
+            raise NbtextError(
+                f"{_shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
+                "cannot carry: give the name as the server knows it"
+            )
+    return Folder(scheme.lower(), user, parts.hostname, port, name)
+
+
+def _carried(text):
+    """Whether IMAP carries `text` as a user's or a folder's name: no control character
+    (C0, DEL, C1) and nothing but UTF-8 (no surrogate of a byte that was not)."""
+    return not re.search(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]", text)
+
+
+def _shown(url):
+    """A URL as a message shows it: its control characters a `?`."""
+    return "".join(c if c.isprintable() else "?" for c in url)

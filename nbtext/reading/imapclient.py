@@ -1,0 +1,106 @@
+"""The IMAP client the folders' reader (nbtext.reading.imap) talks through: imaplib's, with
+what a server sends bounded, since a server is an adversary too. imaplib reads a literal
+whole whatever size the server announces, keeps every untagged answer until a command asks
+for its kind (an answer of a kind never asked for, for ever), and reads lines of up to a
+megabyte. Here, for each command:
+
+- a literal is kept up to what the command asked for (`literal`: --max-bytes + 1 for a
+  message's body, SMALL_LITERAL for any other) and the rest read in pieces of PIECE bytes and
+  thrown away, so the connection stays in step and a message cut so reads as one over
+  --max-bytes does;
+- the untagged answers kept hold at most ANSWER_BYTES, plus ANSWER_COST and `literal` for each
+  of the `answers` the command expects (a listing's line a message, a fetch's message), each
+  answer counted with what Python spends to keep it; those of earlier commands are dropped;
+- a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
+  (2^32 - 1) is refused before anything is read of it.
+
+Past a bound is Overrun, an error of the run: the connection is out of step, and a server that
+sends it is not to be trusted with the rest. Imported only when a folder is read."""
+
+import imaplib
+from contextlib import contextmanager
+
+PIECE = 1 << 16  # bytes of a literal read at a time past what is kept
+SMALL_LITERAL = 1 << 16  # a literal no size was asked for (a folder's name in LIST, a flag)
+ANSWER_BYTES = 16 << 20  # what one command's untagged answers may hold beside those it expects
+ANSWER_COST = 512  # bytes allowed an expected answer: its line(s), and a Python object each
+ENTRY_COST = 100  # what keeping one answer costs beside its bytes (a Python bytes object, a list slot)
+LINE_BYTES = imaplib._MAXLINE  # imaplib's own bound (a megabyte), here an Overrun
+LARGEST_NUMBER = (1 << 32) - 1  # IMAP's number (RFC 3501): a literal's size, a UID
+
+
+class Overrun(imaplib.IMAP4.error):
+    """The server sent past a bound (see the module docstring): an error of the run."""
+
+
+class Bounded:
+    """The bounds, mixed into imaplib's IMAP4 and IMAP4_SSL (before them: its methods come first)."""
+
+    literal_kept = SMALL_LITERAL  # (imaplib has its own `literal`: a command's argument)
+    allowed = ANSWER_BYTES
+    kept = 0
+    broken = False  # an Overrun left the connection out of step: close it, say nothing more
+
+    @contextmanager
+    def expecting(self, answers=0, literal=0):
+        """For the commands inside the `with`: `answers` untagged answers expected beyond the
+        allowance, each with a literal kept up to `literal` bytes."""
+        self.literal_kept = literal or SMALL_LITERAL
+        self.allowed = ANSWER_BYTES + answers * (ANSWER_COST + literal)
+        try:
+            yield
+        finally:
+            self.literal_kept, self.allowed = SMALL_LITERAL, ANSWER_BYTES
+
+    def overrun(self, what):
+        self.broken = True
+        return Overrun(f"the server sent {what}")
+
+    def _command(self, name, *args):
+        # (imaplib drops only the OK, NO and BAD answers of earlier commands: drop all of them
+        # but READ-ONLY, which imaplib checks before each command)
+        for kind in [k for k in self.untagged_responses if k != "READ-ONLY"]:
+            del self.untagged_responses[kind]
+        self.kept = 0
+        return super()._command(name, *args)
+
+    def _append_untagged(self, typ, dat):
+        held = sum(map(len, dat)) if isinstance(dat, tuple) else len(dat or b"")
+        self.kept += ENTRY_COST + held
+        if self.kept > self.allowed:
+            raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
+        super()._append_untagged(typ, dat)
+
+    def readline(self):
+        line = self.file.readline(LINE_BYTES + 1)
+        if len(line) > LINE_BYTES:
+            raise self.overrun(f"a line longer than {LINE_BYTES:,} bytes")
+        return line
+
+    def _get_line(self):
+        line = super()._get_line()
+        if line.endswith(b"}"):  # a literal announced: imaplib reads it next
+            size = line[line.rfind(b"{") + 1 : -1]
+            if size.isdigit() and (len(size) > 10 or int(size) > LARGEST_NUMBER):
+                raise self.overrun(f"a literal of {len(size):,} digits' size, more than IMAP allows")
+        return line
+
+    def read(self, size):
+        """A literal of `size` bytes (imaplib reads them only): the first `literal` kept, the
+        rest read in pieces and thrown away."""
+        kept = self.file.read(min(size, self.literal_kept))
+        left = size - len(kept)
+        while left > 0 and len(kept) == min(size, self.literal_kept):
+            piece = self.file.read(min(left, PIECE))
+            if not piece:  # (the connection closed: imaplib's next line says so)
+                break
+            left -= len(piece)
+        return kept
+
+
+class Client(Bounded, imaplib.IMAP4):
+    """imap:// (STARTTLS where offered)."""
+
+
+class TlsClient(Bounded, imaplib.IMAP4_SSL):
+    """imaps://."""

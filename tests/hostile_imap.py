@@ -1,0 +1,145 @@
+"""An IMAP server of the tests' own that may lie (a server is an adversary): on 127.0.0.1, a
+port of its own, one thread a connection, speaking just enough IMAP4rev1 for nbtext's reader
+and imap-scan (CAPABILITY, LOGIN, AUTHENTICATE PLAIN, EXAMINE/SELECT, LIST, UID FETCH, UID
+STORE/COPY/MOVE/EXPUNGE, LOGOUT). A test changes what it says by the attributes of its
+instance, or by `answer`, a function (server, tag, command, arguments) that answers a command
+in its place (return True) or leaves it to the server. `said` holds the command lines it got.
+
+    python tests/hostile_imap.py PORT LITERAL_BYTES   (a server whose one message is a literal
+    of LITERAL_BYTES bytes, sent in pieces without holding them: for /usr/bin/time -v)"""
+
+import socketserver
+import sys
+import threading
+
+PIECE = 1 << 20
+
+
+class HostileImap:
+    def __init__(self, messages=None, port=0):
+        self.messages = dict(messages or {1: b"Subject: hi\r\n\r\nhello\r\n"})  # {UID: bytes, or a size to stream}
+        self.capabilities = "IMAP4rev1 UIDPLUS MOVE"
+        self.greeting = b"* OK hostile IMAP ready"
+        self.uid_validity, self.uid_next = b"7", None  # (None: one above the highest UID)
+        self.exists = None  # (None: how many messages)
+        self.listing = None  # the lines of a UID listing's answer, else made of `messages`
+        self.answer = None
+        self.said, self.connections = [], 0
+        self.local = threading.local()  # (its connection's output: `out`)
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                outer.connections += 1
+                outer.local.connection = self.connection
+                try:
+                    outer._serve(self.rfile, self.wfile)
+                except (OSError, ValueError):  # (the client went away)
+                    pass
+
+        class Server(socketserver.ThreadingTCPServer):
+            allow_reuse_address = True
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", port), Handler)
+        self.port = self.server.server_address[1]
+
+    def url(self, folder="INBOX", user="alice", host="127.0.0.1"):
+        return f"imap://{user}@{host}:{self.port}/{folder}"
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exception):
+        self.server.shutdown()
+        self.server.server_close()
+
+    # --- the conversation -------------------------------------------------------------------
+    @property
+    def out(self):
+        return self.local.out
+
+    def _serve(self, rfile, wfile):
+        self.local.out = wfile
+        self.send(self.greeting)
+        while True:
+            line = rfile.readline()
+            if not line:
+                return
+            self.said.append(line)
+            tag, _, rest = line.rstrip(b"\r\n").partition(b" ")
+            command, _, arguments = rest.partition(b" ")
+            command = command.upper()
+            if command == b"UID":
+                sub, _, arguments = arguments.partition(b" ")
+                command = b"UID " + sub.upper()
+            if self.answer is not None and self.answer(self, tag, command, arguments):
+                continue
+            if command == b"LOGOUT":
+                self.send(b"* BYE bye", tag + b" OK done")
+                return
+            if command == b"AUTHENTICATE":
+                self.send(b"+ ")
+                self.said.append(rfile.readline())
+                self.send(tag + b" OK logged in")
+            elif command == b"CAPABILITY":
+                self.send(b"* CAPABILITY " + self.capabilities.encode(), tag + b" OK done")
+            elif command in (b"EXAMINE", b"SELECT"):
+                uids = sorted(self.messages)
+                exists = len(uids) if self.exists is None else self.exists
+                uid_next = (uids[-1] + 1 if uids else 1) if self.uid_next is None else self.uid_next
+                self.send(
+                    b"* " + (exists if isinstance(exists, bytes) else b"%d" % exists) + b" EXISTS",
+                    b"* OK [UIDVALIDITY " + self.uid_validity + b"] v",
+                    b"* OK [UIDNEXT %s] n" % str(uid_next).encode(),
+                    tag + (b" OK [READ-ONLY] done" if command == b"EXAMINE" else b" OK [READ-WRITE] done"),
+                )
+            elif command == b"LIST":
+                self.send(b'* LIST () "/" ' + arguments.split(b" ", 1)[1], tag + b" OK done")
+            elif command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+                lines = self.listing
+                if lines is None:
+                    lines = [b"* %d FETCH (UID %d)" % (n, u) for n, u in enumerate(sorted(self.messages), 1)]
+                self.send(*lines, tag + b" OK done")
+            elif command == b"UID FETCH":
+                self.fetch(tag, arguments)
+            else:  # LOGIN, UID STORE, COPY, MOVE, EXPUNGE, NOOP
+                self.send(tag + b" OK done")
+
+    def fetch(self, tag, arguments):
+        asked = set()
+        for part in arguments.split(b" ", 1)[0].split(b","):
+            low, _, high = part.partition(b":")
+            asked.update(range(int(low), int(high or low) + 1))
+        for n, uid in enumerate(sorted(self.messages), 1):
+            if uid in asked:
+                body = self.messages[uid]
+                size = body if isinstance(body, int) else len(body)
+                self.out.write(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (n, uid, size))
+                if isinstance(body, int):
+                    piece = b"x" * PIECE
+                    for start in range(0, body, PIECE):
+                        self.out.write(piece[: min(PIECE, body - start)])
+                else:
+                    self.out.write(body)
+                self.send(b")")
+        self.send(tag + b" OK done")
+
+    def hang_up(self):
+        """Close this connection (a server that goes away in the middle of an answer)."""
+        import socket
+
+        self.local.connection.shutdown(socket.SHUT_RDWR)
+
+    def send(self, *lines):
+        for line in lines:
+            self.out.write(line + b"\r\n")
+        self.out.flush()
+
+
+if __name__ == "__main__":
+    port, size = int(sys.argv[1]), int(sys.argv[2])
+    with HostileImap({1: size}, port=port) as server:
+        print(server.port, flush=True)
+        threading.Event().wait()

@@ -1,0 +1,459 @@
+"""The IMAP wire against a server that lies (tests/hostile_imap.py): what it sends is bounded
+(a literal past what was asked is read in pieces and thrown away, its answers and lines have a
+bound), a password never goes in clear text where it need not, the user's bad values are refused
+before any connection and the server's as they arrive, and the server's own words reach stderr
+without a terminal's control characters (docs/hostile-input.md, docs/mail.md)."""
+
+import json
+import os
+import socket
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings, strategies as st
+
+import nbtext
+from nbtext.cli.commands import cli
+
+from conftest import one_line_error
+from dovecot_server import NBTEXT
+from hostile_imap import HostileImap
+
+PASSWORD = "pw-SECRET-31"
+ENV = {"NBTEXT_IMAP_PASSWORD": PASSWORD, "NBTEXT_IMAP_PLAINTEXT_LOGIN": None, "NBTEXT_IMAP_PASSWORD_COMMAND": None}
+SPAM, HAM = b"Subject: offer\r\n\r\ncheap pills cash prize\r\n", b"Subject: notes\r\n\r\nlunch meeting at noon\r\n"
+HYPOTHESIS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "m.model"
+    nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    ).save(str(path))
+    return path
+
+
+def invoke(*args, env=None):
+    """nbtext ARGS in this process (the command line's own functions), the password in its variable."""
+    return CliRunner().invoke(cli, [str(a) for a in args], env=ENV | (env or {}))
+
+
+def scan(server, model, state, *options, folder="INBOX"):
+    return invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", state, *options, server.url(folder))
+
+
+def peak_memory(args, env):
+    """(exit status, stdout, the peak resident memory in MiB) of a run of nbtext ARGS."""
+    env = {k: v for k, v in (os.environ | env).items() if v is not None}
+    with subprocess.Popen([NBTEXT, *map(str, args)], stdout=subprocess.PIPE, env=env) as run:
+        out = run.stdout.read()
+        _, status, usage = os.wait4(run.pid, 0)
+        run.returncode = os.waitstatus_to_exitcode(status)
+    return run.returncode, out, usage.ru_maxrss / 1024
+
+
+# --- 2: what the server sends is bounded -----------------------------------------------------
+def test_a_literal_past_what_was_asked_is_read_in_pieces_and_thrown_away(model, tmp_path):
+    """Asked for BODY.PEEK[]<0.1001>, the server sends a literal of 300 MB: imaplib read it whole
+    (the run's peak memory grew by the literal's size). It is read in pieces, the first 1,001
+    bytes kept: the message is the one a file of those bytes is under --max-bytes 1000, the
+    message after it is read (the connection stays in step), and the run's memory stays small."""
+    size = 300_000_000
+    with HostileImap({1: size, 2: SPAM}) as server:
+        status, out, peak = peak_memory(["predict", "--max-bytes", "1000", "-m", model, server.url()], ENV)
+    assert status == 0
+    (tmp_path / "x").write_bytes(b"x" * 5000)
+    alone = subprocess.run([NBTEXT, "predict", "--max-bytes", "1000", "-m", model, tmp_path / "x"], capture_output=True)
+    alone = alone.stdout.decode().split("\t", 1)[1]
+    lines = out.decode().splitlines()
+    assert [line.split("\t", 1)[1] for line in lines[:1]] == [alone.rstrip("\n")]
+    assert len(lines) == 2 and lines[1].split("\t")[1] == "spam"
+    assert peak < 150, f"{peak:.0f} MiB for a literal of {size / 2**20:.0f} MiB"
+
+
+@HYPOTHESIS
+@given(sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=6), max_bytes=st.integers(1, 2500))
+def test_each_message_read_is_the_message_a_file_of_its_bytes_is(sizes, max_bytes):
+    """Messages of generated sizes around --max-bytes: each Document holds the first max_bytes
+    bytes the server sent (as a file's would), every message is read, in UID order."""
+    from nbtext.reading.documents import new_run
+    from nbtext.reading.imap import folder_documents
+    from nbtext.reading.imapurl import ImapAccess
+
+    new_run()
+    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
+    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
+        documents = list(folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
+    assert [d.data for d in documents] == [held[uid][:max_bytes] for uid in sorted(held)]
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        return False
+
+
+def flooding(lines):
+    """An answer hook: the UID listing's answer preceded by `lines`."""
+
+    def answer(server, tag, command, arguments):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+            server.out.writelines(line + b"\r\n" for line in lines)
+        return False
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "lines, said",
+    [
+        ([b"* OK " + b"a" * 999_000] * 40, "more than"),  # 40 MB of lines kept until the next command
+        ([b"* 1 RECENT"] * 300_000, "more than"),  # a kind imaplib keeps for ever, never asked for
+        ([b"* 1 FETCH (UID 1 BODY[] {" + b"9" * 5000 + b"}"], "digits"),  # int() of it raised ValueError
+        ([b"* 1 FETCH (UID 1 BODY[] {4294967296}"], "digits"),  # more than IMAP's numbers
+        ([b"* OK " + b"a" * 1_100_000], "a line longer"),
+    ],
+    ids=["long-lines", "many-lines", "literal-of-5000-digits", "literal-of-4GiB", "a-2MB-line"],
+)
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_what_a_server_sends_past_a_bound_is_the_runs_error(model, tmp_path, lines, said, command):
+    """A flood of answers, a literal announced larger than IMAP allows, a line longer than
+    imaplib reads: one line, the run's error (the connection is out of step), the scan's state
+    left as it was; imaplib kept the flood, and raised ValueError on the literal."""
+    state = tmp_path / "state"
+    state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
+    before = state.read_bytes()
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.answer = flooding(lines)
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url())
+        else:
+            result = scan(server, model, state)
+    one_line_error(result, said)
+    assert state.read_bytes() == before
+
+
+# --- 3: no password in clear text where it need not ------------------------------------------
+def test_a_server_that_says_logindisabled_is_sent_no_password(model, tmp_path):
+    """LOGINDISABLED without TLS (RFC 3501: the client must not LOGIN): one line saying to read
+    imaps://, and neither LOGIN nor AUTHENTICATE sent, the password not even asked for; a
+    password that needs AUTHENTICATE PLAIN (not ASCII) neither."""
+    asked = tmp_path / "asked"
+    for password in ["ascii", "pässword"]:
+        with HostileImap() as server:
+            server.capabilities = "IMAP4rev1 LOGINDISABLED AUTH=PLAIN"
+            result = invoke(
+                "predict", "--password-command", f"touch {asked}; echo {password}", "-m", model, server.url()
+            )
+        one_line_error(result, "imaps://")
+        assert not [line for line in server.said if b"LOGIN" in line or b"AUTHENTICATE" in line]
+        assert not asked.exists()
+
+
+@pytest.fixture
+def named_hosts(monkeypatch):
+    """Host names of this process that reach 127.0.0.1 (the hostile server listens there only)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *rest, **named):
+        return real("127.0.0.1" if host in ("mail.example.org", "other.example.org") else host, *rest, **named)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_a_password_goes_in_clear_text_only_to_loopback_or_a_host_the_user_named(model, named_hosts):
+    """imap:// to a server that offers no STARTTLS: the password went in a plain LOGIN. Refused
+    now in one line that says what to do, no LOGIN sent, unless the host is loopback or named by
+    --plaintext-login (or $NBTEXT_IMAP_PLAINTEXT_LOGIN)."""
+    with HostileImap({1: SPAM}) as server:
+        for options, env, reads in [
+            ([], {}, False),
+            (["--plaintext-login", "other.example.org"], {}, False),
+            (["--plaintext-login", "MAIL.example.org"], {}, True),
+            ([], {"NBTEXT_IMAP_PLAINTEXT_LOGIN": "other.example.org, mail.example.org"}, True),
+        ]:
+            server.said.clear()
+            result = invoke("predict", *options, "-m", model, server.url(host="mail.example.org"), env=env)
+            logged_in = [line for line in server.said if b" LOGIN " in line]
+            if reads:
+                assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1, result.stderr
+                assert logged_in
+            else:
+                one_line_error(result, "--plaintext-login mail.example.org")
+                assert "imaps://alice@mail.example.org" in result.stderr and not logged_in
+        for host in ["127.0.0.1", "localhost"]:
+            assert invoke("predict", "-m", model, server.url(host=host)).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "host, allowed",
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("::1", True),
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("localhost.example.org", False),
+        ("127.0.0.1.example.org", False),
+        ("10.0.0.1", False),
+        ("::ffff:8.8.8.8", False),
+        ("mail.example.org", False),
+    ],
+)
+def test_the_rule_of_a_password_in_clear_text(host, allowed, monkeypatch):
+    from nbtext.reading.imapurl import DEFAULT_ACCESS, ImapAccess, in_clear_allowed
+
+    monkeypatch.delenv("NBTEXT_IMAP_PLAINTEXT_LOGIN", raising=False)
+    assert in_clear_allowed(host, DEFAULT_ACCESS) is allowed
+    assert in_clear_allowed(host, ImapAccess(plaintext_login=(host,)))
+
+
+# --- 4: bad values refused in one line -------------------------------------------------------
+CONTROL = st.characters(categories=["Cc"])
+
+
+@HYPOTHESIS
+@given(
+    where=st.sampled_from(["user", "folder"]),
+    before=st.text(st.characters(min_codepoint=48, max_codepoint=122), max_size=4),
+    control=CONTROL,
+    after=st.text(st.characters(min_codepoint=48, max_codepoint=122), max_size=4),
+)
+def test_a_control_character_in_a_urls_user_or_folder_is_refused_before_any_connection(
+    model, where, before, control, after
+):
+    """`imap://alice%0D%0Ax%20LOGOUT@host/INBOX`: imaplib sent the user name as it was, and the
+    CR LF in it sent a command of the URL's own (with the password after it). A user or folder
+    name holding a control character (or bytes not UTF-8) is refused in one line, before any
+    connection."""
+    from urllib.parse import quote
+
+    name = quote(before + control + after, safe="")
+    with HostileImap() as server:
+        user, folder = (name, "INBOX") if where == "user" else ("alice", name)
+        result = invoke("predict", "-m", model, server.url(folder, user=user))
+        one_line_error(result, f"its {where} name holds a control character")
+        assert server.connections == 0
+
+
+def test_a_user_name_not_utf8_is_refused_and_one_of_spaces_logs_in(model):
+    with HostileImap() as server:
+        one_line_error(invoke("predict", "-m", model, server.url(user="al%FFice")), "not UTF-8")
+        assert server.connections == 0
+        assert invoke("predict", "-m", model, server.url(user='a%20"b')).exit_code == 0
+    assert b' LOGIN "a \\"b" ' in b"".join(server.said)  # (a quoted string: one argument)
+
+
+@HYPOTHESIS
+@given(keyword=st.text(min_size=1, max_size=8).filter(lambda k: not k.isascii() or not k.isprintable() or " " in k))
+def test_a_keyword_imap_cannot_carry_is_refused_before_any_connection(model, tmp_path_factory, keyword):
+    """A non-ASCII --keyword (`späm`) was accepted and raised UnicodeEncodeError in imaplib at
+    the STORE, a traceback; one of control characters or spaces the same in one line."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    with HostileImap({1: SPAM}) as server:
+        result = invoke("imap-scan", "-m", model, "--keyword", keyword, "--state", state, server.url())
+        one_line_error(result, "is not an IMAP keyword")
+        assert server.connections == 0
+
+
+def test_an_atom_keyword_is_given(model, tmp_path):
+    with HostileImap({1: SPAM}) as server:
+        result = invoke("imap-scan", "-m", model, "--keyword", "$Junk~1", "--state", tmp_path / "s", server.url())
+    assert result.exit_code == 0, result.stderr
+    assert [line for line in server.said if b"STORE 1 +FLAGS.SILENT ($Junk~1)" in line]
+
+
+LIES = {
+    "UID 0": dict(listing=[b"* 1 FETCH (UID 0)"]),
+    "UID 2^32": dict(listing=[b"* 1 FETCH (UID 4294967296)"]),
+    "UID of 5000 digits": dict(listing=[b"* 1 FETCH (UID " + b"7" * 5000 + b")"]),
+    "UID at UIDNEXT": dict(listing=[b"* 1 FETCH (UID 1)", b"* 2 FETCH (UID 9)"], uid_next=9),
+    "UIDVALIDITY 0": dict(uid_validity=b"0"),
+    "UIDVALIDITY 2^32": dict(uid_validity=b"4294967296"),
+    "UIDVALIDITY not a number": dict(uid_validity=b"x7"),
+    "UIDNEXT 2^33": dict(uid_next=1 << 33),
+    "EXISTS of 5000 digits": dict(exists=b"9" * 5000),
+}
+
+
+@pytest.mark.parametrize("lie", LIES)
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_server_that_lies_about_uids_is_the_runs_error_and_the_state_is_untouched(model, tmp_path, lie, command):
+    """A UID outside 1..2^32-1 or not below UIDNEXT, a UIDVALIDITY or UIDNEXT no such number:
+    a UID of 2^32 was written to the scan's state, which then refused to load for every folder
+    it held; one of 5000 digits raised ValueError. Now one line, the run's error, no message
+    fetched and the state file as it was."""
+    state = tmp_path / "state"
+    state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
+    before = state.read_bytes()
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        for name, value in LIES[lie].items():
+            setattr(server, name, value)
+        result = invoke("predict", "-m", model, server.url()) if command == "predict" else scan(server, model, state)
+    one_line_error(result, "IMAP" if "UID " not in lie else "no message can have")
+    assert state.read_bytes() == before
+    assert not [line for line in server.said if b"BODY" in line]
+
+
+def test_mail_that_arrives_while_a_folder_is_listed_is_not_a_lie(model, tmp_path):
+    """A UID at or above the UIDNEXT of the EXAMINE is a new message when the server said the
+    folder grew (`* N EXISTS`) meanwhile."""
+
+    def arrived(server, tag, command, arguments):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+            server.send(
+                b"* 3 EXISTS", b"* 1 FETCH (UID 1)", b"* 2 FETCH (UID 2)", b"* 3 FETCH (UID 3)", tag + b" OK done"
+            )
+            return True
+        return False
+
+    with HostileImap({1: SPAM, 2: HAM, 3: SPAM}) as server:
+        server.uid_next, server.answer = 3, arrived
+        result = invoke("predict", "-m", model, server.url())
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 3, result.stderr
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_a_scan_past_the_largest_uid_says_so(model, tmp_path):
+    """A folder whose last UID scanned is 4294967295, the largest: the next scan asked for
+    `4294967296:*` (no such number) and silently read nothing, for ever. Now no such range is
+    asked for, and a warning line says why nothing can be scanned there."""
+    state = tmp_path / "state"
+    with HostileImap({5: HAM, (1 << 32) - 1: SPAM}) as server:
+        first = scan(server, model, state)
+        assert first.exit_code == 0, first.stderr
+        assert list(json.loads(state.read_text())["folders"].values())[0]["last_uid"] == (1 << 32) - 1
+        server.said.clear()
+        again = scan(server, model, state)
+    assert again.exit_code == 0 and "4294967295, the largest" in again.stderr, again.stderr
+    assert not [line for line in server.said if b"4294967296" in line]
+
+
+# --- 5: the server's words reach stderr without control characters ---------------------------
+WORDS = st.binary(min_size=1, max_size=80).map(
+    lambda b: b.replace(b"\n", b" ").replace(b"\r", b" ") + b"\x1b]0;owned\x07"
+)
+
+
+def refusing(where, words):
+    """An answer hook: the server says `words` (NO's reason, or BYE) at `where`."""
+
+    def answer(server, tag, command, arguments):
+        if where == "EXAMINE" and command in (b"EXAMINE", b"SELECT"):
+            server.send(tag + b" NO " + words)
+        elif where == "BYE" and command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+            server.send(b"* BYE " + words)
+            return True
+        elif where == "FETCH" and command == b"UID FETCH" and b"BODY" in arguments:
+            server.send(tag + b" NO " + words)
+        elif where == "BAD" and command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+            server.send(tag + b" BAD " + words)
+        else:
+            return False
+        return True
+
+    return answer
+
+
+@HYPOTHESIS
+@given(
+    words=WORDS,
+    where=st.sampled_from(["EXAMINE", "BYE", "FETCH", "BAD"]),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+def test_the_servers_words_reach_stderr_without_control_characters(model, tmp_path_factory, words, where, command):
+    """A server's NO, BAD or BYE text holding an OSC sequence (`ESC ] 0 ; title BEL`) set the
+    terminal's title from an error line; every character of stderr is now printable (C0, DEL
+    and C1 shown as `?`)."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    with HostileImap({1: SPAM}) as server:
+        server.answer = refusing(where, words)
+        result = invoke("predict", "-m", model, server.url()) if command == "predict" else scan(server, model, state)
+    assert result.exit_code != 0 and result.stderr, result.stderr
+    assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+# --- a last pass: whatever the server answers, one line or the messages, never a traceback -----
+LINE = st.one_of(
+    st.binary(max_size=40),
+    st.sampled_from(
+        [b"* ", b"* 1 FETCH (", b"UID ", b"BODY[] ", b"{5}", b"{0}", b")", b"* BYE", b"* OK [", b"NO", b"BAD"]
+    ),
+).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b""))
+ANSWER = st.lists(st.lists(LINE, min_size=1, max_size=4).map(b"".join), max_size=6)
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # (messages "deleted meanwhile": one line)
+@HYPOTHESIS
+@given(
+    where=st.sampled_from(
+        [b"EXAMINE", b"SELECT", b"UID FETCH (UID)", b"UID FETCH BODY", b"CAPABILITY", b"CAPABILITY again", b"LIST"]
+    ),
+    lines=ANSWER,
+    ends=st.sampled_from([b" OK done", b" NO no", b" BAD bad", b""]),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+@example(where=b"CAPABILITY again", lines=[b"* CAPABILITY {5}", b"IMAP4 x"], ends=b" OK done", command="predict")
+def test_whatever_a_server_answers_is_read_or_one_line(model, tmp_path_factory, where, lines, ends, command):
+    """Generated answers (bytes, pieces of IMAP's grammar, literals of any size announced) to
+    one command, the rest of the conversation as a server's: the run reads the messages or
+    stops with one line of printable characters, never a traceback (a literal in the CAPABILITY
+    answer after login raised AttributeError)."""
+    state = tmp_path_factory.mktemp("s") / "state"
+
+    def answer(server, tag, said, arguments):
+        asked = said + (b" (UID)" if arguments.endswith(b"(UID)") else b" BODY" if b"BODY" in arguments else b"")
+        if said == b"CAPABILITY" and any(b" LOGIN " in line for line in server.said):  # (the one after login)
+            asked = b"CAPABILITY again"
+        if asked != where:
+            return False
+        server.send(*lines)
+        if ends:
+            server.send(tag + ends)
+        else:
+            server.hang_up()
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.answer = answer
+        result = invoke("predict", "-m", model, server.url()) if command == "predict" else scan(server, model, state)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1), result.stderr
+    assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
+
+
+class Answering:
+    """A Session stand-in whose every command answers `lines`."""
+
+    def __init__(self, lines):
+        self.lines = lines
+
+    def command(self, what, *arguments, **expected):
+        return self.lines
+
+
+@HYPOTHESIS
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.binary(max_size=30),
+            st.sampled_from([b"UID ", b"FLAGS (", b")", b"RFC822.SIZE ", b'INTERNALDATE "x" ', b"9" * 5000]),
+        ).map(lambda b: b),
+        max_size=8,
+    ).map(lambda pieces: [b"1 (" + b"".join(pieces)])
+)
+def test_the_scans_own_fetches_read_any_answer_without_a_traceback(lines):
+    """imap-scan's FLAGS and INTERNALDATE/RFC822.SIZE fetches (jobs.imapscan) read a UID or
+    size of 5000 digits with int(), a ValueError; what no UID or size can be names none."""
+    from nbtext.jobs.imapscan import _identities, flags_of
+
+    assert set(flags_of(Answering(lines), [1, 7])) <= {1, 7}
+    assert set(_identities(Answering(lines), [1, 7])) <= {1, 7}
+    assert flags_of(Answering([b"1 (UID " + b"9" * 5000 + b" FLAGS ())"]), [1]) == {}
