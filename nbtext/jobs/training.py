@@ -131,7 +131,10 @@ def _counted_tokenized(documents, token_lists, settings):
     tokenizing them again (the same model file, byte for byte)."""
     table, learned = CountTable(binary=counts_presence(settings)), Ledger()
     tokenizer = make_tokenizer(settings["tokenizer"])  # (only to tell which were read as mail)
-    batches = [slice(start, start + DEFAULT_BATCH) for start in range(0, len(documents), DEFAULT_BATCH)]
+    batches, start = [], 0  # cut as _counted's are (in_batches: by count and by bytes)
+    for batch in in_batches(documents):
+        batches.append(slice(start, start + len(batch)))
+        start += len(batch)
     for batch in batches:
         labels = [doc.label for doc in documents[batch]]
         table.count(token_lists[batch], labels)
