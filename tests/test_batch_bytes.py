@@ -145,3 +145,20 @@ def test_a_folders_large_mbox_is_read_in_batches_of_the_bound(corpus, tmp_path, 
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == 6
     _bounded(recorded(), "predict of a folder holding an mbox")
+
+
+def test_the_tone_pass_holds_the_corpus_tokens_not_its_bytes():
+    """The TONE pass (train's spam preset) keeps every document's tokens for its order and
+    calibration; the documents' bytes go with their batch."""
+    from nbtext.classifier.settings import make_settings
+    from nbtext.jobs.online import tone_chosen
+
+    docs = [
+        Document(f"{label}{n}", f"Subject: {label}\n\n{' '.join(WORDS[n % 5 :])} {label} {n}\n".encode(), label)
+        for n in range(20)
+        for label in ("spam", "ham")
+    ]
+    settings = make_settings(preset="spam", classes=("spam", "ham"))
+    chosen, seen, _ = tone_chosen(lambda: in_batches(docs, 7), settings)
+    assert chosen and len(seen[0]) == len(docs)
+    assert not [field for read in chosen for field in read if isinstance(field, bytes) and len(field) > 16]

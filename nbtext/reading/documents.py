@@ -134,7 +134,7 @@ Document = namedtuple(
 )
 
 
-def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None):
+def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None, weigh=None):
     """Lists of Documents of at most `size` documents and at most `max_bytes` bytes
     (held_bytes; default BATCH_BYTES; a document larger than that is a batch alone): the one
     rule every batch of every command and worker is cut by, so what a batch holds, its bytes
@@ -143,7 +143,8 @@ def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None):
     larger than `max_bytes` (an mbox of many messages, read where its batch is tokenized)
     is read here, into its documents, each weighed as any other. A stream's PAUSE flushes
     what has arrived (and with `pauses` is passed on after it, for a consumer that holds
-    batches back)."""
+    batches back). `weigh(item)`: the bytes of an item that is no Document (documents read
+    already, their data let go: the same cut, of what they held)."""
     max_bytes = BATCH_BYTES if max_bytes is None else max_bytes
     batch, held = [], 0
     for doc in docs:
@@ -154,9 +155,9 @@ def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None):
             if pauses:
                 yield PAUSE
             continue
-        weight = held_bytes(doc)
-        for one in read_now(doc) if weight > max_bytes and doc.data is None else (doc,):
-            weight = held_bytes(one) if one.data is not None else weight
+        weight = held_bytes(doc) if weigh is None else weigh(doc)
+        for one in read_now(doc) if weight > max_bytes and weigh is None and doc.data is None else (doc,):
+            weight = held_bytes(one) if weigh is None and one.data is not None else weight
             if batch and held + weight > max_bytes:
                 yield batch
                 batch, held = [], 0
