@@ -51,6 +51,18 @@ class Cutoff:
             return not float(probabilities[1 - k]) < self.value
         return float(probabilities[k]) < self.value
 
+    def log_odds_from(self):
+        """The log-odds of the positive class against the other, ln(P(positive) / P(other)),
+        from which it is the positive class (inf: never): above ln((1 − q) / q) for a
+        ceiling, from ln(c / (1 − c)) up for a floor."""
+        import math
+
+        if self.never or (not self._ceiling and self.value >= 1.0):
+            return math.inf
+        if self._ceiling:
+            return math.log((1.0 - self.value) / self.value)
+        return math.log(self.value / (1.0 - self.value))
+
     @property
     def never(self):
         """Whether it leaves every document of the positive class unsure: q = 0, c past 1."""

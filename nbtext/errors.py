@@ -55,12 +55,15 @@ def _stopping_signals():
     return [n for n in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP) if _signal.getsignal(n) != _signal.SIG_IGN]
 
 
-def hold_signals():
-    """The executable's first act (nbtext.cli.entry, before its imports): from now on SIGINT,
-    SIGTERM and SIGHUP are held, not raised, so that no import is cut by one (a Ctrl-C
-    there was a KeyboardInterrupt traceback, a SIGTERM a death before filter could say 75);
-    end_on_signals raises the first of them where the command line handles it."""
+def hold_signals(held_before=()):
+    """The executable's first act (launcher/nbtext, nbtext.cli.entry, before their imports):
+    from now on SIGINT, SIGTERM and SIGHUP are held, not raised, so that no import is cut by
+    one (a Ctrl-C there was a KeyboardInterrupt traceback, a SIGTERM a death before filter
+    could say 75); end_on_signals raises the first of them where the command line handles
+    it. `held_before`: the signals the launcher held before this module was imported."""
     import _signal
+
+    _held.extend(held_before)
 
     for number in _stopping_signals():
         _signal.signal(number, lambda signum, frame: _held.append(signum))

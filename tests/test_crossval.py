@@ -158,7 +158,7 @@ def test_eval_s_work_runs_from_the_library_without_click():
     assert (kind, done, curves) == ("crossval", 78, None)
     assert [fold for name, fold, scores in folds_done] == [0, 1, 2]
     printed = json.loads(
-        run("eval", "--folds", "3", *GENERAL, "--format", "json", train / "spam", train / "ham").output
+        run("eval", "--folds", "3", *GENERAL, "--format", "json", train / "spam", train / "ham").stdout
     )  # (the settings given above hold no classes: the general defaults)
     assert printed["models"]["multinomial"]["folds"] == result["models"]["multinomial"]["folds"]
     imported = "import sys, nbtext.jobs.eval_command; print('click' in sys.modules)"
@@ -301,3 +301,50 @@ def test_any_seed_of_the_folds_is_a_shuffle_or_a_one_line_error(seed):
         assert result.stderr.count("\n") == 1 and result.stdout == "", result.stderr
     else:
         assert result.exit_code == 0 and f"(seed {seed})" in result.stdout, result.stderr
+
+
+def test_compare_says_whose_defaults_each_model_took():
+    """eval --compare ran the multinomial row by the spam preset and the others by the general
+    defaults without saying so: each row names its defaults, and a mix is said under the table."""
+    args = ["eval", "--folds", "3", DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    result = run(*args[:3], "--compare", "multinomial,bernoulli", *args[3:])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "model\tdefaults\tλ\taccuracy\tmacro F1"
+    assert lines[2].startswith("multinomial\tspam preset\t") and lines[3].startswith("bernoulli\tgeneral\t")
+    assert lines[4].startswith("(the spam preset is a multinomial's: --preset general")
+    same = run(*args[:3], "--preset", "general", "--compare", "multinomial,bernoulli", *args[3:]).stdout.splitlines()
+    assert same[2].startswith("multinomial\tgeneral\t") and not same[4].startswith("(")
+    folds = json.loads(run(*args[:3], "--format", "json", "--compare", "multinomial,bernoulli", *args[3:]).stdout)
+    assert [m["preset"] for m in folds["models"].values()] == ["spam", "general"]
+
+
+def test_folds_say_each_fold_when_stderr_is_no_terminal(tmp_path):
+    """eval --folds drew its progress on a terminal only: in a log (cron, `2> log`) it said nothing
+    for the minutes the folds took. A line per fold as it finishes, terminal or not; none with -q."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    nbtext_executable = Path(sys.executable).with_name("nbtext")
+    args = [nbtext_executable, "eval", "--folds", "3", DEMO / "train" / "spam", DEMO / "train" / "ham"]
+    with open(tmp_path / "log", "w") as log:
+        assert subprocess.run(args, stdout=subprocess.DEVNULL, stderr=log, timeout=300).returncode == 0
+    said = (tmp_path / "log").read_text().splitlines()
+    assert [line.split(":")[1] for line in said] == [f" fold {k}/3 done" for k in (1, 2, 3)], said
+    quiet = subprocess.run([*args[:2], "-q", *args[2:]], capture_output=True, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == b""
+
+
+def test_the_unsure_errors_line_says_what_it_counts(demo_model):
+    """`errors unsure 1 of 1` read as one error: the line says the most probable class was wrong
+    for N documents, so many of them left unsure and the rest decided wrong."""
+    from nbtext.report.text import format_report
+
+    args = ["eval", "-m", demo_model, "--unsure-below", "0.999", DEMO / "test" / "spam", DEMO / "test" / "ham"]
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(run(*args[:5], "--format", "json", *args[5:]).stdout)
+    wrong, unsure = report["errors"], report["unsure_errors"]
+    assert f"most probable wrong\t{wrong} ({unsure} left unsure, {wrong - unsure} decided)" in result.stdout
+    assert "errors unsure" not in format_report(report)

@@ -9,12 +9,14 @@ import email.header
 import json
 import re
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbtext
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from nbtext.reading.mbox import is_separator
 
@@ -295,7 +297,9 @@ def generated_messages(draw):
 # continuations; a field filter may take out is an X-Nbtext-* one ended by a line
 # feed, with no carriage return but just before its line feeds.
 FIELD = re.compile(rb"[!-9;-~]+:[^\n]*(?:\n[ \t][^\n]*)*(?:\n|\Z)")
-VERDICT = re.compile(rb"X-Nbtext-Class: [^\r\n]*(\r?\n)(?:X-Nbtext-Probability: [^\r\n]*\1)?")
+VERDICT = re.compile(
+    rb"X-Nbtext-Class: [^\r\n]*(\r?\n)(?:X-Nbtext-Probability: [^\r\n]*\1(?:X-Nbtext-Score: [^\r\n]*\1)?)?"
+)
 
 
 def kept_and_verdict_place(message):
@@ -392,7 +396,7 @@ def test_a_message_with_no_blank_line_after_its_header_is_classified_as_predict_
         header_line = message.split(b"\n", 1)[0] + b"\n"
         out = result.stdout_bytes
         assert out.startswith(header_line + b"X-Nbtext-Class: ")
-        verdict_end = out.index(b"\n", out.index(b"X-Nbtext-Probability: ")) + 1
+        verdict_end = out.index(b"\n", out.index(b"X-Nbtext-Score: ")) + 1
         assert out[: len(header_line)] + out[verdict_end:] == message
         label = run("predict", "-m", model, path).stdout.split("\t")[1]
         assert verdict_of(out)["X-Nbtext-Class"].strip() == label
@@ -417,3 +421,106 @@ def test_a_spam_class_in_any_case_is_the_spam_class_of_the_filter(tmp_path, spam
     verdict = verdict_of(result.stdout_bytes)
     assert verdict["X-Nbtext-Class"] == "unsure"
     assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities'][spam_name]:.4f}"
+
+
+def score_of(model_path, message, unsure_below=None):
+    """What X-Nbtext-Score must say of `message`, worked out apart from filter: the log-odds of
+    spam by the whole model's log-probabilities, and where a model of two classes turns to spam
+    (its --unsure-below u: ln(u / (1 − u)), else 0)."""
+    import math
+
+    model = nbtext.load(str(model_path))
+    log_proba = model.predict_log_proba([message])[0]
+    k = model.classes.index("spam")
+    log_odds = float(log_proba[k] - log_proba[1 - k])
+    u = unsure_below if unsure_below is not None else model.settings.get("unsure_below")
+    return log_odds, (math.log(u / (1 - u)) if u is not None and u > 0.5 else 0.0)
+
+
+def said_score(value):
+    """(log-odds, turn) of an X-Nbtext-Score value `12.34 / 3.48`."""
+    log_odds, turn = value.split(" / ")
+    return float(log_odds), float(turn)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.integers(0, 25),
+    repeat=st.sampled_from([1, 3, 20, 80]),
+    unsure_below=st.sampled_from([None, 0.999]),
+    model_kind=st.sampled_from(["demo_model", "general_demo_model"]),
+)
+def test_the_score_header_sorts_where_the_probability_reads_0_or_1(request, which, repeat, unsure_below, model_kind):
+    """198 of 200 delivered messages read X-Nbtext-Probability 0.0000 or 1.0000: nothing to sort
+    or threshold on. X-Nbtext-Score says the log-odds of spam to 2 decimals, exact where P(spam)
+    is 1.0 in float64 (a body said 80 times), and where the model turns to spam (spamd's SCORE /
+    THRESHOLD), by the click command and by the one-message path alike; the probability keeps
+    its meaning."""
+    model = request.getfixturevalue(model_kind)
+    source = sorted((DEMO / "test" / ("spam" if which % 2 else "ham")).iterdir())[which // 2]
+    message = b"Subject: a note\nFrom: a@example.com\n\n" + source.read_bytes() * repeat  # (the corpus: bodies)
+    options = ["--unsure-below", str(unsure_below)] if unsure_below else []
+    clicked = run("filter", "-m", model, *options, input=message).stdout_bytes
+    light = subprocess.run([NBTEXT, "filter", "-m", model, *options], input=message, capture_output=True).stdout
+    assert clicked == light
+    verdict = verdict_of(clicked)
+    log_odds, turn = score_of(model, message, unsure_below)
+    said, said_turn = said_score(verdict["X-Nbtext-Score"])
+    assert abs(said - log_odds) <= 0.005 + 1e-9 * abs(log_odds) and round(turn, 2) == said_turn
+    assert (verdict["X-Nbtext-Class"] == "spam") == (log_odds >= turn)
+    predicted = json.loads(run("predict", "-m", model, "--proba", "--format", "json", input=message).stdout)
+    assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities']['spam']:.4f}"
+
+
+def test_the_score_orders_messages_the_probability_calls_equal(general_demo_model):
+    """Spam said once, 5 and 40 times reads 1.0000 each time; the score grows with it, and a
+    Sieve script that files by the score compares it as docs/mail.md shows."""
+    message = b"Subject: free prize\nFrom: a@example.com\n\nclaim your free prize cash now, click\n"
+    scores = []
+    for repeat in (8, 40, 200):
+        verdict = verdict_of(
+            run("filter", "-m", general_demo_model, input=message * 1 + b"free prize " * repeat).stdout_bytes
+        )
+        assert verdict["X-Nbtext-Probability"] == "1.0000"
+        scores.append(said_score(verdict["X-Nbtext-Score"])[0])
+    assert scores == sorted(scores) and len(set(scores)) == 3
+
+
+@pytest.mark.skipif(not shutil.which("sieve-test"), reason="needs sieve-test (Dovecot's Pigeonhole)")
+def test_the_sieve_example_that_files_by_the_score_runs(general_demo_model, tmp_path, request):
+    """docs/mail.md's Sieve rule that files the surest spam by X-Nbtext-Score, run by
+    Pigeonhole's sieve-test on filter's output: a score at or above its number is filed, one
+    below it or negative (which i;ascii-numeric would rank above every number) is not."""
+    text = (ROOT / "docs" / "mail.md").read_text()
+    script = next(b for b in re.findall(r"```text\n(.*?)```", text, re.S) if "X-Nbtext-Score" in b and "require" in b)
+    bound = float(re.search(r'"X-Nbtext-Score" "(\d+)"', script).group(1))
+    (tmp_path / "score.sieve").write_text(script)
+    if os.getuid() == 0:  # sieve-test reads the mail as a mail user, never root: nobody, its folder opened to it
+        request.getfixturevalue("another_user")
+    uid, gid = (os.getuid(), os.getgid()) if os.getuid() else (65534, 65534)
+    filed = {}
+    for source in sorted((DEMO / "test" / "spam").iterdir())[:6] + sorted((DEMO / "test" / "ham").iterdir())[:6]:
+        for repeat in (1, 40):
+            message = b"Subject: a note\nFrom: a@example.com\n\n" + source.read_bytes() * repeat
+            tagged = run("filter", "-m", general_demo_model, input=message).stdout_bytes
+            (tmp_path / "message").write_bytes(tagged)
+            done = subprocess.run(
+                ["sieve-test", "-o", f"mail_uid={uid}", "-o", f"mail_gid={gid}",
+                 "-o", f"mail_location=maildir:{tmp_path}/Maildir", tmp_path / "score.sieve", tmp_path / "message"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            score = said_score(verdict_of(tagged)["X-Nbtext-Score"])[0]
+            filed[score] = "folder: Junk" in done.stdout
+    assert all(filed[s] == (s >= bound) for s in filed), filed
+    assert any(filed.values()) and any(s < 0 for s in filed)
+
+
+def test_filter_help_says_what_the_agents_do_with_status_75():
+    """filter --help said status 75 makes the delivery agent keep the message and retry, where
+    the README's table says procmail and Dovecot deliver it untagged (maildrop keeps it queued)."""
+    said = " ".join(run("filter", "--help").stdout.split())
+    assert "retries" not in said and "procmail and Dovecot deliver the message as it came, untagged" in said
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("#### What the exit status tells the delivery agent") :]
+    assert "procmail and Dovecot deliver it as it came, maildrop leaves it queued" in table

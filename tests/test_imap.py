@@ -413,7 +413,7 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
         ["spam", "spam", "ham", "ham"],
         min_count=1,
     ).save(str(model))
-    listed = imap.all_uids
+    listed = imapscan.flags_of if command.startswith("imap-scan") else imap.all_uids
 
     def listed_then_deleted(session, after=0):
         uids = listed(session, after)
@@ -424,7 +424,9 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
         client.logout()
         return uids
 
-    monkeypatch.setattr(imapscan if command.startswith("imap-scan") else imap, "all_uids", listed_then_deleted)
+    # (the scan's last look before it reads the messages is at their flags)
+    scanning = command.startswith("imap-scan")
+    monkeypatch.setattr(*(imapscan, "flags_of") if scanning else (imap, "all_uids"), listed_then_deleted)
     state = tmp_path / "state"
     args = [*command.split(), "-m", model, url(dovecot, "Scan")]
     if command.startswith("imap-scan"):
@@ -518,68 +520,6 @@ def test_reading_files_imports_no_imap_client(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"
-
-
-class RefusingServer:
-    """A Session (monkeypatched into the scan job) over a folder of `messages`, whose server
-    refuses every MOVE and COPY: the commands it was given are in `said`."""
-
-    said = []
-
-    def __init__(self, folder, readonly=True, access=None):
-        self.folder, self.uid_validity, self.capabilities = folder, 7, {"IMAP4REV1", "MOVE", "UIDPLUS"}
-        self.messages = RefusingServer.messages
-        self.exists = len(self.messages)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exception):
-        pass
-
-    @property
-    def client(self):  # (no imaplib client: `call` answers the one call the scan makes of it, LIST)
-        return self
-
-    def call(self, method, *arguments):
-        return "OK", [b'() "/" Junk']  # the folder to move to exists
-
-    def list(self, *arguments):
-        raise AssertionError("asked through `call`")
-
-    def command(self, what, *arguments):
-        from nbtext.reading.imap import Refused
-
-        RefusingServer.said.append(what)
-        if what == "FETCH" and arguments[1] == "(UID)":
-            return [f"{n} (UID {u})".encode() for n, u in enumerate(sorted(self.messages), 1)]
-        if what == "FETCH":
-            uids = [int(u) for u in arguments[0].split(",")]
-            return [(f"{n} (UID {u} BODY[] {{1}}".encode(), self.messages[u]) for n, u in enumerate(uids, 1)]
-        raise Refused(f"{self.folder.url}: the server refused UID {what} (over quota)", "over quota")
-
-
-def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(monkeypatch, tmp_path):
-    """The server refuses to move spam: the scan says so in one error, leaves the messages
-    where they are (nothing but the refused MOVE was asked), and remembers nothing past
-    them, so the next run reads them again."""
-    from nbtext.errors import NbtextError
-    from nbtext.jobs import imapscan
-
-    model = nbtext.train(
-        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
-        ["spam", "spam", "ham", "ham"],
-        min_count=1,
-    )
-    RefusingServer.messages = {3: b"cheap pills cash prize", 5: b"lunch meeting at noon"}
-    monkeypatch.setattr(imapscan, "Session", RefusingServer)
-    state = tmp_path / "state"
-    for _ in range(2):
-        RefusingServer.said = []
-        with pytest.raises(NbtextError, match="refused UID MOVE"):
-            imapscan.scan("imap://alice@example.org/INBOX", model.classes, lambda: model, "Junk", state_path=str(state))
-        assert RefusingServer.said == ["FETCH", "FETCH", "MOVE"]  # read again, and no EXPUNGE, no STORE
-        assert not state.exists()
 
 
 def test_a_cluster_never_reads_an_imap_folder():

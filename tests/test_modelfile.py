@@ -1,6 +1,7 @@
 import os
 import pickle
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -118,12 +119,70 @@ def test_interrupted_save_keeps_the_old_model(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["m"]  # no temporary file left behind
 
 
-def test_saved_file_gets_normal_permissions(tmp_path):
-    path = tmp_path / "m"
-    nbtext.train(DOCS, LABELS).save(path)
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o000])
+def test_every_file_of_words_is_written_the_users_alone(tmp_path, monkeypatch, umask):
+    """A model holds the words of the mail it learned and a scan's state the names of a user's
+    folders: each command that writes one makes a new file 0600 whatever the umask (as a mail
+    server keeps the mail), its temporary file 0600 from the first byte to the rename, and a
+    file it replaces keeps its mode (one a user opened to a group stays open to it)."""
+    from tests.conftest import run
+
+    from nbtext.jobs.imapscan import write_state
+
+    renamed = []  # (the temporary file's mode as it is put in place, the path it replaces)
+    real_replace = os.replace
+    monkeypatch.setattr(
+        os, "replace", lambda src, dst: (renamed.append((os.stat(src).st_mode & 0o777, dst)), real_replace(src, dst))
+    )
+    train = Path(__file__).resolve().parent.parent / "corpora" / "mail" / "train"
+    old = os.umask(umask)
+    try:
+        model, state = tmp_path / "new.model", tmp_path / "imap-scan.state"
+        writes = [  # (what, the file it writes)
+            (lambda: run("train", "-o", model, train / "spam", train / "ham"), model),
+            (lambda: run("merge", "-o", tmp_path / "merged.model", model), tmp_path / "merged.model"),
+            (lambda: run("train", "--update", "-m", tmp_path / "learner.model", f"spam={train / 'spam'}"), None),
+            (lambda: run("train", "--update", "-m", model, f"spam={train / 'spam'}"), model),
+            (lambda: run("forget", "-m", model, train / "spam"), model),
+            (lambda: write_state(str(state), {}), state),
+        ]
+        for write, path in writes:
+            result = write()
+            assert result is None or result.exit_code in (0, 1), result.stderr
+            for written in [path] if path else tmp_path.glob("learner.model"):
+                assert written.stat().st_mode & 0o777 == 0o600, written
+            assert all(mode == 0o600 for mode, _ in renamed), renamed
+            renamed.clear()
+        model.rename(tmp_path / "train")
+        os.chmod(tmp_path / "train", 0o640)  # replaced: its mode kept
+        assert run("train", "--update", "-m", tmp_path / "train", f"ham={train / 'ham'}").exit_code == 0
+        assert run("train", "-o", tmp_path / "train", train / "spam", train / "ham").exit_code == 0
+        assert (tmp_path / "train").stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(old)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_file_written_is_0600_from_its_first_byte(tmp_path):
+    """write_atomically's temporary file, while its bytes are written, is the writer's alone,
+    new file or a replacement of a file open to others; a picture (private=False) gets the
+    mode the umask gives."""
+    seen = []
+
+    def chunks():
+        for name in os.listdir(tmp_path):
+            if name.endswith(".tmp"):
+                seen.append(os.stat(tmp_path / name).st_mode & 0o777)
+        yield b"words of a mail"
+
+    container.write_atomically(tmp_path / "m", chunks())
+    os.chmod(tmp_path / "m", 0o644)
+    container.write_atomically(tmp_path / "m", chunks())
+    assert seen == [0o600, 0o600] and (tmp_path / "m").stat().st_mode & 0o777 == 0o644
     umask = os.umask(0)
     os.umask(umask)
-    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    container.write_atomically(tmp_path / "plot.svg", [b"<svg/>"], private=False)
+    assert (tmp_path / "plot.svg").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 @pytest.mark.parametrize("unknown", ["unk", "ignore"])

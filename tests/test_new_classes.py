@@ -4,11 +4,13 @@ the pending section or many the full way, a table, merge into one of its models)
 new class in one line with nothing written, unless --new-classes is given. And a learn job
 with nothing to learn still says when its model is missing (a wrong -m in a cron line)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import nbtext
 
@@ -178,3 +180,65 @@ def test_another_output_is_written_with_nothing_to_learn(model, tmp_path, way):
         assert status == 0, stderr
         assert (tmp_path / out).exists(), out
     assert (tmp_path / "empty.model").read_bytes() == (tmp_path / "known.model").read_bytes()
+
+
+SPEC_KINDS = {  # how an argument names its class: (the spec of folder F, its label); a label the model lacks
+    "LABEL=PATH": lambda folder: (f"spam={folder}", "spam"),
+    "LABEL=PATH, a new class": lambda folder: (f"eggs={folder}", "eggs"),
+    "a folder's own name": lambda folder: (str(folder), folder.name),
+    "LABEL=- (stdin)": lambda folder: ("ham=-", "ham"),
+    "LABEL=- (stdin), a new class": lambda folder: ("eggs=-", "eggs"),
+}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(  # the cron line of the report: spam=.Learn-Spam holding a spam, .Learn-Ham empty
+    kinds=["LABEL=PATH", "a folder's own name"], holding=[True, False, False], way=WAYS[-1].values[0]
+)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(SPEC_KINDS)), min_size=1, max_size=3),
+    holding=st.lists(st.booleans(), min_size=3, max_size=3),
+    way=st.sampled_from([in_process, executable]),
+)
+def test_a_label_the_model_lacks_is_refused_whatever_its_folders_hold(model, tmp_path_factory, kinds, holding, way):
+    """A cron line `spam=.Learn-Spam .Learn-Ham` (no ham=) exited 0 while .Learn-Ham was empty
+    and .Learn-Spam was not, and failed only once a ham landed there: every label the arguments
+    name, in each way of naming one, is checked against the model's classes before anything is
+    read, whichever folders hold documents (stdin: a message, or none), by click and by the
+    light learner. Nothing is learned when one is refused."""
+    folder_root = tmp_path_factory.mktemp("learn")
+    specs, labels, stdin = [], [], None
+    for n, kind in enumerate(kinds):
+        if "stdin" in kind and stdin is not None:
+            continue  # (one stdin)
+        folder = folder_root / f".Learn-{n}"
+        for sub in ("cur", "new", "tmp"):
+            (folder / sub).mkdir(parents=True)
+        if holding[n]:
+            source = sorted((MAIL / "test" / "spam").iterdir())[n]
+            (folder / "cur" / source.name).write_bytes(source.read_bytes())
+        spec, label = SPEC_KINDS[kind](folder)
+        if "stdin" in kind:
+            stdin = (MAIL / "test" / "ham" / sorted(os.listdir(MAIL / "test" / "ham"))[n]).read_bytes() * holding[n]
+        specs.append(spec)
+        labels.append(label)
+    before = model.read_bytes()
+    if way is in_process or not NBTEXT.exists():
+        result = run("train", "--update", "-q", "-m", model, *specs, input=stdin)
+        status, stderr = result.exit_code, result.stderr
+    else:
+        done = subprocess.run(
+            [NBTEXT, "train", "--update", "-q", "-m", model, *specs],
+            input=stdin or b"",
+            capture_output=True,
+            timeout=120,
+        )
+        status, stderr = done.returncode, done.stderr.decode()
+    new = sorted(set(labels) - {"ham", "spam"})
+    if new:
+        assert status == 1 and stderr.count("\n") == 1 and stderr.startswith("Error: new class"), stderr
+        assert all(repr(label) in stderr for label in new) and "--new-classes" in stderr
+        assert model.read_bytes() == before
+    else:
+        assert status == 0, stderr
+    model.write_bytes(before)

@@ -475,3 +475,19 @@ def test_eval_folds_whose_pass_learns_one_class_says_so_in_one_line(tmp_path, jo
         run(*args, "--tone-margin", "0"), "fold 1 of 3: --learn tone: the TONE pass learned documents of one"
     )
     assert run(*args, "--tone-margin", "80").exit_code == 0
+
+
+@pytest.mark.parametrize("calibration", [UNCALIBRATED, ("--calibration", "temperature")])
+def test_the_summary_says_what_the_pass_read_and_what_it_learned(tmp_path, calibration):
+    """train's summary counted the documents the TONE pass kept (476) and never the 4,862 it
+    read: it says both, by the independent loop's count, calibrated or not, and a training
+    of every document says one count as before."""
+    documents = corpus()
+    chosen = chosen_by_the_protocol(documents, MARGIN)
+    args = [*GENERAL, *OPTIONS, *calibration, "--tone-margin", MARGIN, f"spam={MAIL / 'spam'}", f"ham={MAIL / 'ham'}"]
+    result = run("train", "-o", tmp_path / "tone.model", "--learn", "tone", *args)
+    assert result.exit_code == 0, result.stderr
+    assert f" of {len(chosen)} documents (" in result.stderr
+    assert f") learned by a TONE pass of the {len(documents)} it read; " in result.stderr
+    result = run("train", "-o", tmp_path / "all.model", "--learn", "all", *args[:-4], *args[-2:])
+    assert f" of {len(documents)} documents (" in result.stderr and "TONE" not in result.stderr

@@ -1,6 +1,11 @@
 # IMAPSieve: a message moved or copied into Junk is learned as spam.
-require ["vnd.dovecot.pipe", "vnd.dovecot.environment", "environment", "variables", "copy", "imapsieve"];
+require ["vnd.dovecot.pipe", "vnd.dovecot.environment", "environment", "variables", "copy", "imapsieve", "imap4flags"];
 
+# A message nbtext imap-scan moved carries its keyword $NbtextMoved: its move is the model's own
+# verdict, not the user's, and is not learned.
+if hasflag "$NbtextMoved" {
+  stop;
+}
 if environment :matches "vnd.dovecot.config.nbtext_model" "*" {
   set "model" "${1}";
 }

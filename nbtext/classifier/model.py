@@ -22,6 +22,7 @@ from nbtext.features.vocabulary import TokenRows, Vocabulary, kept_tokens
 from nbtext.features.weighting import feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.journal import decode as decode_journal, encode as encode_journal
 from nbtext.modelfile.format import ModelState, save as save_state
+from nbtext.modelfile.schema import same_record
 from nbtext.reading.documents import tokenized
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.formulas import class_log_prior, log_normalize, temperatures
@@ -106,6 +107,7 @@ class NaiveBayes:
         self.tfidf_squares = tfidf_squares
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
+        self.pass_read = None  # trained by a TONE pass: the documents it read (it learned class_count's); not saved
         self.corpus = corpus
         self.calibration = calibration
         self.calibration_sample = calibration_sample
@@ -525,18 +527,6 @@ def _decoded_sample(arrays, tokens, classes):
         [names[j] for j, n in zip(indices[a:b], counts[a:b]) for _ in range(n)] for a, b in zip(indptr, indptr[1:])
     ]
     return token_lists, [classes[k] for k in labels], hashes
-
-
-def same_record(stored, derived):
-    """Whether a file's one_document record is the one its counts give, to rounding (files
-    of older builds computed its logarithms with numpy's, which may differ in the last bit)."""
-    if isinstance(stored, float) and isinstance(derived, float):
-        return abs(stored - derived) <= 1e-9 * max(1.0, abs(derived))
-    if isinstance(stored, dict) and isinstance(derived, dict):
-        return stored.keys() == derived.keys() and all(same_record(stored[k], derived[k]) for k in stored)
-    if isinstance(stored, list) and isinstance(derived, list):
-        return len(stored) == len(derived) and all(map(same_record, stored, derived))
-    return stored == derived and type(stored) is type(derived)
 
 
 def from_bytes(data, path):

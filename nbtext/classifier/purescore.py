@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections import Counter
 
 from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
-from nbtext.cutoff import held_back
+from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_one
 from nbtext.modelfile.container import split
@@ -269,6 +269,22 @@ def decide(classes, probabilities, unsure_below=None, calibration=None):
     if unsure_below is not None and p < unsure_below:
         return "unsure", p
     return classes[k], p
+
+
+def spam_log_odds_from(classes, spam, unsure_below=None, calibration=None):
+    """The log-odds of `spam` against the rest, ln(P(spam) / (1 − P(spam))), from which
+    `decide` gives `spam` for a model of two `classes` (the plain decision's 0; --unsure-below
+    u > 1/2: ln(u / (1 − u)); a spam cut-off's own: nbtext.cutoff; the largest of them), or
+    None for more classes, where spam must also beat each of the others."""
+    if len(classes) != 2:
+        return None
+    turns = [0.0]
+    if unsure_below is not None and unsure_below > 0.5:
+        turns.append(math.log(unsure_below / (1.0 - unsure_below)) if unsure_below < 1.0 else math.inf)
+    cutoff = cutoff_of(calibration)
+    if cutoff is not None and cutoff.positive == spam:
+        turns.append(cutoff.log_odds_from())
+    return max(turns)
 
 
 def _array(payload, spec):

@@ -210,9 +210,9 @@ def train(
                 DEFAULT_BATCH,
             )
             if update:  # (its train settings were refused where the options are grouped)
-                if os.path.realpath(output) == os.path.realpath(model_path) and nothing_to_update(
-                    model_path, inputs["class_dirs"], new_classes
-                ):  # learn-on-error folders: often empty
+                if nothing_to_update(model_path, inputs["class_dirs"], new_classes) and os.path.realpath(
+                    output
+                ) == os.path.realpath(model_path):  # learn-on-error folders: often empty (the labels checked first)
                     if not quiet:
                         click.echo(NOTHING_TO_LEARN, err=True)
                     return 0  # (another -o is written all the same: the model with nothing added)
@@ -630,11 +630,13 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     """Mail filter: a message on stdin, the same message on stdout with two headers added.
 
     X-Nbtext-Class (the verdict) and X-Nbtext-Probability (of spam, whatever the verdict,
-    for a model with a class spam) go at the end of the header block; every other byte
+    for a model with a class spam), and X-Nbtext-Score (spam's log-odds / the model's
+    cut-off, to sort and threshold by) go at the end of the header block; every other byte
     passes through unchanged, earlier X-Nbtext-* fields replaced. Exit status 0: tagged
     (X-Nbtext-Class: error if it cannot be classified); 1: the model is missing or not a
     valid model file (tagged error); 75: the message could not be written out whole, or a
-    signal stopped the filter before it was (the delivery agent keeps it and retries).
+    signal stopped the filter before it was. Any status but 0: procmail and Dovecot deliver
+    the message as it came, untagged; maildrop keeps it queued (README: the exit status).
 
     \b
       nbtext filter -m ~/.nbtext/mail.model < message > tagged
@@ -673,7 +675,8 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
     classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
     UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below, or the model's
     own) stay. A move the server refuses leaves the message where it was, to be tried
-    again next run. One line per message on stdout (name, label, probability, what was
+    again next run; each message moved is first given the keyword $NbtextMoved, so that
+    a retry never copies it twice and the Dovecot recipe does not learn it (docs/mail.md). One line per message on stdout (name, label, probability, what was
     done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
     any imap:// PATH (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
 
@@ -723,6 +726,37 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
             err=True,
         )
     return skipped.summary(counts["scanned"])
+
+
+# --- check ---------------------------------------------------------------------------
+@cli.command(name="check")
+@model_option
+@click.option(
+    "--as-user",
+    "as_user",
+    metavar="USER",
+    default=None,
+    help="The user the mail system runs nbtext as (a name or uid; root may name any) [default: you].",
+)
+def check_setup(model_path, as_user):
+    """Check once that a mail user can run this nbtext against a model: run as that user, it
+    filters a test message with -m MODEL and says in one line the first thing that stops it
+    (nbtext or its Python below a folder closed to the user, the model unreadable, the model's
+    folder not writable for learning), or OK with the verdict. Exit status 0 OK, 1 not.
+
+    \b
+      sudo nbtext check --as-user vmail -m /home/alice/.nbtext/mail.model
+      nbtext check -m ~/.nbtext/mail.model     # procmail, maildrop or cron running as you
+    """
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.setupcheck import check
+
+    with user_errors():
+        ok, line = check(as_user, model_path)
+        if not ok:
+            raise NbtextError(line)
+    click.echo(line)
+    return 0
 
 
 def main():

@@ -192,10 +192,13 @@ def online_bar(quiet=False):
 
 
 def fold_reporter(k, quiet=False):
-    """cross_validate's on_fold: a line as each of the `k` folds finishes, with its accuracy."""
+    """cross_validate's on_fold: a line as each of the `k` folds finishes, with its accuracy, on
+    stderr unless `quiet`, a terminal or not: the folds take minutes, and a job's log (cron,
+    `2> log`, CI) that drew no bar said nothing all that time."""
 
     def done(name, fold, scores):
-        announce(f"fold {fold + 1}/{k} done: {name}, accuracy {scores['accuracy']:.4f}", quiet)
+        if not quiet:
+            click.echo(f"nbtext: fold {fold + 1}/{k} done: {name}, accuracy {scores['accuracy']:.4f}", err=True)
 
     return done
 

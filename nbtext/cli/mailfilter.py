@@ -5,53 +5,23 @@ endings; earlier whole X-Nbtext-* fields are left out, and every other byte is p
 through as it came.
 """
 
-import re
-
-from nbtext.reading.mail import strip_envelope
+from nbtext.reading.mail import header_block, without_verdicts
 
 CLASS_HEADER = "X-Nbtext-Class"
 PROBABILITY_HEADER = "X-Nbtext-Probability"
+SCORE_HEADER = "X-Nbtext-Score"  # spam's log-odds and the model's cut-off, as spamd's SCORE / THRESHOLD
 EVIDENCE_HEADER = "X-Nbtext-Evidence"  # SpamBayes' X-Spambayes-Evidence: the tokens that decided
 SPAM = "spam"  # the class the delivery recipes file away (X-Nbtext-Class: spam)
 
 
-# A line ends at a line feed, and only there, in every step of filter (the patterns below
-# end their lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
+# A line ends at a line feed, and only there, in every step of filter (the header block and
+# the old verdict's fields, nbtext.reading.mail's header_block and without_verdicts, end their
+# lines at \n alone; line_ending looks for LINE_END): a carriage return is a byte
 # of its line wherever it is, so `Subject: a\\rX-Nbtext-Class: b` is one Subject line to
 # each of them, and no step sees a line another does not. (A step that broke at CR too
 # took bytes of a Subject's value for an old verdict, and put a blank line into a header
 # block of CR CR LF line ends.)
 LINE_END = b"\n"
-_LINE = rb"[^\n]*\n"  # the rest of a line, its end included
-_NAME = rb"[!-9;-~]+:"  # a field's name and colon (RFC 5322: printable ASCII but ':')
-_HEADER_LINE = re.compile(_NAME)
-# A header field ended by a line feed: a header line and its continuation lines. In a run
-# of them, one with a continuation after it that has no line feed is not whole. Each part
-# matches one way: linear in the block's length.
-_FIELD = _NAME + _LINE + rb"(?:[ \t]" + _LINE + rb")*"
-_WHOLE_FIELDS = re.compile(rb"(?:" + _FIELD + rb"(?![ \t]))*")
-# An old verdict filter takes out: an X-Nbtext-* field whose every line ends with a line feed
-# and has no carriage return but just before it. A bare one (`X-Nbtext-Class: ham\\rSubject:
-# hi`) is a line end to readers that break at CR: that field is left as it is rather than
-# lose what they read as another header. (Its parts too match one way.)
-_CLEAN_LINE = rb"[^\r\n]*\r*\n"
-_OLD_VERDICT = re.compile(
-    rb"^(?i:x-nbtext-)[!-9;-~]*:" + _CLEAN_LINE + rb"(?:[ \t]" + _CLEAN_LINE + rb")*(?![ \t])", re.MULTILINE
-)
-
-
-def header_block(message):
-    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
-    it has no header block. The block is the run of header fields from the start (after
-    an mbox envelope line, by the rule every reader keeps: nbtext.reading.mbox); it ends at the first line that is
-    neither a header line nor a continuation (a blank line, or a body line right after the
-    headers, as Enron's messages have) or at the end of the message. `end` is where the
-    verdict goes: after every whole field, before a last one with no line feed (a message
-    of headers alone), whose bytes it must not change."""
-    start = len(message) - len(strip_envelope(message))  # (the reader's rule: nbtext.reading.mbox)
-    if not _HEADER_LINE.match(message, start):
-        return None
-    return start, _WHOLE_FIELDS.match(message, start).end()
 
 
 def line_ending(message):
@@ -77,7 +47,7 @@ def with_headers(message, fields):
     if block is None:
         return added + newline + message
     start, end = block
-    return message[:start] + _OLD_VERDICT.sub(b"", message[start:end]) + added + message[end:]
+    return message[:start] + without_verdicts(message, start, end) + added + message[end:]
 
 
 def header_value(value, newline=b"\n"):
@@ -140,11 +110,50 @@ def shown_probability(classes, probabilities, decided):
     return decided if spam is None else float(probabilities[classes.index(spam)])
 
 
-def verdict_fields(label, probability, evidence=()):
-    """The header fields of a verdict; `evidence` [(token, log-odds)] adds X-Nbtext-Evidence."""
+def spam_score(classes, log_probabilities, unsure_below=None, calibration=None):
+    """X-Nbtext-Score's (log-odds, the log-odds from which the model files spam or None) for a
+    model with a class spam (filed_class), else None. The log-odds of spam against the rest,
+
+        ln P(spam | d) − ln Σ_{k ≠ spam} P(k | d),
+
+    from the log-probabilities, so it goes on where P(spam) reads 1.0000 or 0.0000 (float64's
+    P(spam) is 1.0 from about 37 on): a figure to sort and threshold on, in the units of
+    X-Nbtext-Evidence's. The second, for two classes, is where `decide` turns to spam
+    (purescore.spam_log_odds_from: 0, or the model's --unsure-below or spam cut-off)."""
+    import math
+
+    from nbtext.classifier.purescore import spam_log_odds_from
+
+    spam = filed_class(classes)
+    if spam is None:
+        return None
+    k = classes.index(spam)
+    rest = [float(v) for j, v in enumerate(log_probabilities) if j != k]
+    top = max(rest)
+    log_rest = top + math.log(math.fsum(math.exp(v - top) for v in rest)) if math.isfinite(top) else top
+    return float(log_probabilities[k]) - log_rest, spam_log_odds_from(classes, spam, unsure_below, calibration)
+
+
+def score_value(score):
+    """X-Nbtext-Score's text of spam_score's pair: `12.34 / 3.48` (to 2 decimals; `inf` where the
+    log-probabilities say certain, or where the model files nothing as spam), the log-odds alone
+    for a model of more than two classes. A positive score starts with a digit, a negative one
+    with `-`."""
+    log_odds, turn = score
+    said = f"{round(log_odds, 2) + 0.0:.2f}"  # (+ 0.0: -0.00 said 0.00)
+    return said if turn is None else f"{said} / {turn:.2f}"
+
+
+def verdict_fields(label, probability, evidence=(), score=None):
+    """The header fields of a verdict: X-Nbtext-Class, -Probability (shown_probability), with
+    `score` (spam_score's) X-Nbtext-Score, and with `evidence` [(token, log-odds)]
+    X-Nbtext-Evidence. The one place filter's header lines are written (the click command
+    and the one-message path both come here)."""
     if label == "error":
         return [(CLASS_HEADER, "error")]
     fields = [(CLASS_HEADER, label), (PROBABILITY_HEADER, f"{probability:.4f}")]
+    if score is not None:
+        fields.append((SCORE_HEADER, score_value(score)))
     if evidence:
         # (with_headers encodes what is not ASCII; a token is cut at 100 characters, so a line fits)
         fields.append((EVIDENCE_HEADER, "; ".join(f"{token[:100]}:{value:+.2f}" for token, value in evidence)))

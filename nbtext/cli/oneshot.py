@@ -328,7 +328,7 @@ def is_label_status(
 
 
 def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes=DEFAULT_MAX_BYTES, refusal=None):
-    """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability added.
+    """Copy the message on stdin to stdout with X-Nbtext-Class / -Probability / -Score added.
 
     Earlier X-Nbtext-* lines are replaced; with `explain` N, X-Nbtext-Evidence lists the N
     tokens that decided. Its first `max_bytes` bytes are classified; the message's bytes are
@@ -337,17 +337,61 @@ def filter_stdin(model_path, alpha=None, unsure_below=None, explain=0, max_bytes
     0, the message went out with its verdict (`error` for a message that cannot be
     classified); 1, the model is missing, unreadable or not a valid model file (the
     message went out tagged `error`); TEMPFAIL (75), the message could not be written out
-    whole, or SIGTERM, SIGHUP or SIGINT stopped the filter before it was (the delivery agent
-    keeps the message and retries). Once it is out whole, signals are ignored. Problems go to stderr, one line each. `refusal`: why the command line could
+    whole, or SIGTERM, SIGHUP or SIGINT stopped the filter before it was (EX_TEMPFAIL:
+    procmail and Dovecot deliver the message as it came, untagged; maildrop keeps it queued). Once it is out whole, signals are ignored. Problems go to stderr, one line each. `refusal`: why the command line could
     not be taken (a usage error): said, and the message goes out tagged `error`, status 1,
     as for a model that cannot be read.
     """
+    said_to = sys.stderr
+    if _from_a_socket():
+        sys.stderr = _SaidToDovecot(said_to, model_path)
     try:
         return _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal)
     except Terminated as e:
         return not_passed_on(e.signum)
     except KeyboardInterrupt:
         return not_passed_on(SIGINT)
+    finally:
+        if sys.stderr is not said_to:
+            sys.stderr.flush()
+            sys.stderr = said_to
+
+
+def _from_a_socket():
+    """Whether the message comes on a socket: Dovecot's script service (nbtext-service.conf)
+    hands it so, where procmail, maildrop and Dovecot's own start of the program give a pipe."""
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.fstat(0).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+class _SaidToDovecot:
+    """stderr for a filter run by Dovecot's script service, which logs each line as `nbtext:
+    Error: LINE` from a process of no user: a line names the model it was run with (the
+    user's, %h/.nbtext/mail.model in the shipped settings) where nbtext's own `Error: ` or
+    `nbtext: ` would have stood (the log said `Error: Error:` and no user). Lines go out whole."""
+
+    def __init__(self, stream, model_path):
+        self.stream, self.prefix, self.pending = stream, f"filter -m {model_path}: ", ""
+
+    def write(self, text):
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            for own in ("Error: ", "nbtext: "):
+                if line.startswith(own):
+                    line = line[len(own) :]
+                    break
+            self.stream.write(self.prefix + line + "\n")
+        return len(text)
+
+    def flush(self):
+        if self.pending:
+            self.write("\n")
+        self.stream.flush()
 
 
 def delivers_a_message(argv):
@@ -358,7 +402,8 @@ def delivers_a_message(argv):
 
 def not_passed_on(signum):
     """The exit status of a filter stopped by a signal before its message was written out
-    whole: TEMPFAIL (the delivery agent keeps the message and retries), said in one line."""
+    whole: TEMPFAIL (EX_TEMPFAIL: the delivery agent passes on the original, untagged, or keeps
+    it queued), said in one line."""
     print(f"Error: stopped by {signal_name(signum)}: the message was not passed on", file=sys.stderr)
     quiet_stdout()
     return TEMPFAIL
@@ -414,8 +459,8 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         quiet_stdout()
         return TEMPFAIL
     except OSError as e:
-        # The message could not be passed on: EX_TEMPFAIL tells the delivery agent to keep
-        # it and try again later (procmail and maildrop do), so nothing is lost.
+        # The message could not be passed on: EX_TEMPFAIL, and the delivery agent has the
+        # original (procmail and Dovecot deliver it untagged, maildrop keeps it queued).
         print(f"Error: {os_error(e, 'cannot write the message')}", file=sys.stderr)
         quiet_stdout()
         return TEMPFAIL
@@ -428,7 +473,7 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
     gives X-Nbtext-Class: error, never a lost message. A message is classified as `predict`
     classifies its bytes whenever it has a header block to put the verdict in
     (mailfilter.header_block: a blank line after it or not)."""
-    from nbtext.cli.mailfilter import header_block, shown_probability, verdict_fields
+    from nbtext.cli.mailfilter import header_block, shown_probability, spam_score, verdict_fields
 
     try:
         from nbtext.classifier.purescore import decide
@@ -441,19 +486,39 @@ def _verdict(model, message, unsure_below, explain, max_bytes):
         document = cut(strip_envelope(message), max_bytes)  # (classified as read from a file: no envelope line)
         scored = model.pure_explained(document, explain) if explain else (model.pure_probabilities(document), ())
         probabilities, evidence = scored if scored is not None else (None, ())
+        score = _clear_score(model, model.clear(probabilities, unsure_below), unsure_below)
         # scored by the whole model where the one-message path is not clear (errors named as for any document)
-        if model.clear(probabilities, unsure_below) is None:
+        if score is False:
             from nbtext.exactmath import exp
 
             _, log_proba, explanations = model.model.score([Document("-", document)], explain=explain)
             probabilities, evidence = exp(log_proba[0]), explanations[0] if explain else ()
+            score = spam_score(model.classes, log_proba[0], unsure_below, model.calibration)
         label, probability = decide(model.classes, probabilities, unsure_below, model.calibration)
-        return verdict_fields(label, shown_probability(model.classes, probabilities, probability), evidence)
+        return verdict_fields(label, shown_probability(model.classes, probabilities, probability), evidence, score)
     except NbtextError as e:
         print(f"nbtext: {e}", file=sys.stderr)
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
         print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
     return verdict_fields("error", None)
+
+
+def _clear_score(model, probabilities, unsure_below):
+    """X-Nbtext-Score's pair (mailfilter.spam_score) of the one-message path's `probabilities`
+    (None: not clear), or False where the model loaded whole must give it: a probability
+    below float64's least normal number (its log below about −708, where the float holds too
+    few digits or is 0: the whole model's log-probabilities are exact there) or a score within
+    agreement of where its second decimal turns."""
+    import math
+
+    from nbtext.cli.mailfilter import spam_score
+
+    if probabilities is None or not all(p >= sys.float_info.min for p in probabilities):
+        return False  # (a subnormal's log is off by up to a percent: the whole model's logs are exact)
+    score = spam_score(model.classes, [math.log(p) for p in probabilities], unsure_below, model.calibration)
+    if score is not None and abs(score[0] * 100 % 1 - 0.5) <= RELATIVE_AGREEMENT * 100 * max(1.0, abs(score[0])):
+        return False
+    return score
 
 
 def plain_options(args):

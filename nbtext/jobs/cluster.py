@@ -286,21 +286,17 @@ def predict_on_cluster(client, model_path, alpha, paths, output, explain, on_err
     """(number of documents, lines) batches of `nbtext predict PATH...`, scored on the workers
     (with the model of `model_path`, re-smoothed with `alpha` unless None; each document read
     up to `max_bytes`), in input order."""
-    from nbtext.modelfile.pending import Log
+    from nbtext.jobs.loading import model_bytes, model_of_bytes
 
-    with open(model_path, "rb") as f:
-        data = f.read()
-    log = Log(data)  # what its pending section learned since it was written: folded in there
-    log.check(model_path)
-    changes = log.records
-    model_bytes = client.scatter(data, broadcast=True)
+    data = model_bytes(model_path)  # through the one door: refused here, in one line, before any worker reads it
+    model_of_bytes(data, model_path, alpha)
     arguments = dict(
-        model_bytes=model_bytes,
+        model_bytes=client.scatter(data, broadcast=True),
+        model_path=str(model_path),
         alpha=alpha,
         max_bytes=max_bytes,
         output=tuple(output),
         explain=explain,
-        changes=changes,
         cwd=os.getcwd(),
     )
     for n, lines, errors, notices in _in_order(client, score_partition, partitions(path_entries(paths)), **arguments):
@@ -432,23 +428,18 @@ def second_pass_partition(entries, settings, max_bytes, function, cwd=None):
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
 
 
-def score_partition(entries, model_bytes, alpha, max_bytes, output, explain, changes=(), cwd=None):
-    """(documents scored, their output lines, [(name, error)]) of a partition (by the model
-    with `changes`, its pending log's records, folded in)."""
-    from nbtext.classifier.model import NaiveBayes
+def score_partition(entries, model_bytes, model_path, alpha, max_bytes, output, explain, cwd=None):
+    """(documents scored, their output lines, [(name, error)]) of a partition, by the model of
+    the file's bytes `model_bytes` loaded as every reader loads one (nbtext.jobs.loading: its
+    pending section checked and folded in; `model_path` names it)."""
+    from nbtext.jobs.loading import model_of_bytes
     from nbtext.exactmath import exp
-    from nbtext.modelfile.format import parse_state
     from nbtext.report.text import Output, prediction_lines
 
-    key = (hash(model_bytes), alpha, len(changes))
+    key = (hash(model_bytes), alpha)
     if key not in _models:
         _models.clear()
-        model = NaiveBayes.from_state(parse_state(model_bytes, "the model"))
-        if changes:
-            from nbtext.jobs.training import replayed
-
-            model = replayed(model, changes, to_score=True)
-        _models[key] = model if alpha is None else model.with_alpha(alpha)
+        _models[key] = model_of_bytes(model_bytes, model_path, alpha)
     model = _models[key]
     errors, lines = [], []
     with notices_collected() as notices:  # (the --max-bytes notice: said by the client)

@@ -16,6 +16,7 @@ from nbtext.classifier.purescore import unsure_threshold
 from nbtext.classifier.settings import (
     FOLDS_UNSURE_REFUSED,
     make_settings,
+    preset_of,
     make_tokenizer,
     options_read_by,
     unread_by_all,
@@ -71,10 +72,10 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     if len(models) > 1 and (unread := unread_by_all(options, models)):
         raise NbtextError(f"{unread[0]} does nothing here: {unread[1]}; drop it")
     # compared models each take what they read; one model takes every option, as train does (make_settings refuses)
-    settings_of = {
-        name: make_settings(**(options_read_by(options, name)[0] if len(models) > 1 else {**options, "model": name}))
-        for name in models
+    given_to = {
+        name: options_read_by(options, name)[0] if len(models) > 1 else {**options, "model": name} for name in models
     }
+    settings_of = {name: make_settings(**given) for name, given in given_to.items()}
     if unsure_below is not None and any(settings.calibration != "none" for settings in settings_of.values()):
         raise NbtextError(FOLDS_UNSURE_REFUSED.format("--unsure-below"))  # (the command line's: cli.options.REFUSED)
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
@@ -118,6 +119,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
             if on_fold is not None:
                 on_fold(name, f, folds[-1])
         results[name] = {
+            "preset": preset_of(given_to[name]),  # whose defaults it took: the spam preset is the multinomial's alone
             "alpha": settings["alpha"],
             "smooths": EVENT_MODELS[name].smooths,
             **sides,

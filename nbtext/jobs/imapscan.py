@@ -1,10 +1,21 @@
 """`nbtext imap-scan`: isbg's job for a mailbox on a server where no filter runs at delivery.
 The messages of an IMAP folder that arrived since the last scan are classified, and those
-called spam moved to a folder (MOVE where the server offers it, else UID COPY, then UID STORE
-\\Deleted and UID EXPUNGE of those alone) or given a keyword. What was scanned is remembered
-in a state file (the folder's UIDVALIDITY and highest UID scanned), written whole by rename
-after each batch, so a cron line costs only the new messages; a folder whose UIDVALIDITY
-changed (recreated, or its UIDs renumbered) is scanned again from its start.
+called spam moved to a folder or given a keyword. What was scanned is remembered in a state
+file (the folder's UIDVALIDITY and highest UID scanned), written whole by rename after each
+batch, so a cron line costs only the new messages; a folder whose UIDVALIDITY changed
+(recreated, or its UIDs renumbered) is scanned again from its start.
+
+A move is recorded on the server, not only in the state file, so that a retry never copies a
+message twice whatever was lost (a command's answer, the connection, the state file, the
+process between two commands). Before anything else each message to move is given nbtext's
+keyword MARK, which COPY and MOVE carry to the copy; then MOVE where the server offers it,
+else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone. A scan skips
+the messages marked \\Deleted (nbtext marks one only once its copy is known to be in the
+target folder); one that carries MARK and is still in the folder is a move begun: it is looked
+for in the target folder (a message there with MARK, the same INTERNALDATE, RFC822.SIZE and
+Message-ID, all of which a copy keeps) and, found, only deleted from the folder, else moved
+again. MARK also tells the learn-on-move Sieve scripts (contrib/dovecot) a move of nbtext's
+from a user's: the model does not learn its own verdicts.
 
 No message is lost: a move the server refuses leaves the messages where they were, and the
 state stays before them (the next run tries again). No message is marked \\Seen: messages
@@ -74,25 +85,34 @@ def scan(
             model = load_model() if uids else None
             if uids:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
+            target = _Target(folder._replace(name=move_to), imap_access) if move_to is not None else None
             for first in range(0, len(uids), BATCH):
                 batch = uids[first : first + BATCH]
-                documents = list(fetched(session, batch, None, max_bytes))  # (without those deleted meanwhile)
-                uid_of = {session.folder.message_name(uid): uid for uid in batch}
+                # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
+                # MARK alone: a move begun (see the module docstring)
+                flags = flags_of(session, batch)  # (without those deleted meanwhile)
+                begun = [uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}]
+                if target and not dry_run:
+                    _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
+                live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
+                documents = list(fetched(session, live, None, max_bytes)) if live else []
+                uid_of = {session.folder.message_name(uid): uid for uid in live}
                 kept, log_proba, _ = model.score(documents, on_error)
                 calls = []
                 for doc, probabilities in zip(kept, exp(log_proba)):
                     label, probability = model.decide(probabilities, unsure_below)
                     calls.append((doc.name, label, probability))
-                spam_uids = [uid_of[name] for name, label, _ in calls if label == spam]
-                if spam_uids and not dry_run:
-                    act(session, spam_uids, move_to, keyword)  # (refused: an error, the state left before them)
+                # (a move begun is finished, whatever the model says now; refused: an error, the state left before them)
+                acted = {uid_of[name] for name, label, _ in calls if label == spam} | set(begun)
+                if acted and not dry_run:
+                    act(session, sorted(acted), move_to, keyword, begun, target)
                 for name, label, probability in calls:
-                    action = _action(move_to, keyword, dry_run) if label == spam else "kept"
+                    action = _action(move_to, keyword, dry_run) if uid_of[name] in acted else "kept"
                     if on_message is not None:
                         on_message(name, label, probability, action)
                 counts["scanned"] += len(documents)
-                counts["spam"] += len(spam_uids)
-                counts["acted"] += 0 if dry_run else len(spam_uids)
+                counts["spam"] += sum(label == spam for _, label, _ in calls)
+                counts["acted"] += 0 if dry_run else len(acted)
                 if not dry_run:
                     state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": batch[-1]}
                     write_state(state_path, state)
@@ -118,25 +138,122 @@ def _action(move_to, keyword, dry_run):
     return ("would be " if dry_run else "") + " and ".join(done)
 
 
-def act(session, uids, move_to=None, keyword=None):
-    """Give the messages `uids` the keyword, then move them to `move_to`: MOVE where the server
-    offers it, else COPY, then STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of these alone;
-    without UIDPLUS they are left marked \\Deleted (a plain EXPUNGE would remove other
-    messages marked so). A refusal is an NbtextError: the messages are then where they were
-    (or, a COPY done, in both folders)."""
-    uid_set = ",".join(map(str, uids))
-    if keyword is not None:
-        session.command("STORE", uid_set, "+FLAGS.SILENT", f"({keyword})")
+MARK = "$NbtextMoved"  # the keyword of a message nbtext moves, given before the move (see the module docstring)
+# (flags as flags_of gives them: upper case, as IMAP's flags are case-insensitive)
+MARKED, DELETED = MARK.upper(), "\\DELETED"
+
+
+def act(session, uids, move_to=None, keyword=None, begun=(), target=None):
+    """Give the messages `uids` the keyword, then move them to `move_to` (see the module
+    docstring): those not yet marked are given MARK in the same STORE; those of `begun` carry
+    it already (a move an earlier run began), and `target` (a _Target, the folder `move_to`
+    on the same server) says which of them have their copy there already: those are only
+    deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
+    EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
+    messages are then where they were, or, a COPY done, marked \\Deleted only once it is."""
+    fresh = [uid for uid in uids if uid not in set(begun)]
+    added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None and fresh else [])
+    if added and fresh:
+        session.command("STORE", _uid_set(fresh), "+FLAGS.SILENT", f"({' '.join(added)})")
+    if keyword is not None and begun:
+        session.command("STORE", _uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
     if move_to is None:
         return
-    target = mailbox_argument(move_to)
-    if "MOVE" in session.capabilities:
-        session.command("MOVE", uid_set, target)
-        return
-    session.command("COPY", uid_set, target)
-    session.command("STORE", uid_set, "+FLAGS.SILENT", "(\\Deleted)")
-    if "UIDPLUS" in session.capabilities:
-        session.command("EXPUNGE", uid_set)
+    copied = target.copies_of(session, begun) if begun else set()
+    if fresh:
+        flags = flags_of(session, fresh)  # (the STORE's answer is not every server's: asked for)
+        fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing to move)
+        if "MOVE" not in session.capabilities and any(MARKED not in f for f in flags.values()):
+            raise NbtextError(
+                f"{session.folder.url}: the server did not keep the keyword {MARK} that imap-scan gives each "
+                "message it moves (a retry would copy it twice): nothing moved"
+            )
+    moving = fresh + [uid for uid in begun if uid not in copied]
+    if moving and "MOVE" in session.capabilities:
+        session.command("MOVE", _uid_set(moving), mailbox_argument(move_to))
+        moving = []
+    elif moving:
+        session.command("COPY", _uid_set(moving), mailbox_argument(move_to))
+    done = sorted(copied | set(moving))
+    if done:
+        session.command("STORE", _uid_set(done), "+FLAGS.SILENT", "(\\Deleted)")
+        _expunge(session, done)
+
+
+def _expunge(session, uids):
+    """UID EXPUNGE of the messages `uids` (marked \\Deleted, their copies in the target
+    folder) where the server has UIDPLUS; elsewhere they are left marked."""
+    if uids and "UIDPLUS" in session.capabilities:
+        session.command("EXPUNGE", _uid_set(uids))
+
+
+def _uid_set(uids):
+    return ",".join(map(str, uids))
+
+
+def flags_of(session, uids):
+    """{UID: its flags, upper case} of those of `uids` the open folder holds."""
+    import re
+
+    found = {}
+    for line in session.command("FETCH", _uid_set(uids), "(UID FLAGS)"):
+        line = line[0] if isinstance(line, tuple) else line
+        uid, flags = re.search(rb"\bUID (\d+)", line or b""), re.search(rb"\bFLAGS \(([^)]*)\)", line or b"")
+        if uid and flags:
+            found[int(uid[1])] = set(flags[1].decode("ascii", "replace").upper().split())
+    return {uid: found[uid] for uid in uids if uid in found}
+
+
+class _Target:
+    """The folder spam is moved to, looked into (read-only, a connection of its own, opened
+    only when a scan meets a move begun) for the copies of moves begun."""
+
+    def __init__(self, folder, access):
+        self.folder, self.access = folder, access
+
+    def copies_of(self, session, uids):
+        """Those of `uids` (messages of `session`'s folder carrying MARK) that have a copy in
+        the target folder: a message there carrying MARK with the same INTERNALDATE,
+        RFC822.SIZE and Message-ID lines (COPY keeps them all); each copy answers for one."""
+        wanted = _identities(session, uids)
+        if not wanted:
+            return set()
+        found = set()
+        with Session(self.folder, readonly=True, access=self.access) as there:
+            for size in sorted({identity[1] for identity in wanted.values()}):
+                larger = ["LARGER", str(size - 1)] if size > 0 else []
+                answer = there.command("SEARCH", "KEYWORD", MARK, *larger, "SMALLER", str(size + 1))
+                candidates = [int(u) for line in answer if isinstance(line, bytes) for u in line.split()]
+                copies = list(_identities(there, candidates).values()) if candidates else []
+                for uid, identity in wanted.items():
+                    if identity in copies:
+                        copies.remove(identity)
+                        found.add(uid)
+        return found
+
+
+def _identities(session, uids):
+    """{UID: (INTERNALDATE, RFC822.SIZE, its Message-ID lines)} of those of `uids` the open
+    folder holds."""
+    import re
+
+    items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
+    records = []  # a message's answer: [its line up to a literal, the literal or None, the rest of its line]
+    for item in session.command("FETCH", _uid_set(uids), items):
+        if isinstance(item, tuple):
+            records.append([item[0], item[1], b""])
+        elif isinstance(item, bytes) and (not records or re.match(rb"\d+ \(", item)):
+            records.append([item, None, b""])
+        elif isinstance(item, bytes):
+            records[-1][2] += item
+    found = {}
+    for head, literal, rest in records:
+        said = head + b" " + rest
+        uid, size = re.search(rb"\bUID (\d+)", said), re.search(rb"\bRFC822\.SIZE (\d+)", said)
+        date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
+        if uid and size and date:
+            found[int(uid[1])] = (date[1], int(size[1]), b" ".join((literal or b"").split()))
+    return {uid: found[uid] for uid in uids if uid in found}
 
 
 def _check_folder(session, name):

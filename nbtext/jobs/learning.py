@@ -68,19 +68,27 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
 
 def nothing_to_update(model_path, specs, new_classes=False):
     """Whether `train --update` of the CLASS_DIRs `specs` has nothing to learn: every folder
-    given is empty (a learn-on-error job's common case). The model and the labels are
-    checked all the same: a wrong -m in a cron line, or a learn folder given without LABEL=
-    (a class the model lacks, without `new_classes`), is an error on its first run, not on
-    the day mail first reaches the folders."""
+    given is empty (a learn-on-error job's common case). Checked first, whatever the folders
+    hold, before any document is read: the model, and every label the arguments name
+    (LABEL=PATH, a folder's own name, an IMAP folder's, LABEL=- for stdin) against its
+    classes (a class the model lacks, without `new_classes`: labels.new_classes_refused). A
+    wrong -m in a cron line, or a learn folder given without LABEL=, is then an error on its
+    first run, not on the day mail first reaches that folder. With nothing to learn the model
+    is read whole (a corrupt one said now); else its header alone, the rest read when it is
+    loaded."""
     from nbtext.labels import new_classes_refused
-    from nbtext.modelfile.container import split
+    from nbtext.modelfile.container import read_header, split
     from nbtext.reading.sources import class_sources, nothing_to_learn
 
-    if not nothing_to_learn(specs):
-        return False
-    header, _ = split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
-    known = header.get("classes") if isinstance(header, dict) else None  # (checked whole when documents come)
     labels = [label for label, _ in class_sources(specs)]
+    nothing = nothing_to_learn(specs)
+    if nothing:
+        header, _ = split(model_bytes(model_path), model_path)  # (NbtextError: missing, a folder, not a model, corrupt)
+    elif not os.path.exists(model_path):
+        model_bytes(model_path)  # says what to do
+    else:
+        header = read_header(model_path)
+    known = header.get("classes") if isinstance(header, dict) else None  # (checked whole when documents come)
     if isinstance(known, list) and (refusal := new_classes_refused(known, labels, new_classes)):
         raise NbtextError(refusal)
-    return True
+    return nothing

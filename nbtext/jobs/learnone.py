@@ -45,6 +45,7 @@ def through_log(model_path, documents, forget=False):
     from nbtext.errors import NbtextError
     from nbtext.labels import classes_problem
     from nbtext.modelfile.container import locked, mapped, read_open, sample_section
+    from nbtext.modelfile.schema import same_record
 
     with locked(model_path):
         try:
@@ -68,11 +69,14 @@ def through_log(model_path, documents, forget=False):
                 return Fallback()  # time to fold the section into the file
             try:
                 changes = pending.Changes(pure.classes, log.records, pure.journal_label, presence=pure.presence)
+                agrees = changes.derived is None or same_record(changes.derived, _rederived(pure, log.records))
                 pure.with_changes(changes)
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
-            except Unserved:
+            except (Unserved, OverflowError):
                 return Fallback()  # (the full way then says what is wrong with the section)
+            if not agrees:  # what every reader that loads the model whole refuses: never built on
+                raise NbtextError(f"{model_path} is corrupt ({pending.DISAGREES})")
             return _appended(f, model_path, pure, changes, log, documents, forget)
 
 
@@ -133,18 +137,44 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     return stats, skipped, len(log.records)
 
 
-def _derived_after(pure, derived, change):
+def _rederived(pure, records):
+    """The one-document record the section's `records` leave, derived again from the file's
+    own and each record's tokens, as the learner derived it when it appended the record. The
+    model loaded whole checks the last record's against the counts (nbtext.jobs.loading); a
+    learner checks it so, without numpy, before it builds on it: a lie is never carried into
+    the records it appends. Each distinct token of the section is looked up in the file once
+    (`pure` follows no records yet), its counts then kept as the records change them; the
+    section is bounded by pending.MAX_SECTION_BYTES."""
+    from nbtext.stats.changes import of_record
+
+    derived = {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")}
+    counts_now = {}
+    for record in records:
+        derived = _derived_after(pure, derived, of_record(record), counts_now)
+    return derived
+
+
+def _derived_after(pure, derived, change, counts_now=None):
     """The one-document record after `change` (nbtext.stats.changes), from the counts of its
     document's tokens alone (the module's formulas). Counts are whole numbers: the sums are
-    exact, as the model's own."""
+    exact, as the model's own. With `counts_now` (token -> counts, filled as it goes), a
+    token's counts are the ones kept there, else the file's, and are kept there after."""
+    from nbtext.classifier.purescore import Unserved
+
     row = {name: k for k, name in enumerate(pure.classes)}
     has_unk = derived["unk"] is not None
     features, totals = derived["features"], list(derived["totals"])
     unk = list(derived["unk"]) if has_unk else None
     for token, n in document_counts(change.tokens, pure.presence).items():
-        _, before = pure.token_counts(token)
-        before = list(before) if before is not None else [0.0] * len(pure.classes)
+        before = counts_now.get(token) if counts_now is not None else None
+        if before is None:
+            _, before = pure.token_counts(token)
+            before = list(before) if before is not None else [0.0] * len(pure.classes)
         after = counts_after(before, n, change, row)
+        if counts_now is not None:
+            if min(after) < 0:
+                raise Unserved  # forgotten where it was never counted: the model loaded whole refuses it
+            counts_now[token] = after
         kept_before, kept_after = sum(before) >= pure.min_count, sum(after) >= pure.min_count
         features += kept_after - kept_before
         for k in range(len(totals)):

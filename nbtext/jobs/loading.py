@@ -42,7 +42,8 @@ def model_of_bytes(data, path, alpha=None, fold=None):
     """The model of a model file's bytes (`path` names it), with its pending records folded
     in (nbtext.jobs.training.replayed): as the file will hold them (`fold`; None: when the
     calibration sample was read), or as readers score until then. λ replaced by `alpha`."""
-    from nbtext.classifier.model import from_bytes, same_record
+    from nbtext.classifier.model import from_bytes
+    from nbtext.modelfile.schema import same_record
     from nbtext.features.weighting import counts_presence
 
     model = from_bytes(data, path)
@@ -66,7 +67,7 @@ def model_of_bytes(data, path, alpha=None, fold=None):
             or not set(changes.derived) <= set(record)
             or not same_record(changes.derived, {key: record[key] for key in changes.derived})
         ):
-            raise NbtextError(f"{path} is corrupt (its pending section does not agree with its counts)")
+            raise NbtextError(f"{path} is corrupt ({pending.DISAGREES})")
     return model if alpha is None else model.with_alpha(alpha)
 
 

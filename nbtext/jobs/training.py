@@ -90,17 +90,18 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
 
         chosen, seen, settings = tone_chosen(batches, settings, jobs, on_error)
         if on_stage is not None:
-            on_stage(f"the TONE pass learned {len(chosen):,} documents: counting them")
+            on_stage(f"the TONE pass learned {len(chosen):,} of the {len(seen[1]):,} documents it read: counting them")
         uncalibrated = TrainSettings(settings.stored(), "none", None, settings.default_alpha)
         chosen_tokens = [tokens for tokens, was in zip(seen[0], seen[2]) if was]  # (the pass's own lists)
         model = _counted_tokenized(chosen, chosen_tokens, uncalibrated)
-        if settings.calibration == "none":
-            return model
-        from nbtext.jobs.calibration import pass_calibration
+        if settings.calibration != "none":
+            from nbtext.jobs.calibration import pass_calibration
 
-        if on_stage is not None:
-            on_stage(f"calibrating: scores of the {len(seen[1]):,} documents the pass saw, then the temperature")
-        return model.take_calibration(pass_calibration(model, seen, settings.calibration, settings.budget))
+            if on_stage is not None:
+                on_stage(f"calibrating: scores of the {len(seen[1]):,} documents the pass saw, then the temperature")
+            model = model.take_calibration(pass_calibration(model, seen, settings.calibration, settings.budget))
+        model.pass_read = len(seen[1])  # (said by train's summary beside the documents learned)
+        return model
     return _counted(batches, on_error, jobs, partial, on_stage, settings)
 
 

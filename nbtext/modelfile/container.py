@@ -100,6 +100,31 @@ def read_open(f, path, sample=False):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
+def read_header(path):
+    """The header (a dict) of the model file at `path`, read alone: its magic, preamble and
+    header checksum checked, the arrays not read (what must be known before any document is
+    read: the classes train --update may name). Anything else than a whole header of a
+    format this build reads is read as read_bytes and split do, which say what is wrong;
+    the model's arrays are checked when it is loaded."""
+    import stat
+
+    start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):  # (else read_bytes says what it is)
+            with open(path, "rb") as f:
+                head = f.read(start)
+                version, length = PREAMBLE.unpack_from(head, len(MAGIC)) if len(head) == start else (0, 0)
+                if head.startswith(MAGIC) and 2 <= version <= FORMAT_VERSION and length <= os.fstat(f.fileno()).st_size:
+                    header = f.read(length)
+                    if zlib.crc32(header) == HEADER_CRC.unpack_from(head, len(MAGIC) + PREAMBLE.size)[0]:
+                        record = json.loads(header.decode("utf-8", "surrogateescape"))
+                        if isinstance(record, dict):
+                            return record
+    except (OSError, ValueError, RecursionError):
+        pass
+    return split(read_bytes(path), path)[0]
+
+
 def split(data, path):
     """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
     if data[: len(MAGIC)] != MAGIC:  # (data: bytes, or a mapped file)
@@ -287,14 +312,16 @@ def _remove_stale_temporaries(folder):
             pass  # another user's process, alive: its file
 
 
-def write_atomically(path, chunks):
+def write_atomically(path, chunks, private=True):
     """Write bytes so that `path` is either the old file or the complete new one, never half.
 
-    A temporary file in the same folder, then rename. A path that is a symbolic link is
-    written through to the file it points to (the link stays a link); an existing file keeps
-    its mode and, where the writer may set it, its owner; a new file gets the mode the umask
-    gives. A path that is a device, FIFO or socket is refused; temporary files left by
-    writers that were killed are removed."""
+    A temporary file in the same folder (mode 0600 while it is written), then rename. A path
+    that is a symbolic link is written through to the file it points to (the link stays a
+    link); an existing file keeps its mode and, where the writer may set it, its owner. A new
+    file is the writer's alone, 0600 whatever the umask, when `private` (a model holds the
+    words of the mail it learned, a scan's state the names of a user's folders: kept as a mail
+    server keeps mail), else the mode the umask gives (a plot). A path that is a device, FIFO
+    or socket is refused; temporary files left by writers that were killed are removed."""
     import tempfile
 
     path = os.fspath(path)
@@ -323,10 +350,12 @@ def write_atomically(path, chunks):
                     os.chown(tmp, existing.st_uid, existing.st_gid)
                 except PermissionError:
                     pass  # only root may give a file away: it is then the writer's
+        elif private:
+            os.chmod(tmp, 0o600)  # (mkstemp's 0600 is less what the umask takes away: said here whole)
         else:
             umask = os.umask(0)
             os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the mode a new file would get
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException as e:
         try:

@@ -39,6 +39,9 @@ MAX_BATCH = 20  # documents one `train --update` or `forget` learns through the 
 # What every message's filter reads of it, bounded: a section past this many bytes is folded
 # into the model (a learn-on-error job that learns huge spam must not slow every delivery).
 MAX_SECTION_BYTES = 1 << 20
+# What every reader that checks the section against the counts says of one that lies
+# (nbtext.jobs.loading, the model loaded whole; nbtext.jobs.learnone, before it appends).
+DISAGREES = "its pending section does not agree with its counts"
 
 
 class Log:

@@ -250,6 +250,18 @@ def _integer(payload, spec, i):
     return unpack.unpack_from(payload, spec["offset"] + i * unpack.size)[0]
 
 
+def same_record(stored, derived):
+    """Whether a file's one_document record is the one its counts give, to rounding (files
+    of older builds computed its logarithms with numpy's, which may differ in the last bit)."""
+    if isinstance(stored, float) and isinstance(derived, float):
+        return abs(stored - derived) <= 1e-9 * max(1.0, abs(derived))
+    if isinstance(stored, dict) and isinstance(derived, dict):
+        return stored.keys() == derived.keys() and all(same_record(stored[k], derived[k]) for k in stored)
+    if isinstance(stored, list) and isinstance(derived, list):
+        return len(stored) == len(derived) and all(map(same_record, stored, derived))
+    return stored == derived and type(stored) is type(derived)
+
+
 def check_one_document(record, n_classes, n_tokens, form=None):
     """Raise ValueError unless the derived `one_document` record (nbtext.classifier.model) is well formed:
     the record of `form` (the file's event model's one-document form: what the one-message path

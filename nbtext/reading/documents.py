@@ -315,15 +315,16 @@ def report_errors(errors, on_error=None):
 
 
 def document_key(data):
-    """The journal's key for a document's data: its content hash without its `>From `
-    quoting or trailing line ends (neither makes a token), its CR LFs as LF (its tokens
-    are of those: nbtext.reading.mail.lf_line_ends), so a message read from a folder, a
-    Maildir, an mbox file or stdin, stored or sent with either line end, is the same
-    message. The key is of the bytes the tokens are of: every reader leaves an mbox
-    envelope line out of the data itself."""
-    from nbtext.reading.mail import lf_line_ends
+    """The journal's key for a document's data: the content hash of the message as sent
+    (nbtext.reading.mail.message_as_sent: its CR LFs as LF, without the fields a local
+    delivery put on top or nbtext's verdict; its tokens are of those bytes), without its
+    `>From ` quoting or trailing line ends (neither makes a token), so a message read from
+    a folder, a Maildir, an mbox file, stdin or IMAP, stored or sent with either line end,
+    filtered and stored by a delivery or not, is the same message. Every reader leaves an
+    mbox envelope line out of the data itself."""
+    from nbtext.reading.mail import message_as_sent
 
-    return _key_of_bytes(lf_line_ends(_key_bytes(data)))
+    return _key_of_bytes(message_as_sent(_key_bytes(data)))
 
 
 def journal_key(data, learned):

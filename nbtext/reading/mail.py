@@ -103,6 +103,138 @@ def lf_line_ends(data):
     return data.replace(b"\r\n", b"\n")
 
 
+# --- The message as sent: what nbtext reads and keys -------------------------------------
+# Lines end at a line feed alone here, as filter reads them (nbtext.cli.mailfilter): a carriage
+# return is a byte of its line. These patterns repeat no group: a repeated group keeps a
+# backtracking entry for each of its matches (a pattern of a field and its continuation lines,
+# repeated, took 35 bytes of memory a byte of a header block of short lines); each of these
+# scans a line once.
+_NOT_IN_HEADER = re.compile(rb"\n(?![ \t]|[!-9;-~]+:)")  # a line end, then a line neither header nor continuation
+_FIELD_END = re.compile(rb"\n(?![ \t])")  # a line end, then no continuation line
+_NAME_BEFORE_COLON = re.compile(rb"[!-9;-~]+(?=:)")
+_BARE_CR = re.compile(rb"\r[^\r\n]")  # a carriage return not in the run just before a line feed
+VERDICT_PREFIX = b"x-nbtext-"  # nbtext's own fields (X-Nbtext-Class, -Probability, -Evidence), in any case
+# The fields a local delivery puts on top of a message as it stores it: RFC 5321's Return-Path
+# (every final delivery: Dovecot's LMTP, Postfix's local and virtual, Exim), Delivered-To
+# (Dovecot's LMTP, Postfix, qmail), X-Original-To (Postfix), Envelope-To and Delivery-Date
+# (Exim's appendfile and pipe transports), and a Received of the delivery hop itself (LOCAL_HOP).
+DELIVERY_FIELDS = frozenset(b"return-path delivered-to x-original-to envelope-to delivery-date".split())
+# A Received of a local delivery: by LMTP (RFC 3848's LMTP, LMTPA, LMTPS, LMTPSA: Dovecot's
+# and Cyrus's LMTP servers) or Exim's `with local` (a message a local program handed over).
+LOCAL_HOP = re.compile(rb"(?i)\bwith\s+(?:lmtps?a?|local)(?![\w.-])")
+
+
+def header_block(message):
+    """(start, end) of `message`'s header block's fields ended by a line feed, or None when
+    it has no header block. The block is the run of header fields (a header line and its
+    continuation lines) from the start (after an mbox envelope line, by the rule every reader
+    keeps: nbtext.reading.mbox); it ends at the first line that is neither a header line nor a
+    continuation (a blank line, or a body line right after the headers, as Enron's messages
+    have) or at the end of the message. `end` is after every whole field, before a last one
+    with no line feed (a message of headers alone, whose bytes filter's verdict, put at `end`,
+    must not change)."""
+    start = len(message) - len(strip_envelope(message))
+    if not _HEADER_LINE.match(message, start):
+        return None
+    after = _NOT_IN_HEADER.search(message, start)
+    if after is not None:
+        return start, after.end()
+    if message.endswith(b"\n"):
+        return start, len(message)
+    # the last line has no line feed: its field (from the header line above its continuations) is not whole
+    field = max(message.rfind(b"\n", start) + 1, start)
+    while field > start and message[field] in b" \t":
+        field = max(message.rfind(b"\n", start, field - 1) + 1, start)
+    return start, field
+
+
+def header_fields(data, start, end):
+    """(name, where the field starts, where its value starts, where it ends) of each field of
+    the header block data[start:end] (header_block's), in order."""
+    position = start
+    while position < end:
+        name = _NAME_BEFORE_COLON.match(data, position, end)
+        if name is None:  # (not a header block's)
+            return
+        field_end = _FIELD_END.search(data, name.end(), end)
+        field_end = end if field_end is None else field_end.end()
+        yield name[0], position, name.end() + 1, field_end
+        position = field_end
+
+
+def without_verdicts(data, start, end):
+    """The header block data[start:end] without nbtext's own verdict fields (VERDICT_PREFIX),
+    each one whole, every line of it ended by a line feed with no carriage return but just
+    before it. (A bare one, `X-Nbtext-Class: ham\\rSubject: hi`, is a line end to readers that
+    break at CR: that field is left as it is rather than lose what they read as another
+    header.) filter takes an old verdict out so, and every reader too."""
+    pieces, kept_from = [], start
+    for name, field_start, _, field_end in header_fields(data, start, end):
+        if (
+            name[: len(VERDICT_PREFIX)].lower() == VERDICT_PREFIX
+            and _BARE_CR.search(data, field_start, field_end) is None
+        ):
+            pieces.append(data[kept_from:field_start])
+            kept_from = field_end
+    pieces.append(data[kept_from:end])
+    return b"".join(pieces)
+
+
+def local_delivery_end(data, start, end):
+    """Where the local delivery's trace ends in the header block data[start:end] (start when
+    there is none): the fields on top down to the last Received of a local-delivery hop
+    (LOCAL_HOP), when every field above it is one of DELIVERY_FIELDS or such a Received.
+
+    That Received is what shows the fields above it are this mailbox's delivery: Dovecot's
+    LMTP puts `Return-Path`, `Delivered-To` and `Received: ... by HOST with LMTP ... for <user>;
+    DATE` on top. Without one nothing is taken: a Return-Path or Delivered-To alone on top
+    may be the sender's evidence (Return-Path is the envelope sender), and the corpora's
+    messages, stored by Postfix's and Exim's local deliveries (Return-Path with Delivered-To or
+    Delivery-Date on top, no such Received), read as they did (docs/mail.md has the figures)."""
+    trace_end = start
+    for name, _, value_start, field_end in header_fields(data, start, end):
+        name = name.lower()
+        if name == b"received" and LOCAL_HOP.search(data, value_start, field_end) is not None:
+            trace_end = field_end
+        elif name not in DELIVERY_FIELDS:
+            break
+    return trace_end
+
+
+def message_as_sent(data):
+    """The bytes of a message that nbtext reads (its tokens: nbtext.reading.tokenize) and knows
+    it by (the journal's key: nbtext.reading.documents.document_key): its CR LFs as LF
+    (lf_line_ends), and its header block without
+    - the local delivery's trace on top (local_delivery_end): the mailbox's own address, host
+      and the date it was stored, tokens every message of that mailbox shares, which a model
+      learning from the mailbox took for evidence of the class it learned them under
+      (SpamAssassin skips its trusted hops likewise). Below it nothing is taken out: a
+      Received further down is the record of a hop the sender's mail passed;
+    - nbtext's own verdict (without_verdicts, wherever in the block, as filter replaces it);
+    a block left empty goes with the blank line after it (filter's header block in front of
+    text). An mbox envelope line stays as it is.
+
+    So the message filter judged at delivery, its copy the delivery stored, the copy a client
+    fetches over IMAP and the file it was sent from are one message, with the same tokens and
+    the same key."""
+    data = lf_line_ends(data)
+    block = header_block(data)
+    if block is None:
+        return data
+    start, end = block
+    kept_from = local_delivery_end(data, start, end)
+    if VERDICT_PREFIX in data[kept_from:end].lower():  # (a lowered copy's find: faster than reading each field)
+        head = without_verdicts(data, kept_from, end)
+    elif kept_from == start:
+        return data
+    else:
+        head = data[kept_from:end]
+    rest = data[end:]
+    if not head and rest.startswith(b"\n"):
+        rest = rest[1:]
+    return data[:start] + head + rest
+
+
 def split_message(data):
     """({lowercase name: [raw values]}, body) of a message or a MIME part."""
     if not _HEADER_LINE.match(data):

@@ -157,19 +157,31 @@ class Tokenizer:
                 tokens = mail_tokens(data, self._header_places, self.text_tokens)
                 self.mail_documents += 1
                 return word_ngrams(tokens, self.ngrams)
-        tokens = self.text_tokens(decode(document))
+        tokens = self.text_tokens(decode(_message_text(document)))
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)
         return tokens
 
 
 def _message_bytes(document):
-    """A document (str or bytes) as the bytes it is read as a message from: its CR LFs as LF
-    (nbtext.reading.mail.lf_line_ends), so that its tokens are those of the bytes its journal
-    key is of. (Read as text, a CR is no word character: its tokens are the same either way.)"""
-    from nbtext.reading.mail import lf_line_ends
+    """A document (str or bytes) as the bytes it is read as a message from: the message as
+    sent (nbtext.reading.mail.message_as_sent: CR LFs as LF, without the local delivery's
+    fields on top or nbtext's own verdict), so that its tokens are those of the bytes its
+    journal key is of."""
+    from nbtext.reading.mail import message_as_sent
 
-    return lf_line_ends(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+    return message_as_sent(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+
+
+def _message_text(document):
+    """A document read as text: the message as sent, as for one read as mail (its key is of
+    those bytes whichever way it is read). (Its CR LFs as LF change no token: a CR is no token
+    character of either lexer.) A str is given back as a str of the same code points."""
+    from nbtext.reading.mail import message_as_sent
+
+    if isinstance(document, str):
+        return message_as_sent(document.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+    return message_as_sent(document)
 
 
 class RowTokenizer:

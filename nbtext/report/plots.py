@@ -53,7 +53,7 @@ def _save(figure, path, trimmed=True):
     check_plot_path(path)
     buffer = io.BytesIO()
     figure.savefig(buffer, format=os.path.splitext(str(path))[1][1:].lower(), bbox_inches="tight" if trimmed else None)
-    write_atomically(path, [buffer.getvalue()])
+    write_atomically(path, [buffer.getvalue()], private=False)  # a picture of figures, no mail's words
 
 
 def eval_plot(report, curves, path):

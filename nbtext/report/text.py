@@ -93,9 +93,11 @@ def _model_said(model):
     cutoff = spam_cutoff_said(model.calibration, model.classes)  # train --max-ham-flagged's
     own = model.unsure_threshold()  # train --unsure-below's
     decision = "; ".join(([cutoff] if cutoff else []) + ([_unsure_said(own)] if own is not None else []))
+    read = getattr(model, "pass_read", None)  # (a TONE pass learns what it chooses of what it read)
+    learned = f" learned by a TONE pass of the {read:,} it read" if read is not None else ""
     return (
         f"{model.event_model} model (λ={model.alpha:g}) of "
-        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}); "
+        f"{counted(int(model.class_count.sum()), 'document')} ({per_class}){learned}; "
         f"vocabulary {model.vocabulary.n_kept:,} tokens{unk} of {model.vocabulary.n_tokens:,} seen; "
         + (f"calibrated (T = {temperature_formula(model.calibration)}); " if model.calibration is not None else "")
         + (f"decision: {decision}; " if decision else "")
@@ -239,8 +241,9 @@ def format_report(report, terminal=False):
             lines.append(f"{name}\t{value if isinstance(value, int) else _fmt(value)}")
     if report.get("unsure_below") is not None:  # (the command's, or the model's own: train --unsure-below)
         lines.append(f"unsure below\t{threshold_said(report['unsure_below'])}")
-    if "unsure_errors" in report:
-        lines.append(f"errors unsure\t{report['unsure_errors']} of {report['errors']}")
+    if "unsure_errors" in report:  # of every document's most probable class (unsure or not): how many are wrong,
+        u = report["unsure_errors"]  # and how many of those the band or cut-off left unsure
+        lines.append(f"most probable wrong\t{report['errors']} ({u} left unsure, {report['errors'] - u} decided)")
     lines.append("")
     lines.append(f"{'class':<{width}}\tprecision\trecall\tf1\tsupport")
     for label in classes:
@@ -363,13 +366,18 @@ def crossval_table(folds, seed, results, terminal=False):
     line up instead)."""
     lines = [
         f"{folds}-fold stratified cross-validation (seed {seed}); mean ± standard deviation over folds",
-        "model\tλ\taccuracy\tmacro F1",
+        "model\tdefaults\tλ\taccuracy\tmacro F1",
     ]
     for name, r in results.items():
         alpha = f"{r['alpha']:g}" if r["smooths"] else "-"  # gaussian does not smooth
+        defaults = {"spam": "spam preset", "general": "general"}.get(r.get("preset"), "-")  # (--compare mixes them)
         lines.append(
-            f"{name}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
+            f"{name}\t{defaults}\t{alpha}\t{r['accuracy_mean']:.4f} ± {r['accuracy_std']:.4f}"
             f"\t{r['macro_f1_mean']:.4f} ± {r['macro_f1_std']:.4f}"
+        )
+    if len({r.get("preset") for r in results.values()}) > 1:
+        lines.append(
+            "(the spam preset is a multinomial's: --preset general trains every model by the general defaults)"
         )
     rendered = aligned if terminal else "\n".join
     table = rendered(lines)

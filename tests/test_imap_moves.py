@@ -1,0 +1,513 @@
+"""imap-scan's moves against a fake IMAP server that fails (nbtext.jobs.imapscan): whatever is
+lost (a command's answer, the connection, the state file, the folder's UIDVALIDITY) or refused,
+and wherever the process is killed, on a server with or without MOVE and UIDPLUS, a retry never
+copies a message twice, a move the server refuses leaves the message where it was, and no
+message is lost: each is in its folder, or in the folder spam goes to exactly once (where it
+was scanned at most marked \\Deleted). The real Dovecot's side is in tests/test_imap.py."""
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import nbtext
+from nbtext.errors import NbtextError
+from nbtext.jobs import imapscan
+from nbtext.reading.imap import Lost, Refused
+
+from dovecot_server import NBTEXT
+
+URL = "imap://alice@example.org/INBOX"
+
+
+class Killed(BaseException):
+    """The process killed: nothing after this step runs (not an error nbtext could catch)."""
+
+
+class Server:
+    """An IMAP server's folders in memory ({name: {"validity", "next", "messages": {UID: [bytes,
+    flags, INTERNALDATE]}}}), with `capabilities`, which fails as `faults` says: {step: kind},
+    a step being each command any connection sends and each write of the scan's state, in
+    order, counted in `steps`; kind "refused" (NO: nothing done), "lost" (done, then the
+    connection dropped before its answer), "killed" (done, then the process killed), "half"
+    (done, then NO; a MOVE copies and leaves the messages). The commands of `refuse` it always
+    refuses. `said`: the commands, in order."""
+
+    def __init__(self, capabilities, folders):
+        self.capabilities, self.folders = set(capabilities), folders
+        self.faults, self.steps, self.said, self.refuse = {}, 0, [], set()
+        self.keywords = True  # (False: a server that keeps no keyword, only the system flags)
+
+    def step(self, name):
+        """The fault of this step, counted (None: none)."""
+        self.said.append(name)
+        self.steps += 1
+        return self.faults.pop(self.steps, None)
+
+    def append(self, name, message, flags=(), date=None):
+        folder = self.folders.setdefault(name, {"validity": 1, "next": 1, "messages": {}})
+        date = date or f"29-Nov-2026 05:{folder['next'] // 60:02d}:{folder['next'] % 60:02d} +0000"
+        folder["messages"][folder["next"]] = [message, set(flags), date]
+        folder["next"] += 1
+
+    def renumber(self, name):
+        """The folder's UIDs given again under a new UIDVALIDITY (its messages and flags kept)."""
+        folder = self.folders[name]
+        held = [folder["messages"][uid] for uid in sorted(folder["messages"])]
+        folder["validity"] += 1
+        folder["messages"] = {n: m for n, m in enumerate(held, 1)}
+        folder["next"] = len(held) + 1
+
+    def session(self):
+        """The Session class the scan job is given: connections to this server."""
+        server = self
+
+        class Session(Connection):
+            def __init__(self, folder, readonly=True, access=None):
+                super().__init__(server, folder, readonly)
+
+        return Session
+
+
+class Connection:
+    """A Session of nbtext.reading.imap over a Server: the folder open (read-only or not)."""
+
+    def __init__(self, server, folder, readonly):
+        self.server, self.folder, self.readonly, self.lost = server, folder, readonly, False
+
+    def __enter__(self):
+        self.capabilities = self.server.capabilities
+        self.open = self.server.folders[self.folder.name]
+        self.uid_validity, self.exists = self.open["validity"], len(self.open["messages"])
+        return self
+
+    def __exit__(self, *exception):
+        pass
+
+    def reconnect(self):
+        validity = self.uid_validity
+        self.lost = False
+        self.__enter__()
+        if self.uid_validity != validity:
+            raise NbtextError("the folder was replaced")
+
+    @property
+    def client(self):
+        return self
+
+    def list(self, *arguments):
+        raise AssertionError("asked through `call`")
+
+    def call(self, method, *arguments):  # (the one call the scan makes of the client: LIST of the folder)
+        name = arguments[1].strip('"')
+        return "OK", [f'() "/" {name}'.encode()] if name in self.server.folders else [None]
+
+    def command(self, what, *arguments):
+        if self.lost:
+            raise Lost("the connection failed")
+        fault = self.server.step(what)
+        self.half = fault == "half"
+        if fault == "refused" or what in self.server.refuse or (what == "MOVE" and "MOVE" not in self.capabilities):
+            raise Refused(f"the server refused UID {what} (no)", "no")
+        if what == "EXPUNGE" and "UIDPLUS" not in self.capabilities:
+            raise Refused("the server refused UID EXPUNGE (unknown command)", "unknown command")
+        if self.readonly and what in ("STORE", "COPY", "MOVE", "EXPUNGE"):
+            raise Refused(f"the server refused UID {what} (read-only)", "read-only")
+        answer = getattr(self, what.lower())(*arguments)
+        if fault == "half":  # (a MOVE that copied, then failed)
+            raise Refused(f"the server refused UID {what} (half done)", "half done")
+        if fault == "lost":
+            self.lost = True
+            raise Lost("the connection failed")
+        if fault == "killed":
+            raise Killed
+        return answer
+
+    def uids(self, uid_set):
+        held = self.open["messages"]
+        if uid_set.endswith(":*"):
+            first = int(uid_set[:-2])
+            return [u for u in sorted(held) if u >= first] or sorted(held)[-1:]
+        return [int(u) for u in uid_set.split(",") if int(u) in held]
+
+    def fetch(self, uid_set, items):
+        answer = []
+        for n, uid in enumerate(self.uids(uid_set), 1):
+            message, flags, date = self.open["messages"][uid]
+            if items == "(UID)":
+                answer.append(f"{n} (UID {uid})".encode())
+            elif items == "(UID FLAGS)":
+                answer.append(f"{n} (UID {uid} FLAGS ({' '.join(sorted(flags))}))".encode())
+            elif "HEADER.FIELDS" in items:
+                lines = b"".join(re.findall(rb"(?im)^message-id:.*\r?\n", message.split(b"\n\n")[0] + b"\n")) + b"\r\n"
+                head = f'{n} (UID {uid} INTERNALDATE "{date}" RFC822.SIZE {len(message)} BODY[HEADER.FIELDS (MESSAGE-ID)] {{{len(lines)}}}'
+                answer += [(head.encode(), lines), b")"]
+            else:
+                answer += [(f"{n} (UID {uid} BODY[] {{{len(message)}}}".encode(), message), b")"]
+        return answer
+
+    def store(self, uid_set, how, flags):
+        assert how == "+FLAGS.SILENT", how
+        for uid in self.uids(uid_set):
+            kept = [f for f in flags.strip("()").split() if self.server.keywords or f.startswith("\\")]
+            self.open["messages"][uid][1].update(kept)
+        return [None]
+
+    def copy(self, uid_set, target):
+        for uid in self.uids(uid_set):
+            message, flags, date = self.open["messages"][uid]
+            self.server.append(target.strip('"'), message, flags - {"\\Recent"}, date)
+        return [None]
+
+    def move(self, uid_set, target):
+        moving = self.uids(uid_set)
+        self.copy(uid_set, target)
+        if not self.half:
+            for uid in moving:
+                del self.open["messages"][uid]
+        return [None]
+
+    def expunge(self, uid_set):
+        for uid in self.uids(uid_set):
+            if "\\Deleted" in self.open["messages"][uid][1]:
+                del self.open["messages"][uid]
+        return [None]
+
+    def search(self, *criteria):
+        criteria = list(criteria)
+        assert criteria[:2] == ["KEYWORD", imapscan.MARK], criteria
+        larger = int(criteria[criteria.index("LARGER") + 1]) if "LARGER" in criteria else -1
+        smaller = int(criteria[criteria.index("SMALLER") + 1])
+        found = [
+            uid
+            for uid, (message, flags, _) in sorted(self.open["messages"].items())
+            if imapscan.MARK in flags and larger < len(message) < smaller
+        ]
+        return [" ".join(map(str, found)).encode()]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    )
+
+
+def spam(n):
+    return f"Message-ID: <{n}@example.org>\nSubject: win\n\ncheap pills cash prize {n}\n".encode()
+
+
+def ham(n):
+    return f"Subject: lunch\n\nlunch meeting at noon {n}\n".encode()  # (no Message-ID: the date and size alone)
+
+
+def where(server, message):
+    """(how many copies in INBOX, of them \\Deleted; how many in Junk)."""
+    inbox = [flags for m, flags, _ in server.folders["INBOX"]["messages"].values() if m == message]
+    junk = [m for m, _, _ in server.folders["Junk"]["messages"].values() if m == message]
+    return len(inbox), sum("\\Deleted" in f for f in inbox), len(junk)
+
+
+def scanned(server, model, monkeypatch, state):
+    """One run of the scan (moving spam to Junk) against `server`: None, or how it ended."""
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    written = imapscan.write_state
+
+    def write_state(path, folders):
+        fault = server.step("state")
+        if fault in ("refused", "lost"):
+            raise NbtextError("the disk is full")
+        if fault == "killed":  # (killed before the rename: the state file as it was)
+            raise Killed
+        written(path, folders)
+
+    monkeypatch.setattr(imapscan, "write_state", write_state)
+    try:
+        imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
+    except (NbtextError, Killed) as e:
+        return type(e).__name__
+    return None
+
+
+def holds(server, messages, done=False):
+    """Each spam in Junk at most once (`done`: exactly once, and in INBOX at most marked
+    \\Deleted), never lost; each ham in INBOX once, unmarked, never copied."""
+    for message in messages:
+        inbox, deleted, junk = where(server, message)
+        if message in SPAM:
+            assert junk <= 1 and inbox <= 1, (message, inbox, junk)
+            assert junk == 1 or (inbox == 1 and not deleted), (message, inbox, deleted, junk)  # never lost
+            if done:
+                assert junk == 1 and inbox == deleted, (message, inbox, deleted, junk)
+        else:
+            assert (inbox, deleted, junk) == (1, 0, 0), message
+
+
+SPAM, HAM = [spam(n) for n in range(4)], [ham(n) for n in range(3)]
+SERVERS = {
+    "MOVE, UIDPLUS": {"MOVE", "UIDPLUS"},
+    "UIDPLUS, no MOVE": {"UIDPLUS"},
+    "neither": set(),
+    "MOVE alone": {"MOVE"},
+}
+# Between two runs: nothing, the state file lost, or the folder renumbered under a new UIDVALIDITY
+BETWEEN = ["nothing", "state lost", "new UIDVALIDITY", "new mail"]
+
+
+def a_server(capabilities):
+    server = Server(capabilities, {})
+    server.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
+    for message in [SPAM[0], HAM[0], SPAM[1], SPAM[2], HAM[1]]:
+        server.append("INBOX", message)
+    return server
+
+
+def retried(server, model, monkeypatch, state, runs):
+    """`runs`: (the step that fails, how, what happens before the next run) of each run; then
+    runs with no fault until one ends well. Checked after every run."""
+    arrived = [SPAM[0], HAM[0], SPAM[1], SPAM[2], HAM[1]]
+    for step, kind, between in runs:
+        server.faults, server.steps = {step: kind}, 0
+        scanned(server, model, monkeypatch, state)
+        holds(server, arrived)
+        if between == "state lost" and state.exists():
+            state.unlink()
+        elif between == "new UIDVALIDITY":
+            server.renumber("INBOX")
+        elif between == "new mail" and len(arrived) < 7:
+            arrived.append([SPAM[3], HAM[2]][len(arrived) - 5])
+            server.append("INBOX", arrived[-1])
+    for _ in range(3):
+        server.faults = {}
+        if scanned(server, model, monkeypatch, state) is None:
+            break
+    holds(server, arrived, done=True)
+    return arrived
+
+
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+@pytest.mark.parametrize("kind", ["lost", "refused", "killed", "half"])
+def test_every_step_of_a_move_failing_then_a_retry_copies_nothing_twice_and_loses_nothing(
+    capabilities, kind, model, monkeypatch, tmp_path
+):
+    """Issue 49: with COPY's OK lost, STORE \\Deleted or UID EXPUNGE refused or lost, or the
+    job killed between COPY and the state's write, the next run copied the same spam again.
+    Now each step of a run (every command, the state's write) failing in each way, then the
+    run again (once with the state file lost, once under a new UIDVALIDITY): each spam in Junk
+    once, each ham in INBOX untouched, nothing lost."""
+    server = a_server(capabilities)
+    server.faults = {}
+    scanned(server, model, monkeypatch, tmp_path / "probe")  # how many steps a run without faults has
+    steps = server.steps
+    for between in ["nothing", "state lost", "new UIDVALIDITY"]:
+        for step in range(1, steps + 1):
+            server, state = a_server(capabilities), tmp_path / f"{between}-{step}.state"
+            retried(server, model, monkeypatch, state, [(step, kind, between)])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    capabilities=st.sampled_from(list(SERVERS.values())),
+    runs=st.lists(
+        st.tuples(st.integers(1, 16), st.sampled_from(["lost", "refused", "killed", "half"]), st.sampled_from(BETWEEN)),
+        max_size=6,
+    ),
+)
+def test_any_sequence_of_failing_runs_copies_nothing_twice_and_loses_nothing(
+    capabilities, runs, model, monkeypatch, tmp_path_factory
+):
+    """Generated: runs that each fail at some step in some way, with the state file lost, the
+    folder renumbered or new mail between them, then runs without faults: after every run no
+    spam is in Junk twice nor lost, and at the end each spam is in Junk once."""
+    state = tmp_path_factory.mktemp("state") / "state"
+    retried(a_server(capabilities), model, monkeypatch, state, runs)
+
+
+def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monkeypatch, tmp_path):
+    """The server refuses to move spam: the scan says so in one error, leaves the messages
+    where they are (only marked with nbtext's keyword, which a retry reads as a move begun),
+    and remembers nothing past them, so the next run moves them, once."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    server.refuse = {"MOVE"}
+    state = tmp_path / "state"
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    for _ in range(2):
+        server.said = []
+        with pytest.raises(NbtextError, match="refused UID MOVE"):
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
+        assert server.said[-1] == "MOVE" and "EXPUNGE" not in server.said and "COPY" not in server.said
+        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2]) and not state.exists()
+    server.refuse = set()
+    assert imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))["acted"] == 3
+    holds(server, SPAM[:3] + HAM[:2], done=True)
+    assert [m for m, flags, _ in server.folders["Junk"]["messages"].values() if imapscan.MARK in flags] == SPAM[:3]
+
+
+@pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, {"MOVE", "UIDPLUS"}], ids=["no MOVE", "MOVE"])
+def test_a_server_that_keeps_no_keyword_moves_only_with_move(capabilities, model, monkeypatch, tmp_path):
+    """Without the keyword kept, a COPY whose answer is lost could not be told from one never
+    made: such a server without MOVE is refused in one line before anything is copied (the
+    messages stay, unmarked). With MOVE (one command that moves or does not) the scan moves."""
+    server = a_server(capabilities)
+    server.keywords = False
+    failed = scanned(server, model, monkeypatch, tmp_path / "state")
+    if "MOVE" in capabilities:
+        assert failed is None
+        holds(server, SPAM[:3] + HAM[:2], done=True)
+    else:
+        assert failed == "NbtextError" and "COPY" not in server.said
+        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+        with pytest.raises(NbtextError, match=r"did not keep the keyword \$NbtextMoved"):
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
+
+
+# --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------
+import test_imap  # noqa: E402
+from test_imap import PASSWORD, run, url  # noqa: E402
+
+dovecot, spamassassin = (
+    test_imap.dovecot,
+    test_imap.spamassassin,
+)  # the fixtures: a Dovecot of the test's own, or a skip
+
+# The capabilities the server says after login: with MOVE (Dovecot's own), or without MOVE, or without UIDPLUS too
+DOVECOTS = {
+    "MOVE": "",
+    "no MOVE": "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE UIDPLUS SPECIAL-USE",
+    "no MOVE, no UIDPLUS": "imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE IDLE NAMESPACE SPECIAL-USE",
+}
+# Each command of a move on such a server, as imaplib sends it
+MOVE_COMMANDS = {
+    "MOVE": [rb"UID STORE .*\$NbtextMoved", rb"UID MOVE "],
+    "no MOVE": [rb"UID STORE .*\$NbtextMoved", rb"UID COPY ", rb"UID STORE .*\\Deleted", rb"UID EXPUNGE "],
+    "no MOVE, no UIDPLUS": [rb"UID STORE .*\$NbtextMoved", rb"UID COPY ", rb"UID STORE .*\\Deleted"],
+}
+
+
+class Dropping:
+    """A TCP proxy on 127.0.0.1 in front of the server's `port` that lets the first command
+    matching `command` through and, once the server has answered it, drops the connection
+    before the answer reaches nbtext (`how` "lost") or kills nbtext's process `pid` ("killed")."""
+
+    def __init__(self, port, command, how):
+        import socket
+        import threading
+
+        self.upstream, self.command, self.how, self.pid, self.tag = port, command, how, None, None
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+        import threading
+
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:  # (closed)
+                return
+            far = socket.create_connection(("127.0.0.1", self.upstream))
+            threading.Thread(target=self.commands, args=(near, far), daemon=True).start()
+            threading.Thread(target=self.answers, args=(far, near), daemon=True).start()
+
+    def commands(self, near, far):
+        for line in self.lines(near):
+            if self.tag is None and re.search(self.command, line):
+                self.tag = line.split(b" ", 1)[0] + b" "
+            try:
+                far.sendall(line)
+            except OSError:  # (dropped by the other side)
+                return
+
+    def answers(self, far, near):
+        import os
+        import signal
+        import socket
+
+        for line in self.lines(far):
+            if self.tag is not None and line.startswith(self.tag):
+                if self.how == "killed":
+                    os.kill(self.pid, signal.SIGKILL)
+                break
+            try:
+                near.sendall(line)
+            except OSError:
+                break
+        for end in (near, far):  # (shut down first: a recv waiting on it in the other thread holds it open)
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+    @staticmethod
+    def lines(end):
+        pending = b""
+        while True:
+            try:
+                data = end.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            *whole, pending = (pending + data).split(b"\n")
+            yield from (line + b"\n" for line in whole)
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("server", DOVECOTS)
+def test_a_real_dovecots_answer_lost_or_nbtext_killed_at_each_command_copies_nothing_twice(
+    dovecot, model, tmp_path, server
+):
+    """Against Dovecot (with MOVE, without, without UIDPLUS too): each command of a move let
+    through, then its answer lost (the connection dropped) or nbtext killed (SIGKILL) before
+    it reads it; then the scan run again, and again with its state file lost: each spam in
+    Junk once, each ham where it was, nothing lost."""
+    import subprocess
+
+    dovecot.start(extra=DOVECOTS[server])
+    path = tmp_path / "m.model"
+    model.save(str(path))
+    for n, (command, how) in enumerate((c, h) for c in MOVE_COMMANDS[server] for h in ("lost", "killed")):
+        source, junk = f"Scan{n}", f"Junk{n}"
+        arrived = [spam(n * 10 + i) for i in range(4)] + [ham(n * 10 + i) for i in range(2)]
+        dovecot.append(source, arrived)
+        dovecot.append(junk, [])
+        state = tmp_path / f"{n}.state"
+        scan = ["imap-scan", "-q", "-m", path, "--move-to", junk, "--state", state]
+        proxy = Dropping(dovecot.imap_port, command, how)
+        failing = subprocess.Popen(
+            [NBTEXT, *map(str, scan), f"imap://alice@127.0.0.1:{proxy.port}/{source}"],
+            env={"PATH": "/usr/bin:/bin", "NBTEXT_IMAP_PASSWORD": PASSWORD},
+            stderr=subprocess.PIPE,
+        )
+        proxy.pid = failing.pid
+        said = failing.communicate(timeout=120)[1].decode()
+        proxy.close()
+        assert proxy.tag is not None and failing.returncode == (-9 if how == "killed" else 1), (command, said)
+        for _ in range(2):  # again, then with the state file lost
+            run(*scan, url(dovecot, source))
+            kept, moved = dovecot_flags(dovecot, source), dovecot_flags(dovecot, junk)
+            assert sorted(moved) == sorted(m.replace(b"\n", b"\r\n") for m in arrived[:4]), (command, how)
+            assert sorted(m for m, flags in kept.items() if "\\Deleted" not in flags) == sorted(
+                m.replace(b"\n", b"\r\n") for m in arrived[4:]
+            ), (command, how)
+            state.unlink()
+
+
+def dovecot_flags(dovecot, folder):
+    """{message bytes: its flags} of a folder (each message once: asserted)."""
+    client = dovecot.imap()
+    assert client.select(folder, readonly=True)[0] == "OK"
+    _, data = client.uid("FETCH", "1:*", "(FLAGS BODY.PEEK[])")
+    client.logout()
+    found = [
+        (item[1], re.search(rb"FLAGS \(([^)]*)\)", item[0])[1].decode()) for item in data if isinstance(item, tuple)
+    ]
+    assert len({m for m, _ in found}) == len(found), f"a message twice in {folder}"
+    return dict(found)
