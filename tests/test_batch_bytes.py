@@ -15,6 +15,9 @@ import nbtext.reading.documents as documents
 from nbtext.reading.documents import PAUSE, Document, each_loaded, in_batches
 
 from conftest import GENERAL, run
+import test_imap
+
+dovecot, spamassassin = test_imap.dovecot, test_imap.spamassassin  # fixtures: the tests' own Dovecot, or a skip
 
 BOUND = 2_000  # bytes a batch may hold, in these tests
 
@@ -162,3 +165,35 @@ def test_the_tone_pass_holds_the_corpus_tokens_not_its_bytes():
     chosen, seen, _ = tone_chosen(lambda: in_batches(docs, 7), settings)
     assert chosen and len(seen[0]) == len(docs)
     assert not [field for read in chosen for field in read if isinstance(field, bytes) and len(field) > 16]
+
+
+def test_imap_folders_are_read_in_batches_of_the_bound(corpus, tmp_path, recorded, dovecot):
+    """predict of an imap:// folder and imap-scan (against the tests' own Dovecot): each batch
+    they score holds at most the bound."""
+    from dovecot_server import PASSWORD, USER
+
+    dovecot.start()
+    dovecot.append("Scan", [f.read_bytes() for label in ("spam", "ham") for f in sorted((corpus / label).iterdir())])
+    model = tmp_path / "m.model"
+    assert run("train", *GENERAL, "-j", "1", "-o", model, corpus / "spam", corpus / "ham").exit_code == 0
+    recorded()
+    folder = f"imap://{USER}@127.0.0.1:{dovecot.imap_port}/Scan"
+    env = {"NBTEXT_IMAP_PASSWORD": PASSWORD}
+    for what, args in {
+        "predict imap://": ["predict", "-j", "1", "-m", model, folder],
+        "imap-scan": [
+            "imap-scan",
+            "-m",
+            model,
+            "--keyword",
+            "Junk",
+            "--dry-run",
+            "--state",
+            tmp_path / "scan.state",
+            folder,
+        ],
+    }.items():
+        result = run(*args, env=env)
+        assert result.exit_code == 0, (what, result.stderr)
+        assert len(result.stdout.splitlines()) == 24
+        _bounded(recorded(), what)
