@@ -1,6 +1,6 @@
 """Stratified K-fold cross-validation, and several models compared on the same folds.
 
-Each document is read and tokenized once, a batch at a time (nbtext.reading.documents.in_batches);
+Each document is read and tokenized once, one at a time (nbtext.reading.documents.in_batches);
 every fold then counts its K-1 training folds and scores the held-out one. The corpus's tokens
 are held in memory for this (not its bytes).
 """
@@ -82,7 +82,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
     keys = [] if any(map(learned_by_tone, settings_of.values())) else None
     labels, token_lists = [], []
-    for batch in in_batches(documents):  # read as they come (a progress bar over them moves), a batch at a time:
+    for batch in in_batches(documents, 1):  # one at a time, as they come (a progress bar over them moves):
         kept, batch_tokens = tokenized(tokenizer, batch, on_error)  # the corpus's tokens are held, not its bytes
         labels += [doc.label for doc in kept]
         token_lists += batch_tokens
