@@ -280,6 +280,46 @@ def bench_scaling(reps, results):
     results["scaling-memory"] = {name: summary(v) for name, v in memory.items()}
 
 
+def large_messages(n):
+    """build/bench/large-N: N mails (spam/ and ham/) of ~4 MB each, a short text and a 3 MB
+    attachment (issue 49's ordinary mail with an attachment), made once."""
+    import base64
+    import random
+
+    target = WORK / f"large-{n}"
+    if (target / "done").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    attachment = base64.encodebytes(random.Random(49).randbytes(3_000_000)).decode()
+    words = ["invoice", "meeting", "report", "attached", "please", "review", "offer", "cheap", "quarter", "budget"]
+    for i in range(n):
+        label = "spam" if i % 2 else "ham"
+        (target / label).mkdir(parents=True, exist_ok=True)
+        text = " ".join(random.Random(i).choices(words, k=400))
+        (target / label / f"{i}.eml").write_text(
+            f"From: a{i}@example.com\nSubject: {label} {i}\nMIME-Version: 1.0\n"
+            "Content-Type: multipart/mixed; boundary=XX\n\n--XX\nContent-Type: text/plain\n\n"
+            f"{text}\n--XX\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n"
+            f"{attachment}--XX--\n"
+        )
+    (target / "done").touch()
+    return target
+
+
+def bench_large_messages(reps, results):
+    """Peak memory of predict and train over 10 and 40 messages of ~4 MB: a batch is bounded
+    by its bytes (nbtext.reading.documents.BATCH_BYTES), so the peak stays flat."""
+    contenders = {}
+    for n in (10, 40):
+        folders = [str(large_messages(n) / label) for label in ("ham", "spam")]
+        model = str(WORK / f"large-{n}.model")
+        contenders[f"train {n} -j 1"] = ([NBTEXT, "train", "-q", "-j", "1", "-o", model, *folders], None)
+        contenders[f"predict {n} -j 1"] = ([NBTEXT, "predict", "-j", "1", "-m", model, *folders], None)
+    times, memory = interleaved(contenders, reps)
+    results["large"] = {name: summary(v) for name, v in times.items()}
+    results["large-memory"] = {name: summary(v) for name, v in memory.items()}
+
+
 def stream_file(lines):
     """build/bench/lines-N.txt: the SMS corpus's messages, one per line, cycled to N lines."""
     path = WORK / f"lines-{lines}.txt"
@@ -401,6 +441,11 @@ def targets(r):
     rows.append(("peak RSS training 20news x8 / x1", memory, "<= 1.5", memory <= 1.5))
     stream = ratio(r["stream-memory"]["1,000,000 lines"]["median"], r["stream-memory"]["100,000 lines"]["median"])
     rows.append(("peak RSS of predict --lines, 1,000,000 / 100,000 lines", stream, "<= 1.1", stream <= 1.1))
+    for command in ("predict", "train"):  # issue 49: a batch is bounded by its bytes
+        large = ratio(
+            r["large-memory"][f"{command} 40 -j 1"]["median"], r["large-memory"][f"{command} 10 -j 1"]["median"]
+        )
+        rows.append((f"peak RSS of {command}, 40 / 10 messages of 4 MB", large, "<= 1.15", large <= 1.15))
     jobs = ratio(med("scaling", "x8 -j 1"), med("scaling", "x8 -j 2"))
     rows.append(("train 20news x8: -j 1 time / -j 2 time", jobs, ">= 1.6", jobs >= 1.6))
     return rows
@@ -475,6 +520,8 @@ def main():
     bench_scaling(max(2, args.reps // 2), results)
     print("bench: a million lines through predict --lines ...", file=sys.stderr)
     bench_stream(results)
+    print("bench: 10 and 40 messages of 4 MB ...", file=sys.stderr)
+    bench_large_messages(max(2, args.reps // 2), results)
     results["targets"] = targets(results)
     print("bench: 20news x1 / x8 on Dask clusters of 1 and 2 workers ...", file=sys.stderr)
     from cluster import bench_cluster, cluster_targets  # bench/cluster.py: needs the dask extra

@@ -83,8 +83,10 @@ class Vocabulary:
 
     def ids_of_one_document(self, tokens):
         """Feature ids of one document's tokens: by the file's token index while the lookup
-        dict has not been built (one message then builds no dict of the vocabulary)."""
-        if not isinstance(self._tokens, TokenIndex) or "lookup" in self.__dict__:
+        dict has not been built (one message then builds no dict of the vocabulary), unless
+        the document holds more tokens than the vocabulary (sorting them would cost more than
+        the dict: a large message a batch alone, nbtext.reading.documents.in_batches)."""
+        if not isinstance(self._tokens, TokenIndex) or "lookup" in self.__dict__ or len(tokens) > self.n_tokens:
             return self.ids([tokens])[0]
         if not tokens:
             return np.zeros(0, dtype=np.int64)

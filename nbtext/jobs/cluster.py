@@ -21,7 +21,15 @@ from functools import partial
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.reading.documents import Document, file_documents, notices_collected, report_errors, said_once, tokenized
+from nbtext.reading.documents import (
+    Document,
+    file_documents,
+    in_batches,
+    notices_collected,
+    report_errors,
+    said_once,
+    tokenized,
+)
 from nbtext.reading.sources import files_in, is_imap, is_url, labelled_sources
 from nbtext.version import __version__
 
@@ -235,9 +243,10 @@ def _over_partitions(client, parts, settings, max_bytes, function):
     """function(token lists, labels) of each partition, computed on the workers, in order
     (nbtext.jobs.training.over_batches' counterpart), at most 2 per worker in flight."""
     shipped = client.scatter(function, broadcast=True)
-    yield from _in_order(
+    for results in _in_order(
         client, second_pass_partition, parts, settings=settings, max_bytes=max_bytes, function=shipped, cwd=os.getcwd()
-    )
+    ):
+        yield from results  # (a partition's batches: in_batches')
 
 
 def _in_order(client, task, parts, **arguments):
@@ -314,19 +323,33 @@ def count_partition(entries, settings, max_bytes, rate=None, cwd=None):
     """A worker's partial counts of a partition (as a -j worker's, nbtext.jobs.parallel), with the
     calibration candidates under `rate` (None: no calibration)."""
     from nbtext.classifier.settings import make_tokenizer
-    from nbtext.stats.counting import count_batch
+    from nbtext.features.weighting import counts_presence
+    from nbtext.stats.counting import CountTable, count_batch
 
     tokenize = make_tokenizer(settings["tokenizer"])
-    errors = []
+    table = CountTable(binary=counts_presence(settings))  # the partition's counts, batch after batch
+    errors, keys, found = [], [], []
     with notices_collected() as notices:  # (the --max-bytes notice: said by the client)
-        exported, keys, found = count_batch(
-            settings,
-            tokenize,
-            list(entry_documents(entries, max_bytes, cwd)),
-            lambda doc, message: errors.append((doc.name, message)),
-            rate,
-        )
-    return packed((exported, keys, errors, tokenize.mail_documents, found, notices))
+        for batch in in_batches(entry_documents(entries, max_bytes, cwd)):  # (bounded by bytes, as locally)
+            _, batch_keys, batch_found = count_batch(
+                settings, tokenize, batch, lambda doc, message: errors.append((doc.name, message)), rate, table
+            )
+            keys += batch_keys
+            found.append(batch_found)
+    found = _joined_samples(found) if rate is not None else None
+    return packed((table.export(), keys, errors, tokenize.mail_documents, found, notices))
+
+
+def _joined_samples(samples):
+    """Batches' calibration candidates (packed_sample's, ids of one table's columns) as one."""
+    from nbtext.stats.counting import packed_rows
+
+    rows, labels, hashes = [], [], []
+    for (ids, indptr), batch_labels, batch_hashes in samples:
+        rows += [ids[a:b] for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist())]
+        labels += batch_labels
+        hashes += batch_hashes
+    return packed_rows(rows), labels, hashes
 
 
 def combine_counts(*parts):
@@ -392,12 +415,14 @@ def unpacked(counted):
 
 
 def second_pass_partition(entries, settings, max_bytes, function, cwd=None):
+    """[function(token lists, labels)] of each batch of a partition, in order."""
     from nbtext.classifier.settings import make_tokenizer
 
-    kept, token_lists = tokenized(
-        make_tokenizer(settings["tokenizer"]), list(entry_documents(entries, max_bytes, cwd)), lambda doc, message: None
-    )
-    return function(token_lists, [doc.label for doc in kept])
+    tokenize, results = make_tokenizer(settings["tokenizer"]), []
+    for batch in in_batches(entry_documents(entries, max_bytes, cwd)):
+        kept, token_lists = tokenized(tokenize, batch, lambda doc, message: None)
+        results.append(function(token_lists, [doc.label for doc in kept]))
+    return results
 
 
 _models = {}  # on a worker: the models it has loaded, by the hash of their file
@@ -416,14 +441,12 @@ def score_partition(entries, model_bytes, model_path, alpha, max_bytes, output, 
         _models.clear()
         _models[key] = model_of_bytes(model_bytes, model_path, alpha)
     model = _models[key]
-    errors = []
+    errors, lines = [], []
     with notices_collected() as notices:  # (the --max-bytes notice: said by the client)
-        kept, log_proba, explanations = model.score(
-            list(entry_documents(entries, max_bytes, cwd)),
-            lambda doc, message: errors.append((doc.name, message)),
-            explain,
-        )
-    if not kept:
-        return 0, "", errors, notices
-    lines = prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))
-    return len(kept), "\0".join(lines), errors, notices  # one string ships far faster than many (see packed)
+        for batch in in_batches(entry_documents(entries, max_bytes, cwd)):  # (bounded by bytes, as locally)
+            kept, log_proba, explanations = model.score(
+                batch, lambda doc, message: errors.append((doc.name, message)), explain
+            )
+            if kept:
+                lines += prediction_lines(model, kept, exp(log_proba), explanations, Output(*output))
+    return len(lines), "\0".join(lines), errors, notices  # one string ships far faster than many (see packed)

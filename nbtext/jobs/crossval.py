@@ -1,7 +1,8 @@
 """Stratified K-fold cross-validation, and several models compared on the same folds.
 
-Each document is read and tokenized once; every fold then counts its K-1 training folds
-and scores the held-out one. The corpus's tokens are held in memory for this.
+Each document is read and tokenized once, one at a time (nbtext.reading.documents.in_batches);
+every fold then counts its K-1 training folds and scores the held-out one. The corpus's tokens
+are held in memory for this (not its bytes).
 """
 
 import math
@@ -24,7 +25,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
-from nbtext.reading.documents import document_key, tokenized
+from nbtext.reading.documents import document_key, in_batches, tokenized
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.metrics import evaluate
 
@@ -78,8 +79,15 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     if unsure_below is not None and any(settings.calibration != "none" for settings in settings_of.values()):
         raise NbtextError(FOLDS_UNSURE_REFUSED.format("--unsure-below"))  # (the command line's: cli.options.REFUSED)
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
-    kept, token_lists = tokenized(tokenizer, documents, on_error)  # read as they come: a progress bar over them moves
-    labels = [doc.label for doc in kept]
+    # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
+    keys = [] if any(map(learned_by_tone, settings_of.values())) else None
+    labels, token_lists = [], []
+    for batch in in_batches(documents, 1):  # one at a time, as they come (a progress bar over them moves):
+        kept, batch_tokens = tokenized(tokenizer, batch, on_error)  # the corpus's tokens are held, not its bytes
+        labels += [doc.label for doc in kept]
+        token_lists += batch_tokens
+        if keys is not None:
+            keys += [document_key(doc.data) for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")
@@ -95,8 +103,6 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
             f"fewer than --folds {k} (try fewer folds)"
         )
     fold = stratified_folds(labels, k, seed)
-    # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
-    keys = [document_key(doc.data) for doc in kept] if any(map(learned_by_tone, settings_of.values())) else None
     sides = _sides(counts) if len(counts) == 2 else {}  # (of two classes: what the folds decide is said)
     results = {}
     for name in models:

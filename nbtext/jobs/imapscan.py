@@ -30,6 +30,7 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
+from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument
 from nbtext.reading.imapurl import DEFAULT_ACCESS, parse
 
@@ -95,13 +96,14 @@ def scan(
                 if target and not dry_run:
                     _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
                 live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
-                documents = list(fetched(session, live, None, max_bytes)) if live else []
                 uid_of = {session.folder.message_name(uid): uid for uid in live}
-                kept, log_proba, _ = model.score(documents, on_error)
-                calls = []
-                for doc, probabilities in zip(kept, exp(log_proba)):
-                    label, probability = model.decide(probabilities, unsure_below)
-                    calls.append((doc.name, label, probability))
+                calls, scanned = [], 0
+                for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
+                    kept, log_proba, _ = model.score(documents, on_error)  # (a batch of the bound at a time)
+                    for doc, probabilities in zip(kept, exp(log_proba)):
+                        label, probability = model.decide(probabilities, unsure_below)
+                        calls.append((doc.name, label, probability))
+                    scanned += len(documents)
                 # (a move begun is finished, whatever the model says now; refused: an error, the state left before them)
                 acted = {uid_of[name] for name, label, _ in calls if label == spam} | set(begun)
                 if acted and not dry_run:
@@ -110,7 +112,7 @@ def scan(
                     action = _action(move_to, keyword, dry_run) if uid_of[name] in acted else "kept"
                     if on_message is not None:
                         on_message(name, label, probability, action)
-                counts["scanned"] += len(documents)
+                counts["scanned"] += scanned
                 counts["spam"] += sum(label == spam for _, label, _ in calls)
                 counts["acted"] += 0 if dry_run else len(acted)
                 if not dry_run:

@@ -26,11 +26,11 @@ from nbtext.stats.changes import Change, counts_after, document_counts, outcome
 
 
 class Fallback:
-    """The full way it is: the documents read so far (`consumed`), to be learned before
-    the rest."""
+    """The full way it is: the documents read so far (`consumed`, an iterable), to be learned
+    before the rest."""
 
     def __init__(self, consumed=()):
-        self.consumed = list(consumed)
+        self.consumed = consumed
 
 
 def through_log(model_path, documents, forget=False):
@@ -83,13 +83,17 @@ def through_log(model_path, documents, forget=False):
 def _appended(f, model_path, pure, changes, log, documents, forget):
     """through_log's work once the model file can take records: the documents read, their
     records derived and appended (or a Fallback, holding the documents read)."""
-    from itertools import islice
+    from itertools import chain, islice
 
     from nbtext.classifier.purescore import Unserved
     from nbtext.errors import NbtextError
-    from nbtext.reading.documents import each_loaded, journal_key
+    from nbtext.reading.documents import each_loaded, in_batches, journal_key
 
-    first = list(islice(documents, pending.MAX_BATCH + 1))
+    batches = in_batches(documents, pending.MAX_BATCH + 1)  # (bounded by bytes too, as every batch)
+    first, more = next(batches, []), next(batches, None)
+    first = chain(first, more or (), chain.from_iterable(batches)) if more is not None else first
+    if more is not None:  # more than one batch: the full way, a batch at a time
+        return Fallback(first)
     batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
     if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
         return Fallback(first)

@@ -15,7 +15,7 @@ this process.
 
 import heapq
 import math
-from collections import Counter
+from collections import Counter, namedtuple
 
 from nbtext.choices import ONLINE_FEATURES
 from nbtext.cutoff import cutoff_of, report_fields
@@ -337,7 +337,7 @@ def _tokenized(settings, batch):
 
 def tone_chosen(batches, settings, jobs=1, on_error=None):
     """(the documents of `batches()` (lists of labelled Documents) that one TONE pass learns,
-    in the order they were read, with their data; every document the pass saw, as (token
+    in the order they were read, as Reads (their data let go); every document the pass saw, as (token
     lists, labels, whether it learned each); `settings` with λ chosen on all of them, if it
     was left to the corpus): `train --learn tone`'s pass. Every document is tokenized (on
     `jobs` workers), then taken in the order of its content key (the journal's, then its
@@ -346,25 +346,31 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     settings say; every token a feature: --min-count 1, no --max-features) and learned when
     misclassified or when its two most likely classes are within the settings' tone_margin
     in jll (`learns`). A document that cannot be read goes to `on_error`."""
+    from nbtext.classifier.settings import make_tokenizer
     from nbtext.jobs.parallel import ordered_runs
-    from nbtext.reading.documents import document_key, report_errors
+    from nbtext.reading.documents import document_key, held_bytes, report_errors
     from nbtext.stats.changes import Learned, Ledger
 
     def keyed_chunk(batch):
         kept, token_lists, errors, mail_documents = _tokenized(settings, batch)
-        return kept, token_lists, [document_key(doc.data) for doc in kept], errors, mail_documents
+        mail = make_tokenizer(settings["tokenizer"]).reads_as_mail
+        read = [Read(doc.label, document_key(doc.data), mail(doc.data), held_bytes(doc)) for doc in kept]
+        return read, token_lists, errors, mail_documents  # (their data let go: the tokens are what is held)
 
-    documents, token_lists, keys, seen = [], [], [], Ledger()  # seen: as a training of them all learns them
-    for kept, tokens, kept_keys, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
+    reads, token_lists, seen = [], [], Ledger()  # seen: as a training of them all learns them
+    for read, tokens, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
         report_errors(errors, on_error)
-        documents += kept
+        reads += read
         token_lists += tokens
-        keys += kept_keys
-        seen.learn(Learned(zip(kept_keys, (doc.label for doc in kept)), mail))
-    settings = settings.resolved(seen.mail_documents, len(documents))
-    labels = [doc.label for doc in documents]
-    learned = tone_learned(token_lists, labels, keys, settings)
-    return [doc for doc, was in zip(documents, learned) if was], (token_lists, labels, learned), settings
+        seen.learn(Learned(((one.key, one.label) for one in read), mail))
+    settings = settings.resolved(seen.mail_documents, len(reads))
+    labels = [one.label for one in reads]
+    learned = tone_learned(token_lists, labels, [one.key for one in reads], settings)
+    return [one for one, was in zip(reads, learned) if was], (token_lists, labels, learned), settings
+
+
+# a document the TONE pass read: its label, journal key, whether it was read as mail, its bytes
+Read = namedtuple("Read", "label key mail bytes")
 
 
 def tone_learned(token_lists, labels, keys, settings):

@@ -29,7 +29,6 @@ from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
     Document,
-    document_key,
     in_batches,
     journal_key,
     report_errors,
@@ -125,23 +124,27 @@ def _counted(batches, on_error, jobs, partial, on_stage, settings):
     return trained_model(settings, table, learned, second_pass, partial, candidates, on_stage)
 
 
-def _counted_tokenized(documents, token_lists, settings):
-    """_counted's model of `documents` (labelled, with their data) already tokenized with
-    `settings` (`token_lists`: the TONE pass's, held for its calibration anyway): counted,
-    journalled and read a second time batch by batch as _counted would read them, without
-    tokenizing them again (the same model file, byte for byte)."""
+def _counted_tokenized(reads, token_lists, settings):
+    """_counted's model of the documents the TONE pass read (`reads`: nbtext.jobs.online.Read,
+    labelled, their data let go) already tokenized with `settings` (`token_lists`: the pass's,
+    held for its calibration anyway): counted, journalled and read a second time batch by
+    batch, cut as _counted's are (in_batches, by what they held), without tokenizing them
+    again (the same model file, byte for byte)."""
     table, learned = CountTable(binary=counts_presence(settings)), Ledger()
-    tokenizer = make_tokenizer(settings["tokenizer"])  # (only to tell which were read as mail)
-    batches = [slice(start, start + DEFAULT_BATCH) for start in range(0, len(documents), DEFAULT_BATCH)]
+    batches, start = [], 0
+    for batch in in_batches(reads, weigh=lambda read: read.bytes):
+        batches.append(slice(start, start + len(batch)))
+        start += len(batch)
     for batch in batches:
-        labels = [doc.label for doc in documents[batch]]
+        labels = [read.label for read in reads[batch]]
         table.count(token_lists[batch], labels)
-        mail = sum(tokenizer.reads_as_mail(doc.data) for doc in documents[batch])
-        learned.learn(Learned([(document_key(doc.data), doc.label) for doc in documents[batch]], mail))
+        learned.learn(
+            Learned([(read.key, read.label) for read in reads[batch]], sum(read.mail for read in reads[batch]))
+        )
 
     def second_pass(function):
         for batch in batches:
-            yield function(token_lists[batch], [doc.label for doc in documents[batch]])
+            yield function(token_lists[batch], [read.label for read in reads[batch]])
 
     return trained_model(settings, table, learned, second_pass)
 

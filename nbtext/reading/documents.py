@@ -18,7 +18,10 @@ from nbtext.errors import NbtextError
 MBOX_SNIFF = 2048  # bytes read to tell an mbox file from one message
 LINE_PIECE = 1 << 16  # a line is read in pieces of at most this (or --max-bytes) where lines give structure
 READ_CHUNK = 1 << 20  # a stream of unknown size is read in chunks of this, never a --max-bytes buffer at once
-DEFAULT_BATCH = 1000  # documents tokenized and counted at a time
+DEFAULT_BATCH = 1000  # documents tokenized and counted at a time, at most ...
+# ... and at most this many bytes of them (their tokens, as Python strings, take several times
+# more): the bound a batch of large messages meets first (docs/hostile-input.md, measured there)
+BATCH_BYTES = 16 << 20
 
 # The size policy (--max-bytes): a document's first max_bytes bytes are read, the rest left
 # unread, so time and memory are bounded per document. Each reader takes the limit as an
@@ -131,24 +134,55 @@ Document = namedtuple(
 )
 
 
-def in_batches(docs, size, pauses=False):
-    """Lists of at most `size` Documents; a stream's PAUSE flushes what has arrived (and
-    with `pauses` is passed on after it, for a consumer that holds batches back)."""
-    batch = []
+def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None, weigh=None):
+    """Lists of Documents of at most `size` documents and at most `max_bytes` bytes
+    (held_bytes; default BATCH_BYTES; a document larger than that is a batch alone): the one
+    rule every batch of every command and worker is cut by, so what a batch holds, its bytes
+    and their tokens (each token is made of its document's bytes), is bounded whatever the
+    documents' sizes. A file of a folder still to be read that is
+    larger than `max_bytes` (an mbox of many messages, read where its batch is tokenized)
+    is read here, into its documents, each weighed as any other. A stream's PAUSE flushes
+    what has arrived (and with `pauses` is passed on after it, for a consumer that holds
+    batches back). `weigh(item)`: the bytes of an item that is no Document (documents read
+    already, their data let go: the same cut, of what they held)."""
+    max_bytes = BATCH_BYTES if max_bytes is None else max_bytes
+    batch, held = [], 0
     for doc in docs:
         if doc is PAUSE:
             if batch:
                 yield batch
-                batch = []
+                batch, held = [], 0
             if pauses:
                 yield PAUSE
             continue
-        batch.append(doc)
-        if len(batch) == size:
-            yield batch
-            batch = []
+        weight = held_bytes(doc) if weigh is None else weigh(doc)
+        for one in read_now(doc) if weight > max_bytes and weigh is None and doc.data is None else (doc,):
+            weight = held_bytes(one) if weigh is None and one.data is not None else weight
+            if batch and held + weight > max_bytes:
+                yield batch
+                batch, held = [], 0
+            batch.append(one)
+            held += weight
+            if len(batch) == size:
+                yield batch
+                batch, held = [], 0
     if batch:
         yield batch
+
+
+def held_bytes(doc):
+    """The bytes a Document holds once read: its data's, or for a file still to be read, the
+    file's size (what reading it holds at most: one document up to its max_bytes, or an
+    mbox's messages); 0 for one that cannot be read."""
+    data = doc.data
+    if data is not None:
+        return sum(map(len, data)) if isinstance(data, tuple) else len(data)
+    if doc.path is None or doc.error is not None:
+        return 0
+    try:
+        return os.stat(doc.path).st_size
+    except OSError:
+        return 0
 
 
 def stdin_bytes():
@@ -335,7 +369,11 @@ def each_loaded(batch):
     """The documents of a batch with their data read; a file of a folder still to be read
     that is an mbox is its messages (PATH:N), as the same file named on the command line."""
     for doc in batch:
-        if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
-            yield from file_documents(doc.path, doc.label, max_bytes=doc.max_bytes)
-        else:
-            yield loaded(doc)
+        yield from read_now(doc)
+
+
+def read_now(doc):
+    """The documents of one Document with its data read (each_loaded's)."""
+    if doc.data is None and doc.path is not None and doc.error is None and doc.name == doc.path:
+        return file_documents(doc.path, doc.label, max_bytes=doc.max_bytes)
+    return (loaded(doc),)
