@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -47,13 +48,18 @@ def scan(server, model, state, *options, folder="INBOX"):
 
 
 def peak_memory(args, env):
-    """(exit status, stdout, the peak resident memory in MiB) of a run of nbtext ARGS."""
+    """(exit status, stdout, the peak resident memory in MiB) of a run of nbtext ARGS, started by
+    a Python of its own that reports its child's peak (a child of this process would carry over
+    this large process's peak: Linux keeps a process's largest size across fork and exec)."""
     env = {k: v for k, v in (os.environ | env).items() if v is not None}
-    with subprocess.Popen([NBTEXT, *map(str, args)], stdout=subprocess.PIPE, env=env) as run:
-        out = run.stdout.read()
-        _, status, usage = os.wait4(run.pid, 0)
-        run.returncode = os.waitstatus_to_exitcode(status)
-    return run.returncode, out, usage.ru_maxrss / 1024
+    measured = (
+        "import resource, subprocess, sys\n"
+        "code = subprocess.run(sys.argv[1:]).returncode\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)"
+    )
+    run = subprocess.run([sys.executable, "-c", measured, NBTEXT, *map(str, args)], capture_output=True, env=env)
+    peak, status = map(int, run.stderr.decode().rstrip("\n").rpartition("\n")[2].split())
+    return status, run.stdout, peak / 1024
 
 
 # --- 2: what the server sends is bounded -----------------------------------------------------

@@ -157,7 +157,8 @@ def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
     assert report["unsure_errors"] == sum(1 for p, r in zip(proba.max(axis=1), right) if p < 0.9 and not r)
     table = run("eval", "-m", demo_model, "--unsure-below", "0.9", DEMO / "test" / "spam", DEMO / "test" / "ham")
     assert f"ECE\t{report['ece']:.4f}" in table.stdout
-    assert f"errors unsure\t{report['unsure_errors']} of {report['errors']}" in table.stdout
+    wrong, unsure = report["errors"], report["unsure_errors"]
+    assert f"most probable wrong\t{wrong} ({unsure} left unsure, {wrong - unsure} decided)" in table.stdout
 
 
 def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):

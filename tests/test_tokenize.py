@@ -141,6 +141,7 @@ def test_a_header_line_named_or_read_by_a_star_is_tagged_by_its_name_cut_to_a_bo
     from nbtext.reading.mail import MAX_TAG, UNIQUE_HEADERS, header_name_problem
 
     assume(name.lower() not in UNIQUE_HEADERS | {"subject"} and not header_name_problem(name))
+    assume(not name.lower().startswith("x-nbtext-"))  # nbtext's own verdict is no evidence (test_local_delivery)
     message = b"Subject: x\n" + name.encode() + b": one two\n\nbody"
     tag = name.lower()[:MAX_TAG]
     for headers in ((name,), ("*",), (name, "*")):
