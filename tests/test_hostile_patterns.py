@@ -125,3 +125,58 @@ def test_messages_parameters_and_base64_are_read_as_the_old_patterns_read_them(d
 def test_a_quoted_value_read_in_runs_of_escapes_is_the_old_patterns(escapes, end):
     text = '; a="' + "x\\y" * escapes + end + "; c=d"
     assert list(mail._parameters(text)) == OLD_PARAM.findall(text)
+
+
+ENVELOPE = b"From a@example.com Mon Jun 24 17:54:30 2002\n"
+
+
+def measured_body(body):
+    """An mbox whose first message's Content-Length measures `body`, an envelope line in it:
+    the lines after that envelope line are held until the length is decided at the body's end."""
+    body = b"x\n\n" + ENVELOPE + body
+    return ENVELOPE + b"Subject: x\nContent-Length: %d\n\n" % len(body) + body + ENVELOPE + b"Subject: y\n\nhi\n"
+
+
+MBOX_SHAPES = {  # name -> an mbox of about `size` bytes
+    "a message of blank lines": lambda n: ENVELOPE + b"Subject: x\n\n" + repeat(b"\n", n) + ENVELOPE + b"\nhi\n",
+    "a measured body of blank lines": lambda n: measured_body(repeat(b"\n", n)),
+    "a measured body of short lines": lambda n: measured_body(repeat(b"a\n", n)),
+    "thousands of messages": lambda n: repeat(b"\n" + ENVELOPE + b"\n", n),
+}
+
+
+def mbox_read(data, max_bytes=10**7):
+    """The messages of an mbox file as `nbtext predict BOX` reads them (documents.mbox_messages)."""
+    import io
+    import warnings
+
+    from nbtext.reading.documents import MBOX_SNIFF, mbox_messages
+
+    f = io.BytesIO(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the notice of documents cut)
+        for _ in mbox_messages(f, "box", None, f.read(MBOX_SNIFF), max_bytes):
+            pass
+
+
+@pytest.mark.parametrize("first_read", ["a megabyte", "a few lines"])
+@pytest.mark.parametrize("max_bytes", [100, 10**7])
+@pytest.mark.parametrize("shape", MBOX_SHAPES)
+def test_an_mbox_of_hostile_lines_takes_memory_of_a_small_multiple_of_its_size(
+    shape, max_bytes, first_read, monkeypatch
+):
+    """A message's lines were held one bytes object each (the first megabyte's split at once,
+    then a list of the lines read after it, and a deque of those a pending Content-Length
+    measures): 72 to 97 bytes a byte of blank lines. Now each message, and what is held, is
+    one buffer. (A first read of a few lines: the lines after it, as in an mbox of megabytes.)"""
+    from nbtext.reading import documents
+
+    if first_read == "a few lines":
+        monkeypatch.setattr(documents, "ONE_MESSAGE_READ", 100)
+    data = MBOX_SHAPES[shape](300_000)
+    assert peak(lambda d: mbox_read(d, max_bytes), data) < 4 * len(data)  # (the file read, its message, a copy)
+
+
+@pytest.mark.parametrize("shape", MBOX_SHAPES)
+def test_an_mbox_of_hostile_lines_is_read_in_time_linear_in_its_size(shape):
+    assert_linear(shape, MBOX_SHAPES[shape](25_000), MBOX_SHAPES[shape](100_000), mbox_read)
