@@ -188,3 +188,32 @@ def test_an_mbox_of_hostile_lines_takes_memory_of_a_small_multiple_of_its_size(
 @pytest.mark.parametrize("shape", MBOX_SHAPES)
 def test_an_mbox_of_hostile_lines_is_read_in_time_linear_in_its_size(shape):
     assert_linear(shape, MBOX_SHAPES[shape](25_000), MBOX_SHAPES[shape](100_000), mbox_read)
+
+
+class Drip:
+    """A stream that gives a byte at each read, as a pipe written slowly may."""
+
+    def __init__(self, data):
+        self.data, self.read_bytes = data, 0
+
+    def read(self, size):
+        self.read_bytes += 1
+        return self.data[self.read_bytes - 1 : self.read_bytes]
+
+
+@pytest.mark.parametrize("max_bytes", [1000, 10**7])
+def test_a_record_of_a_stream_read_a_byte_at_a_time_takes_memory_of_its_size(max_bytes):
+    """stdin's lines (sources.stream_records) kept a record's chunks in a list: a record that
+    came a byte at a read took 89 bytes a byte. Now one buffer."""
+    import warnings
+
+    from nbtext.reading.sources import stream_records
+
+    def records(data):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the notice of documents cut)
+            return list(stream_records(Drip(data), b"\n", pause=False, max_bytes=max_bytes))
+
+    data = b"x" * 100_000 + b"\nshort\r\n" + b"y" * 1000
+    assert records(data) == [b"x" * min(100_000, max_bytes), b"short", b"y" * 1000]
+    assert peak(records, data) < 4 * len(data)
