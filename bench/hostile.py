@@ -1,8 +1,10 @@
 """Hostile input, measured: each shape of tests/test_hostile.py timed at 100 KB and 400 KB
-(linear gives a ratio of about 4, quadratic 16), and the peak memory of `nbtext predict`
-on a few large hostile messages, over its start-up.
+(linear gives a ratio of about 4, quadratic 16), the peak memory of `nbtext predict`
+on a few large hostile messages, over its start-up, and the memory traced while each shape of
+tests/test_hostile_patterns.py is read by the mail lexer with every header
+(that alone with --patterns).
 
-    .venv/bin/python bench/hostile.py
+    .venv/bin/python bench/hostile.py [--patterns]
 """
 
 import os
@@ -14,7 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_hostile import SHAPES, message, ratio, repeat, seconds
+from test_hostile import MAIL_LEXER, SHAPES, message, ratio, repeat, seconds
+from test_hostile_patterns import SHAPES as PATTERN_SHAPES
+from test_hostile_patterns import peak
 
 NBTEXT = str(Path(sys.executable).with_name("nbtext"))
 
@@ -61,6 +65,18 @@ def main():
                 f"  {name:36s} {extra:7.1f} MiB = {extra / (min(len(data), 10_000_000) / 2**20):5.1f} x the bytes read"
             )
 
+    pattern_memory()
+
+
+def pattern_memory(size=1_000_000):
+    """Memory traced while the mail lexer (every header) reads each shape of
+    tests/test_hostile_patterns.py, in bytes a byte of the message."""
+    plain = peak(MAIL_LEXER, message(repeat(b"free prize lunch ", size), b"text/plain")) / size
+    print(f"\nmemory traced while the mail lexer reads {size // 1000} KB (a plain message: {plain:.1f} bytes a byte)")
+    for name, make in PATTERN_SHAPES.items():
+        data = make(size)
+        print(f"  {name:42s} {peak(MAIL_LEXER, data) / len(data):6.1f} bytes a byte", flush=True)
+
 
 if __name__ == "__main__":
-    main()
+    pattern_memory() if sys.argv[1:] == ["--patterns"] else main()

@@ -26,19 +26,27 @@ from nbtext.reading.mbox import starts_mbox
 
 MAX_DEPTH = 20  # nested multiparts deeper than this are read as plain text
 
+# No pattern here repeats a group without bound over what a message holds: sre keeps a
+# backtracking entry for each match of a repeated group until the whole match ends, so such a
+# pattern takes memory many times the bytes it walks (a header field of continuation lines
+# took 100 bytes a byte, a base64 body of blank lines 340). These repeat single characters, or
+# are searched again from where the last match ended: memory of a match's own size, time
+# linear in the bytes (tests/test_hostile_patterns.py; docs/hostile-input.md has the figures).
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
-_FIELD = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*(.*(?:\r?\n[ \t].*)*)", re.M)
-_FOLD = re.compile(rb"\r?\n(?=[ \t])")
+_FIELD_START = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*", re.M)  # a header line's name, to its value
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
-# a quoted value as an unrolled loop: `"(?:[^"\\]|\\.)*"` kept a backtracking frame per
-# character, memory many times the value's length (docs/performance.md, figures behind
-# the code)
-_PARAM = re.compile(r';\s*([\w.\-]+\*?)\s*=\s*("[^"\\]*(?:\\.[^"\\]*)*"|[^;\s]*)')
+_PARAM_START = re.compile(r";\s*([\w.\-]+\*?)\s*=\s*")  # a parameter's name, to its value
+# A quoted value's characters and escapes, at most QUOTED_RUN escapes at a time: the memory of
+# that many repetitions of the group, whatever the value's length
+QUOTED_RUN = 1024
+_QUOTED_RUN = re.compile(r'[^"\\]*(?:\\.[^"\\]*){0,%d}' % QUOTED_RUN)
+_UNQUOTED_VALUE = re.compile(r"[^;\s]*")
 _URL = re.compile(r"(?i)\b(?:https?|ftp)://([^\s/?#<>\"'\]\[)(]+)")
-# Lines of base64 (blank lines included), then maybe a last line without a line end. Each
-# line is matched one way only ([ \t]* cannot trade characters with another [ \t]*), so a
-# line that is not base64 costs its length once, never its square.
-_BASE64_LINES = re.compile(rb"(?:[ \t]*(?:[A-Za-z0-9+/=]+[ \t]*)?\r?\n)*(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*$)?")
+# A base64 line: spaces or tabs around at most one run of base64 characters. Each line is
+# matched one way only ([ \t]* cannot trade characters with another [ \t]*), so a line that
+# is not base64 costs its length once, never its square.
+_NOT_BASE64_LINE = re.compile(rb"^(?![ \t]*(?:[A-Za-z0-9+/=]+[ \t]*)?\r?\n)", re.M)
+_BASE64_LAST_LINE = re.compile(rb"[ \t]*[A-Za-z0-9+/=]+[ \t]*$")  # one without a line end
 
 
 # Header names that mark a message (mail or news); "Note: ..." or "Reminder: ..." do not.
@@ -69,7 +77,8 @@ def looks_like_mail(data):
     elif not (_HEADER_LINE.match(second) or second[:1] in (b" ", b"\t")):
         return False
     head = data[:2048].split(b"\n\n", 1)[0]
-    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD.finditer(head))  # [1]: the name; stops at the first
+    # [1]: the name; stops at the first
+    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD_START.finditer(head))
 
 
 def strip_envelope(data):
@@ -242,9 +251,13 @@ def split_message(data):
     blank = _BLANK_LINE.search(data)
     head, body = (data, b"") if blank is None else (data[: blank.start()], data[blank.end() :])
     fields = {}
-    for name, value in _FIELD.findall(head):
-        if b"\n" in value:  # folded: unfold (most values are one line, spared the regex call)
-            value = _FOLD.sub(b"", value)
+    for start in _FIELD_START.finditer(head):
+        # the value: to the line end that no continuation line follows (the next field's
+        # line, or a line of neither, starts with no space or tab: it is not part of this value)
+        end = _FIELD_END.search(head, start.end())
+        name, value = start[1], head[start.end() : len(head) if end is None else end.start()]
+        if b"\n" in value:  # folded: unfold, each line end in a value being before a continuation line
+            value = value.replace(b"\r\n", b"").replace(b"\n", b"")  # (re.sub made a piece of each line)
         fields.setdefault(name.lower().decode("ascii"), []).append(value.rstrip(b"\r"))
     return fields, body
 
@@ -371,9 +384,33 @@ def content_type(fields):
     return kind, _params(";" + rest)
 
 
+def _parameters(text):
+    """(name, value) of each `; name=value` of a header's text, a quoted value with its quotes.
+    A quoted value ends at its first quote not escaped by a backslash; a backslash before a
+    line end or the text's end leaves it unclosed, and it is read as an unquoted one (to a `;`
+    or a space). (The one pattern that found these, tests/test_hostile_patterns.py's
+    OLD_PARAM, repeated a group for each escape: 100 bytes of memory a character of escapes.)"""
+    position = 0
+    while (start := _PARAM_START.search(text, position)) is not None:
+        position = start.end()
+        if text.startswith('"', position):
+            end = position + 1
+            while True:  # runs of QUOTED_RUN escapes, to a quote, or an end that leaves it unclosed
+                end = _QUOTED_RUN.match(text, end).end()
+                if text[end : end + 1] != "\\" or text[end + 1 : end + 2] in ("", "\n"):
+                    break
+            if text.startswith('"', end):
+                yield start[1], text[position : end + 1]
+                position = end + 1
+                continue
+        value = _UNQUOTED_VALUE.match(text, position)
+        yield start[1], value[0]
+        position = value.end()
+
+
 def _params(text):
     params = {}
-    for name, value in _PARAM.findall(text):
+    for name, value in _parameters(text):
         if value.startswith('"'):
             value = value[1:-1].replace('\\"', '"')
         if name.endswith("*"):  # RFC 2231: charset'language'percent-encoded
@@ -393,7 +430,9 @@ def decode_body(body, fields):
         if encoding == b"base64":
             # Decode the base64 lines; text after them (a list footer appended to the
             # message, say) is kept as it is rather than lost.
-            end = _BASE64_LINES.match(body).end()
+            end = _NOT_BASE64_LINE.search(body).end()  # (always found: at the end after a last line end)
+            last_line = _BASE64_LAST_LINE.match(body, end)
+            end = end if last_line is None else last_line.end()
             return binascii.a2b_base64(body[:end] + b"===") + body[end:]
         if encoding == b"quoted-printable":
             return binascii.a2b_qp(body)
@@ -505,7 +544,7 @@ def _host(url):
 # for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters, named or not: a header's name may be
 # as long as the message (or, named, as a model file), and each of its tokens carries the tag.
 ALL_HEADERS = "*"
-_FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD reads a header line's name: printable ASCII but ':'
+_FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD_START reads a header line's name: printable ASCII but ':'
 
 
 def header_name_problem(name):

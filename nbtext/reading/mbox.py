@@ -106,7 +106,8 @@ def messages(pieces, max_bytes):
     lines before one would be a message of their own."""
     from heapq import heappop, heappush  # (here: a message read alone never needs it)
 
-    current, parts, size = _Start(0), [], 0  # the message being read, its pieces so far and their size
+    # the message being read, its bytes so far (one buffer: a list of its lines took ~40 bytes a line more) and their size
+    current, parts, size = _Start(0), bytearray(), 0
     held = deque()  # (piece, _Start or None) from an envelope line inside a body a pending Content-Length measures
     # Bodies' ends to check, a heap of (line offset, n, _Start, whether an empty line ended the body
     # there and the line at that offset says whether an envelope line follows it)
@@ -118,7 +119,7 @@ def messages(pieces, max_bytes):
             previous_blank = starts and piece in _BLANK
             offset += len(piece)
             if size <= max_bytes:
-                parts.append(piece)
+                parts += piece
                 size += len(piece)
             continue
         start = None
@@ -151,10 +152,13 @@ def messages(pieces, max_bytes):
             previous_blank = False  # a line longer than one piece is not empty
         offset += len(piece)
         if start is None:
-            if held:
-                held.append((piece, None))
+            if held:  # lines of no envelope, held in one buffer after the last held envelope line (not one a line)
+                if held[-1][1] is None:
+                    held[-1][0].extend(piece)
+                else:
+                    held.append((bytearray(piece), None))
             elif size <= max_bytes:  # (take, inline: most lines come here)
-                parts.append(piece)
+                parts += piece
                 size += len(piece)
             continue
         header_of, length = start, None
@@ -162,15 +166,15 @@ def messages(pieces, max_bytes):
             held.append((piece, start))  # in a body a Content-Length measures: is it one? (decided at its end)
         elif current.ends_before(start):
             if start.offset > 0:
-                yield b"".join(parts)
-            current, parts, size = start, [], 0
+                yield bytes(parts)
+            current, parts, size = start, bytearray(), 0
         elif size <= max_bytes:
-            parts.append(piece)
+            parts += piece
             size += len(piece)
     for end, _, claimed, _ in claims:  # the end: a body that ends here (or at an empty last line) ends where it says
         claimed.honoured = end == offset
     current, parts, size = yield from _release(held, current, parts, size, max_bytes)
-    yield b"".join(parts)  # (every length was decided: nothing is held again)
+    yield bytes(parts)  # (every length was decided: nothing is held again)
 
 
 def _release(held, current, parts, size, max_bytes):
@@ -184,9 +188,10 @@ def _release(held, current, parts, size, max_bytes):
             break  # decided later, at that body's end
         piece, start = held.popleft()
         if start is not None and current.ends_before(start):
-            yield b"".join(parts)
-            current, parts, size = start, [], 0
+            yield bytes(parts)
+            current, parts, size = start, bytearray(), 0
         elif size <= max_bytes:  # past the limit, the rest of the message is left out
-            parts.append(piece)
+            piece = piece[: max_bytes + 1 - size]  # (a held buffer may be many lines)
+            parts += piece
             size += len(piece)
     return current, parts, size
