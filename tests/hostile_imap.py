@@ -3,7 +3,8 @@ port of its own, one thread a connection, speaking just enough IMAP4rev1 for nbt
 and imap-scan (CAPABILITY, LOGIN, AUTHENTICATE PLAIN, EXAMINE/SELECT, LIST, UID FETCH, UID
 STORE/COPY/MOVE/EXPUNGE, LOGOUT). A test changes what it says by the attributes of its
 instance, or by `answer`, a function (server, tag, command, arguments) that answers a command
-in its place (return True) or leaves it to the server. `said` holds the command lines it got.
+in its place (return True) or leaves it to the server. `said` holds the command lines it got;
+`sizes` the RFC822.SIZE a listing says where it lies.
 
     python tests/hostile_imap.py PORT LITERAL_BYTES   (a server whose one message is a literal
     of LITERAL_BYTES bytes, sent in pieces without holding them: for /usr/bin/time -v)"""
@@ -23,6 +24,7 @@ class HostileImap:
         self.uid_validity, self.uid_next = b"7", None  # (None: one above the highest UID)
         self.exists = None  # (None: how many messages)
         self.listing = None  # the lines of a UID listing's answer, else made of `messages`
+        self.sizes = {}  # {UID: the RFC822.SIZE the listing says}, where not the message's own (a lie)
         self.answer = None
         self.said, self.connections = [], 0
         self.local = threading.local()  # (its connection's output: `out`)
@@ -97,10 +99,13 @@ class HostileImap:
                 )
             elif command == b"LIST":
                 self.send(b'* LIST () "/" ' + arguments.split(b" ", 1)[1], tag + b" OK done")
-            elif command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+            elif command == b"UID FETCH" and arguments.endswith((b"(UID)", b"(UID RFC822.SIZE)")):
                 lines = self.listing
                 if lines is None:
-                    lines = [b"* %d FETCH (UID %d)" % (n, u) for n, u in enumerate(sorted(self.messages), 1)]
+                    lines = [
+                        b"* %d FETCH (UID %d RFC822.SIZE %d)" % (n, u, self.sizes.get(u, self.size(u)))
+                        for n, u in enumerate(sorted(self.messages), 1)
+                    ]
                 self.send(*lines, tag + b" OK done")
             elif command == b"UID FETCH":
                 self.fetch(tag, arguments)
@@ -114,8 +119,7 @@ class HostileImap:
             asked.update(range(int(low), int(high or low) + 1))
         for n, uid in enumerate(sorted(self.messages), 1):
             if uid in asked:
-                body = self.messages[uid]
-                size = body if isinstance(body, int) else len(body)
+                body, size = self.messages[uid], self.size(uid)
                 self.out.write(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (n, uid, size))
                 if isinstance(body, int):
                     piece = b"x" * PIECE
@@ -125,6 +129,10 @@ class HostileImap:
                     self.out.write(body)
                 self.send(b")")
         self.send(tag + b" OK done")
+
+    def size(self, uid):
+        body = self.messages[uid]
+        return body if isinstance(body, int) else len(body)
 
     def hang_up(self):
         """Close this connection (a server that goes away in the middle of an answer)."""

@@ -413,7 +413,7 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
         ["spam", "spam", "ham", "ham"],
         min_count=1,
     ).save(str(model))
-    listed = imapscan.flags_of if command.startswith("imap-scan") else imap.all_uids
+    listed = imapscan.flags_of if command.startswith("imap-scan") else imap.listing
 
     def listed_then_deleted(session, after=0):
         uids = listed(session, after)
@@ -426,7 +426,7 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
 
     # (the scan's last look before it reads the messages is at their flags)
     scanning = command.startswith("imap-scan")
-    monkeypatch.setattr(*(imapscan, "flags_of") if scanning else (imap, "all_uids"), listed_then_deleted)
+    monkeypatch.setattr(*(imapscan, "flags_of") if scanning else (imap, "listing"), listed_then_deleted)
     state = tmp_path / "state"
     args = [*command.split(), "-m", model, url(dovecot, "Scan")]
     if command.startswith("imap-scan"):

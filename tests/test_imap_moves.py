@@ -135,8 +135,8 @@ class Connection:
         answer = []
         for n, uid in enumerate(self.uids(uid_set), 1):
             message, flags, date = self.open["messages"][uid]
-            if items == "(UID)":
-                answer.append(f"{n} (UID {uid})".encode())
+            if items == "(UID RFC822.SIZE)":
+                answer.append(f"{n} (UID {uid} RFC822.SIZE {len(message)})".encode())
             elif items == "(UID FLAGS)":
                 answer.append(f"{n} (UID {uid} FLAGS ({' '.join(sorted(flags))}))".encode())
             elif "HEADER.FIELDS" in items:

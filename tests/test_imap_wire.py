@@ -97,6 +97,44 @@ def test_each_message_read_is_the_message_a_file_of_its_bytes_is(sizes, max_byte
     assert [d.data for d in documents] == [held[uid][:max_bytes] for uid in sorted(held)]
 
 
+@HYPOTHESIS
+@given(
+    sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=12),
+    lies=st.dictionaries(st.integers(1, 12), st.integers(0, 4000)),
+    max_bytes=st.integers(1, 2500),
+)
+@example(sizes=[2000] * 4, lies={}, max_bytes=2500)  # (one FETCH of 8,000 bytes before)
+@example(sizes=[100] * 6, lies={2: 0, 3: 5000}, max_bytes=2500)  # (sizes that lie)
+def test_each_fetch_asks_for_at_most_the_batch_bound(model, tmp_path_factory, monkeypatch, sizes, lies, max_bytes):
+    """A folder's messages are fetched in batches of the one rule (in_batches): each UID FETCH
+    asks for at most BATCH messages and BATCH_BYTES of their listed sizes (each counted up to
+    --max-bytes + 1; one larger alone), for predict's imap:// reader and imap-scan alike; the
+    messages read are the same, also where the listing lies about sizes (a FETCH asked for 200
+    messages whatever their sizes: 200 x --max-bytes)."""
+    from nbtext.reading import documents, imap
+    from nbtext.reading.imapurl import ImapAccess
+
+    bound, most = 4000, 5
+    monkeypatch.setattr(documents, "BATCH_BYTES", bound)
+    monkeypatch.setattr(imap, "BATCH", most)
+    documents.new_run()
+    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
+    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
+        server.sizes = {uid: size for uid, size in lies.items() if uid in held}
+        read = list(imap.folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
+        scanned = scan(server, model, tmp_path_factory.mktemp("s") / "state", "--max-bytes", max_bytes, "--dry-run")
+    assert [d.data for d in read] == [held[uid][:max_bytes] for uid in sorted(held)]
+    assert scanned.exit_code == 0, scanned.stderr
+    assert [line.split("\t")[0] for line in scanned.stdout.splitlines()] == [d.name for d in read]
+    listed = {uid: server.sizes.get(uid, len(held[uid])) for uid in held}
+    fetches = [line.split(b" ")[3] for line in server.said if b" UID FETCH " in line and b"BODY" in line]
+    assert fetches
+    for uid_set in fetches:
+        uids = [int(u) for u in uid_set.split(b",")]
+        asked = sum(min(listed[uid], max_bytes + 1) for uid in uids)
+        assert len(uids) <= most and (asked <= bound or len(uids) == 1), (uids, asked)
+
+
 class _nothing:
     def __enter__(self):
         return self
@@ -109,7 +147,7 @@ def flooding(lines):
     """An answer hook: the UID listing's answer preceded by `lines`."""
 
     def answer(server, tag, command, arguments):
-        if command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
             server.out.writelines(line + b"\r\n" for line in lines)
         return False
 
@@ -312,7 +350,7 @@ def test_mail_that_arrives_while_a_folder_is_listed_is_not_a_lie(model, tmp_path
     folder grew (`* N EXISTS`) meanwhile."""
 
     def arrived(server, tag, command, arguments):
-        if command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
             server.send(
                 b"* 3 EXISTS", b"* 1 FETCH (UID 1)", b"* 2 FETCH (UID 2)", b"* 3 FETCH (UID 3)", tag + b" OK done"
             )
@@ -353,12 +391,12 @@ def refusing(where, words):
     def answer(server, tag, command, arguments):
         if where == "EXAMINE" and command in (b"EXAMINE", b"SELECT"):
             server.send(tag + b" NO " + words)
-        elif where == "BYE" and command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+        elif where == "BYE" and command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
             server.send(b"* BYE " + words)
             return True
         elif where == "FETCH" and command == b"UID FETCH" and b"BODY" in arguments:
             server.send(tag + b" NO " + words)
-        elif where == "BAD" and command == b"UID FETCH" and arguments.endswith(b"(UID)"):
+        elif where == "BAD" and command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
             server.send(tag + b" BAD " + words)
         else:
             return False
@@ -415,7 +453,9 @@ def test_whatever_a_server_answers_is_read_or_one_line(model, tmp_path_factory, 
     state = tmp_path_factory.mktemp("s") / "state"
 
     def answer(server, tag, said, arguments):
-        asked = said + (b" (UID)" if arguments.endswith(b"(UID)") else b" BODY" if b"BODY" in arguments else b"")
+        asked = said + (
+            b" (UID)" if arguments.endswith(b"(UID RFC822.SIZE)") else b" BODY" if b"BODY" in arguments else b""
+        )
         if said == b"CAPABILITY" and any(b" LOGIN " in line for line in server.said):  # (the one after login)
             asked = b"CAPABILITY again"
         if asked != where:

@@ -31,7 +31,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
-from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument
+from nbtext.reading.imap import Session, fetch_batches, fetched, listing, mailbox_argument
 from nbtext.reading.imapurl import DEFAULT_ACCESS, parse
 
 STATE_VERSION = 1
@@ -82,13 +82,12 @@ def scan(
                 _check_folder(session, move_to)
             remembered = state.get(folder.url, {})
             start = remembered.get("last_uid", 0) if remembered.get("uid_validity") == session.uid_validity else 0
-            uids = all_uids(session, after=start)
-            model = load_model() if uids else None
-            if uids:
+            listed = listing(session, after=start)
+            model = load_model() if listed else None
+            if listed:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             target = _Target(folder._replace(name=move_to), imap_access) if move_to is not None else None
-            for first in range(0, len(uids), BATCH):
-                batch = uids[first : first + BATCH]
+            for batch in fetch_batches(listed, max_bytes):  # (a FETCH's bytes bounded as every batch's)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                 # MARK alone: a move begun (see the module docstring)
                 flags = flags_of(session, batch)  # (without those deleted meanwhile)

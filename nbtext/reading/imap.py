@@ -3,8 +3,9 @@ parsed by nbtext.reading.imapurl), the one reader of this input kind (nbtext.rea
 dispatches to it).
 
 A folder is read without changing it: it is opened with EXAMINE (read-only, never SELECT),
-its messages listed by UID and fetched in batches of BATCH with BODY.PEEK[] (no \\Seen flag
-is set), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
+its messages listed by UID with their sizes (RFC822.SIZE) and fetched with BODY.PEEK[] (no
+\\Seen flag is set) in batches of the one rule (fetch_batches: at most BATCH messages and
+BATCH_BYTES of what they may send), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
 network; a server that sends more anyway has it read and thrown away, and what else it may
 send is bounded too: nbtext.reading.imapclient). Each message is named
 `imap://user@host/FOLDER/;UID=N` (RFC 5092) and read as the server sends it (CR LF line
@@ -30,7 +31,7 @@ import os
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.reading.documents import Document, cut
+from nbtext.reading.documents import Document, cut, in_batches
 from nbtext.reading.imapurl import (
     DEFAULT_ACCESS,
     LARGEST_UID,
@@ -41,7 +42,7 @@ from nbtext.reading.imapurl import (
     parse,
 )
 
-BATCH = 200  # UIDs fetched in one command
+BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their bytes: fetch_batches)
 TIMEOUT = 60  # seconds a connection may wait for the server
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
@@ -393,15 +394,28 @@ def folder_documents(url, label=None, max_bytes=DEFAULT_MAX_BYTES, access=None):
     with `access` (the command's ImapAccess; None: nothing given)."""
     folder = parse(url)
     with Session(folder, access=access or DEFAULT_ACCESS) as session:
-        uids = all_uids(session)
-        for start in range(0, len(uids), BATCH):
-            yield from fetched(session, uids[start : start + BATCH], label, max_bytes)
+        for uids in fetch_batches(listing(session), max_bytes):
+            yield from fetched(session, uids, label, max_bytes)
 
 
-def all_uids(session, after=0):
-    """The UIDs of the open folder's messages above `after`, ascending: asked for as a FETCH of
-    UIDs, a short line a message (a SEARCH answers in one line, which for a large folder is
-    longer than imaplib reads)."""
+def fetch_batches(listed, max_bytes=DEFAULT_MAX_BYTES):
+    """Lists of the UIDs of `listed` (listing's (UID, size) pairs) that one FETCH asks for:
+    in_batches' rule, the one every batch is cut by, at most BATCH messages and BATCH_BYTES,
+    each message weighed min(size, max_bytes + 1) (what is asked of it; a size not said counts
+    as that); one larger than the bound is a FETCH alone. A size that lies costs no more than
+    what was asked: the literal reader keeps at most max_bytes + 1 of each message
+    (nbtext.reading.imapclient)."""
+    asked = max_bytes + 1
+    for batch in in_batches(
+        listed, BATCH, weigh=lambda uid_size: min(asked if uid_size[1] is None else uid_size[1], asked)
+    ):
+        yield [uid for uid, _ in batch]
+
+
+def listing(session, after=0):
+    """(UID, RFC822.SIZE or None where the server said none) of the open folder's messages
+    above `after`, in ascending UID: asked for as one FETCH of both, a short line a message (a
+    SEARCH answers in one line, which for a large folder is longer than imaplib reads)."""
     import re
 
     if session.exists == 0:  # (an empty folder has no `1:*`)
@@ -416,10 +430,15 @@ def all_uids(session, after=0):
         )
         return []
     # (`N:*` holds the highest UID, below N too; a line a message, `exists` of them)
-    data = session.command("FETCH", f"{after + 1}:*", "(UID)", answers=session.exists or 0)
-    found = {m[1] for line in data if isinstance(line, bytes) for m in re.finditer(rb"UID (\d+)", line)}
-    uids = {_uid(said, session) for said in found}
-    return sorted(uid for uid in uids if uid > after)
+    data = session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", answers=session.exists or 0)
+    sizes = {}
+    for line in data:
+        if isinstance(line, bytes):
+            for m in re.finditer(rb"UID (\d+)", line):
+                uid = _uid(m[1], session)
+                size = re.search(rb"RFC822\.SIZE (\d{1,20})\b", line)
+                sizes[uid] = int(size[1]) if size else sizes.get(uid)
+    return sorted((uid, size) for uid, size in sizes.items() if uid > after)
 
 
 def _uid(said, session):
