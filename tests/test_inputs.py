@@ -361,6 +361,38 @@ def test_jobs_give_the_same_output(mail_model, tmp_path, monkeypatch, pools):
     assert run("predict", "-m", mail_model, tmp_path / "inbox").stdout == one.stdout and pools == [2, 2]  # no pool
 
 
+@pytest.mark.parametrize("jobs", [None, "2"])
+def test_every_document_is_scored_once_whatever_batches_its_bytes_cut(mail_model, tmp_path, monkeypatch, pools, jobs):
+    """A batch cut by its bytes is yielded when the next document does not fit, which the
+    batcher then holds: the default -j, which scores the first chunk here and hands the rest
+    to workers, started a new batcher over the documents and lost that one without a word
+    (one of 20 messages of 4 MB). Generated sizes: every document is written once, in order,
+    as -j 1 writes them."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    import nbtext.reading.documents as documents
+
+    monkeypatch.setattr(documents, "BATCH_BYTES", 3000)
+    runs = iter(range(10**6))
+
+    @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(sizes=st.lists(st.integers(40, 4000), min_size=1, max_size=10))
+    def every_document_once(sizes):
+        folder = tmp_path / str(next(runs))
+        folder.mkdir()
+        for i, size in enumerate(sizes):
+            (folder / f"{i:02}").write_bytes((SPAM + HAM)[i % 4] + b" word" * (size // 5))
+        one = run("predict", "-m", mail_model, "-j", "1", folder)
+        other = run("predict", "-m", mail_model, *(["-j", jobs] if jobs else []), folder)
+        assert one.exit_code == other.exit_code == 0
+        assert [line.split("\t")[0] for line in one.stdout.splitlines()] == [
+            str(folder / f"{i:02}") for i in range(len(sizes))
+        ]
+        assert other.stdout == one.stdout
+
+    every_document_once()
+
+
 def test_default_jobs_are_the_cores_this_process_may_use(monkeypatch):
     """At most 4; a process pinned to one core (taskset, a container's cpuset) gets one;
     without fork (the workers are forks) there are none to start."""

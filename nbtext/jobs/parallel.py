@@ -269,13 +269,21 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
     hands on every answer due, so a slow producer's lines are answered as they come on
     workers too. (ordered_runs is the same rule for whole runs; this one keeps BATCH-sized
     batches when it stays in one process, and passes `on_error` documents, not names.)"""
+    chunks = None  # the chunks still to score, once this process has scored the first
     if jobs is None:
-        jobs, docs = default_jobs(), iter(docs)
+        jobs = default_jobs()
         if jobs > 1:
+            from itertools import chain
             from time import perf_counter
 
+            # One batcher from start to end: a batch cut by bytes is yielded when the next
+            # document does not fit, which the batcher then holds; a new batcher over `docs`
+            # would never see it (a document lost without a word).
+            chunks = in_batches(docs, CHUNK, pauses=True)
             spent, read = 0.0, 0  # seconds spent reading and scoring (not waiting for a stream's producer)
-            for batch in in_batches(docs, CHUNK):
+            for batch in chunks:
+                if batch is PAUSE:
+                    continue
                 started = perf_counter()
                 kept, log_proba, explanations = model.score(batch, on_error, explain)
                 spent, read = spent + perf_counter() - started, read + len(batch)
@@ -283,15 +291,16 @@ def scored_batches(model, docs, jobs=1, on_error=None, explain=0):
                     yield kept, log_proba, explanations
                 if spent > AUTO_SECONDS:
                     break
-            docs = _remaining(docs)
-            if docs is None:
+            chunks = _remaining(chunks)
+            if chunks is None:
                 return
             if spent < WORKER_WORTHY * read:
                 jobs = 1
+                docs = chain.from_iterable((PAUSE,) if batch is PAUSE else batch for batch in chunks)
     if jobs > 1:
         model.vocabulary.lookup  # noqa: B018 (derived once here, not once per worker)
         model.event.derive(model)
-        chunks = in_batches(docs, CHUNK, pauses=True)
+        chunks = in_batches(docs, CHUNK, pauses=True) if chunks is None else chunks
         for kept, log_proba, explanations, errors in _ordered(partial(score_chunk, model, explain), chunks, jobs):
             report_errors(errors, on_error)
             if kept:
