@@ -33,7 +33,7 @@ from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import BATCH, Session, all_uids, fetched, mailbox_argument
-from nbtext.reading.imapurl import DEFAULT_ACCESS, parse
+from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
 
@@ -66,6 +66,11 @@ def scan(
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
         raise NbtextError(f"--keyword {keyword!r} is not an IMAP keyword (a word such as $Junk or Junk, no spaces)")
+    if move_to is not None and not carried(move_to):  # (as the URL's own folder name: parse)
+        raise NbtextError(
+            f"--move-to {move_to!r} holds a control character (or bytes not UTF-8), which IMAP cannot carry: "
+            "give the folder's name as the server knows it"
+        )
     spam = spam_class(classes)
     if spam is None:
         raise NbtextError(f"the model has no class spam (its classes: {', '.join(classes)}): nothing to move")
