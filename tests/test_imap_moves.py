@@ -148,10 +148,11 @@ class Connection:
         return answer
 
     def store(self, uid_set, how, flags):
-        assert how == "+FLAGS.SILENT", how
+        assert how in ("+FLAGS.SILENT", "-FLAGS.SILENT"), how
         for uid in self.uids(uid_set):
             kept = [f for f in flags.strip("()").split() if self.server.keywords or f.startswith("\\")]
-            self.open["messages"][uid][1].update(kept)
+            held = self.open["messages"][uid][1]
+            held.update(kept) if how[0] == "+" else held.difference_update(kept)
         return [None]
 
     def copy(self, uid_set, target):
@@ -344,6 +345,25 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
     assert imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))["acted"] == 3
     holds(server, SPAM[:3] + HAM[:2], done=True)
     assert [m for m, flags, _ in server.folders["Junk"]["messages"].values() if imapscan.MARK in flags] == SPAM[:3]
+
+
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_message_the_user_moved_back_out_of_junk_is_not_moved_again(capabilities, model, monkeypatch, tmp_path):
+    """A message moved back from Junk by the user keeps imap-scan's keyword (a mail program's
+    MOVE keeps keywords; only the Dovecot recipe takes it away): it read as a move begun whose
+    copy was not in Junk, and was moved to Junk again whatever the model said (the user's
+    correction undone each time). Now a move begun without its copy is the model's to decide
+    again: the ham stays, without the keyword; a spam so marked is moved, once."""
+    server = Server(capabilities, {})
+    server.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
+    server.append("INBOX", HAM[0], flags={imapscan.MARK})
+    server.append("INBOX", SPAM[0], flags={imapscan.MARK})
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    for attempt in range(2):
+        imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / f"state{attempt}"))
+        assert where(server, HAM[0]) == (1, 0, 0)
+        assert [flags for m, flags, _ in server.folders["INBOX"]["messages"].values() if m == HAM[0]] == [set()]
+        holds(server, [SPAM[0]], done=True)
 
 
 @pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, {"MOVE", "UIDPLUS"}], ids=["no MOVE", "MOVE"])

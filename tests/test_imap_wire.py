@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import nbtext
 from nbtext.cli.commands import cli
+from nbtext.reading.imapurl import carried
 
 from conftest import one_line_error
 from dovecot_server import NBTEXT
@@ -303,6 +304,26 @@ def test_a_keyword_imap_cannot_carry_is_refused_before_any_connection(model, tmp
     with HostileImap({1: SPAM}) as server:
         result = invoke("imap-scan", "-m", model, "--keyword", keyword, "--state", state, server.url())
         one_line_error(result, "is not an IMAP keyword")
+        assert server.connections == 0
+
+
+@HYPOTHESIS
+@given(
+    before=st.text(max_size=3).filter(carried),
+    control=st.sampled_from(["\x1b]0;X\x07", "\r\n", "\x00", "\x7f", "\x9b", "\udcff"]),
+    after=st.text(max_size=3).filter(carried),
+)
+def test_a_move_to_folder_imap_cannot_carry_is_refused_before_any_connection(
+    model, tmp_path_factory, before, control, after
+):
+    """`--move-to` holding a control character (an OSC sequence, a CR LF) went to the server
+    and came back raw in the scan's summary on stderr, where the URL's own folder name so made
+    is refused: the user's folder names, either way, are refused in one line before any
+    connection."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    with HostileImap({1: SPAM}) as server:
+        result = invoke("imap-scan", "-m", model, "--move-to", before + control + after, "--state", state, server.url())
+        one_line_error(result, "holds a control character")
         assert server.connections == 0
 
 

@@ -13,8 +13,9 @@ else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone
 the messages marked \\Deleted (nbtext marks one only once its copy is known to be in the
 target folder); one that carries MARK and is still in the folder is a move begun: it is looked
 for in the target folder (a message there with MARK, the same INTERNALDATE, RFC822.SIZE and
-Message-ID, all of which a copy keeps) and, found, only deleted from the folder, else moved
-again. MARK also tells the learn-on-move Sieve scripts (contrib/dovecot) a move of nbtext's
+Message-ID, all of which a copy keeps) and, found, only deleted from the folder; not found,
+the model decides again: spam is moved, anything else kept and MARK taken from it (a message
+the user moved back out of the target folder carries MARK too: it is not moved again). MARK also tells the learn-on-move Sieve scripts (contrib/dovecot) a move of nbtext's
 from a user's: the model does not learn its own verdicts.
 
 No message is lost: a move the server refuses leaves the messages where they were, and the
@@ -32,7 +33,7 @@ from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import Session, fetch_batches, fetched, listing, mailbox_argument
-from nbtext.reading.imapurl import DEFAULT_ACCESS, parse
+from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
 
@@ -65,6 +66,11 @@ def scan(
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
         raise NbtextError(f"--keyword {keyword!r} is not an IMAP keyword (a word such as $Junk or Junk, no spaces)")
+    if move_to is not None and not carried(move_to):  # (as the URL's own folder name: parse)
+        raise NbtextError(
+            f"--move-to {move_to!r} holds a control character (or bytes not UTF-8), which IMAP cannot carry: "
+            "give the folder's name as the server knows it"
+        )
     spam = spam_class(classes)
     if spam is None:
         raise NbtextError(f"the model has no class spam (its classes: {', '.join(classes)}): nothing to move")
@@ -103,10 +109,17 @@ def scan(
                         label, probability = model.decide(probabilities, unsure_below)
                         calls.append((doc.name, label, probability))
                     scanned += len(documents)
-                # (a move begun is finished, whatever the model says now; refused: an error, the state left before them)
-                acted = {uid_of[name] for name, label, _ in calls if label == spam} | set(begun)
+                # A move begun whose copy is in the target is finished, whatever the model says now; one
+                # whose copy is not there is the model's to decide again: a message the user moved back
+                # out of the target keeps MARK, and must not be moved again against the model's verdict
+                copied = target.copies_of(session, begun) if begun else set()
+                spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
+                acted = spam_uids | copied  # (refused: an error, the state left before them)
                 if acted and not dry_run:
-                    act(session, sorted(acted), move_to, keyword, begun, target)
+                    act(session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied)
+                kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
+                if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
+                    session.command("STORE", _uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                 for name, label, probability in calls:
                     action = _action(move_to, keyword, dry_run) if uid_of[name] in acted else "kept"
                     if on_message is not None:
@@ -145,12 +158,11 @@ MARK = "$NbtextMoved"  # the keyword of a message nbtext moves, given before the
 MARKED, DELETED = MARK.upper(), "\\DELETED"
 
 
-def act(session, uids, move_to=None, keyword=None, begun=(), target=None):
+def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset()):
     """Give the messages `uids` the keyword, then move them to `move_to` (see the module
     docstring): those not yet marked are given MARK in the same STORE; those of `begun` carry
-    it already (a move an earlier run began), and `target` (a _Target, the folder `move_to`
-    on the same server) says which of them have their copy there already: those are only
-    deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
+    it already (a move an earlier run began), and `copied` (_Target.copies_of) are those of
+    them whose copy is in the folder `move_to` already: those are only deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
     EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
     messages are then where they were, or, a COPY done, marked \\Deleted only once it is."""
     fresh = [uid for uid in uids if uid not in set(begun)]
@@ -161,7 +173,7 @@ def act(session, uids, move_to=None, keyword=None, begun=(), target=None):
         session.command("STORE", _uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
     if move_to is None:
         return
-    copied = target.copies_of(session, begun) if begun else set()
+    copied = set(copied) & set(begun)
     if fresh:
         flags = flags_of(session, fresh)  # (the STORE's answer is not every server's: asked for)
         fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing to move)

@@ -111,7 +111,7 @@ def parse(url):
         raise NbtextError(f"{_shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
     user = unquote(userinfo, errors="surrogateescape")
     for what, value in (("user name", user), ("folder name", name)):
-        if not _carried(value):  # (a CR LF in a user name sent a command of the URL's own, the password in it)
+        if not carried(value):  # (a CR LF in a user name sent a command of the URL's own, the password in it)
             raise NbtextError(
                 f"{_shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
                 "cannot carry: give the name as the server knows it"
@@ -119,7 +119,7 @@ def parse(url):
     return Folder(scheme.lower(), user, parts.hostname, port, name)
 
 
-def _carried(text):
+def carried(text):
     """Whether IMAP carries `text` as a user's or a folder's name: no control character
     (C0, DEL, C1) and nothing but UTF-8 (no surrogate of a byte that was not)."""
     return not re.search(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]", text)
