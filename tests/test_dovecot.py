@@ -138,15 +138,7 @@ def transported(message):
 
 def delivered_to(dovecot, files, folder, wanted):
     """The stored bytes of `wanted` messages of `files` that Dovecot delivered into `folder`."""
-    found = []
-    for f in files:
-        dovecot.deliver(sent(f))
-        landed, stored = dovecot.last_delivered()
-        if landed == folder:
-            found.append(stored)
-        if len(found) == wanted:
-            return found
-    raise AssertionError(f"fewer than {wanted} of {len(files)} messages were delivered into {folder}")
+    return [stored for _, stored in delivered_files(dovecot, files, folder, wanted)]
 
 
 def test_moving_into_and_out_of_junk_learns_the_final_classes(dovecot, spamassassin, small_model):
