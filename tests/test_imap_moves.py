@@ -183,7 +183,9 @@ class Connection:
         found = [
             uid
             for uid, (message, flags, _) in sorted(self.open["messages"].items())
-            if imapscan.MARK in flags and larger < len(message) < smaller
+            if imapscan.MARK in flags
+            and larger < len(message) < smaller
+            and not ("UNDELETED" in criteria and "\\Deleted" in flags)
         ]
         return [" ".join(map(str, found)).encode()]
 
@@ -364,6 +366,25 @@ def test_a_message_the_user_moved_back_out_of_junk_is_not_moved_again(capabiliti
         assert where(server, HAM[0]) == (1, 0, 0)
         assert [flags for m, flags, _ in server.folders["INBOX"]["messages"].values() if m == HAM[0]] == [set()]
         holds(server, [SPAM[0]], done=True)
+
+
+def test_a_message_the_user_copied_back_out_of_junk_is_not_deleted(model, monkeypatch, tmp_path):
+    """A user's correction made as mutt (or a client set to mark as deleted) makes it: the
+    message copied from Junk to INBOX with its flags (imap-scan's keyword, \\Seen, \\Flagged,
+    the user's own), the one in Junk marked \\Deleted, expunged later. The copy in Junk about to
+    go read as the copy of a move begun, and the scan finished that move: it deleted the INBOX
+    message, and the client's expunge then took the last copy (the message lost). A copy marked
+    \\Deleted is no copy of a move begun (nbtext's own copies never carry it)."""
+    server = Server({"UIDPLUS"}, {})
+    server.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
+    date = "29-Nov-2026 04:00:00 +0000"
+    user_flags = {imapscan.MARK, "\\Seen", "\\Flagged", "$Label1"}
+    server.append("Junk", HAM[0], flags={imapscan.MARK, "\\Seen", "\\Deleted"}, date=date)
+    server.append("INBOX", HAM[0], flags=user_flags, date=date)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
+    inbox = [flags for m, flags, _ in server.folders["INBOX"]["messages"].values() if m == HAM[0]]
+    assert inbox == [user_flags - {imapscan.MARK}]
 
 
 @pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, {"MOVE", "UIDPLUS"}], ids=["no MOVE", "MOVE"])

@@ -237,7 +237,9 @@ class _Target:
         with Session(self.folder, readonly=True, access=self.access) as there:
             for size in sorted({identity[1] for identity in wanted.values()}):
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
-                answer = there.command("SEARCH", "KEYWORD", MARK, *larger, "SMALLER", str(size + 1))
+                # (UNDELETED: nbtext's copies never carry \Deleted; one that does is the user's, about
+                # to go, as a client that copies and marks leaves it: no copy of a move begun)
+                answer = there.command("SEARCH", "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
                 said = [u for line in answer if isinstance(line, bytes) for u in line.split()]
                 candidates = [int(u) for u in said if u.isdigit() and len(u) <= 10]  # (no other is a UID)
                 copies = list(_identities(there, candidates).values()) if candidates else []
