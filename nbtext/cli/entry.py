@@ -23,6 +23,18 @@ from nbtext.errors import (
 from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors
 
 
+def _signal_behind(error):
+    """The KeyboardInterrupt or Terminated that `error` was raised from (Python 3.11 wraps an
+    exception raised while a class is made, in a __set_name__ such as cached_property's, in a
+    RuntimeError: a signal that came while a module was imported), else None."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, (KeyboardInterrupt, Terminated)):
+            return cause
+        cause = cause.__cause__
+    return None
+
+
 def main():
     delivering = delivers_a_message(sys.argv[1:])  # a signal before its message is out: 75, the MTA keeps it
     stopped_by = None
@@ -39,14 +51,20 @@ def main():
 
         warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
         end_on_signals()  # (raises a signal held since start-up)
-        status = fast(sys.argv[1:])
-        if status is None:
-            from nbtext.cli.commands import main as full
+        try:
+            status = fast(sys.argv[1:])
+            if status is None:
+                from nbtext.cli.commands import main as full
 
-            try:
-                full()
-            except SystemExit as e:  # (click's way of ending): ended below, where signals are let go
-                status = e.code
+                try:
+                    full()
+                except SystemExit as e:  # (click's way of ending): ended below, where signals are let go
+                    status = e.code
+        except RuntimeError as e:  # a signal's exception that Python wrapped: ended as the signal is
+            behind = _signal_behind(e)
+            if behind is None:
+                raise
+            raise behind from None
     except KeyboardInterrupt:  # Ctrl-C on the click-free path
         if delivering:
             sys.exit(not_passed_on(SIGINT))
