@@ -146,7 +146,9 @@ def in_batches(docs, size=DEFAULT_BATCH, pauses=False, max_bytes=None, weigh=Non
     is read here, into its documents, each weighed as any other. A stream's PAUSE flushes
     what has arrived (and with `pauses` is passed on after it, for a consumer that holds
     batches back). `weigh(item)`: the bytes of an item that is no Document (documents read
-    already, their data let go: the same cut, of what they held)."""
+    already, their data let go: the same cut, of what they held). A batch cut by its bytes
+    ends when the next document does not fit, which is then held here: a consumer that stops
+    early goes on with these batches, never with `docs` (nbtext.jobs.parallel.scored_batches)."""
     max_bytes = BATCH_BYTES if max_bytes is None else max_bytes
     batch, held = [], 0
     for doc in docs:
