@@ -472,6 +472,39 @@ def test_the_score_header_sorts_where_the_probability_reads_0_or_1(request, whic
     assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities']['spam']:.4f}"
 
 
+def test_the_score_turns_where_a_spam_cut_off_files_spam(tmp_path_factory):
+    """A model trained with --max-ham-flagged files spam only past its cut-off, a ceiling q on
+    P(ham): X-Nbtext-Score's second figure is that turn, ln((1 − q) / q), and the verdict is spam
+    above it, unsure between 0 and it (by the click command and the one-message path alike)."""
+    import math
+
+    from nbtext.cutoff import OTHER_CEILING
+
+    model = tmp_path_factory.mktemp("budget") / "b.model"
+    trained = run(
+        "train", "--preset", "general", "--calibration", "temperature", "--max-ham-flagged", "5%",
+        "-o", model, DEMO / "train" / "spam", DEMO / "train" / "ham",
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.stderr
+    q = nbtext.load(str(model)).calibration[OTHER_CEILING]
+    turn = math.log((1 - q) / q)
+    seen = set()
+    for source in sorted((DEMO / "test" / "spam").iterdir())[:10] + sorted((DEMO / "test" / "ham").iterdir())[:4]:
+        message = b"Subject: a note\nFrom: a@example.com\n\n" + source.read_bytes()
+        clicked = run("filter", "-m", model, input=message).stdout_bytes
+        light = subprocess.run([NBTEXT, "filter", "-m", model], input=message, capture_output=True).stdout
+        assert clicked == light
+        verdict = verdict_of(clicked)
+        said, said_turn = said_score(verdict["X-Nbtext-Score"])
+        assert said_turn == round(turn, 2)
+        log_odds = score_of(model, message)[0]
+        if abs(log_odds - turn) > 0.01 and abs(log_odds) > 0.01:
+            expected = "spam" if log_odds > turn else "unsure" if log_odds > 0 else "ham"
+            assert verdict["X-Nbtext-Class"] == expected, (said, said_turn)
+            seen.add(expected)
+    assert turn > 0 and {"spam", "ham"} <= seen
+
+
 def test_the_score_orders_messages_the_probability_calls_equal(general_demo_model):
     """Spam said once, 5 and 40 times reads 1.0000 each time; the score grows with it, and a
     Sieve script that files by the score compares it as docs/mail.md shows."""

@@ -193,11 +193,9 @@ class PureModel:
         features, length = self.features(self.tokenize(document))
         temperature = document_temperature(self.calibration, length)  # T(x), as NaiveBayes.temperatures
         jll = [v / temperature for v in self.joint_log_likelihood(features)]
-        top = max(jll)
-        if not math.isfinite(top):
+        log_total = log_sum_exp(jll)
+        if not math.isfinite(log_total):
             raise Unserved
-        e = [math.exp(v - top) for v in jll]
-        log_total = top + math.log(math.fsum(e))
         return [math.exp(v - log_total) for v in jll], features, jll, temperature
 
     def probabilities(self, document):
@@ -269,6 +267,22 @@ def decide(classes, probabilities, unsure_below=None, calibration=None):
     if unsure_below is not None and p < unsure_below:
         return "unsure", p
     return classes[k], p
+
+
+def log_sum_exp(values):
+    """ln Σ e^v of `values` (floats), as top + ln Σ e^(v − top) with top the largest (no
+    e^v overflows, and the sum is at least 1); the largest itself where it is not finite."""
+    top = max(values)
+    if not math.isfinite(top):
+        return top
+    return top + math.log(math.fsum(math.exp(v - top) for v in values))
+
+
+def log_odds_against_rest(log_probabilities, k):
+    """ln P(k) − ln Σ_{j ≠ k} P(j) of a document's log-probabilities: class k's log-odds
+    against the rest, which go on where P(k) reads 1.0 (float64's P is 1.0 from about 37 on)."""
+    rest = [float(v) for j, v in enumerate(log_probabilities) if j != k]
+    return float(log_probabilities[k]) - log_sum_exp(rest)
 
 
 def spam_log_odds_from(classes, spam, unsure_below=None, calibration=None):

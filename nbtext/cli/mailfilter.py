@@ -114,24 +114,19 @@ def spam_score(classes, log_probabilities, unsure_below=None, calibration=None):
     """X-Nbtext-Score's (log-odds, the log-odds from which the model files spam or None) for a
     model with a class spam (filed_class), else None. The log-odds of spam against the rest,
 
-        ln P(spam | d) − ln Σ_{k ≠ spam} P(k | d),
+        ln P(spam | d) − ln Σ_{k ≠ spam} P(k | d)  (purescore.log_odds_against_rest),
 
     from the log-probabilities, so it goes on where P(spam) reads 1.0000 or 0.0000 (float64's
     P(spam) is 1.0 from about 37 on): a figure to sort and threshold on, in the units of
     X-Nbtext-Evidence's. The second, for two classes, is where `decide` turns to spam
     (purescore.spam_log_odds_from: 0, or the model's --unsure-below or spam cut-off)."""
-    import math
-
-    from nbtext.classifier.purescore import spam_log_odds_from
+    from nbtext.classifier.purescore import log_odds_against_rest, spam_log_odds_from
 
     spam = filed_class(classes)
     if spam is None:
         return None
-    k = classes.index(spam)
-    rest = [float(v) for j, v in enumerate(log_probabilities) if j != k]
-    top = max(rest)
-    log_rest = top + math.log(math.fsum(math.exp(v - top) for v in rest)) if math.isfinite(top) else top
-    return float(log_probabilities[k]) - log_rest, spam_log_odds_from(classes, spam, unsure_below, calibration)
+    log_odds = log_odds_against_rest(log_probabilities, classes.index(spam))
+    return log_odds, spam_log_odds_from(classes, spam, unsure_below, calibration)
 
 
 def score_value(score):

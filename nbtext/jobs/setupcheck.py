@@ -84,16 +84,17 @@ def closed_above(user, path):
 def programs():
     """[(what, path)] a delivery agent starts to run this nbtext: its script (the `nbtext` that
     runs now) and the interpreter its first line names, the file that one resolves to too."""
-    script = os.path.abspath(sys.argv[0])
-    found = [("nbtext", script)] if os.path.basename(script) == "nbtext" else []
-    interpreter = sys.executable
-    try:
-        with open(script, "rb") as f:
-            first = f.readline(4096)
-        if first.startswith(b"#!"):
-            interpreter = first[2:].split()[0].decode("utf-8", "surrogateescape")
-    except (OSError, IndexError):
-        pass
+    command = _command()
+    found, interpreter = [], sys.executable
+    if len(command) == 1:  # the nbtext script
+        found.append(("nbtext", command[0]))
+        try:
+            with open(command[0], "rb") as f:
+                first = f.readline(4096)
+            if first.startswith(b"#!"):
+                interpreter = first[2:].split()[0].decode("utf-8", "surrogateescape")
+        except (OSError, IndexError):
+            pass
     found.append(("its Python", interpreter))
     if os.path.realpath(interpreter) != interpreter:
         found.append(("its Python", os.path.realpath(interpreter)))
