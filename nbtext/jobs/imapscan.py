@@ -32,7 +32,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
-from nbtext.reading.imap import Session, fetch_batches, fetched, listing, mailbox_argument
+from nbtext.reading.imap import Session, answered_uid, fetch_batches, fetched, listing, mailbox_argument, uid_set
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
@@ -119,7 +119,7 @@ def scan(
                     act(session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied)
                 kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
                 if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
-                    session.command("STORE", _uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
+                    session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                 for name, label, probability in calls:
                     action = _action(move_to, keyword, dry_run) if uid_of[name] in acted else "kept"
                     if on_message is not None:
@@ -168,9 +168,9 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
     fresh = [uid for uid in uids if uid not in set(begun)]
     added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None and fresh else [])
     if added and fresh:
-        session.command("STORE", _uid_set(fresh), "+FLAGS.SILENT", f"({' '.join(added)})")
+        session.command("STORE", uid_set(fresh), "+FLAGS.SILENT", f"({' '.join(added)})")
     if keyword is not None and begun:
-        session.command("STORE", _uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
+        session.command("STORE", uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
     if move_to is None:
         return
     copied = set(copied) & set(begun)
@@ -184,13 +184,13 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
             )
     moving = fresh + [uid for uid in begun if uid not in copied]
     if moving and "MOVE" in session.capabilities:
-        session.command("MOVE", _uid_set(moving), mailbox_argument(move_to))
+        session.command("MOVE", uid_set(moving), mailbox_argument(move_to))
         moving = []
     elif moving:
-        session.command("COPY", _uid_set(moving), mailbox_argument(move_to))
+        session.command("COPY", uid_set(moving), mailbox_argument(move_to))
     done = sorted(copied | set(moving))
     if done:
-        session.command("STORE", _uid_set(done), "+FLAGS.SILENT", "(\\Deleted)")
+        session.command("STORE", uid_set(done), "+FLAGS.SILENT", "(\\Deleted)")
         _expunge(session, done)
 
 
@@ -198,11 +198,7 @@ def _expunge(session, uids):
     """UID EXPUNGE of the messages `uids` (marked \\Deleted, their copies in the target
     folder) where the server has UIDPLUS; elsewhere they are left marked."""
     if uids and "UIDPLUS" in session.capabilities:
-        session.command("EXPUNGE", _uid_set(uids))
-
-
-def _uid_set(uids):
-    return ",".join(map(str, uids))
+        session.command("EXPUNGE", uid_set(uids))
 
 
 def flags_of(session, uids):
@@ -210,12 +206,11 @@ def flags_of(session, uids):
     import re
 
     found = {}
-    for line in session.command("FETCH", _uid_set(uids), "(UID FLAGS)"):
-        line = line[0] if isinstance(line, tuple) else line
-        # (a UID of more than 10 digits is none asked for)
-        uid, flags = re.search(rb"\bUID (\d{1,10})\b", line or b""), re.search(rb"\bFLAGS \(([^)]*)\)", line or b"")
-        if uid and flags:
-            found[int(uid[1])] = set(flags[1].decode("ascii", "replace").upper().split())
+    for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
+        line = (line[0] if isinstance(line, tuple) else line) or b""
+        uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^)]*)\)", line)
+        if uid is not None and flags:
+            found[uid] = set(flags[1].decode("ascii", "replace").upper().split())
     return {uid: found[uid] for uid in uids if uid in found}
 
 
@@ -257,7 +252,7 @@ def _identities(session, uids):
 
     items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
     records = []  # a message's answer: [its line up to a literal, the literal or None, the rest of its line]
-    for item in session.command("FETCH", _uid_set(uids), items):
+    for item in session.command("FETCH", uid_set(uids), items):
         if isinstance(item, tuple):
             records.append([item[0], item[1], b""])
         elif isinstance(item, bytes) and (not records or re.match(rb"\d+ \(", item)):
@@ -267,10 +262,10 @@ def _identities(session, uids):
     found = {}
     for head, literal, rest in records:
         said = head + b" " + rest
-        uid, size = re.search(rb"\bUID (\d{1,10})\b", said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
+        uid, size = answered_uid(said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
         date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
-        if uid and size and date:
-            found[int(uid[1])] = (date[1], int(size[1]), b" ".join((literal or b"").split()))
+        if uid is not None and size and date:
+            found[uid] = (date[1], int(size[1]), b" ".join((literal or b"").split()))
     return {uid: found[uid] for uid in uids if uid in found}
 
 

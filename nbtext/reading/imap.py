@@ -488,9 +488,7 @@ def _fetched(session, uids, max_bytes, again=False):
     may have failed, not the message) before that message is one the server will not send."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
-        data = session.command(
-            "FETCH", ",".join(map(str, uids)), f"(UID {part})", answers=len(uids), literal=max_bytes + 1
-        )
+        data = session.command("FETCH", uid_set(uids), f"(UID {part})", answers=len(uids), literal=max_bytes + 1)
         messages, refusal = _messages(data), None
     except Lost:  # a server may close the connection on a message it cannot read
         session.reconnect()  # (cannot: an error of the whole run)
@@ -517,20 +515,31 @@ def _one_by_one(session, uids, max_bytes, again=False):
 def _messages(data):
     """{UID: bytes} of a UID FETCH's answer as imaplib gives it: a (`N (UID u BODY[] {n}`,
     literal) pair per message, the UID before the literal or in the bytes after it."""
-    import re
-
     found, waiting = {}, None
-    for item in data:  # (a UID of more than 10 digits is none asked for)
+    for item in data:
         if isinstance(item, tuple):
-            head = item[0]
-            uid = re.search(rb"\bUID (\d{1,10})\b", head)
-            if uid:
-                found[int(uid[1])] = item[1]
+            uid = answered_uid(item[0])
+            if uid is not None:
+                found[uid] = item[1]
             else:
                 waiting = item[1]
         elif isinstance(item, bytes) and waiting is not None:
-            uid = re.search(rb"\bUID (\d{1,10})\b", item)
-            if uid:
-                found[int(uid[1])] = waiting
+            uid = answered_uid(item)
+            if uid is not None:
+                found[uid] = waiting
             waiting = None
     return found
+
+
+def answered_uid(line):
+    """The UID a line of a UID FETCH's answer names, None where it names none (one of more
+    than 10 digits is none: no UID asked for has them)."""
+    import re
+
+    found = re.search(rb"\bUID (\d{1,10})\b", line)
+    return int(found[1]) if found else None
+
+
+def uid_set(uids):
+    """`uids` as a UID command's set: 3,7,12."""
+    return ",".join(map(str, uids))
