@@ -40,6 +40,7 @@ from nbtext.reading.imapurl import (
     WHERE_PASSWORDS_GO,
     in_clear_allowed,
     parse,
+    shown,
 )
 
 BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their bytes: fetch_batches)
@@ -348,7 +349,7 @@ def server_text(said):
     (a terminal's control bytes: ESC, an OSC sequence's BEL, C1's CSI) a `?`, at most SHOWN
     characters. Every message that quotes the server goes through here."""
     text = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
-    text = "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    text = shown(" ".join(text.split()))
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
 

@@ -84,36 +84,36 @@ def parse(url):
     netloc, slash, path = rest.partition("/")
     userinfo, at, hostport = netloc.rpartition("@")
     if ":" in userinfo:
-        shown = f"{scheme}://{userinfo.split(':', 1)[0]}@{hostport}{slash}{path}"
+        without_password = f"{scheme}://{userinfo.split(':', 1)[0]}@{hostport}{slash}{path}"
         raise NbtextError(
-            f"{shown}: a password in the URL would be seen by every user of this machine (ps, the shell's "
+            f"{shown(without_password)}: a password in the URL would be seen by every user of this machine (ps, the shell's "
             f"history): drop it, and {WHERE_PASSWORDS_GO}"
         )
     try:
         parts = urlsplit(f"{scheme.lower()}://{netloc}/")
         port = parts.port
     except ValueError as e:
-        raise NbtextError(f"{_shown(url)}: not an IMAP URL ({e})") from None
+        raise NbtextError(f"{shown(url)}: not an IMAP URL ({e})") from None
     if not at or not userinfo:
-        raise NbtextError(f"{_shown(url)}: name the user, as in {scheme}://USER@HOST/FOLDER")
+        raise NbtextError(f"{shown(url)}: name the user, as in {scheme}://USER@HOST/FOLDER")
     if ";" in userinfo:
-        raise NbtextError(f"{_shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
+        raise NbtextError(f"{shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
-        raise NbtextError(f"{_shown(url)}: name the server, as in {scheme}://USER@HOST/FOLDER")
+        raise NbtextError(f"{shown(url)}: name the server, as in {scheme}://USER@HOST/FOLDER")
     if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
         raise NbtextError(
-            f"{_shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
+            f"{shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
         )
     name = unquote(path.split(";", 1)[0], errors="surrogateescape").rstrip(
         "/"
     )  # (RFC 5092's ;UIDVALIDITY and the like are not read)
     if not name:
-        raise NbtextError(f"{_shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
+        raise NbtextError(f"{shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
     user = unquote(userinfo, errors="surrogateescape")
     for what, value in (("user name", user), ("folder name", name)):
         if not carried(value):  # (a CR LF in a user name sent a command of the URL's own, the password in it)
             raise NbtextError(
-                f"{_shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
+                f"{shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
                 "cannot carry: give the name as the server knows it"
             )
     return Folder(scheme.lower(), user, parts.hostname, port, name)
@@ -125,6 +125,7 @@ def carried(text):
     return not re.search(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]", text)
 
 
-def _shown(url):
-    """A URL as a message shows it: its control characters a `?`."""
-    return "".join(c if c.isprintable() else "?" for c in url)
+def shown(text):
+    """`text` (a URL; a server's words: nbtext.reading.imap.server_text) as a message shows it:
+    every character not printable (a terminal's control bytes: ESC, BEL, C1's CSI) a `?`."""
+    return "".join(c if c.isprintable() else "?" for c in text)
