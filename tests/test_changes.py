@@ -189,7 +189,7 @@ def test_a_pending_record_that_changes_nothing_is_refused_by_both_readers(tmp_pa
     being learned) is no record nbtext writes. It was folded in: the model loaded whole
     counted one mail document fewer for a record of none to none, and the one-message path
     scored with it; now both readers refuse the file in one line."""
-    from nbtext.cli.oneshot import OneMessageModel
+    from nbtext.delivery.judging import OneMessageModel
     from nbtext.errors import NbtextError
     from nbtext.modelfile import pending
 

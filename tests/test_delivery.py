@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from nbtext.reading.mbox import is_separator
 
-from nbtext.cli.mailfilter import header_value, with_headers
+from nbtext.delivery.headers import header_value, with_headers
 
 from conftest import ROOT, real_corpus, run
 
@@ -75,7 +75,7 @@ def test_any_label_becomes_a_header_value_that_decodes_back_to_it(label, newline
 def test_evidence_with_words_that_are_not_ascii_decodes_to_them(accented_model):
     """filter --explain: `größe` in X-Nbtext-Evidence as an encoded word (it was written
     `gr\\xf6\\xdfe`, which no mail tool decodes back), and long evidence folded."""
-    from nbtext.cli.mailfilter import verdict_fields
+    from nbtext.delivery.headers import verdict_fields
 
     fields = verdict_fields("spam", 0.9, [("größe", 3.26), ("w" * 3000, 1.0)] + [(f"t{i}", 0.5) for i in range(40)])
     head = with_headers(b"Subject: x\n\nbody\n", fields)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbtext.cli.mailfilter import with_headers
+from nbtext.delivery.headers import with_headers
 from nbtext.reading import mail
 from nbtext.reading.documents import document_key
 from nbtext.reading.tokenize import Tokenizer

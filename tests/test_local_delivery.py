@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import nbtext
-from nbtext.cli.mailfilter import verdict_fields, with_headers
+from nbtext.delivery.headers import verdict_fields, with_headers
 from nbtext.reading.mail import message_as_sent
 
 from conftest import GENERAL, ROOT, run

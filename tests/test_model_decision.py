@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import nbtext
 from nbtext.classifier.settings import make_settings
-from nbtext.cli.oneshot import OneMessageModel
+from nbtext.delivery.judging import OneMessageModel
 from nbtext.errors import NbtextError
 from nbtext.modelfile.schema import check_settings_record
 
@@ -321,7 +321,7 @@ def test_the_one_message_path_serves_a_message_only_where_the_model_loaded_whole
     own): where it lets the one-message path decide, figures as far from its own as the whole
     model's may be (AGREEMENT) get the same label."""
     from nbtext.classifier.purescore import decide
-    from nbtext.cli.oneshot import AGREEMENT, _LabelAlone, clear_of_turns
+    from nbtext.delivery.judging import AGREEMENT, _LabelAlone, clear_of_turns
 
     probabilities = _normalized(weights)
     classes = [f"c{k}" for k in range(len(probabilities))]
@@ -340,7 +340,7 @@ def test_a_threshold_no_winner_falls_below_sends_no_message_to_the_model_loaded_
     serves without one. It was a turn of every class's probability, so a sure message (its
     loser's probability within AGREEMENT of 0) went to the model loaded whole: numpy, about
     2.5 times the time, for most of the mail of the README's spam model."""
-    from nbtext.cli.oneshot import AGREEMENT, _LabelAlone, clear_of_turns
+    from nbtext.delivery.judging import AGREEMENT, _LabelAlone, clear_of_turns
 
     probabilities = _normalized(weights)
     threshold = share * (1 / len(probabilities) - 2 * AGREEMENT)
@@ -364,7 +364,7 @@ def test_a_sure_message_under_a_threshold_of_0_stays_on_the_one_message_path(mod
     """A model trained with --unsure-below 0, or the model's own set aside with --unsure-below 0
     on the command line: a message whose loser's probability is below AGREEMENT is scored and
     decided without numpy, as under no threshold."""
-    from nbtext.cli.oneshot import AGREEMENT, OneMessageModel
+    from nbtext.delivery.judging import AGREEMENT, OneMessageModel
 
     zero = tmp_path / "zero.model"
     folders = [MAIL / "train" / "spam", MAIL / "train" / "ham"]

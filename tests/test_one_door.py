@@ -71,7 +71,7 @@ MODEL_FILE_DOORS = {
     ("nbtext.classifier.model", "from_bytes", "nbtext.classifier.model.NaiveBayes.from_state"): "(the same)",
     # the one-message reader: the checks of the door's (tests/test_one_validator.py), numpy's loader behind it
     ("nbtext.classifier.purescore", "of_file", "nbtext.modelfile.container.split"): "bytes from model_bytes",
-    ("nbtext.cli.oneshot", "OneMessageModel.__init__", "nbtext.classifier.purescore.of_file"): "(the same)",
+    ("nbtext.delivery.judging", "OneMessageModel.__init__", "nbtext.classifier.purescore.of_file"): "(the same)",
     # the one-message learner: the file read is the file written, under the model's lock; it checks the
     # section as the loader does (learnone._rederived) before it appends
     ("nbtext.jobs.learnone", "through_log", "builtins.open"): "the model file, to append to it",

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbtext.cli.oneshot import AGREEMENT, RELATIVE_AGREEMENT, OneMessageModel, clear_of_turns
+from nbtext.delivery.judging import AGREEMENT, RELATIVE_AGREEMENT, OneMessageModel, clear_of_turns
 from nbtext.report.text import Output
 
 from conftest import ROOT, real_corpus, run

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import nbtext
-from nbtext.cli.oneshot import OneMessageModel
+from nbtext.delivery.judging import OneMessageModel
 from nbtext.modelfile import pending
 
 from conftest import ROOT, run

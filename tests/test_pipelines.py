@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtext
-from nbtext.cli.mailfilter import with_headers
+from nbtext.delivery.headers import with_headers
 
 from conftest import ROOT, real_corpus, run
 

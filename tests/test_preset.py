@@ -230,7 +230,7 @@ def test_the_one_message_path_decides_the_presets_model_as_numpy_does(tmp_path):
     import numpy as np
 
     from nbtext.classifier import purescore
-    from nbtext.cli.oneshot import RELATIVE_AGREEMENT
+    from nbtext.delivery.judging import RELATIVE_AGREEMENT
 
     trained(tmp_path, "preset", MAIL / "spam", MAIL / "ham")
     path = tmp_path / "preset.model"

@@ -1,5 +1,5 @@
 """One message scored without numpy (nbtext.classifier.purescore) gives the numpy model's label and
-probabilities to 1e-12 (and each to a relative 1e-9: nbtext.cli.oneshot.RELATIVE_AGREEMENT), over
+probabilities to 1e-12 (and each to a relative 1e-9: nbtext.delivery.judging.RELATIVE_AGREEMENT), over
 random corpora and settings and over the real SpamAssassin test messages; whatever it does not
 serve goes to the numpy path unchanged."""
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import nbtext
 from nbtext.classifier import purescore
-from nbtext.cli.oneshot import RELATIVE_AGREEMENT
+from nbtext.delivery.judging import RELATIVE_AGREEMENT
 from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
@@ -257,7 +257,7 @@ def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
 
 
 def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):
-    from nbtext.cli.oneshot import OneMessageModel
+    from nbtext.delivery.judging import OneMessageModel
 
     long = " ".join(f"word{i}" for i in range(purescore.MAX_DISTINCT_TOKENS + 1)) + " free prize"
     one = OneMessageModel(str(demo_model))
@@ -268,7 +268,7 @@ def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model
 def test_a_document_of_too_many_distinct_tokens_is_left_once_they_pass_the_bound(demo_model):
     """Not after counting all of its tokens: a crafted message of millions of tokens cost the
     one-message path a count of every one before the numpy path scored it again."""
-    from nbtext.cli.oneshot import OneMessageModel
+    from nbtext.delivery.judging import OneMessageModel
 
     class Watched(list):  # the token list, noting how far it was read
         furthest = 0

@@ -49,7 +49,7 @@ AUTO_MINIMUM = 100  # --calibration auto fits T once its sample holds this many 
 BUDGET_RISK = 0.2
 # how far under the first document of the other class it excludes the spam cut-off stands, relative to
 # that document's probability (of the other class): more than the one-message path's probabilities
-# differ from the model's (nbtext.cli.oneshot.RELATIVE_AGREEMENT)
+# differ from the model's (nbtext.delivery.judging.RELATIVE_AGREEMENT)
 CEILING_MARGIN = 1e-9
 
 

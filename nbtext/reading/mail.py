@@ -113,7 +113,7 @@ def lf_line_ends(data):
 
 
 # --- The message as sent: what nbtext reads and keys -------------------------------------
-# Lines end at a line feed alone here, as filter reads them (nbtext.cli.mailfilter): a carriage
+# Lines end at a line feed alone here, as filter reads them (nbtext.delivery.headers): a carriage
 # return is a byte of its line. These patterns repeat no group: a repeated group keeps a
 # backtracking entry for each of its matches (a pattern of a field and its continuation lines,
 # repeated, took 35 bytes of memory a byte of a header block of short lines); each of these
