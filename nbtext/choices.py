@@ -148,7 +148,8 @@ TRAIN_HELP = {
     "max_ham_flagged": (
         "A budget of good mail flagged, e.g. 0.2%: spam only at a probability high enough that, "
         "judged on the training ham out of fold, at most this share of new ham would be flagged "
-        "(an upper bound at 80% confidence); what the plain decision calls spam below it is "
+        "(an upper bound at 80% confidence; where the training ham are too few to bound it, spam only "
+        "above every one of them, and said so); what the plain decision calls spam below it is "
         "'unsure'. Two classes, one named spam or ham; calibrated models."
     ),
     "learn": (

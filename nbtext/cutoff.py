@@ -20,6 +20,9 @@ Files of older builds hold a floor on the probability of spam instead (SPAM_FLOO
 OTHER_CEILING = "other_ceiling"  # this build's: spam when P(other | document) < q, q in [0, 1/2]
 SPAM_FLOOR = "spam_cutoff"  # older builds': spam when P(spam | document) >= c
 KEYS = (OTHER_CEILING, SPAM_FLOOR)  # a calibration record holds one of them at most
+# with a cut-off, where the other class's documents out of fold were too few for any share of
+# them flagged to bound the budget: their count (the cut-off then lies under every one of them)
+TOO_FEW = "too_few_to_bound"
 AFTER_ONE = 1.0000000000000002  # the float after 1 (math.nextafter(1.0, 2.0); math is not imported for it)
 
 
@@ -75,10 +78,19 @@ class Cutoff:
             return abs(p - self.value) <= relative * self.value
         return abs(p - self.value) <= absolute
 
-    def said(self, other, budget):
+    def said(self, other, budget, too_few=None):
         """(It in words, what it leaves unsure), with `other` the other class's name and
-        `budget` the share of it flagged at most (max_ham_flagged, as a percentage)."""
+        `budget` the share of it flagged at most (max_ham_flagged, as a percentage); `too_few`:
+        the count of the other class's documents out of fold where they could bound no share
+        flagged within the budget (the record's TOO_FEW): then it says what it is instead."""
         positive, value = self.positive, self.value
+        if too_few is not None:
+            return (
+                f"{positive} only when the probability of {other} is below {value:.3g}, under every one of the "
+                f"{too_few:,} {other} documents out of fold: they are too few to bound the share flagged by "
+                f"{budget}, so no such bound is claimed",
+                "at or above it, up to 0.5: unsure",
+            )
         if self.never:
             return (
                 f"never {positive}: the other class was certain of it out of fold, so no cut-off keeps to "
@@ -125,10 +137,12 @@ def held_back(classes, probabilities, k, calibration):
     return cutoff is not None and classes[k] == cutoff.positive and cutoff.holds_back(probabilities, k)
 
 
-def budget_record(positive, ceiling, max_ham_flagged):
+def budget_record(positive, ceiling, max_ham_flagged, too_few=None):
     """The calibration record's fields of a ham-flagged budget as this build writes them, in
-    the model file's order: the positive class, the ceiling q and the budget."""
-    return {"positive": positive, OTHER_CEILING: ceiling, "max_ham_flagged": max_ham_flagged}
+    the model file's order: the positive class, the ceiling q and the budget, and with
+    `too_few` (the other class's documents out of fold, too few to bound it) TOO_FEW."""
+    record = {"positive": positive, OTHER_CEILING: ceiling, "max_ham_flagged": max_ham_flagged}
+    return record if too_few is None else {**record, TOO_FEW: too_few}
 
 
 def report_fields(cutoff):

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from scipy.stats import beta
 
 import nbtext
-from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR
+from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR, TOO_FEW
 from nbtext.exactmath import exp
 import nbtext.jobs.calibration as calibration
 from nbtext.jobs.calibration import BUDGET_RISK
@@ -111,7 +111,14 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(
     assert c["positive"] == "spam" and c["max_ham_flagged"] == share and 0.0 <= c[OTHER_CEILING] <= 0.5
     flagged, just_past, n = flagged_out_of_fold(model)
     # (the summary says 'at most B ..., an upper bound': where no cut-off can show that, a warning says so)
-    assert ("too few to bound the share flagged" in trained.stderr) == (upper_share(0, n, BUDGET_RISK) > share)
+    too_few = upper_share(0, n, BUDGET_RISK) > share
+    assert ("too few to bound the share flagged" in trained.stderr) == too_few
+    # ... and then neither the file, the summary nor info claims the bound it could not give
+    assert c.get(TOO_FEW) == (n if too_few else None)
+    shown = trained.stdout + trained.stderr + run("info", "-m", path).stdout
+    claimed = f"at most {share:.2%} of ham flagged, an upper bound from the training data out of fold"
+    assert (claimed in shown) == (not too_few), shown
+    assert (f"under every one of the {n:,} ham documents out of fold" in shown) == too_few, shown
     assert len(model.calibration_sample[2]) > c["documents"]  # (the whole sample kept, not the fit's)
     assert flagged == 0 or upper_share(flagged, n, BUDGET_RISK) <= share
     assert (

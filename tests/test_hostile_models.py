@@ -153,6 +153,13 @@ CRAFTED = [
             {"positive": "spam", "other_ceiling": 1e-5},
             {"max_ham_flagged": 0.01, "other_ceiling": 1e-5},
             {"positive": "spam", "max_ham_flagged": 0.01},
+            # the count of ham out of fold too few to bound the budget: a whole number, beside a ceiling only
+            *(
+                {"positive": "spam", "max_ham_flagged": 0.01, "other_ceiling": 1e-5, "too_few_to_bound": bad}
+                for bad in (-1, 3.0, True, "40", None)
+            ),
+            {"positive": "spam", "max_ham_flagged": 0.01, "spam_cutoff": 0.9, "too_few_to_bound": 40},
+            {"too_few_to_bound": 40},
         )
     ),
 ]
@@ -167,6 +174,8 @@ CRAFTED = [
         {"spam_cutoff": 0.5},
         {"spam_cutoff": 0.97},
         {"spam_cutoff": 1.0000000000000002},  # (the number after 1: older builds' "never spam")
+        {"other_ceiling": 2.6e-3, "too_few_to_bound": 40},
+        {"other_ceiling": 0.0, "too_few_to_bound": 0},
     ],
 )
 def test_a_good_cutoff_loads(tmp_path, demo_model, cutoff):

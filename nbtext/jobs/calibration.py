@@ -297,7 +297,7 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     scale = temperatures(calibration, len(jll), lengths)
     p_other = exp(log_normalize(jll / scale[:, None]))[:, 1 - k]
     negatives = np.sort(p_other[rows != k])  # the other class's own documents, the surest of the positive first
-    allowed = most_within(len(negatives), budget, BUDGET_RISK)
+    allowed, too_few = most_within(len(negatives), budget, BUDGET_RISK), None
     if allowed is None:  # what the cut-off then keeps is no such bound: said, as the summary's words are not
         import warnings
 
@@ -309,6 +309,6 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
             "every one of them",
             stacklevel=2,
         )
-        allowed = 0
+        allowed, too_few = 0, len(negatives)
     ceiling = 0.5 if allowed >= len(negatives) else min(0.5, float(negatives[allowed]) * (1 - CEILING_MARGIN))
-    return budget_record(positive, ceiling, budget)
+    return budget_record(positive, ceiling, budget, too_few)

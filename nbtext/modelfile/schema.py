@@ -26,7 +26,7 @@ from nbtext.choices import (
     is_unsure_below,
     learned_by_tone,
 )
-from nbtext.cutoff import KEYS as CUTOFF_KEYS, cutoff_of
+from nbtext.cutoff import KEYS as CUTOFF_KEYS, TOO_FEW, cutoff_of
 from nbtext.labels import label_problem
 from nbtext.reading.tokenize import stored_lexer
 from nbtext.stats.event_models import EVENT_MODELS
@@ -122,12 +122,14 @@ def check_header(header, payload_bytes, file_bytes):
         # files of older builds hold no length_exponent (γ = 0) and no length_floor (1); older builds
         # refuse one that does
         # --max-ham-flagged: "positive", "max_ham_flagged" and one cut-off (nbtext.cutoff: this build's
-        # ceiling, or older builds' floor), or none of them; older builds refuse the ceiling
+        # ceiling, or older builds' floor), or none of them; older builds refuse the ceiling. With a
+        # ceiling, TOO_FEW where the ham out of fold could bound no share (older builds refuse it)
         budget_keys = {"positive", "max_ham_flagged"}
         cutoff_keys = set(CUTOFF_KEYS) & set(calibration)
         if (
-            set(calibration) - {"length_exponent", "length_floor"} - budget_keys - set(CUTOFF_KEYS)
+            set(calibration) - {"length_exponent", "length_floor", TOO_FEW} - budget_keys - set(CUTOFF_KEYS)
             != {"method", "temperature", "documents"}
+            or (TOO_FEW in calibration and cutoff_keys != {CUTOFF_KEYS[0]})
             or calibration["method"] != "temperature"
             or len(cutoff_keys) > 1
             or len(budget_keys & set(calibration)) != 2 * len(cutoff_keys)
@@ -145,6 +147,8 @@ def check_header(header, payload_bytes, file_bytes):
                 or not 0.0 <= budget < 0.5
                 or math.copysign(1.0, cutoff.value) < 0  # -0.0: in range by comparison, but no build writes it
                 or math.copysign(1.0, budget) < 0  # (and it was said "at -0 or more", "-0.00%")
+                or TOO_FEW in calibration
+                and (type(calibration[TOO_FEW]) is not int or calibration[TOO_FEW] < 0)
             ):
                 raise ValueError("bad spam cut-off in the calibration record")
         T = calibration["temperature"]

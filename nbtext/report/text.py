@@ -9,7 +9,7 @@ import sys
 from collections import namedtuple
 
 from nbtext.choices import learned_by_tone
-from nbtext.cutoff import cutoff_of
+from nbtext.cutoff import TOO_FEW, cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.modelfile.pending import COMPACT_AFTER
@@ -531,7 +531,7 @@ def _cutoff_words(calibration, classes):
     if cutoff is None:
         return None
     other = next(c for c in classes if c != cutoff.positive)
-    return cutoff.said(other, f"{calibration['max_ham_flagged']:.2%}")
+    return cutoff.said(other, f"{calibration['max_ham_flagged']:.2%}", calibration.get(TOO_FEW))
 
 
 def temperature_formula(calibration):
