@@ -97,6 +97,12 @@ def test_the_command_line_reports_its_own_steps(tmp_path):
     assert all(b - a in (0, 1) for a, b in zip(report["cumulative_errors"], report["cumulative_errors"][1:]))
     assert 0 <= report["unsure"]["errors"] <= min(report["unsure"]["n"], report["errors"])
     assert report["positive"] == "spam" and 0 <= report["roca_percent"] < 50
+    # as a mail user sees it (unsure to the inbox): the sure errors, and every unsure spam missed
+    d, spam, ham = report["delivered"], report["classes"]["spam"], report["classes"]["ham"]
+    assert d["flagged"] == ham["taken_for_another"] and d["missed"] - d["missed_unsure"] == spam["taken_for_another"]
+    assert 0 <= d["missed_unsure"] <= report["unsure"]["n"] and d["errors"] == d["missed"] + d["flagged"]
+    shown = run(*args[:2], *args[4:]).stdout
+    assert f"as delivered      {d['errors']:,} errors, unsure to the inbox: spam missed {d['missed']:,}" in shown
     again = json.loads(run(*args).stdout)
     assert again == report  # the same order for the same seed: the same run
     other = json.loads(run(*args, "--seed", "1").stdout)
@@ -340,3 +346,25 @@ def test_presence_online_is_the_command_lines(tmp_path):
     assert result.stderr.count("\n") == 1
     result = run("eval", "--online", *GENERAL, "--features", "binary", "--unknown", "ignore", *folders)
     assert result.exit_code == 0, result.stderr
+
+
+def test_as_delivered_an_unsure_spam_is_missed_and_an_unsure_ham_is_not_flagged():
+    """eval --online's errors as a mail user sees them (unsure to the inbox), by hand: a spam
+    is missed when taken for ham or left unsure, a ham flagged only when surely taken for spam."""
+    from nbtext.jobs.online import report
+
+    labels = ["spam", "spam", "spam", "spam", "ham", "ham", "ham"]
+    guesses = [
+        ("spam", False),
+        ("spam", True),
+        ("ham", True),
+        ("ham", False),
+        ("spam", False),
+        ("spam", True),
+        ("ham", True),
+    ]
+    scores = [3.0, 1.0, -1.0, -2.0, 2.0, 0.5, -0.5]
+    result = report(["ham", "spam"], labels, guesses, scores, 0, "errors", unsure_below=0.9)
+    assert result["delivered"] == {"errors": 4, "missed": 3, "missed_unsure": 2, "flagged": 1}
+    assert result["errors"] == 4  # (eval's own count: the most probable class wrong, unsure or not)
+    assert "delivered" not in report(["ham", "spam"], labels, guesses, scores, 0, "errors")  # (no band: the same)

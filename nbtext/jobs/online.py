@@ -226,7 +226,23 @@ def report(classes, labels, guesses, scores, learned, learn, unsure_below=None, 
         result["labels"] = labels
     if unsure_below is not None or cutoff is not None:
         result["unsure"] = {"threshold": unsure_below, **report_fields(cutoff), **unsure}
+        if "positive" in result:
+            result["delivered"] = delivered(result["positive"], labels, guesses)
     return result
+
+
+def delivered(positive, labels, guesses):
+    """The errors as a mail user sees them, where what is unsure goes to the inbox with the ham:
+    the `positive` class's documents not filed as it (missed, or left unsure: `unsure` of them)
+    and the other's filed as it (flagged, sure)."""
+    missed = unsure = flagged = 0
+    for label, (guess, is_unsure) in zip(labels, guesses):
+        if label == positive:
+            missed += guess != label or is_unsure
+            unsure += is_unsure
+        else:
+            flagged += guess == positive and not is_unsure
+    return {"errors": missed + flagged, "missed": missed, "missed_unsure": unsure, "flagged": flagged}
 
 
 def evaluate_online(

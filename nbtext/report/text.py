@@ -353,6 +353,12 @@ def online_table(report):
             f"unsure ({band})".ljust(17) + f" {counted(u['n'], 'document')}, {u['errors']:,} of the "
             f"{report['errors']:,} errors among them"
         )
+    if "delivered" in report:  # (unsure to the inbox, as a mail user's recipe files it)
+        d = report["delivered"]
+        lines.append(
+            "as delivered".ljust(17) + f" {d['errors']:,} errors, unsure to the inbox: {report['positive']} missed "
+            f"{d['missed']:,} ({d['missed_unsure']:,} of them unsure), {report['negative']} flagged {d['flagged']:,}"
+        )
     if "roca_percent" in report:
         lines.append(f"1-ROCA%           {_fmt(report['roca_percent'])} ({report['positive']} the positive class)")
     return "\n".join(lines)
