@@ -201,11 +201,12 @@ ONLINE_SETTINGS = [  # (without --preset: the spam preset's, the defaults of spa
 
 def online_rows():
     """Per spam corpus and kept online setting: spam missed, ham flagged, errors, messages
-    learned and 1-ROCA% of the online run over all its messages."""
+    learned and 1-ROCA% of the online run over all its messages, and its errors as delivered
+    (the unsure to the inbox: every unsure spam missed; `-` for a run with no unsure band)."""
     print(f"(H: {SPAM_HEADERS})")
     print(
         f"{'corpus':14s} {'eval --online --seed 1':68s} {'spam missed':>11s} {'ham flagged':>11s} "
-        f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s}"
+        f"{'errors':>6s} {'learned':>7s} {'1-ROCA%':>8s} {'delivered':>9s}"
     )
     for corpus in extracted(SPAM_CORPORA):
         folders = [str(DATA / corpus / split / label) for label in ("spam", "ham") for split in ("train", "test")]
@@ -218,10 +219,11 @@ def online_rows():
                 ).stdout
             )
             classes, said = report["classes"], " ".join(options).replace(SPAM_HEADERS, "H")
+            delivered = report["delivered"]["errors"] if "delivered" in report else "-"
             print(
                 f"{corpus:14s} {said:68s} {classes['spam']['taken_for_another']:11d} "
                 f"{classes['ham']['taken_for_another']:11d} {report['errors']:6d} {report['learned']:7d} "
-                f"{report['roca_percent']:8.3f}"
+                f"{report['roca_percent']:8.3f} {delivered:>9}"
             )
 
 
