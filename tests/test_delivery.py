@@ -472,13 +472,18 @@ def test_the_score_header_sorts_where_the_probability_reads_0_or_1(request, whic
     assert verdict["X-Nbtext-Probability"] == f"{predicted['probabilities']['spam']:.4f}"
 
 
-def test_the_score_turns_where_a_spam_cut_off_files_spam(tmp_path_factory):
+@pytest.mark.parametrize("kind", ["ceiling", "an older build's floor"])
+def test_the_score_turns_where_a_spam_cut_off_files_spam(tmp_path_factory, kind):
     """A model trained with --max-ham-flagged files spam only past its cut-off, a ceiling q on
     P(ham): X-Nbtext-Score's second figure is that turn, ln((1 − q) / q), and the verdict is spam
-    above it, unsure between 0 and it (by the click command and the one-message path alike)."""
+    above it, unsure between 0 and it (by the click command and the one-message path alike).
+    A file of an older build holds a floor c on P(spam) instead (nbtext.cutoff.SPAM_FLOOR): its
+    turn is ln(c / (1 − c)), and it decides so too."""
     import math
 
-    from nbtext.cutoff import OTHER_CEILING
+    from nbtext.cutoff import OTHER_CEILING, SPAM_FLOOR
+
+    from test_hostile_models import assemble, parts
 
     model = tmp_path_factory.mktemp("budget") / "b.model"
     trained = run(
@@ -488,6 +493,12 @@ def test_the_score_turns_where_a_spam_cut_off_files_spam(tmp_path_factory):
     assert trained.exit_code == 0, trained.stderr
     q = nbtext.load(str(model)).calibration[OTHER_CEILING]
     turn = math.log((1 - q) / q)
+    if kind != "ceiling":  # the file as an older build wrote one: a floor c on P(spam) instead
+        header, payload = parts(model.read_bytes())
+        calibration = {k: v for k, v in header["calibration"].items() if k != OTHER_CEILING}
+        c = 0.99
+        model.write_bytes(assemble({**header, "calibration": {**calibration, SPAM_FLOOR: c}}, payload))
+        turn = math.log(c / (1 - c))
     seen = set()
     for source in sorted((DEMO / "test" / "spam").iterdir())[:10] + sorted((DEMO / "test" / "ham").iterdir())[:4]:
         message = b"Subject: a note\nFrom: a@example.com\n\n" + source.read_bytes()
