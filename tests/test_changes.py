@@ -17,7 +17,7 @@ from nbtext.stats.changes import (
     CHANGING,
     OUTCOMES,
     Change,
-    Learned,
+    LearnedBatch,
     Ledger,
     changes_anything,
     counts_after,
@@ -108,14 +108,14 @@ _entries = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(batches=st.lists(_entries, max_size=4))
 def test_a_training_is_changes_from_no_class_with_every_copy_counted(batches):
-    """A training's batches (Learned) change the journal and the mail documents as the same
+    """A training's batches (LearnedBatch) change the journal and the mail documents as the same
     documents would, each copy a Change from no class to its label applied without asking its
     outcome: a key is held under the label it was read under last, and every copy read as
     mail counts. Its count tables' side (changes.LEARNED_STEP: a table's and a -j worker's
     counting) has every copy join its class."""
     learned, one_by_one = Ledger(), Ledger()
     for batch in batches:
-        learned.learn(Learned([(key, label) for key, label, _ in batch], sum(mail for *_, mail in batch)))
+        learned.learn(LearnedBatch([(key, label) for key, label, _ in batch], sum(mail for *_, mail in batch)))
         for key, label, mail in batch:
             one_by_one.add(Change(key, None, label, ["w"], mail))
     assert learned.journal_over({}) == one_by_one.journal_over({})

@@ -73,7 +73,7 @@ def test_the_report_is_scikit_learns(pairs):
     predicted is undefined (NaN), as scikit-learn's zero_division=nan says, never 0."""
     truth, guess = map(list, zip(*pairs))
     classes = ["a", "b", "c", "d"]
-    report = metrics.evaluate(truth, guess, classes)
+    report = metrics.labels_report(truth, guess, classes)
     assert report["n"] == len(pairs)
     assert report["accuracy"] == pytest.approx(sk.accuracy_score(truth, guess))
     assert report["confusion"] == sk.confusion_matrix(truth, guess, labels=classes).tolist()

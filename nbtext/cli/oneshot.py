@@ -436,7 +436,7 @@ class said_once_written:
 
 
 def learning_said(learned, output, seconds, skipped, quiet, echo):
-    """What `train --update` or `forget` says of what it did (nbtext.jobs.learning.Learned):
+    """What `train --update` or `forget` says of what it did (nbtext.jobs.learning.UpdateOutcome):
     its summary line through `echo` unless `quiet`, then the skipped documents' count; the
     exit status."""
     from nbtext.report.text import documents_done, learning_summary

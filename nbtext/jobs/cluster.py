@@ -355,7 +355,7 @@ def _joined_samples(samples):
 def combine_counts(*parts):
     """Partitions' partial counts as one (journals, errors and candidates in order)."""
     from nbtext.jobs.calibration import Candidates
-    from nbtext.stats.changes import Learned, Ledger
+    from nbtext.stats.changes import LearnedBatch, Ledger
     from nbtext.stats.counting import CountTable
 
     table = CountTable(binary=False)  # merge adds counts as they are: presence was applied already
@@ -367,7 +367,7 @@ def combine_counts(*parts):
         if found is not None:  # their ids become this table's columns
             candidates.add(found, 1.0, columns=columns)
             any_found = True
-        learned.learn(Learned(part_keys, part_mail))
+        learned.learn(LearnedBatch(part_keys, part_mail))
         errors += part_errors
     keys = list(learned.journal.items())
     return packed(

@@ -27,7 +27,7 @@ from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
 from nbtext.reading.documents import document_key, in_batches, tokenized
 from nbtext.stats.event_models import EVENT_MODELS
-from nbtext.stats.metrics import evaluate
+from nbtext.stats.metrics import labels_report
 
 
 def stratified_folds(labels, k, seed):
@@ -112,7 +112,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         run = partial(held_out_guesses, settings, token_lists, labels, fold, keys, threshold)
         for f, (test, guesses, classes, decided) in enumerate(ordered_runs(run, range(k), jobs)):
             truth = [labels[i] for i in test]
-            report = evaluate(truth, guesses, classes)
+            report = labels_report(truth, guesses, classes)
             folds.append({"n": len(test), "accuracy": report["accuracy"], "macro_f1": report["macro_f1"]})
             if sides:
                 folds[-1].update(_two_classes(truth, decided, sides["positive"], threshold is not None))

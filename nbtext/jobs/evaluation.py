@@ -10,11 +10,11 @@ from nbtext.exactmath import exp
 from nbtext.jobs.parallel import scored_batches
 from nbtext.labels import positive_class
 from nbtext.reading.documents import Document
-from nbtext.stats.metrics import evaluate as score, expected_calibration_error, log_loss, roc_auc
+from nbtext.stats.metrics import labels_report as score, expected_calibration_error, log_loss, roc_auc
 
 
 def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):
-    """The report of `model` on labelled documents (see nbtext.stats.metrics.evaluate), with
+    """The report of `model` on labelled documents (see nbtext.stats.metrics.labels_report), with
     `log_loss`, `roc_auc` (two classes; the positive one is labels.positive_class's), `ece` (the
     expected calibration error, 10 bins, over all documents) and, with `unsure_below` (or the
     model's own, train --unsure-below) or a spam cut-off, how

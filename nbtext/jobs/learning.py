@@ -15,7 +15,7 @@ from nbtext.jobs.loading import load_model, model_bytes
 # section), the stats of the documents given (training.update's or forget's, and
 # "unchanged": True when the file was left as it was) and the number of records the
 # pending section holds now (None: the full way, which folds them into the file).
-class Learned:
+class UpdateOutcome:
     __slots__ = ("model", "stats", "pending")
 
     def __init__(self, model, stats, pending):
@@ -28,7 +28,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     can take them, else the full way, under the model's lock (`batched(documents)` gives the
     batches). A document that cannot be read goes to `skipped(document, message)`, one that
     `forget` does not know to `on_unknown(document)`. A class the model lacks is learned only
-    with `new_classes` (--new-classes; the pending section never takes one). Returns Learned."""
+    with `new_classes` (--new-classes; the pending section never takes one). Returns UpdateOutcome."""
     from itertools import chain
 
     from nbtext.jobs.learnone import Fallback, through_log
@@ -47,7 +47,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
                         on_unknown(doc)
                 else:
                     skipped(doc, message)
-            return Learned(None, stats if changes_anything(stats) else dict(stats, unchanged=True), records)
+            return UpdateOutcome(None, stats if changes_anything(stats) else dict(stats, unchanged=True), records)
         documents = chain(result.consumed, documents)
     from nbtext.jobs.training import forget as forget_documents, update
 
@@ -63,7 +63,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
             model.save(output)  # whole, by rename: its pending records are in it now
         else:  # nothing learned or forgotten: the file is left as it was (a cron job's common case)
             stats = dict(stats, unchanged=True)
-    return Learned(model, stats, None)
+    return UpdateOutcome(model, stats, None)
 
 
 def nothing_to_update(model_path, specs, new_classes=False):

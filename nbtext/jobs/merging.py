@@ -2,7 +2,7 @@
 
 Naive Bayes is a sum of counts, and a model file keeps every token's counts (pruned ones
 included), so a merge is exact: counts are summed by token and classes by name, and each
-model is a batch of a training (nbtext.stats.changes.Learned: its journal and its documents
+model is a batch of a training (nbtext.stats.changes.LearnedBatch: its journal and its documents
 read as mail), so a document two of them learned counts twice, as it would in one training
 that read it twice, and is held under the later model's label (a warning says how many);
 then pruning (--min-count, --max-features) and the default λ are decided again on the
@@ -31,7 +31,7 @@ from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
 from nbtext.jobs.training import model_of_table
 from nbtext.labels import new_classes_refused
-from nbtext.stats.changes import Learned, Ledger
+from nbtext.stats.changes import LearnedBatch, Ledger
 from nbtext.stats.counting import CountTable
 
 
@@ -59,7 +59,7 @@ def merge(models, names=None, into=None, new_classes=False):
     for model in models:
         table.merge(exported_counts(model))
         shared += len(model.journal.keys() & learned.journal.keys())
-        learned.learn(Learned(model.journal.items(), model.corpus["mail_documents"]))
+        learned.learn(LearnedBatch(model.journal.items(), model.corpus["mail_documents"]))
     mail_documents = learned.mail_documents
     alpha_of_corpus = models[0].corpus["default_alpha"]
     if alpha_of_corpus:  # chosen again from the documents of all of them, as one training would

@@ -365,7 +365,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     from nbtext.classifier.settings import make_tokenizer
     from nbtext.jobs.parallel import ordered_runs
     from nbtext.reading.documents import document_key, held_bytes, report_errors
-    from nbtext.stats.changes import Learned, Ledger
+    from nbtext.stats.changes import LearnedBatch, Ledger
 
     def keyed_chunk(batch):
         kept, token_lists, errors, mail_documents = _tokenized(settings, batch)
@@ -378,7 +378,7 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         report_errors(errors, on_error)
         reads += read
         token_lists += tokens
-        seen.learn(Learned(((one.key, one.label) for one in read), mail))
+        seen.learn(LearnedBatch(((one.key, one.label) for one in read), mail))
     settings = settings.resolved(seen.mail_documents, len(reads))
     labels = [one.label for one in reads]
     learned = tone_learned(token_lists, labels, [one.key for one in reads], settings)

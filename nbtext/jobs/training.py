@@ -35,7 +35,7 @@ from nbtext.reading.documents import (
     tokenized,
 )
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
-from nbtext.stats.changes import Change, Learned, Ledger, of_record, outcome, steps
+from nbtext.stats.changes import Change, LearnedBatch, Ledger, of_record, outcome, steps
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
@@ -139,7 +139,7 @@ def _counted_tokenized(reads, token_lists, settings):
         labels = [read.label for read in reads[batch]]
         table.count(token_lists[batch], labels)
         learned.learn(
-            Learned([(read.key, read.label) for read in reads[batch]], sum(read.mail for read in reads[batch]))
+            LearnedBatch([(read.key, read.label) for read in reads[batch]], sum(read.mail for read in reads[batch]))
         )
 
     def second_pass(function):
@@ -190,7 +190,7 @@ def add_counted(table, learned, counted, on_error=None, candidates=None):
     """Add partial counts (as workers send them: who counted them, the exported counts,
     journal pairs, errors, documents read as mail, and the calibration candidates with the
     rate they were taken under, or None), in order, to `table` and to `learned` (a Ledger:
-    each batch a training's change, nbtext.stats.changes.Learned, which writes the journal
+    each batch a training's change, nbtext.stats.changes.LearnedBatch, which writes the journal
     and counts the documents read as mail), and the candidates to `candidates`
     (nbtext.jobs.calibration.Candidates); the documents that could not be read go to
     `on_error`. Counts from one source (a worker: ColumnCounter) name only the tokens it
@@ -205,7 +205,7 @@ def add_counted(table, learned, counted, on_error=None, candidates=None):
         if candidates is not None and sampled is not None:
             found, rate = sampled
             candidates.add(found, rate, columns=columns)
-        learned.learn(Learned(keys, mail_count))
+        learned.learn(LearnedBatch(keys, mail_count))
 
 
 def trained_model(

@@ -24,7 +24,7 @@ change does is written here once, without numpy (the one-message path never impo
 A document's change is made only when it changes something (`outcome`): learning one
 already learned under its label, or forgetting one never learned, is no change.
 
-A training from scratch is a change of its own kind (`Learned`): each document it is given
+A training from scratch is a change of its own kind (`LearnedBatch`): each document it is given
 is a change from no class to its label, made for every copy, since a training counts each
 file it is given (docs/performance.md, "Copies of one message"), so nothing is looked up
 and no outcome asked. Its class and token counts each take the step `LEARNED_STEP`
@@ -101,7 +101,7 @@ def moves(changes):
     return grouped
 
 
-class Learned:
+class LearnedBatch:
     """A batch of documents a training learns from scratch: a change of its own kind, each
     document a change from no class to its label, every copy one (see the module's text).
     Held by columns, not as Changes: a training counts a batch at once.
@@ -167,7 +167,7 @@ class Ledger:
             self._documents.append((document_counts(change.tokens, self.presence), moved))
 
     def learn(self, learned):
-        """A training's batch (Learned): each document a change from no class to its label,
+        """A training's batch (LearnedBatch): each document a change from no class to its label,
         so none is looked up, and every copy counts among the documents read as mail."""
         self._entered(learned.entries, mail_moved(learned.mail, False, True))
 

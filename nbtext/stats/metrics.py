@@ -72,7 +72,7 @@ def roc_auc(scores, positives):
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
-def evaluate(true_labels, predicted_labels, classes):
+def labels_report(true_labels, predicted_labels, classes):
     """The report as a plain dict (the `--format json` output)."""
     index = {label: k for k, label in enumerate(classes)}
     confusion = [[0] * len(classes) for _ in classes]
