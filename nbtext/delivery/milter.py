@@ -100,7 +100,7 @@ class _Session:
         self.fields = []  # [(name, value)] as the MTA sent them
         self.parts = []  # the message's bytes so far: its header lines, the blank line, body chunks
         self.size = 0  # the message's size, also of what was dropped
-        self.in_body = False
+        self.in_body = False  # (the headers ended: the blank line is held)
         self.queue_id = ""
 
     def run(self):
@@ -139,8 +139,8 @@ class _Session:
             self.header(data)
         elif command == BODY:
             self.body(data)
-            if data is None and self.protocol & MTA_SKIPS:
-                return packet(SKIP)
+            if self.size > self.service.max_bytes and self.protocol & MTA_SKIPS:
+                return packet(SKIP)  # (the rest of the body is not judged: the MTA need not send it)
         elif command == BODYEOB:
             if data:  # (Sendmail's libmilter takes a last chunk with it; Postfix sends it alone)
                 self.body(data)
@@ -149,7 +149,7 @@ class _Session:
             finally:
                 self.new_message()
         elif command == EOH:
-            self.in_body = True
+            self.end_headers()
         elif command not in NO_REPLY:
             raise ProtocolError(f"unknown command {command!r}")
         return b"" if self.protocol & NO_REPLY.get(command, 0) else packet(CONTINUE)
@@ -189,10 +189,13 @@ class _Session:
         else:
             self.size += self.service.max_bytes + 1  # (too big, or a header after the body: not judged)
 
-    def body(self, data):
+    def end_headers(self):
         if not self.in_body:
             self.in_body = True
             self.hold(b"\r\n")
+
+    def body(self, data):
+        self.end_headers()
         if data is None:
             self.size += self.service.max_bytes + 1
         else:
@@ -208,8 +211,7 @@ class _Session:
     def judged(self):
         """The answer to SMFIC_BODYEOB: the verdict's changes and the final reply, whole."""
         said = f"milter {self.action}" + (f" {self.queue_id}" if self.queue_id else "")
-        if not self.in_body:
-            self.hold(b"\r\n")
+        self.end_headers()
         if self.size > self.service.max_bytes:
             self.service.log(self.client, f"{said}: over {self.service.max_bytes} bytes, accepted untouched")
             return packet(ACCEPT)
@@ -245,11 +247,10 @@ class _Session:
 
     def packet_head(self):
         """(the command byte, the data's length) of the next packet."""
-        head = self.read(5, start=True)
-        length = struct.unpack("!I", head[:4])[0]
+        length = struct.unpack("!I", self.read(4, start=True))[0]
         if length == 0:
             raise ProtocolError("a packet of length 0")
-        return head[4:5], length - 1
+        return self.read(1), length - 1
 
     def read(self, n, start=False):
         """Exactly n bytes; EOF or a timeout before a packet starts ends the connection."""
