@@ -157,10 +157,16 @@ milter_default_action = {default_action}
     def log_text(self):
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def send(self, message):
-        """One message to alice over SMTP, in CR LF lines as SMTP has them."""
-        with smtplib.SMTP("127.0.0.1", self.port, timeout=120) as smtp:
-            refused = smtp.sendmail(SENDER, [RECIPIENT], message.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    def session(self):
+        return smtplib.SMTP("127.0.0.1", self.port, timeout=120)
+
+    def send(self, message, smtp=None):
+        """One message to alice over SMTP, in CR LF lines as SMTP has them: in a session of its
+        own, or in `smtp` (a session)."""
+        if smtp is None:
+            with self.session() as smtp:
+                return self.send(message, smtp)
+        refused = smtp.sendmail(SENDER, [RECIPIENT], message.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
         assert not refused, refused
 
     def delivered(self, timeout=60):
@@ -181,3 +187,9 @@ milter_default_action = {default_action}
         """The queue IDs of the messages in the hold queue (a milter's quarantine)."""
         hold = self.world / "spool" / "hold"
         return sorted(p.name for p in hold.rglob("*") if p.is_file()) if hold.exists() else []
+
+    def queued_message(self, queue_id):
+        """The header and body of a queued message (postcat)."""
+        return subprocess.run(
+            ["postcat", "-c", self.config, "-bh", "-q", queue_id], check=True, capture_output=True, timeout=60
+        ).stdout

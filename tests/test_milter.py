@@ -10,6 +10,7 @@ import re
 import socket
 import struct
 import threading
+import time
 import tracemalloc
 
 import pytest
@@ -355,7 +356,7 @@ class ModelService:
         return verdict(self.model, message, None, 0, self.cut)
 
     def log(self, client, what, verdict=None):
-        self.lines.append((what, None if verdict is None else verdict.label))
+        self.lines.append((client, what, None if verdict is None else verdict.label))
 
 
 class MilterServer:
@@ -427,7 +428,7 @@ def postfix(tmp_path, spamassassin):
         server.stop()
 
 
-def test_messages(spamassassin, label, n=EACH):
+def corpus_messages(spamassassin, label, n=EACH):
     return [sent(f) for f in sorted((spamassassin / "test" / label).iterdir())[:n]]
 
 
@@ -478,11 +479,12 @@ def test_postfix_delivers_what_filter_writes(postfix, small_model, spamassassin)
     service = ModelService(small_model)
     milter_server = MilterServer(service)
     postfix.start(milter_server.port)
-    messages = test_messages(spamassassin, "spam") + test_messages(spamassassin, "ham")
+    messages = corpus_messages(spamassassin, "spam") + corpus_messages(spamassassin, "ham")
     messages.append(b"X-Nbtext-Class: ham\nx-nbtext-score: 99.00 / 0.00\n" + messages[0])  # a sender's forgery
     classes = []
+    smtp = postfix.session()  # (one SMTP session, one milter connection: Postfix's milter8 reuses it)
     for message in messages:
-        postfix.send(message)
+        postfix.send(message, smtp)
         delivered = as_sent(postfix.delivered())
         assert delivered == filtered(small_model, queued(message)), message[:300]
         verdict = re.search(
@@ -493,5 +495,77 @@ def test_postfix_delivers_what_filter_writes(postfix, small_model, spamassassin)
         )
         classes.append(verdict[1])
     assert classes.count(b"spam") >= EACH * 2 // 3 and classes.count(b"ham") >= EACH * 2 // 3, classes
-    assert [label.encode() for _, label in service.lines] == classes
+    smtp.quit()
+    assert [label.encode() for _, _, label in service.lines] == classes
+    assert len({client for client, _, _ in service.lines}) == 1  # (one milter connection)
     milter_server.stop()
+
+
+@pytest.mark.parametrize("action", ["quarantine", "reject"])
+def test_postfix_quarantines_or_rejects_spam(postfix, small_model, spamassassin, action):
+    """quarantine: spam goes to Postfix's hold queue, with the verdict as the reason in its log;
+    reject: the SMTP client is answered 550 with the verdict. Ham is delivered tagged either way."""
+    import smtplib
+
+    service = ModelService(small_model)
+    milter_server = MilterServer(service, action)
+    postfix.start(milter_server.port)
+    for message in corpus_messages(spamassassin, "spam", 3) + corpus_messages(spamassassin, "ham", 3):
+        judged = service.judge(queued(message).replace(b"\n", b"\r\n"))
+        if judged.label != "spam":
+            postfix.send(message)
+            assert as_sent(postfix.delivered()) == filtered(small_model, queued(message))
+        elif action == "reject":
+            with pytest.raises(smtplib.SMTPDataError) as refused:
+                postfix.send(message)
+            assert refused.value.smtp_code == 550
+            assert refused.value.smtp_error.startswith(b"5.7.1 nbtext: class spam; probability ")
+        else:
+            held = len(postfix.held())
+            postfix.send(message)
+            deadline = time.monotonic() + 30
+            while len(postfix.held()) == held and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(postfix.held()) == held + 1
+    assert [label for _, _, label in service.lines].count("spam") >= 2, service.lines
+    if action == "quarantine":
+        # (Postfix logs the hold without the reason, which the milter's log line has; the held copy is tagged)
+        assert postfix.log_text().count("milter-hold: END-OF-MESSAGE") == len(postfix.held())
+        for queue_id in postfix.held():
+            assert b"\nX-Nbtext-Class: spam\n" in postfix.queued_message(queue_id)
+    milter_server.stop()
+
+
+def test_postfix_passes_a_message_over_max_bytes_untouched(postfix, small_model, spamassassin):
+    """A message larger than the service's max_bytes is delivered as it came, its body's rest
+    skipped by the milter, and the log says so."""
+    service = ModelService(small_model, max_bytes=2000)
+    milter_server = MilterServer(service)
+    postfix.start(milter_server.port)
+    small, large = b"Subject: short\n\nhello\n", corpus_messages(spamassassin, "spam", 1)[0] + b"x" * 200_000 + b"\n"
+    for message in (large, small):
+        postfix.send(message)
+        delivered = as_sent(postfix.delivered())
+        assert (delivered == queued(message)) == (message is large)
+    assert re.fullmatch(r"milter tag \w+: over 2000 bytes, accepted untouched", service.lines[0][1]), service.lines
+    assert service.lines[1][2] is not None  # (the small message is judged)
+    milter_server.stop()
+
+
+@pytest.mark.parametrize("default_action", ["accept", "tempfail"])
+def test_a_stopped_milter_leaves_postfix_to_its_milter_default_action(postfix, spamassassin, default_action):
+    """No milter listening: with milter_default_action = accept the message is delivered untagged;
+    with tempfail (Postfix's default) the SMTP client is told 451 and keeps the message."""
+    import smtplib
+
+    from postfix_server import free_port
+
+    postfix.start(free_port(), default_action)
+    message = corpus_messages(spamassassin, "spam", 1)[0]
+    if default_action == "accept":
+        postfix.send(message)
+        assert as_sent(postfix.delivered()) == queued(message)
+    else:
+        with pytest.raises(smtplib.SMTPSenderRefused) as refused:  # (every command from the first on)
+            postfix.send(message)
+        assert refused.value.smtp_code == 451, refused.value
