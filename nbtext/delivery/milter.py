@@ -97,7 +97,7 @@ class _Session:
         self.new_message()
 
     def new_message(self):
-        self.fields = []  # [(name, value)] as the MTA sent them
+        self.verdicts = []  # [(name, whether filter leaves it out)] of the fields named X-Nbtext-*
         self.parts = []  # the message's bytes so far: its header lines, the blank line, body chunks
         self.size = 0  # the message's size, also of what was dropped
         self.in_body = False  # (the headers ended: the blank line is held)
@@ -184,7 +184,8 @@ class _Session:
                 raise ProtocolError("a header without its name and value")
             # (a folded value's lines are parted by LF, or CR LF: CR LF in the message)
             line = name + b":" + self.eaten + _crlf(value) + b"\r\n"
-            self.fields.append((name, line))
+            if name.lower().startswith(VERDICT_PREFIX):  # (reading.mail.without_verdicts, asked of the field alone)
+                self.verdicts.append((name, not without_verdicts(line, 0, len(line))))
             self.hold(line)
         else:
             self.size += self.service.max_bytes + 1  # (too big, or a header after the body: not judged)
@@ -206,7 +207,7 @@ class _Session:
         if self.size <= self.service.max_bytes:
             self.parts.append(data)
         else:
-            self.parts = []
+            self.parts, self.verdicts = [], []
 
     def judged(self):
         """The answer to SMFIC_BODYEOB: the verdict's changes and the final reply, whole."""
@@ -234,14 +235,13 @@ class _Session:
 
     def deletions(self):
         """SMFIR_CHGHEADER with an empty value for each earlier X-Nbtext-* field that
-        headers.with_headers leaves out (reading.mail.without_verdicts, asked of the field alone),
-        by its index among the fields of its name (any case), the last first: a
-        deleted field no longer counts."""
+        headers.with_headers leaves out, by its index among the fields of its name (any case),
+        the last first: a deleted field no longer counts."""
         count, deleted = {}, []
-        for name, line in self.fields:
+        for name, left_out in self.verdicts:
             lowered = name.lower()
             count[lowered] = count.get(lowered, 0) + 1
-            if lowered.startswith(VERDICT_PREFIX) and not without_verdicts(line, 0, len(line)):
+            if left_out:
                 deleted.append((count[lowered], name))
         return b"".join(packet(CHGHEADER, struct.pack("!I", index) + name + b"\0\0") for index, name in deleted[::-1])
 
