@@ -92,8 +92,9 @@ class _Session:
     def __init__(self, connection, service, client, action):
         self.connection, self.service, self.client, self.action = connection, service, client, action
         self.protocol = 0  # the SMFIP_ flags agreed (none before SMFIC_OPTNEG)
-        self.given = b""
-        self.eaten = b" "  # what the MTA took off a header value's start (without HDR_LEADSPC, one space)
+        # Without HDR_LEADSPC the MTA takes one space off a header value's start, and puts one
+        # before a value the milter adds; with it, each value is as it stands in the message.
+        self.eaten, self.given = b" ", b""
         self.new_message()
 
     def new_message(self):
@@ -164,8 +165,7 @@ class _Session:
             raise ProtocolError(f"milter protocol version {version}")
         needed = ADDHDRS | CHGHDRS | (QUARANTINE_MESSAGE if self.action == "quarantine" else 0)
         self.protocol = WANTED & offered_protocol
-        self.eaten = b"" if self.protocol & HDR_LEADSPC else b" "
-        self.given = b" " if self.protocol & HDR_LEADSPC else b""
+        self.eaten, self.given = (b"", b" ") if self.protocol & HDR_LEADSPC else (b" ", b"")
         return packet(OPTNEG, struct.pack("!III", min(version, VERSION), needed & offered_actions, self.protocol))
 
     def macros(self, data):
