@@ -360,11 +360,16 @@ class Worker:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the parent's to handle: it stops the workers)
         signal.signal(signal.SIGTERM, lambda number, frame: setattr(self, "stopping", True))
         signal.signal(signal.SIGHUP, lambda number, frame: setattr(self, "reload", True))
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         selector = selectors.DefaultSelector()
         for listener in self.listeners:
             selector.register(listener.socket, selectors.EVENT_READ, listener)
-        while not self.stopping:
+        woken, wake = os.pipe()  # a signal wakes the select at once (its handler only sets a flag)
+        os.set_blocking(wake, False)
+        signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+        selector.register(woken, selectors.EVENT_READ, None)
+        parent = os.getppid()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        while not self.stopping and os.getppid() == parent:  # (a parent killed leaves no worker behind)
             if self.reload:
                 self.reload = False
                 with self.service._judging:
@@ -388,6 +393,9 @@ class Worker:
         (another worker took it, or its peer is refused)."""
         for key, _ in ready:
             listener = key.data
+            if listener is None:  # (the wake-up pipe)
+                os.read(key.fd, 512)
+                continue
             try:
                 connection, peer = listener.socket.accept()
             except (BlockingIOError, InterruptedError, ConnectionAbortedError):
