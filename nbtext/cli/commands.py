@@ -657,7 +657,7 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     multiple=True,
     metavar="ADDRESS",
     help="Answer spamd's protocol (spamc) on HOST:PORT, [IPV6]:PORT or unix:PATH; again for more "
-    "[default: 127.0.0.1:7830].",
+    f"[default: 127.0.0.1:{choices.SERVE_PORT}].",
 )
 @click.option("--socket-mode", default=None, metavar="MODE", help="A unix:PATH socket's mode, in octal (e.g. 660).")
 @click.option(
@@ -666,21 +666,30 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
     metavar="CIDR[,CIDR]",
     help="The clients answered over TCP, as spamd's -A; any other is closed and logged [default: loopback].",
 )
-@click.option("--workers", type=click.IntRange(1, 64), default=2, help="Worker processes (they share the model).")
 @click.option(
-    "--max-connections", type=click.IntRange(min=1), default=64, metavar="N", help="Connections answered at once."
+    "--workers",
+    type=click.IntRange(1, choices.SERVE_MAX_WORKERS),
+    default=choices.SERVE_WORKERS,
+    help="Worker processes (they share the model).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=choices.SERVE_MAX_CONNECTIONS,
+    metavar="N",
+    help="Connections answered at once.",
 )
 @click.option(
     "--timeout",
     type=Number(0.001, 86400),
-    default=30.0,
+    default=choices.SERVE_TIMEOUT,
     metavar="SECONDS",
     help="A client that sends (or reads) nothing for this long is dropped.",
 )
 @click.option(
     "--max-size",
     type=click.IntRange(min=1),
-    default=500 * 1024,
+    default=choices.SERVE_MAX_SIZE,
     metavar="BYTES",
     help="A larger message is passed on unjudged, as spamc does (its -s).",
 )
@@ -717,7 +726,7 @@ def serve_command(
       nbtext serve -m mail.model --listen unix:/run/nbtext/spamd.sock --socket-mode 660
       nbtext serve -m mail.model --listen 0.0.0.0:7830 --allowed-ips 192.168.1.0/24 --workers 4
       spamc -p 7830 < message > tagged       # what nbtext filter prints
-      spamc -c -p 7830 < message             # 12.3/0.0, exit status 1: spam
+      spamc -c -p 7830 < message             # 12.3/3.5 and exit status 1: spam
     """
     from nbtext.delivery.server import DEFAULT_ADDRESS, serve
 

@@ -24,18 +24,12 @@ import sys
 import threading
 import time
 
-from nbtext.choices import DEFAULT_MAX_BYTES
+from nbtext import choices
 from nbtext.delivery import judging
 from nbtext.delivery.headers import filed_class
 from nbtext.errors import NbtextError
 
-DEFAULT_PORT = 7830  # (spamd's is 783, a root's port; 7830 is no common service's, and any user may bind it)
-DEFAULT_ADDRESS = f"127.0.0.1:{DEFAULT_PORT}"
-DEFAULT_WORKERS = 2
-MAX_WORKERS = 64
-DEFAULT_MAX_CONNECTIONS = 64  # connections answered at once, all workers together
-DEFAULT_TIMEOUT = 30.0  # seconds a client may leave a connection without sending (or reading)
-DEFAULT_MAX_SIZE = 500 * 1024  # spamc's own limit (-s): a larger message is passed on unjudged
+DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
 LISTEN_BACKLOG = 128
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -58,8 +52,8 @@ class Service:
         model_path,
         alpha=None,
         unsure_below=None,
-        max_bytes=DEFAULT_MAX_SIZE,
-        cut=DEFAULT_MAX_BYTES,
+        max_bytes=choices.SERVE_MAX_SIZE,
+        cut=choices.DEFAULT_MAX_BYTES,
         allow_tell=False,
         say=None,
     ):
@@ -527,9 +521,9 @@ def serve(
     addresses,
     socket_mode=None,
     allowed_ips=None,
-    workers=DEFAULT_WORKERS,
-    max_connections=DEFAULT_MAX_CONNECTIONS,
-    timeout=DEFAULT_TIMEOUT,
+    workers=choices.SERVE_WORKERS,
+    max_connections=choices.SERVE_MAX_CONNECTIONS,
+    timeout=choices.SERVE_TIMEOUT,
     **service_options,
 ):
     """Run the server until SIGTERM or SIGINT: `addresses` [(ADDRESS, protocol)] with protocol
@@ -537,8 +531,8 @@ def serve(
     The model and every address are checked before the first worker starts: an NbtextError
     says what is wrong."""
     answers = {"spamd": _spamd_answer}
-    if not 1 <= workers <= MAX_WORKERS:
-        raise NbtextError(f"--workers: from 1 to {MAX_WORKERS}")
+    if not 1 <= workers <= choices.SERVE_MAX_WORKERS:
+        raise NbtextError(f"--workers: from 1 to {choices.SERVE_MAX_WORKERS}")
     networks = allowed_networks(allowed_ips or ",".join(DEFAULT_ALLOWED))
     service = Service(model_path, **service_options)
     listeners = [Listener(text, answers[protocol](), protocol, socket_mode) for text, protocol in addresses]
