@@ -164,12 +164,27 @@ def model(sa_model, tmp_path):
     return tmp_path / "mail.model"
 
 
-def test_ping_and_an_unknown_request(model, tmp_path):
+def test_ping_old_protocol_versions_and_sighup(model, corpus, tmp_path):
+    """PING, SKIP, an unknown request; PROCESS of SPAMC/1.0 (no headers, the message till the
+    client shuts its side, the answer without Content-length) and of 1.2 (no Spam header), as
+    spamd answers them; SIGHUP loads the model anew and the server goes on."""
+    message = sample(corpus[1] / "spam", 1, 10)[0].read_bytes()
+    expected = filtered(model, message)
     with Served(model, tmp_path) as served:
         assert asked(served.port, b"PING SPAMC/1.5\r\n\r\n") == b"SPAMD/1.5 0 PONG\r\n"
         assert asked(served.port, b"PING SPAMC/1.2\r\n") == b"SPAMD/1.5 0 PONG\r\n"
         assert asked(served.port, b"HELLO SPAMC/1.5\r\n\r\n").startswith(b"SPAMD/1.0 76 ")
+        assert asked(served.port, b"PROCESS HTTP/1.1\r\n\r\n").startswith(b"SPAMD/1.0 76 ")
         assert asked(served.port, b"SKIP SPAMC/1.5\r\n\r\n") == b""
+        assert asked(served.port, b"PROCESS SPAMC/1.0\r\n" + message) == b"SPAMD/1.0 0 EX_OK\r\n" + expected
+        old = asked(served.port, request("PROCESS", message, version="1.2"))
+        assert old == f"SPAMD/1.1 0 EX_OK\r\nContent-length: {len(expected)}\r\n\r\n".encode() + expected
+        served.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while served.log().count(f"model {model} loaded") < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert served.log().count(f"model {model} loaded") == 3  # (the parent's and each worker's)
+        assert parsed(asked(served.port, request("PROCESS", message)))[2] == expected
         assert served.stop() == 0
     assert "Traceback" not in served.log()
 
@@ -378,7 +393,8 @@ def test_compressed_requests_unix_sockets_and_refused_peers(model, corpus, tmp_p
     message = sample(test / "ham", 1, 95)[0].read_bytes()
     expected = filtered(model, message)
     path = tmp_path / "spamd.sock"
-    with Served(model, tmp_path, "--socket-mode", "600", listen=("127.0.0.1:0", f"unix:{path}")) as served:
+    listen = ("127.0.0.1:0", f"unix:{path}") + (("[::1]:0",) if has_ipv6_loopback() else ())
+    with Served(model, tmp_path, "--socket-mode", "600", listen=listen) as served:
         packed = zlib.compress(message)
         answer = asked(served.port, request("PROCESS", packed, [("Compress", "zlib")]))
         assert parsed(answer)[2] == expected
@@ -388,12 +404,27 @@ def test_compressed_requests_unix_sockets_and_refused_peers(model, corpus, tmp_p
             connection.sendall(request("PROCESS", message))
             connection.shutdown(socket.SHUT_WR)
             assert parsed(read_all(connection))[2] == expected
+        if has_ipv6_loopback():
+            port = int(re.search(r"listening on \[::1\]:(\d+)", served.log()).group(1))
+            with socket.create_connection(("::1", port), timeout=30) as connection:
+                connection.sendall(request("PROCESS", message))
+                connection.shutdown(socket.SHUT_WR)
+                assert parsed(read_all(connection))[2] == expected
         assert served.stop() == 0
     assert not path.exists()
     with Served(model, tmp_path, "--allowed-ips", "10.0.0.0/8") as served:
         assert asked(served.port, request("PROCESS", message)) == b""
         assert served.stop() == 0
     assert re.search(r"127\.0\.0\.1:\d+ refused \(not in --allowed-ips\)", served.log())
+
+
+def has_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
 
 
 def test_usage_errors_are_one_line(model, tmp_path):
