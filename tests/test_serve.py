@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import NBTEXT, real_corpus
 from test_delivery import generated_messages
@@ -472,3 +472,114 @@ def test_spamc(model, corpus, tmp_path):
     result = spamc(port, input=message)
     assert result.stdout == message
     assert spamc(port, "-c", input=message).stdout == b"0/0\n"
+
+
+# --- the protocol alone, in this process, against every request a client could send -------------
+
+
+class FakeService:
+    """The contract's names (nbtext.delivery.spamd's `service`), judging every message spam."""
+
+    classes = ["ham", "spam"]
+    max_bytes = 2000
+
+    def __init__(self):
+        from nbtext.delivery.judging import Verdict
+
+        self.verdict = Verdict("spam", 0.99, (4.6, 0.0), [("X-Nbtext-Class", "spam")])
+        self.logged, self.judged = [], []
+
+    def judge(self, message):
+        self.judged.append(message)
+        return self.verdict
+
+    def tagged(self, message, verdict):
+        return b"X-Nbtext-Class: spam\n" + message
+
+    def learn(self, message, label):
+        return f"learned as {label}"
+
+    def forget(self, message):
+        from nbtext.errors import NbtextError
+
+        raise NbtextError("refused")
+
+    def log(self, client, what, verdict=None):
+        self.logged.append(what)
+
+
+LINES = st.sampled_from(
+    [
+        b"Content-length: 5",
+        b"Content-length: 3000",
+        b"Content-length: -1",
+        b"Content-length: x",
+        b"User: me",
+        b"Compress: zlib",
+        b"Compress: gzip",
+        b"Message-class: spam",
+        b"Message-class: eggs",
+        b"Set: local",
+        b"Remove: local",
+        b"garbage",
+        b"X-Other: " + b"a" * 9000,
+        b"",
+    ]
+)
+
+
+@st.composite
+def requests(draw):
+    verb = draw(
+        st.sampled_from(
+            [
+                b"PING",
+                b"SKIP",
+                b"CHECK",
+                b"PROCESS",
+                b"HEADERS",
+                b"SYMBOLS",
+                b"REPORT",
+                b"REPORT_IFSPAM",
+                b"TELL",
+                b"OTHER",
+                b"",
+            ]
+        )
+    )
+    version = draw(st.sampled_from([b"SPAMC/1.0", b"SPAMC/1.2", b"SPAMC/1.5", b"SPAMC/x", b"HTTP/1.1"]))
+    head = [verb + b" " + version] + draw(st.lists(LINES, max_size=6))
+    end = draw(st.sampled_from([b"\r\n", b"\n"]))
+    body = draw(st.binary(max_size=200)) if draw(st.booleans()) else zlib.compress(b"Subject: x\n\nbody")
+    return end.join(head) + end + draw(st.sampled_from([end, b""])) + body
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=requests(), cut=st.integers(0, 10_000), shut=st.booleans())
+def test_the_protocol_answers_every_request_whole_or_with_an_error(data, cut, shut):
+    """Whatever a client sends (cut anywhere; then it waits, or shuts its side), `answer` returns, never raises,
+    and sends an answer that is whole (a body of its Content-length), an error status of one
+    line, or nothing; it logs one line."""
+    from nbtext.delivery.spamd import answer
+
+    server, client = socket.socketpair()
+    with server, client:
+        server.settimeout(0.05)
+        client.sendall(data[:cut])
+        if shut:
+            client.shutdown(socket.SHUT_WR)
+        service = FakeService()
+        answer(server, service, "test")
+        server.shutdown(socket.SHUT_WR)
+        client.settimeout(5)
+        reply = read_all(client)
+    assert len(service.logged) == 1
+    if reply:
+        status, _, rest = reply.partition(b"\r\n")
+        assert re.fullmatch(rb"SPAMD/1\.[015] \d+ .*", status), reply
+        if not status.startswith((b"SPAMD/1.1 0 ", b"SPAMD/1.0 0 ", b"SPAMD/1.5 0 ")):
+            assert rest == b"", reply  # an error status: one line
+        elif not status.startswith(b"SPAMD/1.0 "):  # (SPAMC/1.0's answer is the message alone)
+            head, _, body = rest.partition(b"\r\n\r\n")
+            length = re.search(rb"(?:^|\r\n)Content-length: (\d+)", head)
+            assert length is None or len(body) == int(length.group(1)), reply
