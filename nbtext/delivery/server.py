@@ -33,7 +33,8 @@ DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
 LISTEN_BACKLOG = 128
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-RESPAWN_PAUSE = 1.0  # seconds between replacing workers that die as soon as they start
+RESPAWN_PAUSE = 1.0
+POLL = 0.2  # seconds between the parent's looks at its workers and at the model file  # seconds between replacing workers that die as soon as they start
 
 
 class Told(str):
@@ -63,8 +64,11 @@ class Service:
         self._judging, self._learning = threading.Lock(), threading.Lock()
         self._started = threading.local()
         self.refused = None  # the stamp of a file that could not be loaded (said once)
+        self.quiet = False  # a worker's: what the parent says of the model file is not said again
+        self.whole = True  # the parent's: the model loaded whole before the workers are forked
         self.stamp = model_stamp(model_path)  # (before the file is read: a change after it is seen next time)
         self.model = judging.loaded(model_path, alpha)
+        self.model.model  # noqa: B018 (the model loaded whole, shared by the workers)
 
     @property
     def classes(self):
@@ -90,28 +94,35 @@ class Service:
 
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
-        SIGHUP); a file that cannot be loaded leaves the model loaded before, said once."""
+        SIGHUP): whether it was. A file that cannot be loaded leaves the model loaded before,
+        said once (by the parent: a worker, `quiet`, meets the same file and says nothing).
+        With `whole`, the model loaded whole too (not only the one-message path's), so that
+        the workers forked after share it rather than each load its own."""
         try:
             stamp = model_stamp(self.model_path)
         except OSError as e:
             stamp = ("gone", e.errno)
-            if stamp != self.refused:
-                self.refused = stamp
+            if stamp != self.refused and not self.quiet:
                 self.say(
                     f"cannot read the model {self.model_path} ({os.strerror(e.errno)}): the model loaded before serves"
                 )
-            return
+            self.refused = stamp
+            return False
         if stamp == self.stamp and not forced:
-            return
+            return False
         try:
             model = judging.loaded(self.model_path, self.alpha)
+            if self.whole:
+                model.model  # noqa: B018 (loaded now, before the fork)
         except NbtextError as e:
-            if stamp != self.refused or forced:
-                self.refused = stamp
+            if (stamp != self.refused or forced) and not self.quiet:
                 self.say(f"{e}: the model loaded before serves")
-            return
+            self.refused = stamp
+            return False
         self.model, self.stamp, self.refused = model, stamp, None
-        self.say(f"model {self.model_path} loaded ({', '.join(self.model.classes)})")
+        if not self.quiet:
+            self.say(f"model {self.model_path} loaded ({', '.join(self.model.classes)})")
+        return True
 
     def learn(self, message, label):
         """TELL's Message-class with Set: local: `message` learned as `label`, as `nbtext train
@@ -344,6 +355,7 @@ class Worker:
 
     def __init__(self, listeners, service, networks, timeout, slots):
         self.listeners, self.service, self.networks, self.timeout = listeners, service, networks, timeout
+        service.quiet, service.whole = True, False  # (the parent says; a worker loads what it needs)
         self.slots = threading.BoundedSemaphore(slots)
         self.stopping = self.reload = False
         self.threads = set()
@@ -370,11 +382,7 @@ class Worker:
                     self.service.fresh(forced=True)
             if not self.slots.acquire(timeout=0.5):
                 continue
-            ready = selector.select(timeout=0.5)
-            if not ready:  # idle: the model kept as it is on disk (a worker that saw no request for a
-                with self.service._judging:  # while still has the last good one when a broken file comes)
-                    self.service.fresh()
-            if not self._accepted(ready):
+            if not self._accepted(selector.select(timeout=0.5)):
                 self.slots.release()
         for listener in self.listeners:
             listener.close()
@@ -424,12 +432,17 @@ class Worker:
 
 
 class Server:
-    """The parent: the listeners bound, the model loaded, the workers forked and kept."""
+    """The parent: the listeners bound, the model loaded, the workers forked and kept. It
+    checks the model file too (every POLL seconds): when it changed, it loads it and forks new
+    workers in place of the old ones, which finish their requests and end. Each worker loads a
+    changed file itself before its next request (so that it answers by it at once), but
+    that copy is its own: the new workers share the parent's again."""
 
     def __init__(self, listeners, service, workers, networks, timeout, max_connections):
         self.listeners, self.service, self.networks, self.timeout = listeners, service, networks, timeout
         self.workers, self.slots = workers, max(1, -(-max_connections // workers))
         self.children = {}  # pid -> start time
+        self.retiring = set()  # workers told to end: not replaced
         self.stopping = self.reload = False
 
     def run(self):
@@ -441,11 +454,10 @@ class Server:
             for _ in range(self.workers):
                 self._fork()
             while not self.stopping:
-                time.sleep(0.2)
-                if self.reload:
-                    self.reload = False
-                    self.service.fresh(forced=True)
-                    self._signal_workers(signal.SIGHUP)
+                time.sleep(POLL)
+                forced, self.reload = self.reload, False
+                if self.service.fresh(forced):
+                    self._renewed()
                 self._replace_the_dead()
         finally:
             for listener in self.listeners:
@@ -467,6 +479,18 @@ class Server:
     def _stop(self, number, frame):
         self.stopping = True
 
+    def _renewed(self):
+        """New workers forked with the model loaded now; the old ones finish and end."""
+        old = list(self.children)
+        for _ in range(self.workers):
+            self._fork()
+        for pid in old:
+            self.retiring.add(pid)
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
     def _signal_workers(self, number):
         for pid in list(self.children):
             try:
@@ -475,7 +499,6 @@ class Server:
                 pass
 
     def _fork(self):
-        self.service.fresh()  # (a worker starts with the model as it is now)
         sys.stderr.flush()
         # signals held over the fork: the child sets its own handlers before it takes one
         held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
@@ -503,7 +526,8 @@ class Server:
             if pid == 0:
                 return
             started = self.children.pop(pid, None)
-            if started is None or self.stopping:
+            if started is None or self.stopping or pid in self.retiring:
+                self.retiring.discard(pid)
                 continue
             how = (
                 f"signal {os.WTERMSIG(status)}"
