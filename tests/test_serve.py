@@ -240,9 +240,15 @@ def test_a_model_replaced_or_grown_is_used_without_restart(model, corpus, tmp_pa
     with Served(model, tmp_path, "--workers", "1") as served:  # (one worker: it has seen every good file)
         before = parsed(asked(served.port, request("PROCESS", message)))[2]
         assert before == filtered(model, message)
+        first = served.workers()
         trained(model, folder / "spam", folder / "ham", "--preset", "general")  # replaced, by rename
         after = parsed(asked(served.port, request("PROCESS", message)))[2]
         assert after == filtered(model, message) != before
+        deadline = time.monotonic() + 20  # the parent loads it too, and forks a new worker with it
+        while set(served.workers_left()) & set(first) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(served.workers()) == 1 and served.workers() != first
+        assert parsed(asked(served.port, request("PROCESS", message)))[2] == after
         size = model.stat().st_size
         grown = subprocess.run(
             [NBTEXT, "train", "--update", "-m", str(model), "ham=-"], input=message, capture_output=True, timeout=60
@@ -255,10 +261,15 @@ def test_a_model_replaced_or_grown_is_used_without_restart(model, corpus, tmp_pa
         os.replace(broken, model)
         for _ in range(3):
             assert parsed(asked(served.port, request("PROCESS", message)))[2] == good
+        deadline = time.monotonic() + 10
+        while "the model loaded before serves" not in served.log() and time.monotonic() < deadline:
+            time.sleep(0.05)  # (the parent says it, at its next look at the file)
+        assert parsed(asked(served.port, request("PROCESS", message)))[2] == good
         assert served.stop() == 0
     log = served.log()
     assert len(re.findall(r"the model loaded before serves", log)) == 1  # (said once)
     assert "the model loaded before serves" in log and "Traceback" not in log
+    assert "): replaced" not in log  # (the worker renewed ended as told, not as one that died)
 
 
 def test_tell_learns_as_train_update_and_forgets_as_forget(model, corpus, tmp_path):

@@ -34,7 +34,8 @@ DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by
 LISTEN_BACKLOG = 128
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 RESPAWN_PAUSE = 1.0
-POLL = 0.2  # seconds between the parent's looks at its workers and at the model file  # seconds between replacing workers that die as soon as they start
+POLL = 0.2  # seconds between the parent's looks at its workers and at the model file
+RENEWAL_PAUSE = 2.0  # seconds at least between two renewals of the workers (a model changed often: TELL)  # seconds between replacing workers that die as soon as they start
 
 
 class Told(str):
@@ -443,6 +444,7 @@ class Server:
         self.workers, self.slots = workers, max(1, -(-max_connections // workers))
         self.children = {}  # pid -> start time
         self.retiring = set()  # workers told to end: not replaced
+        self.renewal, self.renewed_at = False, time.monotonic()  # (a model loaded since the workers were forked)
         self.stopping = self.reload = False
 
     def run(self):
@@ -456,7 +458,8 @@ class Server:
             while not self.stopping:
                 time.sleep(POLL)
                 forced, self.reload = self.reload, False
-                if self.service.fresh(forced):
+                self.renewal |= self.service.fresh(forced)
+                if self.renewal and time.monotonic() - self.renewed_at >= RENEWAL_PAUSE:
                     self._renewed()
                 self._replace_the_dead()
         finally:
@@ -481,6 +484,7 @@ class Server:
 
     def _renewed(self):
         """New workers forked with the model loaded now; the old ones finish and end."""
+        self.renewal, self.renewed_at = False, time.monotonic()
         old = list(self.children)
         for _ in range(self.workers):
             self._fork()
