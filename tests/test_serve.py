@@ -303,6 +303,49 @@ def test_tell_learns_as_train_update_and_forgets_as_forget(model, corpus, tmp_pa
     assert "Traceback" not in served.log()
 
 
+def test_tell_and_train_update_at_once_learn_each_message_once(model, corpus, tmp_path):
+    """TELLs from several clients at once (two workers) and `train --update` of a folder, on one
+    model: every message learned once, none lost, the file readable after; its counts those
+    of a twin that learned the same messages one after another."""
+    import json
+    import threading
+
+    _, test = corpus
+    told = [path.read_bytes() for path in sample(test / "spam", 12, 120)]
+    folder = tmp_path / "ham"
+    folder.mkdir()
+    for path in sample(test / "ham", 8, 120):
+        (folder / path.name).write_bytes(path.read_bytes())
+    twin = tmp_path / "twin.model"
+    shutil.copy(model, twin)
+    with Served(model, tmp_path, "--allow-tell") as served:
+
+        def tell(messages):
+            for message in messages:
+                answer = asked(served.port, request("TELL", message, [("Message-class", "spam"), ("Set", "local")]))
+                assert parsed(answer)[0] == "SPAMD/1.1 0 EX_OK", answer
+
+        clients = [threading.Thread(target=tell, args=(told[k::3],)) for k in range(3)]
+        for client in clients:
+            client.start()
+        update = subprocess.run([NBTEXT, "train", "--update", "-m", str(model), f"ham={folder}"], capture_output=True)
+        for client in clients:
+            client.join()
+        assert update.returncode == 0, update.stderr
+        tell(told[:4])  # known already: nothing changes
+        assert served.stop() == 0
+    for message in told:
+        subprocess.run([NBTEXT, "train", "--update", "-m", str(twin), "spam=-"], input=message, check=True)
+    subprocess.run([NBTEXT, "train", "--update", "-m", str(twin), f"ham={folder}"], check=True)
+
+    def counts(path):
+        shown = subprocess.run([NBTEXT, "info", "-m", str(path), "--format", "json"], capture_output=True, check=True)
+        return json.loads(shown.stdout)["classes"]
+
+    assert counts(model) == counts(twin)
+    assert "Traceback" not in served.log()
+
+
 def test_sigterm_finishes_the_request_in_flight(model, corpus, tmp_path):
     _, test = corpus
     message = sample(test / "ham", 1, 60)[0].read_bytes()
