@@ -681,10 +681,10 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
 )
 @click.option(
     "--timeout",
-    type=Number(0.001, 86400),
+    type=Number(0, 86400),
     default=choices.SERVE_TIMEOUT,
     metavar="SECONDS",
-    help="A client that sends (or reads) nothing for this long is dropped.",
+    help="A client that sends (or reads) nothing for this long is dropped (0: never, as spamd's).",
 )
 @click.option(
     "--max-size",

@@ -421,7 +421,7 @@ class Worker:
     def _answered(self, listener, connection, client):
         try:
             connection.setblocking(True)
-            connection.settimeout(self.timeout)
+            connection.settimeout(self.timeout or None)  # (0: no timeout)
             self.service.started()
             listener.answer(connection, self.service, client)
         except Exception as e:  # a fault of nbtext's: said in one line, the connection closed, the worker goes on
