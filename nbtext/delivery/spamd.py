@@ -60,8 +60,8 @@ def answer(connection, service, client):
     try:
         verb, version = _request_line(reader)
         reply, what, verdict = _replied(reader, service, verb, version)
-    except _Ended:
-        service.log(client, f"{verb} (the client went away)" if verb != "?" else "(closed without a request)")
+    except _Ended as e:
+        service.log(client, f"{verb} ({e.args[0]})" if verb != "?" else f"(no request: {e.args[0]})")
         return
     except _Refused as e:
         reply, what, verdict = f"SPAMD/1.0 {e.code} {e.text}\r\n".encode("ascii", "replace"), f"{verb}: {e.text}", None
@@ -259,8 +259,10 @@ class _Reader:
             return False
         try:
             chunk = self.connection.recv(size)
-        except (TimeoutError, OSError):
-            raise _Ended from None
+        except TimeoutError:
+            raise _Ended("the client sent nothing more: timed out") from None
+        except OSError as e:
+            raise _Ended(f"the connection failed: {e.strerror or e}") from None
         if not chunk:
             self.eof = True
             return False
@@ -282,7 +284,7 @@ class _Reader:
                 break
             start = len(self.held)
             if not self._more():
-                raise _Ended
+                raise _Ended("the client closed the connection" + (" mid-line" if self.held else ""))
         raise _Refused(EX_PROTOCOL, f"Bad header line: (a line longer than {LINE_LIMIT} bytes)")
 
     def at_most(self, n):
