@@ -26,7 +26,6 @@ import time
 
 from nbtext import choices
 from nbtext.delivery import judging
-from nbtext.delivery.headers import filed_class
 from nbtext.errors import NbtextError
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
@@ -89,9 +88,6 @@ class Service:
     def tagged(self, message, verdict):
         """What `nbtext filter` prints for `message` judged so."""
         return judging.tagged(message, verdict.fields)
-
-    def is_spam(self, verdict):
-        return verdict.label == filed_class(self.classes)
 
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
