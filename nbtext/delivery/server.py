@@ -6,15 +6,17 @@ model loaded before the fork (copy-on-write, as spamd's children). Each worker a
 every listener and answers each connection in a thread of its own, at most its share of
 --max-connections at once; the verdicts themselves take turns under the worker's lock (they
 are pure Python: a worker's threads share one core, the workers use them all). The parent
-only watches: a worker that dies is replaced, SIGHUP is passed on (reload), SIGTERM or SIGINT
-stops the listening and lets every worker finish the requests in flight, then exits 0.
+only watches: a worker that dies is replaced; a model file changed (or SIGHUP) is loaded in the
+parent and new workers forked with it in place of the old, which finish their requests
+(Server); SIGTERM or SIGINT stops the listening and lets every worker finish the requests in
+flight, then exits 0.
 
 A listener carries its protocol's `answer(connection, service, client)` (the contract of
 nbtext.delivery.spamd and .milter); `Service` is what a protocol asks of the server. Its
 verdicts are nbtext.delivery.judging's, the ones `nbtext filter` writes; before each, a stat
 of the model file (inode, size, mtime) finds a model replaced (train -o, merge -o: a rename)
 or grown (train --update and TELL append pending records), and loads it anew: a new file that
-cannot be loaded leaves the old model serving, said in one log line.
+cannot be loaded leaves the old model serving, said in one log line (by the parent).
 """
 
 import os
@@ -32,9 +34,9 @@ DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
 LISTEN_BACKLOG = 128
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-RESPAWN_PAUSE = 1.0
+RESPAWN_PAUSE = 1.0  # seconds between replacing workers that die as soon as they start
 POLL = 0.2  # seconds between the parent's looks at its workers and at the model file
-RENEWAL_PAUSE = 2.0  # seconds at least between two renewals of the workers (a model changed often: TELL)  # seconds between replacing workers that die as soon as they start
+RENEWAL_PAUSE = 2.0  # seconds at least between two renewals of the workers (a model changed often: TELL)
 
 
 class Told(str):
