@@ -69,8 +69,7 @@ class Service:
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
         self.whole = True  # the parent's: the model loaded whole before the workers are forked
         self.stamp = model_stamp(model_path)  # (before the file is read: a change after it is seen next time)
-        self.model = judging.loaded(model_path, alpha)
-        self.model.model  # noqa: B018 (the model loaded whole, shared by the workers)
+        self.model = loaded_model(model_path, alpha, whole=True)  # (loaded whole: shared by the workers)
 
     @property
     def classes(self):
@@ -110,9 +109,7 @@ class Service:
         if stamp == self.stamp and not forced:
             return False
         try:
-            model = judging.loaded(self.model_path, self.alpha)
-            if self.whole:
-                model.model  # noqa: B018 (loaded now, before the fork)
+            model = loaded_model(self.model_path, self.alpha, self.whole)
         except NbtextError as e:
             if (stamp != self.refused or forced) and not self.quiet:
                 self.say(f"{e}: the model loaded before serves")
@@ -180,6 +177,21 @@ class Service:
         if verdict is not None:
             said += f" {verdict.label}" + (f" {verdict.probability:.4f}" if verdict.probability is not None else "")
         self.say(f"{said} {took:.1f} ms")
+
+
+def loaded_model(path, alpha, whole):
+    """judging.loaded's model of the file `path`, and with `whole` the model loaded whole too
+    (where the one-message path serves the file, it is loaded only for a message near a turn);
+    every failure an NbtextError."""
+    model = judging.loaded(path, alpha)
+    if whole:
+        try:
+            model.model  # noqa: B018 (loaded now)
+        except NbtextError:
+            raise
+        except Exception as e:
+            raise NbtextError(f"cannot load the model {path} ({e.__class__.__name__}: {e})") from None
+    return model
 
 
 def model_stamp(path):
