@@ -512,6 +512,7 @@ def test_spamc(model, corpus, tmp_path):
             message = path.read_bytes()
             result = spamc(served.port, input=message)
             assert (result.returncode, result.stdout) == (0, filtered(model, message)), path
+            assert spamc(served.port, "--headers", input=message).stdout == result.stdout  # (HEADERS + the body)
             checked = spamc(served.port, "-c", input=message)
             assert checked.returncode == (1 if labels[str(path)] == "spam" else 0), path
             assert re.fullmatch(rb"-?\d+\.\d/-?\d+\.\d\n", checked.stdout), checked.stdout
