@@ -210,3 +210,12 @@ def is_max_evidence(value):
 def is_tone_margin(value):
     """Whether `value` can be a --tone-margin: a number (not a bool), at least 0 and finite."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+# nbtext serve's defaults (nbtext.delivery.server): spamd's port is 783, a root's; 7830 is no common service's
+SERVE_PORT = 7830
+SERVE_WORKERS, SERVE_MAX_WORKERS = 2, 64
+SERVE_MAX_CONNECTIONS = 64  # connections answered at once, all workers together
+SERVE_TIMEOUT = 30.0  # seconds a client may send (or read) nothing
+SERVE_MAX_SIZE = 500 * 1024  # spamc's own -s: a larger message is passed on unjudged
+MILTER_ACTIONS = ("tag", "quarantine", "reject")  # what serve's milter does with spam (the first by default)

@@ -570,3 +570,36 @@ def test_a_stopped_milter_leaves_postfix_to_its_milter_default_action(postfix, s
         with pytest.raises(smtplib.SMTPSenderRefused) as refused:  # (every command from the first on)
             postfix.send(message)
         assert refused.value.smtp_code == 451, refused.value
+
+
+@pytest.mark.parametrize("action", ["tag", "reject"])
+def test_postfix_through_nbtext_serve_milter(postfix, small_model, spamassassin, tmp_path, action):
+    """The same end to end through the real server: `nbtext serve --milter ADDRESS` (its
+    workers, its Service), one SMTP session of ham and spam: each ham delivered as `nbtext
+    filter` writes it, each spam tagged so (tag) or refused with a 550 (--milter-action reject);
+    with --milter alone no spamd listener is opened."""
+    import smtplib
+
+    from test_serve import Served
+
+    served = Served(small_model, tmp_path, "--milter", "127.0.0.1:0", "--milter-action", action, listen=())
+    try:
+        assert "(milter)" in served.log() and "(spamd)" not in served.log()
+        postfix.start(served.port)
+        smtp = postfix.session()
+        labels = []
+        for message in corpus_messages(spamassassin, "spam", 3) + corpus_messages(spamassassin, "ham", 3):
+            expected = filtered(small_model, queued(message))
+            labels.append(re.search(rb"^X-Nbtext-Class: (\S+)$", expected, re.M)[1])
+            if action == "reject" and labels[-1] == b"spam":
+                with pytest.raises(smtplib.SMTPDataError) as refused:
+                    postfix.send(message, smtp)
+                assert refused.value.smtp_code == 550
+                smtp.rset()
+            else:
+                postfix.send(message, smtp)
+                assert as_sent(postfix.delivered()) == expected
+        smtp.quit()
+        assert b"spam" in labels and b"ham" in labels, labels
+    finally:
+        assert served.stop() == 0, served.log()

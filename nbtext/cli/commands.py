@@ -38,6 +38,7 @@ from nbtext.cli.oneshot import (
 from nbtext.cli.options import (
     PATH,
     Checked,
+    Number,
     alpha_override,
     grouped,
     imap_options,
@@ -645,6 +646,137 @@ def filter_message(model_path, alpha, unsure_below, max_bytes, explain):
       #            | nbtext filter -m $HOME/.nbtext/mail.model
     """
     return filter_stdin(model_path, alpha, unsure_below, explain, max_bytes)
+
+
+# --- serve ---------------------------------------------------------------------------
+@cli.command(name="serve")
+@model_option
+@click.option(
+    "--listen",
+    "addresses",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Answer spamd's protocol (spamc) on HOST:PORT, [IPV6]:PORT or unix:PATH; again for more "
+    f"[default: 127.0.0.1:{choices.SERVE_PORT}].",
+)
+@click.option(
+    "--milter",
+    "milter_addresses",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Answer the milter protocol (Postfix's smtpd_milters, Sendmail) on HOST:PORT, [IPV6]:PORT or "
+    "unix:PATH; again for more. With --milter alone, no spamd listener is opened unless --listen is given.",
+)
+@click.option(
+    "--milter-action",
+    type=click.Choice(choices.MILTER_ACTIONS),
+    default=choices.MILTER_ACTIONS[0],
+    show_default=True,
+    help="What the milter does with spam: tag it (the verdict's header lines, as filter), also put it on hold "
+    "(quarantine), or refuse it with a 550 (reject).",
+)
+@click.option("--socket-mode", default=None, metavar="MODE", help="A unix:PATH socket's mode, in octal (e.g. 660).")
+@click.option(
+    "--allowed-ips",
+    default=None,
+    metavar="CIDR[,CIDR]",
+    help="The clients answered over TCP, as spamd's -A; any other is closed and logged [default: loopback].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, choices.SERVE_MAX_WORKERS),
+    default=choices.SERVE_WORKERS,
+    help="Worker processes (they share the model).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=choices.SERVE_MAX_CONNECTIONS,
+    metavar="N",
+    help="Connections answered at once.",
+)
+@click.option(
+    "--timeout",
+    type=Number(0, 86400),
+    default=choices.SERVE_TIMEOUT,
+    metavar="SECONDS",
+    help="A client that sends (or reads) nothing for this long is dropped (0: never, as spamd's).",
+)
+@click.option(
+    "--max-size",
+    type=click.IntRange(min=1),
+    default=choices.SERVE_MAX_SIZE,
+    metavar="BYTES",
+    help="A larger message is passed on unjudged, as spamc does (its -s).",
+)
+@click.option("--allow-tell", is_flag=True, help="Let clients learn and forget (spamc -L / TELL), into MODEL.")
+@alpha_override
+@unsure_option
+@max_bytes_option
+def serve_command(
+    model_path,
+    addresses,
+    milter_addresses,
+    milter_action,
+    socket_mode,
+    allowed_ips,
+    workers,
+    max_connections,
+    timeout,
+    max_size,
+    allow_tell,
+    alpha,
+    unsure_below,
+    max_bytes,
+):
+    """Hold the model in memory and answer spamc (SpamAssassin's spamd protocol) and, with
+    --milter, Postfix or Sendmail (the milter protocol): one resident process per model instead
+    of one process per message.
+
+    PROCESS (spamc) answers exactly what `nbtext filter` prints; CHECK (spamc -c) says Spam:
+    True when the verdict is spam (unsure is not), with X-Nbtext-Score's pair as SCORE /
+    THRESHOLD. The model file is checked (a stat) before each request: one replaced or grown by
+    train --update is used at once; a new file that cannot be loaded leaves the old one serving.
+    One log line per request on stderr. SIGTERM or SIGINT: requests in flight finish, exit
+    status 0; SIGHUP: the model is loaded anew. docs/mail.md: nbtext serve.
+
+    \b
+      nbtext serve -m ~/.nbtext/mail.model
+      nbtext serve -m mail.model --listen unix:/run/nbtext/spamd.sock --socket-mode 660
+      nbtext serve -m mail.model --listen 0.0.0.0:7830 --allowed-ips 192.168.1.0/24 --workers 4
+      spamc -p 7830 < message > tagged       # what nbtext filter prints
+      spamc -c -p 7830 < message             # 12.3/3.5 and exit status 1: spam
+      nbtext serve -m mail.model --milter 127.0.0.1:7831 --milter-action quarantine
+    """
+    from nbtext.delivery.server import DEFAULT_ADDRESS, serve
+
+    with user_errors():
+        mode = None
+        if socket_mode is not None:
+            try:
+                mode = int(socket_mode, 8)
+            except ValueError:
+                mode = -1
+            if not 0 <= mode <= 0o777:
+                raise click.BadParameter(
+                    f"{socket_mode!r} is not a mode in octal (e.g. 660)", param_hint="--socket-mode"
+                )
+        spamd = addresses or (() if milter_addresses else (DEFAULT_ADDRESS,))
+        return serve(
+            model_path,
+            [(address, "spamd") for address in spamd] + [(address, "milter") for address in milter_addresses],
+            milter_action=milter_action,
+            socket_mode=mode,
+            allowed_ips=allowed_ips,
+            workers=workers,
+            max_connections=max_connections,
+            timeout=timeout,
+            alpha=alpha,
+            unsure_below=unsure_below,
+            max_bytes=max_size,
+            cut=max_bytes,
+            allow_tell=allow_tell,
+        )
 
 
 # --- imap-scan -----------------------------------------------------------------------

@@ -23,10 +23,11 @@ accepted untouched, and the log says why.
 import socket
 import struct
 
+from nbtext.choices import MILTER_ACTIONS
 from nbtext.delivery.headers import filed_class, header_value
 from nbtext.reading.mail import VERDICT_PREFIX, without_verdicts
 
-ACTIONS = ("tag", "quarantine", "reject")
+ACTIONS = MILTER_ACTIONS  # (nbtext.choices: the command line offers the same)
 
 VERSION = 6  # the protocol version spoken (Postfix 2.6 and later, Sendmail 8.14 and later)
 
