@@ -9,7 +9,7 @@ import pytest
 
 import nbtext
 from nbtext.classifier.settings import make_tokenizer
-from nbtext.choices import DEFAULT_TONE_MARGIN
+from nbtext.choices import DEFAULT_TONE_MARGIN, SPAM_PRESET
 from nbtext.jobs.online import OnlineMultinomial
 from nbtext.jobs.online import run as online_run
 from nbtext.stats.metrics import roc_auc
@@ -72,6 +72,29 @@ def test_before_any_feature_without_unk_the_prior_decides():
     assert result.exit_code == 0 and "errors" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "options, rule, margin",
+    [
+        ([], "tone", SPAM_PRESET["tone_margin"]),  # the spam preset trains by a TONE pass: its online run learns so
+        (["--learn", "tone", "--tone-margin", "7"], "tone", 7.0),
+        (GENERAL, "errors", None),
+        ([*GENERAL, "--features", "binary", "--min-count", "1", "--learn", "tone"], "tone", DEFAULT_TONE_MARGIN),
+        (["--learn", "errors"], "errors", None),
+    ],
+)
+def test_without_learn_an_online_run_learns_by_the_models_own_rule(options, rule, margin, tmp_path):
+    """eval --online without --learn: the rule its settings' training learns by (a TONE pass:
+    tone, at the settings' margin), else errors; from nothing and from -m MODEL alike."""
+    folders = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
+    report = json.loads(run("eval", "--online", "--format", "json", *options, *folders).stdout)
+    assert report["learn"] == rule and report.get("tone_margin") == margin
+    if rule == "tone" and "--tone-margin" not in options:  # (a model trained so: its own rule and margin)
+        model = tmp_path / "m"
+        assert run("train", *options, "-o", model, *folders).exit_code == 0
+        from_model = json.loads(run("eval", "--online", "--format", "json", "-m", model, *folders).stdout)
+        assert from_model["learn"] == rule and from_model["tone_margin"] == margin
+
+
 def test_the_command_line_reports_its_own_steps(tmp_path):
     args = [
         "eval",
@@ -80,6 +103,8 @@ def test_the_command_line_reports_its_own_steps(tmp_path):
         "json",
         "--unsure-below",
         "0.9",
+        "--learn",
+        "errors",
         MAIL / "test" / "spam",
         MAIL / "test" / "ham",
         MAIL / "train" / "spam",

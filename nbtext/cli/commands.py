@@ -453,7 +453,8 @@ def evaluate(
     are classified one at a time by the model (multinomial, or fisher) of those learned before, each
     then learned if it was misclassified (--learn errors), also if its log-odds were within
     --tone-margin of even (--learn tone: train on or near error), or always (--learn all),
-    starting from -m MODEL if given, else from nothing with the train options. Prints the
+    starting from -m MODEL if given, else from nothing with the train options (without
+    --learn: tone for a model trained by a TONE pass, as the spam preset's, else errors). Prints the
     errors, how many of each class were taken for another (ham flagged, spam missed), the
     --unsure-below band's catch and 1-ROCA% (the area above the ROC curve, in percent).
 
@@ -490,7 +491,7 @@ def evaluate(
             folds,
             seed,
             compare,
-            (learn or "errors", tone_margin) if online else None,
+            (learn, tone_margin) if online else None,  # (learn None: the model's own rule)
             skipped,
             lambda documents, label, paths, labelled: with_progress(documents, label, paths, quiet, labelled),
             fold_reporter(folds, quiet) if folds is not None else None,
