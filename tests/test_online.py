@@ -317,7 +317,8 @@ def test_each_rule_learns_the_messages_it_names(rule, margin, presence):
 
 def test_tone_on_the_command_line(tmp_path):
     """--learn tone says its margin (JSON and text); a margin as wide as any score learns every
-    message, as --learn all does; --tone-margin without --learn tone is a usage error."""
+    message, as --learn all does; --tone-margin where the run learns by another rule is refused
+    in one line, and taken where it learns by tone without --learn (the spam preset's rule)."""
     folders = [MAIL / "test" / "spam", MAIL / "test" / "ham"]
     tone = json.loads(run("eval", "--online", *GENERAL, "--format", "json", "--learn", "tone", *folders).stdout)
     assert tone["learn"] == "tone" and tone["tone_margin"] == DEFAULT_TONE_MARGIN
@@ -330,13 +331,14 @@ def test_tone_on_the_command_line(tmp_path):
     }
     text = run("eval", "--online", "--learn", "tone", "--tone-margin", "3", *folders).stdout
     assert "the errors and those within 3 of even (TONE)" in text
-    for args in (
-        ["--tone-margin", "3"],
-        ["--online", "--tone-margin", "3"],
-        ["--online", "--learn", "all", "--tone-margin", "3"],
-    ):
-        result = run("eval", *args, *folders)
-        assert result.exit_code == 2 and "--tone-margin goes with --learn tone" in result.stderr
+    result = run("eval", "--tone-margin", "3", *folders)  # (a model's report learns nothing)
+    assert result.exit_code == 2 and "--tone-margin goes with --online" in result.stderr
+    for args in (["--learn", "all"], ["--learn", "errors"], GENERAL):  # (the general defaults learn errors)
+        result = run("eval", "--online", *args, "--tone-margin", "3", *folders)
+        assert result.exit_code == 1 and "--tone-margin does nothing here" in result.stderr, result.stderr
+    # without --learn, a run that learns by tone (the spam preset's) takes the margin given
+    preset = json.loads(run("eval", "--online", "--format", "json", "--tone-margin", "3", *folders).stdout)
+    assert preset["learn"] == "tone" and preset["tone_margin"] == 3.0
     for margin in ("-1", "nan"):  # (nan was taken, and learned only the errors)
         result = run("eval", "--online", "--learn", "tone", "--tone-margin", margin, *folders)
         assert result.exit_code == 2 and "--tone-margin" in result.stderr

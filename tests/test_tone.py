@@ -279,13 +279,17 @@ def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path)
 
 
 def test_a_margin_without_tone_and_learn_with_update_are_usage_errors(tmp_path, demo_model):
-    for args, says in [
-        ([*GENERAL, "--tone-margin", "3"], "--tone-margin goes with --learn tone"),  # (the general --learn all)
-        (["--learn", "all", "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
-        (["--update", "-m", demo_model, "--learn", "tone"], "--update keeps the model's own settings; drop --learn"),
-    ]:
-        result = run("train", "-o", tmp_path / "m", *args, MAIL / "spam", MAIL / "ham")
-        assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    result = run("train", "-o", tmp_path / "m", "--update", "-m", demo_model, "--learn", "tone", MAIL / "spam")
+    assert result.exit_code == 2 and "--update keeps the model's own settings; drop --learn" in result.stderr
+    # a margin where the training learns by another rule: the settings' one check (make_settings), one line
+    for args in ([*GENERAL, "--tone-margin", "3"], ["--learn", "all", "--tone-margin", "3"]):  # (general: all)
+        one_line_error(
+            run("train", "-o", tmp_path / "m", *args, MAIL / "spam", MAIL / "ham"), "--tone-margin does nothing here"
+        )
+    # ... and taken where it learns by tone without --learn: the spam preset's rule (spam and ham folders)
+    trained = run("train", "-o", tmp_path / "t", "--tone-margin", "3", MAIL / "spam", MAIL / "ham")
+    assert trained.exit_code == 0, trained.stderr
+    assert nbtext.load(str(tmp_path / "t")).settings["tone_margin"] == 3.0
     one_line_error(
         run(
             "train",
@@ -454,10 +458,13 @@ def test_eval_learns_by_train_rules_with_folds_and_by_the_online_ones_online(tmp
         (["--folds", "3", "--learn", "errors"], "--learn errors goes with --online"),
         (["-m", demo_model, "--learn", "tone"], "--learn goes with --online (what the run learns) or --folds"),
         # (the general defaults: the spam preset's folds learn by a TONE pass, which takes it: test_preset)
-        (["--folds", "3", *GENERAL, "--tone-margin", "3"], "--tone-margin goes with --learn tone"),
     ]:
         result = run("eval", *args, MAIL / "spam", MAIL / "ham")
         assert result.exit_code == 2 and says in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    one_line_error(
+        run("eval", "--folds", "3", *GENERAL, "--tone-margin", "3", MAIL / "spam", MAIL / "ham"),
+        "--tone-margin does nothing here",
+    )
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -389,7 +389,7 @@ REFUSED = {
     "eval without --online or --folds": Refusal(
         ("eval",),
         lambda p, typed: not p["online"] and p["folds"] is None,
-        ["learn"],
+        ["learn", "tone_margin"],
         "{} goes with --online (what the run learns) or --folds (what each fold's model learns)",
     ),
     "eval --folds, learning on error": Refusal(
@@ -397,18 +397,6 @@ REFUSED = {
         lambda p, typed: p["folds"] is not None and p["learn"] == "errors",
         ["learn"],
         "{} errors goes with --online: --folds trains each fold's model as train does (all, or tone)",
-    ),
-    "eval without --learn tone": Refusal(
-        ("eval",),
-        lambda p, typed: p["learn"] != "tone",
-        ["tone_margin"],
-        "{} goes with --learn tone (the margin of the messages it learns though right)",
-    ),
-    "train without --learn tone": Refusal(
-        ("train",),
-        lambda p, typed: p["learn"] != "tone",
-        ["tone_margin"],
-        "{} goes with --learn tone (the margin of the messages it learns though right)",
     ),
     "eval without --folds": Refusal(
         ("eval",),

@@ -333,6 +333,8 @@ def evaluate_online(
             yield from results
 
     learn = learn or online_rule(settings)
+    if tone_margin is not None and learn != "tone":  # (as make_settings refuses it for a training)
+        raise NbtextError(f"--tone-margin does nothing here: it is --learn tone's margin, and this run learns {learn}")
     # the given margin, else the model's own (train --learn tone --tone-margin), else the event model's
     tone_margin = tone_margin_of(settings["event_model"], tone_margin, settings.get("tone_margin"))
     unsure_below = unsure_threshold(unsure_below, settings)  # (the given, else the model's own, as it decides)
