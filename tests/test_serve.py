@@ -512,6 +512,7 @@ def test_spamc(model, corpus, tmp_path):
             message = path.read_bytes()
             result = spamc(served.port, input=message)
             assert (result.returncode, result.stdout) == (0, filtered(model, message)), path
+            assert spamc(served.port, "--headers", input=message).stdout == result.stdout  # (HEADERS + the body)
             checked = spamc(served.port, "-c", input=message)
             assert checked.returncode == (1 if labels[str(path)] == "spam" else 0), path
             assert re.fullmatch(rb"-?\d+\.\d/-?\d+\.\d\n", checked.stdout), checked.stdout
@@ -637,3 +638,42 @@ def test_the_protocol_answers_every_request_whole_or_with_an_error(data, cut, sh
             head, _, body = rest.partition(b"\r\n\r\n")
             length = re.search(rb"(?:^|\r\n)Content-length: (\d+)", head)
             assert length is None or len(body) == int(length.group(1)), reply
+
+
+def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model, tmp_path):
+    """Every crafted header of test_hostile_models and random bit flips, put in place of the
+    model: the server's loader (the parent's, the model loaded whole) refuses it with an
+    NbtextError or loads a usable model, and Service.fresh keeps the old one serving; never
+    another exception (which would stop the parent)."""
+    import random
+
+    from nbtext.delivery.server import Service, loaded_model
+    from nbtext.errors import NbtextError
+    from test_hostile_models import CRAFTED, assemble, parts, with_key
+
+    path = tmp_path / "mail.model"
+    shutil.copy(demo_model, path)
+    service = Service(str(path), say=lambda line: None)
+    message = b"Subject: free prize\n\nclick now\n"
+    before = service.judge(message)
+    data = Path(demo_model).read_bytes()
+    header, payload = parts(data)
+    crafted = [assemble(with_key(header, key, value), payload, not key.startswith("payload")) for key, value in CRAFTED]
+    rng = random.Random(50)
+    flipped = []
+    for _ in range(100):
+        changed = bytearray(data)
+        changed[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        flipped.append(bytes(changed))
+    for bad in crafted + flipped:
+        (tmp_path / "new").write_bytes(bad)
+        os.replace(tmp_path / "new", path)
+        try:
+            loaded_model(str(path), None, True)
+        except NbtextError:
+            assert service.fresh() is False
+            assert service.judge(message).fields == before.fields  # the old model serves
+        else:
+            service.fresh()
+        shutil.copy(demo_model, path)
+        service.fresh()

@@ -6,15 +6,17 @@ model loaded before the fork (copy-on-write, as spamd's children). Each worker a
 every listener and answers each connection in a thread of its own, at most its share of
 --max-connections at once; the verdicts themselves take turns under the worker's lock (they
 are pure Python: a worker's threads share one core, the workers use them all). The parent
-only watches: a worker that dies is replaced, SIGHUP is passed on (reload), SIGTERM or SIGINT
-stops the listening and lets every worker finish the requests in flight, then exits 0.
+only watches: a worker that dies is replaced; a model file changed (or SIGHUP) is loaded in the
+parent and new workers forked with it in place of the old, which finish their requests
+(Server); SIGTERM or SIGINT stops the listening and lets every worker finish the requests in
+flight, then exits 0.
 
 A listener carries its protocol's `answer(connection, service, client)` (the contract of
 nbtext.delivery.spamd and .milter); `Service` is what a protocol asks of the server. Its
 verdicts are nbtext.delivery.judging's, the ones `nbtext filter` writes; before each, a stat
 of the model file (inode, size, mtime) finds a model replaced (train -o, merge -o: a rename)
 or grown (train --update and TELL append pending records), and loads it anew: a new file that
-cannot be loaded leaves the old model serving, said in one log line.
+cannot be loaded leaves the old model serving, said in one log line (by the parent).
 """
 
 import os
@@ -26,16 +28,15 @@ import time
 
 from nbtext import choices
 from nbtext.delivery import judging
-from nbtext.delivery.headers import filed_class
 from nbtext.errors import NbtextError
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
 LISTEN_BACKLOG = 128
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-RESPAWN_PAUSE = 1.0
+RESPAWN_PAUSE = 1.0  # seconds between replacing workers that die as soon as they start
 POLL = 0.2  # seconds between the parent's looks at its workers and at the model file
-RENEWAL_PAUSE = 2.0  # seconds at least between two renewals of the workers (a model changed often: TELL)  # seconds between replacing workers that die as soon as they start
+RENEWAL_PAUSE = 2.0  # seconds at least between two renewals of the workers (a model changed often: TELL)
 
 
 class Told(str):
@@ -68,8 +69,7 @@ class Service:
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
         self.whole = True  # the parent's: the model loaded whole before the workers are forked
         self.stamp = model_stamp(model_path)  # (before the file is read: a change after it is seen next time)
-        self.model = judging.loaded(model_path, alpha)
-        self.model.model  # noqa: B018 (the model loaded whole, shared by the workers)
+        self.model = loaded_model(model_path, alpha, whole=True)  # (loaded whole: shared by the workers)
 
     @property
     def classes(self):
@@ -90,9 +90,6 @@ class Service:
         """What `nbtext filter` prints for `message` judged so."""
         return judging.tagged(message, verdict.fields)
 
-    def is_spam(self, verdict):
-        return verdict.label == filed_class(self.classes)
-
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
         SIGHUP): whether it was. A file that cannot be loaded leaves the model loaded before,
@@ -112,9 +109,7 @@ class Service:
         if stamp == self.stamp and not forced:
             return False
         try:
-            model = judging.loaded(self.model_path, self.alpha)
-            if self.whole:
-                model.model  # noqa: B018 (loaded now, before the fork)
+            model = loaded_model(self.model_path, self.alpha, self.whole)
         except NbtextError as e:
             if (stamp != self.refused or forced) and not self.quiet:
                 self.say(f"{e}: the model loaded before serves")
@@ -182,6 +177,21 @@ class Service:
         if verdict is not None:
             said += f" {verdict.label}" + (f" {verdict.probability:.4f}" if verdict.probability is not None else "")
         self.say(f"{said} {took:.1f} ms")
+
+
+def loaded_model(path, alpha, whole):
+    """judging.loaded's model of the file `path`, and with `whole` the model loaded whole too
+    (where the one-message path serves the file, it is loaded only for a message near a turn);
+    every failure an NbtextError."""
+    model = judging.loaded(path, alpha)
+    if whole:
+        try:
+            model.model  # noqa: B018 (loaded now)
+        except NbtextError:
+            raise
+        except Exception as e:
+            raise NbtextError(f"cannot load the model {path} ({e.__class__.__name__}: {e})") from None
+    return model
 
 
 def model_stamp(path):
