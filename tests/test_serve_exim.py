@@ -125,6 +125,10 @@ class Exim:
             "acl_smtp_data = judged\n"
             "host_lookup =\n"
             "tls_advertise_hosts =\n"
+            # no Received line: with one, the server's score of the copy delivered differed
+            # now and then from Exim's $spam_score of the same message (1 run in 3), so the
+            # line Exim scanned is not always the line it delivers
+            "received_header_text =\n"
             f"{ACL}\n"
             "begin routers\n\nmailbox:\n  driver = accept\n"
             f"  local_parts = lsearch;{local_parts}\n  transport = to_file\n\n"
@@ -189,6 +193,13 @@ needs_exim = pytest.mark.skipif(
 )
 
 
+def as_sent(path):
+    """The message of a corpus file as an SMTP client sends it: without the mbox From line the
+    files begin with (which Exim would take for the first line of a body with no header)."""
+    message = path.read_bytes()
+    return message.split(b"\n", 1)[1] if message.startswith(b"From ") else message
+
+
 def sent(exim, recipient, message):
     """The SMTP status of `message` sent to `recipient`: 250, or the code of its refusal."""
     with smtplib.SMTP("127.0.0.1", exim.port, timeout=60) as smtp:
@@ -232,7 +243,7 @@ def test_exim_spam_condition(sa_model, corpus, tmp_path):  # noqa: F811 (the fix
     added = {}
     with Served(sa_model, tmp_path) as served, Exim(served.port) as exim:
         for i, path in enumerate(paths):
-            assert sent(exim, f"warn-{i}@nbtext.test", path.read_bytes()) == 250
+            assert sent(exim, f"warn-{i}@nbtext.test", as_sent(path)) == 250
             delivered = exim.delivered(f"warn-{i}")
             head, blank, body = delivered.partition(b"\n\n")
             added[i] = {m.group(1).decode(): m.group(2).decode() for m in ADDED.finditer(head + b"\n")}
@@ -247,7 +258,7 @@ def test_exim_spam_condition(sa_model, corpus, tmp_path):  # noqa: F811 (the fix
         assert flagged == [labels[str(scanned / str(i))] == "spam" for i in range(len(paths))]
         assert True in flagged and False in flagged  # (both verdicts met)
         for i, path in enumerate(paths):
-            assert sent(exim, f"deny-{i}@nbtext.test", path.read_bytes()) == (550 if flagged[i] else 250), path
+            assert sent(exim, f"deny-{i}@nbtext.test", as_sent(path)) == (550 if flagged[i] else 250), path
         log = served.log()
     assert "Traceback" not in log
     assert len(re.findall(r" REPORT ", log)) == 2 * len(paths)  # (Exim asks with REPORT, once a message)
