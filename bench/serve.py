@@ -15,8 +15,11 @@ that did not answer stops the bench instead of timing spamc's pass-through. The 
   messages per second against one such loop's;
 - the server's memory: Pss (/proc/PID/smaps_rollup) summed over its processes, the parent and
   its workers, once each worker has answered (its PID is on its log lines), against one loaded
-  model, the peak RSS of `nbtext filter` (one process that loaded the model and judged a
-  message); a server of one worker's Pss beside it;
+  model: the peak RSS of one process that loads the model as the server does
+  (judging.loaded) and judges the same messages the workers judged (ONE_LOADED_MODEL); a
+  server of one worker's Pss beside it, and the first server's again after the sizes below
+  (`nbtext filter`'s peak RSS is reported too: it loads the model whole only for a message
+  near a turn);
 - latency by message size, 1 KB to 500 KB (KB = 1,000 bytes: under spamc's limit of 512,000).
 Where spamc or bogofilter is missing, the rows needing it say so and are skipped.
 """
