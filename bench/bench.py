@@ -7,7 +7,8 @@ Contenders run as whole processes, interleaved (A B C A B C ...) over the repeti
 a noisy machine slows them alike; medians and min-max are reported. The peers:
 scikit-learn doing the same job (bench/sklearn_job.py), the Python floor, a script that
 only reads, decodes, lowercases and tokenizes every file (bench/floor.py), and the Python
-reference of training, which also counts tokens into a class table (bench/reference.py).
+reference of training, which also counts tokens into a class table (bench/reference.py);
+for `nbtext serve`, bogofilter and `nbtext filter` given the same message (bench/serve.py).
 Writes the table to stdout and everything to bench/results/latest.json.
 """
 
@@ -33,8 +34,9 @@ NBTEXT = str(BIN / "nbtext")
 CORPORA = ("20news", "spamassassin", "sms")
 
 
-def run(command, stdin=None):
-    """(seconds, peak RSS in MiB, stdout, stderr) of one command as a whole process."""
+def run(command, stdin=None, ok=(0,)):
+    """(seconds, peak RSS in MiB, stdout, stderr) of one command as a whole process (an exit
+    status not in `ok` stops the bench)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         source = open(stdin, "rb") if stdin else subprocess.DEVNULL
         started = time.perf_counter()
@@ -46,7 +48,7 @@ def run(command, stdin=None):
             source.close()
         out.seek(0), err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if process.returncode != 0:
+    if process.returncode not in ok:
         sys.exit(f"bench: {' '.join(command)} failed ({process.returncode}):\n{stderr.decode(errors='replace')}")
     return seconds, usage.ru_maxrss / 1024, stdout, stderr
 
@@ -459,9 +461,9 @@ def report(r):
         "",
     ]
     for key, value in r.items():
-        if key in ("machine", "reps", "targets") or key.startswith("accuracy"):
+        if key in ("machine", "reps", "targets", "notes") or key.startswith("accuracy"):
             continue
-        unit = "MiB" if "memory" in key else "bytes" if "shipped" in key else "s"
+        unit = "MiB" if "memory" in key else "bytes" if "shipped" in key else "/s" if "rate" in key else "s"
         lines.append(key)
         for name, s in value.items():
             if isinstance(s, dict):
@@ -479,6 +481,7 @@ def report(r):
     lines.append("targets")
     for description, value, target, met in r["targets"]:
         lines.append(f"  {'met   ' if met else 'MISSED'} {description:58s} {value:6.2f}  (target {target})")
+    lines.extend(r.get("notes", []))
     return "\n".join(lines)
 
 
@@ -522,7 +525,11 @@ def main():
     bench_stream(results)
     print("bench: 10 and 40 messages of 4 MB ...", file=sys.stderr)
     bench_large_messages(max(2, args.reps // 2), results)
-    results["targets"] = targets(results)
+    print("bench: nbtext serve asked by spamc, against bogofilter and nbtext filter ...", file=sys.stderr)
+    from serve import bench_serve, latency_table, serve_targets  # bench/serve.py: runnable alone too
+
+    bench_serve(args.reps, results)
+    results["targets"] = targets(results) + serve_targets(results)
     print("bench: 20news x1 / x8 on Dask clusters of 1 and 2 workers ...", file=sys.stderr)
     from cluster import bench_cluster, cluster_targets  # bench/cluster.py: needs the dask extra
 
@@ -533,6 +540,7 @@ def main():
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
     print(report(results))
+    print(latency_table(results))
     print(f"\n(written to {os.path.relpath(args.out, ROOT)})")
 
 
