@@ -172,12 +172,15 @@ class _Decisions:
         return decide(self.classes, probabilities, unsure_below, self.calibration)
 
 
-def loaded(model_path, alpha=None):
+def loaded(model_path, alpha=None, held=False):
     """The OneMessageModel of the file `model_path`, checked whole now (a model the one-message
     path does not serve is loaded whole): a file that cannot be read or is no valid model is
-    an NbtextError, also one the checks let through and the loader tripped on."""
+    an NbtextError, also one the checks let through and the loader tripped on. `held`: made
+    to judge many messages (nbtext serve: purescore.PureModel.held)."""
     try:
         model = OneMessageModel(model_path, alpha)
+        if model.pure is not None and held:
+            model.pure.held()
         if model.pure is None:
             model.model  # noqa: B018 (loaded and checked now: a bad model file, not a bad message)
     except NbtextError:

@@ -186,7 +186,7 @@ def loaded_model(path, alpha, whole):
     """judging.loaded's model of the file `path`, and with `whole` the model loaded whole too
     (where the one-message path serves the file, it is loaded only for a message near a turn);
     every failure an NbtextError."""
-    model = judging.loaded(path, alpha)
+    model = judging.loaded(path, alpha, held=True)
     if whole:
         try:
             model.model  # noqa: B018 (loaded now)

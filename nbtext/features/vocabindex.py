@@ -78,20 +78,49 @@ class TokenIndex:
         return found
 
 
-def find_one(data, keys, order, blob):
+def find_one(data, keys, order, blob, starts=None):
     """The token index of the token whose UTF-8 bytes are `data`, -1 if the vocabulary has
     no such token, or None if two tokens of the vocabulary share its key (then ask
-    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays)."""
+    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays);
+    `starts` (token_starts), where a model is held for many documents, confirms the token
+    by the bytes at its index instead of a binary search of the vocabulary's bytes."""
     key = token_key(data)
     p = bisect_left(keys, key)
-    if p == len(keys) or keys[p] != key or not in_sorted_blob(blob, data):
+    if p == len(keys) or keys[p] != key:
         return -1
-    if p + 1 < len(keys) and keys[p + 1] == key:
+    unique = p + 1 == len(keys) or keys[p + 1] != key
+    if starts is not None and unique:
+        index = order[p]  # the one token with this key: `data` is a token if it is that one
+        if not 0 <= index < len(order):
+            raise ValueError("a token index of the vocabulary is out of range")
+        return index if blob[starts[index] : starts[index + 1] - 1] == data else -1
+    if not in_sorted_blob(blob, data):
+        return -1
+    if not unique:
         return None
     index = order[p]  # the one token with this key, and `data` is a token: the same one
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")
     return index
+
+
+def token_starts(blob, n_tokens):
+    """Where each of the `n_tokens` tokens joined by NUL in `blob` starts, and one past the
+    end (len(blob) + 1): token i is blob[starts[i] : starts[i + 1] − 1]. An array of n + 1
+    offsets, made once for a model held for many documents (nbtext serve)."""
+    from array import array
+
+    if n_tokens == 0:
+        return array("Q", [0])
+    starts = array("Q", [0])
+    at = blob.find(b"\0")
+    while at >= 0:
+        starts.append(at + 1)
+        at = blob.find(b"\0", at + 1)
+    starts.append(len(blob) + 1)
+    if len(starts) != n_tokens + 1:
+        raise ValueError("the vocabulary's tokens are not its count")
+    return starts
 
 
 def in_sorted_blob(blob, data):
