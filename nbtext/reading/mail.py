@@ -227,7 +227,24 @@ def message_as_sent(data):
 
     So the message filter judged at delivery, its copy the delivery stored, the copy a client
     fetches over IMAP and the file it was sent from are one message, with the same tokens and
-    the same key."""
+    the same key.
+
+    They are given as a SentMessage, which this gives back as it is: a reader that makes them
+    once (nbtext.reading.documents.read_once) hands them to the tokenizer, the key and
+    reads_as_mail, and none reads the message again."""
+    if isinstance(data, SentMessage):
+        return data
+    return SentMessage(_as_sent(data))
+
+
+class SentMessage(bytes):
+    """Bytes that message_as_sent made: the message as sent, never made again of itself."""
+
+    __slots__ = ()
+
+
+def _as_sent(data):
+    """message_as_sent's bytes, as plain bytes (`data` itself when nothing is taken out)."""
     data = lf_line_ends(data)
     block = header_block(data)
     if block is None:
