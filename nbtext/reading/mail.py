@@ -100,7 +100,7 @@ def unquoted_from(data):
     to each such line (mboxrd; mboxo only to `From ` itself), so that no body line reads as
     an envelope, and without them the message is the same whether it was stored in an
     mbox or on its own. What a message is, for the journal."""
-    if not data.startswith(b">") and b"\n>" not in data:
+    if b">From " not in data:  # (in every such line; a longer needle is found faster than b"\n>")
         return data
     return _QUOTED_FROM.sub(rb"\1", data)
 
@@ -111,7 +111,8 @@ def lf_line_ends(data):
     What its key and its tokens are of. A lone CR stays: no reader of nbtext ends a line
     there, so a message whose lines end in CR alone is no copy of one with LF line ends
     (it reads as one line), and taking it as one would forget another message's tokens."""
-    return data.replace(b"\r\n", b"\n")
+    # (a byte is found by memchr, many times faster than replace's search: most have no CR)
+    return data.replace(b"\r\n", b"\n") if b"\r" in data else data
 
 
 # --- The message as sent: what nbtext reads and keys -------------------------------------
