@@ -256,3 +256,21 @@ def test_the_message_as_sent_takes_memory_linear_in_its_size(shape):
     finally:
         tracemalloc.stop()
     assert peak < 8 * size
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=12).map(b"\n".join))
+# a verdict alone on top, then a trace: the message as sent of the message as sent would take that out too
+@example(b"X-Nbtext-Class: spam\n\nReceived: by x with LMTP\n\nbody line\n")
+def test_a_document_read_once_has_the_tokens_key_and_kind_of_its_own_bytes(message):
+    """A batch's documents are made into their message as sent once (documents.read_once), for
+    their tokens, their key and whether each reads as mail: each the same as made of the
+    document's own bytes, so no path's key and tokens can disagree."""
+    from nbtext.reading.documents import Document, document_key, tokenized_with
+    from nbtext.reading.tokenize import Tokenizer
+
+    for tokenize in (Tokenizer(headers=["*"]), Tokenizer(input="mail"), Tokenizer(input="text")):
+        key_and_kind = lambda doc, data, tokenize=tokenize: (document_key(data), tokenize.reads_as_mail(data))  # noqa: E731
+        _, token_lists, read = tokenized_with(tokenize, [Document("m", message)], key_and_kind)
+        assert token_lists == [tokenize(message)]
+        assert read == [(document_key(message), tokenize.reads_as_mail(message))]

@@ -25,7 +25,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
-from nbtext.reading.documents import document_key, in_batches, tokenized
+from nbtext.reading.documents import data_key, in_batches, tokenized, tokenized_with
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.metrics import labels_report
 
@@ -83,11 +83,14 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     keys = [] if any(map(learned_by_tone, settings_of.values())) else None
     labels, token_lists = [], []
     for batch in in_batches(documents, 1):  # one at a time, as they come (a progress bar over them moves):
-        kept, batch_tokens = tokenized(tokenizer, batch, on_error)  # the corpus's tokens are held, not its bytes
+        # the corpus's tokens are held, not its bytes
+        if keys is None:
+            kept, batch_tokens = tokenized(tokenizer, batch, on_error)
+        else:
+            kept, batch_tokens, batch_keys = tokenized_with(tokenizer, batch, data_key, on_error)
+            keys += batch_keys
         labels += [doc.label for doc in kept]
         token_lists += batch_tokens
-        if keys is not None:
-            keys += [document_key(doc.data) for doc in kept]
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")

@@ -87,7 +87,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
 
     from nbtext.classifier.purescore import Unserved
     from nbtext.errors import NbtextError
-    from nbtext.reading.documents import each_loaded, in_batches, journal_key
+    from nbtext.reading.documents import document_key, each_loaded, in_batches, journal_key, read_once
 
     batches = in_batches(documents, pending.MAX_BATCH + 1)  # (bounded by bytes too, as every batch)
     first, more = next(batches, []), next(batches, None)
@@ -108,18 +108,19 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
-            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None)
+            data = read_once(doc.data)  # (what its key, its tokens and whether it reads as mail are of: made once)
+            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None, document_key(data))
             previous = changes.learned_as(key)
             if previous == label:  # no change (outcome): known already, or unknown to forget
                 stats[outcome(previous, label)] += 1
                 if forget:
                     skipped.append((doc, None))
                 continue
-            tokens = pure.tokenize(doc.data)
+            tokens = pure.tokenize(data)
             least += pending.tokens_bytes_at_least(tokens)
             if least > pending.MAX_SECTION_BYTES:  # found before its counts are looked up one by one
                 return Fallback(first)  # large messages: the full way folds them in
-            change = Change(key, previous, label, tokens, pure.tokenize.reads_as_mail(doc.data))
+            change = Change(key, previous, label, tokens, pure.tokenize.reads_as_mail(data))
             derived = _derived_after(pure, derived, change)
         except NbtextError as e:
             skipped.append((doc, str(e)))

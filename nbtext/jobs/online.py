@@ -307,7 +307,7 @@ def evaluate_online(
     EVENT_MODELS[settings["event_model"]].check_classes(classes)
 
     def tokenized_chunk(chunk):
-        kept, token_lists, errors, mail_documents = _tokenized(settings, chunk)
+        kept, token_lists, errors, mail_documents, _ = _tokenized(settings, chunk)
         return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)], errors, mail_documents
 
     chunks = ordered_runs(tokenized_chunk, in_batches(documents, CHUNK), jobs)
@@ -353,15 +353,21 @@ def online_rule(settings):
     return "tone" if settings.get("learn") == "tone" else "errors"
 
 
-def _tokenized(settings, batch):
+def _tokenized(settings, batch, keyed=False):
     """(the documents of `batch` that could be read, with their data, their token lists,
-    [(name, message)] of those that could not, how many were read as mail)."""
+    [(name, message)] of those that could not, how many were read as mail, and with `keyed`
+    [(journal key, whether it reads as mail)] of each read, of the bytes its tokens are of)."""
     from nbtext.classifier.settings import make_tokenizer
-    from nbtext.reading.documents import tokenized
+    from nbtext.reading.documents import document_key, tokenized_with
 
     tokenize, errors = make_tokenizer(settings["tokenizer"]), []
-    kept, token_lists = tokenized(tokenize, batch, lambda doc, message: errors.append((doc.name, message)))
-    return kept, token_lists, errors, tokenize.mail_documents
+    kept, token_lists, keys = tokenized_with(
+        tokenize,
+        batch,
+        (lambda doc, data: (document_key(data), tokenize.reads_as_mail(data))) if keyed else None,
+        lambda doc, message: errors.append((doc.name, message)),
+    )
+    return kept, token_lists, errors, tokenize.mail_documents, keys
 
 
 def tone_chosen(batches, settings, jobs=1, on_error=None):
@@ -375,15 +381,13 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     settings say; every token a feature: --min-count 1, no --max-features) and learned when
     misclassified or when its two most likely classes are within the settings' tone_margin
     in jll (`learns`). A document that cannot be read goes to `on_error`."""
-    from nbtext.classifier.settings import make_tokenizer
     from nbtext.jobs.parallel import ordered_runs
-    from nbtext.reading.documents import document_key, held_bytes, report_errors
+    from nbtext.reading.documents import held_bytes, report_errors
     from nbtext.stats.changes import LearnedBatch, Ledger
 
     def keyed_chunk(batch):
-        kept, token_lists, errors, mail_documents = _tokenized(settings, batch)
-        mail = make_tokenizer(settings["tokenizer"]).reads_as_mail
-        read = [Read(doc.label, document_key(doc.data), mail(doc.data), held_bytes(doc)) for doc in kept]
+        kept, token_lists, errors, mail_documents, keys = _tokenized(settings, batch, keyed=True)
+        read = [Read(doc.label, key, mail, held_bytes(doc)) for doc, (key, mail) in zip(kept, keys)]
         return read, token_lists, errors, mail_documents  # (their data let go: the tokens are what is held)
 
     reads, token_lists, seen = [], [], Ledger()  # seen: as a training of them all learns them

@@ -29,10 +29,12 @@ from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
     Document,
+    document_key,
     in_batches,
     journal_key,
     report_errors,
     tokenized,
+    tokenized_with,
 )
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.changes import Change, LearnedBatch, Ledger, of_record, outcome, steps
@@ -454,20 +456,24 @@ def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_
     ledger = Ledger(model.journal.get)
     stats = dict.fromkeys(("forgotten", "unknown") if forget else ("added", "moved", "duplicates"), 0)
     sample = _Sample(model)
+
+    def key_and_mail(doc, data):  # (of the bytes its tokens are of: read once)
+        return document_key(data), model.tokenize.reads_as_mail(data)
+
     for batch in batches():
-        kept, token_lists = tokenized(model.tokenize, batch, on_error)
+        kept, token_lists, read = tokenized_with(model.tokenize, batch, key_and_mail, on_error)
         if not forget and (refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes)):
             raise NbtextError(refusal)
         changes = []
-        for doc, tokens in zip(kept, token_lists):
-            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None)
+        for doc, tokens, (sent_key, mail) in zip(kept, token_lists, read):
+            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None, sent_key)
             before, after = ledger.learned_as(key), None if forget else doc.label
             stats[outcome(before, after)] += 1
             if before == after:
                 if before is None and on_unknown is not None:
                     on_unknown(doc)
                 continue
-            change = Change(key, before, after, tokens, model.tokenize.reads_as_mail(doc.data))
+            change = Change(key, before, after, tokens, mail)
             ledger.add(change)
             sample.follow(change)
             changes.append(change)

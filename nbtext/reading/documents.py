@@ -295,18 +295,44 @@ def read_file(path, label=None, max_bytes=DEFAULT_MAX_BYTES):
 def tokenized(tokenize, batch, on_error=None):
     """(documents, token lists) of a batch, leaving out documents that cannot be read or
     parsed: each is passed to `on_error(document, message)`, or raises without one."""
-    kept, token_lists = [], []
+    kept, token_lists, _ = tokenized_with(tokenize, batch, None, on_error)
+    return kept, token_lists
+
+
+def tokenized_with(tokenize, batch, of_data, on_error=None):
+    """tokenized's (documents, token lists), and [`of_data(document, data)`] of the documents
+    kept, `data` being what the document's tokens were read from (read_once): what its
+    journal key and whether it reads as mail are made of (document_key(data),
+    tokenize.reads_as_mail(data)), each without reading the message again."""
+    kept, token_lists, made = [], [], []
     for doc in each_loaded(batch):
         try:
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
-            token_lists.append(tokenize(doc.data))
+            if of_data is None:
+                token_lists.append(tokenize(doc.data))
+            else:
+                data = read_once(doc.data)
+                token_lists.append(tokenize(data))
+                made.append(of_data(doc, data))
             kept.append(doc)
         except NbtextError as e:
             if on_error is None:
                 raise NbtextError(f"{doc.name}: {e}") from None
             on_error(doc, str(e))
-    return kept, token_lists
+    return kept, token_lists, made
+
+
+def read_once(data):
+    """A document's data as its tokens, its journal key and whether it reads as mail are made of
+    it, made once: bytes as the message as sent (nbtext.reading.mail.message_as_sent, which the
+    Tokenizer, document_key and reads_as_mail take as it is), text or a table row as it is
+    (each reads it its own way)."""
+    if isinstance(data, bytes):
+        from nbtext.reading.mail import message_as_sent
+
+        return message_as_sent(data)
+    return data
 
 
 def report_errors(errors, on_error=None):
@@ -331,12 +357,19 @@ def document_key(data):
     return _key_of_bytes(message_as_sent(_key_bytes(data)))
 
 
-def journal_key(data, learned):
-    """The key a journal holds the document `data` under: its document_key, or the key of
-    its bytes with their CR LFs as they were, which models written before CR LF was read as
-    LF hold (`learned(key)`: whether the journal holds `key`), so such a model still forgets
-    and moves a message learned with CR LF line ends (from the same bytes)."""
-    key = document_key(data)
+def data_key(document, data):
+    """The journal key of a document whose tokens were read from `data` (read_once's): of_data
+    for tokenized_with, where a batch's keys are all a caller needs."""
+    return document_key(data)
+
+
+def journal_key(data, learned, key=None):
+    """The key a journal holds the document `data` under: its document_key (`key`, when the
+    caller has it: of read_once's data), or the key of its bytes with their CR LFs as they
+    were, which models written before CR LF was read as LF hold (`learned(key)`: whether the
+    journal holds `key`), so such a model still forgets and moves a message learned with CR LF
+    line ends (from the same bytes)."""
+    key = document_key(data) if key is None else key
     if learned(key):
         return key
     data = _key_bytes(data)

@@ -33,7 +33,9 @@ MAX_DEPTH = 20  # nested multiparts deeper than this are read as plain text
 # are searched again from where the last match ended: memory of a match's own size, time
 # linear in the bytes (tests/test_hostile_patterns.py; docs/hostile-input.md has the figures).
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
-_FIELD_START = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*", re.M)  # a header line's name, to its value
+# A header line: its name, its value's first line, and the line end and space or tab of a
+# continuation line when one follows (then the value goes on to _FIELD_END)
+_FIELD_LINE = re.compile(rb"^([!-9;-~]+)[ \t]*:[ \t]*([^\n]*)(\n[ \t])?", re.M)
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 _PARAM_START = re.compile(r";\s*([\w.\-]+\*?)\s*=\s*")  # a parameter's name, to its value
 # A quoted value's characters and escapes, at most QUOTED_RUN escapes at a time: the memory of
@@ -78,7 +80,7 @@ def looks_like_mail(data):
         return False
     head = data[:2048].split(b"\n\n", 1)[0]
     # [1]: the name; stops at the first
-    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD_START.finditer(head))
+    return any(field[1].lower() in MAIL_HEADERS for field in _FIELD_LINE.finditer(head))
 
 
 def strip_envelope(data):
@@ -98,7 +100,7 @@ def unquoted_from(data):
     to each such line (mboxrd; mboxo only to `From ` itself), so that no body line reads as
     an envelope, and without them the message is the same whether it was stored in an
     mbox or on its own. What a message is, for the journal."""
-    if not data.startswith(b">") and b"\n>" not in data:
+    if b">From " not in data:  # (in every such line; a longer needle is found faster than b"\n>")
         return data
     return _QUOTED_FROM.sub(rb"\1", data)
 
@@ -109,7 +111,8 @@ def lf_line_ends(data):
     What its key and its tokens are of. A lone CR stays: no reader of nbtext ends a line
     there, so a message whose lines end in CR alone is no copy of one with LF line ends
     (it reads as one line), and taking it as one would forget another message's tokens."""
-    return data.replace(b"\r\n", b"\n")
+    # (a byte is found by memchr, many times faster than replace's search: most have no CR)
+    return data.replace(b"\r\n", b"\n") if b"\r" in data else data
 
 
 # --- The message as sent: what nbtext reads and keys -------------------------------------
@@ -225,7 +228,24 @@ def message_as_sent(data):
 
     So the message filter judged at delivery, its copy the delivery stored, the copy a client
     fetches over IMAP and the file it was sent from are one message, with the same tokens and
-    the same key."""
+    the same key.
+
+    They are given as a SentMessage, which this gives back as it is: a reader that makes them
+    once (nbtext.reading.documents.read_once) hands them to the tokenizer, the key and
+    reads_as_mail, and none reads the message again."""
+    if isinstance(data, SentMessage):
+        return data
+    return SentMessage(_as_sent(data))
+
+
+class SentMessage(bytes):
+    """Bytes that message_as_sent made: the message as sent, never made again of itself."""
+
+    __slots__ = ()
+
+
+def _as_sent(data):
+    """message_as_sent's bytes, as plain bytes (`data` itself when nothing is taken out)."""
     data = lf_line_ends(data)
     block = header_block(data)
     if block is None:
@@ -251,12 +271,16 @@ def split_message(data):
     blank = _BLANK_LINE.search(data)
     head, body = (data, b"") if blank is None else (data[: blank.start()], data[blank.end() :])
     fields = {}
-    for start in _FIELD_START.finditer(head):
-        # the value: to the line end that no continuation line follows (the next field's
-        # line, or a line of neither, starts with no space or tab: it is not part of this value)
-        end = _FIELD_END.search(head, start.end())
-        name, value = start[1], head[start.end() : len(head) if end is None else end.start()]
-        if b"\n" in value:  # folded: unfold, each line end in a value being before a continuation line
+    for field in _FIELD_LINE.finditer(head):
+        name, value, folded = field.groups()
+        # One search a field, and a second only for a folded one (most are one line): its value
+        # goes on to the line end that no continuation line follows (the next field's line, or
+        # a line of neither, starts with no space or tab), unfolded: each line end in it is
+        # before a continuation line. (Searched once more by finditer, which cannot start a
+        # field inside them, its continuation lines are read twice at most: linear time.)
+        if folded:
+            end = _FIELD_END.search(head, field.end())
+            value = head[field.start(2) : len(head) if end is None else end.start()]
             value = value.replace(b"\r\n", b"").replace(b"\n", b"")  # (re.sub made a piece of each line)
         fields.setdefault(name.lower().decode("ascii"), []).append(value.rstrip(b"\r"))
     return fields, body
@@ -544,7 +568,7 @@ def _host(url):
 # for UNIQUE_HEADERS. Tags are cut to MAX_TAG characters, named or not: a header's name may be
 # as long as the message (or, named, as a model file), and each of its tokens carries the tag.
 ALL_HEADERS = "*"
-_FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD_START reads a header line's name: printable ASCII but ':'
+_FIELD_NAME = re.compile(r"[!-9;-~]+")  # as _FIELD_LINE reads a header line's name: printable ASCII but ':'
 
 
 def header_name_problem(name):

@@ -157,6 +157,8 @@ class Tokenizer:
                 tokens = mail_tokens(data, self._header_places, self.text_tokens)
                 self.mail_documents += 1
                 return word_ngrams(tokens, self.ngrams)
+            if isinstance(document, bytes):
+                document = data  # (the message as sent, which _message_text takes as it is: made once)
         tokens = self.text_tokens(decode(_message_text(document)))
         if self.ngrams > 1:
             tokens = word_ngrams(tokens, self.ngrams)

@@ -19,7 +19,7 @@ from nbtext.choices import MAX_CLASSES
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import ids_and_indptr
 from nbtext.features.weighting import counts_presence
-from nbtext.reading.documents import document_key, tokenized
+from nbtext.reading.documents import data_key, tokenized_with
 from nbtext.stats.changes import LEARNED_STEP, moves
 
 
@@ -223,12 +223,12 @@ def count_batch(settings, tokenize, batch, on_error=None, sample_rate=None, coun
     new to it; a CountTable counts the batch into itself and gives itself), [(journal key,
     label)], with `sample_rate` the calibration candidates as packed_sample gives them (ids of
     the counter's columns), else None)."""
-    kept, token_lists = tokenized(tokenize, batch, on_error)
+    kept, token_lists, keys = tokenized_with(tokenize, batch, data_key, on_error)
     counter = counter or ColumnCounter(binary=counts_presence(settings))
     labels = [doc.label for doc in kept]
     exported, ids, indptr = counter.count(token_lists, labels)
     candidates = None if sample_rate is None else packed_sample(sample_rate, token_lists, labels, ids, indptr)
-    return exported, [(document_key(doc.data), label) for doc, label in zip(kept, labels)], candidates
+    return exported, list(zip(keys, labels)), candidates
 
 
 def token_hash(tokens):
