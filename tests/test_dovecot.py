@@ -299,6 +299,7 @@ def test_the_docs_show_the_shipped_files_as_they_are():
     blocks is lines of one of them, as they are (so the page cannot drift from what is tested)."""
     page = (ROOT / "docs" / "mail.md").read_text(encoding="utf-8")
     section = page[page.index("## Dovecot") :]
+    section = section[: section.find("\n## ", 1) % (len(section) + 1)]  # (to the next section, if any)
     shipped = {f.name: f.read_text().splitlines() for f in SHIPPED.iterdir()}
     assert all(f"`{name}`" in section for name in shipped), sorted(shipped)
     blocks = [lines for language, lines in fenced_blocks(section) if language == "text"]

@@ -164,7 +164,7 @@ def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
     from nbtext.cli import commands
     from nbtext.jobs import crossval
 
-    events, shown, tokenized = [], commands.with_progress, crossval.tokenized
+    events, shown, tokenized, tokenized_with = [], commands.with_progress, crossval.tokenized, crossval.tokenized_with
 
     def watched(docs, label, *rest, **options):
         def each():
@@ -174,15 +174,22 @@ def test_cross_validation_reads_as_its_bar_moves(monkeypatch):
 
         return each()
 
-    def logged(tokenize, batch, on_error=None):
+    def counting(tokenize):
         def counted(data):
             events.append("tokenized")
             return tokenize(data)
 
-        return tokenized(counted, batch, on_error)
+        return counted
+
+    def logged(tokenize, batch, on_error=None):
+        return tokenized(counting(tokenize), batch, on_error)
+
+    def logged_with(tokenize, batch, of_data, on_error=None):  # (the spam preset's folds keep keys: TONE's order)
+        return tokenized_with(counting(tokenize), batch, of_data, on_error)
 
     monkeypatch.setattr(commands, "with_progress", watched)  # (the bar eval's jobs are handed)
     monkeypatch.setattr(crossval, "tokenized", logged)
+    monkeypatch.setattr(crossval, "tokenized_with", logged_with)
     mail = ROOT / "corpora" / "mail" / "train"
     assert run("eval", "--folds", "3", mail / "spam", mail / "ham").exit_code == 0
     assert events.count("reading") == events.count("tokenized") == 78

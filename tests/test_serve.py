@@ -47,10 +47,15 @@ class Served:
     def log(self):
         return self.log_path.read_text(errors="replace")
 
-    def workers(self):
-        """The process ids of the server's workers (its children)."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
-        return [int(pid) for pid in children.split()]
+    def workers(self, at_least=0):
+        """The process ids of the server's workers (its children), once there are `at_least`
+        (the parent says it serves before its workers are forked)."""
+        deadline = time.monotonic() + 30
+        while True:
+            children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
+            if len(children.split()) >= at_least or time.monotonic() > deadline:
+                return [int(pid) for pid in children.split()]
+            time.sleep(0.02)
 
     def stop(self):
         """SIGTERM, and its exit status (SIGKILL after 30 s: never left running)."""
@@ -240,14 +245,14 @@ def test_a_model_replaced_or_grown_is_used_without_restart(model, corpus, tmp_pa
     with Served(model, tmp_path, "--workers", "1") as served:  # (one worker: it has seen every good file)
         before = parsed(asked(served.port, request("PROCESS", message)))[2]
         assert before == filtered(model, message)
-        first = served.workers()
+        first = served.workers(at_least=1)
         trained(model, folder / "spam", folder / "ham", "--preset", "general")  # replaced, by rename
         after = parsed(asked(served.port, request("PROCESS", message)))[2]
         assert after == filtered(model, message) != before
         deadline = time.monotonic() + 20  # the parent loads it too, and forks a new worker with it
         while set(served.workers_left()) & set(first) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(served.workers()) == 1 and served.workers() != first
+        assert len(served.workers(at_least=1)) == 1 and served.workers() != first
         assert parsed(asked(served.port, request("PROCESS", message)))[2] == after
         size = model.stat().st_size
         grown = subprocess.run(
@@ -375,7 +380,7 @@ def test_a_worker_killed_is_replaced_and_its_client_gets_no_part_of_a_message(mo
     message = sample(test / "spam", 1, 70)[0].read_bytes()
     data = request("PROCESS", message)
     with Served(model, tmp_path, "--workers", "1") as served:
-        (worker,) = served.workers()
+        (worker,) = served.workers(at_least=1)
         with socket.create_connection(("127.0.0.1", served.port), timeout=30) as connection:
             connection.sendall(data[:100])
             time.sleep(0.3)
