@@ -97,6 +97,21 @@ def run(*args, input=None, env=None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env)
 
 
+def stopped(process, wait=30):
+    """A server the test started, stopped by its PID: SIGTERM, then SIGKILL after `wait`
+    seconds (never left running); its exit status."""
+    import signal
+
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(wait)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
 def one_line_error(result, text):
     """The command failed with one line on stderr, `Error: ...` containing `text`."""
     assert result.exit_code != 0

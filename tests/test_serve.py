@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import NBTEXT, real_corpus
+from conftest import NBTEXT, real_corpus, stopped
 from test_delivery import generated_messages
 
 SPAMC = shutil.which("spamc")
@@ -59,14 +59,7 @@ class Served:
 
     def stop(self):
         """SIGTERM, and its exit status (SIGKILL after 30 s: never left running)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return stopped(self.process)
 
     def __enter__(self):
         return self

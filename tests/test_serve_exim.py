@@ -14,7 +14,6 @@ import os
 import pwd
 import re
 import shutil
-import signal
 import smtplib
 import socket
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import stopped
 from test_serve import Served, asked, corpus, parsed, predicted, request, sa_model, sample  # noqa: F401, F811
 
 EXIM = os.environ.get("NBTEXT_TEST_EXIM") or shutil.which("exim4") or shutil.which("exim")
@@ -171,13 +171,7 @@ class Exim:
         return path.read_bytes()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stopped(self.process)
         shutil.rmtree(self.world, ignore_errors=True)
 
     def __enter__(self):
