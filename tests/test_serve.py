@@ -493,6 +493,22 @@ def test_usage_errors_are_one_line(model, tmp_path):
         assert said in result.stderr.decode() and b"Traceback" not in result.stderr
 
 
+def test_a_model_that_is_no_model_file_is_said_as_every_command_says_it(tmp_path):
+    """Every kind of path that holds no model (missing, its folder missing, under a file, a
+    folder, a device, a FIFO, not a model): serve's one line is the loader's, predict's."""
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "text").write_text("not a model\n")
+    for path in ["missing.model", "nofolder/m.model", "text/m.model", "folder", "/dev/null", "fifo", "text"]:
+        path = str(tmp_path / path)
+        served = subprocess.run(
+            [NBTEXT, "serve", "-m", path, "--listen", "127.0.0.1:0"], capture_output=True, timeout=60
+        )
+        said = subprocess.run([NBTEXT, "predict", "-m", path, "-"], input=b"x", capture_output=True, timeout=60)
+        assert served.returncode != 0 and served.stderr.count(b"\n") == 1, served.stderr
+        assert served.stderr == said.stderr, path
+
+
 # --- the real spamc --------------------------------------------------------------------------
 
 

@@ -71,7 +71,10 @@ class Service:
         self.refused = None  # the stamp of a file that could not be loaded (said once)
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
         self.whole = True  # the parent's: the model loaded whole before the workers are forked
-        self.stamp = model_stamp(model_path)  # (before the file is read: a change after it is seen next time)
+        try:  # (before the file is read: a change after it is seen next time)
+            self.stamp = model_stamp(model_path)
+        except OSError:  # (no file: the loader says why, as it says it for every command)
+            self.stamp = None
         self.model = loaded_model(model_path, alpha, whole=True)  # (loaded whole: shared by the workers)
 
     @property
