@@ -656,6 +656,45 @@ def test_the_protocol_answers_every_request_whole_or_with_an_error(data, cut, sh
             assert length is None or len(body) == int(length.group(1)), reply
 
 
+@settings(max_examples=20, deadline=None)
+@given(data=requests(), cut=st.integers(0, 300))
+def test_a_client_sending_a_byte_now_and_then_is_dropped_at_the_timeout(data, cut):
+    """A client that sends part of a request at once, then a byte every 0.05 s (each within the
+    0.2 s timeout): `answer` ends within the timeout of the whole request (and a margin), not
+    when the client is done; a trickle held a --max-connections slot for as long as it liked."""
+    import threading
+
+    from nbtext.delivery.spamd import answer
+
+    data += b"x" * 100_000
+    server, client = socket.socketpair()
+    stop = threading.Event()
+
+    def trickled():
+        try:
+            client.sendall(data[:cut])
+            for byte in data[cut : cut + 60]:  # (3 s, then it shuts its side: the test ends)
+                if stop.wait(0.05):
+                    return
+                client.send(bytes([byte]))
+            client.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    sender = threading.Thread(target=trickled)
+    with server, client:
+        server.settimeout(0.2)
+        sender.start()
+        started = time.monotonic()
+        try:
+            answer(server, FakeService(), "test")
+            took = time.monotonic() - started
+        finally:
+            stop.set()
+            sender.join()
+    assert took < 1.5, f"answered after {took:.1f} s"
+
+
 def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model, tmp_path):
     """Every crafted header of test_hostile_models and random bit flips, put in place of the
     model: the server's loader (the parent's, the model loaded whole) refuses it with an
