@@ -509,6 +509,53 @@ def test_a_model_that_is_no_model_file_is_said_as_every_command_says_it(tmp_path
         assert served.stderr == said.stderr, path
 
 
+CONTROLS = b"\x1b]0;owned\x07\x1b[31m\x9b\xc2\x9b\r\x00"  # (a terminal's: OSC, BEL, CSI, C1's CSI raw and in UTF-8)
+
+
+def test_a_clients_control_bytes_are_never_written_raw_in_the_log(demo_model, tmp_path):
+    """A terminal's control bytes wherever a spamd or milter client puts them (the request
+    line, every header's name and value, the message, the milter's macros, headers and
+    commands): the log shows them as `?` (reading.imapurl.shown, the rule for others' text)."""
+    import struct
+
+    def milter_packet(command, data=b""):
+        return struct.pack("!I", len(data) + 1) + command + data
+
+    spamd_requests = [
+        b"CHECK" + CONTROLS + b" SPAMC/1.5\r\n\r\n",
+        b"CHECK SPAMC/1.5" + CONTROLS + b"\r\n\r\n",
+        b"CHECK SPAMC/1.5\r\n" + CONTROLS + b"\r\n\r\n",
+        *(
+            request(
+                "TELL" if name in ("Message-class", "Set", "Remove") else "CHECK",
+                b"x",
+                [(name, CONTROLS.decode("latin-1"))],
+            )
+            for name in ("User", "Compress", "Message-class", "Set", "Remove", CONTROLS.decode("latin-1"))
+        ),
+        b"CHECK SPAMC/1.5\r\nContent-length: 1" + CONTROLS + b"\r\n\r\n",
+        request(
+            "PROCESS", b"Subject: " + CONTROLS + b"\nContent-Type: text/plain; charset=" + CONTROLS + b"\n\n" + CONTROLS
+        ),
+    ]
+    with Served(demo_model, tmp_path, "--milter", "127.0.0.1:0") as served:
+        for data in spamd_requests:
+            asked(served.port, data)
+        milter_port = int(re.search(r"listening on 127\.0\.0\.1:(\d+) \(milter\)", served.log()).group(1))
+        for ending in (milter_packet(b"E"), milter_packet(CONTROLS[:1], CONTROLS), milter_packet(b"L", CONTROLS)):
+            stream = milter_packet(b"O", struct.pack("!III", 6, 0x1FF, 0x1FFFFF))
+            stream += milter_packet(b"D", b"E{i}\0" + CONTROLS + b"\0i\0" + CONTROLS + b"\0")
+            stream += milter_packet(b"L", b"Subject\0 " + CONTROLS + b"\0") + milter_packet(b"B", CONTROLS) + ending
+            asked(milter_port, stream)
+        deadline = time.monotonic() + 30
+        while served.log().count(" ms\n") < len(spamd_requests) + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        log = served.log_path.read_bytes()
+    assert log.count(b" ms\n") >= len(spamd_requests) + 2, log.decode("utf-8", "replace")
+    for line in log.decode("utf-8", "replace").splitlines():
+        assert line.isprintable(), repr(line)
+
+
 # --- the real spamc --------------------------------------------------------------------------
 
 

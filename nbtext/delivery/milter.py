@@ -25,6 +25,7 @@ import struct
 
 from nbtext.choices import MILTER_ACTIONS
 from nbtext.delivery.headers import filed_class, header_value
+from nbtext.reading.imapurl import shown
 from nbtext.reading.mail import VERDICT_PREFIX, without_verdicts
 
 ACTIONS = MILTER_ACTIONS  # (nbtext.choices: the command line offers the same)
@@ -174,8 +175,7 @@ class _Session:
         items = data[1:].split(b"\0")
         for name, value in zip(items[::2], items[1::2]):
             if name in (b"i", b"{i}"):
-                text = value[:QUEUE_ID_SHOWN].decode("ascii", "replace")
-                self.queue_id = "".join(c if c.isprintable() else "?" for c in text)
+                self.queue_id = shown(value[:QUEUE_ID_SHOWN].decode("ascii", "replace"))
 
     def header(self, data):
         if data is not None and not self.in_body:

@@ -29,6 +29,7 @@ import time
 from nbtext import choices
 from nbtext.delivery import judging
 from nbtext.errors import NbtextError
+from nbtext.reading.imapurl import shown
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
@@ -65,7 +66,8 @@ class Service:
     ):
         self.model_path, self.alpha, self.unsure_below = model_path, alpha, unsure_below
         self.max_bytes, self.cut, self.allow_tell = max_bytes, cut, allow_tell
-        self.say = say or _said_on_stderr
+        writer = say or _said_on_stderr
+        self.say = lambda line: writer(shown(line))  # (every line: a client's bytes shown, never a terminal's controls)
         self._judging, self._learning = threading.Lock(), threading.Lock()
         self._started = threading.local()
         self.refused = None  # the stamp of a file that could not be loaded (said once)
