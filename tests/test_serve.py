@@ -370,6 +370,25 @@ def test_sigterm_finishes_the_request_in_flight(model, corpus, tmp_path):
     assert parsed(answer)[2] == filtered(model, message)
 
 
+def test_sigterm_ends_a_milter_session_idle_between_messages(demo_model, tmp_path):
+    """Postfix keeps its milter connection open between messages (the server waits up to
+    360 s for it): a SIGTERM then stops the server at once, exit status 0, not after 360 s
+    (contrib's unit gives a stop 90 s before it kills)."""
+    import struct
+
+    with Served(demo_model, tmp_path, "--milter", "127.0.0.1:0") as served:
+        milter_port = int(re.search(r"listening on 127\.0\.0\.1:(\d+) \(milter\)", served.log()).group(1))
+        with socket.create_connection(("127.0.0.1", milter_port), timeout=30) as mta:
+            mta.sendall(struct.pack("!I", 13) + b"O" + struct.pack("!III", 6, 0x1FF, 0x1FFFFF))
+            assert mta.recv(17)[4:5] == b"O"
+            served.process.send_signal(signal.SIGTERM)
+            try:
+                status = served.process.wait(20)
+            except subprocess.TimeoutExpired:
+                status = "still running 20 s after SIGTERM"
+    assert status == 0, served.log()
+
+
 def test_a_worker_killed_is_replaced_and_its_client_gets_no_part_of_a_message(model, corpus, tmp_path):
     _, test = corpus
     message = sample(test / "spam", 1, 70)[0].read_bytes()

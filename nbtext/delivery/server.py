@@ -52,7 +52,8 @@ class Told(str):
 
 class Service:
     """What a protocol's `answer` asks of the server (the contract in nbtext.delivery's
-    protocols): judge, tagged, classes, max_bytes, learn, forget, log."""
+    protocols): judge, tagged, classes, max_bytes, learn, forget, log; and `stopping`, set in a
+    worker told to stop, on which a protocol may end a connection idle between its requests."""
 
     def __init__(
         self,
@@ -71,6 +72,7 @@ class Service:
         self._judging, self._learning = threading.Lock(), threading.Lock()
         self._started = threading.local()
         self.refused = None  # the stamp of a file that could not be loaded (said once)
+        self.stopping = False  # a worker's, on SIGTERM: a connection idle between requests may end
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
         self.whole = True  # the parent's: the model loaded whole before the workers are forked
         try:  # (before the file is read: a change after it is seen next time)
@@ -383,7 +385,7 @@ class Worker:
         import selectors
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the parent's to handle: it stops the workers)
-        signal.signal(signal.SIGTERM, lambda number, frame: setattr(self, "stopping", True))
+        signal.signal(signal.SIGTERM, lambda number, frame: self._stop())
         signal.signal(signal.SIGHUP, lambda number, frame: setattr(self, "reload", True))
         selector = selectors.DefaultSelector()
         for listener in self.listeners:
@@ -408,6 +410,9 @@ class Worker:
         for thread in list(self.threads):
             thread.join()
         return 0
+
+    def _stop(self):
+        self.stopping = self.service.stopping = True  # (a protocol idle between requests ends at once)
 
     def _accepted(self, ready):
         """Accept one connection of the listeners `ready` and start its thread (True), or none
