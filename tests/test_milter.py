@@ -286,6 +286,30 @@ def test_a_silent_mta_is_dropped_at_the_timeout():
     ours.close(), theirs.close()
 
 
+def test_a_stop_ends_a_session_idle_between_messages_and_no_message_begun():
+    """At every packet boundary of a session: a worker told to stop (service.stopping) ends it
+    at once where no message has begun since the last answered (Postfix waits up to 360 s
+    between messages: a stop waited as long), and waits for the MTA where one has begun."""
+    fields = [(b"Subject", b" s")]
+    packets = [optneg(), *message_packets(fields, b"body\r\n", chunk=4), *message_packets(fields, b"more\r\n")]
+    idle_after = {1, 1 + len(message_packets(fields, b"body\r\n", chunk=4)), len(packets)}
+    for cut in range(1, len(packets) + 1):
+        ours, theirs = socket.socketpair()
+        idle = cut in idle_after
+        ours.settimeout(60 if idle else 1.5)
+        theirs.sendall(b"".join(packets[:cut]))
+        service = FakeService()
+        threading.Timer(0.2, setattr, (service, "stopping", True)).start()
+        started = time.monotonic()
+        milter.answer(ours, service, "test")
+        took = time.monotonic() - started
+        ours.close(), theirs.close()
+        if idle:
+            assert took < 5, f"a stop between messages waited {took:.1f} s (cut after packet {cut})"
+        else:
+            assert took > 1, f"a message begun was cut by the stop (cut after packet {cut})"
+
+
 def valid_stream():
     fields = [(b"Subject", b" s%d" % i) for i in range(3)]
     return optneg() + b"".join(message_packets(fields, b"body\r\n" * 50, chunk=64)) + packet(b"Q")

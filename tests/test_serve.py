@@ -368,6 +368,25 @@ def test_sigterm_finishes_the_request_in_flight(model, corpus, tmp_path):
     assert parsed(answer)[2] == filtered(model, message)
 
 
+def test_sigterm_ends_a_milter_session_idle_between_messages(demo_model, tmp_path):
+    """Postfix keeps its milter connection open between messages (the server waits up to
+    360 s for it): a SIGTERM then stops the server at once, exit status 0, not after 360 s
+    (contrib's unit gives a stop 90 s before it kills)."""
+    import struct
+
+    with Served(demo_model, tmp_path, "--milter", "127.0.0.1:0") as served:
+        milter_port = int(re.search(r"listening on 127\.0\.0\.1:(\d+) \(milter\)", served.log()).group(1))
+        with socket.create_connection(("127.0.0.1", milter_port), timeout=30) as mta:
+            mta.sendall(struct.pack("!I", 13) + b"O" + struct.pack("!III", 6, 0x1FF, 0x1FFFFF))
+            assert mta.recv(17)[4:5] == b"O"
+            served.process.send_signal(signal.SIGTERM)
+            try:
+                status = served.process.wait(20)
+            except subprocess.TimeoutExpired:
+                status = "still running 20 s after SIGTERM"
+    assert status == 0, served.log()
+
+
 def test_a_worker_killed_is_replaced_and_its_client_gets_no_part_of_a_message(model, corpus, tmp_path):
     _, test = corpus
     message = sample(test / "spam", 1, 70)[0].read_bytes()
@@ -489,6 +508,69 @@ def test_usage_errors_are_one_line(model, tmp_path):
         result = subprocess.run([NBTEXT, "serve", "-m", str(model), *args], capture_output=True, timeout=60)
         assert result.returncode != 0 and result.stderr.decode().count("\n") == 1, result.stderr
         assert said in result.stderr.decode() and b"Traceback" not in result.stderr
+
+
+def test_a_model_that_is_no_model_file_is_said_as_every_command_says_it(tmp_path):
+    """Every kind of path that holds no model (missing, its folder missing, under a file, a
+    folder, a device, a FIFO, not a model): serve's one line is the loader's, predict's."""
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "text").write_text("not a model\n")
+    for path in ["missing.model", "nofolder/m.model", "text/m.model", "folder", "/dev/null", "fifo", "text"]:
+        path = str(tmp_path / path)
+        served = subprocess.run(
+            [NBTEXT, "serve", "-m", path, "--listen", "127.0.0.1:0"], capture_output=True, timeout=60
+        )
+        said = subprocess.run([NBTEXT, "predict", "-m", path, "-"], input=b"x", capture_output=True, timeout=60)
+        assert served.returncode != 0 and served.stderr.count(b"\n") == 1, served.stderr
+        assert served.stderr == said.stderr, path
+
+
+CONTROLS = b"\x1b]0;owned\x07\x1b[31m\x9b\xc2\x9b\r\x00"  # (a terminal's: OSC, BEL, CSI, C1's CSI raw and in UTF-8)
+
+
+def test_a_clients_control_bytes_are_never_written_raw_in_the_log(demo_model, tmp_path):
+    """A terminal's control bytes wherever a spamd or milter client puts them (the request
+    line, every header's name and value, the message, the milter's macros, headers and
+    commands): the log shows them as `?` (reading.imapurl.shown, the rule for others' text)."""
+    import struct
+
+    def milter_packet(command, data=b""):
+        return struct.pack("!I", len(data) + 1) + command + data
+
+    spamd_requests = [
+        b"CHECK" + CONTROLS + b" SPAMC/1.5\r\n\r\n",
+        b"CHECK SPAMC/1.5" + CONTROLS + b"\r\n\r\n",
+        b"CHECK SPAMC/1.5\r\n" + CONTROLS + b"\r\n\r\n",
+        *(
+            request(
+                "TELL" if name in ("Message-class", "Set", "Remove") else "CHECK",
+                b"x",
+                [(name, CONTROLS.decode("latin-1"))],
+            )
+            for name in ("User", "Compress", "Message-class", "Set", "Remove", CONTROLS.decode("latin-1"))
+        ),
+        b"CHECK SPAMC/1.5\r\nContent-length: 1" + CONTROLS + b"\r\n\r\n",
+        request(
+            "PROCESS", b"Subject: " + CONTROLS + b"\nContent-Type: text/plain; charset=" + CONTROLS + b"\n\n" + CONTROLS
+        ),
+    ]
+    with Served(demo_model, tmp_path, "--milter", "127.0.0.1:0") as served:
+        for data in spamd_requests:
+            asked(served.port, data)
+        milter_port = int(re.search(r"listening on 127\.0\.0\.1:(\d+) \(milter\)", served.log()).group(1))
+        for ending in (milter_packet(b"E"), milter_packet(CONTROLS[:1], CONTROLS), milter_packet(b"L", CONTROLS)):
+            stream = milter_packet(b"O", struct.pack("!III", 6, 0x1FF, 0x1FFFFF))
+            stream += milter_packet(b"D", b"E{i}\0" + CONTROLS + b"\0i\0" + CONTROLS + b"\0")
+            stream += milter_packet(b"L", b"Subject\0 " + CONTROLS + b"\0") + milter_packet(b"B", CONTROLS) + ending
+            asked(milter_port, stream)
+        deadline = time.monotonic() + 30
+        while served.log().count(" ms\n") < len(spamd_requests) + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        log = served.log_path.read_bytes()
+    assert log.count(b" ms\n") >= len(spamd_requests) + 2, log.decode("utf-8", "replace")
+    for line in log.decode("utf-8", "replace").splitlines():
+        assert line.isprintable(), repr(line)
 
 
 # --- the real spamc --------------------------------------------------------------------------
@@ -636,6 +718,45 @@ def test_the_protocol_answers_every_request_whole_or_with_an_error(data, cut, sh
             head, _, body = rest.partition(b"\r\n\r\n")
             length = re.search(rb"(?:^|\r\n)Content-length: (\d+)", head)
             assert length is None or len(body) == int(length.group(1)), reply
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=requests(), cut=st.integers(0, 300))
+def test_a_client_sending_a_byte_now_and_then_is_dropped_at_the_timeout(data, cut):
+    """A client that sends part of a request at once, then a byte every 0.05 s (each within the
+    0.2 s timeout): `answer` ends within the timeout of the whole request (and a margin), not
+    when the client is done; a trickle held a --max-connections slot for as long as it liked."""
+    import threading
+
+    from nbtext.delivery.spamd import answer
+
+    data += b"x" * 100_000
+    server, client = socket.socketpair()
+    stop = threading.Event()
+
+    def trickled():
+        try:
+            client.sendall(data[:cut])
+            for byte in data[cut : cut + 60]:  # (3 s, then it shuts its side: the test ends)
+                if stop.wait(0.05):
+                    return
+                client.send(bytes([byte]))
+            client.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    sender = threading.Thread(target=trickled)
+    with server, client:
+        server.settimeout(0.2)
+        sender.start()
+        started = time.monotonic()
+        try:
+            answer(server, FakeService(), "test")
+            took = time.monotonic() - started
+        finally:
+            stop.set()
+            sender.join()
+    assert took < 1.5, f"answered after {took:.1f} s"
 
 
 def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model, tmp_path):

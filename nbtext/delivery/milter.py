@@ -22,9 +22,11 @@ accepted untouched, and the log says why.
 
 import socket
 import struct
+import time
 
 from nbtext.choices import MILTER_ACTIONS
 from nbtext.delivery.headers import filed_class, header_value
+from nbtext.reading.imapurl import shown
 from nbtext.reading.mail import VERDICT_PREFIX, without_verdicts
 
 ACTIONS = MILTER_ACTIONS  # (nbtext.choices: the command line offers the same)
@@ -61,6 +63,7 @@ NO_REPLY |= {HEADER: NR_HDR, EOH: NR_EOH}
 COMMAND_LIMIT = 65536
 DROP_CHUNK = 65536
 QUEUE_ID_SHOWN = 40  # characters of the MTA's queue ID in a log line
+STOP_LOOK = 0.5  # seconds between looks at service.stopping while the MTA says nothing between messages
 
 
 class ProtocolError(Exception):
@@ -174,8 +177,7 @@ class _Session:
         items = data[1:].split(b"\0")
         for name, value in zip(items[::2], items[1::2]):
             if name in (b"i", b"{i}"):
-                text = value[:QUEUE_ID_SHOWN].decode("ascii", "replace")
-                self.queue_id = "".join(c if c.isprintable() else "?" for c in text)
+                self.queue_id = shown(value[:QUEUE_ID_SHOWN].decode("ascii", "replace"))
 
     def header(self, data):
         if data is not None and not self.in_body:
@@ -268,7 +270,10 @@ class _Session:
 
     def _recv(self, n, at_start):
         try:
-            chunk = self.connection.recv(n)
+            if at_start and self.between_messages():
+                chunk = self._recv_unless_stopping(n)
+            else:
+                chunk = self.connection.recv(n)
         except (TimeoutError, socket.timeout, ConnectionError):
             raise _Closed() from None
         if not chunk:
@@ -276,6 +281,30 @@ class _Session:
                 raise _Closed()
             raise ProtocolError("the connection ended inside a packet")
         return chunk
+
+    def between_messages(self):
+        """Whether no message has begun since the last was answered (nothing of it to lose)."""
+        return not self.parts and not self.size and not self.in_body and not self.queue_id
+
+    def _recv_unless_stopping(self, n):
+        """recv, looking every STOP_LOOK seconds whether the server stops (service.stopping):
+        then the session ends here, between messages, where the MTA loses nothing; it waits
+        for its next message up to 360 s (server.MILTER_IDLE), and a stop waited as long."""
+        timeout = self.connection.gettimeout()
+        end = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not getattr(self.service, "stopping", False):
+                left = STOP_LOOK if end is None else min(STOP_LOOK, end - time.monotonic())
+                if left <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(left)
+                try:
+                    return self.connection.recv(n)
+                except (TimeoutError, socket.timeout):
+                    continue
+            raise _Closed()
+        finally:
+            self.connection.settimeout(timeout)
 
 
 def packet(command, data=b""):

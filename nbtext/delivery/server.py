@@ -29,6 +29,7 @@ import time
 from nbtext import choices
 from nbtext.delivery import judging
 from nbtext.errors import NbtextError
+from nbtext.reading.imapurl import shown
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
 DEFAULT_ALLOWED = ("127.0.0.0/8", "::1/128")  # loopback alone, as spamd's -A by default
@@ -51,7 +52,8 @@ class Told(str):
 
 class Service:
     """What a protocol's `answer` asks of the server (the contract in nbtext.delivery's
-    protocols): judge, tagged, classes, max_bytes, learn, forget, log."""
+    protocols): judge, tagged, classes, max_bytes, learn, forget, log; and `stopping`, set in a
+    worker told to stop, on which a protocol may end a connection idle between its requests."""
 
     def __init__(
         self,
@@ -65,13 +67,18 @@ class Service:
     ):
         self.model_path, self.alpha, self.unsure_below = model_path, alpha, unsure_below
         self.max_bytes, self.cut, self.allow_tell = max_bytes, cut, allow_tell
-        self.say = say or _said_on_stderr
+        writer = say or _said_on_stderr
+        self.say = lambda line: writer(shown(line))  # (every line: a client's bytes shown, never a terminal's controls)
         self._judging, self._learning = threading.Lock(), threading.Lock()
         self._started = threading.local()
         self.refused = None  # the stamp of a file that could not be loaded (said once)
+        self.stopping = False  # a worker's, on SIGTERM: a connection idle between requests may end
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
         self.whole = True  # the parent's: the model loaded whole before the workers are forked
-        self.stamp = model_stamp(model_path)  # (before the file is read: a change after it is seen next time)
+        try:  # (before the file is read: a change after it is seen next time)
+            self.stamp = model_stamp(model_path)
+        except OSError:  # (no file: the loader says why, as it says it for every command)
+            self.stamp = None
         self.model = loaded_model(model_path, alpha, whole=True)  # (loaded whole: shared by the workers)
 
     @property
@@ -378,7 +385,7 @@ class Worker:
         import selectors
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the parent's to handle: it stops the workers)
-        signal.signal(signal.SIGTERM, lambda number, frame: setattr(self, "stopping", True))
+        signal.signal(signal.SIGTERM, lambda number, frame: self._stop())
         signal.signal(signal.SIGHUP, lambda number, frame: setattr(self, "reload", True))
         selector = selectors.DefaultSelector()
         for listener in self.listeners:
@@ -403,6 +410,9 @@ class Worker:
         for thread in list(self.threads):
             thread.join()
         return 0
+
+    def _stop(self):
+        self.stopping = self.service.stopping = True  # (a protocol idle between requests ends at once)
 
     def _accepted(self, ready):
         """Accept one connection of the listeners `ready` and start its thread (True), or none

@@ -21,6 +21,8 @@ failure is an error status and the connection closed, never a partial answer: th
 built whole before it is sent.
 """
 
+import time
+
 from nbtext.delivery.headers import filed_class, score_value
 from nbtext.errors import NbtextError
 from nbtext.reading.mail import header_block
@@ -65,6 +67,7 @@ def answer(connection, service, client):
         return
     except _Refused as e:
         reply, what, verdict = f"SPAMD/1.0 {e.code} {e.text}\r\n".encode("ascii", "replace"), f"{verb}: {e.text}", None
+    connection.settimeout(reader.timeout)  # (the answer's own time: sendall's whole, a client that never reads)
     try:
         if reply:
             connection.sendall(reply)
@@ -248,19 +251,28 @@ def _body(reader, headers, max_bytes):
 
 class _Reader:
     """Bounded reads of a connection: a line of at most LINE_LIMIT bytes, at most n bytes, or
-    bytes read and dropped. EOF, a reset or the timeout end the request (_Ended)."""
+    bytes read and dropped. EOF, a reset or the timeout end the request (_Ended). The timeout
+    is the whole request's, not each read's: a client that sends a byte now and then (within
+    the timeout each) would hold its connection, one of --max-connections, for ever."""
 
     def __init__(self, connection):
         self.connection, self.held, self.eof = connection, bytearray(), False
+        self.timeout = connection.gettimeout()
+        self.deadline = None if self.timeout is None else time.monotonic() + self.timeout
 
     def _more(self, size=READ_CHUNK):
         """Read once more into `held`; False at EOF."""
         if self.eof:
             return False
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise _Ended("the request took longer than the timeout")
+            self.connection.settimeout(left)
         try:
             chunk = self.connection.recv(size)
         except TimeoutError:
-            raise _Ended("the client sent nothing more: timed out") from None
+            raise _Ended("the request was not sent whole within the timeout") from None
         except OSError as e:
             raise _Ended(f"the connection failed: {e.strerror or e}") from None
         if not chunk:
