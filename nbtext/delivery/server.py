@@ -19,6 +19,7 @@ or grown (train --update and TELL append pending records), and loads it anew: a 
 cannot be loaded leaves the old model serving, said in one log line (by the parent).
 """
 
+import gc
 import os
 import signal
 import socket
@@ -456,6 +457,7 @@ class Worker:
             connection.close()
             self.threads.discard(threading.current_thread())
             self.slots.release()
+            _trimmed()
 
 
 class Server:
@@ -530,6 +532,10 @@ class Server:
 
     def _fork(self):
         sys.stderr.flush()
+        # the parent's objects (the model) moved out of the collector's reach: a worker's
+        # collections then write no reference counts into the pages it shares with the parent
+        gc.collect()
+        gc.freeze()
         # signals held over the fork: the child sets its own handlers before it takes one
         held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
         pid = os.fork()
@@ -615,3 +621,21 @@ def _milter_answer(action):
     if action not in ACTIONS:
         raise NbtextError(f"--milter-action {action!r}: one of {', '.join(ACTIONS)}")
     return lambda connection, service, client: answer(connection, service, client, action)
+
+
+def _trimmed():
+    """The memory the C allocator holds free given back to the system (glibc's malloc_trim):
+    what a message's work freed is not kept, page by page, in each worker."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
