@@ -766,7 +766,8 @@ def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model
     another exception (which would stop the parent)."""
     import random
 
-    from nbtext.delivery.server import Service, loaded_model
+    from nbtext.delivery.judging import loaded
+    from nbtext.delivery.server import Service
     from nbtext.errors import NbtextError
     from test_hostile_models import CRAFTED, assemble, parts, with_key
 
@@ -788,7 +789,7 @@ def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model
         (tmp_path / "new").write_bytes(bad)
         os.replace(tmp_path / "new", path)
         try:
-            loaded_model(str(path), None, True)
+            loaded(str(path), held=True, whole=True)
         except NbtextError:
             assert service.fresh() is False
             assert service.judge(message).fields == before.fields  # the old model serves

@@ -172,16 +172,18 @@ class _Decisions:
         return decide(self.classes, probabilities, unsure_below, self.calibration)
 
 
-def loaded(model_path, alpha=None, held=False):
+def loaded(model_path, alpha=None, held=False, whole=False):
     """The OneMessageModel of the file `model_path`, checked whole now (a model the one-message
     path does not serve is loaded whole): a file that cannot be read or is no valid model is
     an NbtextError, also one the checks let through and the loader tripped on. `held`: made
-    to judge many messages (nbtext serve: purescore.PureModel.held)."""
+    to judge many messages (nbtext serve: purescore.PureModel.held). `whole`: the model loaded
+    whole now too, where the one-message path serves the file (it judges a message near a turn;
+    loaded in nbtext serve's parent before the fork, the workers share it)."""
     try:
         model = OneMessageModel(model_path, alpha)
         if model.pure is not None and held:
             model.pure.held()
-        if model.pure is None:
+        if model.pure is None or whole:
             model.model  # noqa: B018 (loaded and checked now: a bad model file, not a bad message)
     except NbtextError:
         raise

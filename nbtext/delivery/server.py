@@ -80,7 +80,7 @@ class Service:
             self.stamp = model_stamp(model_path)
         except OSError:  # (no file: the loader says why, as it says it for every command)
             self.stamp = None
-        self.model = loaded_model(model_path, alpha, whole=True)  # (loaded whole: shared by the workers)
+        self.model = judging.loaded(model_path, alpha, held=True, whole=True)  # (loaded whole: shared by the workers)
 
     @property
     def classes(self):
@@ -120,7 +120,7 @@ class Service:
         if stamp == self.stamp and not forced:
             return False
         try:
-            model = loaded_model(self.model_path, self.alpha, self.whole)
+            model = judging.loaded(self.model_path, self.alpha, held=True, whole=self.whole)
         except NbtextError as e:
             if (stamp != self.refused or forced) and not self.quiet:
                 self.say(f"{e}: the model loaded before serves")
@@ -188,21 +188,6 @@ class Service:
         if verdict is not None:
             said += f" {verdict.label}" + (f" {verdict.probability:.4f}" if verdict.probability is not None else "")
         self.say(f"{said} {took:.1f} ms")
-
-
-def loaded_model(path, alpha, whole):
-    """judging.loaded's model of the file `path`, and with `whole` the model loaded whole too
-    (where the one-message path serves the file, it is loaded only for a message near a turn);
-    every failure an NbtextError."""
-    model = judging.loaded(path, alpha, held=True)
-    if whole:
-        try:
-            model.model  # noqa: B018 (loaded now)
-        except NbtextError:
-            raise
-        except Exception as e:
-            raise NbtextError(f"cannot load the model {path} ({e.__class__.__name__}: {e})") from None
-    return model
 
 
 def model_stamp(path):
