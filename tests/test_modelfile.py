@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import nbtext
 from nbtext.errors import NbtextError
@@ -210,3 +212,39 @@ def test_token_index_finds_every_token():
     assert index.find(tokens).tolist() == list(range(len(tokens)))
     assert index.find(["missing", "appl", "apples", ""]).tolist() == [-1, -1, -1, -1]
     assert index.tokens() == tokens
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(st.characters(blacklist_characters="\0"), min_size=1, max_size=8), unique=True, max_size=40),
+    st.lists(st.text(max_size=8), max_size=30),
+    st.data(),
+)
+def test_token_index_finds_each_token_by_its_bytes_whatever_keys_they_share(vocabulary, others, data):
+    """TokenIndex.find (whole arrays at once) gives every query, token or not, the index of the
+    token its key points to whose bytes are the query's (one by one, below), also where tokens
+    share a key (forged: some tokens given another token's or a query's key)."""
+    from nbtext.features.vocabindex import TokenIndex, token_key
+
+    tokens = sorted(vocabulary, key=lambda t: t.encode("utf-8", "surrogatepass"))
+    blob = "\0".join(tokens).encode("utf-8", "surrogatepass")
+    keys = [token_key(t.encode("utf-8", "surrogatepass")) for t in tokens]
+    if tokens:  # some tokens' keys forged to another token's (or a query's) key
+        for i in data.draw(st.lists(st.integers(0, len(tokens) - 1), max_size=5)):
+            keys[i] = token_key(data.draw(st.sampled_from(tokens + others)).encode("utf-8", "surrogatepass"))
+    keyed = sorted((k, i) for i, k in enumerate(keys))
+    index = TokenIndex(
+        blob,
+        len(tokens),
+        np.array([k for k, _ in keyed], dtype=np.uint64),
+        np.array([i for _, i in keyed], dtype=np.int32),
+    )
+    queries = data.draw(st.permutations(tokens + others))
+
+    def one_by_one(query):
+        candidates = [i for k, i in keyed if k == token_key(query.encode("utf-8", "surrogatepass"))]
+        return next((i for i in candidates if tokens[i] == query), -1)
+
+    assert index.find(queries).tolist() == [one_by_one(q) for q in queries]
+    if keys == [token_key(t.encode("utf-8", "surrogatepass")) for t in tokens]:  # (none forged: each found)
+        assert index.find(tokens).tolist() == list(range(len(tokens)))

@@ -60,16 +60,41 @@ class TokenIndex:
         return self._starts, self._ends
 
     def find(self, tokens):
-        """The token index of each token, or -1 for a token not in the vocabulary."""
+        """The token index of each token, or -1 for a token not in the vocabulary: each
+        token's key found by one binary search over the keys, and its bytes compared with the
+        bytes at the index found, all as whole arrays (one loop of Python calls a token
+        costs a message of 100 KB more than the rest of its scoring). A token whose key two
+        tokens of the vocabulary share is compared with each of them in turn."""
         import numpy as np
 
         encoded = [encode(t) for t in tokens]
-        wanted = np.fromiter(map(token_key, encoded), dtype=np.uint64, count=len(encoded))
-        position = np.searchsorted(self.keys, wanted)
+        n = len(encoded)
+        found = np.full(n, -1, dtype=np.int64)
+        if n == 0 or len(self.keys) == 0:
+            return found
+        crc = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint64, count=n)
+        adler = np.fromiter(map(zlib.adler32, encoded), dtype=np.uint64, count=n)
+        wanted = (crc << np.uint64(32)) | adler  # token_key of each
+        position = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        keyed = self.keys[position] == wanted
+        shared = keyed & (position + 1 < len(self.keys))
+        shared[shared] = self.keys[position[shared] + 1] == wanted[shared]  # another token has the key too
         starts, ends = self._bounds()
-        found = np.full(len(encoded), -1, dtype=np.int64)
-        for n, (data, key, p) in enumerate(zip(encoded, wanted.tolist(), position.tolist())):
-            while p < len(self.keys) and int(self.keys[p]) == key:  # equal keys: compare the bytes
+        candidate = self.order[position].astype(np.int64)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+        alike = keyed & ~shared & (ends[candidate] - starts[candidate] == lengths)
+        if alike.any():  # the bytes of each candidate against the token's, byte by byte at once
+            size = lengths[alike]
+            token = np.repeat(np.arange(len(size)), size)
+            within = np.arange(len(token)) - np.repeat(np.cumsum(size) - size, size)
+            offset = (np.cumsum(lengths) - lengths)[alike]
+            mine = np.frombuffer(b"".join(encoded), dtype=np.uint8)[offset[token] + within]
+            theirs = np.frombuffer(self.blob, dtype=np.uint8)[starts[candidate[alike]][token] + within]
+            differing = np.bincount(token[mine != theirs], minlength=len(size))
+            found[np.flatnonzero(alike)[differing == 0]] = candidate[alike][differing == 0]
+        for n in np.flatnonzero(shared).tolist():  # equal keys (rare): each candidate's bytes in turn
+            p, key, data = int(position[n]), int(wanted[n]), encoded[n]
+            while p < len(self.keys) and int(self.keys[p]) == key:
                 i = int(self.order[p])
                 if self.blob[starts[i] : ends[i]] == data:
                     found[n] = i
@@ -78,49 +103,20 @@ class TokenIndex:
         return found
 
 
-def find_one(data, keys, order, blob, starts=None):
+def find_one(data, keys, order, blob):
     """The token index of the token whose UTF-8 bytes are `data`, -1 if the vocabulary has
     no such token, or None if two tokens of the vocabulary share its key (then ask
-    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays);
-    `starts` (token_starts), where a model is held for many documents, confirms the token
-    by the bytes at its index instead of a binary search of the vocabulary's bytes."""
+    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays)."""
     key = token_key(data)
     p = bisect_left(keys, key)
-    if p == len(keys) or keys[p] != key:
+    if p == len(keys) or keys[p] != key or not in_sorted_blob(blob, data):
         return -1
-    unique = p + 1 == len(keys) or keys[p + 1] != key
-    if starts is not None and unique:
-        index = order[p]  # the one token with this key: `data` is a token if it is that one
-        if not 0 <= index < len(order):
-            raise ValueError("a token index of the vocabulary is out of range")
-        return index if blob[starts[index] : starts[index + 1] - 1] == data else -1
-    if not in_sorted_blob(blob, data):
-        return -1
-    if not unique:
+    if p + 1 < len(keys) and keys[p + 1] == key:
         return None
     index = order[p]  # the one token with this key, and `data` is a token: the same one
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")
     return index
-
-
-def token_starts(blob, n_tokens):
-    """Where each of the `n_tokens` tokens joined by NUL in `blob` starts, and one past the
-    end (len(blob) + 1): token i is blob[starts[i] : starts[i + 1] − 1]. An array of n + 1
-    offsets, made once for a model held for many documents (nbtext serve)."""
-    from array import array
-
-    if n_tokens == 0:
-        return array("Q", [0])
-    starts = array("Q", [0])
-    at = blob.find(b"\0")
-    while at >= 0:
-        starts.append(at + 1)
-        at = blob.find(b"\0", at + 1)
-    starts.append(len(blob) + 1)
-    if len(starts) != n_tokens + 1:
-        raise ValueError("the vocabulary's tokens are not its count")
-    return starts
 
 
 def in_sorted_blob(blob, data):

@@ -90,8 +90,10 @@ class Vocabulary:
             return self.ids([tokens])[0]
         if not tokens:
             return np.zeros(0, dtype=np.int64)
-        unique, inverse = np.unique(np.array(tokens, dtype=object), return_inverse=True)
-        ids = self.column_of_token[self._tokens.find(list(unique))][inverse]  # not found: -1, the last entry
+        distinct = dict.fromkeys(tokens)  # (each token once, in order of first appearance)
+        distinct = dict(zip(distinct, range(len(distinct))))
+        inverse = np.fromiter(map(distinct.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        ids = self.column_of_token[self._tokens.find(list(distinct))][inverse]  # not found: -1, the last entry
         return ids[ids != DROPPED]
 
 

@@ -282,4 +282,7 @@ def _array(payload, spec):
     if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise ValueError(f"bad array spec {spec!r}")
     count = int(np.prod(shape, dtype=np.int64))
-    return np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)
+    array = np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)
+    # aligned in memory (the payload starts where the header ends): numpy copies an unaligned
+    # array whole for each search or product over it, here it is copied once
+    return array if array.flags.aligned else array.copy()
