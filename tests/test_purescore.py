@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import nbtext
 from nbtext.classifier import purescore
 from nbtext.delivery.judging import RELATIVE_AGREEMENT
-from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key, token_starts
+from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
 
@@ -240,42 +240,20 @@ def test_a_changed_record_is_refused_by_the_header_checksum_and_a_bad_one_by_the
     assert result.exit_code == 1 and "is corrupt: bad unk in the one_document record" in result.stderr
 
 
-@pytest.mark.parametrize("held", [False, True])
-def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary(held):
-    """By a binary search of the vocabulary's bytes, or (a model held for many documents, nbtext
-    serve: `held`) by the bytes at the index its key gives: the same answers."""
+def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
     tokens = sorted(["free", "lunch", "prize", "日本"])
     blob = "\0".join(tokens).encode()
-    starts = token_starts(blob, len(tokens)) if held else None
     keyed = sorted((token_key(t.encode()), i) for i, t in enumerate(tokens))
     keys, order = [k for k, _ in keyed], [i for _, i in keyed]
     for i, token in enumerate(tokens):
-        assert find_one(token.encode(), keys, order, blob, starts) == i
-    assert find_one(b"lunc", keys, order, blob, starts) == -1 and not in_sorted_blob(blob, b"lunc")
+        assert find_one(token.encode(), keys, order, blob) == i
+    assert find_one(b"lunc", keys, order, blob) == -1 and not in_sorted_blob(blob, b"lunc")
     # A token whose key another token has (forged) is not that token: its bytes are checked.
     forged_keys = [token_key(b"zzz") if i == order.index(tokens.index("prize")) else k for i, k in enumerate(keys)]
-    assert find_one(b"zzz", sorted(forged_keys), order, blob, starts) == -1
+    assert find_one(b"zzz", sorted(forged_keys), order, blob) == -1
     # Two tokens of one key: the numpy path (which compares every candidate) decides.
     twice = sorted(keys + [token_key(b"free")])
-    assert find_one(b"free", twice, order + [0], blob, starts) is None
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.text(st.characters(blacklist_characters="\0"), min_size=1, max_size=6), unique=True, max_size=40),
-    st.lists(st.text(max_size=6), max_size=20),
-)
-def test_a_held_model_finds_each_token_as_the_one_message_path_does(vocabulary, others):
-    """find_one with the tokens' starts (PureModel.held) gives every query, token or not, the
-    answer of the binary search over the vocabulary's bytes."""
-    tokens = sorted(vocabulary, key=lambda t: t.encode("utf-8", "surrogatepass"))
-    blob = "\0".join(tokens).encode("utf-8", "surrogatepass")
-    keyed = sorted((token_key(t.encode("utf-8", "surrogatepass")), i) for i, t in enumerate(tokens))
-    keys, order = [k for k, _ in keyed], [i for _, i in keyed]
-    starts = token_starts(blob, len(tokens))
-    for query in tokens + others:
-        data = query.encode("utf-8", "surrogatepass")
-        assert find_one(data, keys, order, blob, starts) == find_one(data, keys, order, blob)
+    assert find_one(b"free", twice, order + [0], blob) is None
 
 
 def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):

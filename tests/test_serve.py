@@ -789,7 +789,7 @@ def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model
         (tmp_path / "new").write_bytes(bad)
         os.replace(tmp_path / "new", path)
         try:
-            loaded(str(path), held=True, whole=True)
+            loaded(str(path), held=True)
         except NbtextError:
             assert service.fresh() is False
             assert service.judge(message).fields == before.fields  # the old model serves

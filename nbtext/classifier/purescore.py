@@ -25,7 +25,7 @@ from collections import Counter
 from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
-from nbtext.features.vocabindex import encode, find_one, token_starts
+from nbtext.features.vocabindex import encode, find_one
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
@@ -73,7 +73,6 @@ class PureModel:
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.max_evidence = settings.get("max_evidence")  # train --max-evidence, or None
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
-        self.starts = None  # where each token starts in the blob, once held (`held`)
         calibration = header.get("calibration") or {}
         self.calibration = calibration
 
@@ -110,17 +109,10 @@ class PureModel:
         self.log_prior = log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
         return self
 
-    def held(self):
-        """This model, made to score many documents (nbtext serve): each token of a document
-        found by its key and confirmed by its own bytes (vocabindex.token_starts), not by a
-        binary search of the vocabulary. The same indices, at 8 bytes a token."""
-        self.starts = token_starts(self.blob, len(self.order))
-        return self
-
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
         never seen), the log's changes included."""
-        index = find_one(encode(token), self.keys, self.order, self.blob, self.starts)
+        index = find_one(encode(token), self.keys, self.order, self.blob)
         if index is None:
             raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
         counts = self.counts(index) if index >= 0 else None

@@ -17,15 +17,16 @@ from nbtext.errors import NbtextError
 class OneMessageModel:
     """The model of a one-message command: one document scored in pure Python when the
     file allows it (nbtext.classifier.purescore, which never imports numpy), else by the model loaded
-    whole (`.model`, loaded on first use)."""
+    whole (`.model`, loaded on first use). `held`: every document scored by the model loaded
+    whole (nbtext serve, see `loaded`)."""
 
-    def __init__(self, path, alpha=None):
+    def __init__(self, path, alpha=None, held=False):
         from nbtext.classifier.purescore import of_file
         from nbtext.jobs.loading import model_bytes, with_pending
 
         self.path, self.alpha = path, alpha
         self._data = model_bytes(path)
-        self.pure = of_file(self._data, path) if alpha is None else None
+        self.pure = of_file(self._data, path) if alpha is None and not held else None
         if self.pure is not None:
             self.pure = with_pending(self.pure, self._data)
         self._model = None
@@ -36,6 +37,7 @@ class OneMessageModel:
             from nbtext.jobs.loading import model_of_bytes
 
             self._model = model_of_bytes(self._data, self.path, self.alpha)
+            self._data = None  # (what the one-message path reads it holds itself)
         return self._model
 
     @property
@@ -172,24 +174,31 @@ class _Decisions:
         return decide(self.classes, probabilities, unsure_below, self.calibration)
 
 
-def loaded(model_path, alpha=None, held=False, whole=False):
+def loaded(model_path, alpha=None, held=False):
     """The OneMessageModel of the file `model_path`, checked whole now (a model the one-message
     path does not serve is loaded whole): a file that cannot be read or is no valid model is
     an NbtextError, also one the checks let through and the loader tripped on. `held`: made
-    to judge many messages (nbtext serve: purescore.PureModel.held). `whole`: the model loaded
-    whole now too, where the one-message path serves the file (it judges a message near a turn;
-    loaded in nbtext serve's parent before the fork, the workers share it)."""
+    to judge many messages (nbtext serve): loaded whole and every message scored by it (in a
+    process that holds numpy already its path is the faster from about 2 KB of mail up, and it
+    loads faster than a lookup of the vocabulary made for pure Python), and what its scoring
+    makes on first use (caches of the vocabulary and the counts) made now, by judging one
+    message: nbtext serve's workers, forked after, share them instead of each making its own."""
     try:
-        model = OneMessageModel(model_path, alpha)
-        if model.pure is not None and held:
-            model.pure.held()
-        if model.pure is None or whole:
+        model = OneMessageModel(model_path, alpha, held)
+        if model.pure is None:
             model.model  # noqa: B018 (loaded and checked now: a bad model file, not a bad message)
+        if held:
+            from nbtext.reading.documents import Document
+
+            model.model.score([Document("-", _FIRST_MESSAGE)])
     except NbtextError:
         raise
     except Exception as e:
         raise NbtextError(f"cannot load the model {model_path} ({e.__class__.__name__}: {e})") from None
     return model
+
+
+_FIRST_MESSAGE = b"Subject: nbtext\n\nnbtext\n"  # (judged by a held model as it is loaded)
 
 
 class Verdict:

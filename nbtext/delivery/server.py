@@ -75,12 +75,11 @@ class Service:
         self.refused = None  # the stamp of a file that could not be loaded (said once)
         self.stopping = False  # a worker's, on SIGTERM: a connection idle between requests may end
         self.quiet = False  # a worker's: what the parent says of the model file is not said again
-        self.whole = True  # the parent's: the model loaded whole before the workers are forked
         try:  # (before the file is read: a change after it is seen next time)
             self.stamp = model_stamp(model_path)
         except OSError:  # (no file: the loader says why, as it says it for every command)
             self.stamp = None
-        self.model = judging.loaded(model_path, alpha, held=True, whole=True)  # (loaded whole: shared by the workers)
+        self.model = judging.loaded(model_path, alpha, held=True)  # (the parent's: shared by the workers)
 
     @property
     def classes(self):
@@ -104,9 +103,7 @@ class Service:
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
         SIGHUP): whether it was. A file that cannot be loaded leaves the model loaded before,
-        said once (by the parent: a worker, `quiet`, meets the same file and says nothing).
-        With `whole`, the model loaded whole too (not only the one-message path's), so that
-        the workers forked after share it rather than each load its own."""
+        said once (by the parent: a worker, `quiet`, meets the same file and says nothing)."""
         try:
             stamp = model_stamp(self.model_path)
         except OSError as e:
@@ -120,7 +117,7 @@ class Service:
         if stamp == self.stamp and not forced:
             return False
         try:
-            model = judging.loaded(self.model_path, self.alpha, held=True, whole=self.whole)
+            model = judging.loaded(self.model_path, self.alpha, held=True)
         except NbtextError as e:
             if (stamp != self.refused or forced) and not self.quiet:
                 self.say(f"{e}: the model loaded before serves")
@@ -362,7 +359,7 @@ class Worker:
 
     def __init__(self, listeners, service, networks, timeout, slots):
         self.listeners, self.service, self.networks, self.timeout = listeners, service, networks, timeout
-        service.quiet, service.whole = True, False  # (the parent says; a worker loads what it needs)
+        service.quiet = True  # (the parent says what it loads)
         self.slots = threading.BoundedSemaphore(slots)
         self.stopping = self.reload = False
         self.threads = set()
@@ -370,6 +367,7 @@ class Worker:
     def run(self, held=()):
         import selectors
 
+        _one_allocator_arena()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the parent's to handle: it stops the workers)
         signal.signal(signal.SIGTERM, lambda number, frame: self._stop())
         signal.signal(signal.SIGHUP, lambda number, frame: setattr(self, "reload", True))
@@ -611,16 +609,32 @@ def _milter_answer(action):
 def _trimmed():
     """The memory the C allocator holds free given back to the system (glibc's malloc_trim):
     what a message's work freed is not kept, page by page, in each worker."""
-    global _TRIM
-    if _TRIM is None:
+    libc = _libc()
+    if libc:
+        libc.malloc_trim(0)
+
+
+def _one_allocator_arena():
+    """glibc's allocator keeps one arena for all of a worker's threads (mallopt M_ARENA_MAX 1),
+    not one more for each thread that answers a connection at once: the threads take turns
+    under Python's lock anyway, and each arena kept its own free pages."""
+    libc = _libc()
+    if libc:
+        libc.mallopt(-8, 1)  # (M_ARENA_MAX, malloc.h)
+
+
+def _libc():
+    """glibc, by ctypes, or False where there is none (its allocator's calls are then skipped)."""
+    global _LIBC
+    if _LIBC is None:
         try:
             import ctypes
 
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+            _LIBC = ctypes.CDLL("libc.so.6")
+            _LIBC.malloc_trim, _LIBC.mallopt  # noqa: B018 (both there, or neither is used)
         except (OSError, AttributeError):
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)
+            _LIBC = False
+    return _LIBC
 
 
-_TRIM = None
+_LIBC = None
