@@ -10,7 +10,9 @@ Both filters learn SpamAssassin's train split: nbtext its defaults for classes s
 is stopped by its PID, whatever happens. spamc runs with -x (no safe fallback), so a server
 that did not answer stops the bench instead of timing spamc's pass-through. The rows:
 - one message (the test split's first spam): `spamc -c < msg` / `bogofilter -p < msg`, and
-  `nbtext filter < msg` / `spamc -c < msg`;
+  `nbtext filter < msg` / `spamc -c < msg`; the floor under the first: spamc -c against a
+  server that answers at once and judges nothing (AT_ONCE), against bogofilter -p, and what
+  nbtext serve adds to it;
 - 8 clients at once: 8 shell loops each running spamc -c over a batch of its own, their
   messages per second against one such loop's;
 - the server's memory: Pss (/proc/PID/smaps_rollup) summed over its processes, the parent and
@@ -112,6 +114,42 @@ class Server:
         return [SPAMC, "-x", "-d", "127.0.0.1", "-p", str(self.port), *args]
 
 
+# A server that answers every request at once, judging nothing: spamc -c against it is the
+# client's own cost (its process, its connection), the least any server behind spamc can take.
+AT_ONCE = r"""
+import socket, sys
+listener = socket.create_server(("127.0.0.1", 0))
+print(listener.getsockname()[1], flush=True)
+while True:
+    connection, _ = listener.accept()
+    with connection:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += connection.recv(65536) or b"\r\n\r\n"
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = [int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+        while length and len(body) < length[0]:
+            body += connection.recv(65536) or b" " * length[0]
+        connection.sendall(b"SPAMD/1.1 0 EX_OK\r\nSpam: True ; 5.0 / 0.0\r\n\r\n")
+"""
+
+
+class AtOnce:
+    """AT_ONCE for a `with` block: its port; stopped by its PID on leaving."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen([PYTHON, "-c", AT_ONCE], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        self.port = int(self.process.stdout.readline())
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+    def spamc(self, *args):
+        return [SPAMC, "-x", "-d", "127.0.0.1", "-p", str(self.port), *args]
+
+
 def pss_mib(pids):
     """The Pss of these processes together (each shared page counted once over its sharers)."""
     kib = 0
@@ -200,8 +238,11 @@ def bench_serve(reps, results):
     model, wordlist = trained()
     message = str(sorted((TEST / "spam").iterdir())[0])
     bogofilter = lambda: [BOGOFILTER, "-d", str(wordlist), "-p"]
-    with Server(model, WORKERS) as server:
-        contenders = {"spamc -c < message": (server.spamc("-c"), message)}
+    with Server(model, WORKERS) as server, AtOnce() as at_once:
+        contenders = {
+            "spamc -c < message": (server.spamc("-c"), message),
+            "spamc -c < message, a server that answers at once": (at_once.spamc("-c"), message),
+        }
         if BOGOFILTER:
             contenders["bogofilter -p < message"] = (bogofilter(), message)
         contenders["nbtext filter < message"] = ([NBTEXT, "filter", "-m", str(model)], message)
@@ -242,7 +283,7 @@ def bench_serve(reps, results):
 ONE_LOADED_MODEL = """
 import sys
 from nbtext.delivery import judging
-model = judging.loaded(sys.argv[1])
+model = judging.loaded(sys.argv[1], held=True)
 for path in sys.argv[2:]:
     with open(path, "rb") as message:
         judging.verdict(model, message.read(), None, 0, 10_000_000)
@@ -275,6 +316,14 @@ def serve_targets(r):
         rows.append(
             ("one message: spamc -c (nbtext serve) / bogofilter -p", vs_bogofilter, "<= 0.5", vs_bogofilter <= 0.5)
         )
+        at_once = "spamc -c < message, a server that answers at once"
+        floor = ratio(med("serve-one-message", at_once), med("serve-one-message", "bogofilter -p < message"))
+        rows.append(("  (spamc -c, a server that answers at once / bogofilter -p: the floor)", floor, "report", True))
+        own = ratio(
+            med("serve-one-message", "spamc -c < message") - med("serve-one-message", at_once),
+            med("serve-one-message", "bogofilter -p < message"),
+        )
+        rows.append(("  (nbtext serve's own time, spamc -c's less the floor's / bogofilter -p)", own, "report", True))
     vs_filter = ratio(
         med("serve-one-message", "nbtext filter < message"), med("serve-one-message", "spamc -c < message")
     )
