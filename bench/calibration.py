@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import nbtext.stats.fitting as fitting
+from nbtext.classifier.settings import make_settings
 from nbtext.jobs.calibration import SAMPLE
 from nbtext.stats.fitting import BETA_RANGE, fit_inverse_temperature, fit_temperature
 from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
@@ -58,7 +59,7 @@ def main():
             sys.exit(f"bench: data/{corpus} is missing; run 'make corpora' first")
         docs = labelled_input([str(p) for p in sorted(train.iterdir()) if p.is_dir()])
         batches = lambda: in_batches(docs(), 1000)  # noqa: E731
-        model = train_corpus(batches, jobs=2, model=event_model)
+        model = train_corpus(batches, make_settings(model=event_model), jobs=2)
         rate = min(1.0, SAMPLE / model.class_count.sum())
         tokens, labels, hashes = [], [], []
         for t, l, h in over_batches(model.settings, batches)(partial(sample_of_batch, rate)):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nbtext
+from nbtext.classifier.settings import make_settings
 from nbtext.stats.formulas import temperatures
 from nbtext.stats.out_of_fold import out_of_fold_jll
 from nbtext.stats.event_models import LinearModel
@@ -293,8 +294,8 @@ def test_the_sample_gathered_while_counting_is_the_one_a_second_pass_takes(tmp_p
     data = real_corpus("sms") / "train"
     docs = labelled_input([str(data / "spam"), str(data / "ham")])
     batches = lambda: in_batches(docs(), 1000)  # noqa: E731
-    one = train_corpus(batches, jobs=1, calibration="temperature")
-    two = train_corpus(batches, jobs=2, calibration="temperature")
+    one = train_corpus(batches, make_settings(calibration="temperature"), jobs=1)
+    two = train_corpus(batches, make_settings(calibration="temperature"), jobs=2)
     token_lists, labels, hashes = sample_of(one, over_batches(one.settings, batches))
     passed = temperature_of(one, (feature_rows(one.vocabulary, token_lists), labels, hashes))
     one.save(tmp_path / "1.model")
@@ -332,7 +333,9 @@ def test_with_most_documents_unreadable_the_sample_is_taken_in_one_more_pass(mon
             or real_sample_of(model, over, candidates, rate, **kw)
         ),
     )
-    model = train_corpus(batches, on_error=lambda doc, message: None, jobs=1, calibration="temperature", min_count=1)
+    model = train_corpus(
+        batches, make_settings(calibration="temperature", min_count=1), on_error=lambda doc, message: None, jobs=1
+    )
     assert passes == [False]  # 300 of 700 read were counted: the bound does not cover the final rate
     token_lists, labels, hashes = real_sample_of(model, over_batches(model.settings, batches))
     expected = calibration.temperature_of(

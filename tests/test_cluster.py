@@ -119,6 +119,7 @@ def test_fsspec_urls_are_read_by_the_workers(tmp_path, threaded_cluster):
 
 
 def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tmp_path, cluster):
+    from nbtext.classifier.settings import make_settings
     from nbtext.jobs.cluster import train_on_cluster
 
     train = real_corpus("20news") / "train"
@@ -127,7 +128,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_every_partition_counted_once(tm
     try:
         pids = client.run(os.getpid)
         done = {}
-        job = threading.Thread(target=lambda: done.update(model=train_on_cluster(client, classes)))
+        job = threading.Thread(target=lambda: done.update(model=train_on_cluster(client, classes, make_settings())))
         job.start()
         deadline = time.monotonic() + 60
         while not any(client.processing().values()) and time.monotonic() < deadline:

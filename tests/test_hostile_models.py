@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nbtext.classifier.settings import make_settings
 from nbtext.errors import NbtextError
 from nbtext.jobs.loading import load
 from nbtext.modelfile import container, format as modelfile
@@ -367,7 +368,7 @@ def test_a_parts_calibration_sample_is_checked(tmp_path):
         Document(str(i), f"free prize {i % 7}" if i % 2 else f"lunch report {i % 5}", "spam" if i % 2 else "ham")
         for i in range(120)
     ]
-    part = train_corpus(lambda: in_batches(docs, 50), partial=True, min_count=1)
+    part = train_corpus(lambda: in_batches(docs, 50), make_settings(min_count=1), partial=True)
     good = tmp_path / "part.model"
     part.save(good)
     assert nbtext.load(good).calibration_sample[1] == part.calibration_sample[1]

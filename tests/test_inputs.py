@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import nbtext
+from nbtext.classifier.settings import make_settings
 from nbtext.reading.documents import PAUSE
 from nbtext.reading.sources import stream_records
 
@@ -279,7 +280,7 @@ def test_a_pipe_is_refused_where_train_reads_its_corpus_twice(tmp_path):
     ]
     readings = iter([docs, docs[:25]])
     with pytest.raises(nbtext.NbtextError, match="the second reading found 25 documents where the first found 40"):
-        train_corpus(lambda: [next(readings)], model="bernoulli", calibration="none")
+        train_corpus(lambda: [next(readings)], make_settings(model="bernoulli", calibration="none"))
     # one reading (counts): stdin gives the file's model, byte for byte
     result = run("train", "-o", tmp_path / "stdin.model", "--fasttext", "-", input=lines)
     assert result.exit_code == 0, result.stderr

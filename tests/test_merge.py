@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
+from nbtext.classifier.settings import make_settings
 from nbtext.jobs.training import train_corpus
 from nbtext.reading.documents import Document, in_batches
 from nbtext.reading.sources import in_shard
@@ -23,7 +24,7 @@ def trained(docs, labels, partial=True, **options):
     """A model of a part of a corpus (one class is enough, as for a shard), or with
     `partial` False of a whole one."""
     corpus = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(docs, labels))]
-    return train_corpus(lambda: in_batches(corpus, 7), partial=partial, **options)
+    return train_corpus(lambda: in_batches(corpus, 7), make_settings(**options), partial=partial)
 
 
 def file_bytes(model, path):

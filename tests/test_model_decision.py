@@ -569,4 +569,4 @@ def test_every_command_that_makes_classes_refuses_unsure_before_it_reads_a_docum
         from nbtext.jobs.cluster import train_on_cluster
 
         with pytest.raises(NbtextError, match=REFUSED_UNSURE):  # (a cluster's: before its client is asked)
-            train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"])
+            train_on_cluster(None, [str(MAIL / "train" / "spam"), f"unsure={folder}"], make_settings())

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import nbtext
+from nbtext.classifier.settings import make_settings
 from nbtext.jobs.calibration import SAMPLE, sample_rate, stored_rate
 from nbtext.jobs.training import forget, train_corpus, update
 from nbtext.reading.documents import Document, in_batches
@@ -60,11 +61,11 @@ def test_update_and_merge_give_one_trainings_file(tmp_path_factory, options, n, 
     folder = tmp_path_factory.mktemp("paths")
     docs = corpus(n, seed)
     cut = int(n * share)
-    whole = saved(train_corpus(batches(docs), **options), folder / "whole")
-    first = train_corpus(batches(docs[:cut]), **options)
+    whole = saved(train_corpus(batches(docs), make_settings(**options)), folder / "whole")
+    first = train_corpus(batches(docs[:cut]), make_settings(**options))
     updated, _ = update(first, batches(docs[cut:]))
     assert saved(updated, folder / "updated") == whole
-    merged = nbtext.merge([first, train_corpus(batches(docs[cut:]), **options)])
+    merged = nbtext.merge([first, train_corpus(batches(docs[cut:]), make_settings(**options))])
     assert saved(merged, folder / "merged") == whole
     assert nbtext.load(folder / "whole").calibration is not None
 
@@ -77,13 +78,15 @@ def test_update_and_merge_give_one_trainings_file(tmp_path_factory, options, n, 
 def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_factory, options, n, seed, k):
     folder = tmp_path_factory.mktemp("forget")
     docs = corpus(n, seed)
-    model = train_corpus(batches(docs), **options)
+    model = train_corpus(batches(docs), make_settings(**options))
     forgotten = random.Random(seed).sample(range(n), k)
     gone = set(forgotten)
     rest = [d for i, d in enumerate(docs) if i not in gone]
     changed, stats = forget(model, batches([docs[i] for i in forgotten]))
     assert stats["forgotten"] == k
-    assert saved(changed, folder / "forgot") == saved(train_corpus(batches(rest), **options), folder / "rest")
+    assert saved(changed, folder / "forgot") == saved(
+        train_corpus(batches(rest), make_settings(**options)), folder / "rest"
+    )
 
 
 def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path):
@@ -91,11 +94,14 @@ def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path)
     --lexer mail model give the training's file (one case: the paths are the lexer's own)."""
     options = {"lexer": "mail", "headers": "subject,*"}
     docs = [Document(d.name, d.data.upper() + " FREE!! $20 a.example.com", d.label) for d in corpus(2200, 3)]
-    whole = saved(train_corpus(batches(docs), **options), tmp_path / "whole")
-    first = train_corpus(batches(docs[:900]), **options)
+    whole = saved(train_corpus(batches(docs), make_settings(**options)), tmp_path / "whole")
+    first = train_corpus(batches(docs[:900]), make_settings(**options))
     assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
-    assert saved(nbtext.merge([first, train_corpus(batches(docs[900:]), **options)]), tmp_path / "merged") == whole
-    rest = train_corpus(batches(docs[:2190]), **options)
+    assert (
+        saved(nbtext.merge([first, train_corpus(batches(docs[900:]), make_settings(**options))]), tmp_path / "merged")
+        == whole
+    )
+    rest = train_corpus(batches(docs[:2190]), make_settings(**options))
     changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
     assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
     assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["lexer"] == "mail"
@@ -105,7 +111,7 @@ def test_forget_past_the_power_of_two_keeps_t_and_says_so(tmp_path):
     """Forgetting below the power of two the sample was cut for leaves it without documents a
     training would fit on: T is kept as it was, and a warning says to retrain."""
     docs = corpus(2300, 5)
-    model = train_corpus(batches(docs))
+    model = train_corpus(batches(docs), make_settings())
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         changed, _ = forget(model, batches(docs[:600]))  # 1,700 documents, below 2,048
@@ -157,7 +163,7 @@ def test_the_one_message_path_never_reads_the_sample(tmp_path, monkeypatch):
     from nbtext.modelfile import container
 
     model = tmp_path / "m.model"
-    train_corpus(batches(corpus(300, 1))).save(model)
+    train_corpus(batches(corpus(300, 1)), make_settings()).save(model)
     header, _ = container.split(container.read_bytes(model, sample=True), str(model))
     full = model.stat().st_size
     assert header["sample"]["bytes"] > 0

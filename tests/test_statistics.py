@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import nbtext
+from nbtext.classifier.settings import make_settings
 from nbtext.features.matrix import one_hot
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.sufficient import Statistics, linear_scores
@@ -132,12 +133,9 @@ def test_workers_count_what_one_process_counts(tmp_path_factory, pairs, unreadab
         try:
             model = train_corpus(
                 lambda: in_batches(corpus, batch),
+                make_settings(model=name, calibration=calibration, min_count=1, unknown="ignore"),
                 on_error=lambda doc, message: None,
                 jobs=n,
-                model=name,
-                calibration=calibration,
-                min_count=1,
-                unknown="ignore",
             )
         except NbtextError as e:  # (too few documents to fit T on): the same refusal
             saved.append(str(e))

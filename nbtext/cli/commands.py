@@ -191,7 +191,7 @@ def train(
 
             progress = progress_drawer(quiet)
             model = train_on_scheduler(
-                scheduler, inputs["class_dirs"], shard, skipped, progress, inputs["max_bytes"], settings=settings
+                scheduler, inputs["class_dirs"], settings, shard, skipped, progress, inputs["max_bytes"]
             )
             model.save(output)
         else:
@@ -221,11 +221,11 @@ def train(
             else:
                 model = train_corpus(
                     lambda: batched(docs()),
+                    settings,
                     skipped,
                     jobs or default_jobs(),
                     shard is not None,
                     lambda stage: announce(stage, quiet),
-                    settings,
                 )
                 model.save(output)
     if learned is not None:

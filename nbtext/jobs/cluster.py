@@ -166,34 +166,28 @@ def _tree_sum(client, futures, combine):
     return futures[0]
 
 
-def train_on_scheduler(
-    address, specs, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, **options
-):
+def train_on_scheduler(address, specs, settings, shard=None, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES):
     """`nbtext train --scheduler ADDRESS CLASS_DIR...`: the model, trained on that cluster."""
     if shard is not None or not specs:
         raise NbtextError("--scheduler trains from CLASS_DIR... (folders, mbox files, URLs), without --shard")
-    settings = _cluster_settings(**options)  # (refused before connecting)
+    _check_splittable(settings)  # (refused before connecting)
     with connect(address) as client:
-        return train_on_cluster(client, specs, on_error, progress, max_bytes, settings=settings)
+        return train_on_cluster(client, specs, settings, on_error, progress, max_bytes)
 
 
-def _cluster_settings(settings=None, **options):
-    """The TrainSettings a cluster trains with (`settings`, else those of train `options`),
-    refused where its workers cannot split the training (a TONE pass takes every document in order)."""
+def _check_splittable(settings):
+    """Refused where a cluster's workers cannot split the training (a TONE pass takes every
+    document in order)."""
     from nbtext.choices import learned_by_tone
-    from nbtext.classifier.settings import TONE_SPLIT_REFUSED, make_settings
+    from nbtext.classifier.settings import TONE_SPLIT_REFUSED
 
-    settings = make_settings(**options) if settings is None else settings
     if learned_by_tone(settings):
         raise NbtextError(TONE_SPLIT_REFUSED.format("--scheduler"))
-    return settings
 
 
-def train_on_cluster(
-    client, specs, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES, settings=None, **options
-):
+def train_on_cluster(client, specs, settings, on_error=None, progress=None, max_bytes=DEFAULT_MAX_BYTES):
     """The model of CLASS_DIR `specs` (paths or URLs), counted by the cluster's workers with
-    `settings` (TrainSettings; else those of train `options`): equal to
+    `settings` (TrainSettings): equal to
     nbtext.jobs.training.train_corpus on the same documents. `progress(items, label,
     total, size)` (nbtext.cli.console.drawn) is shown the partitions as they are counted. The
     workers read each document up to `max_bytes`."""
@@ -203,7 +197,7 @@ def train_on_cluster(
     from nbtext.stats.changes import Ledger
     from nbtext.stats.counting import CountTable
 
-    settings = _cluster_settings(settings, **options)
+    _check_splittable(settings)
     parts = partitions(labelled_entries(specs))
     # The calibration sample is gathered while counting, under a bound set from the listing:
     # SAMPLE over 80% of the entries, at least the final rate while 80% of them are counted

@@ -64,13 +64,13 @@ def train(documents, labels, **options):
     # (refused before the documents are looked at; --preset auto chooses by the classes)
     settings = make_settings(**{"classes": tuple(dict.fromkeys(labels)), **options})
     corpus = [Document(str(i), doc, label) for i, (doc, label) in enumerate(zip(documents, labels))]
-    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), settings=settings)
+    return train_corpus(lambda: in_batches(corpus, DEFAULT_BATCH), settings)
 
 
-def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, settings=None, **options):
+def train_corpus(batches, settings, on_error=None, jobs=1, partial=False, on_stage=None):
     """Train from `batches()`, a callable returning an iterator of lists of labelled Documents,
-    with `settings` (nbtext.classifier.settings.TrainSettings), or else those of train `options`
-    (their classes unknown until read: the general defaults, unless `preset` or `classes` says).
+    with `settings` (nbtext.classifier.settings.TrainSettings: make_settings, made once from
+    the options by the caller).
     `partial`: the documents are a part of a corpus (`--shard`), to be merged: a class may
     be missing, so one class is enough.
 
@@ -82,7 +82,6 @@ def train_corpus(batches, on_error=None, jobs=1, partial=False, on_stage=None, s
     for presence features with an UNK feature (which documents hold a pruned token is known
     only after counting) and for tf-idf features (the idf is known only after counting).
     """
-    settings = make_settings(**options) if settings is None else settings
     if partial and settings.budget is not None:
         raise NbtextError(BUDGET_REFUSED)
     if learned_by_tone(settings):  # the documents its TONE pass learns, then trained as any others
