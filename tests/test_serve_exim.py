@@ -4,11 +4,13 @@ port, spamd_address the server's, an acl_smtp_data that adds $spam_score and $sp
 denies spam, local delivery to a file a recipient) is sent real SpamAssassin messages over
 SMTP. Exim's verdict is `nbtext predict`'s, and $spam_score the SCORE of the server's own CHECK.
 
-Both started and stopped by their PIDs. Skipped, saying why, where no Exim runs. Debian's
-exim4-daemon-heavy conflicts with Postfix (which the milter's tests use), so it may be unpacked
-instead of installed (`apt-get download` it and its libraries, `dpkg -x` each into one folder,
-add the user Debian-exim) and named by $NBTEXT_TEST_EXIM (that folder's usr/sbin/exim4: its
-library folders are put on the library path of every Exim process, through exim_path)."""
+Both started and stopped by their PIDs. Skipped, saying why, where no Exim with `spam =` runs.
+Debian's exim4-daemon-heavy (exim4-daemon-light has no content scanning) conflicts with Postfix
+(which the milter's tests use), so CI unpacks it instead of installing it: `.ci/unpack-exim`
+downloads it and the packages this machine lacks for it and `dpkg -x`s them into build/exim
+(and adds the user Debian-exim). The Exim run is $NBTEXT_TEST_EXIM, else that folder's
+usr/sbin/exim4, else exim4 on PATH; an unpacked one's library folders are put on the library
+path of every Exim process, through exim_path."""
 
 import os
 import pwd
@@ -17,21 +19,49 @@ import shutil
 import smtplib
 import socket
 import subprocess
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import stopped
+from conftest import ROOT, stopped
 from test_serve import Served, asked, corpus, parsed, predicted, request, sa_model, sample  # noqa: F401, F811
 
-EXIM = os.environ.get("NBTEXT_TEST_EXIM") or shutil.which("exim4") or shutil.which("exim")
+UNPACKED = ROOT / "build" / "exim"  # where .ci/unpack-exim puts Debian's exim4-daemon-heavy
+
+
+def chosen_exim():
+    """The Exim binary the test runs: $NBTEXT_TEST_EXIM, else the unpacked one, else the one on
+    PATH (None: there is none)."""
+    if os.environ.get("NBTEXT_TEST_EXIM"):
+        return os.environ["NBTEXT_TEST_EXIM"]
+    if (UNPACKED / "usr" / "sbin" / "exim4").exists():
+        return str(UNPACKED / "usr" / "sbin" / "exim4")
+    return shutil.which("exim4") or shutil.which("exim")
+
+
+EXIM = chosen_exim()
+
+
+def library_path(binary):
+    """The library folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4) that hold
+    libraries, before the path already set."""
+    root = Path(binary).resolve().parent.parent.parent
+    folders = []
+    if Path(binary).resolve().parent != Path("/usr/sbin"):
+        multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+        for folder in ("usr/lib", "lib"):
+            folders += [root / folder / multiarch, root / folder] if multiarch else [root / folder]
+    held = [str(f) for f in folders if any(f.glob("*.so*"))]
+    return ":".join([*held, *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
 
 
 def exim_user(binary, environment):
-    """The user Exim's binary runs as (its exim_user), or why it cannot run here."""
+    """The user Exim's binary runs as (its exim_user), or why it cannot run `spam =` here."""
     try:
+        version = subprocess.run([binary, "-C", "/dev/null", "-bV"], env=environment, capture_output=True, timeout=30)
         result = subprocess.run(
             [binary, "-C", "/dev/null", "-bP", "exim_user"], env=environment, capture_output=True, timeout=30
         )
@@ -40,17 +70,12 @@ def exim_user(binary, environment):
     found = re.search(rb"exim_user = (\S+)", result.stdout)
     if result.returncode != 0 or not found:
         return None, f"{binary} does not run: {(result.stderr or result.stdout).decode(errors='replace').strip()}"
+    if not re.search(rb"^Support for:.* Content_Scanning", version.stdout, re.M):
+        return (
+            None,
+            f"{binary} has no content scanning (`spam =`): Debian's exim4-daemon-heavy has it (.ci/unpack-exim)",
+        )
     return found.group(1).decode(), None
-
-
-def library_path(binary):
-    """The library folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4), before the
-    path already set."""
-    root = Path(binary).resolve().parent.parent.parent
-    folders = [str(root / "usr" / "lib" / "x86_64-linux-gnu"), str(root / "usr" / "lib")]
-    if Path(binary).resolve().parent == Path("/usr/sbin"):
-        folders = []
-    return ":".join([*folders, *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
 
 
 def free_port():
@@ -183,7 +208,8 @@ class Exim:
 
 needs_exim = pytest.mark.skipif(
     EXIM is None,
-    reason="no Exim here (apt-get install exim4-daemon-heavy, or one unpacked, named by $NBTEXT_TEST_EXIM)",
+    reason="no Exim here (.ci/unpack-exim unpacks Debian's exim4-daemon-heavy into build/exim; or install it, or name"
+    " one by $NBTEXT_TEST_EXIM)",
 )
 
 
