@@ -45,17 +45,20 @@ def chosen_exim():
 EXIM = chosen_exim()
 
 
-def library_path(binary):
-    """The library folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4) that hold
-    libraries, before the path already set."""
+def library_folders(binary):
+    """The folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4) that hold libraries
+    (none for an installed one)."""
     root = Path(binary).resolve().parent.parent.parent
-    folders = []
-    if Path(binary).resolve().parent != Path("/usr/sbin"):
-        multiarch = sysconfig.get_config_var("MULTIARCH") or ""
-        for folder in ("usr/lib", "lib"):
-            folders += [root / folder / multiarch, root / folder] if multiarch else [root / folder]
-    held = [str(f) for f in folders if any(f.glob("*.so*"))]
-    return ":".join([*held, *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
+    if Path(binary).resolve().parent == Path("/usr/sbin"):
+        return []
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    folders = [root / top / below for top in ("usr/lib", "lib") for below in filter(None, [multiarch, "."])]
+    return [f for f in folders if any(f.glob("*.so*"))]
+
+
+def library_path(folders):
+    """`folders` before the library path already set."""
+    return ":".join([*map(str, folders), *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
 
 
 def exim_user(binary, environment):
@@ -110,7 +113,8 @@ class Exim:
     tmp_path lies below a folder only root may enter), removed when it stops."""
 
     def __init__(self, spamd_port):
-        environment = {**os.environ, "LD_LIBRARY_PATH": library_path(EXIM)}
+        libraries = library_folders(EXIM)
+        environment = {**os.environ, "LD_LIBRARY_PATH": library_path(libraries)}
         user, why = exim_user(EXIM, environment)
         if user is None:
             pytest.skip(why)
@@ -123,14 +127,20 @@ class Exim:
         # every Exim process Exim starts (a delivery, say) runs exim_path, with an environment
         # it has cleared: the library path of an unpacked Exim goes through this script, to a
         # copy without the set-user-ID bit (the loader ignores the path for a set-user-ID
-        # program that a process of exim_user starts)
+        # program that a process of exim_user starts), and to copies of its libraries here (a
+        # process of exim_user may not reach the checkout: in root's 0700 home folder, say)
         wrapper = Path(EXIM)
         if environment["LD_LIBRARY_PATH"]:
-            binary, wrapper = self.world / "exim4", self.world / "exim"
+            binary, wrapper, copies = self.world / "exim4", self.world / "exim", self.world / "lib"
             shutil.copyfile(EXIM, binary)
             binary.chmod(0o755)
+            copies.mkdir()
+            for library in (library for folder in libraries for library in sorted(folder.glob("*.so*"))):
+                if not (copies / library.name).exists():
+                    shutil.copyfile(library, copies / library.name)
             wrapper.write_text(
-                f'#!/bin/sh\nexport LD_LIBRARY_PATH="{environment["LD_LIBRARY_PATH"]}"\nexec "{binary}" "$@"\n'
+                f'#!/bin/sh\nexport LD_LIBRARY_PATH="{library_path([copies] if libraries else [])}"\n'
+                f'exec "{binary}" "$@"\n'
             )
             wrapper.chmod(0o755)
         self.port, self.mail = free_port(), self.world / "mail"
