@@ -61,13 +61,11 @@ def library_path(folders):
     return ":".join([*map(str, folders), *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
 
 
-def exim_user(binary, environment):
+def exim_user(binary):
     """The user Exim's binary runs as (its exim_user), or why it cannot run `spam =` here."""
     try:
-        version = subprocess.run([binary, "-C", "/dev/null", "-bV"], env=environment, capture_output=True, timeout=30)
-        result = subprocess.run(
-            [binary, "-C", "/dev/null", "-bP", "exim_user"], env=environment, capture_output=True, timeout=30
-        )
+        version = subprocess.run([binary, "-C", "/dev/null", "-bV"], capture_output=True, timeout=30)
+        result = subprocess.run([binary, "-C", "/dev/null", "-bP", "exim_user"], capture_output=True, timeout=30)
     except OSError as e:
         return None, f"{binary}: {e}"
     found = re.search(rb"exim_user = (\S+)", result.stdout)
@@ -113,24 +111,15 @@ class Exim:
     tmp_path lies below a folder only root may enter), removed when it stops."""
 
     def __init__(self, spamd_port):
-        libraries = library_folders(EXIM)
-        environment = {**os.environ, "LD_LIBRARY_PATH": library_path(libraries)}
-        user, why = exim_user(EXIM, environment)
-        if user is None:
-            pytest.skip(why)
         self.world = Path(tempfile.mkdtemp(prefix="nbtext-exim-"))
         self.world.chmod(0o755)
-        owner = pwd.getpwnam(user)
-        for folder in ("spool", "log", "mail"):
-            (self.world / folder).mkdir()
-            os.chown(self.world / folder, owner.pw_uid, owner.pw_gid)
         # every Exim process Exim starts (a delivery, say) runs exim_path, with an environment
         # it has cleared: the library path of an unpacked Exim goes through this script, to a
         # copy without the set-user-ID bit (the loader ignores the path for a set-user-ID
         # program that a process of exim_user starts), and to copies of its libraries here (a
         # process of exim_user may not reach the checkout: in root's 0700 home folder, say)
-        wrapper = Path(EXIM)
-        if environment["LD_LIBRARY_PATH"]:
+        wrapper, libraries = Path(EXIM), library_folders(EXIM)
+        if library_path(libraries):
             binary, wrapper, copies = self.world / "exim4", self.world / "exim", self.world / "lib"
             shutil.copyfile(EXIM, binary)
             binary.chmod(0o755)
@@ -143,6 +132,19 @@ class Exim:
                 f'exec "{binary}" "$@"\n'
             )
             wrapper.chmod(0o755)
+        user, why = exim_user(wrapper)
+        if user is None:
+            shutil.rmtree(self.world)
+            pytest.skip(why)
+        if os.geteuid() != 0:
+            # (Exim started by another user cannot change user: it runs as that user, who
+            # then is its exim_user and the user of its deliveries; its user must exist all
+            # the same, as Exim looks it up when it starts)
+            user = pwd.getpwuid(os.geteuid()).pw_name
+        owner = pwd.getpwnam(user)
+        for folder in ("spool", "log", "mail"):
+            (self.world / folder).mkdir()
+            os.chown(self.world / folder, owner.pw_uid, owner.pw_gid)
         self.port, self.mail = free_port(), self.world / "mail"
         config, local_parts = self.world / "exim.conf", self.world / "local_parts"
         # (a file named by $local_part_data: Exim takes no file name from what a client sent)
@@ -150,6 +152,7 @@ class Exim:
         config.write_text(
             f"primary_hostname = nbtext.test\n"
             f"exim_path = {wrapper}\n"
+            f"exim_user = {user}\nexim_group = {owner.pw_gid}\n"
             f"local_interfaces = 127.0.0.1\n"
             f"daemon_smtp_ports = {self.port}\n"
             f"spool_directory = {self.world / 'spool'}\n"
