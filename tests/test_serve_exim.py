@@ -62,19 +62,21 @@ def library_path(folders):
 
 
 def exim_user(binary):
-    """The user Exim's binary runs as (its exim_user), or why it cannot run `spam =` here."""
+    """The user Exim's binary runs as (its exim_user), or why it cannot run `spam =` here
+    (`binary` runs EXIM, which the reasons name)."""
     try:
         version = subprocess.run([binary, "-C", "/dev/null", "-bV"], capture_output=True, timeout=30)
         result = subprocess.run([binary, "-C", "/dev/null", "-bP", "exim_user"], capture_output=True, timeout=30)
     except OSError as e:
-        return None, f"{binary}: {e}"
+        return None, f"{EXIM}: {e}"
     found = re.search(rb"exim_user = (\S+)", result.stdout)
     if result.returncode != 0 or not found:
-        return None, f"{binary} does not run: {(result.stderr or result.stdout).decode(errors='replace').strip()}"
+        said = " ".join((result.stderr or result.stdout).decode(errors="replace").split())
+        return None, f"{EXIM} does not run: {said}"
     if not re.search(rb"^Support for:.* Content_Scanning", version.stdout, re.M):
         return (
             None,
-            f"{binary} has no content scanning (`spam =`): Debian's exim4-daemon-heavy has it (.ci/unpack-exim)",
+            f"{EXIM} has no content scanning (`spam =`): Debian's exim4-daemon-heavy has it (.ci/unpack-exim)",
         )
     return found.group(1).decode(), None
 
