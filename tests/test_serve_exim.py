@@ -4,11 +4,13 @@ port, spamd_address the server's, an acl_smtp_data that adds $spam_score and $sp
 denies spam, local delivery to a file a recipient) is sent real SpamAssassin messages over
 SMTP. Exim's verdict is `nbtext predict`'s, and $spam_score the SCORE of the server's own CHECK.
 
-Both started and stopped by their PIDs. Skipped, saying why, where no Exim runs. Debian's
-exim4-daemon-heavy conflicts with Postfix (which the milter's tests use), so it may be unpacked
-instead of installed (`apt-get download` it and its libraries, `dpkg -x` each into one folder,
-add the user Debian-exim) and named by $NBTEXT_TEST_EXIM (that folder's usr/sbin/exim4: its
-library folders are put on the library path of every Exim process, through exim_path)."""
+Both started and stopped by their PIDs. Skipped, saying why, where no Exim with `spam =` runs.
+Debian's exim4-daemon-heavy (exim4-daemon-light has no content scanning) conflicts with Postfix
+(which the milter's tests use), so CI unpacks it instead of installing it: `.ci/unpack-exim`
+downloads it and the packages this machine lacks for it and `dpkg -x`s them into build/exim
+(and adds the user Debian-exim). The Exim run is $NBTEXT_TEST_EXIM, else that folder's
+usr/sbin/exim4, else exim4 on PATH; an unpacked one's library folders are put on the library
+path of every Exim process, through exim_path."""
 
 import os
 import pwd
@@ -17,40 +19,66 @@ import shutil
 import smtplib
 import socket
 import subprocess
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import stopped
+from conftest import ROOT, stopped
 from test_serve import Served, asked, corpus, parsed, predicted, request, sa_model, sample  # noqa: F401, F811
 
-EXIM = os.environ.get("NBTEXT_TEST_EXIM") or shutil.which("exim4") or shutil.which("exim")
+UNPACKED = ROOT / "build" / "exim"  # where .ci/unpack-exim puts Debian's exim4-daemon-heavy
 
 
-def exim_user(binary, environment):
-    """The user Exim's binary runs as (its exim_user), or why it cannot run here."""
+def chosen_exim():
+    """The Exim binary the test runs: $NBTEXT_TEST_EXIM, else the unpacked one, else the one on
+    PATH (None: there is none)."""
+    if os.environ.get("NBTEXT_TEST_EXIM"):
+        return os.environ["NBTEXT_TEST_EXIM"]
+    if (UNPACKED / "usr" / "sbin" / "exim4").exists():
+        return str(UNPACKED / "usr" / "sbin" / "exim4")
+    return shutil.which("exim4") or shutil.which("exim")
+
+
+EXIM = chosen_exim()
+
+
+def library_folders(binary):
+    """The folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4) that hold libraries
+    (none for an installed one)."""
+    root = Path(binary).resolve().parent.parent.parent
+    if Path(binary).resolve().parent == Path("/usr/sbin"):
+        return []
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    folders = [root / top / below for top in ("usr/lib", "lib") for below in filter(None, [multiarch, "."])]
+    return [f for f in folders if any(f.glob("*.so*"))]
+
+
+def library_path(folders):
+    """`folders` before the library path already set."""
+    return ":".join([*map(str, folders), *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
+
+
+def exim_user(binary):
+    """The user Exim's binary runs as (its exim_user), or why it cannot run `spam =` here
+    (`binary` runs EXIM, which the reasons name)."""
     try:
-        result = subprocess.run(
-            [binary, "-C", "/dev/null", "-bP", "exim_user"], env=environment, capture_output=True, timeout=30
-        )
+        version = subprocess.run([binary, "-C", "/dev/null", "-bV"], capture_output=True, timeout=30)
+        result = subprocess.run([binary, "-C", "/dev/null", "-bP", "exim_user"], capture_output=True, timeout=30)
     except OSError as e:
-        return None, f"{binary}: {e}"
+        return None, f"{EXIM}: {e}"
     found = re.search(rb"exim_user = (\S+)", result.stdout)
     if result.returncode != 0 or not found:
-        return None, f"{binary} does not run: {(result.stderr or result.stdout).decode(errors='replace').strip()}"
+        said = " ".join((result.stderr or result.stdout).decode(errors="replace").split())
+        return None, f"{EXIM} does not run: {said}"
+    if not re.search(rb"^Support for:.* Content_Scanning", version.stdout, re.M):
+        return (
+            None,
+            f"{EXIM} has no content scanning (`spam =`): Debian's exim4-daemon-heavy has it (.ci/unpack-exim)",
+        )
     return found.group(1).decode(), None
-
-
-def library_path(binary):
-    """The library folders of an Exim unpacked by dpkg -x (ROOT/usr/sbin/exim4), before the
-    path already set."""
-    root = Path(binary).resolve().parent.parent.parent
-    folders = [str(root / "usr" / "lib" / "x86_64-linux-gnu"), str(root / "usr" / "lib")]
-    if Path(binary).resolve().parent == Path("/usr/sbin"):
-        folders = []
-    return ":".join([*folders, *filter(None, [os.environ.get("LD_LIBRARY_PATH")])])
 
 
 def free_port():
@@ -85,29 +113,40 @@ class Exim:
     tmp_path lies below a folder only root may enter), removed when it stops."""
 
     def __init__(self, spamd_port):
-        environment = {**os.environ, "LD_LIBRARY_PATH": library_path(EXIM)}
-        user, why = exim_user(EXIM, environment)
-        if user is None:
-            pytest.skip(why)
         self.world = Path(tempfile.mkdtemp(prefix="nbtext-exim-"))
         self.world.chmod(0o755)
+        # every Exim process Exim starts (a delivery, say) runs exim_path, with an environment
+        # it has cleared: the library path of an unpacked Exim goes through this script, to a
+        # copy without the set-user-ID bit (the loader ignores the path for a set-user-ID
+        # program that a process of exim_user starts), and to copies of its libraries here (a
+        # process of exim_user may not reach the checkout: in root's 0700 home folder, say)
+        wrapper, libraries = Path(EXIM), library_folders(EXIM)
+        if library_path(libraries):
+            binary, wrapper, copies = self.world / "exim4", self.world / "exim", self.world / "lib"
+            shutil.copyfile(EXIM, binary)
+            binary.chmod(0o755)
+            copies.mkdir()
+            for library in (library for folder in libraries for library in sorted(folder.glob("*.so*"))):
+                if not (copies / library.name).exists():
+                    shutil.copyfile(library, copies / library.name)
+            wrapper.write_text(
+                f'#!/bin/sh\nexport LD_LIBRARY_PATH="{library_path([copies] if libraries else [])}"\n'
+                f'exec "{binary}" "$@"\n'
+            )
+            wrapper.chmod(0o755)
+        user, why = exim_user(wrapper)
+        if user is None:
+            shutil.rmtree(self.world)
+            pytest.skip(why)
+        if os.geteuid() != 0:
+            # (Exim started by another user cannot change user: it runs as that user, who
+            # then is its exim_user and the user of its deliveries; its user must exist all
+            # the same, as Exim looks it up when it starts)
+            user = pwd.getpwuid(os.geteuid()).pw_name
         owner = pwd.getpwnam(user)
         for folder in ("spool", "log", "mail"):
             (self.world / folder).mkdir()
             os.chown(self.world / folder, owner.pw_uid, owner.pw_gid)
-        # every Exim process Exim starts (a delivery, say) runs exim_path, with an environment
-        # it has cleared: the library path of an unpacked Exim goes through this script, to a
-        # copy without the set-user-ID bit (the loader ignores the path for a set-user-ID
-        # program that a process of exim_user starts)
-        wrapper = Path(EXIM)
-        if environment["LD_LIBRARY_PATH"]:
-            binary, wrapper = self.world / "exim4", self.world / "exim"
-            shutil.copyfile(EXIM, binary)
-            binary.chmod(0o755)
-            wrapper.write_text(
-                f'#!/bin/sh\nexport LD_LIBRARY_PATH="{environment["LD_LIBRARY_PATH"]}"\nexec "{binary}" "$@"\n'
-            )
-            wrapper.chmod(0o755)
         self.port, self.mail = free_port(), self.world / "mail"
         config, local_parts = self.world / "exim.conf", self.world / "local_parts"
         # (a file named by $local_part_data: Exim takes no file name from what a client sent)
@@ -115,6 +154,7 @@ class Exim:
         config.write_text(
             f"primary_hostname = nbtext.test\n"
             f"exim_path = {wrapper}\n"
+            f"exim_user = {user}\nexim_group = {owner.pw_gid}\n"
             f"local_interfaces = 127.0.0.1\n"
             f"daemon_smtp_ports = {self.port}\n"
             f"spool_directory = {self.world / 'spool'}\n"
@@ -183,7 +223,8 @@ class Exim:
 
 needs_exim = pytest.mark.skipif(
     EXIM is None,
-    reason="no Exim here (apt-get install exim4-daemon-heavy, or one unpacked, named by $NBTEXT_TEST_EXIM)",
+    reason="no Exim here (.ci/unpack-exim unpacks Debian's exim4-daemon-heavy into build/exim; or install it, or name"
+    " one by $NBTEXT_TEST_EXIM)",
 )
 
 
