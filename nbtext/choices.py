@@ -4,7 +4,13 @@ Used by the command line (click.Choice, option defaults) and by the settings che
 the two can never disagree. Imports neither numpy nor click: it is read at start-up.
 """
 
+from __future__ import annotations
+
 from math import copysign
+
+TYPE_CHECKING = False  # (nor typing: the type checker reads the block)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian", "categorical", "fisher")
 PRIORS = ("smoothed", "empirical", "uniform")
@@ -68,7 +74,7 @@ DEFAULT_MAX_BYTES = 10_000_000  # --max-bytes: a document's bytes read (spamc le
 MAX_MAX_BYTES = 1 << 62  # a larger --max-bytes is this one (no read size Python takes is larger: no limit)
 DEFAULT_MODEL = "nbtext.model"  # the model file, unless $NBTEXT_MODEL or -m / -o say otherwise
 
-TRAIN_DEFAULTS = {
+TRAIN_DEFAULTS: dict[str, Any] = {
     "model": "multinomial",
     "alpha": None,  # 1, or 0.1 when most training documents are e-mail (nbtext.classifier.settings)
     "prior": "smoothed",

@@ -62,6 +62,7 @@ LIGHT_PATH_NEVER = (
     "click",
     "scipy",
     "dataclasses",
+    "typing",  # (annotations are strings, their names imported only under TYPE_CHECKING)
     "contextlib",  # (a class with __enter__ and __exit__ where the path needs a `with`)
     "hashlib",
     "imaplib",

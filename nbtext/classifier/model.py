@@ -8,6 +8,8 @@ when first needed: the smoothed log-probabilities, the prior, the idf. Its parts
     event           the event model (nbtext.stats.event_models): how counts become jll
 """
 
+from __future__ import annotations
+
 from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
@@ -29,6 +31,23 @@ from nbtext.stats.formulas import class_log_prior, log_normalize, temperatures
 from nbtext.stats.sufficient import Statistics
 from nbtext.stats.token_counts import ClassCounts
 
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    from numpy.typing import NDArray
+
+    from nbtext.modelfile.container import PathLike
+    from nbtext.modelfile.format import Record
+    from nbtext.reading.documents import Document
+
+    Text = str | bytes  # a document as the API takes it: text, or the bytes of a file or message
+    # the model's calibration sample: (token lists, labels, hashes); its file holds it as arrays
+    # (the file's CalibrationSample, of the same name: _encoded_sample, _decoded_sample)
+    DocumentSample = tuple[Sequence[Sequence[str]], Sequence[str], Any]
+    Lengths = NDArray[Any] | Sequence[int]
+
 
 def vocabulary_of(settings, tokens, token_counts):
     """The Vocabulary of `tokens` pruned by the settings' --min-count and --max-features."""
@@ -42,10 +61,10 @@ class Calibrated(NamedTuple):
     `calibration_sample` kept, the `sample_bound` it was cut at and the --calibration
     `sample_mode` it was fitted as."""
 
-    calibration: dict
-    calibration_sample: tuple
-    sample_bound: float
-    sample_mode: str
+    calibration: Record | None
+    calibration_sample: DocumentSample | None
+    sample_bound: float | None
+    sample_mode: str | None
 
 
 class NaiveBayes:
@@ -78,23 +97,24 @@ class NaiveBayes:
       sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
     """
 
+    # (its parameters are ModelState's, less what the model derives: n_tokens, one_document)
     def __init__(
         self,
-        settings,
-        classes,
-        class_count,
-        token_counts,
-        vocabulary,
-        unk_doc_count=None,
-        tfidf_sums=None,
-        tfidf_squares=None,
-        journal=None,
-        file_info=None,
-        corpus=None,
-        calibration=None,
-        calibration_sample=None,
-        sample_bound=None,
-        sample_mode=None,
+        settings: Mapping[str, Any],
+        classes: Iterable[str],
+        class_count: Any,  # (n_classes,) array-like
+        token_counts: ClassCounts | NDArray[Any],
+        vocabulary: Vocabulary,
+        unk_doc_count: Any = None,
+        tfidf_sums: NDArray[Any] | None = None,
+        tfidf_squares: NDArray[Any] | None = None,
+        journal: dict[bytes, str] | tuple[NDArray[Any], NDArray[Any]] | None = None,
+        file_info: Record | None = None,
+        corpus: Record | None = None,
+        calibration: Record | None = None,
+        calibration_sample: DocumentSample | None = None,
+        sample_bound: float | None = None,
+        sample_mode: str | None = None,
     ):
         self.settings = model_settings(settings)  # (its own: train settings are a value, TrainSettings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
@@ -107,7 +127,9 @@ class NaiveBayes:
         self.tfidf_squares = tfidf_squares
         self._journal = journal if journal is not None else {}  # a dict, or the file's (hashes, labels)
         self.file_info = file_info or {}  # what loading learned: format_version, nbtext_version, bytes
-        self.pass_read = None  # trained by a TONE pass: the documents it read (it learned class_count's); not saved
+        self.pass_read: int | None = (
+            None  # trained by a TONE pass: the documents it read (it learned class_count's); not saved
+        )
         self.corpus = corpus
         self.calibration = calibration
         self.calibration_sample = calibration_sample
@@ -117,7 +139,7 @@ class NaiveBayes:
 
     # --- the model file -----------------------------------------------------------------
     @classmethod
-    def from_state(cls, state):
+    def from_state(cls, state: ModelState) -> NaiveBayes:
         """The model of a file's state record (nbtext.modelfile.format.ModelState)."""
         token_counts = ClassCounts.from_csr(*state.token_counts, state.n_tokens)
         model = cls(
@@ -145,11 +167,11 @@ class NaiveBayes:
         return model
 
     @property
-    def sample_unread(self):
+    def sample_unread(self) -> bool:
         """Whether the file has a calibration sample this model was loaded without."""
         return self.sample_bound is not None and self.calibration_sample is None
 
-    def to_state(self):
+    def to_state(self) -> ModelState:
         """The record the model file stores."""
         if self.sample_unread:
             raise NbtextError(
@@ -228,34 +250,34 @@ class NaiveBayes:
             record["kept"] = [float(least), int(kept[kept_totals == least].max())]
         return record
 
-    def save(self, path):
+    def save(self, path: PathLike) -> None:
         """Write the model atomically to `path` (see nbtext.modelfile.format for the format)."""
         save_state(self.to_state(), path)
 
     # --- settings -----------------------------------------------------------------------
     @property
-    def event_model(self):
+    def event_model(self) -> str:
         return self.event.name
 
     @property
-    def alpha(self):
+    def alpha(self) -> float:
         return self.settings["alpha"]
 
     @property
-    def has_unk(self):
+    def has_unk(self) -> bool:
         return self.vocabulary.has_unk
 
     @property
-    def binary(self):
+    def binary(self) -> bool:
         """Whether a document's features are token presence (0/1) rather than counts."""
         return is_binary(self.settings)
 
-    def take_calibration(self, calibrated):
+    def take_calibration(self, calibrated: Calibrated) -> NaiveBayes:
         """Calibrated as `calibrated` (a Calibrated) says: its fit, its sample, its bound and its mode."""
         self.calibration, self.calibration_sample, self.sample_bound, self.sample_mode = calibrated
         return self
 
-    def with_alpha(self, alpha):
+    def with_alpha(self, alpha: float) -> NaiveBayes:
         """The same counts smoothed with another λ (no retraining); refused where λ enters
         nothing (a gaussian model without a smoothed prior), as train refuses it."""
         check_alpha(alpha, zero_allowed=self.event.zero_alpha)
@@ -363,7 +385,7 @@ class NaiveBayes:
     @cached_property
     def linear_form(self):
         """(W, b, W2): jll = X Wᵀ − ½ (X∘X) W2ᵀ + b (+ log prior); W2 is None but for gaussian."""
-        return self.event.linear_form(self.statistics)
+        return self.event.linear_form(self.statistics)  # type: ignore[union-attr]  # (asked of linear models)
 
     @cached_property
     def class_log_prior(self):
@@ -381,22 +403,26 @@ class NaiveBayes:
         return self.event.log_theta(self.statistics)
 
     # --- prediction -------------------------------------------------------------------------
-    def joint_log_likelihood(self, documents):
+    def joint_log_likelihood(self, documents: Iterable[Text]) -> NDArray[np.float64]:
         """log P(k) + log P(x | k) for each document, shape (n_documents, n_classes)."""
         return self.joint_log_likelihood_of_tokens(map(self.tokenize, documents))
 
-    def joint_log_likelihood_of_tokens(self, token_lists):
+    def joint_log_likelihood_of_tokens(self, token_lists: Iterable[Sequence[str]]) -> NDArray[np.float64]:
         """As joint_log_likelihood, for documents already tokenized by `self.tokenize`."""
         return self.jll_and_lengths(token_lists)[0]
 
-    def jll_and_lengths(self, token_lists):
+    def jll_and_lengths(
+        self, token_lists: Iterable[Sequence[str]]
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64] | None]:
         """(joint log-likelihoods, lengths) of tokenized documents: a document's length n is
         the number of its tokens that enter its likelihood (all of them with an UNK feature,
         only the vocabulary's with `--unknown ignore`), what a calibrated temperature grows
         with. (Models of table rows give None: they are never calibrated.)"""
         return self.event.jll_and_lengths(self, list(token_lists))
 
-    def score(self, documents, on_error=None, explain=0):
+    def score(
+        self, documents: Iterable[Document], on_error: Callable[..., Any] | None = None, explain: int = 0
+    ) -> tuple[list[Document], NDArray[np.float64], list[list[tuple[str, float]]] | None]:
         """(documents kept, log P(k | document) of each, explanations or None) for a batch
         of Documents; those that cannot be read or parsed go to `on_error` (see tokenized)."""
         kept, token_lists = tokenized(self.tokenize, documents, on_error)
@@ -408,18 +434,18 @@ class NaiveBayes:
             explanations = [self.explain(t, row, explain) for t, row in zip(token_lists, log_proba)]
         return kept, log_proba, explanations
 
-    def decide(self, probabilities, unsure_below=None):
+    def decide(self, probabilities: Sequence[float], unsure_below: float | None = None) -> tuple[str, float]:
         """(label, its probability): the most probable class, or 'unsure' below the threshold
         (the command's, else the model's own: unsure_threshold) or the model's spam cut-off
         (nbtext.classifier.purescore.decide)."""
         return decide(self.classes, probabilities, self.unsure_threshold(unsure_below), self.calibration)
 
-    def unsure_threshold(self, unsure_below=None):
+    def unsure_threshold(self, unsure_below: float | None = None) -> float | None:
         """The --unsure-below its labels are decided by: `unsure_below`, else its own (train
         --unsure-below), else None (nbtext.classifier.purescore.unsure_threshold)."""
         return unsure_threshold(unsure_below, self.settings)
 
-    def posterior(self, jll, lengths=None):
+    def posterior(self, jll: NDArray[np.float64], lengths: Lengths | None = None) -> NDArray[np.float64]:
         """log P(k | document) of joint log-likelihoods: log_softmax(jll), or calibrated,
         log_softmax(jll / T(x)) with T(x) = T · max(n, m)^γ, n the document's length (the same
         argmax). A document of length 0 has no evidence to temper: it keeps its raw
@@ -429,19 +455,19 @@ class NaiveBayes:
             jll = jll / self.temperatures(len(jll), lengths)[:, None]
         return log_normalize(jll)
 
-    def temperatures(self, n_documents, lengths=None):
+    def temperatures(self, n_documents: int, lengths: Lengths | None = None) -> NDArray[np.float64]:
         """T(x) = T · max(n, m)^γ of each document (formulas.temperatures)."""
         return temperatures(self.calibration, n_documents, lengths)
 
-    def predict_log_proba(self, documents):
+    def predict_log_proba(self, documents: Iterable[Text]) -> NDArray[np.float64]:
         """log P(k | document), shape (n_documents, n_classes)."""
         return self.posterior(*self.jll_and_lengths(map(self.tokenize, documents)))
 
-    def predict_proba(self, documents):
+    def predict_proba(self, documents: Iterable[Text]) -> NDArray[np.float64]:
         """P(k | document), shape (n_documents, n_classes); rows sum to 1."""
         return exp(self.predict_log_proba(documents))
 
-    def predict(self, documents):
+    def predict(self, documents: Iterable[Text]) -> list[str]:
         """The most probable label of each document."""
         jll = self.joint_log_likelihood(documents)
         return [self.classes[k] for k in jll.argmax(axis=1).tolist()]
@@ -451,7 +477,7 @@ class NaiveBayes:
         """What `nbtext info` shows: settings, classes with their counts, vocabulary, and
         with `top`, the tokens that most indicate each class."""
         totals = self.token_counts.class_totals
-        info = {
+        info: dict[str, Any] = {
             "event_model": self.event_model,
             "settings": self.settings,
             "classes": {
@@ -529,7 +555,7 @@ def _decoded_sample(arrays, tokens, classes):
     return token_lists, [classes[k] for k in labels], hashes
 
 
-def from_bytes(data, path):
+def from_bytes(data: bytes, path: PathLike) -> NaiveBayes:
     """The model of a model file's bytes (`path` names it in errors)."""
     from nbtext.modelfile.format import parse_state
 

@@ -6,6 +6,8 @@ model tokenizes, weights and smooths exactly as it was trained to. The choices a
 defaults are nbtext.choices'; what each event model allows is nbtext.stats.event_models'.
 """
 
+from __future__ import annotations
+
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -35,6 +37,21 @@ from nbtext.labels import spam_filter_classes
 from nbtext.reading.tokenize import RowTokenizer, Tokenizer
 from nbtext.stats.event_models import EVENT_MODELS
 
+TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any
+
+    from nbtext.stats.event_models import EventModel
+
+    # the settings a model stores (its file's settings JSON): {"event_model": "multinomial", "alpha": 1.0, ...}
+    StoredSettings = dict[str, Any]
+    # a train option's value as make_settings takes it, by name (nbtext.choices.TRAIN_DEFAULTS)
+    Options = Mapping[str, Any]
+    # a row of OPTIONS_READ: the options, whether a model of `event` leaves them unread, why
+    Setting = Callable[[str], Any]
+    OptionsRead = tuple[tuple[str, ...], Callable[[EventModel, Setting], bool], Callable[[EventModel, Setting], str]]
+
 TEXT_ALPHA = 1.0  # Laplace
 # Mail has a large, sparse vocabulary (header tags, hosts, HTML leftovers) where add-one
 # smoothing gives rare tokens far too much mass: on the SpamAssassin split λ = 0.1 makes
@@ -42,7 +59,16 @@ TEXT_ALPHA = 1.0  # Laplace
 MAIL_ALPHA = 0.1
 
 
-def check_settings(event_model, alpha, prior, min_count, max_features, unknown, ngrams, max_evidence=None):
+def check_settings(
+    event_model: str,
+    alpha: Any,
+    prior: str,
+    min_count: Any,
+    max_features: Any,
+    unknown: str,
+    ngrams: Any,
+    max_evidence: Any = None,
+) -> None:
     """Refuse bad settings with a message that names the option to change."""
     if event_model not in EVENT_MODELS:
         raise NbtextError(f"unknown model {event_model!r} (choose from {', '.join(EVENT_MODELS)})")
@@ -61,7 +87,7 @@ def check_settings(event_model, alpha, prior, min_count, max_features, unknown, 
         raise NbtextError(f"--max-evidence must be a whole number from 1 to {MAX_EVIDENCE}, not {max_evidence!r}")
 
 
-def check_alpha(alpha, zero_allowed=False):
+def check_alpha(alpha: Any, zero_allowed: bool = False) -> None:
     number = isinstance(alpha, (int, float)) and math.isfinite(alpha)
     if not number or alpha < 0 or (alpha == 0 and not zero_allowed):
         raise NbtextError(
@@ -70,14 +96,14 @@ def check_alpha(alpha, zero_allowed=False):
         )
 
 
-def make_tokenizer(settings):
+def make_tokenizer(settings: Mapping[str, Any]) -> Tokenizer | RowTokenizer:
     """The tokenizer that tokenizer settings describe: text (and mail), or table rows."""
     if settings.get("kind") == "row":
         return RowTokenizer(settings["columns"])
     return Tokenizer.from_settings(settings)
 
 
-class TrainSettings(Mapping):
+class TrainSettings(Mapping):  # (of str to a setting; a bare base: no typing at run time)
     """What a training is told, as one value made once per command (make_settings) and never
     changed: the settings its model stores (read as a mapping: settings["alpha"]), the
     calibration as it applies (`calibration`: "none" for a model of table rows under "auto")
@@ -85,24 +111,28 @@ class TrainSettings(Mapping):
     until `resolved` gives the value with it chosen (`default_alpha` says it was left so)."""
 
     __slots__ = ("_stored", "calibration", "budget", "default_alpha")
+    _stored: Mapping[str, Any]  # (read-only: _frozen)
+    calibration: str  # one of nbtext.choices.CALIBRATIONS
+    budget: float | None
+    default_alpha: bool
 
-    def __init__(self, stored, calibration, budget, default_alpha):
+    def __init__(self, stored: Mapping[str, Any], calibration: str, budget: float | None, default_alpha: bool):
         for name, value in zip(self.__slots__, (_frozen(stored), calibration, budget, default_alpha)):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("train settings are a value: make new ones (TrainSettings.resolved)")
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str) -> Any:
         return self._stored[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._stored)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._stored)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, TrainSettings):
             return NotImplemented
         return (self.stored(), self.calibration, self.budget, self.default_alpha) == (
@@ -112,19 +142,23 @@ class TrainSettings(Mapping):
             other.default_alpha,
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (compared by value: no hash)
 
-    def __reduce__(self):  # (a cluster's workers are sent it pickled)
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[TrainSettings], tuple[StoredSettings, str, float | None, bool]
+    ]:  # (a cluster's workers are sent it pickled)
         return TrainSettings, (self.stored(), self.calibration, self.budget, self.default_alpha)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"TrainSettings({self.stored()!r}, calibration={self.calibration!r}, budget={self.budget!r})"
 
-    def stored(self):
+    def stored(self) -> StoredSettings:
         """The settings a model stores, as a new dict (its file's settings JSON)."""
         return model_settings(self._stored)
 
-    def resolved(self, mail_documents, documents):
+    def resolved(self, mail_documents: int, documents: int) -> TrainSettings:
         """These settings with λ chosen, if it was left to the corpus: default_alpha's."""
         if self["alpha"] is not None:
             return self
@@ -132,7 +166,7 @@ class TrainSettings(Mapping):
         return TrainSettings({**self.stored(), "alpha": alpha}, self.calibration, self.budget, self.default_alpha)
 
 
-def _frozen(value):
+def _frozen(value: Any) -> Any:
     """A settings value that cannot be changed: dicts as read-only mappings, lists as tuples."""
     if isinstance(value, Mapping):
         return MappingProxyType({key: _frozen(item) for key, item in value.items()})
@@ -141,7 +175,7 @@ def _frozen(value):
     return value
 
 
-def model_settings(settings):
+def model_settings(settings: Any) -> Any:
     """The settings dict a model holds (and its file stores) of stored settings, a model's
     own or TrainSettings': a new dict, nested ones and lists new too (lists as a file
     reads them back)."""
@@ -152,7 +186,7 @@ def model_settings(settings):
     return settings
 
 
-def make_settings(**options):
+def make_settings(**options: Any) -> TrainSettings:
     """The validated TrainSettings of train options (see TRAIN_DEFAULTS): those not given
     (None) are the preset's (preset_defaults), else TRAIN_DEFAULTS'. An option given that
     would change nothing for the model is refused (unused_options)."""
@@ -177,7 +211,7 @@ def make_settings(**options):
     return TrainSettings(stored, calibration, budget, default_alpha=o["alpha"] is None)
 
 
-def preset_of(options):
+def preset_of(options: Options) -> str:
     """The preset whose defaults a training of train `options` (those given) starts from:
     "spam" for a model of SPAM_PRESET_MODEL (--model, or its default) with --preset spam, or --preset
     auto and a spam filter's classes (labels.spam_filter_classes: two, one named spam or ham,
@@ -196,7 +230,7 @@ def preset_of(options):
 PRESET_KIND = (SPAM_PRESET["features"], SPAM_PRESET["learn"])
 
 
-def preset_defaults(given):
+def preset_defaults(given: Options) -> dict[str, Any]:
     """The defaults of the preset of train options `given` (preset_of) for the options not
     given, beside TRAIN_DEFAULTS: {} for the general preset. Of the spam preset's, those that
     what is given leaves unread (OPTIONS_READ: its --learn tone and --max-evidence beside
@@ -224,7 +258,7 @@ def preset_defaults(given):
     return preset
 
 
-def _zero_signless(value):
+def _zero_signless(value: Any) -> Any:
     """A train option as a model stores it: -0.0 is 0.0 (equal to it, it was written -0.0 into
     the model file and said "-0"), as the command line's float options take it (cli.options.Number)."""
     return value + 0.0 if isinstance(value, float) else value
@@ -250,7 +284,7 @@ FOLDS_UNSURE_REFUSED = (
 )
 
 
-def _stored_settings(o):
+def _stored_settings(o: Options) -> StoredSettings:
     """The settings dict a model stores, of train options `o` (every one given: the
     defaults filled in), checked."""
     if o["calibration"] not in CALIBRATIONS:
@@ -315,7 +349,7 @@ def _stored_settings(o):
     }
 
 
-def _learning(o):
+def _learning(o: Options) -> dict[str, Any]:
     """The stored settings of which documents a model learns: none for every one (--learn all,
     as models before --learn), else the rule and its margin."""
     if o["learn"] not in TRAIN_LEARNING:
@@ -328,13 +362,13 @@ def _learning(o):
     return {"learn": o["learn"], "tone_margin": float(margin)}
 
 
-def tone_margin_of(event_model, *given):
+def tone_margin_of(event_model: str, *given: float | None) -> float:
     """--learn tone's margin: the first of `given` that is not None (--tone-margin, then a
     model's own), else the event model's (EventModel.tone_margin) named `event_model`."""
     return next((margin for margin in given if margin is not None), EVENT_MODELS[event_model].tone_margin)
 
 
-def _decision(o):
+def _decision(o: Options) -> dict[str, Any]:
     """The stored settings of how the model's labels are decided: none unless train was given
     --unsure-below (then the model's own, for the commands that decide: purescore.unsure_threshold)."""
     if o["unsure_below"] is None:
@@ -347,13 +381,15 @@ def _decision(o):
     return {"unsure_below": value}
 
 
-def _flag(name, value):
+def _flag(name: str, value: object) -> str:
     """The command-line spelling of a train option (--no-idf for idf=False)."""
     flag = "--" + name.replace("_", "-")
     return flag.replace("--", "--no-", 1) if value is False else flag
 
 
-def unread_by_all(options, models, typed=None):
+def unread_by_all(
+    options: Options, models: Sequence[str], typed: Iterable[str] | None = None
+) -> tuple[str, str] | None:
     """(flag, why) of a train option given that none of `models` reads, or None: for one
     model, what unused_options finds; for models compared on the same folds, what each
     leaves out (options_read_by). `typed` as unused_options takes it."""
@@ -364,12 +400,15 @@ def unread_by_all(options, models, typed=None):
     return next(((flag, why) for flag, why in left_out[0].items() if all(flag in other for other in left_out)), None)
 
 
-def options_read_by(options, event_model, typed=None):
+def options_read_by(
+    options: Options, event_model: str, typed: Iterable[str] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """(the options one model of several compared on the same folds is trained with,
     {flag: why} of those it leaves out): what unused_options finds it does not read, and
     feature values it does not take (--features tfidf for bernoulli, --unknown unk with
     tf-idf): it keeps its own for those."""
-    options, left_out = {**options, "model": event_model}, {}
+    options = {**options, "model": event_model}
+    left_out: dict[str, str] = {}
     event = EVENT_MODELS.get(event_model)
     for _ in range(2):  # (once --features is left out, the tf-idf options may be unused)
         left_out.update(unused_options(options, typed))
@@ -384,12 +423,12 @@ def options_read_by(options, event_model, typed=None):
     return options, left_out
 
 
-def _text_features(event, setting):
+def _text_features(event: EventModel, setting: Setting) -> str | None:
     """The feature values of a text model (None for a model of table rows)."""
     return None if event.default_features is None else setting("features") or event.default_features["features"]
 
 
-def _tfidf_left_out(event, setting):
+def _tfidf_left_out(event: EventModel, setting: Setting) -> str:
     features = _text_features(event, setting)
     instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
     return f"it shapes tf-idf features, and these are {features} features ({instead})"
@@ -399,7 +438,7 @@ def _tfidf_left_out(event, setting):
 # a row names options, when a model of `event` with these settings (`setting(name)`) leaves them
 # unread, and why. The one table of it: make_settings (train, nbtext.train), the command line
 # (its options typed) and eval --compare (each model given what it reads) all ask unused_options.
-OPTIONS_READ = (
+OPTIONS_READ: tuple[OptionsRead, ...] = (
     (
         ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer")
         + ("features", "tf", "idf", "length_norm", "weight_norm"),
@@ -455,7 +494,7 @@ OPTIONS_READ = (
 )
 
 
-def _tone_scorer(event, setting):
+def _tone_scorer(event: EventModel, setting: Setting) -> str:
     features = _text_features(event, setting)
     if event.online is not None and features is not None:
         return f"its pass scores a multinomial model of counts or presence, or fisher, not of {features} features"
@@ -481,7 +520,7 @@ OPTIONS_READ += (
 )
 
 
-def unused_options(options, typed=None):
+def unused_options(options: Options, typed: Iterable[str] | None = None) -> list[tuple[str, str]]:
     """[(flag, why)] of the train options in `options` (make_settings' keywords) that are
     given and would change nothing for the model and the features they choose (OPTIONS_READ):
     what training would otherwise ignore in silence. Given: those named in `typed` (the command
@@ -492,7 +531,7 @@ def unused_options(options, typed=None):
         given = {k: v for k, v in options.items() if v is not None and v != TRAIN_DEFAULTS.get(k)}
     else:
         given = {k: v for k, v in options.items() if k in typed}
-    setting = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}.get
+    setting: Setting = {**TRAIN_DEFAULTS, **{k: v for k, v in options.items() if v is not None}}.get
     event = EVENT_MODELS.get(setting("model"))
     if event is None:
         return []  # (make_settings names the unknown model)
@@ -505,7 +544,7 @@ def unused_options(options, typed=None):
     ]
 
 
-def header_names(headers):
+def header_names(headers: str | Iterable[str]) -> tuple[str, ...]:
     """--headers as names: a sequence of them, or the command line's spelling, 'subject,from'
     (a string is not taken letter by letter); one that names no header line is refused."""
     from nbtext.reading.mail import header_name_problem  # (not on the one-message path's start)
@@ -517,7 +556,7 @@ def header_names(headers):
     return names
 
 
-def ham_flagged_budget(value):
+def ham_flagged_budget(value: object) -> float | None:
     """--max-ham-flagged as a share: '0.2%' or '0.002' -> 0.002; None stays None."""
     if value is None:
         return None
@@ -533,7 +572,7 @@ def ham_flagged_budget(value):
     return share + 0.0  # (-0 is 0)
 
 
-def default_alpha(event_model, mail_documents, documents):
+def default_alpha(event_model: str, mail_documents: int, documents: int) -> float:
     """λ left to the corpus: MAIL_ALPHA for the token models (multinomial, bernoulli) when
     most training documents were read as e-mail, else TEXT_ALPHA (complement NB included,
     as in Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
@@ -561,7 +600,7 @@ CALIBRATED_MERGE = (
 )
 
 
-def merge_refusal(settings):
+def merge_refusal(settings: Mapping[str, Any]) -> str | None:
     """Why models of these settings could not be merged exactly (nbtext.jobs.merging), or None.
     (Presence features with UNK merge while no token is pruned: only --min-count 1 and no
     --max-features promise that before the counts are known.)"""
@@ -572,7 +611,7 @@ def merge_refusal(settings):
     return None
 
 
-def unk_counts_pruned_documents(settings):
+def unk_counts_pruned_documents(settings: Mapping[str, Any]) -> bool:
     """Whether a model of these (stored) settings has an UNK feature that counts the
     documents holding a pruned token: presence features with UNK, and a pruning (--min-count
     above 1, --max-features). Which documents held one is known only from a reading of them:
@@ -582,7 +621,7 @@ def unk_counts_pruned_documents(settings):
     return settings.get("features") == "binary" and settings["unknown"] == "unk" and prunes
 
 
-def shard_of(spec, settings, update=False):
+def shard_of(spec: str | None, settings: Mapping[str, Any], update: bool = False) -> tuple[int, int] | None:
     """(k, n) of train's --shard K/N (None without it), refused where its part of a model of
     `settings` (TrainSettings) could not be merged exactly or where it makes no sense (--update)."""
     if spec is None:
@@ -597,6 +636,6 @@ def shard_of(spec, settings, update=False):
     return shard
 
 
-def table_rows_model(event_model):
+def table_rows_model(event_model: str) -> bool:
     """Whether an event model classifies table rows (its documents are rows of columns)."""
     return EVENT_MODELS[event_model].default_features is None

@@ -26,13 +26,13 @@ class FeatureLookup(dict):
 
 def ids_and_indptr(token_lists, lookup):
     """Flat feature ids of all documents and the CSR row pointer (offsets into the ids)."""
-    ids = array("q")  # a flat C buffer: no Python int object is kept per token
-    extend = ids.extend
+    flat = array("q")  # a flat C buffer: no Python int object is kept per token
+    extend = flat.extend
     ends = [0]
     for tokens in token_lists:
         extend(map(lookup, tokens))
-        ends.append(len(ids))
-    ids = np.frombuffer(ids, dtype=np.int64) if len(ids) else np.zeros(0, dtype=np.int64)
+        ends.append(len(flat))
+    ids = np.frombuffer(flat, dtype=np.int64) if len(flat) else np.zeros(0, dtype=np.int64)
     indptr = np.array(ends, dtype=np.int64)
     if len(ids) and ids.min() < 0:
         ids, indptr = _drop(ids, indptr)

@@ -4,6 +4,8 @@
 >>> report["accuracy"], report["confusion"]
 """
 
+from __future__ import annotations
+
 from nbtext.cutoff import cutoff_of
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
@@ -12,8 +14,23 @@ from nbtext.labels import positive_class
 from nbtext.reading.documents import Document
 from nbtext.stats.metrics import labels_report as score, expected_calibration_error, log_loss, roc_auc
 
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
-def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=None, curves=None):
+    from nbtext.classifier.model import NaiveBayes
+
+
+def evaluate(
+    model: NaiveBayes,
+    documents: Iterable[Any],  # Documents, or texts (str or bytes) with `labels`
+    labels: Iterable[str] | None = None,
+    unsure_below: float | None = None,
+    jobs: int = 1,
+    on_error: Callable[..., Any] | None = None,
+    curves: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The report of `model` on labelled documents (see nbtext.stats.metrics.labels_report), with
     `log_loss`, `roc_auc` (two classes; the positive one is labels.positive_class's), `ece` (the
     expected calibration error, 10 bins, over all documents) and, with `unsure_below` (or the
@@ -30,13 +47,14 @@ def evaluate(model, documents, labels=None, unsure_below=None, jobs=1, on_error=
     """
     if labels is not None:
         labels = list(labels)
-        documents = list(documents)
-        if len(documents) != len(labels):
-            raise NbtextError(f"{len(documents)} documents but {len(labels)} labels")
-        documents = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(documents, labels))]
+        texts = list(documents)
+        if len(texts) != len(labels):
+            raise NbtextError(f"{len(texts)} documents but {len(labels)} labels")
+        documents = [Document(str(i), d, label) for i, (d, label) in enumerate(zip(texts, labels))]
     index = {label: k for k, label in enumerate(model.classes)}
 
-    unknown, seen = {}, set()
+    unknown: dict[str, int] = {}
+    seen: set[str] = set()
 
     def checked():
         for doc in documents:

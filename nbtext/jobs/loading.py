@@ -7,11 +7,18 @@ written. The one-message path's model (nbtext.classifier.purescore) is folded he
 never does.
 """
 
+from __future__ import annotations
+
 import os
 
 from nbtext.errors import NbtextError
 from nbtext.modelfile import pending
 from nbtext.modelfile.container import read_bytes
+
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from nbtext.classifier.model import NaiveBayes
+    from nbtext.modelfile.container import PathLike
 
 
 def model_bytes(path, sample=False):
@@ -29,7 +36,7 @@ def load_model(path, alpha=None, sample=False):
     return model_of_bytes(model_bytes(path, sample), path, alpha)
 
 
-def load(path, sample=True, fold=False):
+def load(path: PathLike, sample: bool = True, fold: bool = False) -> NaiveBayes:
     """The model at `path` (nbtext.load): the one every reader scores with, documents
     learned since the file was written (its pending section) counted, the calibration the
     file's. With `fold`, the model those documents folded into the file make (its

@@ -16,6 +16,8 @@ is a function of every document) and presence features with an UNK feature once 
 are pruned (which documents held a pruned token is not in the counts).
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from nbtext.classifier.settings import (
@@ -34,8 +36,16 @@ from nbtext.labels import new_classes_refused
 from nbtext.stats.changes import LearnedBatch, Ledger
 from nbtext.stats.counting import CountTable
 
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-def merge(models, names=None, into=None, new_classes=False):
+    from nbtext.classifier.model import NaiveBayes
+
+
+def merge(
+    models: Iterable[NaiveBayes], names: Iterable[str] | None = None, into: int | None = None, new_classes: bool = False
+) -> NaiveBayes:
     """The model of all the documents of `models` (NaiveBayes objects, trained with the same
     settings). `names` (e.g. their paths) name them in errors. `into`: the index of the
     model the merge replaces (merge -o A A B), which takes the others' classes it lacks only
@@ -59,9 +69,10 @@ def merge(models, names=None, into=None, new_classes=False):
     for model in models:
         table.merge(exported_counts(model))
         shared += len(model.journal.keys() & learned.journal.keys())
-        learned.learn(LearnedBatch(model.journal.items(), model.corpus["mail_documents"]))
+        # (a model without its corpus record, or calibrated without its sample: refused by _check_mergeable)
+        learned.learn(LearnedBatch(model.journal.items(), model.corpus["mail_documents"]))  # type: ignore[index]
     mail_documents = learned.mail_documents
-    alpha_of_corpus = models[0].corpus["default_alpha"]
+    alpha_of_corpus = models[0].corpus["default_alpha"]  # type: ignore[index]
     if alpha_of_corpus:  # chosen again from the documents of all of them, as one training would
         settings = {
             **settings,
@@ -72,7 +83,7 @@ def merge(models, names=None, into=None, new_classes=False):
     if calibration is not None:
         mode, budget = calibration
         samples = [model.calibration_sample for model in models]
-        united = tuple([d for sample in samples for d in sample[part]] for part in range(3))
+        united = tuple([d for sample in samples for d in sample[part]] for part in range(3))  # type: ignore[index]
         calibrated = calibrate(merged, united, min(complete_rate(m) for m in models), mode, budget=budget)
         if calibrated is None:
             raise NbtextError(

@@ -6,6 +6,8 @@ documents to a trained model; `fit_tokens()` fits already-tokenized documents
 (cross-validation folds).
 """
 
+from __future__ import annotations
+
 from functools import partial
 
 import numpy as np
@@ -41,8 +43,15 @@ from nbtext.stats.changes import Change, LearnedBatch, Ledger, of_record, outcom
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
-def train(documents, labels, **options):
+    from nbtext.classifier.model import Text
+
+
+def train(documents: Iterable[Text], labels: Iterable[str], **options: Any) -> NaiveBayes:
     """Train from parallel sequences of documents (str or bytes) and labels.
 
     Options (all optional) are those of `nbtext train`: model, alpha, prior, min_count,

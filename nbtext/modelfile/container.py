@@ -7,6 +7,8 @@ reads the arrays with numpy, nbtext.classifier.purescore one message's worth of 
 `sample_section` gives the calibration sample's bytes, checked, when they were read.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import struct
@@ -16,6 +18,16 @@ from nbtext.choices import FORMAT_4_SETTINGS
 from nbtext.errors import NbtextError, WriteFailed
 from nbtext.version import __version__
 
+TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from mmap import mmap
+    from typing import Any, BinaryIO
+
+    PathLike = str | os.PathLike[str]  # a model file's path, as the commands and the API take it
+    FileBytes = bytes | mmap  # a model file's bytes: read, or mapped (`mapped`)
+    Header = dict[str, Any]  # the header's JSON (docs/model-file.md)
+
 MAGIC = b"NBTEXT-MODEL\n"
 FORMAT_VERSION = 4  # the newest format this build reads (and writes: written_version)
 PREAMBLE = struct.Struct("<IQ")  # format version, header length
@@ -23,7 +35,7 @@ HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the 
 PENDING_MAGIC = b"NBTEXT-PENDING\n"  # starts the pending section at the file's end (nbtext.modelfile.pending)
 
 
-def written_version(settings):
+def written_version(settings: Mapping[str, Any]) -> int:
     """The format a model file of `settings` is written in: the oldest whose readers honour
     all it holds. 4 when it holds a setting that decides its labels or scores (train
     --unsure-below, --max-evidence: choices.FORMAT_4_SETTINGS), which readers of format 3 would
@@ -32,7 +44,7 @@ def written_version(settings):
     return 4 if any(name in settings for name in FORMAT_4_SETTINGS) else 3
 
 
-def read_bytes(path, sample=False):
+def read_bytes(path: PathLike, sample: bool = False) -> bytes:
     """The bytes of the model file at `path`, read no further than its own header says it
     holds: what is not a regular file (a FIFO would wait forever, /dev/zero never ends) is
     refused before it is opened, the magic and preamble are checked on the first bytes, and
@@ -51,7 +63,7 @@ def read_bytes(path, sample=False):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
-def mapped(f):
+def mapped(f: BinaryIO) -> mmap | None:
     """The whole model file open as `f`, mapped read-only with its pages read in at once
     (MAP_POPULATE where there is one): a learner's way to its bytes, for a large model
     several times faster than reading them into a new buffer, whose pages the kernel must
@@ -68,7 +80,7 @@ def mapped(f):
         return None
 
 
-def read_open(f, path, sample=False):
+def read_open(f: BinaryIO, path: PathLike, sample: bool = False) -> bytes:
     """read_bytes of a model file open for reading at its start (`f`, a binary file)."""
     try:
         size = os.fstat(f.fileno()).st_size
@@ -100,7 +112,7 @@ def read_open(f, path, sample=False):
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
-def read_header(path):
+def read_header(path: PathLike) -> Header:
     """The header (a dict) of the model file at `path`, read alone: its magic, preamble and
     header checksum checked, the arrays not read (what must be known before any document is
     read: the classes train --update may name). Anything else than a whole header of a
@@ -125,7 +137,7 @@ def read_header(path):
     return split(read_bytes(path), path)[0]
 
 
-def split(data, path):
+def split(data: FileBytes, path: PathLike) -> tuple[Header, memoryview]:
     """(header dict, payload memoryview), after checking magic, version, sizes and checksum."""
     if data[: len(MAGIC)] != MAGIC:  # (data: bytes, or a mapped file)
         if data[:1] == b"\x80" or data[:2] in (b"(d", b"(l", b"}q", b"]q"):
@@ -175,7 +187,7 @@ def split(data, path):
     return header, payload
 
 
-def _sample_bytes(header):
+def _sample_bytes(header: object) -> int:
     """The size of the calibration sample section a header announces (0: none)."""
     record = header.get("sample") if isinstance(header, dict) else None
     if record is None:
@@ -186,7 +198,7 @@ def _sample_bytes(header):
     return size
 
 
-def sections(data, header):
+def sections(data: FileBytes, header: Header) -> tuple[memoryview | None, int | None]:
     """(the calibration sample's bytes, or None when the file has none or they were not
     read; the position in `data` of the pending section, len(data) when there is none, or
     None when what follows the payload is neither) of a model file's `data` (split's
@@ -204,14 +216,14 @@ def sections(data, header):
     return sample, end
 
 
-def _pending_at(data, position):
+def _pending_at(data: FileBytes, position: int) -> bool:
     """Whether a pending section starts at `position`: its magic, or the start of it at the
     end of the data (a first append cut short, which holds no record yet)."""
     found = data[position : position + len(PENDING_MAGIC)]
     return found == PENDING_MAGIC or (position + len(found) == len(data) and PENDING_MAGIC.startswith(found))
 
 
-def sample_section(data, header, path):
+def sample_section(data: FileBytes, header: Header, path: PathLike) -> memoryview | None:
     """The calibration sample's bytes of a model file's `data` (split's `header`), checked
     against their CRC-32, or None when the file has none or they were not read (read_bytes
     without `sample`)."""
@@ -227,11 +239,11 @@ class locked:
     PATH.lock, held with flock; two learners take turns, and readers (predict, filter)
     never wait, since a model is only ever replaced whole by rename."""
 
-    def __init__(self, path):
+    def __init__(self, path: PathLike):
         real = os.path.realpath(os.fspath(path))
         self.lock_path = real + ".lock"
 
-    def __enter__(self):
+    def __enter__(self) -> locked:
         import fcntl
 
         try:
@@ -251,14 +263,14 @@ class locked:
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         import fcntl
 
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
 
 
-def check_writable(path):
+def check_writable(path: PathLike) -> None:
     """Fail before any corpus is read if a model file could not be written at `path`."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
@@ -281,14 +293,14 @@ def check_writable(path):
 _TEMPORARY_PREFIX = ".nbtext-{}-"  # and the writer's process id: a file of a process gone is stale
 
 
-def _refuse_special(path):
+def _refuse_special(path: PathLike) -> None:
     """A model is written only where a regular file is, or none: never over a device, a
     FIFO or a socket (as root, `-o /dev/null` would have replaced /dev/null)."""
     if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
         raise NbtextError(f"{path} is not a regular file (a device, FIFO or socket): give another path with -o")
 
 
-def _remove_stale_temporaries(folder):
+def _remove_stale_temporaries(folder: str) -> None:
     """Remove the temporary files our own writes left in `folder` when they were killed
     (SIGKILL, a power cut): `.nbtext-PID-*.tmp` of a process that no longer runs."""
     import re
@@ -312,7 +324,7 @@ def _remove_stale_temporaries(folder):
             pass  # another user's process, alive: its file
 
 
-def write_atomically(path, chunks, private=True):
+def write_atomically(path: PathLike, chunks: Iterable[bytes], private: bool = True) -> None:
     """Write bytes so that `path` is either the old file or the complete new one, never half.
 
     A temporary file in the same folder (mode 0600 while it is written), then rename. A path

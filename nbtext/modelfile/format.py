@@ -8,6 +8,8 @@ whole pass over the arrays can check (`_state`). (The atomic write and the lock 
 concurrent learners are nbtext.modelfile.container's.)
 """
 
+from __future__ import annotations
+
 import json
 import zlib
 
@@ -27,6 +29,22 @@ from nbtext.features.vocabindex import TokenIndex, build_keys
 from nbtext.modelfile.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
 from nbtext.version import __version__
 
+TYPE_CHECKING = False  # (the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from numpy.typing import NDArray
+
+    from nbtext.modelfile.container import PathLike
+
+    Array = NDArray[Any]
+    Buffer = bytes | memoryview  # a model file's payload or section, read or mapped
+    Record = dict[str, Any]  # a record of the header's JSON: {"method": "temperature", ...}
+    CsrRows = tuple[Array, Array, Array]  # (data, indices, indptr): the counts of each class, a CSR row each
+    # (token indices, counts, indptr) CSR rows of the sample's documents, their labels (class indices), hashes
+    CalibrationSample = tuple[Array, Array, Array, Array, Array]
+
 _DTYPES = {"<f8", "<i4", "<i8", "<u8", "|u1"}
 _ALIGN = 8
 
@@ -39,26 +57,26 @@ class ModelState:
 
     def __init__(
         self,
-        settings,
-        classes,
-        tokens,
-        n_tokens,
-        class_count,
-        token_counts,
-        unk_doc_count=None,
-        tfidf_sums=None,
-        tfidf_squares=None,
-        journal=None,
-        file_info=None,
-        corpus=None,
-        calibration=None,
-        one_document=None,
-        calibration_sample=None,
-        sample_bound=None,
-        sample_mode=None,
+        settings: Record,
+        classes: list[str],
+        tokens: list[str] | TokenIndex,
+        n_tokens: int,
+        class_count: Array,
+        token_counts: CsrRows,
+        unk_doc_count: Array | None = None,
+        tfidf_sums: Array | None = None,
+        tfidf_squares: Array | None = None,
+        journal: tuple[Array, Array] | None = None,
+        file_info: Record | None = None,
+        corpus: Record | None = None,
+        calibration: Record | None = None,
+        one_document: Record | None = None,
+        calibration_sample: CalibrationSample | None = None,
+        sample_bound: float | None = None,
+        sample_mode: str | None = None,
     ):
-        self.settings = settings  # dict
-        self.classes = classes  # list of labels
+        self.settings = settings  # the stored settings (nbtext.classifier.settings.StoredSettings)
+        self.classes = classes  # the labels
         self.tokens = tokens  # every token seen, sorted: a list of str, or (read) a TokenIndex
         self.n_tokens = n_tokens
         self.class_count = class_count  # (c,)
@@ -80,7 +98,7 @@ class ModelState:
         self.sample_mode = sample_mode
 
 
-def save(state, path):
+def save(state: ModelState, path: PathLike) -> None:
     """Write a ModelState to `path` atomically: a temporary file in the same folder, then rename."""
     table, payload = _laid_out(_arrays(state))
     sample = None
@@ -92,7 +110,7 @@ def save(state, path):
             }
         )
         sample = {
-            "rate": float(state.sample_bound),
+            "rate": float(state.sample_bound),  # type: ignore[arg-type]  # (a sample has its bound)
             "mode": state.sample_mode or "auto",
             "bytes": len(section),
             "crc32": zlib.crc32(section),
@@ -129,10 +147,12 @@ def save(state, path):
     )
 
 
-def _laid_out(arrays):
+def _laid_out(arrays: Mapping[str, Array]) -> tuple[dict[str, Record], bytes]:
     """({name: {dtype, shape, offset}}, the bytes) of arrays laid end to end, each at an
     8-byte aligned offset."""
-    table, chunks, offset = {}, [], 0
+    table: dict[str, Record] = {}
+    chunks: list[bytes] = []
+    offset = 0
     for name, array in arrays.items():
         array = np.ascontiguousarray(array)
         padding = -offset % _ALIGN
@@ -145,7 +165,7 @@ def _laid_out(arrays):
     return table, b"".join(chunks)
 
 
-def _arrays(state):
+def _arrays(state: ModelState) -> dict[str, Array]:
     data, indices, indptr = state.token_counts
     tokens = state.tokens.tokens() if isinstance(state.tokens, TokenIndex) else state.tokens
     vocabulary = "\0".join(tokens).encode("utf-8", "surrogatepass")
@@ -174,7 +194,7 @@ def _arrays(state):
     return arrays
 
 
-def parse_state(data, path):
+def parse_state(data: bytes, path: PathLike) -> ModelState:
     """The ModelState of a model file's bytes (`path` names it in errors)."""
     header, payload = split(data, path)
     try:
@@ -194,7 +214,7 @@ def parse_state(data, path):
     return state
 
 
-def _state(header, payload):
+def _state(header: Record, payload: Buffer) -> ModelState:
     """The ModelState of a checksummed header and payload, every shape and index checked:
     schema.check_arrays (what the one-message path checks too), then what only a whole
     pass over the arrays can check (numpy's)."""
@@ -208,6 +228,7 @@ def _state(header, payload):
         blob.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         raise ValueError("the vocabulary is not UTF-8 text") from None
+    tokens: list[str] | TokenIndex
     if "token_keys" in arrays:  # absent from files of nbtext's first builds: then a plain list
         keys, order = arrays["token_keys"], arrays["token_order"]
         if n_tokens and (
@@ -246,7 +267,7 @@ def _state(header, payload):
     )
 
 
-def _calibration_sample(arrays, n_tokens, n_classes):
+def _calibration_sample(arrays: Mapping[str, Array], n_tokens: int, n_classes: int) -> CalibrationSample | None:
     """A calibrated model's sample arrays (SAMPLE_ARRAYS), checked, or None."""
     if SAMPLE_ARRAYS[0] not in arrays:
         return None
@@ -265,7 +286,7 @@ def _calibration_sample(arrays, n_tokens, n_classes):
     return indices, counts, indptr, labels, hashes
 
 
-def _journal(arrays, classes):
+def _journal(arrays: Mapping[str, Array], classes: list[str]) -> tuple[Array, Array] | None:
     """(hashes, class indices) of the journal, checked (the model decodes it when needed)."""
     if "journal_hashes" not in arrays:
         return None
@@ -277,7 +298,7 @@ def _journal(arrays, classes):
     return hashes, labels
 
 
-def _array(payload, spec):
+def _array(payload: Buffer, spec: Record) -> Array:
     dtype, shape, offset = spec["dtype"], tuple(spec["shape"]), spec["offset"]
     if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise ValueError(f"bad array spec {spec!r}")

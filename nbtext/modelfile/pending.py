@@ -25,6 +25,8 @@ record that fails its checksum is damage, not a kill: the file is refused (Log.c
 record is empty, so zeros after the records (a file grown without its data) are none either.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import struct
@@ -32,6 +34,17 @@ import zlib
 
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PENDING_MAGIC, PREAMBLE, sections
 from nbtext.stats.changes import Ledger, of_record
+
+TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, BinaryIO
+
+    from nbtext.modelfile.container import FileBytes, Header, PathLike
+    from nbtext.stats.changes import Change
+
+    # a record as written and read: {"hash": hex, "label", "from", "tokens", "mail", "derived"}
+    Record = dict[str, Any]
 
 RECORD = struct.Struct("<II")
 COMPACT_AFTER = 50  # records: then the learner folds them into the model file
@@ -49,8 +62,9 @@ class Log:
     nbtext.modelfile.container.read_bytes reads them, the sample left out or not), and where in the
     file the section and its last whole record end."""
 
-    def __init__(self, data, header=None):
-        self.records, self.problem = [], None  # problem: what is wrong with a whole record that is not one
+    def __init__(self, data: FileBytes, header: Header | None = None):
+        self.records: list[Record] = []
+        self.problem: str | None = None  # what is wrong with a whole record that is not one
         version, header_length = PREAMBLE.unpack_from(data, len(MAGIC))
         start = len(MAGIC) + PREAMBLE.size + (HEADER_CRC.size if version >= 2 else 0)
         if header is None:  # (a reader that split the file already passes its header)
@@ -59,7 +73,7 @@ class Log:
         at = sections(data, header)[1]
         # where the section starts in the file (where the sample always is)
         self.start = start + header_length + header["payload_bytes"] + sample
-        self.end = None  # in the file, the end of the last whole record: None, no section yet
+        self.end: int | None = None  # in the file, the end of the last whole record: None, no section yet
         if at is None or data[at : at + len(PENDING_MAGIC)] != PENDING_MAGIC:
             return  # none (or the start of its magic, a first append cut short: none either)
         position = at + len(PENDING_MAGIC)
@@ -83,7 +97,7 @@ class Log:
             position += RECORD.size + length
         self.end = self.start + position - at
 
-    def check(self, path):
+    def check(self, path: PathLike) -> None:
         """Refuse a section with a record no learner wrote whole (every reader that folds
         it, or appends to it, goes through here)."""
         if self.problem:
@@ -92,11 +106,11 @@ class Log:
             raise NbtextError(f"{path} is corrupt (its pending section holds {self.problem})")
 
     @property
-    def bytes(self):
+    def bytes(self) -> int:
         """The section's size in the file, its whole records' (0: none)."""
         return 0 if self.end is None else self.end - self.start
 
-    def append(self, f, path, records):
+    def append(self, f: BinaryIO, path: PathLike, records: Sequence[Record]) -> None:
         """Write `records` after the whole ones (a torn tail cut off first), durably, to the
         model file open as `f` (the file read, under the model's lock: a file put in its
         place meanwhile is not written). A write that fails at any step leaves the file as
@@ -126,7 +140,7 @@ class Log:
         self.end = end + len(body)
 
 
-def record_of(change, derived):
+def record_of(change: Change, derived: dict[str, Any]) -> Record:
     """The record of `change` (nbtext.stats.changes.Change) that leaves the model's one-document
     record `derived`."""
     return {
@@ -139,19 +153,19 @@ def record_of(change, derived):
     }
 
 
-def framed(record):
+def framed(record: Record) -> bytes:
     body = json.dumps(record, separators=(",", ":")).encode("utf-8")
     return RECORD.pack(len(body), zlib.crc32(body)) + body
 
 
-def tokens_bytes_at_least(tokens):
+def tokens_bytes_at_least(tokens: Iterable[str]) -> int:
     """What `tokens` take of a record `framed` writes, at least: each token its length and 3
     (its quotes and a comma; an escaped character takes more), so that a learner can tell a
     record too large for the section before it derives the rest of it."""
     return sum(len(token) + 3 for token in tokens)
 
 
-def _checked(record):
+def _checked(record: Any) -> Record:
     """A record as read, its fields of the right types (else ValueError)."""
     if not (
         isinstance(record, dict)
@@ -169,7 +183,7 @@ def _checked(record):
     return record
 
 
-def _check_derived(derived, n_classes):
+def _check_derived(derived: object, n_classes: int) -> None:
     """A record's one-document record as the file's own is checked (without its kept rule:
     the section follows models that have none), else ValueError."""
     from nbtext.modelfile.schema import check_one_document
@@ -186,13 +200,23 @@ class Changes(Ledger):
     record after the last record (`derived`, None if none). A model of `presence` counts
     each distinct token of a record's document once."""
 
-    def __init__(self, classes, records=(), learned_before=None, *, presence):
+    row: dict[str, int]  # (a Ledger given its classes)
+    class_count: list[int]
+
+    def __init__(
+        self,
+        classes: Sequence[str],
+        records: Iterable[Record] = (),
+        learned_before: Callable[[bytes], str | None] | None = None,
+        *,
+        presence: bool,
+    ):
         super().__init__(learned_before, classes, presence)
-        self.derived = None
+        self.derived: dict[str, Any] | None = None
         for record in records:
             self.add(record)
 
-    def add(self, record):
+    def add(self, record: Record) -> None:  # type: ignore[override]  # (a record, made a Change here)
         if any(record[k] is not None and record[k] not in self.row for k in ("label", "from")):
             raise ValueError("a pending record of a class the model does not have")
         if record["label"] == record["from"]:

@@ -225,6 +225,7 @@ def check_arrays(header, payload):
                 raise ValueError(f"{name} holds a count that is negative, infinite or not a number")
     if "journal_labels" in arrays:
         labels = raw_array(payload, arrays["journal_labels"])
+        wrong: bool | bytes  # (true: a label out of range)
         if n_classes <= 256:  # little-endian int32 in [0, n_classes): high bytes 0, low byte below n_classes
             wrong = any(bytes(labels[i::4]).strip(b"\0") for i in (1, 2, 3)) or bytes(labels[0::4]).translate(
                 None, bytes(range(n_classes))
@@ -382,7 +383,8 @@ def check_settings_record(settings):
     if given and len(given) < len(FEATURE_KEYS):  # every later build wrote them all, and readers read them so
         raise ValueError(f"feature settings without {', '.join(k for k in FEATURE_KEYS if k not in given)}")
     if not given:  # the event model's defaults, filled in here to be read as such by every reader
-        settings.update({key: event.default_features[key] for key in FEATURE_KEYS})  # (a Bernoulli's: presence)
+        defaults = event.default_features or {}  # (a text model's: a model of table rows returned above)
+        settings.update({key: defaults[key] for key in FEATURE_KEYS})  # (a Bernoulli's: presence)
     for key in FEATURE_KEYS:
         value = settings[key]
         allowed = FEATURES if key == "features" else TF_MODES if key == "tf" else (True, False)

@@ -33,7 +33,16 @@ Ledger's (`Ledger.learn`): the same rules, copies counted. A merge of models is 
 batches are the models (nbtext.jobs.merging).
 """
 
+from __future__ import annotations
+
 from collections import Counter
+
+TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    Step = tuple[str, int]  # (a class, −1 for the one a document leaves, +1 for the one it joins)
 
 
 class Change:
@@ -42,8 +51,13 @@ class Change:
     namedtuple's definition would cost the one-message learner's start-up more.)"""
 
     __slots__ = ("key", "before", "after", "tokens", "mail")
+    key: bytes
+    before: str | None
+    after: str | None
+    tokens: Sequence[str]
+    mail: bool
 
-    def __init__(self, key, before, after, tokens, mail):
+    def __init__(self, key: bytes, before: str | None, after: str | None, tokens: Sequence[str], mail: bool):
         self.key, self.before, self.after, self.tokens, self.mail = key, before, after, tokens, mail
 
 
@@ -53,13 +67,13 @@ OUTCOMES = ("added", "moved", "duplicates", "forgotten", "unknown")
 CHANGING = ("added", "moved", "forgotten")
 
 
-def changes_anything(stats):
+def changes_anything(stats: Mapping[str, int]) -> bool:
     """Whether the documents of `stats` ({outcome: number}) changed the model: one added,
     moved or forgotten (known and unknown ones change nothing)."""
     return any(stats.get(name) for name in CHANGING)
 
 
-def outcome(before, after):
+def outcome(before: str | None, after: str | None) -> str:
     """What learning a document under `after` (None: forgetting it) is, when the model holds
     it under `before` (None: not at all): "added", "moved", "forgotten", or no change,
     "duplicates" (learned under that label already) or "unknown" (forgetting one never
@@ -71,24 +85,24 @@ def outcome(before, after):
     return "moved" if before is not None else "added"
 
 
-def steps(change):
+def steps(change: Change) -> list[Step]:
     """[(class, −1 or +1)]: the class its document leaves and the one it joins, either none."""
     return [(label, sign) for label, sign in ((change.before, -1), (change.after, 1)) if label is not None]
 
 
-def mail_step(change):
+def mail_step(change: Change) -> int:
     """The change of the number of documents read as mail: +1 for a mail document not
     learned before, −1 for one forgotten, 0 for one moved or not mail."""
     return mail_moved(int(change.mail), change.before is not None, change.after is not None)
 
 
-def mail_moved(n, left, joined):
+def mail_moved(n: int, left: bool, joined: bool) -> int:
     """The change of the number of documents read as mail when `n` of them leave a class
     (`left`), join one (`joined`), or both (moved: no change)."""
     return n * (joined - left)
 
 
-def moves(changes):
+def moves(changes: Iterable[Change]) -> list[tuple[int, list[Sequence[str]], list[str]]]:
     """The counts `changes` move, as a count table adds them (nbtext.stats.counting.CountTable):
     [(sign, token lists, labels)], the documents that leave a class (sign −1) first, then
     those that join one (+1), each by its `steps`."""
@@ -110,8 +124,10 @@ class LearnedBatch:
         mail      how many of them were read as e-mail"""
 
     __slots__ = ("entries", "mail")
+    entries: list[tuple[bytes, str]]
+    mail: int
 
-    def __init__(self, entries, mail):
+    def __init__(self, entries: list[tuple[bytes, str]], mail: int):
         self.entries, self.mail = entries, mail
 
 
@@ -120,12 +136,12 @@ class LearnedBatch:
 LEARNED_STEP = 1
 
 
-def of_record(record):
+def of_record(record: Mapping[str, Any]) -> Change:
     """The Change a pending record (nbtext.modelfile.pending) writes down."""
     return Change(bytes.fromhex(record["hash"]), record["from"], record["label"], record["tokens"], record["mail"])
 
 
-def document_counts(tokens, presence):
+def document_counts(tokens: Iterable[str], presence: bool) -> dict[str, int]:
     """{token: what a document adds to its count in its class}: its occurrences, or 1 for
     each distinct token when the model counts presence (the documents holding a token), as
     a count table counts a batch (nbtext.stats.counting.cell_counts) and an online run
@@ -143,51 +159,57 @@ class Ledger:
     documents (`class_count`) and of each token's counts (`delta`): what the one-message
     path, which has no count table, needs."""
 
-    def __init__(self, learned_before=None, classes=None, presence=False):
+    def __init__(
+        self,
+        learned_before: Callable[[bytes], str | None] | None = None,
+        classes: Sequence[str] | None = None,
+        presence: bool = False,
+    ):
         self._learned_before = learned_before
         self.presence = presence
-        self.journal = {}
+        self.journal: dict[bytes, str | None] = {}
         self.mail_documents = 0
         self.row = None if classes is None else {label: k for k, label in enumerate(classes)}
         self.class_count = None if classes is None else [0] * len(classes)
-        self._documents = []  # with classes: per change, (its tokens counted, [(row, ±1)])
+        # with classes: per change, (its tokens counted, [(row, ±1)])
+        self._documents: list[tuple[dict[str, int], list[tuple[int, int]]]] = []
 
-    def learned_as(self, key):
+    def learned_as(self, key: bytes) -> str | None:
         """The class the document of journal key `key` is learned under after the changes."""
         if key in self.journal:
             return self.journal[key]
         return None if self._learned_before is None else self._learned_before(key)
 
-    def add(self, change):
+    def add(self, change: Change) -> None:
         self._entered(((change.key, change.after),), mail_step(change))
-        if self.row is not None:
+        if self.row is not None and self.class_count is not None:  # (both, or neither: with classes)
             moved = [(self.row[label], sign) for label, sign in steps(change)]
             for k, sign in moved:
                 self.class_count[k] += sign
             self._documents.append((document_counts(change.tokens, self.presence), moved))
 
-    def learn(self, learned):
+    def learn(self, learned: LearnedBatch) -> None:
         """A training's batch (LearnedBatch): each document a change from no class to its label,
         so none is looked up, and every copy counts among the documents read as mail."""
         self._entered(learned.entries, mail_moved(learned.mail, False, True))
 
-    def _entered(self, entries, mail_step):
+    def _entered(self, entries: Iterable[tuple[bytes, str | None]], mail_step: int) -> None:
         # the journal's rule: a key is held under the class its last change leaves it in
         self.journal.update(entries)
         self.mail_documents += mail_step
 
-    def delta(self, token):
+    def delta(self, token: str) -> list[int] | None:
         """What the changes add to `token`'s count in each class (with `classes`), or None if nothing."""
         delta = None
         for counted, moved in self._documents:
             n = counted.get(token)
             if n:
-                delta = delta or [0] * len(self.class_count)
+                delta = delta or [0] * len(self.class_count or ())  # (a change counted: with classes)
                 for k, sign in moved:
                     delta[k] += sign * n
         return delta
 
-    def journal_over(self, journal):
+    def journal_over(self, journal: Mapping[bytes, str]) -> dict[bytes, str]:
         """The journal {key: class} of a model that held `journal`, after the changes."""
         journal = dict(journal)
         for key, label in self.journal.items():
@@ -198,7 +220,7 @@ class Ledger:
         return journal
 
 
-def counts_after(counts, n, change, row):
+def counts_after(counts: Iterable[float], n: int, change: Change, row: Mapping[str, int]) -> list[float]:
     """A token's counts per class (a list) after `change` moves `n` of it (its count in the
     document) between the classes of rows `row` (class -> row)."""
     counts = list(counts)

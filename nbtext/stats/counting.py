@@ -32,7 +32,7 @@ class CountTable:
 
     def __init__(self, binary):
         self.binary = binary
-        self.token_columns = defaultdict()
+        self.token_columns: defaultdict[str, int] = defaultdict()
         self.token_columns.default_factory = self.token_columns.__len__  # new token -> next column
         self.labels = {}
         self._class_count = np.zeros(0)
@@ -145,9 +145,9 @@ class CountTable:
         names = list(self.token_columns)  # in column order: columns are handed out as tokens arrive
         alive = totals > 0
         columns = range(len(names)) if alive.all() else np.flatnonzero(alive).tolist()
-        col_order = sorted(columns, key=names.__getitem__)  # the columns in the order of their tokens
-        tokens = [names[j] for j in col_order]
-        col_order = np.array(col_order, dtype=np.intp)
+        sorted_columns = sorted(columns, key=names.__getitem__)  # the columns in the order of their tokens
+        tokens = [names[j] for j in sorted_columns]
+        col_order = np.array(sorted_columns, dtype=np.intp)
         token_counts = self.token_counts
         if len(classes) and len(tokens):
             token_counts = token_counts[np.ix_(row_order, col_order)]
@@ -188,7 +188,7 @@ class ColumnCounter:
 
     def __init__(self, binary):
         self.binary = binary
-        self.token_columns = defaultdict()
+        self.token_columns: defaultdict[str, int] = defaultdict()
         self.token_columns.default_factory = self.token_columns.__len__
         self.sent = 0  # columns whose tokens went out with an earlier batch
 
@@ -197,7 +197,7 @@ class ColumnCounter:
         (CountTable.export of the batch, with only the new tokens, ids, indptr)."""
         from itertools import islice
 
-        classes = {}
+        classes: dict[str, int] = {}
         rows = np.fromiter(
             (classes.setdefault(label, len(classes)) for label in labels), dtype=np.intp, count=len(labels)
         )

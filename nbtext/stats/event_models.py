@@ -28,6 +28,8 @@ Adding an event model: its class here (its statistics, its hooks), its line in t
 below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests.
 """
 
+from __future__ import annotations
+
 import math
 from functools import cached_property, lru_cache
 
@@ -35,6 +37,10 @@ from nbtext import choices
 from nbtext.errors import NbtextError
 from nbtext.exactmath import scalar_log
 from nbtext.labels import positive_class
+
+TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
+if TYPE_CHECKING:
+    from typing import Any
 
 # exactmath's log of one number, remembered: a document's counts repeat (most are small
 # whole numbers), and each costs some 20 Python float operations
@@ -58,10 +64,10 @@ class OneDocument:
 
     presence = False
     follows_changes = False  # whether its record follows learned and forgotten documents (pending records)
-    absent = None  # a constant per class, or None
+    absent: list[float] | None = None  # a constant per class, or None
     # what record_of adds to the record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}:
     # what the model file's schema checks (nbtext.modelfile.schema.check_one_document)
-    record_values = {}
+    record_values: dict[str, str] = {}
 
     @classmethod
     def of_record(cls, record, class_count, alpha, classes):
@@ -153,7 +159,7 @@ class CountsDocument(OneDocument):
         return {"totals": model.feature_totals.tolist()}
 
     def weight(self, k, count):
-        return math.log(count + self.alpha) - self.denominators[k]
+        return math.log(count + self.alpha) - self.denominators[k]  # type: ignore[index]  # (asked of a feature: d > 0)
 
     def exact_weight(self, k, count):
         return _exact_log(count + self.alpha) - self.exact_denominators[k]
@@ -205,7 +211,7 @@ class FisherDocument(FisherFormulas, OneDocument):
     so the posterior is I. No log prior enters. Also the online protocol's form."""
 
     presence = True
-    record_values = {}  # the class counts and λ are all it reads besides the tokens' own counts
+    record_values: dict[str, str] = {}  # the class counts and λ are all it reads besides the tokens' own counts
 
     def __init__(self, class_count, positive, alpha):
         if len(class_count) != 2:
@@ -255,18 +261,18 @@ class FisherDocument(FisherFormulas, OneDocument):
 class EventModel:
     """What every event model says (see the module's docstring)."""
 
-    name = None
+    name: str = None  # type: ignore[assignment]  # (each event model's own)
     # The default feature values (nbtext.features.weighting), or None for a model of table rows.
-    default_features = feature_defaults("counts")
-    feature_kinds = choices.FEATURES  # the --features it accepts
-    feature_kind_error = None  # the message when another is asked for
+    default_features: dict[str, Any] | None = feature_defaults("counts")
+    feature_kinds: tuple[str, ...] = choices.FEATURES  # the --features it accepts
+    feature_kind_error: str | None = None  # the message when another is asked for
     zero_alpha = False  # whether λ = 0 is allowed
     prior_in_jll = True  # whether log P(k) enters the joint log-likelihood
     mail_alpha = False  # whether λ defaults to 0.1 when most training documents are e-mail
     smooths = True  # whether λ enters at all
     normalizes_weights = False  # whether it reads --weight-norm
     min_classes = 2
-    max_classes = None  # the most classes it models (None: any number)
+    max_classes: int | None = None  # the most classes it models (None: any number)
     reads_unk = True  # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
     count_unit = "tokens"  # what `nbtext info` says a class's count is of
     reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
@@ -276,8 +282,8 @@ class EventModel:
     needs_squares = False
     calibrates = True  # whether a temperature is fitted to it (out_of_fold_jll)
     tone_margin = choices.DEFAULT_TONE_MARGIN  # --learn tone's margin by default, on its jll's scale
-    one_document = None  # its pure-Python form of one document (CountsDocument's protocol), or None
-    online = None  # the form the online protocol scores with, or None
+    one_document: type[OneDocument] | None = None  # its pure-Python form of one document, or None
+    online: type[OneDocument] | None = None  # the form the online protocol scores with, or None
     caps_evidence = False  # whether it scores under train --max-evidence (nbtext.stats.evidence)
 
     def log_theta(self, stats):

@@ -51,7 +51,7 @@ def used_features(key, terms, cap):
     else:  # max over l != k of t_lj: the best term, or the second where k is the best (as used_cells_of)
         leads = [[] for _ in range(n_classes)]
         for t in terms:
-            first, second = sorted(range(n_classes), key=lambda k, t=t: -t[k])[:2]
+            first, second = sorted(range(n_classes), key=lambda k, t=t: -t[k])[:2]  # type: ignore[misc]
             for k in range(n_classes):
                 leads[k].append(t[k] - t[second if first == k else first])
     used = set()

@@ -41,7 +41,8 @@ def out_of_fold_jll(model, token_lists, labels, folds):
     """(jll, n): the joint log-likelihood of each document under the model without its
     fold's documents, (n, classes), and each document's length n (its tokens that enter
     the likelihood, as NaiveBayes.jll_and_lengths counts them)."""
-    return out_of_fold_jll_of_ids(model, *model.vocabulary.ids(token_lists), labels, folds)
+    ids, indptr = model.vocabulary.ids(token_lists)
+    return out_of_fold_jll_of_ids(model, ids, indptr, labels, folds)
 
 
 def out_of_fold_jll_of_ids(model, ids, indptr, labels, folds):
