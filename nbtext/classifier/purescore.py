@@ -165,7 +165,8 @@ class PureModel:
         kept tokens, then UNK (token None); x_j counts occurrences, or is 1 with presence
         features; n is the number of tokens that enter the likelihood
         (NaiveBayes.jll_and_lengths's length)."""
-        features, unknown, distinct = [], 0, Counter()
+        features: list[tuple[str | None, int, list[float]]] = []  # (None: UNK)
+        unknown, distinct = 0, Counter[str]()
         most = min(MAX_DISTINCT_TOKENS, MAX_LOOKUPS // len(self.classes))
         for start in range(0, len(tokens), _COUNTED_AT_ONCE):  # (a long document is left early, not counted whole)
             distinct.update(tokens[start : start + _COUNTED_AT_ONCE])
