@@ -27,7 +27,8 @@ from nbtext.modelfile.format import ModelState, save as save_state
 from nbtext.modelfile.schema import same_record
 from nbtext.reading.documents import tokenized
 from nbtext.stats.event_models import EVENT_MODELS
-from nbtext.stats.formulas import class_log_prior, log_normalize, temperatures
+from nbtext.stats.formulas import log_normalize, temperatures
+from nbtext.stats.prior import class_log_prior
 from nbtext.stats.sufficient import Statistics
 from nbtext.stats.token_counts import ClassCounts
 
@@ -390,7 +391,7 @@ class NaiveBayes:
     @cached_property
     def class_log_prior(self):
         """log P(k), shape (n_classes,)."""
-        return class_log_prior(self.class_count, self.alpha, self.settings["prior"])
+        return np.array(class_log_prior(self.class_count.tolist(), self.alpha, self.settings["prior"]))
 
     @cached_property
     def prior_term(self):

@@ -29,6 +29,7 @@ from nbtext.features.vocabindex import encode, find_one
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
+from nbtext.stats.prior import class_log_prior
 from nbtext.stats.tempering import document_temperature
 
 _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
@@ -309,12 +310,9 @@ def _array(payload, spec):
 
 
 def log_prior(class_count, alpha, prior):
-    """log P(k) as nbtext.stats.formulas.class_log_prior (math.log raises on log 0: Unserved)."""
-    n = len(class_count)
-    if prior == "smoothed":
-        return [math.log(c + alpha) - math.log(sum(class_count) + n * alpha) for c in class_count]
-    if prior == "empirical":
-        if not all(c > 0 for c in class_count):  # log 0: numpy's -inf is the whole model's to score with
-            raise Unserved("a class with no documents under the empirical prior")
-        return [math.log(c) - math.log(sum(class_count)) for c in class_count]
-    return [-math.log(n)] * n
+    """log P(k) (nbtext.stats.prior), where no class's is log 0 (a class with no documents
+    under the empirical prior: −inf is the whole model's to score with)."""
+    logs = class_log_prior(class_count, alpha, prior)
+    if -math.inf in logs:
+        raise Unserved("a class with no documents under the empirical prior")
+    return logs

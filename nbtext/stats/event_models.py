@@ -294,11 +294,11 @@ class EventModel:
         """log P(k) as it enters the joint log-likelihood (0 for a model without one)."""
         import numpy as np
 
-        from nbtext.stats.formulas import class_log_prior
+        from nbtext.stats.prior import class_log_prior
 
         if not self.prior_in_jll:
             return np.zeros(stats.n_classes)
-        return class_log_prior(stats.class_count, stats.alpha, stats.settings["prior"])
+        return np.array(class_log_prior(stats.class_count.tolist(), stats.alpha, stats.settings["prior"]))
 
     def check_classes(self, classes):
         """Refuse more classes than it models, in one line (training, eval --online)."""

@@ -107,20 +107,6 @@ def categorical_unseen_log_prob(class_count, alpha, feature_of, n_columns):
     return log(alpha) - log(class_count[:, None] + n_values[None, :] * alpha)
 
 
-def class_log_prior(class_count, alpha, prior):
-    """log P(k): smoothed (N_k + λ)/(N + c·λ), empirical N_k/N, or uniform 1/c."""
-    n_classes = len(class_count)
-    if prior == "smoothed":
-        with np.errstate(divide="ignore"):  # λ = 0 (categorical): an empty class has log 0
-            return log(class_count + alpha) - log(class_count.sum() + n_classes * alpha)
-    if prior == "empirical":
-        with np.errstate(divide="ignore"):  # a class with no documents gets log 0 = -inf
-            return log(class_count) - log(class_count.sum())
-    if prior == "uniform":
-        return np.full(n_classes, -log(n_classes))
-    raise ValueError(f"unknown prior {prior!r}")
-
-
 def log_normalize(jll):
     """Rows of log-posteriors from joint log-likelihoods, by log-sum-exp (no overflow)."""
     top = jll.max(axis=1, keepdims=True)
