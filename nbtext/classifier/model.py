@@ -27,7 +27,7 @@ from nbtext.modelfile.format import ModelState, save as save_state
 from nbtext.modelfile.schema import same_record
 from nbtext.reading.documents import tokenized
 from nbtext.stats.event_models import EVENT_MODELS
-from nbtext.stats.formulas import log_normalize, temperatures
+from nbtext.stats.formulas import tempered_log_posterior, temperatures
 from nbtext.stats.prior import class_log_prior
 from nbtext.stats.sufficient import Statistics
 from nbtext.stats.token_counts import ClassCounts
@@ -452,9 +452,7 @@ class NaiveBayes:
         argmax). A document of length 0 has no evidence to temper: it keeps its raw
         posterior (the prior, for the multinomial), where T(1) would make the prior sure.
         `lengths` (as jll_and_lengths gives them) are needed when γ is not 0."""
-        if self.calibration is not None:
-            jll = jll / self.temperatures(len(jll), lengths)[:, None]
-        return log_normalize(jll)
+        return tempered_log_posterior(jll, self.calibration, lengths)
 
     def temperatures(self, n_documents: int, lengths: Lengths | None = None) -> NDArray[np.float64]:
         """T(x) = T · max(n, m)^γ of each document (formulas.temperatures)."""

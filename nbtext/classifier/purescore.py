@@ -30,7 +30,7 @@ from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.prior import class_log_prior
-from nbtext.stats.tempering import document_temperature
+from nbtext.stats.tempering import document_temperature, log_sum_exp, tempered_posterior
 
 _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
 # Past this many distinct tokens the numpy path is the faster one: its import costs more than
@@ -194,11 +194,8 @@ class PureModel:
         T(x)): softmax(jll / T(x)), as NaiveBayes.posterior."""
         features, length = self.features(self.tokenize(document))
         temperature = document_temperature(self.calibration, length)  # T(x), as NaiveBayes.temperatures
-        jll = [v / temperature for v in self.joint_log_likelihood(features)]
-        log_total = log_sum_exp(jll)
-        if not math.isfinite(log_total):
-            raise Unserved
-        return [math.exp(v - log_total) for v in jll], features, jll, temperature
+        probabilities, jll = tempered_posterior(self.joint_log_likelihood(features), temperature)
+        return probabilities, features, jll, temperature
 
     def probabilities(self, document):
         """P(k | document) for each class."""
@@ -269,15 +266,6 @@ def decide(classes, probabilities, unsure_below=None, calibration=None):
     if unsure_below is not None and p < unsure_below:
         return "unsure", p
     return classes[k], p
-
-
-def log_sum_exp(values):
-    """ln Σ e^v of `values` (floats), as top + ln Σ e^(v − top) with top the largest (no
-    e^v overflows, and the sum is at least 1); the largest itself where it is not finite."""
-    top = max(values)
-    if not math.isfinite(top):
-        return top
-    return top + math.log(math.fsum(math.exp(v - top) for v in values))
 
 
 def log_odds_against_rest(log_probabilities, k):

@@ -290,12 +290,11 @@ def spam_cutoff(classes, jll, rows, lengths, calibration, budget):
     on every CPU), and q stands clear of the first one excluded by a relative CEILING_MARGIN,
     more than the one-message path's own rounding differs from it. q = 0 (nothing is the
     positive class) only when that one's probability is 0 in float64 (log-odds past 745)."""
-    from nbtext.stats.formulas import log_normalize, temperatures
+    from nbtext.stats.formulas import tempered_log_posterior
 
     positive = positive_class(classes)
     k = classes.index(positive)
-    scale = temperatures(calibration, len(jll), lengths)
-    p_other = exp(log_normalize(jll / scale[:, None]))[:, 1 - k]
+    p_other = exp(tempered_log_posterior(jll, calibration, lengths))[:, 1 - k]
     negatives = np.sort(p_other[rows != k])  # the other class's own documents, the surest of the positive first
     allowed, too_few = most_within(len(negatives), budget, BUDGET_RISK), None
     if allowed is None:  # what the cut-off then keeps is no such bound: said, as the summary's words are not

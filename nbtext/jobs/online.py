@@ -23,7 +23,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
 from nbtext.stats.changes import document_counts
 from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
-from nbtext.stats.tempering import document_temperature
+from nbtext.stats.tempering import document_temperature, tempered_posterior
 
 
 class OnlineMultinomial:
@@ -116,11 +116,7 @@ class OnlineMultinomial:
         form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
         jll = form.joint_log_likelihood(self._log_prior(), features, self.max_evidence)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
-        tempered = [v / scale for v in jll]
-        top = max(tempered)
-        e = [math.exp(v - top) for v in tempered]
-        total = math.fsum(e)
-        return [v / total for v in e], jll
+        return tempered_posterior(jll, scale)[0], jll
 
     def _log_prior(self):
         from nbtext.classifier.purescore import log_prior

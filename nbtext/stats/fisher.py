@@ -24,6 +24,8 @@ document (the one-message path imports no numpy) and over numpy arrays for a bat
 
 import math
 
+from nbtext.stats.tempering import log_sum_exp
+
 ASSUMED = 0.5  # x: f(w) of a token never seen, the prior belief the strength s weighs
 MIN_DEVIATION = 0.1  # a token enters only when |f(w) − x| >= this (SpamBayes' minimum_prob_strength)
 MAX_TOKENS = 150  # the most deviant tokens a message is scored on (SpamBayes' max_discriminators)
@@ -61,13 +63,6 @@ def used_tokens(scored):
     return [(key, f, g) for _, key, f, g in deviant[:MAX_TOKENS]]
 
 
-def _log_sum_exp(values):
-    top = max(values)
-    if top == -math.inf:
-        return top
-    return top + math.log(math.fsum(math.exp(v - top) for v in values))
-
-
 def log_chi_square_tails(n, m):
     """(ln Q, ln P) of the chi-square distribution of 2n degrees of freedom at 2m (n >= 1,
     m >= 0): Q = e^−m Σ_{i<n} m^i/i! (the survival function), P = 1 − Q = e^−m Σ_{i>=n} m^i/i!,
@@ -75,10 +70,10 @@ def log_chi_square_tails(n, m):
     if m <= 0:
         return 0.0, -math.inf
     log_m = math.log(m)
-    log_q = -m + _log_sum_exp([i * log_m - LOG_FACTORIALS[i] for i in range(n)])
+    log_q = -m + log_sum_exp([i * log_m - LOG_FACTORIALS[i] for i in range(n)])
     if log_q < -LN2:
         return log_q, math.log(1.0 - math.exp(log_q))
-    return log_q, -m + _log_sum_exp([i * log_m - LOG_FACTORIALS[i] for i in range(n, n + TAIL_TERMS)])
+    return log_q, -m + log_sum_exp([i * log_m - LOG_FACTORIALS[i] for i in range(n, n + TAIL_TERMS)])
 
 
 def _log_add(a, b):

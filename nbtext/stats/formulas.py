@@ -118,6 +118,14 @@ def log_normalize(jll):
     return jll - (top + log(exp(jll - top).sum(axis=1, keepdims=True)))
 
 
+def tempered_log_posterior(jll, calibration=None, lengths=None):
+    """Rows of log P(k | x) = log_softmax(jll / T(x)) (T(x) = temperatures: 1 without
+    calibration): the form over arrays of nbtext.stats.tempering.tempered_posterior."""
+    if calibration is not None:
+        jll = jll / temperatures(calibration, len(jll), lengths)[:, None]
+    return log_normalize(jll)
+
+
 def temperatures(calibration, n_documents, lengths=None):
     """T(x) = T · max(n, m)^γ of each document (1 without calibration, or for n = 0 when γ is
     not 0): what its joint log-likelihoods are divided by before the softmax; the form over
