@@ -85,20 +85,12 @@ class OneDocument:
         raise NotImplementedError
 
     def weight(self, k, count):
-        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k."""
+        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k. A form whose
+        event model scores under train --max-evidence gives it the bits its numpy form gives it
+        (nbtext.exactmath's log): the features a cap chooses by their terms are a discrete
+        choice, which the one-message path and the model loaded whole make alike only from the
+        same bits (libm's log differs from exactmath's in the last one)."""
         raise NotImplementedError
-
-    def exact_weight(self, k, count):
-        """W_kj with the bits the numpy form gives it (nbtext.exactmath's log), of a form whose
-        event model scores under train --max-evidence: the features it chooses by their terms
-        are a discrete choice, which the one-message path and the model loaded whole make
-        alike only from the same bits (libm's log differs from exactmath's in the last one)."""
-        raise NotImplementedError
-
-    def weight_under(self, max_evidence):
-        """The W_kj function the document's terms are computed by: `weight`, or under a cap
-        `exact_weight`."""
-        return self.weight if max_evidence is None else self.exact_weight
 
     def joint_log_likelihood(self, log_prior, features, max_evidence=None):
         """jll_k for each class, each class's terms summed exactly (of the features that
@@ -113,7 +105,7 @@ class OneDocument:
     def scoring(self, features, max_evidence):
         """(the features that score the document, their terms x_j W_kj of each class): all of
         them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
-        weight = self.weight_under(max_evidence)
+        weight = self.weight
         rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
         if max_evidence is None:
             return features, rows
@@ -125,7 +117,7 @@ class OneDocument:
     def explanation(self, features, winner, runner_up, max_evidence=None):
         """[(token, its term of jll_winner − jll_runner-up)] of the document's features that
         score it (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
-        weight = self.weight_under(max_evidence)
+        weight = self.weight
         return [
             (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
             for token, x, counts in self.scoring(features, max_evidence)[0]
@@ -143,8 +135,6 @@ class CountsDocument(OneDocument):
 
     def __init__(self, totals, n_features, alpha):
         self.alpha, self.totals, self.n_features = alpha, totals, n_features
-        # log(T_k + d·λ) per class, once (no feature at all: nothing enters the likelihood)
-        self.denominators = [math.log(t + n_features * alpha) for t in totals] if n_features else None
 
     @classmethod
     def of_record(cls, record, class_count, alpha, classes):
@@ -159,14 +149,11 @@ class CountsDocument(OneDocument):
         return {"totals": model.feature_totals.tolist()}
 
     def weight(self, k, count):
-        return math.log(count + self.alpha) - self.denominators[k]  # type: ignore[index]  # (asked of a feature: d > 0)
-
-    def exact_weight(self, k, count):
-        return _exact_log(count + self.alpha) - self.exact_denominators[k]
+        return _exact_log(count + self.alpha) - self.denominators[k]
 
     @cached_property
-    def exact_denominators(self):
-        """log(T_k + d·λ) per class by nbtext.exactmath's log, as formulas.multinomial_log_denominator."""
+    def denominators(self):
+        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator."""
         return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
 
 
