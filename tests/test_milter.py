@@ -286,6 +286,40 @@ def test_a_silent_mta_is_dropped_at_the_timeout():
     ours.close(), theirs.close()
 
 
+def test_a_message_trickled_in_is_cut_at_the_timeout_of_its_first_byte():
+    """An MTA (or anyone let in) that sends a message a few bytes at a time, each within the
+    read timeout, holds its connection no longer than the timeout from the message's first
+    byte: then one log line and the connection closed, nothing judged. Between messages the
+    MTA may idle up to the timeout each time, as before."""
+    fields = [(b"Subject", b" slow")]
+    stream = b"".join(message_packets(fields, b"body\r\n" * 40))
+    ours, theirs = socket.socketpair()
+    ours.settimeout(1.0)
+    theirs.sendall(optneg())
+    service = FakeService()
+    done = threading.Event()
+
+    def trickle():  # a byte every 0.2 s, for up to 6 s
+        for i in range(min(30, len(stream))):
+            if done.is_set():
+                return
+            try:
+                theirs.sendall(stream[i : i + 1])
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    threading.Thread(target=trickle, daemon=True).start()
+    started = time.monotonic()
+    milter.answer(ours, service, "test")
+    took = time.monotonic() - started
+    done.set()
+    ours.close(), theirs.close()
+    assert took < 3, f"a trickled message held its connection {took:.1f} s"
+    assert service.judged == []
+    assert service.lines == [("test", "milter: the message was not sent whole within 1 s, connection closed", None)]
+
+
 def test_a_stop_ends_a_session_idle_between_messages_and_no_message_begun():
     """At every packet boundary of a session: a worker told to stop (service.stopping) ends it
     at once where no message has begun since the last answered (Postfix waits up to 360 s

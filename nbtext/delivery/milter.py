@@ -75,6 +75,10 @@ class _Closed(Exception):
     """The connection ended: EOF, a reset or the read timeout."""
 
 
+class _Late(Exception):
+    """A message begun was not sent whole within the connection's timeout."""
+
+
 def answer(connection, service, client, action="tag"):
     """Answer the MTA on `connection` (a connected socket, its timeout set) until it quits or the
     connection ends; `action` is what spam gets: `tag` (header fields only), `quarantine` or
@@ -86,6 +90,8 @@ def answer(connection, service, client, action="tag"):
         session.run()
     except _Closed:
         pass
+    except _Late as e:
+        service.log(client, f"milter: {e}, connection closed")
     except ProtocolError as e:
         service.log(client, f"milter protocol error, connection closed: {e}")
     except OSError as e:  # (a write to a closed connection)
@@ -107,6 +113,7 @@ class _Session:
         self.size = 0  # the message's size, also of what was dropped
         self.in_body = False  # (the headers ended: the blank line is held)
         self.queue_id = ""
+        self.deadline = None  # when the message begun must be in whole (set at its first byte)
 
     def run(self):
         while True:
@@ -273,7 +280,7 @@ class _Session:
             if at_start and self.between_messages():
                 chunk = self._recv_unless_stopping(n)
             else:
-                chunk = self.connection.recv(n)
+                chunk = self._recv_within_the_message(n)
         except (TimeoutError, socket.timeout, ConnectionError):
             raise _Closed() from None
         if not chunk:
@@ -285,6 +292,27 @@ class _Session:
     def between_messages(self):
         """Whether no message has begun since the last was answered (nothing of it to lose)."""
         return not self.parts and not self.size and not self.in_body and not self.queue_id
+
+    def _recv_within_the_message(self, n):
+        """recv while a message is being sent: all of it within the connection's timeout of its
+        first byte (an MTA that sends a byte just within each read's timeout would hold its
+        connection, one of --max-connections, for ever; Postfix's own milter_content_timeout
+        is 300 s)."""
+        timeout = self.connection.gettimeout()
+        if timeout is None:
+            return self.connection.recv(n)
+        if self.deadline is None:
+            self.deadline = time.monotonic() + timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Late(f"the message was not sent whole within {timeout:g} s")
+        self.connection.settimeout(left)
+        try:
+            return self.connection.recv(n)
+        except (TimeoutError, socket.timeout):
+            raise _Late(f"the message was not sent whole within {timeout:g} s") from None
+        finally:
+            self.connection.settimeout(timeout)
 
     def _recv_unless_stopping(self, n):
         """recv, looking every STOP_LOOK seconds whether the server stops (service.stopping):
