@@ -22,7 +22,7 @@ refuses the change).
 """
 
 from nbtext.modelfile import pending
-from nbtext.stats.changes import Change, counts_after, document_counts, outcome
+from nbtext.stats.changes import Change, counts_after, document_counts, outcome, outcome_counts
 
 
 class Fallback:
@@ -98,7 +98,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
         return Fallback(first)
     derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
-    stats = dict.fromkeys(("forgotten", "unknown") if forget else ("added", "moved", "duplicates"), 0)
+    stats = outcome_counts(forget)
     records, skipped = [], []
     least = log.bytes  # the section's size with the records so far, at least
     for doc in batch:

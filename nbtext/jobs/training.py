@@ -39,7 +39,7 @@ from nbtext.reading.documents import (
     tokenized_with,
 )
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
-from nbtext.stats.changes import Change, LearnedBatch, Ledger, of_record, outcome, steps
+from nbtext.stats.changes import Change, LearnedBatch, Ledger, of_record, outcome, outcome_counts, steps
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
@@ -462,7 +462,7 @@ def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_
     the changed counts and (new model, its stats)."""
     table = _learnable(model, verb)
     ledger = Ledger(model.journal.get)
-    stats = dict.fromkeys(("forgotten", "unknown") if forget else ("added", "moved", "duplicates"), 0)
+    stats = outcome_counts(forget)
     sample = _Sample(model)
 
     def key_and_mail(doc, data):  # (of the bytes its tokens are of: read once)

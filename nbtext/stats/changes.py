@@ -67,6 +67,12 @@ OUTCOMES = ("added", "moved", "duplicates", "forgotten", "unknown")
 CHANGING = ("added", "moved", "forgotten")
 
 
+def outcome_counts(forget: bool) -> dict[str, int]:
+    """{outcome: 0} of what the documents given to `train --update` (with `forget`: to
+    `forget`) can come to, the counts their summary says."""
+    return dict.fromkeys(OUTCOMES[3:] if forget else OUTCOMES[:3], 0)
+
+
 def changes_anything(stats: Mapping[str, int]) -> bool:
     """Whether the documents of `stats` ({outcome: number}) changed the model: one added,
     moved or forgotten (known and unknown ones change nothing)."""
