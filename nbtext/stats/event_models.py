@@ -153,7 +153,11 @@ class CountsDocument(OneDocument):
 
     @cached_property
     def denominators(self):
-        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator."""
+        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator.
+        Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
+        says so of a document's features is refused (ValueError: the numpy path then judges it)."""
+        if not self.n_features:
+            raise ValueError("a feature's weight asked of a model of no features")
         return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
 
 
