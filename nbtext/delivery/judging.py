@@ -213,10 +213,10 @@ class Verdict:
         self.label, self.probability, self.score, self.fields = label, probability, score, fields
 
 
-def verdict(model, message, unsure_below, explain, max_bytes):
+def verdict(model, message, unsure_below, explain, max_bytes, say=None):
     """One message's Verdict: the one guard around classifying it. Whatever goes wrong in
     there (a message no tokenizer should meet, a fault of nbtext's) gives the label `error`
-    (X-Nbtext-Class: error), said in one line on stderr, never a lost message. A message is
+    (X-Nbtext-Class: error), said in one line (to `say`, else on stderr), never a lost message. A message is
     classified as `predict` classifies its bytes whenever it has a header block to put the
     verdict in (headers.header_block: a blank line after it or not)."""
     from nbtext.delivery.headers import header_block, shown_probability, spam_score, verdict_fields
@@ -244,22 +244,28 @@ def verdict(model, message, unsure_below, explain, max_bytes):
         shown = shown_probability(model.classes, probabilities, probability)
         return Verdict(label, shown, score, verdict_fields(label, shown, evidence, score))
     except NbtextError as e:
-        print(f"nbtext: {e}", file=sys.stderr)
+        (say or _said)(str(e))
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
-        print(f"nbtext: cannot classify the message ({e.__class__.__name__}: {e})", file=sys.stderr)
+        (say or _said)(f"cannot classify the message ({e.__class__.__name__}: {e})")
     return UNJUDGED
 
 
-def tagged(message, fields):
+def tagged(message, fields, say=None):
     """`message` with the verdict's header `fields` (headers.with_headers), or with
-    X-Nbtext-Class: error where those cannot be written as a header: the message goes on."""
+    X-Nbtext-Class: error where those cannot be written as a header: the message goes on
+    (why, said in one line to `say`, else on stderr)."""
     from nbtext.delivery.headers import verdict_fields, with_headers
 
     try:
         return with_headers(message, fields)
     except Exception as e:
-        print(f"nbtext: cannot write the verdict ({e.__class__.__name__}: {e})", file=sys.stderr)
+        (say or _said)(f"cannot write the verdict ({e.__class__.__name__}: {e})")
         return with_headers(message, verdict_fields("error", None))
+
+
+def _said(line):
+    """A line on stderr, as every nbtext command says its problems."""
+    print(f"nbtext: {line}", file=sys.stderr)
 
 
 def clear_score(model, probabilities, unsure_below):

@@ -89,16 +89,11 @@ class Service:
         """The Verdict of `message` (bytes) by the model as it is now; never raises."""
         with self._judging:
             self.fresh()
-            said, sys.stderr = sys.stderr, _Lines(self.say)  # (the verdict's own lines: in the log's form)
-            try:
-                return judging.verdict(self.model, message, self.unsure_below, 0, self.cut)
-            finally:
-                sys.stderr.flush()
-                sys.stderr = said
+            return judging.verdict(self.model, message, self.unsure_below, 0, self.cut, say=self.say)
 
     def tagged(self, message, verdict):
         """What `nbtext filter` prints for `message` judged so."""
-        return judging.tagged(message, verdict.fields)
+        return judging.tagged(message, verdict.fields, say=self.say)
 
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
@@ -195,31 +190,12 @@ def model_stamp(path):
 
 
 def _said_on_stderr(line):
-    """One log line on the process's stderr (sys.__stderr__: the verdict's lines are caught
-    meanwhile), whole, with the worker's process id."""
+    """One log line on the process's stderr, whole, with the worker's process id."""
     try:
         sys.__stderr__.write(f"nbtext serve[{os.getpid()}]: {line}\n")
         sys.__stderr__.flush()
     except (OSError, ValueError, AttributeError):
         pass
-
-
-class _Lines:
-    """A stream whose lines go to `say`, without their `nbtext: ` (judging.verdict's lines)."""
-
-    def __init__(self, say):
-        self.say, self.pending = say, ""
-
-    def write(self, text):
-        self.pending += text
-        *lines, self.pending = self.pending.split("\n")
-        for line in lines:
-            self.say(line.removeprefix("nbtext: "))
-        return len(text)
-
-    def flush(self):
-        if self.pending:
-            self.write("\n")
 
 
 # --- listeners ------------------------------------------------------------------------
