@@ -52,7 +52,7 @@ DEFAULT_HEADERS = ("subject", "from", "to", "content-type")  # mail headers whos
 # names, the Python API's labels), else general's (TRAIN_DEFAULTS)
 PRESETS = ("auto", "spam", "general")
 # The spam preset: a multinomial model's defaults for a spam filter, chosen by cross-validation on the
-# train splits of three spam corpora (docs/performance.md#the-spam-preset); a setting typed overrides
+# train splits of three spam corpora (docs/choices.md#the-spam-preset); a setting typed overrides
 # its own (nbtext.classifier.settings.preset_defaults says which of these yield to what is typed)
 SPAM_PRESET_MODEL = "multinomial"  # the event model whose defaults the spam preset is (--model, or its default)
 SPAM_PRESET = {
