@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import NBTEXT, real_corpus, stopped
+from conftest import GENERAL, NBTEXT, ROOT, real_corpus, stopped
 from test_delivery import generated_messages
+
+from nbtext.stats.event_models import EVENT_MODELS
 
 SPAMC = shutil.which("spamc")
 needs_spamc = pytest.mark.skipif(SPAMC is None, reason="no spamc here (apt-get install -y spamc)")
@@ -797,3 +799,27 @@ def test_a_model_file_crafted_or_flipped_leaves_the_old_model_serving(demo_model
             service.fresh()
         shutil.copy(demo_model, path)
         service.fresh()
+
+
+@pytest.mark.parametrize("event_model", sorted(EVENT_MODELS))
+def test_every_event_models_model_is_served_as_filter_judges_with_it(event_model, tmp_path):
+    """A model of each event model starts a server, and PROCESS answers what `nbtext filter`
+    prints with it: also a categorical model, which judges no mail (filter tags each message
+    `error`, saying why). Its server refused to start, naming the message it is warmed up with
+    (`Error: -: a categorical model classifies table rows`), since a held model judges one as
+    it is loaded."""
+    path, train = tmp_path / f"{event_model}.model", ROOT / "corpora" / "mail" / "train"
+    if event_model == "categorical":
+        table = tmp_path / "rows.tsv"
+        table.write_text("label\tcolour\nspam\tred\nham\tblue\nspam\tred\nham\tgreen\n")
+        args = ["--table", str(table), "--label-col", "label"]
+    else:
+        args = [*GENERAL, f"spam={train / 'spam'}", f"ham={train / 'ham'}"]
+    result = subprocess.run(
+        [NBTEXT, "train", "--model", event_model, "-o", str(path), *args], capture_output=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    messages = [p.read_bytes() for p in sample(ROOT / "corpora" / "mail" / "test" / "spam", 2)]
+    with Served(path, tmp_path, "--workers", "1") as served:
+        for message in [*messages, b"Subject: red\n\nred\n"]:
+            assert parsed(asked(served.port, request("PROCESS", message)))[2] == filtered(path, message)

@@ -188,14 +188,24 @@ def loaded(model_path, alpha=None, held=False):
         if model.pure is None:
             model.model  # noqa: B018 (loaded and checked now: a bad model file, not a bad message)
         if held:
-            from nbtext.reading.documents import Document
-
-            model.model.score([Document("-", _FIRST_MESSAGE)])
+            _warmed_up(model.model)
     except NbtextError:
         raise
     except Exception as e:
         raise NbtextError(f"cannot load the model {model_path} ({e.__class__.__name__}: {e})") from None
     return model
+
+
+def _warmed_up(model):
+    """`model` (loaded whole) made to judge: one message scored, so that what its scoring
+    makes on first use is made now. A model that judges no mail (a categorical model reads
+    table rows) is no bad model file: each message then says why, as in `nbtext filter`."""
+    from nbtext.reading.documents import Document
+
+    try:
+        model.score([Document("-", _FIRST_MESSAGE)])
+    except NbtextError:
+        pass
 
 
 _FIRST_MESSAGE = b"Subject: nbtext\n\nnbtext\n"  # (judged by a held model as it is loaded)

@@ -4,8 +4,8 @@ servers already run (spamd's protocol: nbtext.delivery.spamd) on the addresses i
 One parent binds the listeners and loads the model, then forks the workers, which share the
 model loaded before the fork (copy-on-write, as spamd's children). Each worker accepts on
 every listener and answers each connection in a thread of its own, at most its share of
---max-connections at once; the verdicts themselves take turns under the worker's lock (they
-are pure Python: a worker's threads share one core, the workers use them all). The parent
+--max-connections at once; the verdicts themselves take turns under the worker's lock (one
+verdict at a time: a worker's threads share one core, the workers use them all). The parent
 only watches: a worker that dies is replaced; a model file changed (or SIGHUP) is loaded in the
 parent and new workers forked with it in place of the old, which finish their requests
 (Server); SIGTERM or SIGINT stops the listening and lets every worker finish the requests in
