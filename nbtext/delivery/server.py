@@ -74,7 +74,7 @@ class Service:
         self._started = threading.local()
         self.refused = None  # the stamp of a file that could not be loaded (said once)
         self.stopping = False  # a worker's, on SIGTERM: a connection idle between requests may end
-        self.quiet = False  # a worker's: what the parent says of the model file is not said again
+        self.in_worker = False  # (see fresh)
         try:  # (before the file is read: a change after it is seen next time)
             self.stamp = model_stamp(model_path)
         except OSError:  # (no file: the loader says why, as it says it for every command)
@@ -98,12 +98,16 @@ class Service:
     def fresh(self, forced=False):
         """Load the model file anew when it changed since it was loaded (or when `forced`:
         SIGHUP): whether it was. A file that cannot be loaded leaves the model loaded before,
-        said once (by the parent: a worker, `quiet`, meets the same file and says nothing)."""
+        said once (by the parent: a worker, `in_worker`, meets the same file and says nothing).
+        The parent loads it held (judging.loaded), for the workers it forks with it; a worker
+        loads it as `nbtext filter` does, to answer by it at once: a held model with pending
+        records (each learned message appends one) takes several times as long to load, and
+        within RENEWAL_PAUSE the parent's fresh workers hold it whole."""
         try:
             stamp = model_stamp(self.model_path)
         except OSError as e:
             stamp = ("gone", e.errno)
-            if stamp != self.refused and not self.quiet:
+            if stamp != self.refused and not self.in_worker:
                 self.say(
                     f"cannot read the model {self.model_path} ({os.strerror(e.errno)}): the model loaded before serves"
                 )
@@ -112,14 +116,14 @@ class Service:
         if stamp == self.stamp and not forced:
             return False
         try:
-            model = judging.loaded(self.model_path, self.alpha, held=True)
+            model = judging.loaded(self.model_path, self.alpha, held=not self.in_worker)
         except NbtextError as e:
-            if (stamp != self.refused or forced) and not self.quiet:
+            if (stamp != self.refused or forced) and not self.in_worker:
                 self.say(f"{e}: the model loaded before serves")
             self.refused = stamp
             return False
         self.model, self.stamp, self.refused = model, stamp, None
-        if not self.quiet:
+        if not self.in_worker:
             self.say(f"model {self.model_path} loaded ({', '.join(self.model.classes)})")
         return True
 
@@ -335,7 +339,7 @@ class Worker:
 
     def __init__(self, listeners, service, networks, timeout, slots):
         self.listeners, self.service, self.networks, self.timeout = listeners, service, networks, timeout
-        service.quiet = True  # (the parent says what it loads)
+        service.in_worker = True
         self.slots = threading.BoundedSemaphore(slots)
         self.stopping = self.reload = False
         self.threads = set()
@@ -493,6 +497,8 @@ class Server:
         sys.stderr.flush()
         # the parent's objects (the model) moved out of the collector's reach: a worker's
         # collections then write no reference counts into the pages it shares with the parent
+        # (those frozen at the last fork given back first: a model replaced since is collected)
+        gc.unfreeze()
         gc.collect()
         gc.freeze()
         # signals held over the fork: the child sets its own handlers before it takes one
