@@ -32,7 +32,16 @@ from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
-from nbtext.reading.imap import Session, answered_uid, fetch_batches, fetched, listing, mailbox_argument, uid_set
+from nbtext.reading.imap import (
+    Session,
+    answered_uid,
+    fetch_batches,
+    fetched,
+    listing,
+    mailbox_argument,
+    searched,
+    uid_set,
+)
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
@@ -234,9 +243,7 @@ class _Target:
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
                 # (UNDELETED: nbtext's copies never carry \Deleted; one that does is the user's, about
                 # to go, as a client that copies and marks leaves it: no copy of a move begun)
-                answer = there.command("SEARCH", "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
-                said = [u for line in answer if isinstance(line, bytes) for u in line.split()]
-                candidates = [int(u) for u in said if u.isdigit() and len(u) <= 10]  # (no other is a UID)
+                candidates = searched(there, "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
                 copies = list(_identities(there, candidates).values()) if candidates else []
                 for uid, identity in wanted.items():
                     if identity in copies:
