@@ -1,4 +1,4 @@
-"""An IMAP server of the tests' own that may lie (a server is an adversary): on 127.0.0.1, a
+"""An IMAP server of the tests' own that may lie (a server is an adversary): on 127.0.0.1 (or ::1), a
 port of its own, one thread a connection, speaking just enough IMAP4rev1 for nbtext's reader
 and imap-scan (CAPABILITY, LOGIN, AUTHENTICATE PLAIN, EXAMINE/SELECT, LIST, UID FETCH, UID
 STORE/COPY/MOVE/EXPUNGE, LOGOUT). A test changes what it says by the attributes of its
@@ -12,6 +12,7 @@ in its place (return True) or leaves it to the server. `said` holds the command 
     python tests/hostile_imap.py PORT --flood LINES EXISTS   (a server that says EXISTS and
         UIDNEXT 4294967295, lists UIDs 1 to LINES, made as they are sent, and sends no message)"""
 
+import socket
 import socketserver
 import sys
 import threading
@@ -20,7 +21,7 @@ PIECE = 1 << 20
 
 
 class HostileImap:
-    def __init__(self, messages=None, port=0):
+    def __init__(self, messages=None, port=0, host="127.0.0.1"):
         self.messages = dict(messages or {1: b"Subject: hi\r\n\r\nhello\r\n"})  # {UID: bytes, or a size to stream}
         self.capabilities = "IMAP4rev1 UIDPLUS MOVE"
         self.greeting = b"* OK hostile IMAP ready"
@@ -45,11 +46,14 @@ class HostileImap:
         class Server(socketserver.ThreadingTCPServer):
             allow_reuse_address = True
             daemon_threads = True
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
-        self.server = Server(("127.0.0.1", port), Handler)
+        self.host = host  # (127.0.0.1 or ::1: loopback only)
+        self.server = Server((host, port), Handler)
         self.port = self.server.server_address[1]
 
-    def url(self, folder="INBOX", user="alice", host="127.0.0.1"):
+    def url(self, folder="INBOX", user="alice", host=None):
+        host = host or (f"[{self.host}]" if ":" in self.host else self.host)
         return f"imap://{user}@{host}:{self.port}/{folder}"
 
     def __enter__(self):

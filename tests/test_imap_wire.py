@@ -437,6 +437,73 @@ def test_the_rule_of_a_password_in_clear_text(host, allowed, monkeypatch):
     assert in_clear_allowed(host, ImapAccess(plaintext_login=(host,)))
 
 
+# --- an IPv6 host is shown in brackets ------------------------------------------------------
+@HYPOTHESIS
+@given(
+    address=st.ip_addresses(v=6).map(str) | st.sampled_from(["::1", "0:0:0:0:0:0:0:1", "fe80::1%eth0", "FE80::A"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    scheme=st.sampled_from(["imap", "imaps"]),
+)
+def test_an_ipv6_hosts_url_is_read_and_shown_in_brackets(address, port, scheme):
+    """imap://[ADDRESS]:PORT/INBOX (RFC 3986's form; a zone's % as %25, RFC 6874) names the
+    address and the port, and every way a message shows the server (its URL, HOST:PORT,
+    SCHEME://HOST:PORT, USER@HOST) reads back as that address and port: `imap://::1:143` did not
+    (its last colon is no port's)."""
+    from urllib.parse import urlsplit
+
+    from nbtext.reading.imapurl import PORTS, parse
+
+    written = address.lower().replace("%", "%25")
+    folder = parse(f"{scheme}://alice@[{written}]{'' if port is None else f':{port}'}/INBOX")
+    assert (folder.host, folder.port) == (address.lower(), port)
+    assert parse(folder.url) == folder
+    for shown in [folder.url, folder.where, f"{scheme}://{folder.server}", f"{scheme}://{folder.account}:1/"]:
+        said = urlsplit(shown)
+        assert said.hostname == written and said.port in (port, port or PORTS[scheme], 1), shown
+
+
+@pytest.mark.parametrize("host", ["[v7.x]", "[127.0.0.1]", "[mail.example.org]", "[::1", "::1"])
+def test_a_host_in_brackets_that_is_no_ipv6_address_is_refused(model, host):
+    one_line_error(invoke("predict", "-m", model, f"imap://alice@{host}:143/INBOX"), "not an IMAP URL")
+
+
+@pytest.mark.parametrize("failure", ["read", "no folder", "login", "refused"])
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_server_at_an_ipv6_address_is_named_in_brackets(model, tmp_path, failure, command):
+    """A server on ::1, end to end: its messages' names and every line that names the server
+    (no such folder on [::1]:PORT, login failed at imap://[::1]:PORT, cannot connect to it) hold
+    the address in brackets; they held `::1:PORT`."""
+
+    def answer(server, tag, said, arguments):
+        if failure == "no folder" and said in (b"EXAMINE", b"SELECT"):
+            server.send(tag + b" NO no such folder")
+        elif failure == "login" and said == b"LOGIN":
+            server.send(tag + b" NO wrong")
+        else:
+            return False
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}, host="::1") as server:
+        server.answer = answer
+        url = server.url()
+        if failure == "refused":
+            server.server.server_close()
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = scan(server, model, tmp_path / "state")
+    assert url.startswith("imap://alice@[::1]:")
+    said = result.stdout + result.stderr
+    assert f"[::1]:{server.port}" in said and f"::1:{server.port}" not in said.replace("[::1]", ""), said
+    if failure == "read":
+        assert result.exit_code == 0, result.stderr
+        assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [f"{url}/;UID={u}" for u in (1, 2)]
+    else:
+        one_line_error(
+            result, {"no folder": "no such folder on", "login": "login failed", "refused": "cannot"}[failure]
+        )
+
+
 # --- 4: bad values refused in one line -------------------------------------------------------
 CONTROL = st.characters(categories=["Cc"])
 

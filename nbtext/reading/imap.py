@@ -67,7 +67,7 @@ def password(folder, access=DEFAULT_ACCESS):
         return os.environ[PASSWORD_VARIABLE]
     found = _netrc_password(folder)
     if found is None:
-        raise NbtextError(f"no password for {folder.user} at {folder.host}: {WHERE_PASSWORDS_GO}")
+        raise NbtextError(f"no password for {folder.user} at {folder.shown_host}: {WHERE_PASSWORDS_GO}")
     return found
 
 
@@ -198,7 +198,7 @@ def connect(folder, access=DEFAULT_ACCESS):
 
     from nbtext.reading.imapclient import Client, Overrun, TlsClient
 
-    where = f"{folder.scheme}://{folder.server}"
+    where = folder.where
     client = None
     try:
         port = folder.port or PORTS[folder.scheme]
@@ -256,19 +256,19 @@ def login_mechanism(client, folder, access=DEFAULT_ACCESS):
     disabled over TLS); an NbtextError saying what to do where it may not be sent at all: over
     a connection without TLS to a server that says LOGINDISABLED (RFC 3501 6.2.3), or to a host
     nbtext.reading.imapurl.in_clear_allowed does not allow."""
-    where = f"{folder.scheme}://{folder.server}"
+    where = folder.where
     secure = folder.scheme == "imaps" or getattr(client, "_tls_established", False)
     disabled = "LOGINDISABLED" in client.capabilities
     if not secure and disabled:
         raise NbtextError(
             f"{where} takes no password without TLS (LOGINDISABLED) and offers no STARTTLS: "
-            f"read imaps://{folder.user}@{folder.host}/... instead"
+            f"read imaps://{folder.account}/... instead"
         )
     if not secure and not in_clear_allowed(folder.host, access):
         raise NbtextError(
             f"{where} offers no STARTTLS: the password would cross the network in clear text. Read "
-            f"imaps://{folder.user}@{folder.host}/... instead, or, where the network to it is yours alone, "
-            f"give --plaintext-login {folder.host}"
+            f"imaps://{folder.account}/... instead, or, where the network to it is yours alone, "
+            f"give --plaintext-login {folder.shown_host}"
         )
     if disabled and "AUTH=PLAIN" not in client.capabilities:
         raise NbtextError(f"{where} takes no password login nbtext knows (LOGINDISABLED, and no AUTH=PLAIN)")

@@ -39,14 +39,14 @@ def in_clear_allowed(host, access=DEFAULT_ACCESS):
     and fetchmail's sslmode leave it to the user. The one rule: nbtext.reading.imap asks it."""
     import ipaddress
 
-    host = host.lower().rstrip(".")
+    host = host.lower().rstrip(".").strip("[]")
     try:
         if host == "localhost" or ipaddress.ip_address(host).is_loopback:
             return True
     except ValueError:  # (a name)
         pass
     named = access.plaintext_login or re.split(r"[\s,]+", os.environ.get(PLAINTEXT_VARIABLE, ""))
-    return host in {h.lower().rstrip(".") for h in named if h}
+    return host in {h.lower().rstrip(".").strip("[]") for h in named if h}
 
 
 class Folder(namedtuple("Folder", "scheme user host port name")):
@@ -57,9 +57,21 @@ class Folder(namedtuple("Folder", "scheme user host port name")):
         """The folder's URL, as given but in one spelling (never with a password)."""
         from urllib.parse import quote
 
-        host = f"[{self.host}]" if ":" in self.host else self.host
         port = "" if self.port is None else f":{self.port}"
-        return f"{self.scheme}://{quote(self.user, safe='')}@{host}{port}/{quote(self.name, safe='/')}"
+        return f"{self.scheme}://{self.account}{port}/{quote(self.name, safe='/')}"
+
+    @property
+    def shown_host(self):
+        """The host as a URL holds it, and every message shows it: an IPv6 address in brackets
+        ([::1]; a zone's % as %25, RFC 6874), so that what follows its last colon is no port."""
+        return f"[{self.host.replace('%', '%25')}]" if ":" in self.host else self.host
+
+    @property
+    def account(self):
+        """USER@HOST as a URL holds them (the user percent-encoded)."""
+        from urllib.parse import quote
+
+        return f"{quote(self.user, safe='')}@{self.shown_host}"
 
     def message_name(self, uid):
         """A message's name: RFC 5092's URL of it."""
@@ -72,12 +84,19 @@ class Folder(namedtuple("Folder", "scheme user host port name")):
 
     @property
     def server(self):
-        return f"{self.host}:{self.port or PORTS[self.scheme]}"
+        """HOST:PORT as a message shows them ([::1]:143)."""
+        return f"{self.shown_host}:{self.port or PORTS[self.scheme]}"
+
+    @property
+    def where(self):
+        """SCHEME://HOST:PORT: the server as a message names it."""
+        return f"{self.scheme}://{self.server}"
 
 
 def parse(url):
     """The Folder a URL names; an NbtextError of one line for a URL that cannot be read,
     one holding a password (never repeated in the message), or one that names no folder."""
+    import ipaddress
     from urllib.parse import unquote, urlsplit
 
     scheme, _, rest = url.partition("://")
@@ -100,6 +119,15 @@ def parse(url):
         raise NbtextError(f"{shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
         raise NbtextError(f"{shown(url)}: name the server, as in {scheme}://USER@HOST/FOLDER")
+    host = parts.hostname
+    if hostport.startswith("["):  # (RFC 3986: an IPv6 address, its zone's % written %25, RFC 6874)
+        host = unquote(host)
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise NbtextError(f"{shown(url)}: not an IMAP URL (a host in brackets is an IPv6 address)") from None
+    if port == 0:
+        raise NbtextError(f"{shown(url)}: not an IMAP URL (no server listens on port 0)")
     if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
         raise NbtextError(
             f"{shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
@@ -116,7 +144,7 @@ def parse(url):
                 f"{shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
                 "cannot carry: give the name as the server knows it"
             )
-    return Folder(scheme.lower(), user, parts.hostname, port, name)
+    return Folder(scheme.lower(), user, host, port, name)
 
 
 def carried(text):
