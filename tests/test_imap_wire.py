@@ -6,6 +6,7 @@ without a terminal's control characters (docs/hostile-input.md, docs/mail.md).""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -502,6 +503,64 @@ def test_a_server_at_an_ipv6_address_is_named_in_brackets(model, tmp_path, failu
         one_line_error(
             result, {"no folder": "no such folder on", "login": "login failed", "refused": "cannot"}[failure]
         )
+
+
+# --- RFC 5092's ;UIDVALIDITY= is honoured -----------------------------------------------------
+@HYPOTHESIS
+@given(
+    pinned=st.integers(1, (1 << 32) - 1) | st.sampled_from([7, 8]),
+    spelling=st.sampled_from([";UIDVALIDITY={}", ";uidvalidity={}", "/;UIDVALIDITY={}", ";UidValidity={}/"]),
+    command=st.sampled_from(["predict", "imap-scan", "imap-scan --keyword $Junk"]),
+)
+def test_a_urls_uidvalidity_is_honoured(model, tmp_path_factory, pinned, spelling, command):
+    """`imap://alice@host/INBOX;UIDVALIDITY=N` (RFC 5092) was read as INBOX whatever its
+    UIDVALIDITY. A folder whose UIDVALIDITY is the URL's is read (and scanned: its messages
+    named and remembered by the folder's URL, the same with and without it); any other is
+    refused in one line, nothing fetched, flagged or moved and the scan's state as it was. The
+    folder spam is moved to has a UIDVALIDITY of its own, never the URL's."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
+    before = state.read_bytes()
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        url = server.url("INBOX" + spelling.format(pinned))
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = invoke(*command.split(), "-m", model, "--move-to", "Junk", "--state", state, url)
+    if pinned == 7:  # (the hostile server's UIDVALIDITY)
+        assert result.exit_code == 0, result.stderr
+        names = [line.split("\t")[0] for line in result.stdout.splitlines()]
+        assert names == [f"{server.url()}/;UID={uid}" for uid in (1, 2)]
+        if command != "predict":
+            assert json.loads(state.read_text())["folders"][server.url()] == {"uid_validity": 7, "last_uid": 2}
+            assert [line for line in server.said if b" STORE 1 +FLAGS.SILENT" in line]  # (spam, acted on)
+    else:
+        one_line_error(result, f"the folder's UIDVALIDITY is 7, not the URL's {pinned}")
+        assert not [line for line in server.said if re.search(rb" (FETCH .*BODY|STORE|MOVE|COPY|EXPUNGE) ", line)]
+        assert state.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ";UIDVALIDITY=0",
+        ";UIDVALIDITY=4294967296",
+        ";UIDVALIDITY=x",
+        ";UIDVALIDITY=",
+        ";FOO=1",
+        ";UIDVALIDITY=7;X=1",
+        "?SUBJECT%20cash",
+        ";UIDVALIDITY=7?ALL",
+    ],
+)
+def test_what_else_a_url_says_after_a_folders_name_is_refused_before_any_connection(model, tail):
+    """After the folder's name only ;UIDVALIDITY=N is read: a value IMAP has no such number for,
+    another parameter, or RFC 5092's search (`?...`, read before as part of the name) is refused
+    in one line, the server never reached."""
+    with HostileImap() as server:
+        result = invoke("predict", "-m", model, server.url("INBOX" + tail))
+        one_line_error(result, "only whole folders are read" if "?" in tail else "only ;UIDVALIDITY=N")
+        assert server.connections == 0
 
 
 # --- 4: bad values refused in one line -------------------------------------------------------

@@ -101,7 +101,7 @@ def scan(
             model = load_model() if listed else None
             if listed:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
-            target = _Target(folder._replace(name=move_to), imap_access) if move_to is not None else None
+            target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             for batch in fetch_batches(listed, max_bytes):  # (a FETCH's bytes bounded as every batch's)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                 # MARK alone: a move begun (see the module docstring)

@@ -114,7 +114,9 @@ class Session:
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
     (how many messages), `uid_next` and `capabilities` are the server's; `client` is the imaplib client;
-    leaving the `with` logs out."""
+    leaving the `with` logs out. A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
+    only where the server says that one: any other is the run's error before anything is read,
+    flagged or moved (the one door every reader and imap-scan open a folder by)."""
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
         self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
@@ -123,6 +125,12 @@ class Session:
         self.client = connect(self.folder, self.access)
         try:
             self.uid_validity, self.exists, self.uid_next = opened(self.client, self.folder, self.readonly)
+            pinned = self.folder.uid_validity  # (the URL's ;UIDVALIDITY=N, RFC 5092: checked before anything)
+            if pinned is not None and self.uid_validity != pinned:
+                raise NbtextError(
+                    f"{self.folder.url}: the folder's UIDVALIDITY is {self.uid_validity or 'not said'}, not the "
+                    f"URL's {pinned} (the folder was recreated, or its UIDs renumbered): nothing is read"
+                )
             # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
             _, data = self.call(self.client.capability)
             said = b" ".join(d for d in data if isinstance(d, bytes))  # (a literal in it is none: a tuple)

@@ -49,8 +49,15 @@ def in_clear_allowed(host, access=DEFAULT_ACCESS):
     return host in {h.lower().rstrip(".").strip("[]") for h in named if h}
 
 
-class Folder(namedtuple("Folder", "scheme user host port name")):
-    """An IMAP folder as its URL names it (`port` None: the scheme's own)."""
+class Folder(namedtuple("Folder", "scheme user host port name uid_validity", defaults=(None,))):
+    """An IMAP folder as its URL names it (`port` None: the scheme's own; `uid_validity`: RFC
+    5092's `;UIDVALIDITY=N`, None where the URL gives none). Opened only where its UIDVALIDITY
+    is that one (nbtext.reading.imap.Session): a folder recreated or renumbered is refused.
+    Its `url` leaves that out: the folder's name, the same with and without it."""
+
+    def other(self, name):
+        """The folder `name` on the same server, as the same user (no UIDVALIDITY of its own)."""
+        return self._replace(name=name, uid_validity=None)
 
     @property
     def url(self):
@@ -132,9 +139,14 @@ def parse(url):
         raise NbtextError(
             f"{shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
         )
-    name = unquote(path.split(";", 1)[0], errors="surrogateescape").rstrip(
-        "/"
-    )  # (RFC 5092's ;UIDVALIDITY and the like are not read)
+    if "?" in path:  # (RFC 5092's search: not read, so not taken for part of the name either)
+        raise NbtextError(
+            f"{shown(url)}: names a search of a folder (?...), and only whole folders are read: give the folder's "
+            "URL (a ? of a folder's name is written %3F)"
+        )
+    mailbox, _, parameters = path.partition(";")
+    name = unquote(mailbox, errors="surrogateescape").rstrip("/")
+    uid_validity = _uid_validity(url, parameters.rstrip("/")) if parameters else None
     if not name:
         raise NbtextError(f"{shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
     user = unquote(userinfo, errors="surrogateescape")
@@ -144,7 +156,18 @@ def parse(url):
                 f"{shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
                 "cannot carry: give the name as the server knows it"
             )
-    return Folder(scheme.lower(), user, host, port, name)
+    return Folder(scheme.lower(), user, host, port, name, uid_validity)
+
+
+def _uid_validity(url, parameter):
+    """The UIDVALIDITY of RFC 5092's `FOLDER;UIDVALIDITY=N` (`parameter`: what follows the
+    `;`): a number 1 to 2^32 - 1; anything else after a `;` is refused, not left unread."""
+    said = re.fullmatch(r"uidvalidity=([0-9]{1,10})", parameter, re.IGNORECASE)
+    if said is None or not 1 <= int(said[1]) <= LARGEST_UID:
+        raise NbtextError(
+            f"{shown(url)}: only ;UIDVALIDITY=N (a number 1 to {LARGEST_UID}) is read after a folder's name"
+        )
+    return int(said[1])
 
 
 def carried(text):
