@@ -749,6 +749,26 @@ def test_the_servers_words_reach_stderr_without_control_characters(model, tmp_pa
     assert "Traceback" not in result.stderr
 
 
+def test_the_scans_flags_answer_makes_objects_only_of_what_it_reads():
+    """imap-scan's FLAGS fetch made a set of every flag of every UID the answer named: 4 MB of
+    answers within the client's bound (other UIDs, 500,000 distinct flags) peaked at 46 MB of
+    Python objects. Only the asked UIDs' MARK and \\Deleted are kept now."""
+    import tracemalloc
+
+    from nbtext.jobs.imapscan import DELETED, MARK, MARKED, flags_of
+
+    flood = b" ".join(b"$F%d" % n for n in range(125_000))
+    lines = [b"%d (UID %d FLAGS (%s \\Deleted %s))" % (n, n, flood, MARK.encode()) for n in (1, 7, 8, 9)]
+    tracemalloc.start()
+    try:
+        found = flags_of(Answering(lines), [1, 7])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == {1: {MARKED, DELETED}, 7: {MARKED, DELETED}}
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB"
+
+
 # --- a last pass: whatever the server answers, one line or the messages, never a traceback -----
 LINE = st.one_of(
     st.binary(max_size=40),

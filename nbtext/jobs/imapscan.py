@@ -211,15 +211,20 @@ def _expunge(session, uids):
 
 
 def flags_of(session, uids):
-    """{UID: its flags, upper case} of those of `uids` the open folder holds."""
+    """{UID: those of its flags a scan reads (MARKED, DELETED), upper case} of those of `uids`
+    the open folder holds. Only those are made into objects: the answer (up to the client's
+    bound on answers) may name other UIDs and hold any number of other flags."""
     import re
 
-    found = {}
+    asked, found = set(uids), {}
     for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
         line = (line[0] if isinstance(line, tuple) else line) or b""
         uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^)]*)\)", line)
-        if uid is not None and flags:
-            found[uid] = set(flags[1].decode("ascii", "replace").upper().split())
+        if uid in asked and flags:
+            said = b" " + flags[1].upper() + b" "
+            found[uid] = {
+                flag for flag in (MARKED, DELETED) if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)
+            }
     return {uid: found[uid] for uid in uids if uid in found}
 
 
@@ -258,7 +263,7 @@ def _identities(session, uids):
     import re
 
     items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
-    records = []  # a message's answer: [its line up to a literal, the literal or None, the rest of its line]
+    asked, records = set(uids), []  # a message's answer: [its line up to a literal, the literal or None, the rest]
     for item in session.command("FETCH", uid_set(uids), items):
         if isinstance(item, tuple):
             records.append([item[0], item[1], b""])
@@ -271,7 +276,7 @@ def _identities(session, uids):
         said = head + b" " + rest
         uid, size = answered_uid(said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
         date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
-        if uid is not None and size and date:
+        if uid in asked and size and date:
             found[uid] = (date[1], int(size[1]), b" ".join((literal or b"").split()))
     return {uid: found[uid] for uid in uids if uid in found}
 
