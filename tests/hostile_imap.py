@@ -1,4 +1,4 @@
-"""An IMAP server of the tests' own that may lie (a server is an adversary): on 127.0.0.1, a
+"""An IMAP server of the tests' own that may lie (a server is an adversary): on 127.0.0.1 (or ::1), a
 port of its own, one thread a connection, speaking just enough IMAP4rev1 for nbtext's reader
 and imap-scan (CAPABILITY, LOGIN, AUTHENTICATE PLAIN, EXAMINE/SELECT, LIST, UID FETCH, UID
 STORE/COPY/MOVE/EXPUNGE, LOGOUT). A test changes what it says by the attributes of its
@@ -6,9 +6,13 @@ instance, or by `answer`, a function (server, tag, command, arguments) that answ
 in its place (return True) or leaves it to the server. `said` holds the command lines it got;
 `sizes` the RFC822.SIZE a listing says where it lies.
 
-    python tests/hostile_imap.py PORT LITERAL_BYTES   (a server whose one message is a literal
-    of LITERAL_BYTES bytes, sent in pieces without holding them: for /usr/bin/time -v)"""
+    python tests/hostile_imap.py PORT LITERAL_BYTES [COUNT]   (a server of COUNT messages (1),
+        each a literal of LITERAL_BYTES bytes sent in pieces without holding them, which its
+        listing says are of 0 bytes where COUNT is given: for /usr/bin/time -v)
+    python tests/hostile_imap.py PORT --flood LINES EXISTS   (a server that says EXISTS and
+        UIDNEXT 4294967295, lists UIDs 1 to LINES, made as they are sent, and sends no message)"""
 
+import socket
 import socketserver
 import sys
 import threading
@@ -17,7 +21,7 @@ PIECE = 1 << 20
 
 
 class HostileImap:
-    def __init__(self, messages=None, port=0):
+    def __init__(self, messages=None, port=0, host="127.0.0.1"):
         self.messages = dict(messages or {1: b"Subject: hi\r\n\r\nhello\r\n"})  # {UID: bytes, or a size to stream}
         self.capabilities = "IMAP4rev1 UIDPLUS MOVE"
         self.greeting = b"* OK hostile IMAP ready"
@@ -42,11 +46,14 @@ class HostileImap:
         class Server(socketserver.ThreadingTCPServer):
             allow_reuse_address = True
             daemon_threads = True
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
-        self.server = Server(("127.0.0.1", port), Handler)
+        self.host = host  # (127.0.0.1 or ::1: loopback only)
+        self.server = Server((host, port), Handler)
         self.port = self.server.server_address[1]
 
-    def url(self, folder="INBOX", user="alice", host="127.0.0.1"):
+    def url(self, folder="INBOX", user="alice", host=None):
+        host = host or (f"[{self.host}]" if ":" in self.host else self.host)
         return f"imap://{user}@{host}:{self.port}/{folder}"
 
     def __enter__(self):
@@ -146,8 +153,31 @@ class HostileImap:
         self.out.flush()
 
 
+def flood(lines):
+    """An answer hook: the UID listing's answer is UIDs 1 to `lines`, made as they are sent; a
+    fetch of messages answers none of them."""
+
+    def answer(server, tag, command, arguments):
+        if command != b"UID FETCH":
+            return False
+        if arguments.endswith(b"(UID RFC822.SIZE)"):
+            for n in range(1, lines + 1):
+                server.out.write(b"* %d FETCH (UID %d RFC822.SIZE 100)\r\n" % (n, n))
+        server.send(tag + b" OK done")
+        return True
+
+    return answer
+
+
 if __name__ == "__main__":
-    port, size = int(sys.argv[1]), int(sys.argv[2])
-    with HostileImap({1: size}, port=port) as server:
+    port, arguments = int(sys.argv[1]), sys.argv[2:]
+    if arguments[0] == "--flood":
+        server = HostileImap(port=port)
+        server.exists, server.uid_next, server.answer = int(arguments[2]), (1 << 32) - 1, flood(int(arguments[1]))
+    else:
+        count = int(arguments[1]) if len(arguments) > 1 else 1
+        server = HostileImap(dict.fromkeys(range(1, count + 1), int(arguments[0])), port=port)
+        server.sizes = dict.fromkeys(range(1, count + 1), 0) if len(arguments) > 1 else {}
+    with server:
         print(server.port, flush=True)
         threading.Event().wait()

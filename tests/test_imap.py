@@ -213,6 +213,35 @@ def test_imap_scan_moves_spam_remembers_and_rescans_a_new_uidvalidity(
     assert len(run(*scan).stdout.splitlines()) == 3
 
 
+def test_a_urls_uidvalidity_is_the_folders_or_nothing_is_read_or_moved(dovecot, spamassassin, mail_model, tmp_path):
+    """RFC 5092's `FOLDER;UIDVALIDITY=N` against Dovecot: the folder of that UIDVALIDITY is read
+    and scanned; recreated (a new UIDVALIDITY), the same URL is refused in one line by predict
+    and imap-scan, nothing moved and the scan's state as it was (the URL was read as the folder
+    whatever its UIDVALIDITY)."""
+    dovecot.start()
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 3))
+    client = dovecot.imap()
+    client.select("Scan", readonly=True)
+    validity = int(client.response("UIDVALIDITY")[1][-1])
+    client.logout()
+    pinned = f"{url(dovecot, 'Scan')};UIDVALIDITY={validity}"
+    state = tmp_path / "state"
+    scan = ["imap-scan", "-m", mail_model, "--move-to", "Junk", "--state", state, pinned]
+    assert len(run("predict", "-m", mail_model, pinned).stdout.splitlines()) == 3
+    assert len(run(*scan[:-1], "--dry-run", pinned).stdout.splitlines()) == 3
+
+    client = dovecot.imap()  # the folder recreated: a new UIDVALIDITY
+    assert client.delete("Scan")[0] == "OK"
+    client.logout()
+    dovecot.append("Scan", messages(spamassassin, "test", "spam", 2, skip=3))
+    for args in (["predict", "-m", mail_model, pinned], scan):
+        refused = run(*args, check=False)
+        said = refused.stderr.decode()
+        assert refused.returncode == 1 and said.count("\n") == 1 and f"not the URL's {validity}" in said, said
+        assert refused.stdout == b""
+    assert not state.exists() and len(stored(dovecot, "Scan")) == 2 and stored(dovecot, "Junk") == []
+
+
 def test_imap_scan_decides_by_the_models_own_unsure_below(dovecot, spamassassin, mail_model, tmp_path):
     """A model trained with --unsure-below P: imap-scan leaves unsure what the same model given
     --unsure-below P leaves unsure, and its own --unsure-below overrides the model's."""

@@ -6,6 +6,7 @@ without a terminal's control characters (docs/hostile-input.md, docs/mail.md).""
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -136,6 +137,75 @@ def test_each_fetch_asks_for_at_most_the_batch_bound(model, tmp_path_factory, mo
         assert len(uids) <= most and (asked <= bound or len(uids) == 1), (uids, asked)
 
 
+@HYPOTHESIS
+@given(
+    sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=12),
+    lies=st.dictionaries(st.integers(1, 12), st.integers(0, 3000)),
+    max_bytes=st.integers(1, 2500),
+)
+@example(sizes=[2000] * 8, lies={u: 0 for u in range(1, 9)}, max_bytes=2500)  # (one FETCH kept 16,000 bytes)
+def test_what_one_fetch_keeps_is_bounded_whatever_sizes_the_server_says(
+    model, tmp_path_factory, monkeypatch, sizes, lies, max_bytes
+):
+    """A server that says every size short (RFC822.SIZE 0) had BATCH messages fetched at once,
+    and the literal reader kept up to --max-bytes + 1 of each: 200 x --max-bytes in one FETCH.
+    The literal bytes one FETCH keeps are at most fetch_bound (the batch's bound, or one
+    message of --max-bytes + 1, plus FETCH_MARGIN), whatever the sizes said; a message past it
+    is asked for again alone, so each message still reads as a file of its bytes does, for
+    predict's imap:// reader and imap-scan alike."""
+    from nbtext.reading import documents, imap, imapclient
+    from nbtext.reading.imapurl import ImapAccess
+
+    monkeypatch.setattr(documents, "BATCH_BYTES", 4000)
+    monkeypatch.setattr(imap, "BATCH_BYTES", 4000, raising=False)
+    monkeypatch.setattr(imap, "FETCH_MARGIN", 100, raising=False)
+    bound = max(4000, max_bytes + 1) + 100
+    kept = [0]  # the literal bytes each FETCH of messages kept
+    read, command = imapclient.Bounded.read, imapclient.Bounded._command
+
+    def counted_read(self, size):
+        data = read(self, size)
+        kept[-1] += len(data or b"")
+        return data
+
+    def counted_command(self, name, *arguments):
+        kept.append(0 if "BODY" in " ".join(map(str, arguments)) else -(1 << 40))  # (others: not counted)
+        return command(self, name, *arguments)
+
+    monkeypatch.setattr(imapclient.Bounded, "read", counted_read)
+    monkeypatch.setattr(imapclient.Bounded, "_command", counted_command)
+    documents.new_run()
+    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
+    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
+        server.sizes = {uid: size for uid, size in lies.items() if uid in held}
+        read_ = list(imap.folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
+        scanned = scan(server, model, tmp_path_factory.mktemp("s") / "state", "--max-bytes", max_bytes, "--dry-run")
+    assert [d.data for d in read_] == [held[uid][:max_bytes] for uid in sorted(held)]
+    assert scanned.exit_code == 0, scanned.stderr
+    assert [line.split("\t")[0] for line in scanned.stdout.splitlines()] == [d.name for d in read_]
+    assert max(kept) <= bound, (max(kept), bound)
+
+
+def test_a_server_that_says_every_size_short_is_held_to_the_bound_of_one_fetch(model):
+    """Sixty messages of 3 MB, each said to be of 0 bytes, read with --max-bytes 3000000: one
+    FETCH of all sixty kept 180 MB before (a peak of 247 MiB); now one FETCH keeps fetch_bound
+    (16 MiB and its margin), the rest asked for again alone, every message read."""
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(os.path.dirname(__file__), "hostile_imap.py"), "0", "3000000", "60"],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        port = int(server.stdout.readline())
+        args = ["predict", "--max-bytes", "3000000", "-m", model, f"imap://alice@127.0.0.1:{port}/INBOX"]
+        status, out, peak = peak_memory(args, ENV)
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
+    assert status == 0 and len(out.splitlines()) == 60
+    assert peak < 180, f"{peak:.0f} MiB"
+
+
 class _nothing:
     def __enter__(self):
         return self
@@ -182,6 +252,115 @@ def test_what_a_server_sends_past_a_bound_is_the_runs_error(model, tmp_path, lin
             result = scan(server, model, state)
     one_line_error(result, said)
     assert state.read_bytes() == before
+
+
+# --- a listing holds no more UIDs than the folder can --------------------------------------
+def listed_as(lines):
+    """An answer hook: the UID listing's answer is `lines` (FETCH lines as they come)."""
+
+    def answer(server, tag, command, arguments):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
+            server.out.writelines(line + b"\r\n" for line in lines)
+            server.send(tag + b" OK done")
+            return True
+        return False
+
+    return answer
+
+
+@HYPOTHESIS
+@given(
+    said=st.lists(st.tuples(st.integers(1, 30), st.sampled_from(["size", "flags", "none"])), min_size=1, max_size=40),
+    exists=st.integers(1, 30),
+    uid_next=st.one_of(st.none(), st.integers(31, 60)),
+    after=st.integers(0, 12),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+@example(said=[(u, "size") for u in range(1, 8)], exists=4, uid_next=None, after=0, command="predict")
+@example(said=[(u, "size") for u in (1, 2, 3, 3, 2)], exists=3, uid_next=None, after=0, command="imap-scan")
+@example(said=[(u, "size") for u in (9, 3, 5, 7)], exists=4, uid_next=31, after=0, command="predict")
+@example(said=[(u, "size") for u in range(4, 10)], exists=30, uid_next=31, after=26, command="imap-scan")
+def test_a_listing_holds_no_more_uids_than_the_folder_can(
+    model, tmp_path_factory, said, exists, uid_next, after, command
+):
+    """Generated listings (UIDs in any order, said again, with a size, as a flag update or bare),
+    EXISTS and UIDNEXT: the distinct UIDs above the scan's last are at most what the server said
+    the folder holds (its EXISTS; below its UIDNEXT, the numbers after the last scanned) and then
+    are read, in UID order; one more is refused in one line for that folder (nothing fetched,
+    the state of the scan's other folders as it was). Before, a listing held whatever lines the
+    server sent: EXISTS 4294967295 and 2 million UID lines held 178 MB."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    lines = [
+        b"* %d FETCH (%s)"
+        % (n, {"size": b"UID %d RFC822.SIZE 30", "flags": b"FLAGS (\\Seen) UID %d", "none": b"UID %d"}[how] % uid)
+        for n, (uid, how) in enumerate(said, 1)
+    ]
+    held = {uid: HAM for uid, _ in said}
+    distinct = {uid for uid, _ in said if uid > (after if command == "imap-scan" else 0)}
+    most = min(exists, (uid_next or 31) - 1 - (after if command == "imap-scan" else 0))
+    with HostileImap(held) as server:
+        server.exists, server.uid_next, server.answer = exists, uid_next or 31, listed_as(lines)
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url())
+        else:
+            remembered = {"uid_validity": 7, "last_uid": after}
+            other = {"uid_validity": 1, "last_uid": 3}
+            state.write_text(json.dumps({"version": 1, "folders": {server.url(): remembered, "imap://a@h/X": other}}))
+            result = scan(server, model, state)
+    if len(distinct) > most:
+        one_line_error(result, "the server listed more messages than the folder holds")
+        assert not [line for line in server.said if b"BODY" in line]
+        if command == "imap-scan":
+            assert json.loads(state.read_text())["folders"]["imap://a@h/X"] == other
+    else:
+        assert result.exit_code == 0, result.stderr
+        assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [
+            f"{server.url()}/;UID={uid}" for uid in sorted(distinct)
+        ]
+
+
+def test_the_listing_of_a_server_that_says_no_exists_is_refused(model):
+    """RFC 3501 6.3.1: EXAMINE and SELECT say EXISTS; without it nothing bounds the listing."""
+
+    def without_exists(server, tag, command, arguments):
+        if command in (b"EXAMINE", b"SELECT"):
+            server.send(b"* OK [UIDVALIDITY 7] v", b"* OK [UIDNEXT 2] n", tag + b" OK [READ-ONLY] done")
+            return True
+        return False
+
+    with HostileImap({1: SPAM}) as server:
+        server.answer = without_exists
+        one_line_error(invoke("predict", "-m", model, server.url()), "did not say how many messages")
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+@pytest.mark.parametrize("exists", [(1 << 32) - 1, 199_999])
+def test_a_flood_of_uid_lines_is_held_by_the_folders_bound_not_by_its_lines(model, tmp_path, exists):
+    """The attacker's listing: EXISTS and UIDNEXT 4294967295 and 200,000 UID lines (then no
+    message sent: each batch "deleted meanwhile"), or one line more than EXISTS, refused in one
+    line. The listing is read as it arrives, 12 bytes a UID: the run's peak memory stays small
+    (before, every line was kept, then a dict and a list of its pairs: 2 million lines, 495 MB)."""
+    n = 200_000
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            os.path.join(os.path.dirname(__file__), "hostile_imap.py"),
+            "0",
+            "--flood",
+            str(n),
+            str(exists),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        port = int(server.stdout.readline())
+        status, out, peak = peak_memory(["predict", "-m", model, f"imap://alice@127.0.0.1:{port}/INBOX"], ENV)
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()
+    assert (status, out) == (0 if exists > n else 1, b"")
+    assert peak < 60, f"{peak:.0f} MiB for a listing of {n:,} UIDs"
 
 
 # --- 3: no password in clear text where it need not ------------------------------------------
@@ -257,6 +436,131 @@ def test_the_rule_of_a_password_in_clear_text(host, allowed, monkeypatch):
     monkeypatch.delenv("NBTEXT_IMAP_PLAINTEXT_LOGIN", raising=False)
     assert in_clear_allowed(host, DEFAULT_ACCESS) is allowed
     assert in_clear_allowed(host, ImapAccess(plaintext_login=(host,)))
+
+
+# --- an IPv6 host is shown in brackets ------------------------------------------------------
+@HYPOTHESIS
+@given(
+    address=st.ip_addresses(v=6).map(str) | st.sampled_from(["::1", "0:0:0:0:0:0:0:1", "fe80::1%eth0", "FE80::A"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    scheme=st.sampled_from(["imap", "imaps"]),
+)
+def test_an_ipv6_hosts_url_is_read_and_shown_in_brackets(address, port, scheme):
+    """imap://[ADDRESS]:PORT/INBOX (RFC 3986's form; a zone's % as %25, RFC 6874) names the
+    address and the port, and every way a message shows the server (its URL, HOST:PORT,
+    SCHEME://HOST:PORT, USER@HOST) reads back as that address and port: `imap://::1:143` did not
+    (its last colon is no port's)."""
+    from urllib.parse import urlsplit
+
+    from nbtext.reading.imapurl import PORTS, parse
+
+    written = address.lower().replace("%", "%25")
+    folder = parse(f"{scheme}://alice@[{written}]{'' if port is None else f':{port}'}/INBOX")
+    assert (folder.host, folder.port) == (address.lower(), port)
+    assert parse(folder.url) == folder
+    for shown in [folder.url, folder.where, f"{scheme}://{folder.server}", f"{scheme}://{folder.account}:1/"]:
+        said = urlsplit(shown)
+        assert said.hostname == written and said.port in (port, port or PORTS[scheme], 1), shown
+
+
+@pytest.mark.parametrize("host", ["[v7.x]", "[127.0.0.1]", "[mail.example.org]", "[::1", "::1"])
+def test_a_host_in_brackets_that_is_no_ipv6_address_is_refused(model, host):
+    one_line_error(invoke("predict", "-m", model, f"imap://alice@{host}:143/INBOX"), "not an IMAP URL")
+
+
+@pytest.mark.parametrize("failure", ["read", "no folder", "login", "refused"])
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_server_at_an_ipv6_address_is_named_in_brackets(model, tmp_path, failure, command):
+    """A server on ::1, end to end: its messages' names and every line that names the server
+    (no such folder on [::1]:PORT, login failed at imap://[::1]:PORT, cannot connect to it) hold
+    the address in brackets; they held `::1:PORT`."""
+
+    def answer(server, tag, said, arguments):
+        if failure == "no folder" and said in (b"EXAMINE", b"SELECT"):
+            server.send(tag + b" NO no such folder")
+        elif failure == "login" and said == b"LOGIN":
+            server.send(tag + b" NO wrong")
+        else:
+            return False
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}, host="::1") as server:
+        server.answer = answer
+        url = server.url()
+        if failure == "refused":
+            server.server.server_close()
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = scan(server, model, tmp_path / "state")
+    assert url.startswith("imap://alice@[::1]:")
+    said = result.stdout + result.stderr
+    assert f"[::1]:{server.port}" in said and f"::1:{server.port}" not in said.replace("[::1]", ""), said
+    if failure == "read":
+        assert result.exit_code == 0, result.stderr
+        assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [f"{url}/;UID={u}" for u in (1, 2)]
+    else:
+        one_line_error(
+            result, {"no folder": "no such folder on", "login": "login failed", "refused": "cannot"}[failure]
+        )
+
+
+# --- RFC 5092's ;UIDVALIDITY= is honoured -----------------------------------------------------
+@HYPOTHESIS
+@given(
+    pinned=st.integers(1, (1 << 32) - 1) | st.sampled_from([7, 8]),
+    spelling=st.sampled_from([";UIDVALIDITY={}", ";uidvalidity={}", "/;UIDVALIDITY={}", ";UidValidity={}/"]),
+    command=st.sampled_from(["predict", "imap-scan", "imap-scan --keyword $Junk"]),
+)
+def test_a_urls_uidvalidity_is_honoured(model, tmp_path_factory, pinned, spelling, command):
+    """`imap://alice@host/INBOX;UIDVALIDITY=N` (RFC 5092) was read as INBOX whatever its
+    UIDVALIDITY. A folder whose UIDVALIDITY is the URL's is read (and scanned: its messages
+    named and remembered by the folder's URL, the same with and without it); any other is
+    refused in one line, nothing fetched, flagged or moved and the scan's state as it was. The
+    folder spam is moved to has a UIDVALIDITY of its own, never the URL's."""
+    state = tmp_path_factory.mktemp("s") / "state"
+    state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
+    before = state.read_bytes()
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        url = server.url("INBOX" + spelling.format(pinned))
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = invoke(*command.split(), "-m", model, "--move-to", "Junk", "--state", state, url)
+    if pinned == 7:  # (the hostile server's UIDVALIDITY)
+        assert result.exit_code == 0, result.stderr
+        names = [line.split("\t")[0] for line in result.stdout.splitlines()]
+        assert names == [f"{server.url()}/;UID={uid}" for uid in (1, 2)]
+        if command != "predict":
+            assert json.loads(state.read_text())["folders"][server.url()] == {"uid_validity": 7, "last_uid": 2}
+            assert [line for line in server.said if b" STORE 1 +FLAGS.SILENT" in line]  # (spam, acted on)
+    else:
+        one_line_error(result, f"the folder's UIDVALIDITY is 7, not the URL's {pinned}")
+        assert not [line for line in server.said if re.search(rb" (FETCH .*BODY|STORE|MOVE|COPY|EXPUNGE) ", line)]
+        assert state.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        ";UIDVALIDITY=0",
+        ";UIDVALIDITY=4294967296",
+        ";UIDVALIDITY=x",
+        ";UIDVALIDITY=",
+        ";FOO=1",
+        ";UIDVALIDITY=7;X=1",
+        "?SUBJECT%20cash",
+        ";UIDVALIDITY=7?ALL",
+    ],
+)
+def test_what_else_a_url_says_after_a_folders_name_is_refused_before_any_connection(model, tail):
+    """After the folder's name only ;UIDVALIDITY=N is read: a value IMAP has no such number for,
+    another parameter, or RFC 5092's search (`?...`, read before as part of the name) is refused
+    in one line, the server never reached."""
+    with HostileImap() as server:
+        result = invoke("predict", "-m", model, server.url("INBOX" + tail))
+        one_line_error(result, "only whole folders are read" if "?" in tail else "only ;UIDVALIDITY=N")
+        assert server.connections == 0
 
 
 # --- 4: bad values refused in one line -------------------------------------------------------
@@ -443,6 +747,26 @@ def test_the_servers_words_reach_stderr_without_control_characters(model, tmp_pa
     assert result.exit_code != 0 and result.stderr, result.stderr
     assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
     assert "Traceback" not in result.stderr
+
+
+def test_the_scans_flags_answer_makes_objects_only_of_what_it_reads():
+    """imap-scan's FLAGS fetch made a set of every flag of every UID the answer named: 4 MB of
+    answers within the client's bound (other UIDs, 500,000 distinct flags) peaked at 46 MB of
+    Python objects. Only the asked UIDs' MARK and \\Deleted are kept now."""
+    import tracemalloc
+
+    from nbtext.jobs.imapscan import DELETED, MARK, MARKED, flags_of
+
+    flood = b" ".join(b"$F%d" % n for n in range(125_000))
+    lines = [b"%d (UID %d FLAGS (%s \\Deleted %s))" % (n, n, flood, MARK.encode()) for n in (1, 7, 8, 9)]
+    tracemalloc.start()
+    try:
+        found = flags_of(Answering(lines), [1, 7])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == {1: {MARKED, DELETED}, 7: {MARKED, DELETED}}
+    assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB"
 
 
 # --- a last pass: whatever the server answers, one line or the messages, never a traceback -----

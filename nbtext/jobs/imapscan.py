@@ -32,7 +32,16 @@ from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
-from nbtext.reading.imap import Session, answered_uid, fetch_batches, fetched, listing, mailbox_argument, uid_set
+from nbtext.reading.imap import (
+    Session,
+    answered_uid,
+    fetch_batches,
+    fetched,
+    listing,
+    mailbox_argument,
+    searched,
+    uid_set,
+)
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
@@ -92,7 +101,7 @@ def scan(
             model = load_model() if listed else None
             if listed:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
-            target = _Target(folder._replace(name=move_to), imap_access) if move_to is not None else None
+            target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             for batch in fetch_batches(listed, max_bytes):  # (a FETCH's bytes bounded as every batch's)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                 # MARK alone: a move begun (see the module docstring)
@@ -202,15 +211,20 @@ def _expunge(session, uids):
 
 
 def flags_of(session, uids):
-    """{UID: its flags, upper case} of those of `uids` the open folder holds."""
+    """{UID: those of its flags a scan reads (MARKED, DELETED), upper case} of those of `uids`
+    the open folder holds. Only those are made into objects: the answer (up to the client's
+    bound on answers) may name other UIDs and hold any number of other flags."""
     import re
 
-    found = {}
+    asked, found = set(uids), {}
     for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
         line = (line[0] if isinstance(line, tuple) else line) or b""
         uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^)]*)\)", line)
-        if uid is not None and flags:
-            found[uid] = set(flags[1].decode("ascii", "replace").upper().split())
+        if uid in asked and flags:
+            said = b" " + flags[1].upper() + b" "
+            found[uid] = {
+                flag for flag in (MARKED, DELETED) if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)
+            }
     return {uid: found[uid] for uid in uids if uid in found}
 
 
@@ -234,9 +248,7 @@ class _Target:
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
                 # (UNDELETED: nbtext's copies never carry \Deleted; one that does is the user's, about
                 # to go, as a client that copies and marks leaves it: no copy of a move begun)
-                answer = there.command("SEARCH", "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
-                said = [u for line in answer if isinstance(line, bytes) for u in line.split()]
-                candidates = [int(u) for u in said if u.isdigit() and len(u) <= 10]  # (no other is a UID)
+                candidates = searched(there, "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
                 copies = list(_identities(there, candidates).values()) if candidates else []
                 for uid, identity in wanted.items():
                     if identity in copies:
@@ -251,7 +263,7 @@ def _identities(session, uids):
     import re
 
     items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
-    records = []  # a message's answer: [its line up to a literal, the literal or None, the rest of its line]
+    asked, records = set(uids), []  # a message's answer: [its line up to a literal, the literal or None, the rest]
     for item in session.command("FETCH", uid_set(uids), items):
         if isinstance(item, tuple):
             records.append([item[0], item[1], b""])
@@ -264,7 +276,7 @@ def _identities(session, uids):
         said = head + b" " + rest
         uid, size = answered_uid(said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
         date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
-        if uid is not None and size and date:
+        if uid in asked and size and date:
             found[uid] = (date[1], int(size[1]), b" ".join((literal or b"").split()))
     return {uid: found[uid] for uid in uids if uid in found}
 

@@ -3,7 +3,8 @@ parsed by nbtext.reading.imapurl), the one reader of this input kind (nbtext.rea
 dispatches to it).
 
 A folder is read without changing it: it is opened with EXAMINE (read-only, never SELECT),
-its messages listed by UID with their sizes (RFC822.SIZE) and fetched with BODY.PEEK[] (no
+its messages listed by UID with their sizes (RFC822.SIZE; read as the lines arrive, no more
+UIDs than the server says the folder holds: _Listed) and fetched with BODY.PEEK[] (no
 \\Seen flag is set) in batches of the one rule (fetch_batches: at most BATCH messages and
 BATCH_BYTES of what they may send), each of at most --max-bytes bytes (a partial fetch: the rest never crosses the
 network; a server that sends more anyway has it read and thrown away, and what else it may
@@ -28,10 +29,13 @@ connection refused, login failed, no such folder, a certificate not trusted) is 
 NbtextError of one line. imaplib, ssl and netrc are imported only when a folder is read."""
 
 import os
+import re
+from array import array
+from bisect import bisect_left
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
-from nbtext.reading.documents import Document, cut, in_batches
+from nbtext.reading.documents import BATCH_BYTES, Document, cut, in_batches
 from nbtext.reading.imapurl import (
     DEFAULT_ACCESS,
     LARGEST_UID,
@@ -44,6 +48,7 @@ from nbtext.reading.imapurl import (
 )
 
 BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their bytes: fetch_batches)
+FETCH_MARGIN = 1 << 20  # bytes one FETCH keeps past its batch's bound (fetch_bound): sizes said a little short
 TIMEOUT = 60  # seconds a connection may wait for the server
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
@@ -62,7 +67,7 @@ def password(folder, access=DEFAULT_ACCESS):
         return os.environ[PASSWORD_VARIABLE]
     found = _netrc_password(folder)
     if found is None:
-        raise NbtextError(f"no password for {folder.user} at {folder.host}: {WHERE_PASSWORDS_GO}")
+        raise NbtextError(f"no password for {folder.user} at {folder.shown_host}: {WHERE_PASSWORDS_GO}")
     return found
 
 
@@ -109,7 +114,9 @@ class Session:
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
     (how many messages), `uid_next` and `capabilities` are the server's; `client` is the imaplib client;
-    leaving the `with` logs out."""
+    leaving the `with` logs out. A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
+    only where the server says that one: any other is the run's error before anything is read,
+    flagged or moved (the one door every reader and imap-scan open a folder by)."""
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
         self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
@@ -118,6 +125,12 @@ class Session:
         self.client = connect(self.folder, self.access)
         try:
             self.uid_validity, self.exists, self.uid_next = opened(self.client, self.folder, self.readonly)
+            pinned = self.folder.uid_validity  # (the URL's ;UIDVALIDITY=N, RFC 5092: checked before anything)
+            if pinned is not None and self.uid_validity != pinned:
+                raise NbtextError(
+                    f"{self.folder.url}: the folder's UIDVALIDITY is {self.uid_validity or 'not said'}, not the "
+                    f"URL's {pinned} (the folder was recreated, or its UIDs renumbered): nothing is read"
+                )
             # (imaplib keeps those said before login; a server says more after it: MOVE, UIDPLUS)
             _, data = self.call(self.client.capability)
             said = b" ".join(d for d in data if isinstance(d, bytes))  # (a literal in it is none: a tuple)
@@ -140,11 +153,12 @@ class Session:
         if self.uid_validity != listed:
             raise NbtextError(f"{self.folder.url}: the folder was replaced while it was read (UIDVALIDITY changed)")
 
-    def command(self, what, *arguments, answers=0, literal=0):
+    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None):
         """client.uid(what, ...)'s data; a refusal Refused naming `what`, a lost connection
         Lost naming the server (both NbtextErrors). The answer may hold `answers` untagged
-        answers, each with a literal of which `literal` bytes are kept (nbtext.reading.imapclient)."""
-        with self.client.expecting(answers, literal):
+        answers, each with a literal of which `literal` bytes are kept, at most `budget` bytes
+        of literals in all; `each` reads answers as they arrive (nbtext.reading.imapclient)."""
+        with self.client.expecting(answers, literal, budget, each):
             answer, data = self.call(self.client.uid, what, *arguments)
         if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
             self.uid_next = None
@@ -192,7 +206,7 @@ def connect(folder, access=DEFAULT_ACCESS):
 
     from nbtext.reading.imapclient import Client, Overrun, TlsClient
 
-    where = f"{folder.scheme}://{folder.server}"
+    where = folder.where
     client = None
     try:
         port = folder.port or PORTS[folder.scheme]
@@ -250,19 +264,19 @@ def login_mechanism(client, folder, access=DEFAULT_ACCESS):
     disabled over TLS); an NbtextError saying what to do where it may not be sent at all: over
     a connection without TLS to a server that says LOGINDISABLED (RFC 3501 6.2.3), or to a host
     nbtext.reading.imapurl.in_clear_allowed does not allow."""
-    where = f"{folder.scheme}://{folder.server}"
+    where = folder.where
     secure = folder.scheme == "imaps" or getattr(client, "_tls_established", False)
     disabled = "LOGINDISABLED" in client.capabilities
     if not secure and disabled:
         raise NbtextError(
             f"{where} takes no password without TLS (LOGINDISABLED) and offers no STARTTLS: "
-            f"read imaps://{folder.user}@{folder.host}/... instead"
+            f"read imaps://{folder.account}/... instead"
         )
     if not secure and not in_clear_allowed(folder.host, access):
         raise NbtextError(
             f"{where} offers no STARTTLS: the password would cross the network in clear text. Read "
-            f"imaps://{folder.user}@{folder.host}/... instead, or, where the network to it is yours alone, "
-            f"give --plaintext-login {folder.host}"
+            f"imaps://{folder.account}/... instead, or, where the network to it is yours alone, "
+            f"give --plaintext-login {folder.shown_host}"
         )
     if disabled and "AUTH=PLAIN" not in client.capabilities:
         raise NbtextError(f"{where} takes no password login nbtext knows (LOGINDISABLED, and no AUTH=PLAIN)")
@@ -404,8 +418,7 @@ def fetch_batches(listed, max_bytes=DEFAULT_MAX_BYTES):
     in_batches' rule, the one every batch is cut by, at most BATCH messages and BATCH_BYTES,
     each message weighed min(size, max_bytes + 1) (what is asked of it; a size not said counts
     as that); one larger than the bound is a FETCH alone. A size that lies costs no more than
-    what was asked: the literal reader keeps at most max_bytes + 1 of each message
-    (nbtext.reading.imapclient)."""
+    fetch_bound: what one FETCH keeps of its messages, whatever sizes the server said."""
     asked = max_bytes + 1
     for batch in in_batches(
         listed, BATCH, weigh=lambda uid_size: min(asked if uid_size[1] is None else uid_size[1], asked)
@@ -413,14 +426,21 @@ def fetch_batches(listed, max_bytes=DEFAULT_MAX_BYTES):
         yield [uid for uid, _ in batch]
 
 
+def fetch_bound(max_bytes=DEFAULT_MAX_BYTES):
+    """The bytes of messages one FETCH keeps at most: what a batch of fetch_batches weighs at
+    most (BATCH_BYTES, or one message of max_bytes + 1), plus FETCH_MARGIN. A server whose sizes
+    were short sends more: a message past the bound is read and thrown away, then asked for
+    again alone (_fetched), so each is still read whole up to max_bytes."""
+    return max(BATCH_BYTES, max_bytes + 1) + FETCH_MARGIN
+
+
 def listing(session, after=0):
     """(UID, RFC822.SIZE or None where the server said none) of the open folder's messages
-    above `after`, in ascending UID: asked for as one FETCH of both, a short line a message (a
-    SEARCH answers in one line, which for a large folder is longer than imaplib reads)."""
-    import re
-
+    above `after`, in ascending UID (a Listing): asked for as one FETCH of both, a short line a
+    message (a SEARCH answers in one line, which for a large folder is longer than imaplib
+    reads), read by _Listed as the lines arrive."""
     if session.exists == 0:  # (an empty folder has no `1:*`)
-        return []
+        return Listing()
     if after >= LARGEST_UID:  # (no UID is above it: `N:*` would name none)
         import warnings
 
@@ -429,17 +449,127 @@ def listing(session, after=0):
             "message can come after it until the server renumbers the folder (a new UIDVALIDITY)",
             stacklevel=2,
         )
-        return []
-    # (`N:*` holds the highest UID, below N too; a line a message, `exists` of them)
-    data = session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", answers=session.exists or 0)
-    sizes = {}
-    for line in data:
-        if isinstance(line, bytes):
-            for m in re.finditer(rb"UID (\d+)", line):
-                uid = _uid(m[1], session)
-                size = re.search(rb"RFC822\.SIZE (\d{1,20})\b", line)
-                sizes[uid] = int(size[1]) if size else sizes.get(uid)
-    return sorted((uid, size) for uid, size in sizes.items() if uid > after)
+        return Listing()
+    # (`N:*` holds the highest UID, below N too; a line a message)
+    listed = _Listed(session, after, "FETCH")
+    session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed)
+    return listed.result()
+
+
+def searched(session, *criteria):
+    """The UIDs of the open folder's messages a UID SEARCH of `criteria` answers, ascending:
+    read by _Listed, as a listing is."""
+    listed = _Listed(session, 0, "SEARCH")
+    session.command("SEARCH", *criteria, each=listed)
+    return [uid for uid, _ in listed.result()]
+
+
+class Listing:
+    """(UID, size or None) pairs in ascending UID, held as 12 bytes a message (two arrays)."""
+
+    NO_SIZE = (1 << 64) - 1  # (a size the server did not say)
+
+    def __init__(self, uids=(), sizes=()):
+        self.uids, self.sizes = array("I", uids), array("Q", sizes)
+
+    def __len__(self):
+        return len(self.uids)
+
+    def __iter__(self):
+        for uid, size in zip(self.uids, self.sizes):
+            yield uid, None if size == self.NO_SIZE else size
+
+
+class _Listed:
+    """The one reader of a listing (a UID FETCH's lines of `(UID RFC822.SIZE)`, a UID SEARCH's
+    UIDs), handed each answer as it arrives (Session.command's `each`), keeping none of them:
+    each UID is checked as it comes (_uid: 1..2^32-1, below UIDNEXT), and the distinct UIDs above
+    `after` are at most what the folder can hold, by what the server itself said: its EXISTS
+    (the largest said, plus each EXPUNGE said meanwhile: a message gone makes room for another),
+    and while no new mail was said, the numbers from `after` + 1 to below its UIDNEXT. One more
+    is the run's error (nothing is read, a scan's state left as it was): what a listing holds
+    is bounded by the server's own word, 12 bytes a message, never by the lines it sends."""
+
+    UID_SAID = re.compile(rb"\bUID (\d+)")
+    SIZE_SAID = re.compile(rb"RFC822\.SIZE (\d{1,20})\b")
+
+    def __init__(self, session, after, kind):
+        if session.exists is None:  # (RFC 3501 6.3.1: an EXAMINE or SELECT says it)
+            raise NbtextError(
+                f"{session.folder.url}: the server did not say how many messages it holds: nothing is read"
+            )
+        self.session, self.after, self.kind = session, after, kind
+        self.exists, self.expunged = session.exists, 0
+        self.uids, self.sizes = array("I"), array("Q")  # ascending, as a server answers
+        self.late = {}  # {UID: size} of those that came out of order
+        self._bound()
+
+    def _bound(self):
+        """self.most: the UIDs above `after` the folder can hold, by what the server said so far."""
+        self.most = self.exists + self.expunged
+        if self.session.uid_next is not None:
+            self.most = min(self.most, self.session.uid_next - 1 - self.after)
+
+    def __call__(self, kind, data):
+        """Read one untagged answer (nbtext.reading.imapclient.Bounded.expecting's `each`):
+        True for one of the listing's, kept nowhere else."""
+        if kind == "EXISTS":  # new mail meanwhile (kept too: Session.command reads it)
+            self.exists = max(self.exists, _number(data, "EXISTS", self.session.folder, 0, LARGEST_UID))
+            self.session.uid_next = None  # (its UIDs are UIDNEXT's and above)
+            self._bound()
+            return False
+        if kind == "EXPUNGE":
+            self.expunged += 1
+            self._bound()
+            return False
+        if kind != self.kind:
+            return False
+        line = (data[0] if isinstance(data, tuple) else data) or b""
+        if kind == "SEARCH":
+            for said in line.split(b"(", 1)[0].split():  # (a CONDSTORE server's `(MODSEQ n)` after them)
+                if said.isdigit():
+                    self._add(_uid(said, self.session), Listing.NO_SIZE)
+        else:
+            size = self.SIZE_SAID.search(line)
+            size = Listing.NO_SIZE if size is None else min(int(size[1]), Listing.NO_SIZE - 1)
+            for said in self.UID_SAID.findall(line):
+                self._add(_uid(said, self.session), size)
+        return True
+
+    def _add(self, uid, size):
+        """One UID listed, and its size (Listing.NO_SIZE: not said)."""
+        uids = self.uids
+        if uid <= self.after:
+            return
+        if uids and uid <= uids[-1]:  # (said again, or out of order)
+            at = bisect_left(uids, uid)
+            if uids[at] == uid:
+                self.sizes[at] = self.sizes[at] if size == Listing.NO_SIZE else size
+                return
+            if uid in self.late:
+                self.late[uid] = self.late[uid] if size == Listing.NO_SIZE else size
+                return
+        if len(uids) + len(self.late) >= self.most:
+            raise NbtextError(
+                f"{self.session.folder.url}: the server listed more messages than the folder holds "
+                f"({self.most:,} above UID {self.after}, by its EXISTS and UIDNEXT): nothing is read"
+            )
+        if uids and uid < uids[-1]:
+            self.late[uid] = size
+        else:
+            uids.append(uid)
+            self.sizes.append(size)
+
+    def result(self):
+        """The Listing of what was read."""
+        listed = Listing()
+        if self.late:
+            pairs = sorted([*zip(self.uids, self.sizes), *self.late.items()])
+            listed.uids.extend(uid for uid, _ in pairs)
+            listed.sizes.extend(size for _, size in pairs)
+        else:
+            listed.uids, listed.sizes = self.uids, self.sizes
+        return listed
 
 
 def _uid(said, session):
@@ -486,10 +616,19 @@ def _fetched(session, uids, max_bytes, again=False):
     bytes None and no refusal for a message the folder no longer holds (a UID FETCH answers
     nothing for a UID that is not in the folder, RFC 3501 6.4.8, or NO [EXPUNGEISSUED],
     RFC 5530). A connection lost while one message came is tried `again` once (the network
-    may have failed, not the message) before that message is one the server will not send."""
+    may have failed, not the message) before that message is one the server will not send. One
+    FETCH keeps at most fetch_bound bytes of messages: one past it (its size was said short) is
+    asked for again alone, where its own max_bytes + 1 always fit."""
     part = "BODY.PEEK[]" if max_bytes + 1 > LARGEST_PARTIAL else f"BODY.PEEK[]<0.{max_bytes + 1}>"
     try:
-        data = session.command("FETCH", uid_set(uids), f"(UID {part})", answers=len(uids), literal=max_bytes + 1)
+        data = session.command(
+            "FETCH",
+            uid_set(uids),
+            f"(UID {part})",
+            answers=len(uids),
+            literal=max_bytes + 1,
+            budget=fetch_bound(max_bytes),
+        )
         messages, refusal = _messages(data), None
     except Lost:  # a server may close the connection on a message it cannot read
         session.reconnect()  # (cannot: an error of the whole run)
@@ -504,7 +643,13 @@ def _fetched(session, uids, max_bytes, again=False):
         gone = "[EXPUNGEISSUED]" in e.reason.upper()
         messages, refusal = {}, None if gone else f"the server refused to send it ({e.reason})"
     for uid in uids:
-        yield uid, messages.get(uid), refusal
+        if uid in messages and messages[uid] is None:  # (past the FETCH's bound: not kept)
+            if len(uids) > 1:
+                yield from _fetched(session, [uid], max_bytes)
+            else:  # (alone, it fits: the server sent others' first)
+                yield uid, None, "the server sent more than was asked with it"
+        else:
+            yield uid, messages.get(uid), refusal
 
 
 def _one_by_one(session, uids, max_bytes, again=False):
@@ -514,29 +659,31 @@ def _one_by_one(session, uids, max_bytes, again=False):
 
 
 def _messages(data):
-    """{UID: bytes} of a UID FETCH's answer as imaplib gives it: a (`N (UID u BODY[] {n}`,
-    literal) pair per message, the UID before the literal or in the bytes after it."""
-    found, waiting = {}, None
+    """{UID: bytes, or None where the literal was past the FETCH's bound} of a UID FETCH's
+    answer as imaplib gives it: a (`N (UID u BODY[] {n}`, literal) pair per message, the UID
+    before the literal or in the bytes after it; a message said twice is the one kept."""
+    found, waiting, literal = {}, False, None
+
+    def keep(uid, literal):
+        if uid is not None and (found.get(uid) is None or literal is not None):
+            found[uid] = literal
+
     for item in data:
         if isinstance(item, tuple):
             uid = answered_uid(item[0])
             if uid is not None:
-                found[uid] = item[1]
+                keep(uid, item[1])
             else:
-                waiting = item[1]
-        elif isinstance(item, bytes) and waiting is not None:
-            uid = answered_uid(item)
-            if uid is not None:
-                found[uid] = waiting
-            waiting = None
+                waiting, literal = True, item[1]
+        elif isinstance(item, bytes) and waiting:
+            keep(answered_uid(item), literal)
+            waiting = False
     return found
 
 
 def answered_uid(line):
     """The UID a line of a UID FETCH's answer names, None where it names none (one of more
     than 10 digits is none: no UID asked for has them)."""
-    import re
-
     found = re.search(rb"\bUID (\d{1,10})\b", line)
     return int(found[1]) if found else None
 

@@ -7,10 +7,13 @@ megabyte. Here, for each command:
 - a literal is kept up to what the command asked for (`literal`: --max-bytes + 1 for a
   message's body, SMALL_LITERAL for any other) and the rest read in pieces of PIECE bytes and
   thrown away, so the connection stays in step and a message cut so reads as one over
-  --max-bytes does;
+  --max-bytes does; where the command gives a `budget`, its literals keep at most that many
+  bytes in all, whatever sizes the server said: one that does not fit is read and thrown
+  away whole, and given as None (the reader asks for that message again, alone);
 - the untagged answers kept hold at most ANSWER_BYTES, plus ANSWER_COST and `literal` for each
-  of the `answers` the command expects (a listing's line a message, a fetch's message), each
-  answer counted with what Python spends to keep it; those of earlier commands are dropped;
+  of the `answers` the command expects (a fetch's message; with a `budget`, the budget once),
+  each answer counted with what Python spends to keep it; those of earlier commands are
+  dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept;
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
   (2^32 - 1) is refused before anything is read of it.
 
@@ -38,19 +41,24 @@ class Bounded:
 
     literal_kept = SMALL_LITERAL  # (imaplib has its own `literal`: a command's argument)
     allowed = ANSWER_BYTES
+    budget = None  # literal bytes the command's literals may still keep, None: no such bound
+    each = None
     kept = 0
     broken = False  # an Overrun left the connection out of step: close it, say nothing more
 
     @contextmanager
-    def expecting(self, answers=0, literal=0):
+    def expecting(self, answers=0, literal=0, budget=None, each=None):
         """For the commands inside the `with`: `answers` untagged answers expected beyond the
-        allowance, each with a literal kept up to `literal` bytes."""
-        self.literal_kept = literal or SMALL_LITERAL
-        self.allowed = ANSWER_BYTES + answers * (ANSWER_COST + literal)
+        allowance, each with a literal kept up to `literal` bytes, and at most `budget` bytes
+        of literals in all (None: `literal` for each answer); `each(kind, data)` is handed each
+        untagged answer as it arrives, which is kept only where it returns False (a listing
+        reads its lines so, holding none; what it raises leaves the connection out of step)."""
+        self.literal_kept, self.budget, self.each = literal or SMALL_LITERAL, budget, each
+        self.allowed = ANSWER_BYTES + answers * ANSWER_COST + (answers * literal if budget is None else budget)
         try:
             yield
         finally:
-            self.literal_kept, self.allowed = SMALL_LITERAL, ANSWER_BYTES
+            self.literal_kept, self.allowed, self.budget, self.each = SMALL_LITERAL, ANSWER_BYTES, None, None
 
     def overrun(self, what):
         self.broken = True
@@ -65,7 +73,14 @@ class Bounded:
         return super()._command(name, *args)
 
     def _append_untagged(self, typ, dat):
-        held = sum(map(len, dat)) if isinstance(dat, tuple) else len(dat or b"")
+        if self.each is not None:
+            try:
+                if self.each(typ, dat):
+                    return
+            except BaseException:  # (the rest of the answer is unread)
+                self.broken = True
+                raise
+        held = sum(len(d or b"") for d in dat) if isinstance(dat, tuple) else len(dat or b"")
         self.kept += ENTRY_COST + held
         if self.kept > self.allowed:
             raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
@@ -87,15 +102,26 @@ class Bounded:
 
     def read(self, size):
         """A literal of `size` bytes (imaplib reads them only): the first `literal` kept, the
-        rest read in pieces and thrown away."""
-        kept = self.file.read(min(size, self.literal_kept))
-        left = size - len(kept)
-        while left > 0 and len(kept) == min(size, self.literal_kept):
+        rest read in pieces and thrown away; None, all of it thrown away, where what would be
+        kept does not fit in what is left of the command's budget."""
+        keep = min(size, self.literal_kept)
+        if self.budget is not None and keep > self.budget:
+            self._thrown_away(size)
+            return None
+        kept = self.file.read(keep)
+        if self.budget is not None:
+            self.budget -= len(kept)
+        if len(kept) == keep:  # (shorter: the connection closed, and imaplib's next line says so)
+            self._thrown_away(size - len(kept))
+        return kept
+
+    def _thrown_away(self, left):
+        """Read `left` bytes of a literal in pieces, keeping none."""
+        while left > 0:
             piece = self.file.read(min(left, PIECE))
             if not piece:  # (the connection closed: imaplib's next line says so)
                 break
             left -= len(piece)
-        return kept
 
 
 class Client(Bounded, imaplib.IMAP4):

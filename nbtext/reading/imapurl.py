@@ -39,27 +39,46 @@ def in_clear_allowed(host, access=DEFAULT_ACCESS):
     and fetchmail's sslmode leave it to the user. The one rule: nbtext.reading.imap asks it."""
     import ipaddress
 
-    host = host.lower().rstrip(".")
+    host = host.lower().rstrip(".").strip("[]")
     try:
         if host == "localhost" or ipaddress.ip_address(host).is_loopback:
             return True
     except ValueError:  # (a name)
         pass
     named = access.plaintext_login or re.split(r"[\s,]+", os.environ.get(PLAINTEXT_VARIABLE, ""))
-    return host in {h.lower().rstrip(".") for h in named if h}
+    return host in {h.lower().rstrip(".").strip("[]") for h in named if h}
 
 
-class Folder(namedtuple("Folder", "scheme user host port name")):
-    """An IMAP folder as its URL names it (`port` None: the scheme's own)."""
+class Folder(namedtuple("Folder", "scheme user host port name uid_validity", defaults=(None,))):
+    """An IMAP folder as its URL names it (`port` None: the scheme's own; `uid_validity`: RFC
+    5092's `;UIDVALIDITY=N`, None where the URL gives none). Opened only where its UIDVALIDITY
+    is that one (nbtext.reading.imap.Session): a folder recreated or renumbered is refused.
+    Its `url` leaves that out: the folder's name, the same with and without it."""
+
+    def other(self, name):
+        """The folder `name` on the same server, as the same user (no UIDVALIDITY of its own)."""
+        return self._replace(name=name, uid_validity=None)
 
     @property
     def url(self):
         """The folder's URL, as given but in one spelling (never with a password)."""
         from urllib.parse import quote
 
-        host = f"[{self.host}]" if ":" in self.host else self.host
         port = "" if self.port is None else f":{self.port}"
-        return f"{self.scheme}://{quote(self.user, safe='')}@{host}{port}/{quote(self.name, safe='/')}"
+        return f"{self.scheme}://{self.account}{port}/{quote(self.name, safe='/')}"
+
+    @property
+    def shown_host(self):
+        """The host as a URL holds it, and every message shows it: an IPv6 address in brackets
+        ([::1]; a zone's % as %25, RFC 6874), so that what follows its last colon is no port."""
+        return f"[{self.host.replace('%', '%25')}]" if ":" in self.host else self.host
+
+    @property
+    def account(self):
+        """USER@HOST as a URL holds them (the user percent-encoded)."""
+        from urllib.parse import quote
+
+        return f"{quote(self.user, safe='')}@{self.shown_host}"
 
     def message_name(self, uid):
         """A message's name: RFC 5092's URL of it."""
@@ -72,12 +91,19 @@ class Folder(namedtuple("Folder", "scheme user host port name")):
 
     @property
     def server(self):
-        return f"{self.host}:{self.port or PORTS[self.scheme]}"
+        """HOST:PORT as a message shows them ([::1]:143)."""
+        return f"{self.shown_host}:{self.port or PORTS[self.scheme]}"
+
+    @property
+    def where(self):
+        """SCHEME://HOST:PORT: the server as a message names it."""
+        return f"{self.scheme}://{self.server}"
 
 
 def parse(url):
     """The Folder a URL names; an NbtextError of one line for a URL that cannot be read,
     one holding a password (never repeated in the message), or one that names no folder."""
+    import ipaddress
     from urllib.parse import unquote, urlsplit
 
     scheme, _, rest = url.partition("://")
@@ -100,13 +126,27 @@ def parse(url):
         raise NbtextError(f"{shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
         raise NbtextError(f"{shown(url)}: name the server, as in {scheme}://USER@HOST/FOLDER")
+    host = parts.hostname
+    if hostport.startswith("["):  # (RFC 3986: an IPv6 address, its zone's % written %25, RFC 6874)
+        host = unquote(host)
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise NbtextError(f"{shown(url)}: not an IMAP URL (a host in brackets is an IPv6 address)") from None
+    if port == 0:
+        raise NbtextError(f"{shown(url)}: not an IMAP URL (no server listens on port 0)")
     if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
         raise NbtextError(
             f"{shown(url)}: names one message of a folder, and only whole folders are read: give the folder's URL"
         )
-    name = unquote(path.split(";", 1)[0], errors="surrogateescape").rstrip(
-        "/"
-    )  # (RFC 5092's ;UIDVALIDITY and the like are not read)
+    if "?" in path:  # (RFC 5092's search: not read, so not taken for part of the name either)
+        raise NbtextError(
+            f"{shown(url)}: names a search of a folder (?...), and only whole folders are read: give the folder's "
+            "URL (a ? of a folder's name is written %3F)"
+        )
+    mailbox, _, parameters = path.partition(";")
+    name = unquote(mailbox, errors="surrogateescape").rstrip("/")
+    uid_validity = _uid_validity(url, parameters.rstrip("/")) if parameters else None
     if not name:
         raise NbtextError(f"{shown(url)}: name the folder, as in {scheme}://USER@HOST/INBOX")
     user = unquote(userinfo, errors="surrogateescape")
@@ -116,7 +156,18 @@ def parse(url):
                 f"{shown(url)}: its {what} holds a control character (or bytes not UTF-8), which IMAP "
                 "cannot carry: give the name as the server knows it"
             )
-    return Folder(scheme.lower(), user, parts.hostname, port, name)
+    return Folder(scheme.lower(), user, host, port, name, uid_validity)
+
+
+def _uid_validity(url, parameter):
+    """The UIDVALIDITY of RFC 5092's `FOLDER;UIDVALIDITY=N` (`parameter`: what follows the
+    `;`): a number 1 to 2^32 - 1; anything else after a `;` is refused, not left unread."""
+    said = re.fullmatch(r"uidvalidity=([0-9]{1,10})", parameter, re.IGNORECASE)
+    if said is None or not 1 <= int(said[1]) <= LARGEST_UID:
+        raise NbtextError(
+            f"{shown(url)}: only ;UIDVALIDITY=N (a number 1 to {LARGEST_UID}) is read after a folder's name"
+        )
+    return int(said[1])
 
 
 def carried(text):
