@@ -356,6 +356,35 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
 
 
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabilities, model, monkeypatch, tmp_path):
+    """Another client deletes (expunges) a spam after the scan judged it and before the move:
+    nothing of it is moved, the scan's line says so, and it is not counted among those acted on."""
+    server = a_server(capabilities)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    asked, flags_of = [], imapscan.flags_of
+
+    def flags_after_a_deletion(session, uids):
+        asked.append(list(uids))
+        if len(asked) == 2:  # (the move's own look, after the scan's)
+            gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == SPAM[1])
+            del server.folders["INBOX"]["messages"][gone]
+        return flags_of(session, uids)
+
+    monkeypatch.setattr(imapscan, "flags_of", flags_after_a_deletion)
+    said = []
+    counts = imapscan.scan(
+        URL,
+        model.classes,
+        lambda: model,
+        "Junk",
+        state_path=str(tmp_path / "state"),
+        on_message=lambda name, label, probability, action: said.append(action),
+    )
+    assert counts["acted"] == 2 and said.count("moved to Junk") == 2 and said.count("gone before the move") == 1
+    assert [where(server, m)[2] for m in (SPAM[0], SPAM[1], SPAM[2])] == [1, 0, 1]
+
+
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_message_the_user_moved_back_out_of_junk_is_not_moved_again(capabilities, model, monkeypatch, tmp_path):
     """A message moved back from Junk by the user keeps imap-scan's keyword (a mail program's
     MOVE keeps keywords; only the Dovecot recipe takes it away): it read as a move begun whose

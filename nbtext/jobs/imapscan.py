@@ -124,18 +124,23 @@ def scan(
                 copied = target.copies_of(session, begun) if begun else set()
                 spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
                 acted = spam_uids | copied  # (refused: an error, the state left before them)
+                gone = set()
                 if acted and not dry_run:
-                    act(session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied)
+                    gone = acted - act(
+                        session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied
+                    )
                 kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
                 if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
                     session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                 for name, label, probability in calls:
-                    action = _action(move_to, keyword, dry_run) if uid_of[name] in acted else "kept"
+                    uid = uid_of[name]
+                    action = "gone before the move" if uid in gone else _action(move_to, keyword, dry_run)
+                    action = action if uid in acted else "kept"
                     if on_message is not None:
                         on_message(name, label, probability, action)
                 counts["scanned"] += scanned
                 counts["spam"] += sum(label == spam for _, label, _ in calls)
-                counts["acted"] += 0 if dry_run else len(acted)
+                counts["acted"] += 0 if dry_run else len(acted - gone)
                 if not dry_run:
                     state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": batch[-1]}
                     write_state(state_path, state)
@@ -173,7 +178,9 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
     it already (a move an earlier run began), and `copied` (_Target.copies_of) are those of
     them whose copy is in the folder `move_to` already: those are only deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
     EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
-    messages are then where they were, or, a COPY done, marked \\Deleted only once it is."""
+    messages are then where they were, or, a COPY done, marked \\Deleted only once it is.
+    Returns the UIDs acted on: all of `uids`, but a move's those the folder no longer held
+    (deleted since they were scanned: nothing to move)."""
     fresh = [uid for uid in uids if uid not in set(begun)]
     added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None and fresh else [])
     if added and fresh:
@@ -181,7 +188,7 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
     if keyword is not None and begun:
         session.command("STORE", uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
     if move_to is None:
-        return
+        return set(uids)
     copied = set(copied) & set(begun)
     if fresh:
         flags = flags_of(session, fresh)  # (the STORE's answer is not every server's: asked for)
@@ -201,6 +208,7 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
     if done:
         session.command("STORE", uid_set(done), "+FLAGS.SILENT", "(\\Deleted)")
         _expunge(session, done)
+    return set(fresh) | set(begun)
 
 
 def _expunge(session, uids):
