@@ -43,11 +43,25 @@ atexit.register(lambda: open(log, "w").write(json.dumps(events)))
 """
 
 
+def with_default_signals():
+    """A child's SIGINT and SIGHUP at their default actions, whatever this process inherited
+    (a suite run under nohup, or as a background job, starts with them ignored, and the
+    launcher keeps an ignored signal ignored)."""
+    for number in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def test_the_executable_holds_the_signals_before_it_imports_anything(tmp_path, demo_model):
     (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
     events = tmp_path / "events.json"
     env = dict(os.environ, PYTHONPATH=str(tmp_path), NBTEXT_TEST_EVENTS=str(events))
-    result = subprocess.run([NBTEXT, "filter", "-m", demo_model], input=MESSAGE, capture_output=True, env=env)
+    result = subprocess.run(
+        [NBTEXT, "filter", "-m", demo_model],
+        input=MESSAGE,
+        capture_output=True,
+        env=env,
+        preexec_fn=with_default_signals,
+    )
     assert result.returncode == 0, result.stderr
     order = json.loads(events.read_text())
     held = [n for what, n in order[:3] if what == "hold"]
@@ -88,7 +102,13 @@ def test_a_signal_python_wrapped_while_a_class_was_made_ends_as_the_signal(signu
         "entry.fast = fast_in_class\n"
         "entry.main()\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, "predict"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "predict"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=with_default_signals,
+    )
     assert "Traceback" not in done.stderr and "RuntimeError" not in done.stderr, done.stderr
     if signum == signal.SIGINT:
         assert done.returncode == 130 and "Aborted!" in done.stderr, (done.returncode, done.stderr)
