@@ -308,7 +308,7 @@ def _stored_settings(o):
         "max_features": o["max_features"],
         "unknown": unknown,
         **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"]).settings(),
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"], o["char_ngrams"]).settings(),
         **({} if o["max_evidence"] is None else {"max_evidence": o["max_evidence"]}),
         **learning,
         **_decision(o),
@@ -401,7 +401,7 @@ def _tfidf_left_out(event, setting):
 # (its options typed) and eval --compare (each model given what it reads) all ask unused_options.
 OPTIONS_READ = (
     (
-        ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer")
+        ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer", "char_ngrams")
         + ("features", "tf", "idf", "length_norm", "weight_norm"),
         lambda event, setting: event.default_features is None,
         lambda event, setting: f"--model {event.name} takes a table's columns whole, as they are",
