@@ -15,6 +15,7 @@ from nbtext.choices import (
     FEATURES,
     INPUT_MODES,
     LEXERS,
+    MAX_CHAR_NGRAMS,
     MAX_EVIDENCE,
     MAX_NGRAMS,
     ONLINE_FEATURES,
@@ -270,6 +271,11 @@ def _stored_settings(o):
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     if o["lexer"] not in LEXERS:
         raise NbtextError(f"unknown --lexer {o['lexer']!r} (choose from {', '.join(LEXERS)})")
+    chars = o["char_ngrams"]
+    if chars is not None and (
+        not isinstance(chars, int) or isinstance(chars, bool) or not 1 <= chars <= MAX_CHAR_NGRAMS
+    ):
+        raise NbtextError(f"--char-ngrams must be a whole number from 1 to {MAX_CHAR_NGRAMS}, not {chars!r}")
     event, learning = EVENT_MODELS[o["model"]], _learning(o)
     if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
