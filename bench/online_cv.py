@@ -77,13 +77,16 @@ def main():
     parser.add_argument("--spam-preset", action="store_true", help="the spam preset's settings (see above)")
     parser.add_argument("--char-ngrams", type=int, default=None, help="character n-grams beside the words (train's)")
     parser.add_argument("--chars-only", action="store_true", help="--char-ngrams without the words")
-    parser.add_argument("--max-evidence", type=int, default=None, help="--spam-preset: its evidence cap instead")
+    parser.add_argument(
+        "--max-evidence", type=int, nargs="+", default=None, help="--spam-preset: evidence caps instead of its own"
+    )
     args = parser.parse_args()
     if args.spam_preset:
         args.features = ["preset"]
     rules = [("errors", None)] + [("tone", margin) for margin in args.margins] + [("all", None)]
     rules = [(rule, margin) for rule, margin in rules if rule in args.rules]
-    settings = [(f, a, r, m) for f in args.features for a in args.alphas for r, m in rules]
+    caps = args.max_evidence or [None]
+    settings = [(f, a, r, m, cap) for f in args.features for a in args.alphas for r, m in rules for cap in caps]
     roca = {}  # (corpus, setting) -> mean 1-ROCA%
     print(
         f"{'corpus':13s} {'features':8s} {'λ':>4s} {'rule':12s} {'1-ROCA%':>8s} {'errors':>7s} {'learned':>8s}"
@@ -103,14 +106,15 @@ def main():
             for seed in args.seeds
         ]
         for setting in settings:
-            reports = [online_run(stream, *setting, args.max_evidence) for stream in streams]
+            reports = [online_run(stream, *setting) for stream in streams]
             roca[corpus, setting] = statistics.fmean(r["roca_percent"] for r in reports)
             errors = statistics.fmean(r["errors"] for r in reports)
             learned = statistics.fmean(r["learned"] for r in reports)
             delivered = (
                 f" {statistics.fmean(r['delivered']['errors'] for r in reports):9.1f}" if args.spam_preset else ""
             )
-            features, alpha, rule, margin = setting
+            features, alpha, rule, margin, cap = setting
+            features += "" if cap is None else f"/{cap}"
             said = rule if margin is None else f"tone {margin:g}"
             print(
                 f"{corpus:13s} {features:8s} {alpha:4g} {said:12s} {roca[corpus, setting]:8.3f} "
@@ -121,7 +125,8 @@ def main():
     best = {c: min(roca[c, s] for s in settings) for c in args.corpora}
     worst = {s: max(roca[c, s] / best[c] for c in args.corpora) for s in settings}
     for setting in sorted(settings, key=worst.get):
-        features, alpha, rule, margin = setting
+        features, alpha, rule, margin, cap = setting
+        features += "" if cap is None else f"/{cap}"
         print(f"{features:8s} {alpha:4g} {rule if margin is None else f'tone {margin:g}':12s} {worst[setting]:6.2f}")
 
 
