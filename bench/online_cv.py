@@ -34,26 +34,30 @@ from nbtext.classifier.settings import make_settings, make_tokenizer
 from nbtext.jobs.online import OnlineMultinomial, run
 from nbtext.reading.documents import tokenized
 from nbtext.reading.sources import labelled_input
+from nbtext.reading.tokenize import CHAR_GRAM_MARKS
 
 DATA = ROOT / "data"
 SPAM_CORPORA = ("spamassassin", "sms", "enron1")
 MARGINS = (10.0, 20.0, 40.0, 80.0, 160.0)
 
 
-def ordered_tokens(corpus, seed, input_mode="auto", headers=None, preset=None):
-    """(tokens, label) of the corpus's train split in the order `eval --online --seed` runs them."""
+def ordered_tokens(corpus, seed, input_mode="auto", headers=None, preset=None, char_ngrams=None, chars_only=False):
+    """(tokens, label) of the corpus's train split in the order `eval --online --seed` runs them
+    (`chars_only`: only the character n-grams of --char-ngrams, without the words)."""
     folders = [str(DATA / corpus / "train" / label) for label in ("spam", "ham")]
     documents = list(labelled_input(class_dirs=folders)())
     random.Random(seed).shuffle(documents)
-    settings = make_settings(min_count=1, input=input_mode, headers=headers, preset=preset)
+    settings = make_settings(min_count=1, input=input_mode, headers=headers, preset=preset, char_ngrams=char_ngrams)
     tokenize = make_tokenizer(settings["tokenizer"])
     kept, token_lists = tokenized(tokenize, documents)
+    if chars_only:
+        token_lists = [[t for t in tokens if t.startswith(CHAR_GRAM_MARKS[0])] for tokens in token_lists]
     return [(doc.name, tokens, doc.label) for doc, tokens in zip(kept, token_lists)]
 
 
-def online_run(stream, features, alpha, rule, margin):
-    if features == "preset":  # the spam preset's settings, at λ `alpha`, deciding by its band
-        settings = make_settings(preset="spam", alpha=alpha)
+def online_run(stream, features, alpha, rule, margin, max_evidence=None):
+    if features == "preset":  # the spam preset's settings, at λ `alpha` (and `max_evidence`), deciding by its band
+        settings = make_settings(preset="spam", alpha=alpha, max_evidence=max_evidence)
         online = OnlineMultinomial.of_settings(["ham", "spam"], settings)
         return run(iter(stream), online, rule, settings["unsure_below"], tone_margin=margin)
     online = OnlineMultinomial(["ham", "spam"], alpha, 1, True, presence=features == "binary")
@@ -67,14 +71,22 @@ def main():
     parser.add_argument("--features", nargs="+", default=["binary", "counts"])
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.1, 1.0])
     parser.add_argument("--margins", type=float, nargs="+", default=list(MARGINS))
+    parser.add_argument("--rules", nargs="+", default=["errors", "tone", "all"], help="the learning rules run")
     parser.add_argument("--input", default="auto", help="how documents are read (train --input)")
     parser.add_argument("--headers", default=None, help="the mail headers tokenized (train --headers)")
     parser.add_argument("--spam-preset", action="store_true", help="the spam preset's settings (see above)")
+    parser.add_argument("--char-ngrams", type=int, default=None, help="character n-grams beside the words (train's)")
+    parser.add_argument("--chars-only", action="store_true", help="--char-ngrams without the words")
+    parser.add_argument(
+        "--max-evidence", type=int, nargs="+", default=None, help="--spam-preset: evidence caps instead of its own"
+    )
     args = parser.parse_args()
     if args.spam_preset:
         args.features = ["preset"]
     rules = [("errors", None)] + [("tone", margin) for margin in args.margins] + [("all", None)]
-    settings = [(f, a, r, m) for f in args.features for a in args.alphas for r, m in rules]
+    rules = [(rule, margin) for rule, margin in rules if rule in args.rules]
+    caps = args.max_evidence or [None]
+    settings = [(f, a, r, m, cap) for f in args.features for a in args.alphas for r, m in rules for cap in caps]
     roca = {}  # (corpus, setting) -> mean 1-ROCA%
     print(
         f"{'corpus':13s} {'features':8s} {'λ':>4s} {'rule':12s} {'1-ROCA%':>8s} {'errors':>7s} {'learned':>8s}"
@@ -82,7 +94,15 @@ def main():
     )
     for corpus in args.corpora:
         streams = [
-            ordered_tokens(corpus, seed, args.input, args.headers, "spam" if args.spam_preset else None)
+            ordered_tokens(
+                corpus,
+                seed,
+                args.input,
+                args.headers,
+                "spam" if args.spam_preset else None,
+                args.char_ngrams,
+                args.chars_only,
+            )
             for seed in args.seeds
         ]
         for setting in settings:
@@ -93,7 +113,8 @@ def main():
             delivered = (
                 f" {statistics.fmean(r['delivered']['errors'] for r in reports):9.1f}" if args.spam_preset else ""
             )
-            features, alpha, rule, margin = setting
+            features, alpha, rule, margin, cap = setting
+            features += "" if cap is None else f"/{cap}"
             said = rule if margin is None else f"tone {margin:g}"
             print(
                 f"{corpus:13s} {features:8s} {alpha:4g} {said:12s} {roca[corpus, setting]:8.3f} "
@@ -104,7 +125,8 @@ def main():
     best = {c: min(roca[c, s] for s in settings) for c in args.corpora}
     worst = {s: max(roca[c, s] / best[c] for c in args.corpora) for s in settings}
     for setting in sorted(settings, key=worst.get):
-        features, alpha, rule, margin = setting
+        features, alpha, rule, margin, cap = setting
+        features += "" if cap is None else f"/{cap}"
         print(f"{features:8s} {alpha:4g} {rule if margin is None else f'tone {margin:g}':12s} {worst[setting]:6.2f}")
 
 

@@ -69,6 +69,8 @@ SPAM_PRESET = {
 }
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)
+MAX_CHAR_NGRAMS = 8  # --char-ngrams: character n-grams of at most this length
+CHAR_BYTES = 3000  # --char-ngrams: the first bytes of a message its character n-grams are of (the spam tracks')
 MAX_EVIDENCE = 1 << 30  # --max-evidence: more than any document holds (a bound, for the arrays that compare with it)
 DEFAULT_MAX_BYTES = 10_000_000  # --max-bytes: a document's bytes read (spamc leaves mail over 500 KB alone)
 MAX_MAX_BYTES = 1 << 62  # a larger --max-bytes is this one (no read size Python takes is larger: no limit)
@@ -85,6 +87,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "input": "auto",
     "headers": DEFAULT_HEADERS,
     "lexer": "words",
+    "char_ngrams": None,  # character n-grams of this length beside the words (None: none)
     "columns": None,  # categorical: the feature columns of the table, in order
     # feature values; None: the event model's own default (nbtext.stats.event_models)
     "features": None,
@@ -130,6 +133,10 @@ TRAIN_HELP = {
         "How text becomes tokens: runs of 2+ word characters, lower-cased (words), or spam filters' rules "
         "(mail): case kept, ! . , $ kept in tokens (free!!, example.com, 10.1.2.3, $20), tokens under 3 "
         "characters dropped."
+    ),
+    "char_ngrams": (
+        "Add the character N-grams of each message's first 3000 bytes (as sent, header lines too) beside "
+        "its words, as the spam tracks' filters read short messages [default: none]."
     ),
     "features": (
         "Feature values: token counts, presence, or tf-idf [default: the model's: counts "
@@ -193,7 +200,13 @@ TRAIN_CHOICES = {
 }
 TRAIN_FLAGS = ("idf", "length_norm", "weight_norm")  # --idf/--no-idf, ...
 # the whole-number train settings, each from 1 up to its bound (None: no bound)
-TRAIN_COUNTS = {"min_count": None, "max_features": None, "ngrams": MAX_NGRAMS, "max_evidence": MAX_EVIDENCE}
+TRAIN_COUNTS = {
+    "min_count": None,
+    "max_features": None,
+    "ngrams": MAX_NGRAMS,
+    "char_ngrams": MAX_CHAR_NGRAMS,
+    "max_evidence": MAX_EVIDENCE,
+}
 
 
 def learned_by_tone(settings):

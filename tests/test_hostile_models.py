@@ -103,6 +103,8 @@ CRAFTED = [
     ("settings.tokenizer.lexer", "words"),  # (words is stored as no lexer)
     ("settings.tokenizer.lexer", "mail"),  # with the words lexer's pattern and case
     ("settings.tokenizer.lexer", None),
+    ("settings.tokenizer.char_ngrams", 3),  # (without its char_bytes)
+    ("settings.tokenizer.char_bytes", 3000),  # (without its char_ngrams)
     ("settings.tokenizer.lowercase", False),
     ("settings.tokenizer.pattern", r"\w+"),
     ("settings.tokenizer", ...),
@@ -211,6 +213,21 @@ def test_a_cutoff_record_of_negative_zero_is_one_line_for_every_reader(tmp_path,
     result = subprocess.run([NBTEXT, *args, "-m", path], input=b"free prize now", capture_output=True, timeout=120)
     assert result.returncode == 1 and result.stdout == b""
     assert result.stderr.decode() == f"Error: {path} is corrupt: bad spam cut-off in the calibration record\n"
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("char_ngrams", 0), ("char_ngrams", 9), ("char_ngrams", True), ("char_ngrams", "3"), ("char_bytes", 2999)],
+)
+def test_crafted_character_ngram_settings_are_refused(tmp_path, key, value):
+    """A model of --char-ngrams is read only with its length in range and of the bytes this
+    build reads (CHAR_BYTES): another prefix would tokenize every message otherwise."""
+    import nbtext
+
+    model = nbtext.train(["cheap pills now", "lunch at noon"] * 3, ["spam", "ham"] * 3, min_count=1, char_ngrams=3)
+    model.save(str(tmp_path / "m.model"))
+    header, payload = parts((tmp_path / "m.model").read_bytes())
+    refused(tmp_path, assemble(with_key(header, f"settings.tokenizer.{key}", value), payload))
 
 
 @pytest.mark.parametrize("key, value", CRAFTED, ids=[f"{k}={v!r}"[:40] for k, v in CRAFTED])
@@ -516,8 +533,8 @@ def test_a_model_relabelled_as_another_event_model_is_refused_by_every_path(tmp_
 
 @pytest.mark.parametrize(
     "options",
-    [{"features": "counts"}, {"features": "binary"}, {"model": "complement"}, {"model": "fisher"}],
-    ids=["counts", "presence", "tf-idf", "fisher"],
+    [{"features": "counts"}, {"features": "binary"}, {"model": "complement"}, {"model": "fisher"}, {"char_ngrams": 3}],
+    ids=["counts", "presence", "tf-idf", "fisher", "character n-grams"],
 )
 def test_a_settings_key_left_out_is_read_or_refused_alike_by_every_reader(tmp_path, options):
     """Each key of the settings train writes (the tokenizer's too), left out of a model file:

@@ -179,6 +179,26 @@ def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
     assert row["explanation"] and {token for token, _ in row["explanation"]} <= set(tokens)
 
 
+def test_a_model_of_character_ngrams_reloads_and_says_its_tokens(tmp_path):
+    """train --char-ngrams stores them in the model's tokenizer: info says them, predict,
+    --explain and filter score a message by them as the model loaded in Python does."""
+    trained = run("train", "--char-ngrams", "3", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham")
+    assert trained.exit_code == 0, trained.stderr
+    assert ", character 3-grams of the first 3000 bytes" in run("info", "-m", tmp_path / "m").stdout
+    message = b"Subject: FREE money\nFrom: x@shop.example\n\nBuy now\x00 at example.com now\n"
+    (tmp_path / "msg.eml").write_bytes(message)
+    row = json.loads(
+        run("predict", "-m", tmp_path / "m", "--format", "json", "--explain", "20", tmp_path / "msg.eml").stdout
+    )
+    filtered = run("filter", "-m", tmp_path / "m", input=message).stdout
+    assert f"X-Nbtext-Class: {row['label']}\nX-Nbtext-Probability: {row['probabilities']['spam']:.4f}" in filtered
+    model = nbtext.load(tmp_path / "m")
+    assert row["probabilities"]["spam"] == pytest.approx(model.predict_proba([message])[0][model.classes.index("spam")])
+    tokens = model.tokenize(message)
+    assert "«Buy»" in tokens and "«w  »" in tokens and "buy" in tokens
+    assert row["explanation"] and {token for token, _ in row["explanation"]} <= set(tokens)
+
+
 @pytest.mark.parametrize("calibrated", [False, True], ids=["uncalibrated", "calibrated"])
 def test_info_says_a_temperature_is_fitted_at_the_fold_only_of_a_calibrated_model(demo_model, calibrated):
     """A model's pending changes are folded in at the COMPACT_AFTER-th: info said the

@@ -314,16 +314,26 @@ def test_calibrated_parts_merge_into_one_calibrated_training(tmp_path):
         nbtext.merge([parts[0], trained([d + " more" for d in docs[:60]], labels[:60], calibration="temperature")])
 
 
-def test_merge_refuses_models_of_two_lexers(tmp_path):
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (("--lexer", "mail"), "their lexer setting differs ('words' and 'mail')"),
+        (("--char-ngrams", "3"), "their char_ngrams setting differs (None and 3)"),
+    ],
+    ids=["lexer", "character n-grams"],
+)
+def test_merge_refuses_models_of_two_tokenizers(tmp_path, options, said):
+    """The tokenizer setting that differs is named, as the user gave it (--char-ngrams, not
+    the char_bytes stored with it)."""
     train = ROOT / "corpora" / "mail" / "train"
-    for name, options in (("words.model", ()), ("mail.model", ("--lexer", "mail"))):
+    for name, typed in (("words.model", ()), ("mail.model", options)):
         assert (
             run(
-                "train", *GENERAL, "--shard", "1/2", *options, "-o", tmp_path / name, train / "spam", train / "ham"
+                "train", *GENERAL, "--shard", "1/2", *typed, "-o", tmp_path / name, train / "spam", train / "ham"
             ).exit_code
             == 0
         )
     one_line_error(
         run("merge", "-o", tmp_path / "x", tmp_path / "words.model", tmp_path / "mail.model"),
-        "their lexer setting differs ('words' and 'mail')",
+        said,
     )

@@ -107,6 +107,21 @@ def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path)
     assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["lexer"] == "mail"
 
 
+def test_a_model_of_character_ngrams_is_one_trainings_file_by_every_path(tmp_path):
+    """--char-ngrams travels in the tokenizer settings the paths compare: update, merge and
+    forget of such a model give the training's file."""
+    options = {"char_ngrams": 4}
+    docs = corpus(2200, 3)
+    whole = saved(train_corpus(batches(docs), **options), tmp_path / "whole")
+    first = train_corpus(batches(docs[:900]), **options)
+    assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
+    assert saved(nbtext.merge([first, train_corpus(batches(docs[900:]), **options)]), tmp_path / "merged") == whole
+    rest = train_corpus(batches(docs[:2190]), **options)
+    changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
+    assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
+    assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["char_ngrams"] == 4
+
+
 def test_forget_past_the_power_of_two_keeps_t_and_says_so(tmp_path):
     """Forgetting below the power of two the sample was cut for leaves it without documents a
     training would fit on: T is kept as it was, and a warning says to retrain."""

@@ -71,6 +71,7 @@ options = st.fixed_dictionaries(
         "unknown": st.sampled_from(["unk", "ignore"]),
         "features": st.sampled_from([None, "counts", "binary"]),
         "lexer": st.sampled_from([None, "mail"]),
+        "char_ngrams": st.sampled_from([None, None, 3]),
         "headers": st.sampled_from([None, "subject,*"]),
         "max_evidence": st.sampled_from([None, None, 1, 3]),  # (the multinomial's alone: dropped for the others)
     }

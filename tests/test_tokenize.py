@@ -229,3 +229,33 @@ def test_the_mail_lexers_tokens_are_those_of_its_stored_pattern(text):
 
     expected = [t for t in re.findall(MAIL_TOKEN_PATTERN, text) if len(t) >= MIN_MAIL_TOKEN]
     assert mail_lexer_tokens(text) == expected
+
+
+@given(st.binary(max_size=400), st.integers(1, 6), st.sampled_from(["auto", "mail", "text"]))
+def test_character_ngrams_are_marked_apart_from_every_other_token(data, n, input_mode):
+    """--char-ngrams: the n-grams of the first CHAR_BYTES bytes as sent, after the lexer's own
+    tokens (every header line read too), each marked so that no word or tagged token is one,
+    and none holding a control character (the model file separates tokens with NUL)."""
+    from nbtext.choices import CHAR_BYTES, DEFAULT_HEADERS
+    from nbtext.labels import CONTROLS
+    from nbtext.reading.mail import message_as_sent
+    from nbtext.reading.tokenize import CHAR_GRAM_MARKS
+
+    words = Tokenizer(input=input_mode, headers=(*DEFAULT_HEADERS, "*"))
+    chars = Tokenizer(input=input_mode, headers=(*DEFAULT_HEADERS, "*"), char_ngrams=n)
+    assert Tokenizer.from_settings(chars.settings()).settings() == chars.settings()
+    plain, tokens = words(data), chars(data)
+    assert tokens[: len(plain)] == plain
+    grams = tokens[len(plain) :]
+    text = decode(message_as_sent(data)[:CHAR_BYTES])
+    assert len(grams) == max(0, len(text) - n + 1)
+    assert all(g[0] == CHAR_GRAM_MARKS[0] and g[-1] == CHAR_GRAM_MARKS[1] and len(g) == n + 2 for g in grams)
+    assert not any(t.startswith(CHAR_GRAM_MARKS[0]) for t in plain)
+    assert not any(ord(c) in CONTROLS for g in grams for c in g)
+
+
+def test_character_ngrams_are_of_the_first_bytes_only():
+    from nbtext.choices import CHAR_BYTES
+
+    tokens = Tokenizer(input="text", char_ngrams=4)("ab " * CHAR_BYTES)
+    assert len([t for t in tokens if t.startswith("«")]) == CHAR_BYTES - 3

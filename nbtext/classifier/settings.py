@@ -17,6 +17,7 @@ from nbtext.choices import (
     FEATURES,
     INPUT_MODES,
     LEXERS,
+    MAX_CHAR_NGRAMS,
     MAX_EVIDENCE,
     MAX_NGRAMS,
     ONLINE_FEATURES,
@@ -304,6 +305,11 @@ def _stored_settings(o: Options) -> StoredSettings:
         raise NbtextError(f"unknown --input {o['input']!r} (choose from {', '.join(INPUT_MODES)})")
     if o["lexer"] not in LEXERS:
         raise NbtextError(f"unknown --lexer {o['lexer']!r} (choose from {', '.join(LEXERS)})")
+    chars = o["char_ngrams"]
+    if chars is not None and (
+        not isinstance(chars, int) or isinstance(chars, bool) or not 1 <= chars <= MAX_CHAR_NGRAMS
+    ):
+        raise NbtextError(f"--char-ngrams must be a whole number from 1 to {MAX_CHAR_NGRAMS}, not {chars!r}")
     event, learning = EVENT_MODELS[o["model"]], _learning(o)
     if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
@@ -342,7 +348,7 @@ def _stored_settings(o: Options) -> StoredSettings:
         "max_features": o["max_features"],
         "unknown": unknown,
         **shape,
-        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"]).settings(),
+        "tokenizer": Tokenizer(o["ngrams"], o["input"], o["headers"], o["lexer"], o["char_ngrams"]).settings(),
         **({} if o["max_evidence"] is None else {"max_evidence": o["max_evidence"]}),
         **learning,
         **_decision(o),
@@ -440,7 +446,7 @@ def _tfidf_left_out(event: EventModel, setting: Setting) -> str:
 # (its options typed) and eval --compare (each model given what it reads) all ask unused_options.
 OPTIONS_READ: tuple[OptionsRead, ...] = (
     (
-        ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer")
+        ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer", "char_ngrams")
         + ("features", "tf", "idf", "length_norm", "weight_norm"),
         lambda event, setting: event.default_features is None,
         lambda event, setting: f"--model {event.name} takes a table's columns whole, as they are",

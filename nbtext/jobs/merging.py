@@ -180,8 +180,11 @@ def _common_settings(models, names):
                 continue
             ours, theirs = first.settings.get(key), model.settings.get(key)
             if ours != theirs:
-                if key == "tokenizer":  # (the tokenizer setting that differs)
-                    key = next(k for k in sorted(set(ours) | set(theirs)) if ours.get(k) != theirs.get(k))
+                if (
+                    key == "tokenizer"
+                ):  # (the tokenizer setting that differs; char_bytes last: it goes with char_ngrams)
+                    keys = sorted(set(ours) | set(theirs), key=lambda k: (k == "char_bytes", k))
+                    key = next(k for k in keys if ours.get(k) != theirs.get(k))
                 else:
                     ours, theirs = first.settings, model.settings
                 ours, theirs = ours.get(key, _UNSTORED.get(key)), theirs.get(key, _UNSTORED.get(key))

@@ -12,9 +12,11 @@ import math
 import struct
 
 from nbtext.choices import (
+    CHAR_BYTES,
     FEATURES,
     INPUT_MODES,
     LENGTH_EXPONENT_RANGE,
+    MAX_CHAR_NGRAMS,
     MAX_CLASSES,
     MAX_EVIDENCE,
     MAX_NGRAMS,
@@ -64,6 +66,7 @@ _INTEGER = {"<i4": struct.Struct("<i"), "<i8": struct.Struct("<q")}
 # 0x7F the number is non-negative and below 2**1023, which every count and sum is.
 _SMALL_NON_NEGATIVE = bytes(range(0x7F))
 TEXT_TOKENIZER = {"pattern", "lowercase", "ngrams", "input", "headers"}  # and "lexer", when not words
+CHAR_TOKENIZER = {"char_ngrams", "char_bytes"}  # both, or neither (no character n-grams)
 
 
 def _whole(value, name, low=0, high=None):
@@ -369,8 +372,12 @@ def check_settings_record(settings):
         if set(tokenizer) != {"kind", "columns"} or not all(isinstance(c, str) and "=" not in c for c in columns):
             raise ValueError("bad table columns")
         return settings
-    if set(tokenizer) - {"lexer"} != TEXT_TOKENIZER or tokenizer["input"] not in INPUT_MODES:
+    if set(tokenizer) - {"lexer"} - CHAR_TOKENIZER != TEXT_TOKENIZER or tokenizer["input"] not in INPUT_MODES:
         raise ValueError("bad tokenizer settings")
+    if CHAR_TOKENIZER & set(tokenizer):  # (a file of another CHAR_BYTES would be tokenized otherwise: refused)
+        if not CHAR_TOKENIZER <= set(tokenizer) or tokenizer["char_bytes"] != CHAR_BYTES:
+            raise ValueError("bad character n-gram settings")
+        _whole(tokenizer["char_ngrams"], "char_ngrams", 1, MAX_CHAR_NGRAMS)
     if tokenizer.get("lexer") == "words" or stored_lexer(tokenizer) is None:  # (words is stored as no lexer)
         raise ValueError(
             f"lexer {tokenizer.get('lexer', 'words')!r} unknown or not stored with its own pattern and case"

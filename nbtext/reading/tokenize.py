@@ -14,9 +14,9 @@ Two lexers (--lexer, LEXERS):
 
 import re
 
-from nbtext.choices import DEFAULT_HEADERS, INPUT_MODES, LEXERS
+from nbtext.choices import CHAR_BYTES, DEFAULT_HEADERS, INPUT_MODES, LEXERS, MAX_CHAR_NGRAMS
 from nbtext.errors import NbtextError
-from nbtext.labels import without_controls
+from nbtext.labels import CONTROLS, without_controls
 
 # `\w\w+` finds exactly the tokens of scikit-learn's `(?u)\b\w\w+\b` (a maximal run of
 # word characters is its own match either way) and runs faster (docs/performance.md,
@@ -40,6 +40,22 @@ def word_ngrams(tokens, max_n):
     for n in range(2, max_n + 1):
         grams.extend(map(" ".join, zip(*(tokens[i:] for i in range(n)))))
     return grams
+
+
+# --char-ngrams: each gram between these marks, a token no other starts with (a word token starts
+# with a word character, or !$ for --lexer mail; a tag with a header name's, printable ASCII)
+CHAR_GRAM_MARKS = ("«", "»")
+_CONTROLS_AS_SPACE = dict.fromkeys(CONTROLS, " ")  # (a token holds no NUL or line break)
+
+
+def char_ngrams(data, n, max_bytes):
+    """The character n-grams of the first `max_bytes` bytes of a message (bytes, as sent:
+    its header lines too, as the spam tracks' filters read them), decoded as UTF-8 with
+    its control characters as spaces, case kept, each between CHAR_GRAM_MARKS. Linear: at
+    most `max_bytes` grams of n characters."""
+    text = decode(data[:max_bytes]).translate(_CONTROLS_AS_SPACE)
+    start, end = CHAR_GRAM_MARKS
+    return [start + text[i : i + n] + end for i in range(len(text) - n + 1)]
 
 
 def text_tokens(text):
@@ -96,9 +112,15 @@ class Tokenizer:
     RFC 822 message (nbtext.reading.mail); "auto" parses those that start like one.
     """
 
-    def __init__(self, ngrams=1, input="auto", headers=DEFAULT_HEADERS, lexer="words"):
+    def __init__(
+        self, ngrams=1, input="auto", headers=DEFAULT_HEADERS, lexer="words", char_ngrams=None, char_bytes=CHAR_BYTES
+    ):
         if not isinstance(ngrams, int) or ngrams < 1:
             raise ValueError("ngrams must be a whole number >= 1")
+        if char_ngrams is not None and (
+            not isinstance(char_ngrams, int) or not 1 <= char_ngrams <= MAX_CHAR_NGRAMS or char_bytes != CHAR_BYTES
+        ):
+            raise ValueError(f"char_ngrams must be a whole number from 1 to {MAX_CHAR_NGRAMS}, of {CHAR_BYTES} bytes")
         if input not in INPUT_MODES:
             raise ValueError(f"input must be one of {', '.join(INPUT_MODES)}")
         if lexer not in LEXER_RULES:
@@ -106,6 +128,7 @@ class Tokenizer:
         self.lexer = lexer
         self.text_tokens = LEXER_RULES[lexer][2]
         self.ngrams = ngrams
+        self.char_ngrams = char_ngrams  # the length of the character n-grams beside the words (None: none)
         self.mail_documents = 0  # how many documents this tokenizer has read as e-mail
         self.input = input
         self.headers = tuple(dict.fromkeys(h.lower() for h in headers))  # (each once: a name is read once)
@@ -122,6 +145,7 @@ class Tokenizer:
             "input": self.input,
             "headers": list(self.headers),
             **({} if self.lexer == "words" else {"lexer": self.lexer}),
+            **({} if self.char_ngrams is None else {"char_ngrams": self.char_ngrams, "char_bytes": CHAR_BYTES}),
         }
 
     @classmethod
@@ -129,7 +153,14 @@ class Tokenizer:
         lexer = stored_lexer(settings)
         if lexer is None:
             raise ValueError(f"unsupported tokenizer settings: {settings!r}")
-        return cls(settings["ngrams"], settings["input"], settings["headers"], lexer)
+        return cls(
+            settings["ngrams"],
+            settings["input"],
+            settings["headers"],
+            lexer,
+            settings.get("char_ngrams"),
+            settings.get("char_bytes", CHAR_BYTES),
+        )
 
     def is_mail(self, data):
         if self.input == "text":
@@ -147,6 +178,13 @@ class Tokenizer:
         return self.is_mail(_message_bytes(document))
 
     def __call__(self, document):
+        tokens = self._tokens(document)
+        if self.char_ngrams is not None:
+            tokens = tokens + char_ngrams(_message_bytes(document), self.char_ngrams, CHAR_BYTES)
+        return tokens
+
+    def _tokens(self, document):
+        """The lexer's tokens of `document` and their word n-grams."""
         if self.input != "text":
             data = _message_bytes(document)
             if self.is_mail(data):

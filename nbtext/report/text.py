@@ -455,7 +455,8 @@ def model_summary(summary, model_path, event):
         f"tokenizer      columns {', '.join(t['columns'])}"
         if t.get("kind") == "row"
         else f"tokenizer      {'lexer ' + t['lexer'] + ', ' if 'lexer' in t else ''}input {t['input']}, "
-        f"n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}",
+        f"n-grams up to {t['ngrams']}, mail headers {','.join(t['headers'])}"
+        + (f", character {t['char_ngrams']}-grams of the first {t['char_bytes']} bytes" if "char_ngrams" in t else ""),
         f"vocabulary     {summary['vocabulary']:,} tokens (min count {s['min_count']}"
         + (f", max features {s['max_features']}" if s["max_features"] else "")
         + f") of {summary['tokens_seen']:,} seen; unknown tokens: "
