@@ -248,3 +248,17 @@ def test_token_index_finds_each_token_by_its_bytes_whatever_keys_they_share(voca
     assert index.find(queries).tolist() == [one_by_one(q) for q in queries]
     if keys == [token_key(t.encode("utf-8", "surrogatepass")) for t in tokens]:  # (none forged: each found)
         assert index.find(tokens).tolist() == list(range(len(tokens)))
+
+
+def test_a_model_of_character_ngrams_is_format_5_and_the_others_as_before(tmp_path):
+    """A build that reads up to format 4 calls a tokenizer of character n-grams corrupt: such a
+    file says 5 (which those builds refuse with "upgrade nbtext"); the others keep their format."""
+    docs, labels = ["cheap pills now", "lunch at noon", "win cash prize", "meeting notes"], ["junk", "mail"] * 2
+    for options, version in (({}, 3), ({"max_evidence": 5}, 4), ({"char_ngrams": 3}, 5)):
+        path = tmp_path / f"m{version}"
+        nbtext.train(docs, labels, min_count=1, **options).save(str(path))
+        data = path.read_bytes()
+        assert struct.unpack_from("<I", data, len(container.MAGIC))[0] == version, options
+        assert nbtext.load(str(path)).predict(["cheap prize"]) == nbtext.train(
+            docs, labels, min_count=1, **options
+        ).predict(["cheap prize"])
