@@ -848,21 +848,3 @@ def test_the_scans_own_fetches_read_any_answer_without_a_traceback(lines):
     assert set(flags_of(Answering(lines), [1, 7])) <= {1, 7}
     assert set(_identities(Answering(lines), [1, 7])) <= {1, 7}
     assert flags_of(Answering([b"1 (UID " + b"9" * 5000 + b" FLAGS ())"]), [1]) == {}
-
-
-def test_a_folder_that_cannot_be_read_is_skipped_by_name_and_the_rest_are_read(model, tmp_path):
-    """predict of several PATHs goes on past an IMAP folder it cannot read (its server refuses
-    the connection), as past a missing file: that folder skipped by name in one line, the
-    folders and files after it classified, exit status 1."""
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()  # (nothing listens there: the connection is refused)
-    (tmp_path / "note").write_bytes(HAM)
-    with HostileImap({1: SPAM}) as server:
-        result = invoke("predict", "-m", model, f"imap://alice@127.0.0.1:{port}/INBOX", server.url(), tmp_path / "note")
-    assert result.exit_code == 1
-    assert [line.split("\t")[1] for line in result.stdout.splitlines()] == ["spam", "ham"]
-    skipped = [line for line in result.stderr.splitlines() if line.startswith("nbtext: skipped")]
-    assert len(skipped) == 1 and f"imap://alice@127.0.0.1:{port}/INBOX" in skipped[0], result.stderr
-    assert "Traceback" not in result.stderr

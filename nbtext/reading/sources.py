@@ -491,19 +491,13 @@ def listed_documents(paths, max_bytes=DEFAULT_MAX_BYTES):
 def path_documents(paths, separator=None, max_bytes=DEFAULT_MAX_BYTES, missing_ok=False, imap_access=None):
     """The documents of every PATH in turn. A PATH that does not exist is an error found
     before anything is read, or with `missing_ok` (predict: as cat goes on past a missing
-    file) a document that cannot be read, named in its turn; so is, with `missing_ok`, an
-    IMAP folder that cannot be read (or the rest of it, where its server failed mid-way)."""
+    file) a document that cannot be read, named in its turn."""
     if not missing_ok:
         for path in paths:
             check_path(path)
     for path in paths:
         if missing_ok and path != "-" and not is_imap(path) and not os.path.exists(path):
             yield Document(path, None, error="No such file or directory")
-        elif missing_ok and is_imap(path):
-            try:
-                yield from documents(path, separator, max_bytes=max_bytes, imap_access=imap_access)
-            except NbtextError as e:  # (the folders and files after it are read)
-                yield Document(path, None, error=str(e))
         else:
             yield from documents(path, separator, max_bytes=max_bytes, imap_access=imap_access)
 
