@@ -112,11 +112,14 @@ def test_a_model_of_character_ngrams_is_one_trainings_file_by_every_path(tmp_pat
     forget of such a model give the training's file."""
     options = {"char_ngrams": 4}
     docs = corpus(2200, 3)
-    whole = saved(train_corpus(batches(docs), **options), tmp_path / "whole")
-    first = train_corpus(batches(docs[:900]), **options)
+    whole = saved(train_corpus(batches(docs), make_settings(**options)), tmp_path / "whole")
+    first = train_corpus(batches(docs[:900]), make_settings(**options))
     assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
-    assert saved(nbtext.merge([first, train_corpus(batches(docs[900:]), **options)]), tmp_path / "merged") == whole
-    rest = train_corpus(batches(docs[:2190]), **options)
+    assert (
+        saved(nbtext.merge([first, train_corpus(batches(docs[900:]), make_settings(**options))]), tmp_path / "merged")
+        == whole
+    )
+    rest = train_corpus(batches(docs[:2190]), make_settings(**options))
     changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
     assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
     assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["char_ngrams"] == 4
