@@ -89,11 +89,23 @@ def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_f
     )
 
 
-def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path):
-    """The lexer travels in the settings the paths compare: update, merge and forget of a
-    --lexer mail model give the training's file (one case: the paths are the lexer's own)."""
-    options = {"lexer": "mail", "headers": "subject,*"}
-    docs = [Document(d.name, d.data.upper() + " FREE!! $20 a.example.com", d.label) for d in corpus(2200, 3)]
+def _shouted(docs):
+    return [Document(d.name, d.data.upper() + " FREE!! $20 a.example.com", d.label) for d in docs]
+
+
+@pytest.mark.parametrize(
+    "options, made, stored",
+    [
+        ({"lexer": "mail", "headers": "subject,*"}, _shouted, ("lexer", "mail")),
+        ({"char_ngrams": 4}, list, ("char_ngrams", 4)),
+    ],
+    ids=["mail lexer", "char n-grams"],
+)
+def test_a_model_of_a_tokenizer_setting_is_one_trainings_file_by_every_path(tmp_path, options, made, stored):
+    """The tokenizer's settings (--lexer mail, --char-ngrams) travel in the settings the paths
+    compare: update, merge and forget of such a model give the training's file (one case
+    each: the paths are the tokenizer's own)."""
+    docs = made(corpus(2200, 3))
     whole = saved(train_corpus(batches(docs), make_settings(**options)), tmp_path / "whole")
     first = train_corpus(batches(docs[:900]), make_settings(**options))
     assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
@@ -104,25 +116,8 @@ def test_a_model_of_the_mail_lexer_is_one_trainings_file_by_every_path(tmp_path)
     rest = train_corpus(batches(docs[:2190]), make_settings(**options))
     changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
     assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
-    assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["lexer"] == "mail"
-
-
-def test_a_model_of_character_ngrams_is_one_trainings_file_by_every_path(tmp_path):
-    """--char-ngrams travels in the tokenizer settings the paths compare: update, merge and
-    forget of such a model give the training's file."""
-    options = {"char_ngrams": 4}
-    docs = corpus(2200, 3)
-    whole = saved(train_corpus(batches(docs), make_settings(**options)), tmp_path / "whole")
-    first = train_corpus(batches(docs[:900]), make_settings(**options))
-    assert saved(update(first, batches(docs[900:]))[0], tmp_path / "updated") == whole
-    assert (
-        saved(nbtext.merge([first, train_corpus(batches(docs[900:]), make_settings(**options))]), tmp_path / "merged")
-        == whole
-    )
-    rest = train_corpus(batches(docs[:2190]), make_settings(**options))
-    changed, _ = forget(nbtext.load(tmp_path / "whole"), batches(docs[2190:]))
-    assert saved(changed, tmp_path / "forgot") == saved(rest, tmp_path / "rest")
-    assert nbtext.load(tmp_path / "whole").settings["tokenizer"]["char_ngrams"] == 4
+    key, value = stored
+    assert nbtext.load(tmp_path / "whole").settings["tokenizer"][key] == value
 
 
 def test_forget_past_the_power_of_two_keeps_t_and_says_so(tmp_path):
