@@ -99,6 +99,26 @@ def test_each_message_read_is_the_message_a_file_of_its_bytes_is(sizes, max_byte
     assert [d.data for d in documents] == [held[uid][:max_bytes] for uid in sorted(held)]
 
 
+def read_and_scanned(model, state, sizes, lies, max_bytes):
+    """A hostile server of messages of `sizes` whose listing says `lies` ({UID: size}), read by
+    predict's imap:// reader and scanned (--dry-run) by imap-scan: each message reads as a file
+    of its bytes does, and imap-scan names the same messages. The server, for what it was asked."""
+    from nbtext.reading import documents, imap
+    from nbtext.reading.imapurl import ImapAccess
+
+    documents.new_run()
+    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
+    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
+        server.sizes = {uid: size for uid, size in lies.items() if uid in held}
+        read = list(imap.folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
+        scanned = scan(server, model, state, "--max-bytes", max_bytes, "--dry-run")
+    assert [d.data for d in read] == [held[uid][:max_bytes] for uid in sorted(held)]
+    assert scanned.exit_code == 0, scanned.stderr
+    assert [line.split("\t")[0] for line in scanned.stdout.splitlines()] == [d.name for d in read]
+    server.held = held
+    return server
+
+
 @HYPOTHESIS
 @given(
     sizes=st.lists(st.integers(0, 3000), min_size=1, max_size=12),
@@ -114,20 +134,12 @@ def test_each_fetch_asks_for_at_most_the_batch_bound(model, tmp_path_factory, mo
     messages read are the same, also where the listing lies about sizes (a FETCH asked for 200
     messages whatever their sizes: 200 x --max-bytes)."""
     from nbtext.reading import documents, imap
-    from nbtext.reading.imapurl import ImapAccess
 
     bound, most = 4000, 5
     monkeypatch.setattr(documents, "BATCH_BYTES", bound)
     monkeypatch.setattr(imap, "BATCH", most)
-    documents.new_run()
-    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
-    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
-        server.sizes = {uid: size for uid, size in lies.items() if uid in held}
-        read = list(imap.folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
-        scanned = scan(server, model, tmp_path_factory.mktemp("s") / "state", "--max-bytes", max_bytes, "--dry-run")
-    assert [d.data for d in read] == [held[uid][:max_bytes] for uid in sorted(held)]
-    assert scanned.exit_code == 0, scanned.stderr
-    assert [line.split("\t")[0] for line in scanned.stdout.splitlines()] == [d.name for d in read]
+    server = read_and_scanned(model, tmp_path_factory.mktemp("s") / "state", sizes, lies, max_bytes)
+    held = server.held
     listed = {uid: server.sizes.get(uid, len(held[uid])) for uid in held}
     fetches = [line.split(b" ")[3] for line in server.said if b" UID FETCH " in line and b"BODY" in line]
     assert fetches
@@ -154,7 +166,6 @@ def test_what_one_fetch_keeps_is_bounded_whatever_sizes_the_server_says(
     is asked for again alone, so each message still reads as a file of its bytes does, for
     predict's imap:// reader and imap-scan alike."""
     from nbtext.reading import documents, imap, imapclient
-    from nbtext.reading.imapurl import ImapAccess
 
     monkeypatch.setattr(documents, "BATCH_BYTES", 4000)
     monkeypatch.setattr(imap, "BATCH_BYTES", 4000, raising=False)
@@ -174,15 +185,7 @@ def test_what_one_fetch_keeps_is_bounded_whatever_sizes_the_server_says(
 
     monkeypatch.setattr(imapclient.Bounded, "read", counted_read)
     monkeypatch.setattr(imapclient.Bounded, "_command", counted_command)
-    documents.new_run()
-    held = {uid: bytes([65 + uid]) * size for uid, size in enumerate(sizes, 1)}
-    with HostileImap(held) as server, pytest.warns() if max(sizes) > max_bytes else _nothing():
-        server.sizes = {uid: size for uid, size in lies.items() if uid in held}
-        read_ = list(imap.folder_documents(server.url(), max_bytes=max_bytes, access=ImapAccess("echo pw")))
-        scanned = scan(server, model, tmp_path_factory.mktemp("s") / "state", "--max-bytes", max_bytes, "--dry-run")
-    assert [d.data for d in read_] == [held[uid][:max_bytes] for uid in sorted(held)]
-    assert scanned.exit_code == 0, scanned.stderr
-    assert [line.split("\t")[0] for line in scanned.stdout.splitlines()] == [d.name for d in read_]
+    read_and_scanned(model, tmp_path_factory.mktemp("s") / "state", sizes, lies, max_bytes)
     assert max(kept) <= bound, (max(kept), bound)
 
 
