@@ -466,7 +466,7 @@ def older_model_with_a_pending_record(plain, folder):
 
 
 def test_an_older_model_of_such_a_class_is_read_with_its_pending_records(models, tmp_path):
-    """Loading a model file with pending records replays them (training.replayed) through
+    """Loading a model file with pending records counts them in (classifier.counted) through
     model_of_table, which refused a class named unsure: an older build's file of
     such a class failed to load ("is corrupt") once it held a pending record, where the same
     file without one was read."""

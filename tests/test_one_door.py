@@ -49,6 +49,7 @@ WATCHED = {
     "nbtext.classifier.model.from_bytes",
     "nbtext.classifier.model.NaiveBayes.from_state",
     "nbtext.classifier.purescore.of_file",
+    "nbtext.classifier.purescore.as_read",
 }
 
 # Every such call: (module, function, what it calls) -> what it opens or reads, and how.
@@ -56,9 +57,9 @@ MODEL_FILE_DOORS = {
     # the one loader and the model-file modules under it
     ("nbtext.jobs.loading", "model_bytes", "nbtext.modelfile.container.read_bytes"): "the door: a model's bytes",
     ("nbtext.jobs.loading", "load", "nbtext.modelfile.container.read_bytes"): "the door (nbtext.load)",
-    ("nbtext.jobs.loading", "model_of_bytes", "nbtext.classifier.model.from_bytes"): "the one validator",
-    ("nbtext.jobs.loading", "model_of_bytes", "nbtext.modelfile.pending.Log"): "the one validator",
-    ("nbtext.jobs.loading", "with_pending", "nbtext.modelfile.pending.Log"): "the one-message reader's section",
+    ("nbtext.jobs.loading", "_with_pending_checked", "nbtext.classifier.model.from_bytes"): "the one validator",
+    ("nbtext.jobs.loading", "_with_pending_checked", "nbtext.modelfile.pending.Log"): "the one validator",
+    ("nbtext.classifier.purescore", "as_read", "nbtext.modelfile.pending.Log"): "the one-message reader's section",
     ("nbtext.modelfile.container", "read_bytes", "builtins.open"): "the model file, read for the door",
     ("nbtext.modelfile.container", "read_bytes", "nbtext.modelfile.container.read_open"): "(the same)",
     ("nbtext.modelfile.container", "read_open", "nbtext.modelfile.container.split"): "(the same)",
@@ -71,7 +72,8 @@ MODEL_FILE_DOORS = {
     ("nbtext.classifier.model", "from_bytes", "nbtext.classifier.model.NaiveBayes.from_state"): "(the same)",
     # the one-message reader: the checks of the door's (tests/test_one_validator.py), numpy's loader behind it
     ("nbtext.classifier.purescore", "of_file", "nbtext.modelfile.container.split"): "bytes from model_bytes",
-    ("nbtext.delivery.judging", "OneMessageModel.__init__", "nbtext.classifier.purescore.of_file"): "(the same)",
+    ("nbtext.classifier.purescore", "as_read", "nbtext.classifier.purescore.of_file"): "(the same)",
+    ("nbtext.delivery.judging", "OneMessageModel.__init__", "nbtext.classifier.purescore.as_read"): "(the same)",
     # the one-message learner: the file read is the file written, under the model's lock; it checks the
     # section as the loader does (learnone._rederived) before it appends
     ("nbtext.jobs.learnone", "through_log", "builtins.open"): "the model file, to append to it",

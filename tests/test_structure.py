@@ -212,7 +212,7 @@ def test_the_rules_of_a_change_are_written_in_the_change_core_alone():
 
 def test_a_models_file_record_is_given_when_it_is_made():
     """What a model knows of its file (file_info: its version, its pending records) is given
-    to it when it is made: training.replayed wrote it onto the model it had made."""
+    to it when it is made: the replay of pending records wrote it onto the model it had made."""
     found = [
         f"{path.relative_to(PACKAGE)}:{line}: {text}"
         for path in sorted(PACKAGE.rglob("*.py"))

@@ -26,6 +26,7 @@ from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documen
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_one
+from nbtext.modelfile import pending
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array
 from nbtext.stats.event_models import EVENT_MODELS
@@ -217,7 +218,8 @@ class PureModel:
 
 
 def of_file(data, path):
-    """The PureModel of a model file's bytes, or None if this path does not serve it."""
+    """The PureModel of a model file's bytes (its pending section not counted: as_read), or
+    None if this path does not serve it."""
     if sys.byteorder != "little":
         return None
     try:
@@ -226,6 +228,24 @@ def of_file(data, path):
         check_arrays(header, payload)  # as the numpy loader does; a file it refuses goes there
         return PureModel(header, payload)
     except (Unserved, NbtextError, ValueError, KeyError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def as_read(data, path):
+    """The PureModel every one-message reader scores with: the file's (of_file), its pending
+    section (nbtext.modelfile.pending) counted in; None when the model loaded whole must
+    score (or say what is wrong with the file or its section)."""
+    model = of_file(data, path)
+    if model is None:
+        return None
+    log = pending.Log(data, model.header)
+    if log.problem:
+        return None  # the numpy path says what is wrong with it
+    if not log.records:
+        return model
+    try:
+        return model.with_changes(pending.Changes(model.classes, log.records, presence=model.presence))
+    except (Unserved, ValueError, KeyError, TypeError):
         return None
 
 

@@ -60,7 +60,7 @@ from nbtext.cli.options import (
     unsure_option,
 )
 from nbtext.jobs.learning import changed_model, nothing_to_update
-from nbtext.jobs.loading import load_model
+from nbtext.jobs.loading import load_model, load_to_change
 from nbtext.modelfile.container import locked
 from nbtext.reading.documents import DEFAULT_BATCH, in_batches
 from nbtext.report.output import write_line
@@ -564,7 +564,7 @@ def merge(models, output, new_classes):
         check_writable(output)
         with locked(output):  # the output may be one of the models, and a learner may be at it
             into = [i for i, path in enumerate(models) if os.path.realpath(path) == os.path.realpath(output)]
-            model = merge_models([load_model(p, sample=True) for p in models], models, (into or [None])[0], new_classes)
+            model = merge_models([load_to_change(p) for p in models], models, (into or [None])[0], new_classes)
             model.save(output)
     seconds = time.perf_counter() - started
     click.echo(learning_summary(output, seconds, model, merged=len(models)), err=True)
@@ -601,7 +601,7 @@ def info(model_path, top, output_format, plot):
     with user_errors():
         if plot:
             check_plot_path(plot)
-        model = load_model(model_path, sample=True)
+        model = load_to_change(model_path)
         summary = model.summary(top or (15 if plot else 0))
     if plot:  # (where it went said on stderr, as eval --plot says it)
         drawn_to(plot, info_plot, summary)

@@ -21,14 +21,12 @@ class OneMessageModel:
     whole (nbtext serve, see `loaded`)."""
 
     def __init__(self, path, alpha=None, held=False):
-        from nbtext.classifier.purescore import of_file
-        from nbtext.jobs.loading import model_bytes, with_pending
+        from nbtext.classifier.purescore import as_read
+        from nbtext.jobs.loading import model_bytes
 
         self.path, self.alpha = path, alpha
         self._data = model_bytes(path)
-        self.pure = of_file(self._data, path) if alpha is None and not held else None
-        if self.pure is not None:
-            self.pure = with_pending(self.pure, self._data)
+        self.pure = as_read(self._data, path) if alpha is None and not held else None
         self._model = None
 
     @property

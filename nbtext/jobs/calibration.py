@@ -202,7 +202,7 @@ def sample_of(model, over_batches, candidates=None, rate=None):
     """(token lists, labels, hashes) of the calibration sample of a trained model's corpus:
     the documents whose hash is under `rate` (by default the model's sample_rate), from the
     `candidates` gathered while counting, or else a pass over the corpus (`over_batches`,
-    as nbtext.jobs.training.model_of_table takes it)."""
+    as nbtext.classifier.counted.model_of_table takes it)."""
     rate = sample_rate(model.class_count.sum()) if rate is None else rate
     if candidates is not None and candidates.covers(rate):
         return candidates.sample(rate, model.vocabulary.tokens)

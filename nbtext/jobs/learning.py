@@ -8,7 +8,7 @@ one and the one without click, nbtext.cli.oneshot.learn) says what came of it
 
 import os
 from nbtext.errors import NbtextError
-from nbtext.jobs.loading import load_model, model_bytes
+from nbtext.jobs.loading import load_to_change, model_bytes
 
 
 # What `changed_model` did: the model written (None when the documents went to the pending
@@ -54,7 +54,7 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     check_writable(output)  # before the rest of the documents is read
     once = iter([documents])  # a model of counts reads its documents once
     with locked(model_path):
-        model = load_model(model_path, sample=True)
+        model = load_to_change(model_path)
         if forget:
             model, stats = forget_documents(model, lambda: batched(next(once)), skipped, on_unknown)
         else:

@@ -1,10 +1,12 @@
-"""A model file loaded, with the records of its pending section folded in (nbtext.modelfile.pending).
+"""A model file loaded, with the records of its pending section counted in (nbtext.modelfile.pending).
 
-Every reader of a model comes here (the command line and `nbtext.load`), so each sees what
-the one-message path sees: the file and the documents learned or forgotten since it was
-written. The one-message path's model (nbtext.classifier.purescore) is folded here too
-(`with_pending`); this module imports numpy only to load a model whole, so that path
-never does.
+Every reader of a model comes here (the command line, `nbtext.load`, the one-message path
+for the file's bytes), so each sees what the one-message path sees: the file and the
+documents learned or forgotten since it was written (that path counts them in itself:
+nbtext.classifier.purescore.as_read). Readers get the records counted into the model's
+counts (nbtext.classifier.counted); update, forget and merge get them folded in as the file
+will hold them (nbtext.jobs.training.replayed). This module imports numpy only to load a
+model whole, so the one-message path never does.
 """
 
 from __future__ import annotations
@@ -30,10 +32,16 @@ def model_bytes(path, sample=False):
     return read_bytes(path, sample)
 
 
-def load_model(path, alpha=None, sample=False):
-    """The model at `path`, loaded whole, λ replaced by `alpha` unless None; with `sample`
-    its calibration sample too (what train --update, forget and merge change)."""
-    return model_of_bytes(model_bytes(path, sample), path, alpha)
+def load_model(path, alpha=None):
+    """The model at `path` as every reader scores with it, loaded whole (its pending records
+    counted in), λ replaced by `alpha` unless None."""
+    return model_of_bytes(model_bytes(path), path, alpha)
+
+
+def load_to_change(path):
+    """The model at `path` with its calibration sample and its pending records folded in:
+    what train --update, forget and merge change and save."""
+    return folded_model_of_bytes(model_bytes(path, sample=True), path)
 
 
 def load(path: PathLike, sample: bool = True, fold: bool = False) -> NaiveBayes:
@@ -42,53 +50,55 @@ def load(path: PathLike, sample: bool = True, fold: bool = False) -> NaiveBayes:
     file's. With `fold`, the model those documents folded into the file make (its
     calibration fitted again), which can be changed and saved (with `sample`, its
     calibration sample read, as train --update, forget and merge need)."""
-    return model_of_bytes(read_bytes(path, sample or fold), path, fold=fold)
+    data = read_bytes(path, sample or fold)
+    return folded_model_of_bytes(data, path) if fold else model_of_bytes(data, path)
 
 
-def model_of_bytes(data, path, alpha=None, fold=None):
-    """The model of a model file's bytes (`path` names it), with its pending records folded
-    in (nbtext.jobs.training.replayed): as the file will hold them (`fold`; None: when the
-    calibration sample was read), or as readers score until then. λ replaced by `alpha`."""
+def model_of_bytes(data, path, alpha=None):
+    """The model of a model file's bytes (`path` names it) as readers score with it until its
+    pending records are folded into the file: they are counted in, the file's calibration
+    kept (nbtext.classifier.counted.with_pending). λ replaced by `alpha`."""
+    from nbtext.classifier.counted import with_pending as counted_in
+
+    model = _with_pending_checked(data, path, counted_in)
+    return model if alpha is None else model.with_alpha(alpha)
+
+
+def folded_model_of_bytes(data, path):
+    """The model of a model file's bytes read with its calibration sample, its pending
+    records folded in as the file will hold them (nbtext.jobs.training.replayed: the
+    temperature refitted on the sample, as update and forget do)."""
+    from nbtext.jobs.training import replayed
+
+    return _with_pending_checked(data, path, replayed)
+
+
+def _with_pending_checked(data, path, counted_in):
+    """The model of the file's bytes, `counted_in(model, records)` with the records of its
+    pending section once they are checked against it; the one-document record of the result
+    checked against theirs (what the one-message path trusts)."""
     from nbtext.classifier.model import from_bytes
-    from nbtext.modelfile.schema import same_record
     from nbtext.features.weighting import counts_presence
+    from nbtext.modelfile.schema import same_record
 
     model = from_bytes(data, path)
     log = pending.Log(data)
     log.check(path)
-    if log.records:
-        from nbtext.jobs.training import replayed
-
-        try:
-            # its records checked against the model
-            changes = pending.Changes(model.classes, log.records, presence=counts_presence(model.settings))
-        except (ValueError, KeyError, TypeError) as e:
-            raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
-        try:
-            model = replayed(model, log.records, to_score=None if fold is None else not fold)
-        except NbtextError as e:
-            raise NbtextError(f"{path} is corrupt ({e})") from None
-        record = model.one_document_record()  # what nbtext.classifier.purescore trusts, as for the file's own record
-        if (
-            record is None
-            or not set(changes.derived) <= set(record)
-            or not same_record(changes.derived, {key: record[key] for key in changes.derived})
-        ):
-            raise NbtextError(f"{path} is corrupt ({pending.DISAGREES})")
-    return model if alpha is None else model.with_alpha(alpha)
-
-
-def with_pending(pure, data):
-    """A PureModel (nbtext.classifier.purescore) with its model file's pending section folded
-    in, or None when the model loaded whole must fold it (or say what is wrong with it)."""
-    from nbtext.classifier.purescore import Unserved
-
-    log = pending.Log(data, pure.header)
-    if log.problem:
-        return None  # the numpy path says what is wrong with it
     if not log.records:
-        return pure
+        return model
     try:
-        return pure.with_changes(pending.Changes(pure.classes, log.records, presence=pure.presence))
-    except (Unserved, ValueError, KeyError, TypeError):
-        return None
+        changes = pending.Changes(model.classes, log.records, presence=counts_presence(model.settings))
+    except (ValueError, KeyError, TypeError) as e:
+        raise NbtextError(f"{path} is corrupt (its pending section: {e})") from None
+    try:
+        model = counted_in(model, log.records)
+    except NbtextError as e:
+        raise NbtextError(f"{path} is corrupt ({e})") from None
+    record = model.one_document_record()  # what nbtext.classifier.purescore trusts, as for the file's own record
+    if (
+        record is None
+        or not set(changes.derived) <= set(record)
+        or not same_record(changes.derived, {key: record[key] for key in changes.derived})
+    ):
+        raise NbtextError(f"{path} is corrupt ({pending.DISAGREES})")
+    return model

@@ -31,7 +31,7 @@ from nbtext.choices import learned_by_tone
 from nbtext.errors import NbtextError
 from nbtext.features.weighting import counts_presence, is_tfidf
 from nbtext.jobs.calibration import calibrate, complete_rate
-from nbtext.jobs.training import model_of_table
+from nbtext.classifier.counted import model_of_table
 from nbtext.labels import new_classes_refused
 from nbtext.stats.changes import LearnedBatch, Ledger
 from nbtext.stats.counting import CountTable

@@ -3,7 +3,7 @@
 Every change of the documents a trained model holds is one Change: `train --update` (a
 document joins its class, or moves there from the class it was learned under), `forget`
 (it leaves its class and joins none), and the records of a model file's pending section
-(nbtext.modelfile.pending), folded into the model loaded whole (nbtext.jobs.training.replayed)
+(nbtext.modelfile.pending), counted into the model loaded whole (nbtext.classifier.counted)
 and followed token by token on the one-message path (nbtext.classifier.purescore). What a
 change does is written here once, without numpy (the one-message path never imports it):
 
