@@ -106,11 +106,15 @@ def read_open(f: BinaryIO, path: PathLike, sample: bool = False) -> bytes:
             raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
         if start + header_length + payload_bytes + sample_bytes > size:
             raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
+        # the file read again from its start in one piece (its head and header are small): a
+        # model's bytes are not copied to join them (what one message pays for a large model)
+        f.seek(0)
         if sample or not sample_bytes:  # then the pending section, if any (split checks what it is)
-            return head + header + f.read(size - start - header_length)
-        data = head + header + f.read(payload_bytes)
+            return f.read(size)
+        data = f.read(start + header_length + payload_bytes)
         f.seek(sample_bytes, os.SEEK_CUR)
-        return data + f.read(size - start - header_length - payload_bytes - sample_bytes)
+        pending = f.read(size - start - header_length - payload_bytes - sample_bytes)
+        return data + pending if pending else data
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
