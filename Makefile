@@ -36,12 +36,12 @@ format: install  ## format the code as `make test` checks it (ruff format), then
 	$(BIN)/ruff format --quiet nbtext tests bench fuzz
 	$(BIN)/ruff check --quiet --fix nbtext tests bench fuzz
 
-test: install corpora  ## the linter, the layer contract and the type checker, then the tests on every core (real corpora extracted first when $(SHARED) has them)
+test: install corpora  ## the linter, the layer contract and the type checker, then the tests on every core (real corpora extracted first when $(SHARED) has them), the slowest listed at the end
 	$(BIN)/ruff format --check --quiet nbtext tests bench fuzz
 	$(BIN)/ruff check --quiet nbtext tests bench fuzz
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --durations=15 --durations-min=5
 
 test-fast: install  ## the tests that read no real corpus (pytest -m "not slow"): about half a minute
 	$(BIN)/python -m pytest -q -n auto -m "not slow"
