@@ -68,6 +68,9 @@ class Calibrated(NamedTuple):
     sample_mode: str | None
 
 
+UNCALIBRATED = Calibrated(None, None, None, None)  # a model not (yet) calibrated
+
+
 class NaiveBayes:
     """A trained Naive Bayes text classifier.
 
@@ -98,7 +101,8 @@ class NaiveBayes:
       sample_mode    --calibration as trained: "auto" or "temperature" (None without a sample)
     """
 
-    # (its parameters are ModelState's, less what the model derives: n_tokens, one_document)
+    # (its parameters are ModelState's, less what the model derives (n_tokens, one_document), its
+    # calibration's four as one value)
     def __init__(
         self,
         settings: Mapping[str, Any],
@@ -112,10 +116,7 @@ class NaiveBayes:
         journal: dict[bytes, str] | tuple[NDArray[Any], NDArray[Any]] | None = None,
         file_info: Record | None = None,
         corpus: Record | None = None,
-        calibration: Record | None = None,
-        calibration_sample: DocumentSample | None = None,
-        sample_bound: float | None = None,
-        sample_mode: str | None = None,
+        calibrated: Calibrated | None = None,
     ):
         self.settings = model_settings(settings)  # (its own: train settings are a value, TrainSettings)
         self.event = EVENT_MODELS[self.settings["event_model"]]
@@ -132,10 +133,9 @@ class NaiveBayes:
             None  # trained by a TONE pass: the documents it read (it learned class_count's); not saved
         )
         self.corpus = corpus
-        self.calibration = calibration
-        self.calibration_sample = calibration_sample
-        self.sample_bound = sample_bound
-        self.sample_mode = sample_mode  # the --calibration it was trained with: "auto" or "temperature"
+        # its calibration, its sample, the bound the sample was cut at and the --calibration it
+        # was trained with ("auto" or "temperature"): none until it is calibrated
+        self.calibration, self.calibration_sample, self.sample_bound, self.sample_mode = calibrated or UNCALIBRATED
         self.tokenize = make_tokenizer(self.settings["tokenizer"])
 
     # --- the model file -----------------------------------------------------------------
@@ -155,10 +155,12 @@ class NaiveBayes:
             state.journal,
             state.file_info,
             state.corpus,
-            state.calibration,
-            _decoded_sample(state.calibration_sample, state.tokens, state.classes),
-            state.sample_bound,
-            state.sample_mode,
+            Calibrated(
+                state.calibration,
+                _decoded_sample(state.calibration_sample, state.tokens, state.classes),
+                state.sample_bound,
+                state.sample_mode,
+            ),
         )
         if state.tfidf_sums is not None and state.tfidf_sums.shape[1] != model.n_features:
             raise ValueError("weighted arrays do not match the vocabulary")
@@ -273,6 +275,11 @@ class NaiveBayes:
         """Whether a document's features are token presence (0/1) rather than counts."""
         return is_binary(self.settings)
 
+    @property
+    def calibrated(self) -> Calibrated:
+        """Its calibration, its sample, their bound and mode, as one value (a Calibrated)."""
+        return Calibrated(self.calibration, self.calibration_sample, self.sample_bound, self.sample_mode)
+
     def take_calibration(self, calibrated: Calibrated) -> NaiveBayes:
         """Calibrated as `calibrated` (a Calibrated) says: its fit, its sample, its bound and its mode."""
         self.calibration, self.calibration_sample, self.sample_bound, self.sample_mode = calibrated
@@ -297,10 +304,7 @@ class NaiveBayes:
             self._journal,
             self.file_info,
             self.corpus,
-            self.calibration,
-            self.calibration_sample,
-            self.sample_bound,
-            self.sample_mode,
+            self.calibrated,
         )
 
     # --- derived once, on first use -------------------------------------------------------
