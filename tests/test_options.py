@@ -1,5 +1,5 @@
 """Every train option either changes what the model computes or is refused in one line:
-none is taken and ignored (classifier.settings.unused_options, which make_settings and
+none is taken and ignored (classifier.options_read.unused_options, which make_settings and
 cross-validation's comparison of models both go through)."""
 
 import random

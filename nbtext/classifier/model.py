@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from nbtext.classifier.purescore import decide, unsure_threshold
-from nbtext.classifier.settings import check_alpha, make_tokenizer, model_settings, unused_options
+from nbtext.classifier.options_read import unused_options
+from nbtext.classifier.settings import check_alpha, make_tokenizer, model_settings
 from nbtext.errors import NbtextError
 from nbtext.exactmath import exp
 from nbtext.features.vocabulary import TokenRows, Vocabulary, kept_tokens

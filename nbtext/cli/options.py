@@ -8,7 +8,8 @@ from collections import namedtuple
 import click
 
 from nbtext import choices
-from nbtext.classifier.settings import FOLDS_UNSURE_REFUSED, TONE_SPLIT_REFUSED, header_names, unread_by_all
+from nbtext.classifier.options_read import unread_by_all
+from nbtext.classifier.settings import FOLDS_UNSURE_REFUSED, TONE_SPLIT_REFUSED, header_names
 from nbtext.errors import NbtextError
 from nbtext.reading.imapurl import ImapAccess
 
@@ -271,7 +272,7 @@ def grouped(command):
 
 def _refuse_typed_unused(settings, compare=None):
     """A train option typed where it changes nothing for the model (for every model
-    --compare names), its default value too: one line (classifier.settings.unread_by_all)."""
+    --compare names), its default value too: one line (classifier.options_read.unread_by_all)."""
     from nbtext.classifier.settings import preset_defaults
 
     ctx = click.get_current_context()
@@ -336,7 +337,7 @@ Refusal = namedtuple("Refusal", "commands when options says")
 # (of the command's parameters and the set of those typed), the options it refuses
 # (parameter names) and what it says ({}: the option as typed). Rows are checked in order
 # (Checked, before the command runs); the first option typed of the first row that applies
-# is said. Which train options a model reads is classifier.settings.OPTIONS_READ's.
+# is said. Which train options a model reads is classifier.options_read.OPTIONS_READ's.
 REFUSED = {
     "train --update": Refusal(
         ("train",),

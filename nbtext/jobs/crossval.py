@@ -13,14 +13,8 @@ import numpy as np
 
 from nbtext.choices import learned_by_tone
 from nbtext.classifier.purescore import unsure_threshold
-from nbtext.classifier.settings import (
-    FOLDS_UNSURE_REFUSED,
-    make_settings,
-    preset_of,
-    make_tokenizer,
-    options_read_by,
-    unread_by_all,
-)
+from nbtext.classifier.options_read import options_read_by, unread_by_all
+from nbtext.classifier.settings import FOLDS_UNSURE_REFUSED, make_settings, make_tokenizer, preset_of
 from nbtext.errors import NbtextError
 from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
