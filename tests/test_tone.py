@@ -10,7 +10,7 @@ import pytest
 
 import nbtext
 from nbtext.classifier.settings import make_tokenizer
-from nbtext.jobs.loading import load_model
+from nbtext.jobs.loading import load_model, load_to_change
 from nbtext.reading.documents import document_key
 
 from conftest import ROOT, one_line_error, run
@@ -87,7 +87,7 @@ def trained(path, *args):
 
 def with_learning(path, margin):
     """The bytes of the model file at `path` saved with the stored settings of --learn tone."""
-    model = load_model(str(path), sample=True)
+    model = load_to_change(str(path))
     model.settings = {**model.settings, "learn": "tone", "tone_margin": margin}
     model.save(str(path) + ".tone")
     return (path.parent / (path.name + ".tone")).read_bytes()
@@ -376,7 +376,7 @@ def test_a_calibrated_tone_model_is_fitted_on_every_document_the_pass_saw(tmp_pa
     folders = as_folders(tmp_path / "c", documents)
     path = tmp_path / "tone.model"
     trained(path, *options, "--calibration", "temperature", *folders)
-    model = load_model(str(path), sample=True)
+    model = load_to_change(str(path))
     tokens = [model.tokenize(p.read_bytes()) for p, _ in documents]
     labels = [label for _, label in documents]
     inside = [i for i, (p, _) in enumerate(documents) if document_key(p.read_bytes()) in model.journal]
