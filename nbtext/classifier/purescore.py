@@ -168,7 +168,7 @@ class PureModel:
         features; n is the number of tokens that enter the likelihood
         (NaiveBayes.jll_and_lengths's length)."""
         features: list[tuple[str | None, int, list[float]]] = []  # (None: UNK)
-        unknown, distinct = 0, Counter[str]()
+        unknown, distinct, indices = 0, Counter[str](), set()
         most = min(MAX_DISTINCT_TOKENS, MAX_LOOKUPS // len(self.classes))
         for start in range(0, len(tokens), _COUNTED_AT_ONCE):  # (a long document is left early, not counted whole)
             distinct.update(tokens[start : start + _COUNTED_AT_ONCE])
@@ -176,6 +176,9 @@ class PureModel:
                 raise Unserved
         for token, n in distinct.items():
             index, counts = self.token_counts(token)
+            if index >= 0 and index in indices:  # (the loader checks that each index is named once)
+                raise ValueError("two tokens of the vocabulary have one index")
+            indices.add(index)
             if counts is not None and self.is_kept(index, counts):
                 features.append((token, n, counts))
             else:
