@@ -294,19 +294,30 @@ def small_model(tmp_path_factory):
 def one_message_commands(model, message, folder):
     """{command line: (exit status, stdout, stderr)} of the nbtext executable's own function for
     one message (nbtext.cli.oneshot.fast, which serves these without click): predict of stdin,
-    its figures, filter, and predict FILE."""
+    its figures, filter, predict FILE, and train --update of it (of a copy of the model)."""
+    import shutil
+
     from click.testing import CliRunner
 
     from nbtext.cli.oneshot import fast
 
     (folder / "message.eml").write_bytes(message)
+    learner = folder / "learner.model"
+    shutil.copyfile(model, learner)
     done = {}
-    for command in (["predict"], ["predict", "--proba"], ["filter"], ["predict", str(folder / "message.eml")]):
+    for command in (
+        ["predict"],
+        ["predict", "--proba"],
+        ["filter"],
+        ["predict", str(folder / "message.eml")],
+        ["train", "--update", "-q", f"spam={folder / 'message.eml'}"],
+    ):
         with CliRunner().isolation(input=message) as (stdout, stderr, _):
-            status = fast([command[0], "-m", str(model), *command[1:]])
+            status = fast([command[0], "-m", str(learner if command[0] == "train" else model), *command[1:]])
             assert status is not None, command  # (served by the one-message path, not handed to click)
             sys.stderr.flush()
-        done[" ".join(command[:2])] = (status, stdout.getvalue(), stderr.getvalue())
+        said = stderr.getvalue().replace(str(learner).encode(), str(model).encode())  # (the copy named as the model)
+        done[" ".join(command[:2])] = (status, stdout.getvalue(), said)
     return done
 
 
@@ -362,10 +373,10 @@ def test_a_changed_key_table_gets_one_verdict_from_every_one_message_command(
     tmp_path_factory, small_model, data, subject, body
 ):
     """A model file whose key table (the keys of its tokens and the index each names) was
-    changed, its checksums forged: predict of stdin, filter and predict FILE, which find a
-    message's tokens by it, refuse it all alike (exit 1 and the full loader's line; filter
-    passes the message on whole, tagged error, as for any unreadable model) or all give one
-    verdict. Where the message holds every token of the vocabulary they also agree with the full
+    changed, its checksums forged: predict of stdin, filter, predict FILE and train --update of
+    the message, which find its tokens by it, refuse it all alike (exit 1 and the full loader's
+    line; filter passes the message on whole, tagged error, as for any unreadable model) or all
+    give one verdict (the learner learns). Where the message holds every token of the vocabulary they also agree with the full
     loader (predict of two documents): what it refuses, they refuse (each entry the message
     reads is checked as it is read), what it scores, they score alike; but for a file the loader
     takes, keys sorted and indices a permutation, where a key names another token than its own

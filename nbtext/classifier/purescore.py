@@ -75,6 +75,7 @@ class PureModel:
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.max_evidence = settings.get("max_evidence")  # train --max-evidence, or None
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
+        self.named = {}  # {token index: the token found at it}, of the tokens looked up (token_counts)
         calibration = header.get("calibration") or {}
         self.calibration = calibration
 
@@ -117,6 +118,8 @@ class PureModel:
         index = find_one(encode(token), self.keys, self.order, self.blob)
         if index is None:
             raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+        if index >= 0 and self.named.setdefault(index, token) != token:  # (the loader: each index named once)
+            raise ValueError("two tokens of the vocabulary have one index")
         counts = self.counts(index) if index >= 0 else None
         delta = self.changes.delta(token) if self.changes is not None else None
         if delta is not None:
@@ -168,7 +171,7 @@ class PureModel:
         features; n is the number of tokens that enter the likelihood
         (NaiveBayes.jll_and_lengths's length)."""
         features: list[tuple[str | None, int, list[float]]] = []  # (None: UNK)
-        unknown, distinct, indices = 0, Counter[str](), set()
+        unknown, distinct = 0, Counter[str]()
         most = min(MAX_DISTINCT_TOKENS, MAX_LOOKUPS // len(self.classes))
         for start in range(0, len(tokens), _COUNTED_AT_ONCE):  # (a long document is left early, not counted whole)
             distinct.update(tokens[start : start + _COUNTED_AT_ONCE])
@@ -176,9 +179,6 @@ class PureModel:
                 raise Unserved
         for token, n in distinct.items():
             index, counts = self.token_counts(token)
-            if index >= 0 and index in indices:  # (the loader checks that each index is named once)
-                raise ValueError("two tokens of the vocabulary have one index")
-            indices.add(index)
             if counts is not None and self.is_kept(index, counts):
                 features.append((token, n, counts))
             else:
