@@ -13,6 +13,12 @@ class NbtextError(Exception):
     """A problem the user can fix: a bad path, a corrupt model, an invalid setting."""
 
 
+class ModelRefused(NbtextError):
+    """The model file cannot be used (missing, unreadable, corrupt), found while one message
+    was being judged: the file's fault, not the message's. `nbtext filter` then exits 1 as for
+    a model it could not load (the message goes out tagged `error`), with the loader's line."""
+
+
 class WriteFailed(NbtextError):
     """A file could not be written (a full disk, a file size limit, a folder not writable):
     nothing of it is in place. Its message is all a command then says (nbtext.cli.oneshot's

@@ -477,6 +477,54 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
         assert len(stored(dovecot, "Scan")) + len(stored(dovecot, "Junk")) == 8
 
 
+@pytest.mark.parametrize("move_to", [[], ["--move-to", "Junk"]], ids=["keyword alone", "keyword and move"])
+def test_a_spam_deleted_between_the_scan_and_its_keyword_is_not_said_flagged(dovecot, tmp_path, monkeypatch, move_to):
+    """Another client expunges a spam after the scan judged it and before its UID STORE, which
+    Dovecot answers OK: imap-scan --keyword said "flagged" of it and counted it. Now it says
+    what it says of a move, the spam it flagged or moved are the others."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.commands import cli
+    from nbtext.jobs import imapscan
+
+    dovecot.start()
+    dovecot.append(
+        "Scan", [f"From: a@b.c\nSubject: m{i}\n\n{'cash prize' if i % 2 else 'lunch'} {i}\n".encode() for i in range(6)]
+    )
+    model = tmp_path / "m.model"
+    nbtext.train(["win cash prize", "lunch at noon"], ["spam", "ham"], min_count=1, preset="general").save(str(model))
+    act = imapscan.act
+
+    def deleted_then_acted(session, uids, *arguments, **options):
+        client = dovecot.imap()
+        client.select("Scan")
+        client.uid("STORE", str(uids[0]), "+FLAGS.SILENT", "(\\Deleted)")
+        client.expunge()
+        client.logout()
+        return act(session, uids, *arguments, **options)
+
+    monkeypatch.setattr(imapscan, "act", deleted_then_acted)
+    args = [
+        "imap-scan",
+        "-m",
+        model,
+        "--keyword",
+        "$Junk",
+        *move_to,
+        "--state",
+        tmp_path / "state",
+        url(dovecot, "Scan"),
+    ]
+    result = CliRunner().invoke(cli, [str(a) for a in args], env={"NBTEXT_IMAP_PASSWORD": PASSWORD})
+    assert result.exit_code == 0, result.stderr
+    actions = {int(line.split(";UID=")[1].split("\t")[0]): line.split("\t")[3] for line in result.stdout.splitlines()}
+    done = "flagged $Junk and moved to Junk" if move_to else "flagged $Junk"
+    gone = "gone before the move" if move_to else "gone before it was flagged"
+    assert actions == {1: "kept", 2: gone, 3: "kept", 4: done, 5: "kept", 6: done}, actions
+    found = flags(dovecot, "Scan")
+    assert 2 not in found and {uid for uid, f in found.items() if b"$Junk" in f} == (set() if move_to else {4, 6})
+
+
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
 def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the_rest_read(dovecot, tmp_path, command):
     """A stored message Dovecot cannot read (a Maildir file shorter than its S= size says) makes

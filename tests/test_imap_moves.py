@@ -384,6 +384,48 @@ def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabili
     assert [where(server, m)[2] for m in (SPAM[0], SPAM[1], SPAM[2])] == [1, 0, 1]
 
 
+@pytest.mark.parametrize("move_to", [None, "Junk"], ids=["keyword alone", "keyword and move"])
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_spam_deleted_between_the_scan_and_its_keyword_is_not_said_flagged(
+    capabilities, move_to, model, monkeypatch, tmp_path
+):
+    """Another client deletes a spam after the scan judged it and before its STORE: a UID STORE
+    of a message gone is answered OK (RFC 9051), so the keyword path, which read nothing after
+    it, said "flagged" and counted it. Now what was acted on is decided for every path as for a
+    move: the messages the folder still holds after the STORE."""
+    server = a_server(capabilities)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    act = imapscan.act
+
+    def act_after_a_deletion(session, uids, *arguments, **options):
+        gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == SPAM[1])
+        del server.folders["INBOX"]["messages"][gone]
+        return act(session, uids, *arguments, **options)
+
+    monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
+    said = []
+    counts = imapscan.scan(
+        URL,
+        model.classes,
+        lambda: model,
+        move_to,
+        "$Junk",
+        state_path=str(tmp_path / "state"),
+        on_message=lambda name, label, probability, action: said.append(action),
+    )
+    done, gone = (
+        ("flagged $Junk and moved to Junk", "gone before the move")
+        if move_to
+        else ("flagged $Junk", "gone before it was flagged")
+    )
+    assert counts["acted"] == 2 and said.count(done) == 2 and said.count(gone) == 1, said
+    assert sorted(said) == sorted([done, done, gone, "kept", "kept"])
+    inbox = [(m, flags) for m, flags, _ in server.folders["INBOX"]["messages"].values() if "\\Deleted" not in flags]
+    junk = [m for m, _, _ in server.folders["Junk"]["messages"].values()]
+    assert sorted(m for m, flags in inbox if "$Junk" in flags) == ([] if move_to else sorted([SPAM[0], SPAM[2]]))
+    assert sorted(junk) == (sorted([SPAM[0], SPAM[2]]) if move_to else [])
+
+
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_message_the_user_moved_back_out_of_junk_is_not_moved_again(capabilities, model, monkeypatch, tmp_path):
     """A message moved back from Junk by the user keeps imap-scan's keyword (a mail program's

@@ -10,6 +10,7 @@ full loader refuses those files, the one-message path may score them (docs/model
 """
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from nbtext.classifier import purescore
 from nbtext.errors import NbtextError
@@ -267,3 +269,178 @@ def test_a_first_builds_file_without_feature_settings_learns_as_its_event_models
     for h in (header, keyed_header):  # (the pending section leaves the header as written; the full way
         check_settings_record(h["settings"])  # writes the settings read, in another order)
     assert header == keyed_header and bytes(rest) == bytes(keyed_rest)
+
+
+# --- the key table (token_keys, token_order) as the one-message path reads it ------------------
+# A small model whose every token a message can hold (words, and the words of its Subject).
+SPAM_WORDS, HAM_WORDS = ["cheap", "pills", "now", "buy", "viagra", "offer", "money", "prize"], ["lunch", "at", "noon"]
+SUBJECT_WORDS, BODY_WORDS = SPAM_WORDS[:2] + HAM_WORDS[:1], SPAM_WORDS + HAM_WORDS + ["today"]  # (the vocabulary's)
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory):
+    import nbtext
+
+    documents = [
+        f"Subject: {' '.join(SPAM_WORDS[:2])}\n\n{' '.join(SPAM_WORDS)}".encode(),
+        f"Subject: {HAM_WORDS[0]}\n\n{' '.join(HAM_WORDS)} today".encode(),
+    ]
+    model = nbtext.train(documents * 3, ["spam", "ham"] * 3, preset="general", min_count=1, ngrams=1)
+    path = tmp_path_factory.mktemp("small") / "small.model"
+    model.save(str(path))
+    return path
+
+
+def one_message_commands(model, message, folder):
+    """{command line: (exit status, stdout, stderr)} of the nbtext executable's own function for
+    one message (nbtext.cli.oneshot.fast, which serves these without click): predict of stdin,
+    its figures, filter, predict FILE, and train --update of it (of a copy of the model)."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from nbtext.cli.oneshot import fast
+
+    (folder / "message.eml").write_bytes(message)
+    learner = folder / "learner.model"
+    shutil.copyfile(model, learner)
+    done = {}
+    for command in (
+        ["predict"],
+        ["predict", "--proba"],
+        ["filter"],
+        ["predict", str(folder / "message.eml")],
+        ["train", "--update", "-q", f"spam={folder / 'message.eml'}"],
+    ):
+        with CliRunner().isolation(input=message) as (stdout, stderr, _):
+            status = fast([command[0], "-m", str(learner if command[0] == "train" else model), *command[1:]])
+            assert status is not None, command  # (served by the one-message path, not handed to click)
+            sys.stderr.flush()
+        said = stderr.getvalue().replace(str(learner).encode(), str(model).encode())  # (the copy named as the model)
+        done[" ".join(command[:2])] = (status, stdout.getvalue(), said)
+    return done
+
+
+@st.composite
+def key_table_changes(draw, n_tokens):
+    """(array, kind, i, j, bytes): entry i of token_keys or token_order changed: to other bytes,
+    to entry j's value, swapped with entry j, or one bit flipped."""
+    array = draw(st.sampled_from(["token_keys", "token_order"]))
+    kind = draw(st.sampled_from(["bytes", "entry j's", "swapped with j", "a bit"]))
+    i, j = draw(st.integers(0, n_tokens - 1)), draw(st.integers(0, n_tokens - 1))
+    size = 8 if array == "token_keys" else 4
+    value = (
+        draw(st.binary(min_size=size, max_size=size))
+        if kind == "bytes"
+        else bytes([draw(st.integers(0, 8 * size - 1))])
+    )
+    return array, kind, i, j, value
+
+
+def changed(header, payload, change):
+    array, kind, i, j, value = change
+    spec = header["arrays"][array]
+    size = 8 if array == "token_keys" else 4
+    at = lambda k: slice(spec["offset"] + k * size, spec["offset"] + (k + 1) * size)  # noqa: E731
+    if kind == "bytes":
+        payload[at(i)] = value
+    elif kind == "entry j's":
+        payload[at(i)] = payload[at(j)]
+    elif kind == "swapped with j":
+        payload[at(i)], payload[at(j)] = bytes(payload[at(j)]), bytes(payload[at(i)])
+    else:
+        payload[spec["offset"] + i * size + value[0] // 8] ^= 1 << (value[0] % 8)
+
+
+def key_table(data):
+    """{key: token index} of a model file's bytes, and whether its keys are sorted and its token
+    order a permutation (what the full loader checks)."""
+    header, payload = split(data, "m")
+    keys, order = (
+        [v for (v,) in struct.iter_unpack(code, purescore.raw_array(payload, header["arrays"][name]))]
+        for name, code in (("token_keys", "<Q"), ("token_order", "<i"))
+    )
+    return list(zip(keys, order)), keys == sorted(keys) and sorted(order) == list(range(len(order)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    subject=st.just(set(SUBJECT_WORDS)) | st.sets(st.sampled_from(SUBJECT_WORDS)),
+    body=st.just(set(BODY_WORDS)) | st.sets(st.sampled_from(BODY_WORDS + ["hello"]), min_size=1),
+)
+def test_a_changed_key_table_gets_one_verdict_from_every_one_message_command(
+    tmp_path_factory, small_model, data, subject, body
+):
+    """A model file whose key table (the keys of its tokens and the index each names) was
+    changed, its checksums forged: predict of stdin, filter, predict FILE and train --update of
+    the message, which find its tokens by it, refuse it all alike (exit 1 and the full loader's
+    line; filter passes the message on whole, tagged error, as for any unreadable model) or all
+    give one verdict (the learner learns). Where the message holds every token of the vocabulary they also agree with the full
+    loader (predict of two documents): what it refuses, they refuse (each entry the message
+    reads is checked as it is read), what it scores, they score alike; but for a file the loader
+    takes, keys sorted and indices a permutation, where a key names another token than its own
+    (docs/model-file.md: what the checksums guard and what they do not). An out-of-range token
+    index read by filter gave exit 0 and X-Nbtext-Class: error, where predict said corrupt."""
+    folder = tmp_path_factory.mktemp("keys")
+    n_tokens = split(small_model.read_bytes(), "m")[0]["n_tokens"]
+    change = data.draw(key_table_changes(n_tokens))
+    model = folder / "changed.model"
+    model.write_bytes(crafted(small_model, lambda header, payload: changed(header, payload, change)))
+    message = f"Subject: {' '.join(sorted(subject))}\n\n{' '.join(sorted(body))}\n".encode()
+    done = one_message_commands(model, message, folder)
+    try:
+        load(str(model))
+        refusal = None
+    except NbtextError as e:
+        refusal = f"Error: {e}\n".encode()
+    status = {command: result[0] for command, result in done.items()}
+    if any(result[0] == 1 for result in done.values()):  # refused: by each, in the loader's words
+        assert set(status.values()) == {1}, done
+        assert all(result[2] == refusal for result in done.values()), (refusal, done)
+        assert done["filter"][1] == message.replace(b"\n\n", b"\nX-Nbtext-Class: error\n\n", 1)
+        assert all(result[1] == b"" for command, result in done.items() if command != "filter")
+    else:
+        assert set(status.values()) == {0} and not any(result[2] for result in done.values()), done
+        label, figures = done["predict"][1].strip(), done["predict --proba"][1].split(b"\t")
+        assert figures[1] == label and done["predict " + str(folder / "message.eml")][1].split(b"\t")[1] == label
+        spam = float(figures[3 + split(small_model.read_bytes(), "m")[0]["classes"].index("spam")])
+        header = re.search(rb"\nX-Nbtext-Class: (\w+)\nX-Nbtext-Probability: ([0-9.]+)\n", done["filter"][1])
+        assert header is not None and header[1] == label and abs(float(header[2]) - spam) <= 0.00005, done["filter"]
+    if set(subject) != set(SUBJECT_WORDS) or not set(body) >= set(BODY_WORDS):
+        return  # (the message leaves some entries unread)
+    table, loadable = key_table(model.read_bytes())
+    own = dict(key_table(small_model.read_bytes())[0])
+    another_tokens_key = loadable and any(key in own and own[key] != index for key, index in table)
+    if refusal is not None:
+        assert status["predict"] == 1, (change, done)
+    elif not another_tokens_key:
+        whole = run("predict", "-m", model, folder / "message.eml", folder / "message.eml")
+        assert (
+            whole.exit_code == 0 and whole.stdout.splitlines()[0].split("\t")[1] == done["predict"][1].decode().strip()
+        )
+
+
+@pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def test_an_index_out_of_range_where_the_message_reads_it_is_an_unreadable_model_to_filter(tmp_path, small_model):
+    """The attack: the token index of a key the message's token finds set out of range (the
+    checksums forged). predict of stdin and of a file said the model is corrupt (exit 1);
+    filter gave exit 0 with X-Nbtext-Class: error, the loader's refusal taken for the message's
+    problem. Now filter exits 1 with the same line, the message passed on whole, tagged error."""
+
+    def out_of_range(header, payload):
+        for entry in range(header["n_tokens"]):  # (every entry: whatever the message's tokens find)
+            put(header, payload, "token_order", entry, header["n_tokens"] + entry)
+
+    model = tmp_path / "changed.model"
+    model.write_bytes(crafted(small_model, out_of_range))
+    message = b"Subject: lunch\n\ncheap pills at noon\n"
+    (tmp_path / "message.eml").write_bytes(message)
+    said = set()
+    for args in (["filter"], ["predict"], ["predict", tmp_path / "message.eml"]):
+        done = subprocess.run([NBTEXT, args[0], "-m", model, *args[1:]], input=message, capture_output=True)
+        assert done.returncode == 1 and done.stderr.count(b"\n") == 1 and b"is corrupt" in done.stderr, done
+        said.add(done.stderr)
+        if args == ["filter"]:
+            assert done.stdout == message.replace(b"\n\n", b"\nX-Nbtext-Class: error\n\n", 1)
+    assert len(said) == 1

@@ -75,6 +75,7 @@ class PureModel:
         self.log_prior = log_prior(list(self.class_count), self.alpha, settings["prior"])
         self.max_evidence = settings.get("max_evidence")  # train --max-evidence, or None
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
+        self.named = {}  # {token index: the token found at it}, of the tokens looked up (token_counts)
         calibration = header.get("calibration") or {}
         self.calibration = calibration
 
@@ -117,6 +118,8 @@ class PureModel:
         index = find_one(encode(token), self.keys, self.order, self.blob)
         if index is None:
             raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+        if index >= 0 and self.named.setdefault(index, token) != token:  # (the loader: each index named once)
+            raise ValueError("two tokens of the vocabulary have one index")
         counts = self.counts(index) if index >= 0 else None
         delta = self.changes.delta(token) if self.changes is not None else None
         if delta is not None:

@@ -270,17 +270,18 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         if refusal is not None:
             raise NbtextError(refusal)
         model = loaded(model_path, alpha)  # (a bad model file is exit status 1, not a bad message)
-    except NbtextError as e:
-        print(f"Error: {e}", file=sys.stderr)
-        status = 1
-    else:
         if filed_class(model.classes) is None:  # every message goes on, tagged with the classes the model has
             print(
                 f"nbtext: warning: the model {model_path} has no class {SPAM!r} (its classes: "
                 f"{', '.join(model.classes)}): no message is tagged {CLASS_HEADER}: {SPAM}",
                 file=sys.stderr,
             )
+        # (a message's own problems are its verdict, `error`; a model file refused only as the
+        # message's tokens read it, ModelRefused, is the model's, as when it is loaded)
         judged = verdict(model, message, unsure_below, explain, max_bytes)
+    except NbtextError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        status = 1
     try:
         write(tagged(message, judged.fields))
         # The message is out whole: from here on its exit status says so. (A signal in the

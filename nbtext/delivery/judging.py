@@ -11,7 +11,7 @@ wherever the two paths could print different figures (clear_of_turns).
 import sys
 
 from nbtext.cutoff import cutoff_of
-from nbtext.errors import NbtextError
+from nbtext.errors import ModelRefused, NbtextError
 
 
 class OneMessageModel:
@@ -31,10 +31,18 @@ class OneMessageModel:
 
     @property
     def model(self):
+        """The model loaded whole, on first use: a file it refuses is a ModelRefused, in the
+        loader's words (the one-message path hands it a file whose arrays it found wrong where
+        it read them, and the loader, the one validator, says what is wrong)."""
         if self._model is None:
             from nbtext.jobs.loading import model_of_bytes
 
-            self._model = model_of_bytes(self._data, self.path, self.alpha)
+            try:
+                self._model = model_of_bytes(self._data, self.path, self.alpha)
+            except NbtextError as e:
+                raise ModelRefused(str(e)) from None
+            except Exception as e:  # a check the loader missed, tripped on: the file's too
+                raise ModelRefused(f"cannot load the model {self.path} ({e.__class__.__name__}: {e})") from None
             self._data = None  # (what the one-message path reads it holds itself)
         return self._model
 
@@ -190,7 +198,7 @@ def loaded(model_path, alpha=None, held=False):
     except NbtextError:
         raise
     except Exception as e:
-        raise NbtextError(f"cannot load the model {model_path} ({e.__class__.__name__}: {e})") from None
+        raise ModelRefused(f"cannot load the model {model_path} ({e.__class__.__name__}: {e})") from None
     return model
 
 
@@ -224,7 +232,9 @@ class Verdict:
 def verdict(model, message, unsure_below, explain, max_bytes, say=None):
     """One message's Verdict: the one guard around classifying it. Whatever goes wrong in
     there (a message no tokenizer should meet, a fault of nbtext's) gives the label `error`
-    (X-Nbtext-Class: error), said in one line (to `say`, else on stderr), never a lost message. A message is
+    (X-Nbtext-Class: error), said in one line (to `say`, else on stderr), never a lost message;
+    but a model file the loader refuses only now (ModelRefused: the one-message path found it
+    wrong where the message's tokens read it) is raised, as when it is loaded (`loaded`). A message is
     classified as `predict` classifies its bytes whenever it has a header block to put the
     verdict in (headers.header_block: a blank line after it or not)."""
     from nbtext.delivery.headers import header_block, shown_probability, spam_score, verdict_fields
@@ -251,6 +261,8 @@ def verdict(model, message, unsure_below, explain, max_bytes, say=None):
         label, probability = decide(model.classes, probabilities, unsure_below, model.calibration)
         shown = shown_probability(model.classes, probabilities, probability)
         return Verdict(label, shown, score, verdict_fields(label, shown, evidence, score))
+    except ModelRefused:  # the model file's fault, found as the message was scored: the caller's to say
+        raise
     except NbtextError as e:
         (say or _said)(str(e))
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on

@@ -29,7 +29,7 @@ import time
 
 from nbtext import choices
 from nbtext.delivery import judging
-from nbtext.errors import NbtextError
+from nbtext.errors import ModelRefused, NbtextError
 from nbtext.reading.imapurl import shown
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
@@ -89,7 +89,11 @@ class Service:
         """The Verdict of `message` (bytes) by the model as it is now; never raises."""
         with self._judging:
             self.fresh()
-            return judging.verdict(self.model, message, self.unsure_below, 0, self.cut, say=self.say)
+            try:
+                return judging.verdict(self.model, message, self.unsure_below, 0, self.cut, say=self.say)
+            except ModelRefused as e:  # (a worker's model, loaded as filter loads it: the message's verdict is error)
+                self.say(str(e))
+                return judging.UNJUDGED
 
     def tagged(self, message, verdict):
         """What `nbtext filter` prints for `message` judged so."""

@@ -106,13 +106,21 @@ class TokenIndex:
 def find_one(data, keys, order, blob):
     """The token index of the token whose UTF-8 bytes are `data`, -1 if the vocabulary has
     no such token, or None if two tokens of the vocabulary share its key (then ask
-    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays)."""
+    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays).
+    What it reads of them is checked as it is read, against what the loader checks whole (keys
+    sorted, each index once and in range): a token of the vocabulary whose key is not found
+    where the search ends, a key there greater than the next, an index out of range are a
+    ValueError (the file is then the loader's to judge)."""
     key = token_key(data)
     p = bisect_left(keys, key)
-    if p == len(keys) or keys[p] != key or not in_sorted_blob(blob, data):
-        return -1
-    if p + 1 < len(keys) and keys[p + 1] == key:
-        return None
+    if not in_sorted_blob(blob, data):
+        return -1  # (whatever token of the vocabulary its key may be)
+    if p == len(keys) or keys[p] != key:
+        raise ValueError("a token of the vocabulary is not found by its key")
+    if p + 1 < len(keys) and keys[p + 1] <= key:
+        if keys[p + 1] == key:
+            return None
+        raise ValueError("the token keys are not sorted")
     index = order[p]  # the one token with this key, and `data` is a token: the same one
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")

@@ -134,7 +134,7 @@ def scan(
                     session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                 for name, label, probability in calls:
                     uid = uid_of[name]
-                    action = "gone before the move" if uid in gone else _action(move_to, keyword, dry_run)
+                    action = _gone(move_to) if uid in gone else _action(move_to, keyword, dry_run)
                     action = action if uid in acted else "kept"
                     if on_message is not None:
                         on_message(name, label, probability, action)
@@ -161,6 +161,11 @@ def _same_folder(name, other):
     return name == other or name.upper() == other.upper() == "INBOX"
 
 
+def _gone(move_to):
+    """What a scan's line says of a message deleted between its scan and act's STORE."""
+    return "gone before the move" if move_to else "gone before it was flagged"
+
+
 def _action(move_to, keyword, dry_run):
     done = [f"flagged {keyword}"] if keyword else []
     done += [f"moved to {move_to}"] if move_to else []
@@ -179,25 +184,27 @@ def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset())
     them whose copy is in the folder `move_to` already: those are only deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
     EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
     messages are then where they were, or, a COPY done, marked \\Deleted only once it is.
-    Returns the UIDs acted on: all of `uids`, but a move's those the folder no longer held
-    (deleted since they were scanned: nothing to move)."""
+    Returns the UIDs acted on: all of `uids` but those the folder no longer held once they
+    were given the keyword or MARK (deleted since they were scanned: nothing was done to them)."""
     fresh = [uid for uid in uids if uid not in set(begun)]
     added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None and fresh else [])
     if added and fresh:
         session.command("STORE", uid_set(fresh), "+FLAGS.SILENT", f"({' '.join(added)})")
     if keyword is not None and begun:
         session.command("STORE", uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
+    # What was acted on, for a keyword as for a move: those the folder still holds after the STORE.
+    # A UID STORE of a message deleted since the scan is answered OK and changes nothing (RFC 9051:
+    # no FETCH answers it, .SILENT asks for none, and not every server answers one): asked for.
+    flags = flags_of(session, fresh) if fresh else {}
+    fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing flagged or moved)
     if move_to is None:
-        return set(uids)
+        return set(fresh) | set(begun)
     copied = set(copied) & set(begun)
-    if fresh:
-        flags = flags_of(session, fresh)  # (the STORE's answer is not every server's: asked for)
-        fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing to move)
-        if "MOVE" not in session.capabilities and any(MARKED not in f for f in flags.values()):
-            raise NbtextError(
-                f"{session.folder.url}: the server did not keep the keyword {MARK} that imap-scan gives each "
-                "message it moves (a retry would copy it twice): nothing moved"
-            )
+    if fresh and "MOVE" not in session.capabilities and any(MARKED not in flags[uid] for uid in fresh):
+        raise NbtextError(
+            f"{session.folder.url}: the server did not keep the keyword {MARK} that imap-scan gives each "
+            "message it moves (a retry would copy it twice): nothing moved"
+        )
     moving = fresh + [uid for uid in begun if uid not in copied]
     if moving and "MOVE" in session.capabilities:
         session.command("MOVE", uid_set(moving), mailbox_argument(move_to))
