@@ -6,6 +6,7 @@ order, then (with --unknown unk) one UNK feature that stands for every pruned or
 token; with --unknown ignore such tokens are dropped.
 """
 
+from array import array
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -98,12 +99,13 @@ class Vocabulary:
 
 
 class TokenRows(Sequence):
-    """Documents (a model's calibration sample) as rows of indices into `tokens` (its
-    vocabulary's tokens: every token seen, sorted), each row in its document's token order.
+    """Documents as rows of indices into `tokens`, each row in its document's token order: a
+    model's calibration sample (`tokens` its vocabulary's, every token seen, sorted) or a
+    corpus held for a pass over it (HeldTokens: the tokens in order of first appearance).
     Read as a sequence of token lists, each decoded when read (an update, a merge); the
     model's feature ids (jobs.calibration.feature_rows) and the file's encoding of the
-    sample (NaiveBayes) are taken from the indices, never decoding them (for 20 Newsgroups'
-    sample, 0.7 million tokens)."""
+    sample (NaiveBayes) are taken from the indices of its own vocabulary, never decoding
+    them (for 20 Newsgroups' sample, 0.7 million tokens)."""
 
     def __init__(self, rows, tokens):
         self.rows, self.tokens = rows, tokens
@@ -123,6 +125,53 @@ class TokenRows(Sequence):
     def over(self, tokens):
         """The rows, if they index `tokens` (that very list), else None."""
         return self.rows if self.tokens is tokens else None
+
+
+class _Numbering(dict):
+    """token -> its number, a new token the next (the tokens in order of first appearance)."""
+
+    __slots__ = ()
+
+    def __missing__(self, token):
+        self[token] = number = len(self)
+        return number
+
+
+class TokenPacking:
+    """Documents' token lists packed as each is made, for HeldTokens.add (what a worker sends:
+    each distinct token once): `row(tokens)`, a document's tokens as their numbers among
+    the distinct tokens so far (array('I')), so that only one document's list of strings
+    is alive at a time; `distinct()`, those tokens in order of first appearance."""
+
+    def __init__(self):
+        self.numbering = _Numbering()
+
+    def row(self, tokens):
+        return array("I", map(self.numbering.__getitem__, tokens))  # (a Python call only for a new token)
+
+    def distinct(self):
+        return list(self.numbering)
+
+
+class HeldTokens:
+    """The token lists of a corpus held for a pass over all of them (train --learn tone: its
+    pass, the counting of what it chose, its calibration; eval --folds), in the order added: each
+    distinct token once, each document a uint32 array of its tokens' numbers, 4 bytes a
+    token where a list of strings holds a pointer and, for each token not shared, a string
+    object of some 50 bytes or more. `rows()`: TokenRows."""
+
+    def __init__(self):
+        self.numbering = _Numbering()
+        self.documents = []
+
+    def add(self, distinct, rows):
+        """Documents after those added before: `rows` of numbers among `distinct` (TokenPacking's)."""
+        ours = np.fromiter(map(self.numbering.__getitem__, distinct), dtype=np.uint32, count=len(distinct))
+        self.documents += [ours[np.frombuffer(row, dtype=np.uint32)] for row in rows]
+
+    def rows(self):
+        """The documents held, as TokenRows (read as token lists: each decoded when read)."""
+        return TokenRows(self.documents, list(self.numbering))
 
 
 def taken(token_lists, positions):
