@@ -6,7 +6,6 @@ order, then (with --unknown unk) one UNK feature that stands for every pruned or
 token; with --unknown ignore such tokens are dropped.
 """
 
-from array import array
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -116,7 +115,14 @@ class TokenRows(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return list(map(self.tokens.__getitem__, self.rows[i].tolist()))
+        return self._strings[self.rows[i]].tolist()
+
+    @cached_property
+    def _strings(self):
+        """`tokens` as an array of objects: a row's strings taken in one numpy step."""
+        strings = np.empty(len(self.tokens), dtype=object)
+        strings[:] = self.tokens
+        return strings
 
     def take(self, positions):
         """The rows at `positions`, in that order."""
@@ -140,14 +146,15 @@ class _Numbering(dict):
 class TokenPacking:
     """Documents' token lists packed as each is made, for HeldTokens.add (what a worker sends:
     each distinct token once): `row(tokens)`, a document's tokens as their numbers among
-    the distinct tokens so far (array('I')), so that only one document's list of strings
+    the distinct tokens so far (a uint32 array), so that only one document's list of strings
     is alive at a time; `distinct()`, those tokens in order of first appearance."""
 
     def __init__(self):
         self.numbering = _Numbering()
 
     def row(self, tokens):
-        return array("I", map(self.numbering.__getitem__, tokens))  # (a Python call only for a new token)
+        numbers = map(self.numbering.__getitem__, tokens)  # (a Python call only for a new token)
+        return np.fromiter(numbers, dtype=np.uint32, count=len(tokens))
 
     def distinct(self):
         return list(self.numbering)
@@ -166,8 +173,11 @@ class HeldTokens:
 
     def add(self, distinct, rows):
         """Documents after those added before: `rows` of numbers among `distinct` (TokenPacking's)."""
-        ours = np.fromiter(map(self.numbering.__getitem__, distinct), dtype=np.uint32, count=len(distinct))
-        self.documents += [ours[np.frombuffer(row, dtype=np.uint32)] for row in rows]
+        numbering = self.numbering  # (the new ones numbered at once: `distinct` holds each token once)
+        new = [token for token in distinct if token not in numbering]
+        numbering.update(zip(new, range(len(numbering), len(numbering) + len(new))))
+        ours = np.fromiter(map(numbering.__getitem__, distinct), dtype=np.uint32, count=len(distinct))
+        self.documents += [ours[row] for row in rows]
 
     def rows(self):
         """The documents held, as TokenRows (read as token lists: each decoded when read)."""
