@@ -32,6 +32,7 @@ BIN = Path(sys.executable).parent
 PYTHON = str(BIN / "python")
 NBTEXT = str(BIN / "nbtext")
 CORPORA = ("20news", "spamassassin", "sms")
+PRESET_GRAMS = ("--char-ngrams", "3", "--max-evidence", "30", "--tone-margin", "20")  # the preset's candidate
 
 
 def run(command, stdin=None, ok=(0,)):
@@ -117,7 +118,14 @@ def bench_training(corpus, reps, results):
     folders = class_folders(corpus, "train")
     train = [*GENERAL, *folders]
     spam_preset = (
-        {"nbtext, the spam preset": ([NBTEXT, "train", "-o", str(WORK / "preset.model"), *folders], None)}
+        {
+            "nbtext, the spam preset": ([NBTEXT, "train", "-o", str(WORK / "preset.model"), *folders], None),
+            # the candidate of issue 52 (docs/choices.md, character n-grams): every message's grams held for the pass
+            "nbtext, the preset + 3-grams": (
+                [NBTEXT, "train", *PRESET_GRAMS, "-o", str(WORK / "preset-grams.model"), *folders],
+                None,
+            ),
+        }
         if corpus == "spamassassin"
         else {}
     )
@@ -386,6 +394,21 @@ def training_targets(r):
                 "report",
                 True,
             )
+        )
+    return rows + tone_memory_targets(r)
+
+
+def tone_memory_targets(r):
+    """Issue 52's rows: the peak RSS of a training by the spam preset's TONE pass, which holds
+    every message's tokens until its pass has run, against the general defaults' training of
+    the same messages, which holds a batch at a time (default workers both)."""
+    memory = r["train-memory/spamassassin"]
+    rows = []
+    for name, target in (("nbtext, the spam preset", 2.0), ("nbtext, the preset + 3-grams", 4.5)):
+        held = ratio(memory[name]["median"], memory["nbtext"]["median"])
+        what = name.removeprefix("nbtext, ")
+        rows.append(
+            (f"peak RSS train spamassassin: {what} / the general defaults", held, f"<= {target}", held <= target)
         )
     return rows
 

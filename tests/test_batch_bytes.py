@@ -7,6 +7,7 @@ every command that reads documents in batches and records what each batch held o
 process and in forked workers)."""
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -165,6 +166,54 @@ def test_the_tone_pass_holds_the_corpus_tokens_not_its_bytes():
     chosen, seen, _ = tone_chosen(lambda: in_batches(docs, 7), settings)
     assert chosen and len(seen[0]) == len(docs)
     assert not [field for read in chosen for field in read if isinstance(field, bytes) and len(field) > 16]
+
+
+# a class's generated documents: each its words (a small alphabet, so that tokens and character
+# n-grams repeat within a document and across documents and batches; none: an empty message)
+texts = st.lists(st.lists(st.sampled_from(WORDS[:6] + ["x", "é€"]), max_size=40), min_size=2, max_size=8)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(spam=texts, ham=texts, grams=st.booleans(), jobs=st.sampled_from(["1", "2"]))
+def test_a_pass_over_the_whole_corpus_holds_each_distinct_token_once(tmp_path, monkeypatch, spam, ham, grams, jobs):
+    """What holds every document's tokens for a pass over them all, train's TONE pass and
+    eval --folds (of the spam preset, its folds each such a pass), holds each distinct token
+    as one string, whatever the documents, their batches (of BOUND bytes) and -j: the lists
+    the pass and the folds read are each document's tokens, and equal tokens the same object
+    (the corpus held as numbers of its distinct tokens, not a string an occurrence)."""
+    import tempfile
+
+    import nbtext.jobs.crossval as crossval
+    import nbtext.jobs.online as online
+    from nbtext.classifier.settings import make_settings, make_tokenizer
+
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    for label, texts in (("spam", spam), ("ham", ham)):
+        (root / label).mkdir()
+        for n, words in enumerate(texts):
+            (root / label / f"{n}.eml").write_text(f"Subject: {' '.join(words[:3])}\n\n{' '.join(words)}\n")
+    folders = [root / "spam", root / "ham"]
+    options = ["--char-ngrams", "3"] if grams else []
+    monkeypatch.setattr(documents, "BATCH_BYTES", BOUND, raising=False)
+    read = []  # the token lists of the whole corpus each pass read
+    tone_learned, held_out = online.tone_learned, crossval.held_out_guesses
+    monkeypatch.setattr(
+        online, "tone_learned", lambda lists, *rest: read.append(list(lists)) or tone_learned(lists, *rest)
+    )
+    run("train", "-q", "-j", jobs, *options, "-o", root / "tone.model", *folders)  # (may refuse: one class learned)
+    monkeypatch.setattr(online, "tone_learned", tone_learned)  # (a fold's pass reads its training folds)
+    monkeypatch.setattr(
+        crossval, "held_out_guesses", lambda s, lists, *rest: read.append(list(lists)) or held_out(s, lists, *rest)
+    )
+    assert run("eval", "-j", "1", "--folds", "2", *options, *folders).exit_code in (0, 1)
+    settings = make_settings(preset="spam", classes=("spam", "ham"), char_ngrams=3 if grams else None)
+    tokenize = make_tokenizer(settings["tokenizer"])
+    expected = sorted(tuple(tokenize(path.read_bytes())) for folder in folders for path in folder.iterdir())
+    assert read
+    for lists in read:
+        assert sorted(map(tuple, lists)) == expected
+        tokens = [token for tokens in lists for token in tokens]
+        assert len({id(token) for token in tokens}) == len(set(tokens))  # each distinct token one string
 
 
 def test_imap_folders_are_read_in_batches_of_the_bound(corpus, tmp_path, recorded, dovecot):

@@ -98,12 +98,13 @@ class Vocabulary:
 
 
 class TokenRows(Sequence):
-    """Documents (a model's calibration sample) as rows of indices into `tokens` (its
-    vocabulary's tokens: every token seen, sorted), each row in its document's token order.
+    """Documents as rows of indices into `tokens`, each row in its document's token order: a
+    model's calibration sample (`tokens` its vocabulary's, every token seen, sorted) or a
+    corpus held for a pass over it (HeldTokens: the tokens in order of first appearance).
     Read as a sequence of token lists, each decoded when read (an update, a merge); the
     model's feature ids (jobs.calibration.feature_rows) and the file's encoding of the
-    sample (NaiveBayes) are taken from the indices, never decoding them (for 20 Newsgroups'
-    sample, 0.7 million tokens)."""
+    sample (NaiveBayes) are taken from the indices of its own vocabulary, never decoding
+    them (for 20 Newsgroups' sample, 0.7 million tokens)."""
 
     def __init__(self, rows, tokens):
         self.rows, self.tokens = rows, tokens
@@ -114,7 +115,14 @@ class TokenRows(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return list(map(self.tokens.__getitem__, self.rows[i].tolist()))
+        return self._strings[self.rows[i]].tolist()
+
+    @cached_property
+    def _strings(self):
+        """`tokens` as an array of objects: a row's strings taken in one numpy step."""
+        strings = np.empty(len(self.tokens), dtype=object)
+        strings[:] = self.tokens
+        return strings
 
     def take(self, positions):
         """The rows at `positions`, in that order."""
@@ -123,6 +131,57 @@ class TokenRows(Sequence):
     def over(self, tokens):
         """The rows, if they index `tokens` (that very list), else None."""
         return self.rows if self.tokens is tokens else None
+
+
+class _Numbering(dict):
+    """token -> its number, a new token the next (the tokens in order of first appearance)."""
+
+    __slots__ = ()
+
+    def __missing__(self, token):
+        self[token] = number = len(self)
+        return number
+
+
+class TokenPacking:
+    """Documents' token lists packed as each is made, for HeldTokens.add (what a worker sends:
+    each distinct token once): `row(tokens)`, a document's tokens as their numbers among
+    the distinct tokens so far (a uint32 array), so that only one document's list of strings
+    is alive at a time; `distinct()`, those tokens in order of first appearance."""
+
+    def __init__(self):
+        self.numbering = _Numbering()
+
+    def row(self, tokens):
+        numbers = map(self.numbering.__getitem__, tokens)  # (a Python call only for a new token)
+        return np.fromiter(numbers, dtype=np.uint32, count=len(tokens))
+
+    def distinct(self):
+        return list(self.numbering)
+
+
+class HeldTokens:
+    """The token lists of a corpus held for a pass over all of them (train --learn tone: its
+    pass, the counting of what it chose, its calibration; eval --folds), in the order added: each
+    distinct token once, each document a uint32 array of its tokens' numbers, 4 bytes a
+    token where a list of strings holds a pointer and, for each token not shared, a string
+    object of some 50 bytes or more. `rows()`: TokenRows."""
+
+    def __init__(self):
+        self.numbering = _Numbering()
+        self.documents = []
+
+    def add(self, distinct, rows):
+        """Documents after those added before: `rows` of numbers among `distinct` (TokenPacking's)."""
+        numbering = self.numbering  # (the new ones numbered at once: `distinct` holds each token once)
+        new = [token for token in distinct if token not in numbering]
+        numbering.update(zip(new, range(len(numbering), len(numbering) + len(new))))
+        ours = np.fromiter(map(numbering.__getitem__, distinct), dtype=np.uint32, count=len(distinct))
+        self.documents += [ours[row] for row in rows]
+
+    def rows(self):
+        """The documents held, as TokenRows (read as token lists: each decoded when read)."""
+        return TokenRows(self.documents, list(self.numbering))
 
 
 def taken(token_lists, positions):

@@ -2,7 +2,8 @@
 
 Each document is read and tokenized once, one at a time (nbtext.reading.documents.in_batches);
 every fold then counts its K-1 training folds and scores the held-out one. The corpus's tokens
-are held in memory for this (not its bytes).
+are held in memory for this (not its bytes), as numbers of its distinct tokens
+(nbtext.features.vocabulary.HeldTokens).
 """
 
 import math
@@ -16,6 +17,7 @@ from nbtext.classifier.purescore import unsure_threshold
 from nbtext.classifier.options_read import options_read_by, unread_by_all
 from nbtext.classifier.settings import FOLDS_UNSURE_REFUSED, make_settings, make_tokenizer, preset_of
 from nbtext.errors import NbtextError
+from nbtext.features.vocabulary import HeldTokens, TokenPacking
 from nbtext.labels import positive_class
 from nbtext.jobs.parallel import ordered_runs
 from nbtext.jobs.training import fit_tokens
@@ -73,18 +75,22 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     if unsure_below is not None and any(settings.calibration != "none" for settings in settings_of.values()):
         raise NbtextError(FOLDS_UNSURE_REFUSED.format("--unsure-below"))  # (the command line's: cli.options.REFUSED)
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
+    packing = TokenPacking()  # the corpus's tokens are held, not its bytes: each distinct token once
+    packed = lambda data: packing.row(tokenizer(data))
     # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
     keys = [] if any(map(learned_by_tone, settings_of.values())) else None
-    labels, token_lists = [], []
-    for batch in in_batches(documents, 1):  # one at a time, as they come (a progress bar over them moves):
-        # the corpus's tokens are held, not its bytes
+    labels, rows = [], []
+    for batch in in_batches(documents, 1):  # one at a time, as they come (a progress bar over them moves)
         if keys is None:
-            kept, batch_tokens = tokenized(tokenizer, batch, on_error)
+            kept, batch_rows = tokenized(packed, batch, on_error)
         else:
-            kept, batch_tokens, batch_keys = tokenized_with(tokenizer, batch, data_key, on_error)
+            kept, batch_rows, batch_keys = tokenized_with(packed, batch, data_key, on_error)
             keys += batch_keys
         labels += [doc.label for doc in kept]
-        token_lists += batch_tokens
+        rows += batch_rows
+    held = HeldTokens()
+    held.add(packing.distinct(), rows)
+    token_lists = held.rows()  # (a fold reads its documents as lists of strings, each when it reads it)
     counts = Counter(labels)  # (not labels.count per label: quadratic when every line has its own label)
     if len(counts) < 2:
         raise NbtextError(f"need at least two classes to cross-validate, got {len(counts)}")

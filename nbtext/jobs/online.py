@@ -349,16 +349,17 @@ def online_rule(settings):
     return "tone" if settings.get("learn") == "tone" else "errors"
 
 
-def _tokenized(settings, batch, keyed=False):
-    """(the documents of `batch` that could be read, with their data, their token lists,
-    [(name, message)] of those that could not, how many were read as mail, and with `keyed`
-    [(journal key, whether it reads as mail)] of each read, of the bytes its tokens are of)."""
+def _tokenized(settings, batch, keyed=False, packed=None):
+    """(the documents of `batch` that could be read, with their data, their token lists (each
+    `packed(tokens)` as it is made, if given), [(name, message)] of those that could not, how
+    many were read as mail, and with `keyed` [(journal key, whether it reads as mail)] of
+    each read, of the bytes its tokens are of)."""
     from nbtext.classifier.settings import make_tokenizer
     from nbtext.reading.documents import document_key, tokenized_with
 
     tokenize, errors = make_tokenizer(settings["tokenizer"]), []
     kept, token_lists, keys = tokenized_with(
-        tokenize,
+        tokenize if packed is None else lambda data: packed(tokenize(data)),
         batch,
         (lambda doc, data: (document_key(data), tokenize.reads_as_mail(data))) if keyed else None,
         lambda doc, message: errors.append((doc.name, message)),
@@ -371,27 +372,33 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
     in the order they were read, as Reads (their data let go); every document the pass saw, as (token
     lists, labels, whether it learned each); `settings` with λ chosen on all of them, if it
     was left to the corpus): `train --learn tone`'s pass. Every document is tokenized (on
-    `jobs` workers), then taken in the order of its content key (the journal's, then its
+    `jobs` workers) and held as numbers of its tokens (nbtext.features.vocabulary.HeldTokens:
+    the token lists are TokenRows, read as lists of strings one at a time), then taken in the order of its content key (the journal's, then its
     label: neither the files' order nor -j changes it), classified by the multinomial model of
     the documents learned before it (its counts or presence, its λ and prior, UNK as the
     settings say; every token a feature: --min-count 1, no --max-features) and learned when
     misclassified or when its two most likely classes are within the settings' tone_margin
     in jll (`learns`). A document that cannot be read goes to `on_error`."""
+    from nbtext.features.vocabulary import HeldTokens, TokenPacking
     from nbtext.jobs.parallel import ordered_runs
     from nbtext.reading.documents import held_bytes, report_errors
     from nbtext.stats.changes import LearnedBatch, Ledger
 
     def keyed_chunk(batch):
-        kept, token_lists, errors, mail_documents, keys = _tokenized(settings, batch, keyed=True)
+        packing = TokenPacking()  # (their data let go: the tokens are what is held, each distinct one once)
+        kept, rows, errors, mail_documents, keys = _tokenized(settings, batch, keyed=True, packed=packing.row)
         read = [Read(doc.label, key, mail, held_bytes(doc)) for doc, (key, mail) in zip(kept, keys)]
-        return read, token_lists, errors, mail_documents  # (their data let go: the tokens are what is held)
+        return read, (packing.distinct(), rows), errors, mail_documents
 
-    reads, token_lists, seen = [], [], Ledger()  # seen: as a training of them all learns them
-    for read, tokens, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
+    reads, held, seen = [], HeldTokens(), Ledger()  # seen: as a training of them all learns them
+    for read, packed, errors, mail in ordered_runs(keyed_chunk, batches(), jobs):
         report_errors(errors, on_error)
         reads += read
-        token_lists += tokens
+        held.add(*packed)
         seen.learn(LearnedBatch(((one.key, one.label) for one in read), mail))
+    token_lists = (
+        held.rows()
+    )  # (each read as a list of strings when the pass, the counting or the calibration reads it)
     settings = settings.resolved(seen.mail_documents, len(reads))
     labels = [one.label for one in reads]
     learned = tone_learned(token_lists, labels, [one.key for one in reads], settings)
