@@ -8,7 +8,8 @@ bogofilter (when it is installed) on the same folds as the peer the goal names.
 
 A candidate is train options, or train options, " | " and the options the model is then
 used with (`--unsure-below P`: what `nbtext predict` and `nbtext filter` take), given to
-`nbtext eval` too.
+`nbtext eval` too. Candidates with the same train options share each fold's model, trained
+once (so several bands of one model cost one training).
 
 Each fold trains `nbtext train CANDIDATE` on four fifths of the split (stratified, shuffled
 by --seed) and evaluates on the fifth (`nbtext eval --format json`), as a user would run the
@@ -77,12 +78,22 @@ def fold_folders(corpus, folds, seed, root):
     return [root / str(fold) for fold in range(folds)]
 
 
+def trained_model(fold, train_options, models):
+    """The model file of `nbtext train` with the train options on the fold's train part,
+    trained once: `models` (train options -> file) keeps it for the fold's next candidate
+    that differs only in how its model is used."""
+    key = tuple(train_options)
+    if key not in models:
+        models[key] = str(fold / f"model-{len(models)}")
+        train = [str(fold / "train" / label) for label in LABELS]
+        subprocess.run([NBTEXT, "train", *train_options, "-o", models[key], *train], check=True, capture_output=True)
+    return models[key]
+
+
 def nbtext_counts(fold, candidate, model):
-    """(spam missed, of them unsure, ham flagged, 1-ROCA%) of `nbtext train` with the
-    candidate's train options on the fold, the model used with its other options."""
-    train_options, use_options = split_candidate(candidate)
-    train = [str(fold / "train" / label) for label in LABELS]
-    subprocess.run([NBTEXT, "train", *train_options, "-o", model, *train], check=True, capture_output=True)
+    """(spam missed, of them unsure, ham flagged, 1-ROCA%) of the candidate's model (trained
+    on the fold with its train options) used with its other options on the fold's test part."""
+    _, use_options = split_candidate(candidate)
     test = [str(fold / "test" / label) for label in LABELS]
     report = json.loads(
         subprocess.run(
@@ -187,6 +198,8 @@ def main():
     for corpus in args.corpora:
         with tempfile.TemporaryDirectory() as tmp:
             folds = fold_folders(corpus, args.folds, args.seed, Path(tmp))
+            models = [{} for _ in folds]  # per fold: train options -> its model file
+            log_odds = {}  # (fold, train options) -> its test documents' log-odds
             for name in names:
                 total, roca, scores = [0, 0, 0], [], {"spam": [], "ham": []}
                 for i, fold in enumerate(folds):
@@ -195,9 +208,13 @@ def main():
                         wordlist.mkdir()
                         counts = bogofilter_counts(fold, str(wordlist))
                     else:
-                        counts = nbtext_counts(fold, name, str(Path(tmp) / "model"))
+                        train_options = split_candidate(name)[0]
+                        model = trained_model(fold, train_options, models[i])
+                        counts = nbtext_counts(fold, name, model)
                         if args.best_cut is not None:
-                            for label, values in log_odds_of(fold, str(Path(tmp) / "model")).items():
+                            if (i, tuple(train_options)) not in log_odds:
+                                log_odds[i, tuple(train_options)] = log_odds_of(fold, model)
+                            for label, values in log_odds[i, tuple(train_options)].items():
                                 scores[label] += values
                     total = [a + b for a, b in zip(total, counts[:3])]
                     roca.append(counts[3])
