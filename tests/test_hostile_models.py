@@ -462,7 +462,10 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
     before it is opened, and nothing past what the header claims (nor a claim past the end
     of the file) is read: `filter -m` of a 2 GB sparse file read it whole (2.1 GB), /dev/zero
     ended in MemoryError, a FIFO hung. One line, status 1, the message passed on; the
-    child's peak memory stays that of an ordinary start."""
+    child's peak memory stays that of an ordinary start. The learner of one message (train
+    --update, forget), which maps the file it appends to, says the same line: `forget` mapped
+    the 2 GB file whole (2.1 GB) before it looked at its magic, and said of a FIFO, a folder
+    and /dev/zero what `-o` says of them (or read /dev/zero), a lock file made beside each."""
     import os
 
     path = {"/dev/zero": "/dev/zero", "folder": tmp_path}.get(kind, tmp_path / "m")
@@ -482,7 +485,15 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)"
     )
     message = b"Subject: hi\n\nfree prize\n"
-    for command in (["filter"], ["predict", "-"], ["info"]):
+    (tmp_path / "message.eml").write_bytes(message)
+    lines = set()
+    for command in (
+        ["filter"],
+        ["predict", "-"],
+        ["info"],
+        ["train", "--update", f"spam={tmp_path / 'message.eml'}"],
+        ["forget", tmp_path / "message.eml"],
+    ):
         result = subprocess.run(
             [sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command, "-m", path],
             input=message,
@@ -493,8 +504,11 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
         peak, status = map(int, report.split())
         assert status == 1 and "\n" not in said and "Traceback" not in said, (command, said)
         assert peak < 400_000, f"{command}: {peak:,} KB"  # (an ordinary start: about 60,000 KB)
+        lines.add(said)
         if command == ["filter"]:
             assert result.stdout == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
+    assert len(lines) == 1, lines
+    assert kind not in ("/dev/zero", "FIFO", "folder") or not os.path.exists(os.path.realpath(path) + ".lock")
 
 
 def test_a_vocabulary_that_is_not_utf8_is_refused_at_load(tmp_path, demo_model):
