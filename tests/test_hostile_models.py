@@ -583,3 +583,28 @@ def test_a_settings_key_left_out_is_read_or_refused_alike_by_every_reader(tmp_pa
             for result in results:
                 assert result.exception is None or isinstance(result.exception, SystemExit), (key, result.exception)
                 assert result.stderr.startswith(f"Error: {path} is corrupt") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("sample", [{}, [], 5, "x", {"bytes": True}, {"bytes": -1}, {"bytes": 1.5}])
+def test_a_sample_record_that_is_not_one_is_a_corrupt_header_not_a_truncated_file(tmp_path, demo_model, sample):
+    """A header whose sample record gives no size (its checksum right) is a corrupt header in
+    every reader's and learner's line: they said the whole file 'is truncated', which sends
+    its owner looking for a short copy."""
+    header, payload = parts(Path(demo_model).read_bytes())
+    path = refused(tmp_path, assemble({**header, "sample": sample}, payload))
+    (tmp_path / "message.eml").write_bytes(b"Subject: hi\n\nfree prize\n")
+    for command in (
+        ["predict", "-"],
+        ["filter"],
+        ["info"],
+        ["train", "--update", f"spam={tmp_path / 'message.eml'}"],
+        ["forget", tmp_path / "message.eml"],
+    ):
+        result = subprocess.run(
+            [Path(sys.executable).with_name("nbtext"), *map(str, command), "-m", path],
+            input=b"Subject: hi\n\nfree prize\n",
+            capture_output=True,
+            timeout=60,
+        )
+        said = result.stderr.decode()
+        assert result.returncode == 1 and said == f"Error: {path} is corrupt (unreadable header)\n", (command, said)

@@ -209,6 +209,7 @@ def split(data: FileBytes, path: PathLike) -> tuple[Header, memoryview]:
         expected, crc = header["payload_bytes"], header["payload_crc32"]
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in (expected, crc)):
             raise TypeError("sizes must be whole numbers")
+        _sample_bytes(header)  # (a sample record without a size: read_open read no further than the header)
     except (ValueError, KeyError, TypeError, RecursionError):
         raise NbtextError(f"{path} is corrupt (unreadable header)") from None
     if header.get("format_version") != version:
