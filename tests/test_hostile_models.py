@@ -462,7 +462,10 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
     before it is opened, and nothing past what the header claims (nor a claim past the end
     of the file) is read: `filter -m` of a 2 GB sparse file read it whole (2.1 GB), /dev/zero
     ended in MemoryError, a FIFO hung. One line, status 1, the message passed on; the
-    child's peak memory stays that of an ordinary start."""
+    child's peak memory stays that of an ordinary start. The learner of one message (train
+    --update, forget), which maps the file it appends to, says the same line: `forget` mapped
+    the 2 GB file whole (2.1 GB) before it looked at its magic, and said of a FIFO, a folder
+    and /dev/zero what `-o` says of them (or read /dev/zero), a lock file made beside each."""
     import os
 
     path = {"/dev/zero": "/dev/zero", "folder": tmp_path}.get(kind, tmp_path / "m")
@@ -482,7 +485,15 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)"
     )
     message = b"Subject: hi\n\nfree prize\n"
-    for command in (["filter"], ["predict", "-"], ["info"]):
+    (tmp_path / "message.eml").write_bytes(message)
+    lines = set()
+    for command in (
+        ["filter"],
+        ["predict", "-"],
+        ["info"],
+        ["train", "--update", f"spam={tmp_path / 'message.eml'}"],
+        ["forget", tmp_path / "message.eml"],
+    ):
         result = subprocess.run(
             [sys.executable, "-c", measured, Path(sys.executable).with_name("nbtext"), *command, "-m", path],
             input=message,
@@ -493,8 +504,11 @@ def test_what_is_no_model_file_is_refused_before_it_is_read(tmp_path, demo_model
         peak, status = map(int, report.split())
         assert status == 1 and "\n" not in said and "Traceback" not in said, (command, said)
         assert peak < 400_000, f"{command}: {peak:,} KB"  # (an ordinary start: about 60,000 KB)
+        lines.add(said)
         if command == ["filter"]:
             assert result.stdout == b"Subject: hi\nX-Nbtext-Class: error\n\nfree prize\n"
+    assert len(lines) == 1, lines
+    assert kind not in ("/dev/zero", "FIFO", "folder") or not os.path.exists(os.path.realpath(path) + ".lock")
 
 
 def test_a_vocabulary_that_is_not_utf8_is_refused_at_load(tmp_path, demo_model):
@@ -569,3 +583,28 @@ def test_a_settings_key_left_out_is_read_or_refused_alike_by_every_reader(tmp_pa
             for result in results:
                 assert result.exception is None or isinstance(result.exception, SystemExit), (key, result.exception)
                 assert result.stderr.startswith(f"Error: {path} is corrupt") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("sample", [{}, [], 5, "x", {"bytes": True}, {"bytes": -1}, {"bytes": 1.5}])
+def test_a_sample_record_that_is_not_one_is_a_corrupt_header_not_a_truncated_file(tmp_path, demo_model, sample):
+    """A header whose sample record gives no size (its checksum right) is a corrupt header in
+    every reader's and learner's line: they said the whole file 'is truncated', which sends
+    its owner looking for a short copy."""
+    header, payload = parts(Path(demo_model).read_bytes())
+    path = refused(tmp_path, assemble({**header, "sample": sample}, payload))
+    (tmp_path / "message.eml").write_bytes(b"Subject: hi\n\nfree prize\n")
+    for command in (
+        ["predict", "-"],
+        ["filter"],
+        ["info"],
+        ["train", "--update", f"spam={tmp_path / 'message.eml'}"],
+        ["forget", tmp_path / "message.eml"],
+    ):
+        result = subprocess.run(
+            [Path(sys.executable).with_name("nbtext"), *map(str, command), "-m", path],
+            input=b"Subject: hi\n\nfree prize\n",
+            capture_output=True,
+            timeout=60,
+        )
+        said = result.stderr.decode()
+        assert result.returncode == 1 and said == f"Error: {path} is corrupt (unreadable header)\n", (command, said)

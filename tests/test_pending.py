@@ -2,7 +2,7 @@
 nbtext.jobs.learnone): what every reader sees is what the full way would give, and folding the
 log into the file writes the bytes `train --update` and `forget` write."""
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 import os
 import random
 import shutil
@@ -1191,3 +1191,70 @@ def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded
                 assert "its pending section does not agree with its counts" in result.stderr
             else:
                 assert result.exit_code == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def sampled_model(tmp_path_factory):
+    """(a model file with a calibration sample (120 documents, --calibration auto) and two
+    records in its pending section, the sample's start and end in it, a message it learned)."""
+    from nbtext.modelfile.container import split
+
+    rng = random.Random(7)
+    spam_words, ham_words = "free prize claim winner cash".split(), "meeting lunch agenda notes team".split()
+    documents = [
+        f"Subject: {rng.choice(words)} {i}\n\n{' '.join(rng.choices(words, k=10))}".encode()
+        for i in range(120)
+        for words in [spam_words if i % 2 else ham_words]
+    ]
+    folder = tmp_path_factory.mktemp("sampled")
+    path = folder / "m.model"
+    nbtext.train(documents, ["spam" if i % 2 else "ham" for i in range(120)], preset="general", min_count=1).save(
+        str(path)
+    )
+    header, payload = split(path.read_bytes(), path)
+    start = len(path.read_bytes()) - header["sample"]["bytes"]
+    for i in range(2):
+        (folder / f"new{i}.eml").write_bytes(b"Subject: free lunch\n\nclaim the free prize at lunch %d\n" % i)
+        assert learn_one(path, f"spam={folder / f'new{i}.eml'}").returncode == 0
+    assert pending_records(path) == 2
+    return path, start, start + header["sample"]["bytes"], folder / "new0.eml"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.tuples(st.floats(0, 1), st.floats(0, 1)))
+@example(cut=(0.0, 1.0))  # the whole sample
+def test_a_model_cut_inside_its_sample_is_refused_alike_by_readers_and_learners(tmp_path, sampled_model, cut):
+    """A model file with bytes missing from its calibration sample (its header intact,
+    announcing them): the one-message learner (train --update and forget of one message),
+    which maps the file where readers read it, refuses it in the loader's line and writes
+    nothing, as predict, filter and info do. With the whole sample gone, the learner said
+    the file 'changed while it was read' (train --update) or forgot a message of its section
+    into it (forget), where every reader said it was truncated."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.oneshot import fast
+    from nbtext.errors import NbtextError
+
+    path, start, end, message = sampled_model
+    data = path.read_bytes()
+    a, b = sorted(start + round(x * (end - start)) for x in cut)
+    b = max(b, a + 1)
+    model = tmp_path / "cut.model"
+    model.write_bytes(data[:a] + data[b:])
+    with pytest.raises(NbtextError) as refused:
+        nbtext.load(str(model))
+    line = f"Error: {refused.value}\n".encode()
+    for command in (
+        ["predict"],
+        ["filter"],
+        ["predict", str(message)],
+        ["train", "--update", "-q", f"ham={message}"],
+        ["forget", "-q", str(message)],
+    ):
+        with CliRunner().isolation(input=message.read_bytes()) as (stdout, stderr, _):
+            status = fast([command[0], "-m", str(model), *command[1:]])
+            sys.stderr.flush()
+        assert (status, stderr.getvalue()) == (1, line), (command, a, b, stderr.getvalue())
+        assert model.read_bytes() == data[:a] + data[b:], command
+    result = run("info", "-m", model)
+    assert (result.exit_code, result.stderr) == (1, line.decode())

@@ -35,8 +35,8 @@ def changed_model(model_path, output, documents, batched, skipped, forget=False,
     from nbtext.modelfile.container import check_writable, locked
     from nbtext.stats.changes import changes_anything
 
-    if not os.path.exists(model_path):
-        model_bytes(model_path)  # says what to do, before any lock file is made
+    if not os.path.isfile(model_path):  # missing, a folder, a FIFO or a device
+        model_bytes(model_path)  # says what to do (or what it is), before any lock file is made beside it
     if os.path.realpath(output) == os.path.realpath(model_path):
         result = through_log(model_path, documents, forget)
         if not isinstance(result, Fallback):

@@ -44,10 +44,14 @@ def through_log(model_path, documents, forget=False):
     from nbtext.classifier.purescore import Unserved, of_file
     from nbtext.errors import NbtextError
     from nbtext.labels import classes_problem
-    from nbtext.modelfile.container import locked, mapped, read_open, sample_section
+    from nbtext.modelfile.container import locked, mapped, read_open, regular_file_checked, sample_section
     from nbtext.modelfile.schema import same_record
 
     with locked(model_path):
+        try:
+            regular_file_checked(model_path)  # (as every reader: a FIFO is not opened to wait on)
+        except OSError:
+            return Fallback()  # the full way says why it cannot be read
         try:
             f = open(model_path, "r+b")  # the file read is the file written: one put in its place is not
         except OSError:
@@ -55,7 +59,7 @@ def through_log(model_path, documents, forget=False):
         with f:
             if os.fstat(f.fileno()).st_nlink > 1:
                 return Fallback()  # hard links: a backup made by `ln` must not change with it
-            data = mapped(f) or read_open(f, model_path)
+            data = mapped(f, model_path) or read_open(f, model_path)
             pure = of_file(data, str(model_path))
             if pure is None or not pure.follows_changes() or classes_problem(pure.classes):
                 return Fallback()  # (a class an older build let be named unsure: the full way refuses it)

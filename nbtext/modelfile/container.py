@@ -54,31 +54,50 @@ def read_bytes(path: PathLike, sample: bool = False) -> bytes:
     a header or payload that claims more than the file holds is refused before anything of
     that size is read or allocated. The calibration sample is read only with `sample`.
     (A problem reading it is an NbtextError.)"""
-    import stat
-
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            kind = "a folder" if os.path.isdir(path) else "not a regular file (a FIFO, device or socket)"
-            raise NbtextError(f"model {path} is {kind}; give a model file")
+        regular_file_checked(path)
         with open(path, "rb") as f:
             return read_open(f, path, sample)
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
-def mapped(f: BinaryIO) -> mmap | None:
-    """The whole model file open as `f`, mapped read-only with its pages read in at once
-    (MAP_POPULATE where there is one): a learner's way to its bytes, for a large model
-    several times faster than reading them into a new buffer, whose pages the kernel must
-    hand out one by one (docs/performance.md, figures behind the code). Only under the
-    model's lock: a file that shrank while mapped
-    would fault, and only a learner ever shrinks one (cutting a torn record off). None
-    where the file cannot be mapped."""
+def regular_file_checked(path: PathLike) -> None:
+    """Refuse a model path that is not a regular file, before it is opened: a FIFO would
+    wait forever, /dev/zero never ends (every reader, and the learner that opens the file to
+    append to it, ask here). (OSError: it cannot be looked at.)"""
+    import stat
+
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        kind = "a folder" if os.path.isdir(path) else "not a regular file (a FIFO, device or socket)"
+        raise NbtextError(f"model {path} is {kind}; give a model file")
+
+
+def mapped(f: BinaryIO, path: PathLike) -> mmap | None:
+    """The whole model file open as `f` (at its start), mapped read-only with its pages read
+    in at once (MAP_POPULATE where there is one): a learner's way to its bytes, for a large
+    model several times faster than reading them into a new buffer, whose pages the kernel
+    must hand out one by one (docs/performance.md, figures behind the code). Mapped only once
+    its first bytes and header say it is a model file whose sections it holds (what
+    read_open checks): a 2 GB file of zeros was mapped, all its pages read in, before its
+    magic was looked at. Only under the model's lock: a file that shrank while mapped would
+    fault, and only a learner ever shrinks one (cutting a torn record off). None where the
+    file cannot be mapped, or is not such a file (read_open then says what it is)."""
     import mmap
 
+    start = len(MAGIC) + PREAMBLE.size + HEADER_CRC.size
+    fd = f.fileno()
     try:
+        head, size = os.pread(fd, start, 0), os.fstat(fd).st_size
+        if len(head) < start or not head.startswith(MAGIC):
+            return None
+        version, header_length = PREAMBLE.unpack_from(head, len(MAGIC))
+        if version < 2 or start + header_length > size:
+            return None
+        if _claimed_sizes(os.pread(fd, header_length, start), size - start - header_length, path) is None:
+            return None
         flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        return mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+        return mmap.mmap(fd, 0, flags=flags, prot=mmap.PROT_READ)
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -97,15 +116,10 @@ def read_open(f: BinaryIO, path: PathLike, sample: bool = False) -> bytes:
         if start + header_length > size:
             raise NbtextError(f"{path} is truncated (its header claims {header_length:,} bytes)")
         header = f.read(header_length)
-        try:
-            record = json.loads(header.decode("utf-8", "surrogateescape"))
-            payload_bytes, sample_bytes = record["payload_bytes"], _sample_bytes(record)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        claimed = _claimed_sizes(header, size - start - header_length, path)
+        if claimed is None:
             return head + header  # split says it is unreadable (or its checksum does)
-        if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= size - start - header_length:
-            raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
-        if start + header_length + payload_bytes + sample_bytes > size:
-            raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
+        payload_bytes, sample_bytes = claimed
         # the file read again from its start in one piece (its head and header are small): a
         # model's bytes are not copied to join them (what one message pays for a large model)
         f.seek(0)
@@ -117,6 +131,23 @@ def read_open(f: BinaryIO, path: PathLike, sample: bool = False) -> bytes:
         return data + pending if pending else data
     except OSError as e:
         raise NbtextError(f"cannot read model {path}: {e.strerror or e}") from None
+
+
+def _claimed_sizes(header: bytes, after: int, path: PathLike) -> tuple[int, int] | None:
+    """(the payload's size, the calibration sample's) that a model file's `header` (its
+    bytes) claims, refused (NbtextError) where they are more than the `after` bytes that
+    follow it in the file hold; None where the header cannot be read (split says why).
+    Every way to a model file's bytes checks them here: read_open, mapped."""
+    try:
+        record = json.loads(header.decode("utf-8", "surrogateescape"))
+        payload_bytes, sample_bytes = record["payload_bytes"], _sample_bytes(record)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    if not isinstance(payload_bytes, int) or not 0 <= payload_bytes <= after:
+        raise NbtextError(f"{path} is truncated (its header claims {payload_bytes!r} bytes of arrays)")
+    if payload_bytes + sample_bytes > after:
+        raise NbtextError(f"{path} is truncated or corrupt (its sample's size does not agree)")
+    return payload_bytes, sample_bytes
 
 
 def read_header(path: PathLike) -> Header:
@@ -178,6 +209,7 @@ def split(data: FileBytes, path: PathLike) -> tuple[Header, memoryview]:
         expected, crc = header["payload_bytes"], header["payload_crc32"]
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in (expected, crc)):
             raise TypeError("sizes must be whole numbers")
+        _sample_bytes(header)  # (a sample record without a size: read_open read no further than the header)
     except (ValueError, KeyError, TypeError, RecursionError):
         raise NbtextError(f"{path} is corrupt (unreadable header)") from None
     if header.get("format_version") != version:
