@@ -355,6 +355,21 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
     assert [m for m, flags, _ in server.folders["Junk"]["messages"].values() if imapscan.MARK in flags] == SPAM[:3]
 
 
+def scanned_saying(model, tmp_path, *where):
+    """(imap-scan's counts, what it said of each message) of a scan of URL's INBOX by `model`,
+    `where` its --move-to and --keyword."""
+    said = []
+    counts = imapscan.scan(
+        URL,
+        model.classes,
+        lambda: model,
+        *where,
+        state_path=str(tmp_path / "state"),
+        on_message=lambda name, label, probability, action: said.append(action),
+    )
+    return counts, said
+
+
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabilities, model, monkeypatch, tmp_path):
     """Another client deletes (expunges) a spam after the scan judged it and before the move:
@@ -371,15 +386,7 @@ def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabili
         return flags_of(session, uids)
 
     monkeypatch.setattr(imapscan, "flags_of", flags_after_a_deletion)
-    said = []
-    counts = imapscan.scan(
-        URL,
-        model.classes,
-        lambda: model,
-        "Junk",
-        state_path=str(tmp_path / "state"),
-        on_message=lambda name, label, probability, action: said.append(action),
-    )
+    counts, said = scanned_saying(model, tmp_path, "Junk")
     assert counts["acted"] == 2 and said.count("moved to Junk") == 2 and said.count("gone before the move") == 1
     assert [where(server, m)[2] for m in (SPAM[0], SPAM[1], SPAM[2])] == [1, 0, 1]
 
@@ -403,16 +410,7 @@ def test_a_spam_deleted_between_the_scan_and_its_keyword_is_not_said_flagged(
         return act(session, uids, *arguments, **options)
 
     monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
-    said = []
-    counts = imapscan.scan(
-        URL,
-        model.classes,
-        lambda: model,
-        move_to,
-        "$Junk",
-        state_path=str(tmp_path / "state"),
-        on_message=lambda name, label, probability, action: said.append(action),
-    )
+    counts, said = scanned_saying(model, tmp_path, move_to, "$Junk")
     done, gone = (
         ("flagged $Junk and moved to Junk", "gone before the move")
         if move_to
