@@ -291,3 +291,15 @@ def test_the_index_links_every_page_and_the_readme_the_index():
     index = set(links(ROOT / "docs" / "README.md"))
     assert {p.name for p in PAGES if p.parent.name == "docs" and p.name != "README.md"} <= index
     assert "docs/README.md" in links(ROOT / "README.md")
+
+
+def test_no_page_speaks_of_how_the_work_was_organized():
+    """The pages say what the tool does and how it was measured, not which issue or which run
+    of a session asked for it (the history is in the commit messages)."""
+    said = [
+        f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+        for page in PAGES
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\b[Ii]ssue (\d+|'s)|\bruns? [A-L]( and [A-L])?\b", line)
+    ]
+    assert said == []
