@@ -422,15 +422,17 @@ def test_a_changed_key_table_gets_one_verdict_from_every_one_message_command(
 
 
 @pytest.mark.skipif(not NBTEXT.exists(), reason="nbtext is not installed in this environment")
+def out_of_range(header, payload):
+    """Every token index of the key table set out of range (whatever a message's tokens find)."""
+    for entry in range(header["n_tokens"]):
+        put(header, payload, "token_order", entry, header["n_tokens"] + entry)
+
+
 def test_an_index_out_of_range_where_the_message_reads_it_is_an_unreadable_model_to_filter(tmp_path, small_model):
     """The attack: the token index of a key the message's token finds set out of range (the
     checksums forged). predict of stdin and of a file said the model is corrupt (exit 1);
     filter gave exit 0 with X-Nbtext-Class: error, the loader's refusal taken for the message's
     problem. Now filter exits 1 with the same line, the message passed on whole, tagged error."""
-
-    def out_of_range(header, payload):
-        for entry in range(header["n_tokens"]):  # (every entry: whatever the message's tokens find)
-            put(header, payload, "token_order", entry, header["n_tokens"] + entry)
 
     model = tmp_path / "changed.model"
     model.write_bytes(crafted(small_model, out_of_range))
@@ -444,3 +446,26 @@ def test_an_index_out_of_range_where_the_message_reads_it_is_an_unreadable_model
         if args == ["filter"]:
             assert done.stdout == message.replace(b"\n\n", b"\nX-Nbtext-Class: error\n\n", 1)
     assert len(said) == 1
+
+
+def test_a_serve_worker_goes_back_to_its_model_when_a_new_file_is_refused_at_a_message(tmp_path, small_model):
+    """A worker of nbtext serve loads a changed model file as filter does; one the loader
+    refuses only once a message's tokens read its key table gave every such message an error
+    verdict, where the parent, loading it whole, refused it and kept the model before. The
+    worker now goes back to the model before (and does not load the refused file again): the
+    message is judged by it, as every later one."""
+    from nbtext.delivery.server import Service
+
+    model = tmp_path / "served.model"
+    model.write_bytes(small_model.read_bytes())
+    message = b"Subject: lunch\n\ncheap pills at noon\n"
+    said = []
+    service = Service(str(model), say=said.append)
+    service.in_worker = True  # (as a forked worker: the parent's held model, changed files loaded as filter does)
+    before = service.judge(message)
+    assert dict(before.fields)["X-Nbtext-Class"] in ("spam", "ham")
+    changed = tmp_path / "changed.model"
+    changed.write_bytes(crafted(small_model, out_of_range))
+    changed.replace(model)
+    assert service.judge(message).fields == before.fields
+    assert service.judge(message).fields == before.fields and service.refused is not None

@@ -75,6 +75,7 @@ class Service:
         self.refused = None  # the stamp of a file that could not be loaded (said once)
         self.stopping = False  # a worker's, on SIGTERM: a connection idle between requests may end
         self.in_worker = False  # (see fresh)
+        self.before = None  # a worker's (model, stamp) before the file it loaded last (see judge)
         try:  # (before the file is read: a change after it is seen next time)
             self.stamp = model_stamp(model_path)
         except OSError:  # (no file: the loader says why, as it says it for every command)
@@ -89,11 +90,18 @@ class Service:
         """The Verdict of `message` (bytes) by the model as it is now; never raises."""
         with self._judging:
             self.fresh()
-            try:
-                return judging.verdict(self.model, message, self.unsure_below, 0, self.cut, say=self.say)
-            except ModelRefused as e:  # (a worker's model, loaded as filter loads it: the message's verdict is error)
-                self.say(str(e))
-                return judging.UNJUDGED
+            while True:
+                try:
+                    return judging.verdict(self.model, message, self.unsure_below, 0, self.cut, say=self.say)
+                except (
+                    ModelRefused
+                ) as e:  # (a worker's model, loaded as filter loads it, refused once a message read it)
+                    if self.before is None:
+                        self.say(str(e))
+                        return judging.UNJUDGED
+                # the file is refused whole, as the parent refused it when it loaded it: the model
+                # loaded before serves here too (fresh's rule), and judges the message
+                self.model, self.stamp, self.refused, self.before = *self.before, self.stamp, None
 
     def tagged(self, message, verdict):
         """What `nbtext filter` prints for `message` judged so."""
@@ -117,7 +125,7 @@ class Service:
                 )
             self.refused = stamp
             return False
-        if stamp == self.stamp and not forced:
+        if stamp in (self.stamp, self.refused) and not forced:
             return False
         try:
             model = judging.loaded(self.model_path, self.alpha, held=not self.in_worker)
@@ -126,6 +134,7 @@ class Service:
                 self.say(f"{e}: the model loaded before serves")
             self.refused = stamp
             return False
+        self.before = (self.model, self.stamp) if self.in_worker else None  # (see judge)
         self.model, self.stamp, self.refused = model, stamp, None
         if not self.in_worker:
             self.say(f"model {self.model_path} loaded ({', '.join(self.model.classes)})")
@@ -192,9 +201,10 @@ class Service:
 
 def model_stamp(path):
     """What tells a model file changed, at the cost of one stat: a rename puts another inode
-    in its place, an append changes its size (and mtime)."""
+    in its place, an append changes its size (and mtime), a chmod its ctime (a file refused
+    for its mode is tried again once it is changed)."""
     status = os.stat(path)
-    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def _said_on_stderr(line):
