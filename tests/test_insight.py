@@ -161,19 +161,27 @@ def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
     assert f"most probable wrong\t{wrong} ({unsure} left unsure, {wrong - unsure} decided)" in table.stdout
 
 
-def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
-    """info names a lexer other than words (a words model's text is as before: the golden
-    files); filter scores a message as predict does, --explain naming the lexer's tokens."""
-    trained = run("train", "--lexer", "mail", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham")
+def explained_as_filtered(tmp_path, train_options, message):
+    """predict --format json --explain 20's row of `message` by a model of the demo corpus
+    trained with `train_options` (tmp_path/m), after checking that filter gives the message
+    the row's class and spam probability."""
+    trained = run("train", *train_options, "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham")
     assert trained.exit_code == 0, trained.stderr
-    assert "tokenizer      lexer mail, input auto," in run("info", "-m", tmp_path / "m").stdout
-    message = b"Subject: FREE!! money\nFrom: x@shop.example\n\nBuy now at example.com $20 now\n"
     (tmp_path / "msg.eml").write_bytes(message)
     row = json.loads(
         run("predict", "-m", tmp_path / "m", "--format", "json", "--explain", "20", tmp_path / "msg.eml").stdout
     )
     filtered = run("filter", "-m", tmp_path / "m", input=message).stdout
     assert f"X-Nbtext-Class: {row['label']}\nX-Nbtext-Probability: {row['probabilities']['spam']:.4f}" in filtered
+    return row
+
+
+def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
+    """info names a lexer other than words (a words model's text is as before: the golden
+    files); filter scores a message as predict does, --explain naming the lexer's tokens."""
+    message = b"Subject: FREE!! money\nFrom: x@shop.example\n\nBuy now at example.com $20 now\n"
+    row = explained_as_filtered(tmp_path, ["--lexer", "mail"], message)
+    assert "tokenizer      lexer mail, input auto," in run("info", "-m", tmp_path / "m").stdout
     tokens = nbtext.load(tmp_path / "m").tokenize(message)
     assert "Buy" in tokens and "example.com" in tokens and "subject:FREE!!" in tokens
     assert row["explanation"] and {token for token, _ in row["explanation"]} <= set(tokens)
@@ -182,16 +190,9 @@ def test_info_and_explain_say_the_mail_lexers_tokens(tmp_path):
 def test_a_model_of_character_ngrams_reloads_and_says_its_tokens(tmp_path):
     """train --char-ngrams stores them in the model's tokenizer: info says them, predict,
     --explain and filter score a message by them as the model loaded in Python does."""
-    trained = run("train", "--char-ngrams", "3", "-o", tmp_path / "m", DEMO / "train" / "spam", DEMO / "train" / "ham")
-    assert trained.exit_code == 0, trained.stderr
-    assert ", character 3-grams of the first 3000 bytes" in run("info", "-m", tmp_path / "m").stdout
     message = b"Subject: FREE money\nFrom: x@shop.example\n\nBuy now\x00 at example.com now\n"
-    (tmp_path / "msg.eml").write_bytes(message)
-    row = json.loads(
-        run("predict", "-m", tmp_path / "m", "--format", "json", "--explain", "20", tmp_path / "msg.eml").stdout
-    )
-    filtered = run("filter", "-m", tmp_path / "m", input=message).stdout
-    assert f"X-Nbtext-Class: {row['label']}\nX-Nbtext-Probability: {row['probabilities']['spam']:.4f}" in filtered
+    row = explained_as_filtered(tmp_path, ["--char-ngrams", "3"], message)
+    assert ", character 3-grams of the first 3000 bytes" in run("info", "-m", tmp_path / "m").stdout
     model = nbtext.load(tmp_path / "m")
     assert row["probabilities"]["spam"] == pytest.approx(model.predict_proba([message])[0][model.classes.index("spam")])
     tokens = model.tokenize(message)
