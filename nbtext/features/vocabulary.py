@@ -168,7 +168,7 @@ class HeldTokens:
     object of some 50 bytes or more. `rows()`: TokenRows."""
 
     def __init__(self):
-        self.numbering = _Numbering()
+        self.numbering = {}  # token -> its number (a batch's new tokens numbered at once, in `add`)
         self.documents = []
 
     def add(self, distinct, rows):

@@ -396,9 +396,8 @@ def tone_chosen(batches, settings, jobs=1, on_error=None):
         reads += read
         held.add(*packed)
         seen.learn(LearnedBatch(((one.key, one.label) for one in read), mail))
-    token_lists = (
-        held.rows()
-    )  # (each read as a list of strings when the pass, the counting or the calibration reads it)
+    # (each read as a list of strings when the pass, the counting or the calibration reads it)
+    token_lists = held.rows()
     settings = settings.resolved(seen.mail_documents, len(reads))
     labels = [one.label for one in reads]
     learned = tone_learned(token_lists, labels, [one.key for one in reads], settings)
