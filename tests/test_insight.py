@@ -45,7 +45,7 @@ def test_info_reports_counts_and_the_most_indicative_tokens(demo_model):
     model = nbtext.load(demo_model)
     assert summary["documents"] == 78 and summary["classes"]["spam"]["documents"] == 39
     assert summary["classes"]["ham"]["count"] == model.token_counts.dense[0].sum()
-    assert summary["vocabulary"] == model.vocabulary.n_kept and summary["format_version"] == 3
+    assert summary["vocabulary"] == model.vocabulary.n_kept and summary["format_version"] == 6
     unk = model.feature_sums[:, -1].sum() / model.token_counts.dense.sum()
     assert summary["unk_share"] == pytest.approx(unk)
     for label, top in summary["top"].items():

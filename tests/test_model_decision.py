@@ -259,9 +259,9 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
     """Readers of format 3 (builds before train --unsure-below) take a setting they do not know
     and decide without it: a filter of such a build would deliver as spam or ham what the
     model's own threshold leaves unsure. Every file that holds one (train, update and forget
-    the full way, merge) says format 4, which they refuse in one line ("upgrade nbtext": a
-    newer format's refusal, tests/test_modelfile.py); a file without one stays format 3,
-    byte for byte (tests/test_golden.py)."""
+    the full way, merge) says format 4 or newer (6: every file this build writes holds the
+    token starts, tests/test_modelfile.py), which they refuse in one line ("upgrade nbtext": a
+    newer format's refusal); a file of format 3 that holds one still reads."""
     import struct
 
     from nbtext.modelfile import container
@@ -281,8 +281,8 @@ def test_a_model_holding_its_own_is_refused_by_the_readers_that_would_decide_wit
     assert run("train", *GENERAL, "--unsure-below", OWN, "-o", other, *test).exit_code == 0
     assert run("merge", "-o", merged, own, other).exit_code == 0
     for path in (own, updated, forgotten, other, merged):
-        assert version(path) == 4 and nbtext.load(path).file_info["format_version"] == 4, path
-    assert version(plain) == 3
+        assert version(path) == 6 and nbtext.load(path).file_info["format_version"] == 6, path
+    assert version(plain) == 6
     from test_hostile_models import assemble, parts  # (f74fa07 wrote it as format 3: such a file still reads)
 
     header, payload = parts(own.read_bytes())

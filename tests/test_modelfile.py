@@ -29,7 +29,7 @@ def test_round_trip_gives_identical_predictions(tmp_path, model_name, unknown):
     assert loaded.settings == clf.settings and loaded.classes == clf.classes
     assert loaded.vocabulary.tokens == clf.vocabulary.tokens
     assert loaded.file_info == {
-        "format_version": 3,
+        "format_version": 6,
         "nbtext_version": nbtext.__version__,
         "bytes": (tmp_path / "m").stat().st_size,
     }
@@ -250,15 +250,20 @@ def test_token_index_finds_each_token_by_its_bytes_whatever_keys_they_share(voca
         assert index.find(tokens).tolist() == list(range(len(tokens)))
 
 
-def test_a_model_of_character_ngrams_is_format_5_and_the_others_as_before(tmp_path):
-    """A build that reads up to format 4 calls a tokenizer of character n-grams corrupt: such a
-    file says 5 (which those builds refuse with "upgrade nbtext"); the others keep their format."""
+def test_a_file_says_the_oldest_format_whose_readers_honour_what_it_holds(tmp_path):
+    """Format 6: the token starts (every file this build writes whose vocabulary's bytes fit
+    them), an array the readers of format 5 call unknown. Without them: 5 for a tokenizer of
+    character n-grams (readers of format 4 call it corrupt), 4 for a setting that decides
+    (readers of format 3 would ignore it), else 3; each older build refuses the newer format
+    with "upgrade nbtext"."""
     docs, labels = ["cheap pills now", "lunch at noon", "win cash prize", "meeting notes"], ["junk", "mail"] * 2
     for options, version in (({}, 3), ({"max_evidence": 5}, 4), ({"char_ngrams": 3}, 5)):
+        model = nbtext.train(docs, labels, min_count=1, **options)
+        assert container.written_version(model.settings, ["vocabulary", "token_keys"]) == version, options
         path = tmp_path / f"m{version}"
-        nbtext.train(docs, labels, min_count=1, **options).save(str(path))
+        model.save(str(path))
         data = path.read_bytes()
-        assert struct.unpack_from("<I", data, len(container.MAGIC))[0] == version, options
+        assert struct.unpack_from("<I", data, len(container.MAGIC))[0] == 6, options
         assert nbtext.load(str(path)).predict(["cheap prize"]) == nbtext.train(
             docs, labels, min_count=1, **options
         ).predict(["cheap prize"])

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import nbtext
 from nbtext.classifier import purescore
 from nbtext.delivery.judging import RELATIVE_AGREEMENT
-from nbtext.features.vocabindex import find_one, in_sorted_blob, token_key
+from nbtext.features.vocabindex import TokenIndex, build_keys, find_one, in_sorted_blob, token_key, token_starts
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
 
@@ -241,20 +241,51 @@ def test_a_changed_record_is_refused_by_the_header_checksum_and_a_bad_one_by_the
     assert result.exit_code == 1 and "is corrupt: bad unk in the one_document record" in result.stderr
 
 
-def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary():
+@pytest.mark.parametrize("with_starts", [False, True])
+def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary(with_starts):
     tokens = sorted(["free", "lunch", "prize", "日本"])
     blob = "\0".join(tokens).encode()
+    starts = list(token_starts(blob)) if with_starts else None
     keyed = sorted((token_key(t.encode()), i) for i, t in enumerate(tokens))
     keys, order = [k for k, _ in keyed], [i for _, i in keyed]
     for i, token in enumerate(tokens):
-        assert find_one(token.encode(), keys, order, blob) == i
-    assert find_one(b"lunc", keys, order, blob) == -1 and not in_sorted_blob(blob, b"lunc")
+        assert find_one(token.encode(), keys, order, blob, starts) == i
+    assert find_one(b"lunc", keys, order, blob, starts) == -1 and not in_sorted_blob(blob, b"lunc")
     # A token whose key another token has (forged) is not that token: its bytes are checked.
     forged_keys = [token_key(b"zzz") if i == order.index(tokens.index("prize")) else k for i, k in enumerate(keys)]
-    assert find_one(b"zzz", sorted(forged_keys), order, blob) == -1
+    assert find_one(b"zzz", sorted(forged_keys), order, blob, starts) == -1
     # Two tokens of one key: the numpy path (which compares every candidate) decides.
     twice = sorted(keys + [token_key(b"free")])
-    assert find_one(b"free", twice, order + [0], blob) is None
+    assert find_one(b"free", twice, order + [0], blob, starts) is None
+
+
+TOKEN_TEXT = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(TOKEN_TEXT, min_size=1, max_size=12), st.lists(TOKEN_TEXT, max_size=8), st.data())
+def test_a_token_is_found_by_its_start_as_the_numpy_path_finds_it(vocabulary, probes, data):
+    """find_one with the file's token starts gives TokenIndex.find's answer, and with one
+    start forged anywhere that answer too or a ValueError (the loader judges the file)."""
+    tokens = sorted(vocabulary)
+    keys, order = build_keys(tokens)
+    blob = "\0".join(tokens).encode("utf-8", "surrogatepass")
+    starts = token_starts(blob)
+    index = TokenIndex(blob, len(tokens), keys, order)
+    probes = probes + data.draw(st.lists(st.sampled_from(tokens), max_size=4))
+    expected = index.find(probes).tolist()
+    keys, order = keys.tolist(), order.tolist()
+    assert [find_one(t.encode(), keys, order, blob, starts.tolist()) for t in probes] == expected
+    assert [find_one(t.encode(), keys, order, blob) for t in probes] == expected
+    forged = starts.tolist()
+    where = data.draw(st.integers(0, len(forged) - 1))
+    near = sorted({start + d for start in forged for d in (-1, 0, 1)} | {len(blob), len(blob) + 1})
+    forged[where] = data.draw(st.one_of(st.sampled_from(near), st.integers(-2, len(blob) + 2)))  # (another token's)
+    for token, answer in zip(probes, expected):
+        try:
+            assert find_one(token.encode(), keys, order, blob, forged) == answer
+        except ValueError:
+            pass
 
 
 def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):

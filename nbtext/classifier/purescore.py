@@ -36,10 +36,19 @@ from nbtext.stats.tempering import document_temperature, log_sum_exp, tempered_p
 _TYPECODES = {"<f8": "d", "<i4": "i", "<i8": "q", "<u8": "Q", "|u1": "B"}  # little-endian only
 # Past this many distinct tokens the numpy path is the faster one: its import costs more than
 # scoring a few tokens in pure Python, its cost per token is lower on long input.
-MAX_DISTINCT_TOKENS = 2000
+MAX_DISTINCT_TOKENS = 10_000
 MAX_LOOKUPS = 40_000  # (distinct tokens x classes) counts looked up one by one: past it, numpy's turn
 _COUNTED_AT_ONCE = 16_384  # tokens counted before the distinct ones are checked against the bounds above
-_USED = ("class_count", "token_keys", "token_order", "vocabulary", "count_data", "count_indices", "count_indptr")
+_USED = (
+    "class_count",
+    "token_keys",
+    "token_order",
+    "token_starts",  # (absent from files before format 6: a token is then confirmed by a search of the bytes)
+    "vocabulary",
+    "count_data",
+    "count_indices",
+    "count_indptr",
+)
 
 
 class Unserved(Exception):
@@ -57,7 +66,7 @@ class PureModel:
             raise Unserved
         if "token_keys" not in header["arrays"]:
             raise Unserved
-        arrays = {name: _array(payload, header["arrays"][name]) for name in _USED}
+        arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items() if name in _USED}
         self.header, self.payload = header, payload
         self.classes = header["classes"]
         self.alpha = float(settings["alpha"])
@@ -65,7 +74,7 @@ class PureModel:
         self.presence = settings["features"] == "binary" or form.presence
         self.tokenize = make_tokenizer(settings["tokenizer"])
         self.class_count = arrays["class_count"]
-        self.keys, self.order = arrays["token_keys"], arrays["token_order"]
+        self.keys, self.order, self.starts = arrays["token_keys"], arrays["token_order"], arrays.get("token_starts")
         self.blob = bytes(arrays["vocabulary"])
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
         self.unk, self.kept_rule = record["unk"], record["kept"]
@@ -115,7 +124,7 @@ class PureModel:
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
         never seen), the log's changes included."""
-        index = find_one(encode(token), self.keys, self.order, self.blob)
+        index = find_one(encode(token), self.keys, self.order, self.blob, self.starts)
         if index is None:
             raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
         if index >= 0 and self.named.setdefault(index, token) != token:  # (the loader: each index named once)

@@ -2,11 +2,12 @@
 
 The file keeps the vocabulary as the sorted tokens joined by NUL, plus a sorted array of
 64-bit keys (CRC-32 and Adler-32 of each token's UTF-8 bytes, both from zlib) with the
-token index of each key. Classifying one message then looks up its few hundred distinct
-tokens with one vectorized binary search, instead of splitting the whole vocabulary and
-building a dict of it: the start-up a mail pipeline pays per message. `find_one` does
-the same for one token without numpy (nbtext.classifier.purescore): bisect over the keys, the token
-confirmed by a binary search of the sorted vocabulary's bytes.
+token index of each key, and where each token starts in those bytes. Classifying one
+message then looks up its few hundred distinct tokens with one vectorized binary search,
+instead of splitting the whole vocabulary and building a dict of it: the start-up a mail
+pipeline pays per message. `find_one` does the same for one token without numpy
+(nbtext.classifier.purescore): bisect over the keys, the token confirmed by its bytes where
+it starts (files without the starts: by a binary search of the sorted vocabulary's bytes).
 """
 
 import zlib
@@ -37,6 +38,15 @@ def build_keys(tokens):
     return keys[order], order.astype(np.int32)
 
 
+def token_starts(blob):
+    """Where each token of a vocabulary's bytes (tokens joined by NUL) starts: 0, then one
+    past each NUL."""
+    import numpy as np
+
+    separators = np.flatnonzero(np.frombuffer(blob, dtype=np.uint8) == 0)
+    return np.concatenate([np.zeros(1, dtype=np.int64), separators + 1])
+
+
 class TokenIndex:
     """The vocabulary of a model file: NUL-joined UTF-8 `blob`, `keys` and `order` as above."""
 
@@ -50,13 +60,13 @@ class TokenIndex:
         """Every token, decoded (what the rest of the model works with)."""
         return self.blob.decode("utf-8", "surrogatepass").split("\0") if self.n_tokens else []
 
-    def _bounds(self):
+    def bounds(self):
+        """(start, end) of each token in the vocabulary's bytes, as numpy arrays."""
         import numpy as np
 
         if not hasattr(self, "_starts"):
-            separators = np.flatnonzero(np.frombuffer(self.blob, dtype=np.uint8) == 0)
-            self._starts = np.concatenate([[0], separators + 1])
-            self._ends = np.concatenate([separators, [len(self.blob)]])
+            self._starts = token_starts(self.blob) if self.n_tokens else np.zeros(0, dtype=np.int64)
+            self._ends = np.concatenate([self._starts[1:] - 1, [len(self.blob)]])[: self.n_tokens]
         return self._starts, self._ends
 
     def find(self, tokens):
@@ -79,7 +89,7 @@ class TokenIndex:
         keyed = self.keys[position] == wanted
         shared = keyed & (position + 1 < len(self.keys))
         shared[shared] = self.keys[position[shared] + 1] == wanted[shared]  # another token has the key too
-        starts, ends = self._bounds()
+        starts, ends = self.bounds()
         candidate = self.order[position].astype(np.int64)
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
         alike = keyed & ~shared & (ends[candidate] - starts[candidate] == lengths)
@@ -103,28 +113,82 @@ class TokenIndex:
         return found
 
 
-def find_one(data, keys, order, blob):
+def find_one(data, keys, order, blob, starts=None):
     """The token index of the token whose UTF-8 bytes are `data`, -1 if the vocabulary has
     no such token, or None if two tokens of the vocabulary share its key (then ask
-    TokenIndex.find). `keys` and `order` are sequences (memoryviews of the file's arrays).
-    What it reads of them is checked as it is read, against what the loader checks whole (keys
-    sorted, each index once and in range): a token of the vocabulary whose key is not found
-    where the search ends, a key there greater than the next, an index out of range are a
-    ValueError (the file is then the loader's to judge)."""
+    TokenIndex.find). `keys`, `order` and `starts` (where each token starts in `blob`, bytes;
+    None for a file without them) are sequences (memoryviews of the file's arrays). What it
+    reads of them is checked as it is read, against what the loader checks whole (keys
+    sorted, each index once and in range, each start where a token starts): a key greater
+    than the next, an index out of range, a start that is not where a token starts, or a
+    token of the vocabulary not found by its key are a ValueError (the file is then the
+    loader's to judge)."""
     key = token_key(data)
     p = bisect_left(keys, key)
-    if not in_sorted_blob(blob, data):
+    found = p < len(keys) and keys[p] == key
+    if starts is None and not in_sorted_blob(blob, data) or starts is not None and not found:
+        if starts is not None and in_started_blob(blob, starts, data):
+            raise ValueError("a token of the vocabulary is not found by its key")
         return -1  # (whatever token of the vocabulary its key may be)
-    if p == len(keys) or keys[p] != key:
+    if not found:
         raise ValueError("a token of the vocabulary is not found by its key")
     if p + 1 < len(keys) and keys[p + 1] <= key:
         if keys[p + 1] == key:
             return None
         raise ValueError("the token keys are not sorted")
-    index = order[p]  # the one token with this key, and `data` is a token: the same one
+    index = order[p]  # the one token with this key
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")
-    return index
+    if starts is None or token_at(blob, starts, index) == data:
+        return index  # (without starts: `data` is a token, and its key's: the same one)
+    if in_started_blob(blob, starts, data):  # (a key another token shares: rare)
+        raise ValueError("a token of the vocabulary is not found by its key")
+    return -1
+
+
+def token_at(blob, starts, i):
+    """The bytes of token i, from where it starts to where the next one does: a start that
+    is not one past a NUL (or 0, for the first), or bytes that hold a NUL, are a ValueError."""
+    start = starts[i]
+    end = starts[i + 1] - 1 if i + 1 < len(starts) else len(blob)
+    if not (
+        (start == 0 if i == 0 else 0 < start <= len(blob) and blob[start - 1] == 0)
+        and start <= end <= len(blob)
+        and (end == len(blob) or blob[end] == 0)
+    ):
+        raise ValueError("a token start of the vocabulary is not where a token starts")
+    token = blob[start:end]
+    if b"\0" in token:
+        raise ValueError("a token start of the vocabulary is not where a token starts")
+    return token
+
+
+def in_started_blob(blob, starts, data):
+    """Whether `data` is one of the sorted tokens of `blob`, by a binary search over their
+    starts, each token it reads checked as token_at checks it (written out here: it runs
+    for every token a message holds that the vocabulary lacks)."""
+    lo, hi, size = 0, len(starts), len(blob)
+    last = hi - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = starts[mid]
+        end = starts[mid + 1] - 1 if mid < last else size
+        if not (
+            (start == 0 if mid == 0 else 0 < start <= size and blob[start - 1] == 0)
+            and start <= end <= size
+            and (end == size or blob[end] == 0)
+        ):
+            raise ValueError("a token start of the vocabulary is not where a token starts")
+        token = blob[start:end]
+        if b"\0" in token:
+            raise ValueError("a token start of the vocabulary is not where a token starts")
+        if token == data:
+            return True
+        if token < data:
+            lo = mid + 1
+        else:
+            hi = mid
+    return False
 
 
 def in_sorted_blob(blob, data):

@@ -29,19 +29,23 @@ if TYPE_CHECKING:
     Header = dict[str, Any]  # the header's JSON (docs/model-file.md)
 
 MAGIC = b"NBTEXT-MODEL\n"
-FORMAT_VERSION = 5  # the newest format this build reads (and writes: written_version)
+FORMAT_VERSION = 6  # the newest format this build reads (and writes: written_version)
 PREAMBLE = struct.Struct("<IQ")  # format version, header length
 HEADER_CRC = struct.Struct("<I")  # format 2 on: the header's CRC-32, after the preamble
 PENDING_MAGIC = b"NBTEXT-PENDING\n"  # starts the pending section at the file's end (nbtext.modelfile.pending)
 
 
-def written_version(settings: Mapping[str, Any]) -> int:
-    """The format a model file of `settings` is written in: the oldest whose readers honour
-    all it holds. 5 when its tokenizer makes character n-grams (train --char-ngrams), which
-    readers of format 4 call a bad tokenizer: they refuse format 5 ("upgrade nbtext"). 4 when
-    it holds a setting that decides its labels or scores (train --unsure-below,
-    --max-evidence: choices.FORMAT_4_SETTINGS), which readers of format 3 would take and
-    ignore, deciding without it: they refuse format 4. Else 3, byte for byte as before."""
+def written_version(settings: Mapping[str, Any], arrays: Iterable[str]) -> int:
+    """The format a model file of `settings` and `arrays` (their names) is written in: the
+    oldest whose readers honour all it holds. 6 when it holds where each token starts
+    (token_starts), an array readers of format 5 call unknown. 5 when its tokenizer makes
+    character n-grams (train --char-ngrams), which readers of format 4 call a bad tokenizer:
+    they refuse format 5 ("upgrade nbtext"). 4 when it holds a setting that decides its
+    labels or scores (train --unsure-below, --max-evidence: choices.FORMAT_4_SETTINGS), which
+    readers of format 3 would take and ignore, deciding without it: they refuse format 4.
+    Else 3."""
+    if "token_starts" in arrays:
+        return 6
     if "char_ngrams" in (settings.get("tokenizer") or {}):
         return 5
     return 4 if any(name in settings for name in FORMAT_4_SETTINGS) else 3

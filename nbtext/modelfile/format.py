@@ -25,7 +25,7 @@ from nbtext.modelfile.container import (
     written_version,
 )
 from nbtext.errors import NbtextError
-from nbtext.features.vocabindex import TokenIndex, build_keys
+from nbtext.features.vocabindex import TokenIndex, build_keys, token_starts
 from nbtext.modelfile.schema import ARRAYS, SAMPLE_ARRAYS, check_arrays, check_header
 from nbtext.version import __version__
 
@@ -116,7 +116,7 @@ def save(state: ModelState, path: PathLike) -> None:
             "crc32": zlib.crc32(section),
             "arrays": sample_table,
         }
-    version = written_version(state.settings)
+    version = written_version(state.settings, table)
     header = {
         "nbtext_version": __version__,
         "format_version": version,
@@ -181,6 +181,8 @@ def _arrays(state: ModelState) -> dict[str, Array]:
         "count_indptr": np.asarray(indptr).astype("<i8"),
         "vocabulary": np.frombuffer(vocabulary, dtype="|u1"),
     }
+    if len(vocabulary) < 2**31:  # (i4; a larger vocabulary is found by its bytes alone)
+        arrays["token_starts"] = token_starts(vocabulary)[: len(tokens)].astype("<i4")
     if state.unk_doc_count is not None:
         arrays["unk_doc_count"] = state.unk_doc_count.astype("<f8")
     if state.tfidf_sums is not None:
@@ -239,6 +241,9 @@ def _state(header: Record, payload: Buffer) -> ModelState:
         ):
             raise ValueError("the token keys are not sorted, or their token indices not each index once")
         tokens = TokenIndex(blob, n_tokens, keys, order)
+        if "token_starts" in arrays:  # (one NUL between tokens: schema.check_arrays)
+            if np.any(arrays["token_starts"] != (token_starts(blob) if n_tokens else 0)):
+                raise ValueError("the vocabulary does not hold one token per index where its token starts say")
     else:
         tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
     indptr, indices = arrays["count_indptr"], arrays["count_indices"]

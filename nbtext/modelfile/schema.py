@@ -42,6 +42,7 @@ ARRAYS = {
     "vocabulary": ("|u1", 1),
     "token_keys": ("<u8", 1),
     "token_order": ("<i4", 1),
+    "token_starts": ("<i4", 1),
     "unk_doc_count": ("<f8", 1),
     "weighted_sums": ("<f8", 2),
     "weighted_squares": ("<f8", 2),
@@ -193,6 +194,7 @@ def check_arrays(header, payload):
         "count_indptr": (n_classes + 1,),
         "token_keys": (n_tokens,),
         "token_order": (n_tokens,),
+        "token_starts": (n_tokens,),
         "unk_doc_count": (n_classes,),
     }
     for name, wanted in expected.items():
@@ -202,6 +204,8 @@ def check_arrays(header, payload):
         raise ValueError("count_data and count_indices differ in length")
     if ("token_keys" in shape) != ("token_order" in shape):
         raise ValueError("token_keys and token_order come together")
+    if "token_starts" in shape and "token_keys" not in shape:
+        raise ValueError("token_starts come with token_keys")
     sums = shape.get("weighted_sums")
     if sums is not None and (sums[0] != n_classes or shape.get("weighted_squares", sums) != sums):
         raise ValueError("the weighted sums do not have a row per class")
