@@ -204,6 +204,15 @@ def bench_latency(reps, results):
             "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
             "nbtext predict MESSAGE": ([NBTEXT, "predict", "-m", str(model), str(message)], None),
             "nbtext filter < message": ([NBTEXT, "filter", "-m", str(model)], str(message)),
+            # the spam preset's model and the character n-gram candidate's, trained by bench_training
+            "nbtext filter < message, the spam preset's model": (
+                [NBTEXT, "filter", "-m", str(WORK / "preset.model")],
+                str(message),
+            ),
+            "nbtext filter < message, the preset + 3-grams model": (
+                [NBTEXT, "filter", "-m", str(WORK / "preset-grams.model")],
+                str(message),
+            ),
             "one-message floor": ([PYTHON, str(ROOT / "bench" / "message_floor.py"), str(model)], str(message)),
             "python -c 'import numpy'": ([PYTHON, "-c", "import numpy"], None),
             "python -c pass": ([PYTHON, "-c", "pass"], None),
@@ -449,6 +458,13 @@ def targets(r):
     for name in ("nbtext filter < message", "nbtext predict < message"):
         rows.append((f"one message: {name} / python -c pass", bare(name), "<= 1.5", bare(name) <= 1.5))
     rows.append(("  (the floor: read the model, tokenize, no scoring)", bare("one-message floor"), "report", True))
+    general = med("latency", "nbtext filter < message")  # (the general defaults' model)
+    preset = ratio(med("latency", "nbtext filter < message, the spam preset's model"), general)
+    rows.append(
+        ("one message: filter with the spam preset's model / the general defaults'", preset, "<= 1.15", preset <= 1.15)
+    )
+    grams = ratio(med("latency", "nbtext filter < message, the preset + 3-grams model"), general)
+    rows.append(("  (with the preset + 3-grams model / the general defaults')", grams, "report", True))
     by_name = ratio(med("latency", "nbtext predict MESSAGE"), med("latency", "nbtext predict < message"))
     rows.append(("one message: nbtext predict FILE / predict < FILE", by_name, "<= 1.05", by_name <= 1.05))
     learning = lambda name: ratio(med("learning", name), med("learning", "python -c pass"))  # issue 24
