@@ -1,14 +1,16 @@
 """Event models: each one object that owns its math.
 
 One class per event model, in one registry (EVENT_MODELS); nothing outside this module
-compares event-model names or reads a flag about how a model scores. Each says:
+compares event-model names. Each says:
 
+- what it declares, in one record (`flags`, a Flags: what it accepts, its defaults, what it
+  leaves out), which every other module reads as `EVENT_MODELS[name].flags.<flag>`;
 - the statistics it reads (nbtext.stats.sufficient.Statistics: N_k, B_kj, their squares when
-  `needs_squares`, UNK's count of documents when `unk_from_documents`);
+  its flags say `needs_squares`, UNK's count of documents when `unk_from_documents`);
 - its joint log-likelihood over a batch of documents (`jll_and_lengths`, numpy, through
   nbtext.stats.formulas);
 - its out-of-fold joint log-likelihoods, which calibration fits a temperature on
-  (`out_of_fold_jll`; `calibrates` False: it is never calibrated);
+  (`out_of_fold_jll`; flags' `calibrates` False: it is never calibrated);
 - its explanation terms (`explanation_terms`, what --explain lists);
 - its form for one document in pure Python (`one_document`, built from the model file's
   one_document record: nbtext.classifier.purescore), or None: the numpy path scores it;
@@ -50,6 +52,87 @@ _exact_log = lru_cache(maxsize=1 << 14)(scalar_log)
 def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm=False):
     """An event model's default feature values (nbtext.features.weighting; the settings' key order)."""
     return {"features": features, "tf": tf, "idf": idf, "length_norm": length_norm, "weight_norm": weight_norm}
+
+
+_COUNTS = feature_defaults("counts")
+
+
+class Flags:
+    """What an event model declares, in one record (its `flags`): what it accepts, its
+    defaults, the statistics it reads and what it leaves out. Every module reads an event
+    model's flags here, as `EVENT_MODELS[name].flags.<flag>`; a model gives only those that
+    differ from the defaults below."""
+
+    __slots__ = (
+        "default_features",
+        "feature_kinds",
+        "feature_kind_error",
+        "zero_alpha",
+        "prior_in_jll",
+        "mail_alpha",
+        "smooths",
+        "normalizes_weights",
+        "min_classes",
+        "max_classes",
+        "reads_unk",
+        "count_unit",
+        "reports_unk_share",
+        "unk_from_documents",
+        "needs_squares",
+        "calibrates",
+        "tone_margin",
+        "caps_evidence",
+    )
+
+    def __init__(
+        self,
+        *,
+        default_features=_COUNTS,
+        feature_kinds=choices.FEATURES,
+        feature_kind_error=None,
+        zero_alpha=False,
+        prior_in_jll=True,
+        mail_alpha=False,
+        smooths=True,
+        normalizes_weights=False,
+        min_classes=2,
+        max_classes=None,
+        reads_unk=True,
+        count_unit="tokens",
+        reports_unk_share=False,
+        unk_from_documents=False,
+        needs_squares=False,
+        calibrates=True,
+        tone_margin=choices.DEFAULT_TONE_MARGIN,
+        caps_evidence=False,
+    ):
+        # The default feature values (nbtext.features.weighting), or None for a model of table rows.
+        self.default_features: dict[str, Any] | None = default_features
+        self.feature_kinds: tuple[str, ...] = feature_kinds  # the --features it accepts
+        self.feature_kind_error: str | None = feature_kind_error  # the message when another is asked for
+        self.zero_alpha = zero_alpha  # whether λ = 0 is allowed
+        self.prior_in_jll = prior_in_jll  # whether log P(k) enters the joint log-likelihood
+        self.mail_alpha = mail_alpha  # whether λ defaults to 0.1 when most training documents are e-mail
+        self.smooths = smooths  # whether λ enters at all
+        self.normalizes_weights = normalizes_weights  # whether it reads --weight-norm
+        self.min_classes: int = min_classes
+        self.max_classes: int | None = max_classes  # the most classes it models (None: any number)
+        # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
+        self.reads_unk = reads_unk
+        self.count_unit: str = count_unit  # what `nbtext info` says a class's count is of
+        self.reports_unk_share = reports_unk_share  # `nbtext info` gives UNK's share of the training tokens
+        # Its statistics: UNK's count is the documents with a pruned token (else the pruned
+        # tokens' counts); feature_squares held (training sums the squares of the values).
+        self.unk_from_documents = unk_from_documents
+        self.needs_squares = needs_squares
+        self.calibrates = calibrates  # whether a temperature is fitted to it (out_of_fold_jll)
+        self.tone_margin: float = tone_margin  # --learn tone's margin by default, on its jll's scale
+        self.caps_evidence = caps_evidence  # whether it scores under train --max-evidence (nbtext.stats.evidence)
+
+    @property
+    def of_table_rows(self):
+        """Whether it models table rows (categorical NB), not text: it has no feature values."""
+        return self.default_features is None
 
 
 # --- one document in pure Python (nbtext.classifier.purescore) --------------------------------
@@ -253,29 +336,9 @@ class EventModel:
     """What every event model says (see the module's docstring)."""
 
     name: str = None  # type: ignore[assignment]  # (each event model's own)
-    # The default feature values (nbtext.features.weighting), or None for a model of table rows.
-    default_features: dict[str, Any] | None = feature_defaults("counts")
-    feature_kinds: tuple[str, ...] = choices.FEATURES  # the --features it accepts
-    feature_kind_error: str | None = None  # the message when another is asked for
-    zero_alpha = False  # whether λ = 0 is allowed
-    prior_in_jll = True  # whether log P(k) enters the joint log-likelihood
-    mail_alpha = False  # whether λ defaults to 0.1 when most training documents are e-mail
-    smooths = True  # whether λ enters at all
-    normalizes_weights = False  # whether it reads --weight-norm
-    min_classes = 2
-    max_classes: int | None = None  # the most classes it models (None: any number)
-    reads_unk = True  # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
-    count_unit = "tokens"  # what `nbtext info` says a class's count is of
-    reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
-    # Its statistics: UNK's count is the documents with a pruned token (else the pruned tokens'
-    # counts); feature_squares held (training sums the squares of the values).
-    unk_from_documents = False
-    needs_squares = False
-    calibrates = True  # whether a temperature is fitted to it (out_of_fold_jll)
-    tone_margin = choices.DEFAULT_TONE_MARGIN  # --learn tone's margin by default, on its jll's scale
+    flags = Flags()  # what it declares (each event model's own record)
     one_document: type[OneDocument] | None = None  # its pure-Python form of one document, or None
     online: type[OneDocument] | None = None  # the form the online protocol scores with, or None
-    caps_evidence = False  # whether it scores under train --max-evidence (nbtext.stats.evidence)
 
     def log_theta(self, stats):
         """log θ_kj, shape (n_classes, n_features): what `nbtext info --top` weighs."""
@@ -287,15 +350,15 @@ class EventModel:
 
         from nbtext.stats.prior import class_log_prior
 
-        if not self.prior_in_jll:
+        if not self.flags.prior_in_jll:
             return np.zeros(stats.n_classes)
         return np.array(class_log_prior(stats.class_count.tolist(), stats.alpha, stats.settings["prior"]))
 
     def check_classes(self, classes):
         """Refuse more classes than it models, in one line (training, eval --online)."""
-        if self.max_classes is not None and len(classes) > self.max_classes:
+        if self.flags.max_classes is not None and len(classes) > self.flags.max_classes:
             raise NbtextError(
-                f"--model {self.name} takes {self.max_classes} classes at most, got {len(classes)}: "
+                f"--model {self.name} takes {self.flags.max_classes} classes at most, got {len(classes)}: "
                 f"{', '.join(map(repr, classes))}"
             )
 
@@ -401,11 +464,13 @@ class Multinomial(LinearModel):
     whole (n_classes, n_features) table."""
 
     name = "multinomial"
-    mail_alpha = True
-    reports_unk_share = True
+    flags = Flags(
+        mail_alpha=True,
+        reports_unk_share=True,
+        caps_evidence=True,
+    )
     one_document = CountsDocument
     online = CountsDocument
-    caps_evidence = True
 
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
@@ -564,12 +629,14 @@ class Multinomial(LinearModel):
 
 class Bernoulli(LinearModel):
     name = "bernoulli"
-    default_features = feature_defaults("binary", idf=False, length_norm=False)
-    feature_kinds = ("binary",)
-    feature_kind_error = "--model bernoulli models token presence: drop --features (or use --model multinomial)"
-    mail_alpha = True
-    count_unit = "tokens (each counted once a document)"
-    unk_from_documents = True
+    flags = Flags(
+        default_features=feature_defaults("binary", idf=False, length_norm=False),
+        feature_kinds=("binary",),
+        feature_kind_error="--model bernoulli models token presence: drop --features (or use --model multinomial)",
+        mail_alpha=True,
+        count_unit="tokens (each counted once a document)",
+        unk_from_documents=True,
+    )
     one_document = PresenceDocument
 
     def log_theta(self, stats):
@@ -591,9 +658,11 @@ class Complement(LinearModel):
     # normalization; their fourth, weight normalization, costs 0.3 points on 20 Newsgroups
     # here and is off by default (`make accuracy` measures each; the README has the table).
     name = "complement"
-    default_features = feature_defaults("tfidf", tf="log")
-    prior_in_jll = False  # as in Rennie et al.
-    normalizes_weights = True
+    flags = Flags(
+        default_features=feature_defaults("tfidf", tf="log"),
+        prior_in_jll=False,  # as in Rennie et al.
+        normalizes_weights=True,
+    )
 
     def linear_form(self, stats):
         import numpy as np
@@ -606,11 +675,13 @@ class Complement(LinearModel):
 
 class Gaussian(LinearModel):
     name = "gaussian"
-    default_features = feature_defaults("tfidf")
-    feature_kinds = ("tfidf",)
-    feature_kind_error = "--model gaussian takes --features tfidf (real-valued features)"
-    smooths = False
-    needs_squares = True
+    flags = Flags(
+        default_features=feature_defaults("tfidf"),
+        feature_kinds=("tfidf",),
+        feature_kind_error="--model gaussian takes --features tfidf (real-valued features)",
+        smooths=False,
+        needs_squares=True,
+    )
 
     def linear_form(self, stats):
         from nbtext.stats.formulas import gaussian_weights
@@ -627,10 +698,12 @@ class Categorical(EventModel):
     every class (λ > 0), or is skipped for that row (λ = 0). Never calibrated."""
 
     name = "categorical"
-    default_features = None
-    zero_alpha = True
-    min_classes = 1
-    calibrates = False
+    flags = Flags(
+        default_features=None,
+        zero_alpha=True,
+        min_classes=1,
+        calibrates=False,
+    )
 
     def _columns(self, stats):
         """(the column index of every feature `column=value`, the number of columns)."""
@@ -697,17 +770,19 @@ class Fisher(FisherFormulas, EventModel):
     evidence (f = x): there is no UNK feature."""
 
     name = "fisher"
-    default_features = feature_defaults("binary", idf=False, length_norm=False)
-    feature_kinds = ("binary",)
-    feature_kind_error = "--model fisher counts the documents holding each token: drop --features"
-    prior_in_jll = False
-    max_classes = 2
-    reads_unk = False
-    count_unit = "tokens (each counted once a document)"
-    unk_from_documents = True
+    flags = Flags(
+        default_features=feature_defaults("binary", idf=False, length_norm=False),
+        feature_kinds=("binary",),
+        feature_kind_error="--model fisher counts the documents holding each token: drop --features",
+        prior_in_jll=False,
+        max_classes=2,
+        reads_unk=False,
+        count_unit="tokens (each counted once a document)",
+        unk_from_documents=True,
+        tone_margin=4.0,  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
+    )
     one_document = FisherDocument
     online = FisherDocument
-    tone_margin = 4.0  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
 
     def log_theta(self, stats):
         """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
