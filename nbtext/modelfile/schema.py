@@ -276,11 +276,11 @@ def check_one_document(record, n_classes, n_tokens, form=None):
     scores with; None: of any)."""
     _is(record, dict, "the one_document record")
     forms = [event.one_document for event in EVENT_MODELS.values() if event.one_document is not None]
-    if not any(set(record) == {"features", "unk", "kept", *f.record_values} for f in ([form] if form else forms)):
+    if not any(set(record) == {"features", "unk", "kept", *f.flags.record_values} for f in ([form] if form else forms)):
         raise ValueError("bad one_document record")
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
     # per class, counts and their sums are >= 0, logarithms of probabilities (Σ log(1 − θ)) <= 0
-    kinds = {"unk": "counts", **{key: kind for form in forms for key, kind in form.record_values.items()}}
+    kinds = {"unk": "counts", **{key: kind for form in forms for key, kind in form.flags.record_values.items()}}
     for key, kind in kinds.items():
         values = record.get(key)
         if values is not None and not (

@@ -12,13 +12,16 @@ compares event-model names. Each says:
 - its out-of-fold joint log-likelihoods, which calibration fits a temperature on
   (`out_of_fold_jll`; flags' `calibrates` False: it is never calibrated);
 - its explanation terms (`explanation_terms`, what --explain lists);
-- its form for one document in pure Python (`one_document`, built from the model file's
-  one_document record: nbtext.classifier.purescore), or None: the numpy path scores it;
-- the form the online protocol scores with (`online`, nbtext.jobs.online), or None: no online run.
+- its form for one document in pure Python (`one_document`: its own class, whose of_record
+  makes one of the model file's one_document record, nbtext.classifier.purescore; its
+  joint_log_likelihood and explanation), or None: the numpy path scores it;
+- the form the online protocol scores with (`online`: its own class, whose of_counts makes one
+  of the counts so far, nbtext.jobs.online), or None: no online run.
 
 The batch hooks take the model (nbtext.classifier.model.NaiveBayes) for its statistics, its
 vocabulary and what it derives once from them (the linear form, the prior term); the
-formulas take the statistics alone. The text models are linear (LinearModel):
+formulas take the statistics alone. The forms of one document are instances of the model's
+class holding their parameters (of_record, of_counts), read as lists, without numpy. The text models are linear (LinearModel):
 
     jll(x, k) = log P(k) + Σ_j x_j W_kj + b_k          (gaussian adds −½ Σ_j x_j² W2_kj)
 
@@ -82,6 +85,9 @@ class Flags:
         "calibrates",
         "tone_margin",
         "caps_evidence",
+        "presence",
+        "follows_changes",
+        "record_values",
     )
 
     def __init__(
@@ -105,6 +111,9 @@ class Flags:
         calibrates=True,
         tone_margin=choices.DEFAULT_TONE_MARGIN,
         caps_evidence=False,
+        presence=False,
+        follows_changes=False,
+        record_values=None,
     ):
         # The default feature values (nbtext.features.weighting), or None for a model of table rows.
         self.default_features: dict[str, Any] | None = default_features
@@ -128,6 +137,14 @@ class Flags:
         self.calibrates = calibrates  # whether a temperature is fitted to it (out_of_fold_jll)
         self.tone_margin: float = tone_margin  # --learn tone's margin by default, on its jll's scale
         self.caps_evidence = caps_evidence  # whether it scores under train --max-evidence (nbtext.stats.evidence)
+        # Its form of one document (when it has one): x_j = 1 for a feature the document
+        # holds (its features are presence); whether its record follows learned and forgotten
+        # documents (pending records); what record_of adds to the model file's one_document
+        # record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}: what the model
+        # file's schema checks (nbtext.modelfile.schema.check_one_document).
+        self.presence = presence
+        self.follows_changes = follows_changes
+        self.record_values: dict[str, str] = record_values or {}
 
     @property
     def of_table_rows(self):
@@ -135,200 +152,15 @@ class Flags:
         return self.default_features is None
 
 
-# --- one document in pure Python (nbtext.classifier.purescore) --------------------------------
-class OneDocument:
-    """An event model's jll of one document without numpy, from the counts of the document's
-    own features and its model file's one_document record (nbtext.classifier.purescore):
+class _ItsOwnClass:
+    """A class attribute that reads as the class it is read from: an event model whose form
+    (of one document, online) is its own class says so with ITS_OWN_CLASS."""
 
-        jll_k = log P(k) + Σ_j x_j W_kj (+ the class's constant, `absent`)
-
-    `features` are [(token, x_j, the feature's counts per class)]: x_j the document's count
-    of feature j, or 1 with presence features (`presence`: the model's own are)."""
-
-    presence = False
-    follows_changes = False  # whether its record follows learned and forgotten documents (pending records)
-    absent: list[float] | None = None  # a constant per class, or None
-    # what record_of adds to the record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}:
-    # what the model file's schema checks (nbtext.modelfile.schema.check_one_document)
-    record_values: dict[str, str] = {}
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        """The form of a one_document record (KeyError: not this model's record)."""
-        raise NotImplementedError
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        """The form of counts as the online protocol keeps them (nbtext.jobs.online)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def record_of(model):
-        """Its part of the one_document record a model file holds (numpy side, from the model)."""
-        raise NotImplementedError
-
-    def weight(self, k, count):
-        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k. A form whose
-        event model scores under train --max-evidence gives it the bits its numpy form gives it
-        (nbtext.exactmath's log): the features a cap chooses by their terms are a discrete
-        choice, which the one-message path and the model loaded whole make alike only from the
-        same bits (libm's log differs from exactmath's in the last one)."""
-        raise NotImplementedError
-
-    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
-        """jll_k for each class, each class's terms summed exactly (of the features that
-        score it: `scoring`)."""
-        rows = self.scoring(features, max_evidence)[1]
-        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
-        if self.absent is not None:
-            for k, absent in enumerate(self.absent):
-                terms[k].append(absent)
-        return [math.fsum(t) for t in terms]
-
-    def scoring(self, features, max_evidence):
-        """(the features that score the document, their terms x_j W_kj of each class): all of
-        them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
-        weight = self.weight
-        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
-        if max_evidence is None:
-            return features, rows
-        from nbtext.stats.evidence import token_key, used_features
-
-        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
-        return [features[i] for i in used], [rows[i] for i in used]
-
-    def explanation(self, features, winner, runner_up, max_evidence=None):
-        """[(token, its term of jll_winner − jll_runner-up)] of the document's features that
-        score it (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
-        weight = self.weight
-        return [
-            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
-            for token, x, counts in self.scoring(features, max_evidence)[0]
-            if token is not None
-        ]
+    def __get__(self, instance, owner):
+        return owner
 
 
-class CountsDocument(OneDocument):
-    """The multinomial's: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count of
-    feature j, T_k its total (UNK's included), d the number of features. Also the online
-    protocol's form (nbtext.jobs.online): the same sums, of the counts so far."""
-
-    follows_changes = True  # its record (d, UNK, T_k) is what a pending record derives
-    record_values = {"totals": "counts"}
-
-    def __init__(self, totals, n_features, alpha):
-        self.alpha, self.totals, self.n_features = alpha, totals, n_features
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(record["totals"], record["features"], alpha)
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        return cls(totals, n_features, alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {"totals": model.feature_totals.tolist()}
-
-    def weight(self, k, count):
-        return _exact_log(count + self.alpha) - self.denominators[k]
-
-    @cached_property
-    def denominators(self):
-        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator.
-        Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
-        says so of a document's features is refused (ValueError: the numpy path then judges it)."""
-        if not self.n_features:
-            raise ValueError("a feature's weight asked of a model of no features")
-        return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
-
-
-class PresenceDocument(OneDocument):
-    """Bernoulli's: x_j = 1 for the features present, W_kj = log(D_kj + λ) − log(N_k − D_kj + λ),
-    D_kj the class's documents holding feature j, N_k its documents; the constant
-    Σ_j log(1 − θ_kj) over every feature is the record's `absent`."""
-
-    presence = True
-    record_values = {"absent": "log"}
-
-    def __init__(self, absent, class_count, alpha):
-        self.absent, self.class_count, self.alpha = list(absent), list(class_count), alpha
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(record["absent"], class_count, alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {"absent": model.linear_form[1].tolist()}
-
-    def weight(self, k, count):
-        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
-
-
-class FisherFormulas:
-    """What both forms of --model fisher score by: nbtext.stats.fisher, as `self.fisher`,
-    imported at its first use (the one-message path of the other models never needs it)."""
-
-    @property
-    def fisher(self):
-        from nbtext.stats import fisher
-
-        return fisher
-
-
-class FisherDocument(FisherFormulas, OneDocument):
-    """The spam filters' (nbtext.stats.fisher): of two classes, each feature's f(w) from the
-    documents of each holding it, the most deviant combined by Fisher's method into I, the
-    probability of the positive class (spam); jll = (ln I, ln(1 − I)) in the classes' order,
-    so the posterior is I. No log prior enters. Also the online protocol's form."""
-
-    presence = True
-    record_values: dict[str, str] = {}  # the class counts and λ are all it reads besides the tokens' own counts
-
-    def __init__(self, class_count, positive, alpha):
-        if len(class_count) != 2:
-            raise ValueError("a fisher model has two classes")
-        self.class_count, self.positive, self.strength = [float(c) for c in class_count], positive, alpha
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(class_count, classes.index(positive_class(classes)), alpha)
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        return cls(class_count, classes.index(positive_class(classes)), alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {}
-
-    def used(self, features):
-        """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
-        spam, ham = self.positive, 1 - self.positive
-        n_spam, n_ham = self.class_count[spam], self.class_count[ham]
-        probability = self.fisher.token_probability
-        scored = [
-            (token, *probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
-            for token, _, counts in features
-            if token is not None
-        ]
-        return self.fisher.used_tokens(scored)
-
-    # (max_evidence: always None, the model file's schema refuses it of fisher, whose own cap is MAX_TOKENS)
-    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
-        log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
-        return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
-
-    def explanation(self, features, winner, runner_up, max_evidence=None):
-        """Each used token's ln f − ln(1 − f), towards the winner."""
-        sign = 1.0 if winner == self.positive else -1.0
-        smallest = self.fisher.SMALLEST
-        return [
-            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
-            for token, f, g in self.used(features)
-        ]
+ITS_OWN_CLASS = _ItsOwnClass()
 
 
 # --- the event models -------------------------------------------------------------------------
@@ -337,8 +169,10 @@ class EventModel:
 
     name: str = None  # type: ignore[assignment]  # (each event model's own)
     flags = Flags()  # what it declares (each event model's own record)
-    one_document: type[OneDocument] | None = None  # its pure-Python form of one document, or None
-    online: type[OneDocument] | None = None  # the form the online protocol scores with, or None
+    # Its form of one document in pure Python (ITS_OWN_CLASS: the model's class itself, whose
+    # of_record makes one of a model file's record), or None: the numpy path scores it.
+    one_document: Any = None
+    online: Any = None  # the form the online protocol scores with (ITS_OWN_CLASS: of_counts), or None
 
     def log_theta(self, stats):
         """log θ_kj, shape (n_classes, n_features): what `nbtext info --top` weighs."""
@@ -384,6 +218,44 @@ class EventModel:
         """The jll of each document (feature ids, CSR row pointer; its class row) under the
         model without its fold's documents (a fold view: the statistics minus theirs)."""
         raise NotImplementedError(f"a {self.name} model is not calibrated")
+
+    # --- one document in pure Python (nbtext.classifier.purescore, nbtext.jobs.online) ---------
+    # An instance made by of_record or of_counts holds the parameters its form reads, as lists;
+    # the registry's holds none (its numpy hooks above take the model). `features` are
+    # [(token, x_j, the feature's counts per class)]: x_j the document's count of feature j,
+    # or 1 with presence features (flags.presence: the model's own are); UNK's token is None.
+
+    @classmethod
+    def _of(cls, **parameters):
+        """An instance of this event model holding `parameters`: its form of one document."""
+        form = cls()
+        form.__dict__.update(parameters)
+        return form
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        """Its form of one document of a model file's one_document record (KeyError: not this
+        model's record), the class counts, λ and the classes."""
+        raise NotImplementedError
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        """Its form of counts as the online protocol keeps them (nbtext.jobs.online)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def record_of(model):
+        """Its part of the one_document record a model file holds (numpy side, from the model)."""
+        raise NotImplementedError
+
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        """jll_k for each class of one document's features (log_prior: log P(k) of each class)."""
+        raise NotImplementedError
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """[(token, its term of jll_winner − jll_runner-up)] of one document's features that
+        score it (UNK left out)."""
+        raise NotImplementedError
 
 
 class LinearModel(EventModel):
@@ -457,6 +329,48 @@ class LinearModel(EventModel):
             jll[held_out] = linear_scores(X[held_out], self.linear_form(fold)) + self.prior_term(fold)
         return jll
 
+    # --- its form of one document in pure Python: jll_k = log P(k) + Σ_j x_j W_kj (+ absent_k) ----
+    absent: list[float] | None = None  # a constant per class, or None
+
+    def weight(self, k, count):
+        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k. A form whose
+        event model scores under train --max-evidence gives it the bits its numpy form gives it
+        (nbtext.exactmath's log): the features a cap chooses by their terms are a discrete
+        choice, which the one-message path and the model loaded whole make alike only from the
+        same bits (libm's log differs from exactmath's in the last one)."""
+        raise NotImplementedError
+
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        """jll_k for each class, each class's terms summed exactly (of the features that
+        score it: `scoring`)."""
+        rows = self.scoring(features, max_evidence)[1]
+        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
+        if self.absent is not None:
+            for k, absent in enumerate(self.absent):
+                terms[k].append(absent)
+        return [math.fsum(t) for t in terms]
+
+    def scoring(self, features, max_evidence):
+        """(the features that score the document, their terms x_j W_kj of each class): all of
+        them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
+        weight = self.weight
+        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
+        if max_evidence is None:
+            return features, rows
+        from nbtext.stats.evidence import token_key, used_features
+
+        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
+        return [features[i] for i in used], [rows[i] for i in used]
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """x_j (W_winner,j − W_runner-up,j) of each feature that scores the document."""
+        weight = self.weight
+        return [
+            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
+            for token, x, counts in self.scoring(features, max_evidence)[0]
+            if token is not None
+        ]
+
 
 class Multinomial(LinearModel):
     """A class's tokens drawn from θ_k: log θ_kj = log(B_kj + λ) − log(T_k + d·λ). Scored on
@@ -468,9 +382,41 @@ class Multinomial(LinearModel):
         mail_alpha=True,
         reports_unk_share=True,
         caps_evidence=True,
+        follows_changes=True,  # its record (d, UNK, T_k) is what a pending record derives
+        record_values={"totals": "counts"},
     )
-    one_document = CountsDocument
-    online = CountsDocument
+    one_document = online = ITS_OWN_CLASS
+
+    # its form of one document: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count
+    # of feature j, T_k its total (UNK's included), d the number of features; the online
+    # protocol's the same sums, of the counts so far
+    totals: list[float]  # T_k
+    n_features: int  # d
+    alpha: float  # λ
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of(totals=record["totals"], n_features=record["features"], alpha=alpha)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls._of(totals=totals, n_features=n_features, alpha=alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"totals": model.feature_totals.tolist()}
+
+    def weight(self, k, count):
+        return _exact_log(count + self.alpha) - self.denominators[k]
+
+    @cached_property
+    def denominators(self):
+        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator.
+        Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
+        says so of a document's features is refused (ValueError: the numpy path then judges it)."""
+        if not self.n_features:
+            raise ValueError("a feature's weight asked of a model of no features")
+        return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
 
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
@@ -636,8 +582,27 @@ class Bernoulli(LinearModel):
         mail_alpha=True,
         count_unit="tokens (each counted once a document)",
         unk_from_documents=True,
+        presence=True,
+        record_values={"absent": "log"},
     )
-    one_document = PresenceDocument
+    one_document = ITS_OWN_CLASS
+
+    # its form of one document: x_j = 1 for the features present, W_kj = log(D_kj + λ) −
+    # log(N_k − D_kj + λ), D_kj the class's documents holding feature j, N_k its documents; the
+    # constant Σ_j log(1 − θ_kj) over every feature is the record's `absent`
+    class_count: list[float]  # N_k
+    alpha: float  # λ
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of(absent=list(record["absent"]), class_count=list(class_count), alpha=alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"absent": model.linear_form[1].tolist()}
+
+    def weight(self, k, count):
+        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
 
     def log_theta(self, stats):
         from nbtext.stats.formulas import bernoulli_log_prob
@@ -761,9 +726,9 @@ class Categorical(EventModel):
             return columns, x * (weights[winner, columns] - weights[runner_up, columns])
 
 
-class Fisher(FisherFormulas, EventModel):
+class Fisher(EventModel):
     """Robinson's f(w) and Fisher's inverse chi-square combining, as SpamBayes and bogofilter
-    score mail (nbtext.stats.fisher has the formulas; FisherDocument the same in pure Python).
+    score mail (nbtext.stats.fisher has the formulas; its form of one document the same in pure Python).
     Its statistics are Bernoulli's: per class the documents holding each token, and N_k; λ is
     Robinson's prior strength s. Two classes, the positive one (nbtext.labels.positive_class)
     spam; its jll is (ln I, ln(1 − I)), so the posterior is I. Pruned and unseen tokens carry no
@@ -779,10 +744,72 @@ class Fisher(FisherFormulas, EventModel):
         reads_unk=False,
         count_unit="tokens (each counted once a document)",
         unk_from_documents=True,
+        presence=True,  # (its record: the class counts and λ are all it reads besides the tokens' own counts)
         tone_margin=4.0,  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
     )
-    one_document = FisherDocument
-    online = FisherDocument
+    one_document = online = ITS_OWN_CLASS
+
+    @property
+    def fisher(self):
+        """nbtext.stats.fisher, what both its forms score by, imported at its first use (the
+        one-message path of the other models never needs it)."""
+        from nbtext.stats import fisher
+
+        return fisher
+
+    # its form of one document: each feature's f(w) from the documents of each class holding
+    # it, the most deviant combined by Fisher's method into I; jll = (ln I, ln(1 − I)) in the
+    # classes' order. No log prior enters. Also the online protocol's form.
+    class_count: list[float]  # N_k
+    positive: int  # the positive class's (spam's) index
+    strength: float  # Robinson's s: λ
+
+    @classmethod
+    def _of_classes(cls, class_count, alpha, classes):
+        if len(class_count) != 2:
+            raise ValueError("a fisher model has two classes")
+        positive = classes.index(positive_class(classes))
+        return cls._of(class_count=[float(c) for c in class_count], positive=positive, strength=alpha)
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of_classes(class_count, alpha, classes)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls._of_classes(class_count, alpha, classes)
+
+    @staticmethod
+    def record_of(model):
+        return {}
+
+    def used(self, features):
+        """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
+        spam, ham = self.positive, 1 - self.positive
+        n_spam, n_ham = self.class_count[spam], self.class_count[ham]
+        probability = self.fisher.token_probability
+        scored = [
+            (token, *probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
+            for token, _, counts in features
+            if token is not None
+        ]
+        return self.fisher.used_tokens(scored)
+
+    # (max_evidence: always None, the model file's schema refuses it of fisher, whose own cap is MAX_TOKENS)
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
+        return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """Each used token's ln f − ln(1 − f), towards the winner."""
+        sign = 1.0 if winner == self.positive else -1.0
+        smallest = self.fisher.SMALLEST
+        return [
+            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
+            for token, f, g in self.used(features)
+        ]
+
+    # --- its numpy forms
 
     def log_theta(self, stats):
         """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
