@@ -7,8 +7,8 @@ compares event-model names. Each says:
   leaves out), which every other module reads as `EVENT_MODELS[name].flags.<flag>`;
 - the statistics it reads (nbtext.stats.sufficient.Statistics: N_k, B_kj, their squares when
   its flags say `needs_squares`, UNK's count of documents when `unk_from_documents`);
-- its joint log-likelihood over a batch of documents (`jll_and_lengths`, numpy, through
-  nbtext.stats.formulas);
+- its formulas in numpy (log θ, its weights: static methods, of arrays) and its joint
+  log-likelihood over a batch of documents (`jll_and_lengths`);
 - its out-of-fold joint log-likelihoods, which calibration fits a temperature on
   (`out_of_fold_jll`; flags' `calibrates` False: it is never calibrated);
 - its explanation terms (`explanation_terms`, what --explain lists);
@@ -19,9 +19,10 @@ compares event-model names. Each says:
   of the counts so far, nbtext.jobs.online), or None: no online run.
 
 The batch hooks take the model (nbtext.classifier.model.NaiveBayes) for its statistics, its
-vocabulary and what it derives once from them (the linear form, the prior term); the
-formulas take the statistics alone. The forms of one document are instances of the model's
-class holding their parameters (of_record, of_counts), read as lists, without numpy. The text models are linear (LinearModel):
+vocabulary and what it derives once from them (the linear form, the prior term); its
+formulas (static methods) take arrays alone. The forms of one document are instances of the
+model's class holding their parameters (of_record, of_counts), read as lists, without numpy.
+The text models are linear (LinearModel):
 
     jll(x, k) = log P(k) + Σ_j x_j W_kj + b_k          (gaussian adds −½ Σ_j x_j² W2_kj)
 
@@ -263,9 +264,7 @@ class LinearModel(EventModel):
     the multinomial's log θ."""
 
     def log_theta(self, stats):
-        from nbtext.stats.formulas import multinomial_log_prob
-
-        return multinomial_log_prob(stats.feature_sums, stats.alpha)
+        return Multinomial.log_theta_of(stats.feature_sums, stats.alpha)
 
     def derive(self, model):
         model.linear_form  # noqa: B018
@@ -411,19 +410,52 @@ class Multinomial(LinearModel):
 
     @cached_property
     def denominators(self):
-        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator.
+        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as log_denominator.
         Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
         says so of a document's features is refused (ValueError: the numpy path then judges it)."""
         if not self.n_features:
             raise ValueError("a feature's weight asked of a model of no features")
         return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
 
+    # --- its formulas, in numpy
+    @staticmethod
+    def log_theta_of(feature_sums, alpha, totals=None, d=None):
+        """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features, of
+        `feature_sums` (n_classes, n_features): per class the sum of the documents' feature
+        values.
+
+        `feature_sums` may hold only some columns when `totals` (Σ_j B_kj over all d
+        features, per class) and `d` are given.
+        """
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        if totals is None:
+            d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
+        if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
+            return np.zeros_like(feature_sums, dtype=np.float64)
+        # in place, one (classes × features) array: the same operations, without two more
+        # temporaries of that size to allocate and fault in (docs/performance.md, figures
+        # behind the code)
+        log_theta = feature_sums + alpha
+        log(log_theta, out=log_theta)
+        log_theta -= Multinomial.log_denominator(totals, d, alpha)[:, None]
+        return log_theta
+
+    @staticmethod
+    def log_denominator(totals, d, alpha):
+        """log(T_k + d·λ), the denominator of θ_kj, of each class's total T_k over its d features."""
+        from nbtext.exactmath import log
+
+        return log(totals + d * alpha)
+
+    # --- its numpy forms
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
         from nbtext.features.matrix import scores_of_counts
         from nbtext.features.weighting import is_tfidf
-        from nbtext.stats.formulas import multinomial_log_prob
 
         if model.settings.get("max_evidence") is not None:
             if len(token_lists) == 1:
@@ -437,7 +469,7 @@ class Multinomial(LinearModel):
         # a pipeline that classifies one message never smooths the whole table
         ids = model.vocabulary.ids_of_one_document(token_lists[0])
         columns, local = np.unique(ids, return_inverse=True)
-        log_theta = multinomial_log_prob(
+        log_theta = self.log_theta_of(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
         # each token in turn, as a batch adds them (scores_of_counts, one class's row at a time)
@@ -486,10 +518,8 @@ class Multinomial(LinearModel):
     def _column_weights(self, model, ids, indptr):
         """(the columns, the cells' document, column index and x, the weights W_kj of the
         columns (columns, classes)) of documents under the model, on their own columns alone."""
-        from nbtext.stats.formulas import multinomial_log_prob
-
         columns, cell_document, cell_column, x = self._cells(model, ids, indptr)
-        log_theta = multinomial_log_prob(
+        log_theta = self.log_theta_of(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
         return columns, cell_document, cell_column, x, log_theta.T
@@ -523,7 +553,6 @@ class Multinomial(LinearModel):
         import numpy as np
 
         from nbtext.exactmath import log
-        from nbtext.stats.formulas import multinomial_log_denominator
         from nbtext.stats.sufficient import Statistics
 
         if model.tfidf_sums is not None:
@@ -553,12 +582,10 @@ class Multinomial(LinearModel):
                 model.alpha,
                 model.settings,
             )
-            # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob
+            # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as log_theta_of
             log_theta = log_counts.copy()
             log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
-            log_theta -= multinomial_log_denominator(
-                model.feature_totals - sums.sum(axis=0), model.n_features, model.alpha
-            )
+            log_theta -= self.log_denominator(model.feature_totals - sums.sum(axis=0), model.n_features, model.alpha)
             # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
             # (i, k)'s terms summed in the cells' order
             position = np.searchsorted(held_out, cell_document[held])
@@ -604,17 +631,29 @@ class Bernoulli(LinearModel):
     def weight(self, k, count):
         return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
 
-    def log_theta(self, stats):
-        from nbtext.stats.formulas import bernoulli_log_prob
+    # --- its formulas and numpy forms
+    @staticmethod
+    def log_theta_pair_of(feature_sums, class_count, alpha):
+        """(log θ_kj, log(1 − θ_kj)), θ_kj = (D_kj + λ) / (N_k + 2λ), of `feature_sums`
+        (n_classes, n_features: D_kj) and `class_count` (N_k).
 
-        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
+        Both come straight from the counts: 1 − θ_kj = (N_k − D_kj + λ) / (N_k + 2λ).
+        (Seed 000 writes N_k + dλ in the denominator; each feature has two values, so 2λ.)
+        """
+        from nbtext.exactmath import log
+
+        denominator = log(class_count + 2 * alpha)[:, None]
+        log_present = log(feature_sums + alpha) - denominator
+        log_absent = log(class_count[:, None] - feature_sums + alpha) - denominator
+        return log_present, log_absent
+
+    def log_theta(self, stats):
+        return self.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)[0]
 
     def linear_form(self, stats):
-        from nbtext.stats.formulas import bernoulli_log_prob
-
         # Σ_j [x_j log θ_j + (1 − x_j) log(1 − θ_j)] = x·(log θ − log(1 − θ)) + Σ_j log(1 − θ_j):
         # absent features are counted without ever forming a dense (1 − X).
-        log_present, log_absent = bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)
+        log_present, log_absent = self.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)
         return log_present - log_absent, log_absent.sum(axis=1), None
 
 
@@ -629,12 +668,24 @@ class Complement(LinearModel):
         normalizes_weights=True,
     )
 
+    @staticmethod
+    def weights_of(feature_sums, alpha, weight_norm):
+        """Complement NB (Rennie et al. 2003): w_kj = log θ̃_kj, θ̃ estimated from every class
+        but k, θ̃_kj = (Σ_{k'≠k} B_k'j + λ) / (Σ_{k'≠k} Σ_j B_k'j + d·λ); with weight
+        normalization w_kj / Σ_j |w_kj|. A document goes to the class whose complement fits
+        it worst, so the weights are −w (argmax of −x·w)."""
+        import numpy as np
+
+        complement = feature_sums.sum(axis=0, keepdims=True) - feature_sums
+        w = Multinomial.log_theta_of(complement, alpha)
+        if weight_norm:
+            w = w / np.abs(w).sum(axis=1, keepdims=True)
+        return -w
+
     def linear_form(self, stats):
         import numpy as np
 
-        from nbtext.stats.formulas import complement_weights
-
-        W = complement_weights(stats.feature_sums, stats.alpha, stats.settings.get("weight_norm", False))
+        W = self.weights_of(stats.feature_sums, stats.alpha, stats.settings.get("weight_norm", False))
         return W, np.zeros(stats.n_classes), None
 
 
@@ -648,10 +699,42 @@ class Gaussian(LinearModel):
         needs_squares=True,
     )
 
-    def linear_form(self, stats):
-        from nbtext.stats.formulas import gaussian_weights
+    VAR_SMOOTHING = 1e-9  # σ² floor, as a fraction of the largest feature variance
 
-        return gaussian_weights(stats.class_count, stats.feature_sums, stats.feature_squares)
+    @staticmethod
+    def weights_of(class_count, sums, squares):
+        """x_j ~ N(μ_kj, σ²_kj) with μ = S1/N_k and σ² = S2/N_k − μ² (S1 = Yᵀ X, S2 = Yᵀ X∘X),
+        floored at σ² + VAR_SMOOTHING · max_j Var(x_j) so a zero variance cannot blow up.
+
+        Σ_j log N(x_j; μ, σ²) = Σ_j [−½ log 2πσ² − μ²/2σ²] + x·(μ/σ²) − ½ (x∘x)·(1/σ²):
+        returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        n = class_count[:, None]
+        mean = sums / n
+        variance = Gaussian._variance(squares / n, mean)
+        total = class_count.sum()
+        overall_variance = Gaussian._variance(squares.sum(axis=0) / total, sums.sum(axis=0) / total)
+        variance = variance + Gaussian.VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
+        precision = 1.0 / variance
+        bias = (-0.5 * log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
+        return mean * precision, bias, precision
+
+    @staticmethod
+    def _variance(mean_square, mean):
+        """E[x²] − μ², and 0 where that difference is within its own rounding (a few units in
+        the last place of E[x²]): values all equal (a class whose documents share a feature's
+        value) then have variance 0, as a two-pass variance gives, not a rounding residue that
+        the VAR_SMOOTHING floor would turn into a precision of 10⁹ times the noise."""
+        import numpy as np
+
+        variance = mean_square - mean**2
+        return np.where(variance > 4 * np.finfo(float).eps * mean_square, variance, 0.0)
+
+    def linear_form(self, stats):
+        return self.weights_of(stats.class_count, stats.feature_sums, stats.feature_squares)
 
 
 class Categorical(EventModel):
@@ -679,10 +762,34 @@ class Categorical(EventModel):
         feature_of = np.array([position[t.split("=", 1)[0]] for t in stats.vocabulary.feature_names], dtype=np.intp)
         return feature_of, len(columns)
 
-    def log_theta(self, stats):
-        from nbtext.stats.formulas import categorical_log_prob
+    @staticmethod
+    def log_theta_of(feature_sums, class_count, alpha, feature_of, n_columns):
+        """log P(x_j = v | k) for every `column=value` token, shape (n_classes, n_tokens):
+        (B_k,(j,v) + λ) / (N_k + n_j·λ), n_j the number of values column j takes."""
+        import numpy as np
 
-        return categorical_log_prob(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
+        from nbtext.exactmath import log
+
+        n_values = np.bincount(feature_of, minlength=n_columns)  # n_j
+        denominator = class_count[:, None] + n_values[None, :] * alpha  # N_k + n_j·λ
+        with np.errstate(divide="ignore"):  # λ = 0: an unseen (class, value) pair is log 0 = -inf
+            return log(feature_sums + alpha) - log(denominator[:, feature_of])
+
+    @staticmethod
+    def unseen_log_theta_of(class_count, alpha, feature_of, n_columns):
+        """log λ / (N_k + n_j·λ), a value never seen in training, per (class, column); None for
+        λ = 0, where it would rule every class out (such values are skipped instead)."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        if alpha <= 0:
+            return None
+        n_values = np.bincount(feature_of, minlength=n_columns)
+        return log(alpha) - log(class_count[:, None] + n_values[None, :] * alpha)
+
+    def log_theta(self, stats):
+        return self.log_theta_of(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
 
     def derive(self, model):
         model.feature_log_prob  # noqa: B018
@@ -691,8 +798,6 @@ class Categorical(EventModel):
         """log P(k) + Σ_j log P(x_j | k) for each row, the model's log θ gathered per row,
         never a dense product, where 0·(−inf) would be NaN."""
         import numpy as np
-
-        from nbtext.stats.formulas import categorical_unseen_log_prob
 
         stats, log_theta = model.statistics, model.feature_log_prob
         columns = stats.settings["tokenizer"]["columns"]
@@ -708,7 +813,7 @@ class Categorical(EventModel):
                 f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)",
                 stacklevel=4,
             )
-        unseen_log_prob = categorical_unseen_log_prob(stats.class_count, stats.alpha, *self._columns(stats))
+        unseen_log_prob = self.unseen_log_theta_of(stats.class_count, stats.alpha, *self._columns(stats))
         jll = np.zeros((len(token_lists), stats.n_classes))
         for i, (row_ids, missing) in enumerate(zip(ids, unseen)):
             jll[i] = log_theta[:, row_ids].sum(axis=1)
@@ -813,9 +918,7 @@ class Fisher(EventModel):
 
     def log_theta(self, stats):
         """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
-        from nbtext.stats.formulas import bernoulli_log_prob
-
-        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
+        return Bernoulli.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)[0]
 
     @staticmethod
     def _cells(ids, indptr):
