@@ -369,7 +369,7 @@ def _learning(o: Options) -> dict[str, Any]:
 
 def tone_margin_of(event_model: str, *given: float | None) -> float:
     """--learn tone's margin: the first of `given` that is not None (--tone-margin, then a
-    model's own), else the event model's (EventModel.tone_margin) named `event_model`."""
+    model's own), else the event model's (its flags.tone_margin) named `event_model`."""
     return next((margin for margin in given if margin is not None), EVENT_MODELS[event_model].flags.tone_margin)
 
 
