@@ -253,6 +253,13 @@ class EventModel:
         """jll_k for each class of one document's features (log_prior: log P(k) of each class)."""
         raise NotImplementedError
 
+    @staticmethod
+    def record_after(record, before, after, min_count):
+        """Its one_document record after one token's counts per class go from `before` to
+        `after` (a document learned or forgotten), in place, from that token's counts alone:
+        of a model whose flags say `follows_changes`."""
+        raise NotImplementedError
+
     def explanation(self, features, winner, runner_up, max_evidence=None):
         """[(token, its term of jll_winner − jll_runner-up)] of one document's features that
         score it (UNK left out)."""
@@ -404,6 +411,25 @@ class Multinomial(LinearModel):
     @staticmethod
     def record_of(model):
         return {"totals": model.feature_totals.tolist()}
+
+    @staticmethod
+    def record_after(record, before, after, min_count):
+        """B_k the token's count in class k (occurrences, or documents holding it in a model of
+        presence), whole numbers: every sum exact, as the model's own.
+
+            kept   = (Σ_k B_k >= min_count)         before and after
+            d'     = d + (kept' − kept)
+            UNK'_k = UNK_k + [not kept'] B'_k − [not kept] B_k
+            T'_k   = T_k + [kept'] B'_k − [kept] B_k + (UNK'_k − UNK_k)"""
+        kept_before, kept_after = sum(before) >= min_count, sum(after) >= min_count
+        record["features"] += kept_after - kept_before
+        totals, unk = record["totals"], record["unk"]
+        for k in range(len(totals)):
+            totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
+            if unk is not None:
+                unk_change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
+                unk[k] += unk_change
+                totals[k] += unk_change
 
     def weight(self, k, count):
         return _exact_log(count + self.alpha) - self.denominators[k]
