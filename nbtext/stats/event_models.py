@@ -16,7 +16,9 @@ compares event-model names. Each says:
   makes one of the model file's one_document record, nbtext.classifier.purescore; its
   joint_log_likelihood and explanation), or None: the numpy path scores it;
 - the form the online protocol scores with (`online`: its own class, whose of_counts makes one
-  of the counts so far, nbtext.jobs.online), or None: no online run.
+  of the counts so far, nbtext.jobs.online), or None: no online run;
+- its one_document record after a document is learned or forgotten in place (`record_after`,
+  when its flags say `follows_changes`: nbtext.jobs.learnone).
 
 The batch hooks take the model (nbtext.classifier.model.NaiveBayes) for its statistics, its
 vocabulary and what it derives once from them (the linear form, the prior term); its
@@ -30,8 +32,9 @@ so prediction is a single sparse product; categorical NB (table rows) gathers it
 This module imports no numpy at module level (each numpy hook imports it): a model file's
 header is checked, and one message scored, without it.
 
-Adding an event model: its class here (its statistics, its hooks), its line in the registry
-below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests.
+Adding an event model: its class here (its flags, its formulas, its forms), its line in the
+registry below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests
+(tests/test_structure.py checks that its forms are its own).
 """
 
 from __future__ import annotations
