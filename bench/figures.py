@@ -392,9 +392,9 @@ def placed_counts(shared):
     )
 
 
-@row("stats/formulas.py", "multinomial_log_prob in place: two fewer (classes × features) temporaries")
+@row("stats/event_models.py", "Multinomial.log_theta_of in place: two fewer (classes × features) temporaries")
 def log_prob_temporaries(shared):
-    from nbtext.stats.formulas import multinomial_log_prob
+    from nbtext.stats.event_models import Multinomial
 
     sums = np.asarray(shared.news_model.feature_sums, dtype=np.float64)
     alpha = shared.news_model.alpha
@@ -406,7 +406,7 @@ def log_prob_temporaries(shared):
         tracemalloc.stop()
         return peak / MB
 
-    in_place = peak(lambda: multinomial_log_prob(sums, alpha))
+    in_place = peak(lambda: Multinomial.log_theta_of(sums, alpha))
     plain = peak(lambda: np.log(sums + alpha) - np.log(sums.sum(axis=1) + sums.shape[1] * alpha)[:, None])
     return (
         f"{sums.nbytes / MB:.1f} MB an array; peak {in_place:.1f} MB in place against {plain:.1f} MB",

@@ -31,7 +31,7 @@ INFO_FORMATS = ("text", "json")
 # TONE, train on or near error: the misclassified and those within a margin of the other class
 ONLINE_LEARNING = ("errors", "tone", "all")
 # --tone-margin, in nats of log-odds: chosen with presence features and λ 0.1 on the train splits (docs/performance.md);
-# the multinomial's (an event model says its own: nbtext.stats.event_models, EventModel.tone_margin)
+# the multinomial's (an event model says its own: nbtext.stats.event_models, its flags.tone_margin)
 DEFAULT_TONE_MARGIN = 80.0
 ONLINE_FEATURES = ("counts", "binary")  # the feature values the online protocol scores: a count, or presence
 # train --learn: every document, or those one TONE pass over them in content-key order learns (nbtext.jobs.online)
@@ -99,7 +99,7 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "calibration": "auto",  # how posteriors are calibrated (nbtext.jobs.calibration)
     "max_ham_flagged": None,  # a budget of ham flagged: the spam cut-off chosen to it (nbtext.jobs.calibration)
     "learn": "all",  # which documents the model learns: all, or those a TONE pass chooses (TRAIN_LEARNING)
-    "tone_margin": None,  # --learn tone's margin, in nats (None: the event model's own, EventModel.tone_margin)
+    "tone_margin": None,  # --learn tone's margin, in nats (None: the event model's own, its flags.tone_margin)
     "unsure_below": None,  # the model's own --unsure-below, for the commands that decide by it (None: none)
     "preset": "auto",  # the defaults the others start from (PRESETS)
     "classes": None,  # the classes the training makes, when known before reading: --preset auto chooses by them

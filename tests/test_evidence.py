@@ -342,18 +342,17 @@ def test_the_one_message_path_chooses_the_features_the_model_loaded_whole_choose
     x=st.integers(1, 50),
 )
 def test_under_a_cap_the_one_document_terms_are_the_numpy_forms_bit_for_bit(counts, extra, n_features, alpha, x):
-    """What the choice reads: x_j W_kj of CountsDocument under a cap (the one-message path,
-    the online form) and of formulas.multinomial_log_prob (a batch), the same floats."""
-    from nbtext.stats.event_models import CountsDocument
-    from nbtext.stats.formulas import multinomial_log_prob
+    """What the choice reads: x_j W_kj of the multinomial's form of one document under a cap (the one-message path,
+    the online form) and of Multinomial.log_theta_of (a batch), the same floats."""
+    from nbtext.stats.event_models import Multinomial
 
     n_classes = len(counts[0])
     counts = [(row + row)[:n_classes] for row in counts]  # every feature of the same classes
     totals = [sum(row[k] for row in counts) + extra for k in range(n_classes)]
-    form = CountsDocument(totals, n_features, alpha)
+    form = Multinomial.of_counts(totals, n_features, alpha, None, None)
     features = [(f"t{i}", x, row) for i, row in enumerate(counts)]
     _, rows = form.scoring(features, 100)
-    log_theta = multinomial_log_prob(np.ascontiguousarray(np.array(counts).T), alpha, np.array(totals), n_features)
+    log_theta = Multinomial.log_theta_of(np.ascontiguousarray(np.array(counts).T), alpha, np.array(totals), n_features)
     assert rows == (log_theta.T * float(x)).tolist()
 
 

@@ -384,7 +384,7 @@ def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path)
         tmp_path / "u.model",
         f"other={MAIL / 'test' / 'ham'}",
     )
-    refusal = "takes 2 classes at most" if nbtext.load(budget_model).event.max_classes else "is for two classes"
+    refusal = "takes 2 classes at most" if nbtext.load(budget_model).event.flags.max_classes else "is for two classes"
     assert result.exit_code == 1 and refusal in result.stderr and result.stderr.count("Error") == 1
 
 

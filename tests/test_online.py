@@ -64,7 +64,7 @@ def test_each_step_is_the_model_of_the_documents_learned_so_far(min_count, unkno
 
 def test_before_any_feature_without_unk_the_prior_decides():
     """--unknown ignore: with no token kept yet, d = 0 and nothing enters the likelihood (as
-    formulas.multinomial_log_prob's d = 0); it was log(0), a traceback (math domain error)."""
+    Multinomial.log_theta_of's d = 0); it was log(0), a traceback (math domain error)."""
     online = OnlineMultinomial(["ham", "spam"], 1.0, 3, False)
     online.learn(["free", "prize"], "spam")
     assert online.posterior(["free", "lunch"])[0] == pytest.approx([1 / 3, 2 / 3])  # (N_k + λ)/(N + 2λ)

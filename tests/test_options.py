@@ -66,7 +66,7 @@ def _log_proba(**options):
 
 def _default(event_model, option):
     """The value a text model takes for `option` when it is not given."""
-    features = EVENT_MODELS[event_model].default_features
+    features = EVENT_MODELS[event_model].flags.default_features
     if option == "unknown":
         return "ignore" if features["features"] == "tfidf" else "unk"
     return features.get(option)

@@ -336,7 +336,9 @@ def test_an_updated_model_is_scored_alike(tmp_path):
     agree(more, pure_model(more, tmp_path / "m.model"), ["free money meeting", "noon", "unseen words"])
 
 
-@pytest.mark.parametrize("name", [name for name, event in EVENT_MODELS.items() if event.default_features is not None])
+@pytest.mark.parametrize(
+    "name", [name for name, event in EVENT_MODELS.items() if event.flags.default_features is not None]
+)
 def test_every_text_model_is_served_by_its_own_form_or_left_to_numpy(tmp_path, name):
     """Each event model in the registry either has a form of one document (its own, which
     gives numpy's probabilities) or is scored by numpy: a model added to the registry is

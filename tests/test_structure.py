@@ -38,6 +38,30 @@ def test_no_event_model_name_outside_the_registry():
     assert found == []
 
 
+@pytest.mark.parametrize("name", list(EVENT_MODELS))
+def test_each_event_model_is_one_class_whose_forms_are_its_own(name):
+    """An event model is one class: its forms of one document and online are instances of it
+    (its one_document and online are the class itself, or None), each form it says it has
+    made by its own hooks, and its flags one record. A model added to the registry is checked
+    here without a line of its own."""
+    from nbtext.stats.event_models import EventModel, Flags
+
+    event = EVENT_MODELS[name]
+    kind = type(event)
+    assert isinstance(event.flags, Flags) and set(vars(kind)) & set(Flags.__slots__) == set()
+    own = [hook for hook, form in (("one_document", event.one_document), ("online", event.online)) if form]
+    assert all(getattr(event, hook) is kind for hook in own)
+
+    def overrides(method):
+        return getattr(kind, method) is not getattr(EventModel, method)
+
+    expected = {"of_record", "record_of", "joint_log_likelihood", "explanation"} if event.one_document else set()
+    expected |= {"of_counts", "joint_log_likelihood"} if event.online else set()
+    expected |= {"record_after"} if event.flags.follows_changes else set()
+    assert {method for method in expected if not overrides(method)} == set()
+    assert not event.flags.follows_changes or event.one_document  # (a record to follow)
+
+
 def test_the_registry_and_the_command_line_offer_the_same_choices():
     assert tuple(EVENT_MODELS) == choices.EVENT_MODELS
     train = cli.commands["train"]

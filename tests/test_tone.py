@@ -244,7 +244,7 @@ def test_what_a_tone_pass_cannot_do_is_refused_in_one_line(tmp_path, args, says)
 
 def test_a_tone_pass_of_more_classes_than_the_model_takes_is_refused_in_one_line(tmp_path):
     """--model fisher --learn tone of three classes: the event model's own refusal, before the
-    pass makes its form of them (it was a ValueError traceback from FisherDocument)."""
+    pass makes its form of them (it was a ValueError traceback from Fisher's form of one document)."""
     third = tmp_path / "eggs"
     third.mkdir()
     (third / "1").write_text("scrambled eggs on toast")

@@ -38,7 +38,7 @@ def model_of_table(
     for label in classes:
         if problem := (label_problem if classes_as_read else class_problem)(label):
             raise NbtextError(problem)
-    if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].min_classes):
+    if len(classes) < (min_classes or EVENT_MODELS[settings["event_model"]].flags.min_classes):
         raise NbtextError(
             f"need at least two classes to train, got {len(classes)}" + (f" ({classes[0]!r})" if classes else "")
         )
@@ -56,7 +56,7 @@ def model_of_table(
             unk_doc_count += count
     if is_tfidf(settings):
         idf = idf_weights(token_counts.token_totals[vocabulary.kept], class_count.sum())
-        squares = EVENT_MODELS[settings["event_model"]].needs_squares
+        squares = EVENT_MODELS[settings["event_model"]].flags.needs_squares
         tfidf_sums = np.zeros((len(classes), vocabulary.n_features))
         tfidf_squares = np.zeros_like(tfidf_sums) if squares else None
         for sums, sums_of_squares in over_batches(partial(tfidf_sums_of, settings, vocabulary, idf, classes, squares)):

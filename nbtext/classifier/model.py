@@ -289,7 +289,7 @@ class NaiveBayes:
     def with_alpha(self, alpha: float) -> NaiveBayes:
         """The same counts smoothed with another λ (no retraining); refused where λ enters
         nothing (a gaussian model without a smoothed prior), as train refuses it."""
-        check_alpha(alpha, zero_allowed=self.event.zero_alpha)
+        check_alpha(alpha, zero_allowed=self.event.flags.zero_alpha)
         unused = unused_options({"model": self.event_model, "prior": self.settings["prior"], "alpha": alpha}, {"alpha"})
         if unused:
             raise NbtextError(f"--alpha does nothing for this model: {unused[0][1]}")
@@ -342,7 +342,7 @@ class NaiveBayes:
     def unk_count(self):
         """The UNK feature's count per class: the pruned tokens' counts added up, or
         (bernoulli) the documents holding a pruned token."""
-        if self.event.unk_from_documents:
+        if self.event.flags.unk_from_documents:
             return self.unk_doc_count if self.unk_doc_count is not None else np.zeros(len(self.classes))
         return self.token_counts.class_totals - self._kept_totals
 
@@ -507,7 +507,7 @@ class NaiveBayes:
             info["calibration_after_fold"] = self.calibration
         if self.calibration_sample is not None:
             info["calibration_sample"] = len(self.calibration_sample[1])
-        if self.has_unk and self.event.reports_unk_share and totals.sum():
+        if self.has_unk and self.event.flags.reports_unk_share and totals.sum():
             info["unk_share"] = float(self.unk_count.sum() / totals.sum())
         if top:
             info["top"] = self.indicative(top)

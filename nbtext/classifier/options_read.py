@@ -56,12 +56,13 @@ def options_read_by(
     event = EVENT_MODELS.get(event_model)
     for _ in range(2):  # (once --features is left out, the tf-idf options may be unused)
         left_out.update(unused_options(options, typed))
-        if event is not None and event.default_features is not None:
+        defaults = event.flags.default_features if event is not None else None
+        if event is not None and defaults is not None:
             features = options.get("features")
-            if features is not None and features not in event.feature_kinds:
+            if features is not None and features not in event.flags.feature_kinds:
                 left_out[_flag("features", features)] = f"--model {event.name} takes no --features {features}"
                 features = None  # its own
-            if options.get("unknown") == "unk" and (features or event.default_features["features"]) == "tfidf":
+            if options.get("unknown") == "unk" and (features or defaults["features"]) == "tfidf":
                 left_out["--unknown"] = f"--model {event.name}'s tf-idf features have no UNK"
         options = {k: v for k, v in options.items() if v is None or _flag(k, v) not in left_out}
     return options, left_out
@@ -69,12 +70,13 @@ def options_read_by(
 
 def _text_features(event: EventModel, setting: Setting) -> str | None:
     """The feature values of a text model (None for a model of table rows)."""
-    return None if event.default_features is None else setting("features") or event.default_features["features"]
+    defaults = event.flags.default_features
+    return None if defaults is None else setting("features") or defaults["features"]
 
 
 def _tfidf_left_out(event: EventModel, setting: Setting) -> str:
     features = _text_features(event, setting)
-    instead = "add --features tfidf" if "tfidf" in event.feature_kinds else f"--model {event.name} has no others"
+    instead = "add --features tfidf" if "tfidf" in event.flags.feature_kinds else f"--model {event.name} has no others"
     return f"it shapes tf-idf features, and these are {features} features ({instead})"
 
 
@@ -86,7 +88,7 @@ OPTIONS_READ: tuple[OptionsRead, ...] = (
     (
         ("min_count", "max_features", "ngrams", "unknown", "input", "headers", "lexer", "char_ngrams")
         + ("features", "tf", "idf", "length_norm", "weight_norm"),
-        lambda event, setting: event.default_features is None,
+        lambda event, setting: event.flags.of_table_rows,
         lambda event, setting: f"--model {event.name} takes a table's columns whole, as they are",
     ),
     (
@@ -96,42 +98,42 @@ OPTIONS_READ: tuple[OptionsRead, ...] = (
     ),
     (
         ("weight_norm",),
-        lambda event, setting: event.default_features is not None and not event.normalizes_weights,
+        lambda event, setting: not event.flags.of_table_rows and not event.flags.normalizes_weights,
         lambda event, setting: f"it normalizes complement NB's weights (--model complement), not {event.name}'s",
     ),
     (
         ("headers",),
-        lambda event, setting: event.default_features is not None and setting("input") == "text",
+        lambda event, setting: not event.flags.of_table_rows and setting("input") == "text",
         lambda event, setting: "it names mail headers to read, and --input text reads no mail",
     ),
     (
         ("unknown",),
-        lambda event, setting: event.default_features is not None and not event.reads_unk,
+        lambda event, setting: not event.flags.of_table_rows and not event.flags.reads_unk,
         lambda event, setting: f"--model {event.name} leaves pruned and unseen tokens out (no evidence: f = x)",
     ),
     (
         ("max_evidence",),
-        lambda event, setting: event.default_features is not None and not event.caps_evidence,
+        lambda event, setting: not event.flags.of_table_rows and not event.flags.caps_evidence,
         lambda event, setting: f"it caps a multinomial model's evidence, and --model {event.name} scores otherwise",
     ),
     (
         ("max_evidence",),
-        lambda event, setting: event.caps_evidence and _text_features(event, setting) not in ("counts", "binary"),
+        lambda event, setting: event.flags.caps_evidence and _text_features(event, setting) not in ("counts", "binary"),
         lambda event, setting: (
             f"it caps the terms of counts or presence, not of {_text_features(event, setting)} features"
         ),
     ),
     (
         ("prior",),
-        lambda event, setting: event.default_features is not None and not event.prior_in_jll,
+        lambda event, setting: not event.flags.of_table_rows and not event.flags.prior_in_jll,
         lambda event, setting: f"--model {event.name} scores without a class prior",
     ),
     (
         ("alpha",),
         lambda event, setting: (
-            event.default_features is not None
-            and not event.smooths
-            and (not event.prior_in_jll or setting("prior") != "smoothed")
+            not event.flags.of_table_rows
+            and not event.flags.smooths
+            and (not event.flags.prior_in_jll or setting("prior") != "smoothed")
         ),
         lambda event, setting: f"--model {event.name} does not smooth (λ enters only a smoothed --prior)",
     ),

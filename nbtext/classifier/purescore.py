@@ -71,7 +71,7 @@ class PureModel:
         self.classes = header["classes"]
         self.alpha = float(settings["alpha"])
         self.min_count = settings["min_count"]
-        self.presence = settings["features"] == "binary" or form.presence
+        self.presence = settings["features"] == "binary" or form.flags.presence
         self.tokenize = make_tokenizer(settings["tokenizer"])
         self.class_count = arrays["class_count"]
         self.keys, self.order, self.starts = arrays["token_keys"], arrays["token_order"], arrays.get("token_starts")
@@ -95,7 +95,7 @@ class PureModel:
         moves with every count), of counts or of presence with an UNK feature that counts
         no pruned token's documents (which documents held one is not stored)."""
         return (
-            self.form.follows_changes
+            self.form.flags.follows_changes
             and self.kept_rule is None
             and not unk_counts_pruned_documents(self.header["settings"])
         )

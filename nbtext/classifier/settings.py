@@ -71,7 +71,7 @@ def check_settings(
         raise NbtextError(f"unknown prior {prior!r} (choose from {', '.join(PRIORS)})")
     if unknown not in UNKNOWN_MODES:
         raise NbtextError(f"unknown --unknown mode {unknown!r} (choose from {', '.join(UNKNOWN_MODES)})")
-    check_alpha(alpha, zero_allowed=EVENT_MODELS[event_model].zero_alpha)
+    check_alpha(alpha, zero_allowed=EVENT_MODELS[event_model].flags.zero_alpha)
     if not isinstance(min_count, int) or min_count < 1:
         raise NbtextError(f"--min-count must be a whole number >= 1, not {min_count!r}")
     if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
@@ -200,7 +200,7 @@ def make_settings(**options: Any) -> TrainSettings:
     o = {**TRAIN_DEFAULTS, **preset, **given}  # (None: the default)
     stored = _stored_settings(o)
     calibration = o["calibration"]
-    if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].calibrates:
+    if calibration == "auto" and not EVENT_MODELS[stored["event_model"]].flags.calibrates:
         calibration = "none"  # (a model of table rows: categorical)
     budget = ham_flagged_budget(o["max_ham_flagged"])
     if budget is not None and calibration == "none":
@@ -309,9 +309,10 @@ def _stored_settings(o: Options) -> StoredSettings:
     ):
         raise NbtextError(f"--char-ngrams must be a whole number from 1 to {MAX_CHAR_NGRAMS}, not {chars!r}")
     event, learning = EVENT_MODELS[o["model"]], _learning(o)
-    if o["calibration"] == "temperature" and not event.calibrates:  # refused before any corpus is read
+    if o["calibration"] == "temperature" and not event.flags.calibrates:  # refused before any corpus is read
         raise NbtextError(f"--calibration temperature is for the text models, not --model {event.name}")
-    if event.default_features is None:  # a model of table rows
+    defaults = event.flags.default_features
+    if defaults is None:  # a model of table rows
         if not o["columns"]:
             raise NbtextError(f"--model {event.name} reads a table: give --table FILE --label-col NAME")
         # every value counts: no pruning, and unseen values are handled per feature
@@ -325,14 +326,14 @@ def _stored_settings(o: Options) -> StoredSettings:
             "tokenizer": RowTokenizer(o["columns"]).settings(),
             **_decision(o),
         }
-    shape = {k: (event.default_features[k] if o[k] is None else o[k]) for k in event.default_features}
+    shape = {k: (defaults[k] if o[k] is None else o[k]) for k in defaults}
     if shape["features"] not in FEATURES:
         raise NbtextError(f"unknown --features {shape['features']!r} (choose from {', '.join(FEATURES)})")
     if shape["tf"] not in TF_MODES:
         raise NbtextError(f"unknown --tf {shape['tf']!r} (choose from {', '.join(TF_MODES)})")
-    if shape["features"] not in event.feature_kinds:
-        raise NbtextError(event.feature_kind_error)
-    unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" or not event.reads_unk else "unk")
+    if shape["features"] not in event.flags.feature_kinds:
+        raise NbtextError(event.flags.feature_kind_error)
+    unknown = o["unknown"] or ("ignore" if shape["features"] == "tfidf" or not event.flags.reads_unk else "unk")
     if unknown == "unk" and shape["features"] == "tfidf":
         raise NbtextError(
             "--features tfidf drops unknown tokens: an UNK feature has no document frequency "
@@ -368,8 +369,8 @@ def _learning(o: Options) -> dict[str, Any]:
 
 def tone_margin_of(event_model: str, *given: float | None) -> float:
     """--learn tone's margin: the first of `given` that is not None (--tone-margin, then a
-    model's own), else the event model's (EventModel.tone_margin) named `event_model`."""
-    return next((margin for margin in given if margin is not None), EVENT_MODELS[event_model].tone_margin)
+    model's own), else the event model's (its flags.tone_margin) named `event_model`."""
+    return next((margin for margin in given if margin is not None), EVENT_MODELS[event_model].flags.tone_margin)
 
 
 def _decision(o: Options) -> dict[str, Any]:
@@ -418,7 +419,7 @@ def default_alpha(event_model: str, mail_documents: int, documents: int) -> floa
     most training documents were read as e-mail, else TEXT_ALPHA (complement NB included,
     as in Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
     mostly_mail = 2 * mail_documents > documents
-    return MAIL_ALPHA if mostly_mail and EVENT_MODELS[event_model].mail_alpha else TEXT_ALPHA
+    return MAIL_ALPHA if mostly_mail and EVENT_MODELS[event_model].flags.mail_alpha else TEXT_ALPHA
 
 
 TFIDF_MERGE = (
@@ -479,4 +480,4 @@ def shard_of(spec: str | None, settings: Mapping[str, Any], update: bool = False
 
 def table_rows_model(event_model: str) -> bool:
     """Whether an event model classifies table rows (its documents are rows of columns)."""
-    return EVENT_MODELS[event_model].default_features is None
+    return EVENT_MODELS[event_model].flags.of_table_rows

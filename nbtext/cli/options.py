@@ -86,7 +86,7 @@ train_options = options(*map(train_option, TRAIN_SETTINGS))
 tone_margin_option = click.option(  # (train --learn tone's and eval --online --learn tone's)
     "--tone-margin",
     type=Number(min=0),
-    default=None,  # (the event model's own: nbtext.stats.event_models, EventModel.tone_margin)
+    default=None,  # (the event model's own: nbtext.stats.event_models, its flags.tone_margin)
     metavar="NATS",
     help=preset_said("tone_margin"),
 )

@@ -124,7 +124,7 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         results[name] = {
             "preset": preset_of(given_to[name]),  # whose defaults it took: the spam preset is the multinomial's alone
             "alpha": settings["alpha"],
-            "smooths": EVENT_MODELS[name].smooths,
+            "smooths": EVENT_MODELS[name].flags.smooths,
             **sides,
             **({"unsure_below": threshold} if sides and threshold is not None else {}),
             "folds": folds,

@@ -7,9 +7,9 @@ record per document to the model file's pending section (nbtext.modelfile.pendin
 model's lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
 one-message path finds them, and the one-document record after the document is derived
 from the counts of its own tokens (B_kj: occurrences, or documents holding token j in a model
-of presence, which counts a document once per distinct token: changes.document_counts):
+of presence, which counts a document once per distinct token: changes.document_counts) by
+its event model, a token at a time (its record_after: nbtext.stats.event_models):
 
-    kept_j   = (Σ_k B_kj >= min_count)          before and after the document's counts
     d'       = d + Σ_j (kept'_j − kept_j)        (over the document's distinct tokens)
     UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
     T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
@@ -161,15 +161,18 @@ def _rederived(pure, records):
 
 def _derived_after(pure, derived, change, counts_now=None):
     """The one-document record after `change` (nbtext.stats.changes), from the counts of its
-    document's tokens alone (the module's formulas). Counts are whole numbers: the sums are
-    exact, as the model's own. With `counts_now` (token -> counts, filled as it goes), a
-    token's counts are the ones kept there, else the file's, and are kept there after."""
+    document's tokens alone, by the event model's record_after (the module's formulas). With
+    `counts_now` (token -> counts, filled as it goes), a token's counts are the ones kept
+    there, else the file's, and are kept there after."""
     from nbtext.classifier.purescore import Unserved
 
     row = {name: k for k, name in enumerate(pure.classes)}
-    has_unk = derived["unk"] is not None
-    features, totals = derived["features"], list(derived["totals"])
-    unk = list(derived["unk"]) if has_unk else None
+    unk = derived["unk"]
+    record = {
+        "features": derived["features"],
+        "unk": None if unk is None else list(unk),
+        "totals": list(derived["totals"]),
+    }
     for token, n in document_counts(change.tokens, pure.presence).items():
         before = counts_now.get(token) if counts_now is not None else None
         if before is None:
@@ -180,12 +183,5 @@ def _derived_after(pure, derived, change, counts_now=None):
             if min(after) < 0:
                 raise Unserved  # forgotten where it was never counted: the model loaded whole refuses it
             counts_now[token] = after
-        kept_before, kept_after = sum(before) >= pure.min_count, sum(after) >= pure.min_count
-        features += kept_after - kept_before
-        for k in range(len(totals)):
-            totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
-            if has_unk:
-                unk_change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
-                unk[k] += unk_change
-                totals[k] += unk_change
-    return {"features": features, "unk": unk, "totals": totals}
+        pure.form.record_after(record, before, after, pure.min_count)
+    return record

@@ -22,7 +22,7 @@ from nbtext.cutoff import cutoff_of, report_fields
 from nbtext.errors import NbtextError
 from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
 from nbtext.stats.changes import document_counts
-from nbtext.stats.event_models import EVENT_MODELS, CountsDocument
+from nbtext.stats.event_models import EVENT_MODELS, Multinomial
 from nbtext.stats.tempering import document_temperature, tempered_posterior
 
 
@@ -57,7 +57,7 @@ class OnlineMultinomial:
         prior="smoothed",
         start=None,
         calibration=None,
-        form=CountsDocument,
+        form=Multinomial,
         presence=False,
         max_evidence=None,
     ):

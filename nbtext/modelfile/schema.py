@@ -112,7 +112,7 @@ def check_header(header, payload_bytes, file_bytes):
             f"more than a file of {file_bytes:,} bytes can justify"
         )
     settings = check_settings_record(header["settings"])
-    most = EVENT_MODELS[settings["event_model"]].max_classes
+    most = EVENT_MODELS[settings["event_model"]].flags.max_classes
     if most is not None and len(classes) > most:
         raise ValueError(f"a {settings['event_model']} model of {len(classes)} classes (it models {most})")
     if "corpus" in header:
@@ -173,7 +173,7 @@ def check_header(header, payload_bytes, file_bytes):
         _check_sample(header["sample"])
     if settings.get("features") == "tfidf":  # the class sums of tf-idf values are stored
         event = EVENT_MODELS[settings["event_model"]]
-        for name in ("weighted_sums",) + (("weighted_squares",) if event.needs_squares else ()):
+        for name in ("weighted_sums",) + (("weighted_squares",) if event.flags.needs_squares else ()):
             if name not in arrays:
                 raise ValueError(f"a model of tf-idf features without {name}")
 
@@ -280,11 +280,11 @@ def check_one_document(record, n_classes, n_tokens, form=None):
     scores with; None: of any)."""
     _is(record, dict, "the one_document record")
     forms = [event.one_document for event in EVENT_MODELS.values() if event.one_document is not None]
-    if not any(set(record) == {"features", "unk", "kept", *f.record_values} for f in ([form] if form else forms)):
+    if not any(set(record) == {"features", "unk", "kept", *f.flags.record_values} for f in ([form] if form else forms)):
         raise ValueError("bad one_document record")
     _whole(record["features"], "the number of features", 0, n_tokens + 1)
     # per class, counts and their sums are >= 0, logarithms of probabilities (Σ log(1 − θ)) <= 0
-    kinds = {"unk": "counts", **{key: kind for form in forms for key, kind in form.record_values.items()}}
+    kinds = {"unk": "counts", **{key: kind for form in forms for key, kind in form.flags.record_values.items()}}
     for key, kind in kinds.items():
         values = record.get(key)
         if values is not None and not (
@@ -353,7 +353,7 @@ def check_settings_record(settings):
         or isinstance(alpha, bool)
         or not math.isfinite(alpha)
         or alpha < 0
-        or (alpha == 0 and not event.zero_alpha)
+        or (alpha == 0 and not event.flags.zero_alpha)
     ):
         raise ValueError(f"bad alpha {alpha!r}")
     if settings.get("prior") not in PRIORS or settings.get("unknown") not in UNKNOWN_MODES:
@@ -369,7 +369,7 @@ def check_settings_record(settings):
     if "unsure_below" in settings and not is_unsure_below(settings["unsure_below"]):  # (absent: none)
         raise ValueError("bad unsure_below: not a probability from 0 to 1")
     tokenizer = _is(settings.get("tokenizer"), dict, "the tokenizer settings")
-    if (tokenizer.get("kind") == "row") != (event.default_features is None):
+    if (tokenizer.get("kind") == "row") != event.flags.of_table_rows:
         raise ValueError(f"a {model} model with the wrong kind of tokenizer")
     if tokenizer.get("kind") == "row":
         columns = _is(tokenizer.get("columns"), list, "the table columns")
@@ -394,7 +394,7 @@ def check_settings_record(settings):
     if given and len(given) < len(FEATURE_KEYS):  # every later build wrote them all, and readers read them so
         raise ValueError(f"feature settings without {', '.join(k for k in FEATURE_KEYS if k not in given)}")
     if not given:  # the event model's defaults, filled in here to be read as such by every reader
-        defaults = event.default_features or {}  # (a text model's: a model of table rows returned above)
+        defaults = event.flags.default_features or {}  # (a text model's: a model of table rows returned above)
         settings.update({key: defaults[key] for key in FEATURE_KEYS})  # (a Bernoulli's: presence)
     for key in FEATURE_KEYS:
         value = settings[key]
@@ -402,14 +402,14 @@ def check_settings_record(settings):
         if isinstance(value, bool) != (key not in ("features", "tf")) or value not in allowed:
             raise ValueError(f"bad {key} {value!r}")
     features = settings["features"]
-    if features not in event.feature_kinds:
+    if features not in event.flags.feature_kinds:
         raise ValueError(f"a {model} model of {features} features")
     if features == "tfidf" and settings["unknown"] == "unk":
         raise ValueError("tf-idf features with an UNK feature")
-    if not event.reads_unk and settings["unknown"] == "unk":
+    if not event.flags.reads_unk and settings["unknown"] == "unk":
         raise ValueError(f"a {model} model with an UNK feature")
     if "max_evidence" in settings:  # (absent: every feature scores)
-        if not is_max_evidence(settings["max_evidence"]) or not event.caps_evidence or features == "tfidf":
+        if not is_max_evidence(settings["max_evidence"]) or not event.flags.caps_evidence or features == "tfidf":
             raise ValueError(
                 f"bad max_evidence: a whole number from 1 to {MAX_EVIDENCE}, of a multinomial model of counts or presence"
             )

@@ -444,14 +444,14 @@ def _evidence_words(cap):
 def model_summary(summary, model_path, event):
     """`nbtext info`'s text: (lines for stdout, warnings for stderr). `event` is the model's
     event model: what a class's count counts (`count_unit`), whether a class prior enters."""
-    unit = event.count_unit
+    unit = event.flags.count_unit
     s = summary["settings"]
     t = s["tokenizer"]
     lines = [
         f"model file     {model_path} (format {summary.get('format_version', '?')}, "
         f"nbtext {summary.get('nbtext_version', '?')})",
         f"event model    {summary['event_model']}, λ = {s['alpha']:g}, "
-        + (f"prior {s['prior']}" if event.prior_in_jll else "no class prior"),
+        + (f"prior {s['prior']}" if event.flags.prior_in_jll else "no class prior"),
         f"tokenizer      columns {', '.join(t['columns'])}"
         if t.get("kind") == "row"
         else f"tokenizer      {'lexer ' + t['lexer'] + ', ' if 'lexer' in t else ''}input {t['input']}, "

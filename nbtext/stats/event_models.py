@@ -1,22 +1,30 @@
 """Event models: each one object that owns its math.
 
 One class per event model, in one registry (EVENT_MODELS); nothing outside this module
-compares event-model names or reads a flag about how a model scores. Each says:
+compares event-model names. Each says:
 
+- what it declares, in one record (`flags`, a Flags: what it accepts, its defaults, what it
+  leaves out), which every other module reads as `EVENT_MODELS[name].flags.<flag>`;
 - the statistics it reads (nbtext.stats.sufficient.Statistics: N_k, B_kj, their squares when
-  `needs_squares`, UNK's count of documents when `unk_from_documents`);
-- its joint log-likelihood over a batch of documents (`jll_and_lengths`, numpy, through
-  nbtext.stats.formulas);
+  its flags say `needs_squares`, UNK's count of documents when `unk_from_documents`);
+- its formulas in numpy (log θ, its weights: static methods, of arrays) and its joint
+  log-likelihood over a batch of documents (`jll_and_lengths`);
 - its out-of-fold joint log-likelihoods, which calibration fits a temperature on
-  (`out_of_fold_jll`; `calibrates` False: it is never calibrated);
+  (`out_of_fold_jll`; flags' `calibrates` False: it is never calibrated);
 - its explanation terms (`explanation_terms`, what --explain lists);
-- its form for one document in pure Python (`one_document`, built from the model file's
-  one_document record: nbtext.classifier.purescore), or None: the numpy path scores it;
-- the form the online protocol scores with (`online`, nbtext.jobs.online), or None: no online run.
+- its form for one document in pure Python (`one_document`: its own class, whose of_record
+  makes one of the model file's one_document record, nbtext.classifier.purescore; its
+  joint_log_likelihood and explanation), or None: the numpy path scores it;
+- the form the online protocol scores with (`online`: its own class, whose of_counts makes one
+  of the counts so far, nbtext.jobs.online), or None: no online run;
+- its one_document record after a document is learned or forgotten in place (`record_after`,
+  when its flags say `follows_changes`: nbtext.jobs.learnone).
 
 The batch hooks take the model (nbtext.classifier.model.NaiveBayes) for its statistics, its
-vocabulary and what it derives once from them (the linear form, the prior term); the
-formulas take the statistics alone. The text models are linear (LinearModel):
+vocabulary and what it derives once from them (the linear form, the prior term); its
+formulas (static methods) take arrays alone. The forms of one document are instances of the
+model's class holding their parameters (of_record, of_counts), read as lists, without numpy.
+The text models are linear (LinearModel):
 
     jll(x, k) = log P(k) + Σ_j x_j W_kj + b_k          (gaussian adds −½ Σ_j x_j² W2_kj)
 
@@ -24,8 +32,9 @@ so prediction is a single sparse product; categorical NB (table rows) gathers it
 This module imports no numpy at module level (each numpy hook imports it): a model file's
 header is checked, and one message scored, without it.
 
-Adding an event model: its class here (its statistics, its hooks), its line in the registry
-below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests.
+Adding an event model: its class here (its flags, its formulas, its forms), its line in the
+registry below and in nbtext.choices.EVENT_MODELS (the command line's choices), and its tests
+(tests/test_structure.py checks that its forms are its own).
 """
 
 from __future__ import annotations
@@ -52,200 +61,110 @@ def feature_defaults(features, tf="raw", idf=True, length_norm=True, weight_norm
     return {"features": features, "tf": tf, "idf": idf, "length_norm": length_norm, "weight_norm": weight_norm}
 
 
-# --- one document in pure Python (nbtext.classifier.purescore) --------------------------------
-class OneDocument:
-    """An event model's jll of one document without numpy, from the counts of the document's
-    own features and its model file's one_document record (nbtext.classifier.purescore):
-
-        jll_k = log P(k) + Σ_j x_j W_kj (+ the class's constant, `absent`)
-
-    `features` are [(token, x_j, the feature's counts per class)]: x_j the document's count
-    of feature j, or 1 with presence features (`presence`: the model's own are)."""
-
-    presence = False
-    follows_changes = False  # whether its record follows learned and forgotten documents (pending records)
-    absent: list[float] | None = None  # a constant per class, or None
-    # what record_of adds to the record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}:
-    # what the model file's schema checks (nbtext.modelfile.schema.check_one_document)
-    record_values: dict[str, str] = {}
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        """The form of a one_document record (KeyError: not this model's record)."""
-        raise NotImplementedError
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        """The form of counts as the online protocol keeps them (nbtext.jobs.online)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def record_of(model):
-        """Its part of the one_document record a model file holds (numpy side, from the model)."""
-        raise NotImplementedError
-
-    def weight(self, k, count):
-        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k. A form whose
-        event model scores under train --max-evidence gives it the bits its numpy form gives it
-        (nbtext.exactmath's log): the features a cap chooses by their terms are a discrete
-        choice, which the one-message path and the model loaded whole make alike only from the
-        same bits (libm's log differs from exactmath's in the last one)."""
-        raise NotImplementedError
-
-    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
-        """jll_k for each class, each class's terms summed exactly (of the features that
-        score it: `scoring`)."""
-        rows = self.scoring(features, max_evidence)[1]
-        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
-        if self.absent is not None:
-            for k, absent in enumerate(self.absent):
-                terms[k].append(absent)
-        return [math.fsum(t) for t in terms]
-
-    def scoring(self, features, max_evidence):
-        """(the features that score the document, their terms x_j W_kj of each class): all of
-        them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
-        weight = self.weight
-        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
-        if max_evidence is None:
-            return features, rows
-        from nbtext.stats.evidence import token_key, used_features
-
-        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
-        return [features[i] for i in used], [rows[i] for i in used]
-
-    def explanation(self, features, winner, runner_up, max_evidence=None):
-        """[(token, its term of jll_winner − jll_runner-up)] of the document's features that
-        score it (UNK, token None, left out): x_j (W_winner,j − W_runner-up,j)."""
-        weight = self.weight
-        return [
-            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
-            for token, x, counts in self.scoring(features, max_evidence)[0]
-            if token is not None
-        ]
+_COUNTS = feature_defaults("counts")
 
 
-class CountsDocument(OneDocument):
-    """The multinomial's: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count of
-    feature j, T_k its total (UNK's included), d the number of features. Also the online
-    protocol's form (nbtext.jobs.online): the same sums, of the counts so far."""
+class Flags:
+    """What an event model declares, in one record (its `flags`): what it accepts, its
+    defaults, the statistics it reads and what it leaves out. Every module reads an event
+    model's flags here, as `EVENT_MODELS[name].flags.<flag>`; a model gives only those that
+    differ from the defaults below."""
 
-    follows_changes = True  # its record (d, UNK, T_k) is what a pending record derives
-    record_values = {"totals": "counts"}
+    __slots__ = (
+        "default_features",
+        "feature_kinds",
+        "feature_kind_error",
+        "zero_alpha",
+        "prior_in_jll",
+        "mail_alpha",
+        "smooths",
+        "normalizes_weights",
+        "min_classes",
+        "max_classes",
+        "reads_unk",
+        "count_unit",
+        "reports_unk_share",
+        "unk_from_documents",
+        "needs_squares",
+        "calibrates",
+        "tone_margin",
+        "caps_evidence",
+        "presence",
+        "follows_changes",
+        "record_values",
+    )
 
-    def __init__(self, totals, n_features, alpha):
-        self.alpha, self.totals, self.n_features = alpha, totals, n_features
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(record["totals"], record["features"], alpha)
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        return cls(totals, n_features, alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {"totals": model.feature_totals.tolist()}
-
-    def weight(self, k, count):
-        return _exact_log(count + self.alpha) - self.denominators[k]
-
-    @cached_property
-    def denominators(self):
-        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as formulas.multinomial_log_denominator.
-        Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
-        says so of a document's features is refused (ValueError: the numpy path then judges it)."""
-        if not self.n_features:
-            raise ValueError("a feature's weight asked of a model of no features")
-        return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
-
-
-class PresenceDocument(OneDocument):
-    """Bernoulli's: x_j = 1 for the features present, W_kj = log(D_kj + λ) − log(N_k − D_kj + λ),
-    D_kj the class's documents holding feature j, N_k its documents; the constant
-    Σ_j log(1 − θ_kj) over every feature is the record's `absent`."""
-
-    presence = True
-    record_values = {"absent": "log"}
-
-    def __init__(self, absent, class_count, alpha):
-        self.absent, self.class_count, self.alpha = list(absent), list(class_count), alpha
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(record["absent"], class_count, alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {"absent": model.linear_form[1].tolist()}
-
-    def weight(self, k, count):
-        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
-
-
-class FisherFormulas:
-    """What both forms of --model fisher score by: nbtext.stats.fisher, as `self.fisher`,
-    imported at its first use (the one-message path of the other models never needs it)."""
+    def __init__(
+        self,
+        *,
+        default_features=_COUNTS,
+        feature_kinds=choices.FEATURES,
+        feature_kind_error=None,
+        zero_alpha=False,
+        prior_in_jll=True,
+        mail_alpha=False,
+        smooths=True,
+        normalizes_weights=False,
+        min_classes=2,
+        max_classes=None,
+        reads_unk=True,
+        count_unit="tokens",
+        reports_unk_share=False,
+        unk_from_documents=False,
+        needs_squares=False,
+        calibrates=True,
+        tone_margin=choices.DEFAULT_TONE_MARGIN,
+        caps_evidence=False,
+        presence=False,
+        follows_changes=False,
+        record_values=None,
+    ):
+        # The default feature values (nbtext.features.weighting), or None for a model of table rows.
+        self.default_features: dict[str, Any] | None = default_features
+        self.feature_kinds: tuple[str, ...] = feature_kinds  # the --features it accepts
+        self.feature_kind_error: str | None = feature_kind_error  # the message when another is asked for
+        self.zero_alpha = zero_alpha  # whether λ = 0 is allowed
+        self.prior_in_jll = prior_in_jll  # whether log P(k) enters the joint log-likelihood
+        self.mail_alpha = mail_alpha  # whether λ defaults to 0.1 when most training documents are e-mail
+        self.smooths = smooths  # whether λ enters at all
+        self.normalizes_weights = normalizes_weights  # whether it reads --weight-norm
+        self.min_classes: int = min_classes
+        self.max_classes: int | None = max_classes  # the most classes it models (None: any number)
+        # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
+        self.reads_unk = reads_unk
+        self.count_unit: str = count_unit  # what `nbtext info` says a class's count is of
+        self.reports_unk_share = reports_unk_share  # `nbtext info` gives UNK's share of the training tokens
+        # Its statistics: UNK's count is the documents with a pruned token (else the pruned
+        # tokens' counts); feature_squares held (training sums the squares of the values).
+        self.unk_from_documents = unk_from_documents
+        self.needs_squares = needs_squares
+        self.calibrates = calibrates  # whether a temperature is fitted to it (out_of_fold_jll)
+        self.tone_margin: float = tone_margin  # --learn tone's margin by default, on its jll's scale
+        self.caps_evidence = caps_evidence  # whether it scores under train --max-evidence (nbtext.stats.evidence)
+        # Its form of one document (when it has one): x_j = 1 for a feature the document
+        # holds (its features are presence); whether its record follows learned and forgotten
+        # documents (pending records); what record_of adds to the model file's one_document
+        # record, {key: "counts" (a value per class, >= 0) or "log" (<= 0)}: what the model
+        # file's schema checks (nbtext.modelfile.schema.check_one_document).
+        self.presence = presence
+        self.follows_changes = follows_changes
+        self.record_values: dict[str, str] = record_values or {}
 
     @property
-    def fisher(self):
-        from nbtext.stats import fisher
+    def of_table_rows(self):
+        """Whether it models table rows (categorical NB), not text: it has no feature values."""
+        return self.default_features is None
 
-        return fisher
+
+class _ItsOwnClass:
+    """A class attribute that reads as the class it is read from: an event model whose form
+    (of one document, online) is its own class says so with ITS_OWN_CLASS."""
+
+    def __get__(self, instance, owner):
+        return owner
 
 
-class FisherDocument(FisherFormulas, OneDocument):
-    """The spam filters' (nbtext.stats.fisher): of two classes, each feature's f(w) from the
-    documents of each holding it, the most deviant combined by Fisher's method into I, the
-    probability of the positive class (spam); jll = (ln I, ln(1 − I)) in the classes' order,
-    so the posterior is I. No log prior enters. Also the online protocol's form."""
-
-    presence = True
-    record_values: dict[str, str] = {}  # the class counts and λ are all it reads besides the tokens' own counts
-
-    def __init__(self, class_count, positive, alpha):
-        if len(class_count) != 2:
-            raise ValueError("a fisher model has two classes")
-        self.class_count, self.positive, self.strength = [float(c) for c in class_count], positive, alpha
-
-    @classmethod
-    def of_record(cls, record, class_count, alpha, classes):
-        return cls(class_count, classes.index(positive_class(classes)), alpha)
-
-    @classmethod
-    def of_counts(cls, totals, n_features, alpha, class_count, classes):
-        return cls(class_count, classes.index(positive_class(classes)), alpha)
-
-    @staticmethod
-    def record_of(model):
-        return {}
-
-    def used(self, features):
-        """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
-        spam, ham = self.positive, 1 - self.positive
-        n_spam, n_ham = self.class_count[spam], self.class_count[ham]
-        probability = self.fisher.token_probability
-        scored = [
-            (token, *probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
-            for token, _, counts in features
-            if token is not None
-        ]
-        return self.fisher.used_tokens(scored)
-
-    # (max_evidence: always None, the model file's schema refuses it of fisher, whose own cap is MAX_TOKENS)
-    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
-        log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
-        return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
-
-    def explanation(self, features, winner, runner_up, max_evidence=None):
-        """Each used token's ln f − ln(1 − f), towards the winner."""
-        sign = 1.0 if winner == self.positive else -1.0
-        smallest = self.fisher.SMALLEST
-        return [
-            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
-            for token, f, g in self.used(features)
-        ]
+ITS_OWN_CLASS = _ItsOwnClass()
 
 
 # --- the event models -------------------------------------------------------------------------
@@ -253,29 +172,11 @@ class EventModel:
     """What every event model says (see the module's docstring)."""
 
     name: str = None  # type: ignore[assignment]  # (each event model's own)
-    # The default feature values (nbtext.features.weighting), or None for a model of table rows.
-    default_features: dict[str, Any] | None = feature_defaults("counts")
-    feature_kinds: tuple[str, ...] = choices.FEATURES  # the --features it accepts
-    feature_kind_error: str | None = None  # the message when another is asked for
-    zero_alpha = False  # whether λ = 0 is allowed
-    prior_in_jll = True  # whether log P(k) enters the joint log-likelihood
-    mail_alpha = False  # whether λ defaults to 0.1 when most training documents are e-mail
-    smooths = True  # whether λ enters at all
-    normalizes_weights = False  # whether it reads --weight-norm
-    min_classes = 2
-    max_classes: int | None = None  # the most classes it models (None: any number)
-    reads_unk = True  # whether an UNK feature enters its jll (else pruned and unseen tokens are left out)
-    count_unit = "tokens"  # what `nbtext info` says a class's count is of
-    reports_unk_share = False  # `nbtext info` gives UNK's share of the training tokens
-    # Its statistics: UNK's count is the documents with a pruned token (else the pruned tokens'
-    # counts); feature_squares held (training sums the squares of the values).
-    unk_from_documents = False
-    needs_squares = False
-    calibrates = True  # whether a temperature is fitted to it (out_of_fold_jll)
-    tone_margin = choices.DEFAULT_TONE_MARGIN  # --learn tone's margin by default, on its jll's scale
-    one_document: type[OneDocument] | None = None  # its pure-Python form of one document, or None
-    online: type[OneDocument] | None = None  # the form the online protocol scores with, or None
-    caps_evidence = False  # whether it scores under train --max-evidence (nbtext.stats.evidence)
+    flags = Flags()  # what it declares (each event model's own record)
+    # Its form of one document in pure Python (ITS_OWN_CLASS: the model's class itself, whose
+    # of_record makes one of a model file's record), or None: the numpy path scores it.
+    one_document: Any = None
+    online: Any = None  # the form the online protocol scores with (ITS_OWN_CLASS: of_counts), or None
 
     def log_theta(self, stats):
         """log θ_kj, shape (n_classes, n_features): what `nbtext info --top` weighs."""
@@ -287,15 +188,15 @@ class EventModel:
 
         from nbtext.stats.prior import class_log_prior
 
-        if not self.prior_in_jll:
+        if not self.flags.prior_in_jll:
             return np.zeros(stats.n_classes)
         return np.array(class_log_prior(stats.class_count.tolist(), stats.alpha, stats.settings["prior"]))
 
     def check_classes(self, classes):
         """Refuse more classes than it models, in one line (training, eval --online)."""
-        if self.max_classes is not None and len(classes) > self.max_classes:
+        if self.flags.max_classes is not None and len(classes) > self.flags.max_classes:
             raise NbtextError(
-                f"--model {self.name} takes {self.max_classes} classes at most, got {len(classes)}: "
+                f"--model {self.name} takes {self.flags.max_classes} classes at most, got {len(classes)}: "
                 f"{', '.join(map(repr, classes))}"
             )
 
@@ -322,15 +223,58 @@ class EventModel:
         model without its fold's documents (a fold view: the statistics minus theirs)."""
         raise NotImplementedError(f"a {self.name} model is not calibrated")
 
+    # --- one document in pure Python (nbtext.classifier.purescore, nbtext.jobs.online) ---------
+    # An instance made by of_record or of_counts holds the parameters its form reads, as lists;
+    # the registry's holds none (its numpy hooks above take the model). `features` are
+    # [(token, x_j, the feature's counts per class)]: x_j the document's count of feature j,
+    # or 1 with presence features (flags.presence: the model's own are); UNK's token is None.
+
+    @classmethod
+    def _of(cls, **parameters):
+        """An instance of this event model holding `parameters`: its form of one document."""
+        form = cls()
+        form.__dict__.update(parameters)
+        return form
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        """Its form of one document of a model file's one_document record (KeyError: not this
+        model's record), the class counts, λ and the classes."""
+        raise NotImplementedError
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        """Its form of counts as the online protocol keeps them (nbtext.jobs.online)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def record_of(model):
+        """Its part of the one_document record a model file holds (numpy side, from the model)."""
+        raise NotImplementedError
+
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        """jll_k for each class of one document's features (log_prior: log P(k) of each class)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def record_after(record, before, after, min_count):
+        """Its one_document record after one token's counts per class go from `before` to
+        `after` (a document learned or forgotten), in place, from that token's counts alone:
+        of a model whose flags say `follows_changes`."""
+        raise NotImplementedError
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """[(token, its term of jll_winner − jll_runner-up)] of one document's features that
+        score it (UNK left out)."""
+        raise NotImplementedError
+
 
 class LinearModel(EventModel):
     """An event model whose jll is the linear form (W, b, W2) of its statistics; the base is
     the multinomial's log θ."""
 
     def log_theta(self, stats):
-        from nbtext.stats.formulas import multinomial_log_prob
-
-        return multinomial_log_prob(stats.feature_sums, stats.alpha)
+        return Multinomial.log_theta_of(stats.feature_sums, stats.alpha)
 
     def derive(self, model):
         model.linear_form  # noqa: B018
@@ -394,6 +338,48 @@ class LinearModel(EventModel):
             jll[held_out] = linear_scores(X[held_out], self.linear_form(fold)) + self.prior_term(fold)
         return jll
 
+    # --- its form of one document in pure Python: jll_k = log P(k) + Σ_j x_j W_kj (+ absent_k) ----
+    absent: list[float] | None = None  # a constant per class, or None
+
+    def weight(self, k, count):
+        """W_kj of a feature with `count` in class k: x_j W_kj is its term of jll_k. A form whose
+        event model scores under train --max-evidence gives it the bits its numpy form gives it
+        (nbtext.exactmath's log): the features a cap chooses by their terms are a discrete
+        choice, which the one-message path and the model loaded whole make alike only from the
+        same bits (libm's log differs from exactmath's in the last one)."""
+        raise NotImplementedError
+
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        """jll_k for each class, each class's terms summed exactly (of the features that
+        score it: `scoring`)."""
+        rows = self.scoring(features, max_evidence)[1]
+        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
+        if self.absent is not None:
+            for k, absent in enumerate(self.absent):
+                terms[k].append(absent)
+        return [math.fsum(t) for t in terms]
+
+    def scoring(self, features, max_evidence):
+        """(the features that score the document, their terms x_j W_kj of each class): all of
+        them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
+        weight = self.weight
+        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
+        if max_evidence is None:
+            return features, rows
+        from nbtext.stats.evidence import token_key, used_features
+
+        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
+        return [features[i] for i in used], [rows[i] for i in used]
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """x_j (W_winner,j − W_runner-up,j) of each feature that scores the document."""
+        weight = self.weight
+        return [
+            (token, x * (weight(winner, counts[winner]) - weight(runner_up, counts[runner_up])))
+            for token, x, counts in self.scoring(features, max_evidence)[0]
+            if token is not None
+        ]
+
 
 class Multinomial(LinearModel):
     """A class's tokens drawn from θ_k: log θ_kj = log(B_kj + λ) − log(T_k + d·λ). Scored on
@@ -401,18 +387,104 @@ class Multinomial(LinearModel):
     whole (n_classes, n_features) table."""
 
     name = "multinomial"
-    mail_alpha = True
-    reports_unk_share = True
-    one_document = CountsDocument
-    online = CountsDocument
-    caps_evidence = True
+    flags = Flags(
+        mail_alpha=True,
+        reports_unk_share=True,
+        caps_evidence=True,
+        follows_changes=True,  # its record (d, UNK, T_k) is what a pending record derives
+        record_values={"totals": "counts"},
+    )
+    one_document = online = ITS_OWN_CLASS
 
+    # its form of one document: W_kj = log(B_kj + λ) − log(T_k + d·λ), B_kj the class's count
+    # of feature j, T_k its total (UNK's included), d the number of features; the online
+    # protocol's the same sums, of the counts so far
+    totals: list[float]  # T_k
+    n_features: int  # d
+    alpha: float  # λ
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of(totals=record["totals"], n_features=record["features"], alpha=alpha)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls._of(totals=totals, n_features=n_features, alpha=alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"totals": model.feature_totals.tolist()}
+
+    @staticmethod
+    def record_after(record, before, after, min_count):
+        """B_k the token's count in class k (occurrences, or documents holding it in a model of
+        presence), whole numbers: every sum exact, as the model's own.
+
+            kept   = (Σ_k B_k >= min_count)         before and after
+            d'     = d + (kept' − kept)
+            UNK'_k = UNK_k + [not kept'] B'_k − [not kept] B_k
+            T'_k   = T_k + [kept'] B'_k − [kept] B_k + (UNK'_k − UNK_k)"""
+        kept_before, kept_after = sum(before) >= min_count, sum(after) >= min_count
+        record["features"] += kept_after - kept_before
+        totals, unk = record["totals"], record["unk"]
+        for k in range(len(totals)):
+            totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
+            if unk is not None:
+                unk_change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
+                unk[k] += unk_change
+                totals[k] += unk_change
+
+    def weight(self, k, count):
+        return _exact_log(count + self.alpha) - self.denominators[k]
+
+    @cached_property
+    def denominators(self):
+        """log(T_k + d·λ) per class, once, by nbtext.exactmath's log, as log_denominator.
+        Asked of a feature: a model of no feature (d = 0) has none to weigh, and a record that
+        says so of a document's features is refused (ValueError: the numpy path then judges it)."""
+        if not self.n_features:
+            raise ValueError("a feature's weight asked of a model of no features")
+        return [_exact_log(t + self.n_features * self.alpha) for t in self.totals]
+
+    # --- its formulas, in numpy
+    @staticmethod
+    def log_theta_of(feature_sums, alpha, totals=None, d=None):
+        """log θ_kj, θ_kj = (B_kj + λ) / (Σ_j B_kj + d·λ), d = number of features, of
+        `feature_sums` (n_classes, n_features): per class the sum of the documents' feature
+        values.
+
+        `feature_sums` may hold only some columns when `totals` (Σ_j B_kj over all d
+        features, per class) and `d` are given.
+        """
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        if totals is None:
+            d, totals = feature_sums.shape[1], feature_sums.sum(axis=1)
+        if d == 0:  # no features at all (a shard whose every token was pruned): the prior decides
+            return np.zeros_like(feature_sums, dtype=np.float64)
+        # in place, one (classes × features) array: the same operations, without two more
+        # temporaries of that size to allocate and fault in (docs/performance.md, figures
+        # behind the code)
+        log_theta = feature_sums + alpha
+        log(log_theta, out=log_theta)
+        log_theta -= Multinomial.log_denominator(totals, d, alpha)[:, None]
+        return log_theta
+
+    @staticmethod
+    def log_denominator(totals, d, alpha):
+        """log(T_k + d·λ), the denominator of θ_kj, of each class's total T_k over its d features."""
+        from nbtext.exactmath import log
+
+        return log(totals + d * alpha)
+
+    # --- its numpy forms
     def jll_and_lengths(self, model, token_lists):
         import numpy as np
 
         from nbtext.features.matrix import scores_of_counts
         from nbtext.features.weighting import is_tfidf
-        from nbtext.stats.formulas import multinomial_log_prob
 
         if model.settings.get("max_evidence") is not None:
             if len(token_lists) == 1:
@@ -426,7 +498,7 @@ class Multinomial(LinearModel):
         # a pipeline that classifies one message never smooths the whole table
         ids = model.vocabulary.ids_of_one_document(token_lists[0])
         columns, local = np.unique(ids, return_inverse=True)
-        log_theta = multinomial_log_prob(
+        log_theta = self.log_theta_of(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
         # each token in turn, as a batch adds them (scores_of_counts, one class's row at a time)
@@ -475,10 +547,8 @@ class Multinomial(LinearModel):
     def _column_weights(self, model, ids, indptr):
         """(the columns, the cells' document, column index and x, the weights W_kj of the
         columns (columns, classes)) of documents under the model, on their own columns alone."""
-        from nbtext.stats.formulas import multinomial_log_prob
-
         columns, cell_document, cell_column, x = self._cells(model, ids, indptr)
-        log_theta = multinomial_log_prob(
+        log_theta = self.log_theta_of(
             model.feature_count_columns(columns), model.alpha, model.feature_totals, model.n_features
         )
         return columns, cell_document, cell_column, x, log_theta.T
@@ -512,7 +582,6 @@ class Multinomial(LinearModel):
         import numpy as np
 
         from nbtext.exactmath import log
-        from nbtext.stats.formulas import multinomial_log_denominator
         from nbtext.stats.sufficient import Statistics
 
         if model.tfidf_sums is not None:
@@ -542,12 +611,10 @@ class Multinomial(LinearModel):
                 model.alpha,
                 model.settings,
             )
-            # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as formulas.multinomial_log_prob
+            # log θ'_kj = log(B'_kj + λ) − log(T_k − Σ_j S_kj + d·λ), as log_theta_of
             log_theta = log_counts.copy()
             log_theta.flat[changed] = log(fold_sums.flat[changed] + model.alpha)
-            log_theta -= multinomial_log_denominator(
-                model.feature_totals - sums.sum(axis=0), model.n_features, model.alpha
-            )
+            log_theta -= self.log_denominator(model.feature_totals - sums.sum(axis=0), model.n_features, model.alpha)
             # Σ_j x_ij log θ'_kj for each held-out document i (its position among them), each
             # (i, k)'s terms summed in the cells' order
             position = np.searchsorted(held_out, cell_document[held])
@@ -564,25 +631,58 @@ class Multinomial(LinearModel):
 
 class Bernoulli(LinearModel):
     name = "bernoulli"
-    default_features = feature_defaults("binary", idf=False, length_norm=False)
-    feature_kinds = ("binary",)
-    feature_kind_error = "--model bernoulli models token presence: drop --features (or use --model multinomial)"
-    mail_alpha = True
-    count_unit = "tokens (each counted once a document)"
-    unk_from_documents = True
-    one_document = PresenceDocument
+    flags = Flags(
+        default_features=feature_defaults("binary", idf=False, length_norm=False),
+        feature_kinds=("binary",),
+        feature_kind_error="--model bernoulli models token presence: drop --features (or use --model multinomial)",
+        mail_alpha=True,
+        count_unit="tokens (each counted once a document)",
+        unk_from_documents=True,
+        presence=True,
+        record_values={"absent": "log"},
+    )
+    one_document = ITS_OWN_CLASS
+
+    # its form of one document: x_j = 1 for the features present, W_kj = log(D_kj + λ) −
+    # log(N_k − D_kj + λ), D_kj the class's documents holding feature j, N_k its documents; the
+    # constant Σ_j log(1 − θ_kj) over every feature is the record's `absent`
+    class_count: list[float]  # N_k
+    alpha: float  # λ
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of(absent=list(record["absent"]), class_count=list(class_count), alpha=alpha)
+
+    @staticmethod
+    def record_of(model):
+        return {"absent": model.linear_form[1].tolist()}
+
+    def weight(self, k, count):
+        return math.log(count + self.alpha) - math.log(self.class_count[k] - count + self.alpha)
+
+    # --- its formulas and numpy forms
+    @staticmethod
+    def log_theta_pair_of(feature_sums, class_count, alpha):
+        """(log θ_kj, log(1 − θ_kj)), θ_kj = (D_kj + λ) / (N_k + 2λ), of `feature_sums`
+        (n_classes, n_features: D_kj) and `class_count` (N_k).
+
+        Both come straight from the counts: 1 − θ_kj = (N_k − D_kj + λ) / (N_k + 2λ).
+        (Seed 000 writes N_k + dλ in the denominator; each feature has two values, so 2λ.)
+        """
+        from nbtext.exactmath import log
+
+        denominator = log(class_count + 2 * alpha)[:, None]
+        log_present = log(feature_sums + alpha) - denominator
+        log_absent = log(class_count[:, None] - feature_sums + alpha) - denominator
+        return log_present, log_absent
 
     def log_theta(self, stats):
-        from nbtext.stats.formulas import bernoulli_log_prob
-
-        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
+        return self.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)[0]
 
     def linear_form(self, stats):
-        from nbtext.stats.formulas import bernoulli_log_prob
-
         # Σ_j [x_j log θ_j + (1 − x_j) log(1 − θ_j)] = x·(log θ − log(1 − θ)) + Σ_j log(1 − θ_j):
         # absent features are counted without ever forming a dense (1 − X).
-        log_present, log_absent = bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)
+        log_present, log_absent = self.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)
         return log_present - log_absent, log_absent.sum(axis=1), None
 
 
@@ -591,31 +691,79 @@ class Complement(LinearModel):
     # normalization; their fourth, weight normalization, costs 0.3 points on 20 Newsgroups
     # here and is off by default (`make accuracy` measures each; the README has the table).
     name = "complement"
-    default_features = feature_defaults("tfidf", tf="log")
-    prior_in_jll = False  # as in Rennie et al.
-    normalizes_weights = True
+    flags = Flags(
+        default_features=feature_defaults("tfidf", tf="log"),
+        prior_in_jll=False,  # as in Rennie et al.
+        normalizes_weights=True,
+    )
+
+    @staticmethod
+    def weights_of(feature_sums, alpha, weight_norm):
+        """Complement NB (Rennie et al. 2003): w_kj = log θ̃_kj, θ̃ estimated from every class
+        but k, θ̃_kj = (Σ_{k'≠k} B_k'j + λ) / (Σ_{k'≠k} Σ_j B_k'j + d·λ); with weight
+        normalization w_kj / Σ_j |w_kj|. A document goes to the class whose complement fits
+        it worst, so the weights are −w (argmax of −x·w)."""
+        import numpy as np
+
+        complement = feature_sums.sum(axis=0, keepdims=True) - feature_sums
+        w = Multinomial.log_theta_of(complement, alpha)
+        if weight_norm:
+            w = w / np.abs(w).sum(axis=1, keepdims=True)
+        return -w
 
     def linear_form(self, stats):
         import numpy as np
 
-        from nbtext.stats.formulas import complement_weights
-
-        W = complement_weights(stats.feature_sums, stats.alpha, stats.settings.get("weight_norm", False))
+        W = self.weights_of(stats.feature_sums, stats.alpha, stats.settings.get("weight_norm", False))
         return W, np.zeros(stats.n_classes), None
 
 
 class Gaussian(LinearModel):
     name = "gaussian"
-    default_features = feature_defaults("tfidf")
-    feature_kinds = ("tfidf",)
-    feature_kind_error = "--model gaussian takes --features tfidf (real-valued features)"
-    smooths = False
-    needs_squares = True
+    flags = Flags(
+        default_features=feature_defaults("tfidf"),
+        feature_kinds=("tfidf",),
+        feature_kind_error="--model gaussian takes --features tfidf (real-valued features)",
+        smooths=False,
+        needs_squares=True,
+    )
+
+    VAR_SMOOTHING = 1e-9  # σ² floor, as a fraction of the largest feature variance
+
+    @staticmethod
+    def weights_of(class_count, sums, squares):
+        """x_j ~ N(μ_kj, σ²_kj) with μ = S1/N_k and σ² = S2/N_k − μ² (S1 = Yᵀ X, S2 = Yᵀ X∘X),
+        floored at σ² + VAR_SMOOTHING · max_j Var(x_j) so a zero variance cannot blow up.
+
+        Σ_j log N(x_j; μ, σ²) = Σ_j [−½ log 2πσ² − μ²/2σ²] + x·(μ/σ²) − ½ (x∘x)·(1/σ²):
+        returns (W1 = μ/σ², b, W2 = 1/σ²) for jll = X W1ᵀ − ½ (X∘X) W2ᵀ + b."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        n = class_count[:, None]
+        mean = sums / n
+        variance = Gaussian._variance(squares / n, mean)
+        total = class_count.sum()
+        overall_variance = Gaussian._variance(squares.sum(axis=0) / total, sums.sum(axis=0) / total)
+        variance = variance + Gaussian.VAR_SMOOTHING * max(overall_variance.max(initial=0.0), np.finfo(float).tiny)
+        precision = 1.0 / variance
+        bias = (-0.5 * log(2 * np.pi * variance) - 0.5 * mean**2 * precision).sum(axis=1)
+        return mean * precision, bias, precision
+
+    @staticmethod
+    def _variance(mean_square, mean):
+        """E[x²] − μ², and 0 where that difference is within its own rounding (a few units in
+        the last place of E[x²]): values all equal (a class whose documents share a feature's
+        value) then have variance 0, as a two-pass variance gives, not a rounding residue that
+        the VAR_SMOOTHING floor would turn into a precision of 10⁹ times the noise."""
+        import numpy as np
+
+        variance = mean_square - mean**2
+        return np.where(variance > 4 * np.finfo(float).eps * mean_square, variance, 0.0)
 
     def linear_form(self, stats):
-        from nbtext.stats.formulas import gaussian_weights
-
-        return gaussian_weights(stats.class_count, stats.feature_sums, stats.feature_squares)
+        return self.weights_of(stats.class_count, stats.feature_sums, stats.feature_squares)
 
 
 class Categorical(EventModel):
@@ -627,10 +775,12 @@ class Categorical(EventModel):
     every class (λ > 0), or is skipped for that row (λ = 0). Never calibrated."""
 
     name = "categorical"
-    default_features = None
-    zero_alpha = True
-    min_classes = 1
-    calibrates = False
+    flags = Flags(
+        default_features=None,
+        zero_alpha=True,
+        min_classes=1,
+        calibrates=False,
+    )
 
     def _columns(self, stats):
         """(the column index of every feature `column=value`, the number of columns)."""
@@ -641,10 +791,34 @@ class Categorical(EventModel):
         feature_of = np.array([position[t.split("=", 1)[0]] for t in stats.vocabulary.feature_names], dtype=np.intp)
         return feature_of, len(columns)
 
-    def log_theta(self, stats):
-        from nbtext.stats.formulas import categorical_log_prob
+    @staticmethod
+    def log_theta_of(feature_sums, class_count, alpha, feature_of, n_columns):
+        """log P(x_j = v | k) for every `column=value` token, shape (n_classes, n_tokens):
+        (B_k,(j,v) + λ) / (N_k + n_j·λ), n_j the number of values column j takes."""
+        import numpy as np
 
-        return categorical_log_prob(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
+        from nbtext.exactmath import log
+
+        n_values = np.bincount(feature_of, minlength=n_columns)  # n_j
+        denominator = class_count[:, None] + n_values[None, :] * alpha  # N_k + n_j·λ
+        with np.errstate(divide="ignore"):  # λ = 0: an unseen (class, value) pair is log 0 = -inf
+            return log(feature_sums + alpha) - log(denominator[:, feature_of])
+
+    @staticmethod
+    def unseen_log_theta_of(class_count, alpha, feature_of, n_columns):
+        """log λ / (N_k + n_j·λ), a value never seen in training, per (class, column); None for
+        λ = 0, where it would rule every class out (such values are skipped instead)."""
+        import numpy as np
+
+        from nbtext.exactmath import log
+
+        if alpha <= 0:
+            return None
+        n_values = np.bincount(feature_of, minlength=n_columns)
+        return log(alpha) - log(class_count[:, None] + n_values[None, :] * alpha)
+
+    def log_theta(self, stats):
+        return self.log_theta_of(stats.feature_sums, stats.class_count, stats.alpha, *self._columns(stats))
 
     def derive(self, model):
         model.feature_log_prob  # noqa: B018
@@ -653,8 +827,6 @@ class Categorical(EventModel):
         """log P(k) + Σ_j log P(x_j | k) for each row, the model's log θ gathered per row,
         never a dense product, where 0·(−inf) would be NaN."""
         import numpy as np
-
-        from nbtext.stats.formulas import categorical_unseen_log_prob
 
         stats, log_theta = model.statistics, model.feature_log_prob
         columns = stats.settings["tokenizer"]["columns"]
@@ -670,7 +842,7 @@ class Categorical(EventModel):
                 f"({sum(map(len, unseen))} in {sum(1 for u in unseen if u)} rows)",
                 stacklevel=4,
             )
-        unseen_log_prob = categorical_unseen_log_prob(stats.class_count, stats.alpha, *self._columns(stats))
+        unseen_log_prob = self.unseen_log_theta_of(stats.class_count, stats.alpha, *self._columns(stats))
         jll = np.zeros((len(token_lists), stats.n_classes))
         for i, (row_ids, missing) in enumerate(zip(ids, unseen)):
             jll[i] = log_theta[:, row_ids].sum(axis=1)
@@ -688,32 +860,94 @@ class Categorical(EventModel):
             return columns, x * (weights[winner, columns] - weights[runner_up, columns])
 
 
-class Fisher(FisherFormulas, EventModel):
+class Fisher(EventModel):
     """Robinson's f(w) and Fisher's inverse chi-square combining, as SpamBayes and bogofilter
-    score mail (nbtext.stats.fisher has the formulas; FisherDocument the same in pure Python).
+    score mail (nbtext.stats.fisher has the formulas; its form of one document the same in pure Python).
     Its statistics are Bernoulli's: per class the documents holding each token, and N_k; λ is
     Robinson's prior strength s. Two classes, the positive one (nbtext.labels.positive_class)
     spam; its jll is (ln I, ln(1 − I)), so the posterior is I. Pruned and unseen tokens carry no
     evidence (f = x): there is no UNK feature."""
 
     name = "fisher"
-    default_features = feature_defaults("binary", idf=False, length_norm=False)
-    feature_kinds = ("binary",)
-    feature_kind_error = "--model fisher counts the documents holding each token: drop --features"
-    prior_in_jll = False
-    max_classes = 2
-    reads_unk = False
-    count_unit = "tokens (each counted once a document)"
-    unk_from_documents = True
-    one_document = FisherDocument
-    online = FisherDocument
-    tone_margin = 4.0  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
+    flags = Flags(
+        default_features=feature_defaults("binary", idf=False, length_norm=False),
+        feature_kinds=("binary",),
+        feature_kind_error="--model fisher counts the documents holding each token: drop --features",
+        prior_in_jll=False,
+        max_classes=2,
+        reads_unk=False,
+        count_unit="tokens (each counted once a document)",
+        unk_from_documents=True,
+        presence=True,  # (its record: the class counts and λ are all it reads besides the tokens' own counts)
+        tone_margin=4.0,  # on ln I − ln(1 − I): chosen by cross-validation on the train splits (docs/performance.md)
+    )
+    one_document = online = ITS_OWN_CLASS
+
+    @property
+    def fisher(self):
+        """nbtext.stats.fisher, what both its forms score by, imported at its first use (the
+        one-message path of the other models never needs it)."""
+        from nbtext.stats import fisher
+
+        return fisher
+
+    # its form of one document: each feature's f(w) from the documents of each class holding
+    # it, the most deviant combined by Fisher's method into I; jll = (ln I, ln(1 − I)) in the
+    # classes' order. No log prior enters. Also the online protocol's form.
+    class_count: list[float]  # N_k
+    positive: int  # the positive class's (spam's) index
+    strength: float  # Robinson's s: λ
+
+    @classmethod
+    def _of_classes(cls, class_count, alpha, classes):
+        if len(class_count) != 2:
+            raise ValueError("a fisher model has two classes")
+        positive = classes.index(positive_class(classes))
+        return cls._of(class_count=[float(c) for c in class_count], positive=positive, strength=alpha)
+
+    @classmethod
+    def of_record(cls, record, class_count, alpha, classes):
+        return cls._of_classes(class_count, alpha, classes)
+
+    @classmethod
+    def of_counts(cls, totals, n_features, alpha, class_count, classes):
+        return cls._of_classes(class_count, alpha, classes)
+
+    @staticmethod
+    def record_of(model):
+        return {}
+
+    def used(self, features):
+        """[(token, f, 1 − f)] of the features that enter the combining (UNK never does)."""
+        spam, ham = self.positive, 1 - self.positive
+        n_spam, n_ham = self.class_count[spam], self.class_count[ham]
+        probability = self.fisher.token_probability
+        scored = [
+            (token, *probability(counts[spam], counts[ham], n_spam, n_ham, self.strength))
+            for token, _, counts in features
+            if token is not None
+        ]
+        return self.fisher.used_tokens(scored)
+
+    # (max_evidence: always None, the model file's schema refuses it of fisher, whose own cap is MAX_TOKENS)
+    def joint_log_likelihood(self, log_prior, features, max_evidence=None):
+        log_spam, log_ham = self.fisher.log_spam_probability(self.used(features))
+        return [log_spam, log_ham] if self.positive == 0 else [log_ham, log_spam]
+
+    def explanation(self, features, winner, runner_up, max_evidence=None):
+        """Each used token's ln f − ln(1 − f), towards the winner."""
+        sign = 1.0 if winner == self.positive else -1.0
+        smallest = self.fisher.SMALLEST
+        return [
+            (token, sign * (math.log(max(f, smallest)) - math.log(max(g, smallest))))
+            for token, f, g in self.used(features)
+        ]
+
+    # --- its numpy forms
 
     def log_theta(self, stats):
         """The presence probabilities (D_kj + λ) / (N_k + 2λ), as Bernoulli's: what `info --top` weighs."""
-        from nbtext.stats.formulas import bernoulli_log_prob
-
-        return bernoulli_log_prob(stats.feature_sums, stats.class_count, stats.alpha)[0]
+        return Bernoulli.log_theta_pair_of(stats.feature_sums, stats.class_count, stats.alpha)[0]
 
     @staticmethod
     def _cells(ids, indptr):

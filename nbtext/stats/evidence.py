@@ -28,7 +28,7 @@ Each rule has two forms, the same choice in both: in pure Python for one documen
 one-message path imports no numpy) and over numpy arrays for a batch (`used_cells_of`,
 numpy imported in it). This module imports no numpy at module level. The choice is discrete,
 so both forms must be given the same floats: the one-document form computes its terms with
-nbtext.exactmath's log, as the numpy form does (CountsDocument.weight), not libm's.
+nbtext.exactmath's log, as the numpy form does (event_models.Multinomial.weight), not libm's.
 """
 
 # cells (a document's feature, in a batch) whose class terms are held at once: a bound on
