@@ -1411,3 +1411,26 @@ def test_a_section_that_lies_gets_one_verdict_from_every_reader(tmp_path_factory
     assert done["predict --format fasttext"][1].decode() == f"__label__{label} {p}\n"
     assert done["predict FILE"][1].decode().split("\t")[1:] == [label, p + "\n"]
     assert f"\nX-Nbtext-Class: {label}\n".encode() in done["filter"][1]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--features", "tfidf"], ["--model", "complement"], ["--model", "bernoulli"]],
+    ids=["tf-idf", "complement", "bernoulli with UNK"],
+)
+def test_a_record_on_a_model_no_learner_appends_to_is_a_corrupt_file_to_every_command(tmp_path, options):
+    """A well-framed record on a model of tf-idf features or a Bernoulli model with UNK (no
+    learner appends one: train --update takes them the full way) is what a reader says of any
+    record nbtext does not write, from every reader and learner alike. It was train --update's
+    advice ("cannot change a model of tf-idf features ...; retrain it") in a corrupt file's line."""
+    model = tmp_path / "m.model"
+    nbtext_run("train", "-q", *GENERAL, *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    record = {"hash": "ab" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False}
+    record["derived"] = {"features": 150, "unk": None, "totals": [0.0, 0.0]}
+    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.framed(record))
+    said = f"Error: {model} is corrupt (its pending section holds {pending.NOT_WRITTEN})\n".encode()
+    message = b"Subject: free\n\nfree money now\n"
+    done = _every_reader_of(model, message, tmp_path)
+    learned = run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
+    done["train --update"] = (learned.exit_code, b"", learned.stderr_bytes)
+    assert {result[0] for result in done.values()} == {1} and all(result[2] == said for result in done.values()), done
