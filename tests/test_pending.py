@@ -438,8 +438,9 @@ def test_a_crafted_section_is_one_line_for_learners_too(model):
 
 def test_forgetting_what_was_never_counted_is_refused(model):
     """A well-framed record that takes tokens from a class that never held them would make
-    counts negative: the model loaded whole refuses it in one line (the one-message path
-    checks the counts of the message's own tokens only: docs/model-file.md)."""
+    counts negative: the model loaded whole refuses it in one line, and so does every
+    one-message reader (predict of stdin, filter), which derives the section's record again
+    from the counts of every token it moves (docs/model-file.md)."""
     import json
     import zlib
 
@@ -457,7 +458,13 @@ def test_forgetting_what_was_never_counted_is_refused(model):
         model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body)) + body
     )
     message = messages("spam", "test")[0].read_bytes()
-    for args in (["predict", "-j", "1", messages("spam", "test")[0]], ["info"], ["eval", MAIL / "test" / "spam"]):
+    for args in (
+        ["predict", "-j", "1", messages("spam", "test")[0]],
+        ["info"],
+        ["eval", MAIL / "test" / "spam"],
+        ["predict"],
+        ["filter"],
+    ):
         result = subprocess.run([NBTEXT, *map(str, args), "-m", model], input=message, capture_output=True, timeout=120)
         assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"corrupt" in result.stderr, args
 
@@ -1154,8 +1161,8 @@ def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded
     """A well-framed record of a model of presence whose `derived` a learner counting a
     token's occurrences would write (right for a model of counts, wrong here): the model
     loaded whole, which replays the section by the presence rule, refuses it in one line on
-    every command that loads it so (the one-message path trusts `derived`, as it trusts the
-    file's own record: docs/model-file.md)."""
+    every command that loads it so, and predict of one message on stdin too (the one-message
+    path derives the section's record again by the presence rule: docs/model-file.md)."""
     import json
     import zlib
 
@@ -1185,8 +1192,9 @@ def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded
             ["info"],
             ["eval", presence_models / "spam", presence_models / "ham"],
             ["predict", "-j", "1", presence_models / "spam"],
+            ["predict"],
         ):
-            result = run(*args, "-m", model)
+            result = run(*args, "-m", model, input="w1 w6 new\n")
             if refused:
                 assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
                 assert "its pending section does not agree with its counts" in result.stderr
