@@ -75,7 +75,7 @@ MODEL_FILE_DOORS = {
     ("nbtext.classifier.purescore", "as_read", "nbtext.classifier.purescore.of_file"): "(the same)",
     ("nbtext.delivery.judging", "OneMessageModel.__init__", "nbtext.classifier.purescore.as_read"): "(the same)",
     # the one-message learner: the file read is the file written, under the model's lock; it checks the
-    # section as the loader does (learnone._rederived) before it appends
+    # section as every one-message reader does (PureModel.with_changes) before it appends
     ("nbtext.jobs.learnone", "through_log", "builtins.open"): "the model file, to append to it",
     ("nbtext.jobs.learnone", "through_log", "nbtext.modelfile.container.mapped"): "(the same)",
     ("nbtext.jobs.learnone", "through_log", "nbtext.modelfile.container.read_open"): "(the same)",

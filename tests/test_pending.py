@@ -3,6 +3,7 @@ nbtext.jobs.learnone): what every reader sees is what the full way would give, a
 log into the file writes the bytes `train --update` and `forget` write."""
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
+import json
 import os
 import random
 import shutil
@@ -437,8 +438,9 @@ def test_a_crafted_section_is_one_line_for_learners_too(model):
 
 def test_forgetting_what_was_never_counted_is_refused(model):
     """A well-framed record that takes tokens from a class that never held them would make
-    counts negative: the model loaded whole refuses it in one line (the one-message path
-    checks the counts of the message's own tokens only: docs/model-file.md)."""
+    counts negative: the model loaded whole refuses it in one line, and so does every
+    one-message reader (predict of stdin, filter), which derives the section's record again
+    from the counts of every token it moves (docs/model-file.md)."""
     import json
     import zlib
 
@@ -456,7 +458,13 @@ def test_forgetting_what_was_never_counted_is_refused(model):
         model.read_bytes() + pending.PENDING_MAGIC + pending.RECORD.pack(len(body), zlib.crc32(body)) + body
     )
     message = messages("spam", "test")[0].read_bytes()
-    for args in (["predict", "-j", "1", messages("spam", "test")[0]], ["info"], ["eval", MAIL / "test" / "spam"]):
+    for args in (
+        ["predict", "-j", "1", messages("spam", "test")[0]],
+        ["info"],
+        ["eval", MAIL / "test" / "spam"],
+        ["predict"],
+        ["filter"],
+    ):
         result = subprocess.run([NBTEXT, *map(str, args), "-m", model], input=message, capture_output=True, timeout=120)
         assert result.returncode == 1 and result.stderr.count(b"\n") == 1 and b"corrupt" in result.stderr, args
 
@@ -1153,8 +1161,8 @@ def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded
     """A well-framed record of a model of presence whose `derived` a learner counting a
     token's occurrences would write (right for a model of counts, wrong here): the model
     loaded whole, which replays the section by the presence rule, refuses it in one line on
-    every command that loads it so (the one-message path trusts `derived`, as it trusts the
-    file's own record: docs/model-file.md)."""
+    every command that loads it so, and predict of one message on stdin too (the one-message
+    path derives the section's record again by the presence rule: docs/model-file.md)."""
     import json
     import zlib
 
@@ -1184,8 +1192,9 @@ def test_a_record_derived_by_counting_occurrences_is_refused_by_the_model_loaded
             ["info"],
             ["eval", presence_models / "spam", presence_models / "ham"],
             ["predict", "-j", "1", presence_models / "spam"],
+            ["predict"],
         ):
-            result = run(*args, "-m", model)
+            result = run(*args, "-m", model, input="w1 w6 new\n")
             if refused:
                 assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
                 assert "its pending section does not agree with its counts" in result.stderr
@@ -1258,3 +1267,178 @@ def test_a_model_cut_inside_its_sample_is_refused_alike_by_readers_and_learners(
         assert model.read_bytes() == data[:a] + data[b:], command
     result = run("info", "-m", model)
     assert (result.exit_code, result.stderr) == (1, line.decode())
+
+
+# --- a section whose records lie, its checksums right: one verdict from every reader (issue 49) ---
+_LYING_MODELS = {
+    "spam preset": [],  # counts of presence, nothing pruned, UNK (tokens never cross --min-count)
+    "counts": [*GENERAL, "--min-count", "2"],  # tokens cross --min-count as documents come and go
+    "pruned presence": [*GENERAL, "--features", "binary", "--unknown", "ignore", "--min-count", "3"],
+}
+_RECORDS = 7  # in each of their sections (learned_sections)
+_READERS = {  # each reader of one message: (its command line, whether the message is a FILE, not stdin)
+    "predict": (["predict"], False),
+    "predict --proba": (["predict", "--proba"], False),
+    "predict -k 2": (["predict", "-k", "2"], False),
+    "predict --format fasttext": (["predict", "--format", "fasttext"], False),
+    "predict --format json": (["predict", "--format", "json"], False),
+    "filter": (["filter"], False),
+    "predict FILE": (["predict"], True),
+    "info": (["info"], False),
+}
+
+
+@pytest.fixture(scope="module")
+def learned_sections(tmp_path_factory):
+    """{name: (a model file of _LYING_MODELS without a section, the records the one-message
+    learner appended to it: messages learned, one moved to the other class, one forgotten)},
+    and the messages left to classify."""
+    folder = tmp_path_factory.mktemp("lying")
+    spam, ham = messages("spam", "test"), messages("ham", "test")
+    made = {}
+    for name, options in _LYING_MODELS.items():
+        model = folder / f"{name.replace(' ', '-')}.model"
+        nbtext_run("train", "-q", *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+        base = model.read_bytes()
+        for args in (
+            ["train", "--update", f"spam={spam[0]}"],
+            ["train", "--update", f"ham={ham[0]}"],
+            ["train", "--update", f"spam={spam[1]}", f"ham={ham[1]}"],
+            ["train", "--update", f"ham={spam[0]}"],  # moved
+            ["forget", ham[0]],
+            ["train", "--update", f"spam={spam[2]}"],
+        ):
+            nbtext_run(*args, "-q", "-m", model)
+        log = pending.Log(model.read_bytes())
+        assert len(log.records) == _RECORDS and model.read_bytes()[: log.start] == base
+        made[name] = (base, log.records)
+    return made, [spam[5], ham[5], ham[6]]
+
+
+@st.composite
+def _lies(draw, n):
+    """How a forger changes a section of `n` records: one record appended again (anywhere
+    after it), one dropped, the records reordered, or one field of a record's `derived`
+    altered; (kind, arguments)."""
+    kind = draw(st.sampled_from(["twice", "dropped", "reordered", "altered"]))
+    if kind == "twice":
+        i = draw(st.integers(0, n - 1))
+        return kind, (i, draw(st.integers(i + 1, n)))
+    if kind == "dropped":
+        return kind, (draw(st.integers(0, n - 1)),)
+    if kind == "reordered":
+        return kind, (draw(st.permutations(range(n))),)
+    field = draw(st.sampled_from(["features", "unk", "totals"]))
+    change = draw(st.sampled_from([1, -1, 2, 0.5, -0.5, 1000]))
+    return kind, (draw(st.integers(0, n - 1)), field, draw(st.integers(0, 1)), change)
+
+
+def _lied(records, lie):
+    """The records as `lie` (_lies) changes them."""
+    import copy
+
+    kind, arguments = lie
+    records = copy.deepcopy(records)
+    if kind == "twice":
+        i, at = arguments
+        records.insert(at, records[i])
+    elif kind == "dropped":
+        del records[arguments[0]]
+    elif kind == "reordered":
+        records = [records[i] for i in arguments[0]]
+    else:
+        i, field, k, change = arguments
+        derived = records[i]["derived"]
+        if field == "features" or derived[field] is None:
+            derived["features"] += int(change) or 1
+        else:
+            derived[field][k] += change
+    return records
+
+
+def _every_reader_of(model, message, folder):
+    """{reader: (exit status, stdout, stderr)} of each of _READERS for `message`, through the
+    command line's own functions as the nbtext executable dispatches them: the click-free
+    path (nbtext.cli.oneshot.fast) where it serves the command line, else click's."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.oneshot import fast
+
+    path = folder / "message.eml"
+    path.write_bytes(message)
+    done = {}
+    for name, (args, a_file) in _READERS.items():
+        argv = [args[0], "-m", str(model), *args[1:], *([str(path)] if a_file else [])]
+        with CliRunner().isolation(input=message) as (stdout, stderr, _):
+            status = fast(argv)
+            sys.stderr.flush()
+        if status is None:
+            result = run(*argv, input=message)
+            done[name] = (result.exit_code, result.stdout_bytes, result.stderr_bytes)
+        else:
+            done[name] = (status, stdout.getvalue(), stderr.getvalue())
+    return done
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lie=_lies(_RECORDS), name=st.sampled_from(sorted(_LYING_MODELS)), which=st.integers(0, 2))
+@example(lie=("twice", (_RECORDS - 1, _RECORDS)), name="spam preset", which=0)  # (the attack's: the last, twice)
+def test_a_section_that_lies_gets_one_verdict_from_every_reader(tmp_path_factory, learned_sections, lie, name, which):
+    """A model file's pending section changed as a forger would, its checksums made right: a
+    record appended again, one dropped, the records reordered, a field of a record's `derived`
+    altered. Every reader of one message (predict of stdin with each --format, --proba and
+    -k, filter, predict FILE, info) refuses it as the model loaded whole does (exit 1, its
+    line; filter passes the message on tagged error), or all give its answer. predict of
+    stdin, --proba, -k, fasttext, filter and predict FILE scored a record appended twice
+    (exit 0) where the others refused the file: the one-message path took the last record's
+    `derived` on trust."""
+    made, queries = learned_sections
+    base, records = made[name]
+    folder = tmp_path_factory.mktemp("lie")
+    model = folder / "lying.model"
+    model.write_bytes(base + pending.PENDING_MAGIC + b"".join(map(pending.framed, _lied(records, lie))))
+    message = b"From: someone@example.com\nSubject: a note\n\n" + queries[which].read_bytes()  # (a mail: filter's)
+    done = _every_reader_of(model, message, folder)
+    try:
+        nbtext.load(str(model), sample=False)
+        refusal = None
+    except nbtext.NbtextError as e:
+        refusal = f"Error: {e}\n".encode()
+    if refusal is not None:  # refused by each reader, in the loader's words
+        assert {result[0] for result in done.values()} == {1}, (lie, done)
+        assert all(result[2] == refusal for result in done.values()), (lie, refusal, done)
+        assert done["filter"][1] == message.replace(b"\n\n", b"\nX-Nbtext-Class: error\n\n", 1)
+        return
+    assert {result[0] for result in done.values()} == {0} and not any(r[2] for r in done.values()), (lie, done)
+    whole = json.loads(done["predict --format json"][1])  # (the model loaded whole prints JSON)
+    label, probabilities = whole["label"], list(whole["probabilities"].values())
+    p, figures = f"{max(probabilities):.4f}", [f"{q:.4f}" for q in probabilities]
+    assert done["predict"][1] == f"{label}\n".encode()
+    assert done["predict --proba"][1].decode() == "\t".join(["-", label, p, *figures]) + "\n"
+    assert done["predict -k 2"][1].decode().split("\t")[1] == label
+    assert done["predict --format fasttext"][1].decode() == f"__label__{label} {p}\n"
+    assert done["predict FILE"][1].decode().split("\t")[1:] == [label, p + "\n"]
+    assert f"\nX-Nbtext-Class: {label}\n".encode() in done["filter"][1]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--features", "tfidf"], ["--model", "complement"], ["--model", "bernoulli"]],
+    ids=["tf-idf", "complement", "bernoulli with UNK"],
+)
+def test_a_record_on_a_model_no_learner_appends_to_is_a_corrupt_file_to_every_command(tmp_path, options):
+    """A well-framed record on a model of tf-idf features or a Bernoulli model with UNK (no
+    learner appends one: train --update takes them the full way) is what a reader says of any
+    record nbtext does not write, from every reader and learner alike. It was train --update's
+    advice ("cannot change a model of tf-idf features ...; retrain it") in a corrupt file's line."""
+    model = tmp_path / "m.model"
+    nbtext_run("train", "-q", *GENERAL, *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    record = {"hash": "ab" * 16, "label": "spam", "from": None, "tokens": ["free"], "mail": False}
+    record["derived"] = {"features": 150, "unk": None, "totals": [0.0, 0.0]}
+    model.write_bytes(model.read_bytes() + pending.PENDING_MAGIC + pending.framed(record))
+    said = f"Error: {model} is corrupt (its pending section holds {pending.NOT_WRITTEN})\n".encode()
+    message = b"Subject: free\n\nfree money now\n"
+    done = _every_reader_of(model, message, tmp_path)
+    learned = run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
+    done["train --update"] = (learned.exit_code, b"", learned.stderr_bytes)
+    assert {result[0] for result in done.values()} == {1} and all(result[2] == said for result in done.values()), done

@@ -288,6 +288,26 @@ def test_a_token_is_found_by_its_start_as_the_numpy_path_finds_it(vocabulary, pr
             pass
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    vocabulary=st.sets(st.text(st.sampled_from("ab\u00e9\u65e5z"), min_size=1, max_size=7), min_size=1, max_size=40),
+    others=st.sets(st.text(st.sampled_from("ab\u00e9\u65e5zq"), min_size=1, max_size=8), max_size=20),
+    every=st.sampled_from([1, 2, 3, 7, 1024]),
+)
+def test_tokens_are_found_in_the_vocabulary_at_their_place(vocabulary, others, every):
+    """vocabindex.indices_in_sorted_blob (the pending section's lookups) finds a vocabulary's
+    tokens at their place in it, and nothing else, whatever the distance between its
+    signposts: first, last, long tokens, tokens that begin another."""
+    from nbtext.features.vocabindex import indices_in_sorted_blob
+
+    tokens = sorted(vocabulary)
+    blob = "\0".join(tokens).encode()
+    queries = {t.encode() for t in vocabulary | others}
+    expected = {t.encode(): i for i, t in enumerate(tokens)}
+    assert indices_in_sorted_blob(blob, queries, every) == expected
+    assert indices_in_sorted_blob(b"", queries, every) == {}
+
+
 def test_a_long_document_goes_to_numpy_with_the_same_answer(tmp_path, demo_model):
     from nbtext.delivery.judging import OneMessageModel
 

@@ -15,7 +15,7 @@ from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
 from nbtext.labels import class_problem, label_problem
-from nbtext.modelfile.pending import COMPACT_AFTER
+from nbtext.modelfile.pending import COMPACT_AFTER, NOT_WRITTEN
 from nbtext.stats.changes import Ledger, of_record
 from nbtext.stats.counting import CountTable
 from nbtext.stats.event_models import EVENT_MODELS
@@ -121,7 +121,10 @@ def recounted(model, records):
     """(the model of `model`'s counts with the records of its pending log counted in, its
     journal and corpus record as after them, its calibration still to be taken; the records
     as changes, nbtext.stats.changes.of_record, in order)."""
-    table = counts_to_change(model)
+    try:
+        table = counts_to_change(model)
+    except NbtextError:  # (its advice is for a user's change) no learner appends a record to such a model
+        raise NbtextError(f"its pending section holds {NOT_WRITTEN}") from None
     changes = [of_record(record) for record in records]
     ledger = Ledger()
     for change in changes:

@@ -25,10 +25,10 @@ from collections import Counter
 from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
-from nbtext.features.vocabindex import encode, find_one
+from nbtext.features.vocabindex import encode, find_one, indices_in_sorted_blob
 from nbtext.modelfile import pending
 from nbtext.modelfile.container import split
-from nbtext.modelfile.schema import check_arrays, check_header, raw_array
+from nbtext.modelfile.schema import check_arrays, check_header, raw_array, same_record
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.prior import class_log_prior
 from nbtext.stats.tempering import document_temperature, log_sum_exp, tempered_posterior
@@ -53,6 +53,12 @@ _USED = (
 
 class Unserved(Exception):
     """This model, or this document, is one for the numpy path."""
+
+
+class Disagrees(Unserved):
+    """A pending section whose last record's `derived` is not the one-document record its
+    changes lead to (PureModel.rederived): the model loaded whole refuses the file
+    (pending.DISAGREES)."""
 
 
 class PureModel:
@@ -104,9 +110,14 @@ class PureModel:
         """This model with `changes` (nbtext.modelfile.pending.Changes of its log) folded in: the
         class counts and the one-document record after them, each token's counts as
         token_counts gives them. The calibration is the file's until the log is folded
-        into the file (then it is refitted)."""
+        into the file (then it is refitted). The last record's `derived` is taken only once
+        it is the record the changes lead to from the file's own (`rederived`), else
+        Disagrees: every one-message reader and learner of a section comes here, so none
+        scores with, or appends to, a section the model loaded whole refuses."""
         if not self.follows_changes():
             raise Unserved
+        if changes.derived and not same_record(changes.derived, self.rederived(changes)):
+            raise Disagrees
         self.changes = changes
         if not changes.derived:
             return self
@@ -120,6 +131,64 @@ class PureModel:
         )
         self.log_prior = log_prior(self.class_count, self.alpha, self.header["settings"]["prior"])
         return self
+
+    def rederived(self, changes):
+        """The one-document record `changes` (nbtext.modelfile.pending.Changes) leave, derived
+        again from the file's own record and the counts of the tokens they move: what the
+        model loaded whole checks the last record's `derived` against (nbtext.jobs.loading).
+        The learner's formulas (`derived_after`) telescope over the records (a token's terms of
+        one record cancel those of the next), so each token moved is looked up once, its
+        counts in the file before and after all of them."""
+        start = {key: self.header["one_document"][key] for key in ("features", "unk", "totals")}
+        return self.derived_after(start, changes.deltas, self.file_counts(changes.deltas).get)
+
+    def derived_after(self, derived, deltas, counts_before):
+        """The one-document record after `deltas` ({token: what is added to its count in each
+        class}) from `derived`, the record before them, `counts_before(token)` giving a
+        token's counts per class before them (None: never seen):
+
+            kept_j   = (Σ_k B_kj >= min_count)          before and after
+            d'       = d + Σ_j (kept'_j − kept_j)
+            UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
+            T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
+
+        over the tokens moved: a token whose kept_j turns, by the event model's record_after;
+        the others' changes, a class at a time. Counts are whole numbers: the sums are exact,
+        as the model's own. A count taken below 0 (forgotten where never counted) is Unserved: the model
+        loaded whole refuses it."""
+        has_unk = derived["unk"] is not None
+        record = {"features": derived["features"], "unk": list(derived["unk"]) if has_unk else None}
+        record["totals"] = list(derived["totals"])
+        zeros = [0.0] * len(self.classes)
+        # the deltas of the tokens kept before and after, of those kept neither time
+        kept: list[list[float]] = []
+        pruned: list[list[float]] = []
+        for token, delta in deltas.items():
+            before = counts_before(token) or zeros
+            if min(delta) < 0 and min(map(sum, zip(before, delta))) < 0:
+                raise Unserved  # forgotten where it was never counted: the model loaded whole refuses it
+            total = sum(before)
+            kept_before, kept_after = total >= self.min_count, total + sum(delta) >= self.min_count
+            if kept_before == kept_after:  # B'_kj − B_kj, into T_k or UNK_k: summed below, a class at a time
+                (kept if kept_after else pruned).append(delta)
+                continue
+            self.form.record_after(record, before, [b + d for b, d in zip(before, delta)], self.min_count)
+        totals, unk = record["totals"], record["unk"]
+        if kept:
+            totals = [t + moved for t, moved in zip(totals, map(sum, zip(*kept)))]
+        if pruned and has_unk:
+            moved = list(map(sum, zip(*pruned)))
+            unk = [u + m for u, m in zip(unk, moved)]
+            totals = [t + m for t, m in zip(totals, moved)]
+        return {"features": record["features"], "unk": unk, "totals": totals}
+
+    def file_counts(self, tokens):
+        """{token: its counts per class in the file} of the distinct `tokens` that the
+        vocabulary holds (the pending records not counted), each found in the vocabulary's
+        bytes (vocabindex.indices_in_sorted_blob: its place there is its index, as the
+        model loaded whole numbers it)."""
+        encoded = {encode(token): token for token in tokens}
+        return {encoded[data]: self.counts(index) for data, index in indices_in_sorted_blob(self.blob, encoded).items()}
 
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
@@ -251,13 +320,13 @@ def as_read(data, path):
     if model is None:
         return None
     log = pending.Log(data, model.header)
-    if log.problem:
-        return None  # the numpy path says what is wrong with it
+    if log.problem or log.past_bounds():
+        return None  # the numpy path says what is wrong with it (or checks a section no learner leaves)
     if not log.records:
         return model
-    try:
+    try:  # (a section that does not lead to its last `derived` is Disagrees: the numpy path refuses it)
         return model.with_changes(pending.Changes(model.classes, log.records, presence=model.presence))
-    except (Unserved, ValueError, KeyError, TypeError):
+    except (Unserved, ValueError, KeyError, TypeError, OverflowError):
         return None
 
 

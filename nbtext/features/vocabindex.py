@@ -11,7 +11,7 @@ it starts (files without the starts: by a binary search of the sorted vocabulary
 """
 
 import zlib
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 
 def token_key(data):
@@ -197,3 +197,47 @@ def in_sorted_blob(blob, data):
         else:
             hi = start - 1
     return False
+
+
+# Bytes of the vocabulary between the tokens `indices_in_sorted_blob` takes as signposts: a query's
+# window, searched in C (docs/performance.md, "The pending section's check")
+SIGNPOST_EVERY = 1024
+
+
+def indices_in_sorted_blob(blob, queries, every=SIGNPOST_EVERY):
+    """{query: its token index} of those of `queries` (distinct UTF-8 byte strings) that are
+    tokens of `blob` (the sorted tokens joined by NUL, as in_sorted_blob reads it), found
+    without splitting it: the first token after every `every` bytes is a signpost
+    (with the number of tokens before it), a query's window, from its signpost to the next,
+    is found by bisect over them, and the query is searched for there, NUL to NUL, in C. A
+    token's index is its place in the blob."""
+    if not blob:
+        return {}
+    starts, signposts, counted = [], [], []  # each signpost's start in the blob, its token, the tokens before it
+    at, index = 0, 0
+    while True:
+        end = blob.find(b"\0", at)
+        starts.append(at)
+        signposts.append(blob[at : end if end >= 0 else len(blob)])
+        counted.append(index)
+        following = blob.find(b"\0", max(end, at + every)) if end >= 0 else -1
+        if following < 0:
+            break
+        index += blob.count(b"\0", at, following + 1)
+        at = following + 1
+    starts.append(len(blob) + 1)  # (the last window's end, as if a NUL followed the last token)
+    found = {}
+    for query in queries:
+        j = bisect_right(signposts, query) - 1
+        if j < 0:
+            continue  # before the first token
+        if signposts[j] == query:
+            found[query] = counted[j]
+            continue
+        start, end = starts[j], starts[j + 1]
+        at = blob.find(b"\0" + query + b"\0", start, end)  # (the NUL before the token, within the window)
+        if at < 0 and end > len(blob) and blob.endswith(b"\0" + query):
+            at = len(blob) - len(query) - 1  # the last token, no NUL after it
+        if at >= 0:
+            found[query] = counted[j] + blob.count(b"\0", start, at + 1)
+    return found

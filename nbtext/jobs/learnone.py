@@ -7,12 +7,10 @@ record per document to the model file's pending section (nbtext.modelfile.pendin
 model's lock, without numpy: the journal is looked up by bisect in the file, each token's counts as the
 one-message path finds them, and the one-document record after the document is derived
 from the counts of its own tokens (B_kj: occurrences, or documents holding token j in a model
-of presence, which counts a document once per distinct token: changes.document_counts) by
-its event model, a token at a time (its record_after: nbtext.stats.event_models):
-
-    d'       = d + Σ_j (kept'_j − kept_j)        (over the document's distinct tokens)
-    UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
-    T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
+of presence, which counts a document once per distinct token: changes.document_counts), by
+the formulas of PureModel.derived_after. The section already there is checked first as
+every one-message reader checks it (PureModel.with_changes: its last `derived` derived
+again from the file's own record), so a lie is never carried into the records appended.
 
 Anything else (more documents, a class the model lacks, a section due to be folded into
 the file, another kind of model, a file not writable in place, a class named as nbtext labels
@@ -41,11 +39,10 @@ def through_log(model_path, documents, forget=False):
     `documents` unless the model can take them)."""
     import os
 
-    from nbtext.classifier.purescore import Unserved, of_file
+    from nbtext.classifier.purescore import Disagrees, Unserved, of_file
     from nbtext.errors import NbtextError
     from nbtext.labels import classes_problem
     from nbtext.modelfile.container import locked, mapped, read_open, regular_file_checked, sample_section
-    from nbtext.modelfile.schema import same_record
 
     with locked(model_path):
         try:
@@ -71,16 +68,15 @@ def through_log(model_path, documents, forget=False):
             log.check(model_path)
             if len(log.records) >= pending.COMPACT_AFTER or log.bytes > pending.MAX_SECTION_BYTES:
                 return Fallback()  # time to fold the section into the file
-            try:
+            try:  # (the section checked as every one-message reader checks it: PureModel.with_changes)
                 changes = pending.Changes(pure.classes, log.records, pure.journal_label, presence=pure.presence)
-                agrees = changes.derived is None or same_record(changes.derived, _rederived(pure, log.records))
                 pure.with_changes(changes)
+            except Disagrees:  # what every reader refuses: never built on
+                raise NbtextError(f"{model_path} is corrupt ({pending.DISAGREES})") from None
             except (ValueError, KeyError, TypeError) as e:
                 raise NbtextError(f"{model_path} is corrupt (its pending section: {e})") from None
             except (Unserved, OverflowError):
                 return Fallback()  # (the full way then says what is wrong with the section)
-            if not agrees:  # what every reader that loads the model whole refuses: never built on
-                raise NbtextError(f"{model_path} is corrupt ({pending.DISAGREES})")
             return _appended(f, model_path, pure, changes, log, documents, forget)
 
 
@@ -142,46 +138,13 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     return stats, skipped, len(log.records)
 
 
-def _rederived(pure, records):
-    """The one-document record the section's `records` leave, derived again from the file's
-    own and each record's tokens, as the learner derived it when it appended the record. The
-    model loaded whole checks the last record's against the counts (nbtext.jobs.loading); a
-    learner checks it so, without numpy, before it builds on it: a lie is never carried into
-    the records it appends. Each distinct token of the section is looked up in the file once
-    (`pure` follows no records yet), its counts then kept as the records change them; the
-    section is bounded by pending.MAX_SECTION_BYTES."""
-    from nbtext.stats.changes import of_record
-
-    derived = {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")}
-    counts_now = {}
-    for record in records:
-        derived = _derived_after(pure, derived, of_record(record), counts_now)
-    return derived
-
-
-def _derived_after(pure, derived, change, counts_now=None):
-    """The one-document record after `change` (nbtext.stats.changes), from the counts of its
-    document's tokens alone, by the event model's record_after (the module's formulas). With
-    `counts_now` (token -> counts, filled as it goes), a token's counts are the ones kept
-    there, else the file's, and are kept there after."""
-    from nbtext.classifier.purescore import Unserved
-
+def _derived_after(pure, derived, change):
+    """The one-document record after `change` (nbtext.stats.changes) from `derived`, from the
+    counts of its document's tokens alone (PureModel.derived_after: the module's formulas),
+    as `pure` (the section's changes followed) holds them."""
     row = {name: k for k, name in enumerate(pure.classes)}
-    unk = derived["unk"]
-    record = {
-        "features": derived["features"],
-        "unk": None if unk is None else list(unk),
-        "totals": list(derived["totals"]),
+    zeros = [0] * len(pure.classes)
+    deltas = {
+        token: counts_after(zeros, n, change, row) for token, n in document_counts(change.tokens, pure.presence).items()
     }
-    for token, n in document_counts(change.tokens, pure.presence).items():
-        before = counts_now.get(token) if counts_now is not None else None
-        if before is None:
-            _, before = pure.token_counts(token)
-            before = list(before) if before is not None else [0.0] * len(pure.classes)
-        after = counts_after(before, n, change, row)
-        if counts_now is not None:
-            if min(after) < 0:
-                raise Unserved  # forgotten where it was never counted: the model loaded whole refuses it
-            counts_now[token] = after
-        pure.form.record_after(record, before, after, pure.min_count)
-    return record
+    return pure.derived_after(derived, deltas, lambda token: pure.token_counts(token)[1])

@@ -76,7 +76,8 @@ def folded_model_of_bytes(data, path):
 def _with_pending_checked(data, path, counted_in):
     """The model of the file's bytes, `counted_in(model, records)` with the records of its
     pending section once they are checked against it; the one-document record of the result
-    checked against theirs (what the one-message path trusts)."""
+    checked against theirs (what the one-message path derives again before it takes it:
+    PureModel.with_changes)."""
     from nbtext.classifier.model import from_bytes
     from nbtext.features.weighting import counts_presence
     from nbtext.modelfile.schema import same_record
@@ -94,7 +95,7 @@ def _with_pending_checked(data, path, counted_in):
         model = counted_in(model, log.records)
     except NbtextError as e:
         raise NbtextError(f"{path} is corrupt ({e})") from None
-    record = model.one_document_record()  # what nbtext.classifier.purescore trusts, as for the file's own record
+    record = model.one_document_record()  # (what nbtext.classifier.purescore scores with)
     if (
         record is None
         or not set(changes.derived) <= set(record)

@@ -55,6 +55,9 @@ MAX_SECTION_BYTES = 1 << 20
 # What every reader that checks the section against the counts says of one that lies
 # (nbtext.jobs.loading, the model loaded whole; nbtext.jobs.learnone, before it appends).
 DISAGREES = "its pending section does not agree with its counts"
+# ... and of a whole record no learner writes (Log.check; nbtext.classifier.counted, a record
+# on a model that takes none: every reader says "is corrupt (its pending section holds ...)")
+NOT_WRITTEN = "a record that is not one nbtext writes"
 
 
 class Log:
@@ -92,7 +95,7 @@ class Log:
             try:
                 self.records.append(_checked(json.loads(body.decode("utf-8"))))
             except (ValueError, KeyError, TypeError, RecursionError):
-                self.problem = "a record that is not one nbtext writes"  # whole, by its checksum: crafted
+                self.problem = NOT_WRITTEN  # whole, by its checksum: crafted
                 break
             position += RECORD.size + length
         self.end = self.start + position - at
@@ -109,6 +112,12 @@ class Log:
     def bytes(self) -> int:
         """The section's size in the file, its whole records' (0: none)."""
         return 0 if self.end is None else self.end - self.start
+
+    def past_bounds(self) -> bool:
+        """Whether the section holds more records or bytes than a learner leaves in one
+        (COMPACT_AFTER, MAX_SECTION_BYTES): the one-message path leaves its check to the
+        model loaded whole, so that what it pays a message stays bounded."""
+        return len(self.records) > COMPACT_AFTER or self.bytes > MAX_SECTION_BYTES
 
     def append(self, f: BinaryIO, path: PathLike, records: Sequence[Record]) -> None:
         """Write `records` after the whole ones (a torn tail cut off first), durably, to the

@@ -177,8 +177,9 @@ class Ledger:
         self.mail_documents = 0
         self.row = None if classes is None else {label: k for k, label in enumerate(classes)}
         self.class_count = None if classes is None else [0] * len(classes)
-        # with classes: per change, (its tokens counted, [(row, ±1)])
-        self._documents: list[tuple[dict[str, int], list[tuple[int, int]]]] = []
+        # with classes: {token: what the changes add to its count in each class}, of every
+        # token a change counted (kept as they are added: one pass over each document)
+        self.deltas: dict[str, list[int]] = {}
 
     def learned_as(self, key: bytes) -> str | None:
         """The class the document of journal key `key` is learned under after the changes."""
@@ -192,7 +193,13 @@ class Ledger:
             moved = [(self.row[label], sign) for label, sign in steps(change)]
             for k, sign in moved:
                 self.class_count[k] += sign
-            self._documents.append((document_counts(change.tokens, self.presence), moved))
+            zeros = [0] * len(self.class_count)
+            for token, n in document_counts(change.tokens, self.presence).items():
+                delta = self.deltas.get(token)
+                if delta is None:
+                    delta = self.deltas[token] = zeros.copy()
+                for k, sign in moved:
+                    delta[k] += sign * n
 
     def learn(self, learned: LearnedBatch) -> None:
         """A training's batch (LearnedBatch): each document a change from no class to its label,
@@ -205,15 +212,9 @@ class Ledger:
         self.mail_documents += mail_step
 
     def delta(self, token: str) -> list[int] | None:
-        """What the changes add to `token`'s count in each class (with `classes`), or None if nothing."""
-        delta = None
-        for counted, moved in self._documents:
-            n = counted.get(token)
-            if n:
-                delta = delta or [0] * len(self.class_count or ())  # (a change counted: with classes)
-                for k, sign in moved:
-                    delta[k] += sign * n
-        return delta
+        """What the changes add to `token`'s count in each class (with `classes`), or None if
+        no change counted it."""
+        return self.deltas.get(token)
 
     def journal_over(self, journal: Mapping[bytes, str]) -> dict[bytes, str]:
         """The journal {key: class} of a model that held `journal`, after the changes."""
