@@ -99,13 +99,20 @@ def _signal_raised_where_lost(unraisable):
     """A signal's exception raised where Python cannot pass it on (a __del__, a weakref
     callback such as importlib's module locks, while a lazy import runs) is printed as
     "Exception ignored" with its traceback, and lost: it is raised again a millisecond later
-    (SIGALRM), where the program goes on. Anything else is reported as Python does."""
+    (SIGALRM), where the program goes on. Once the program is ending (its exit handlers run,
+    or the interpreter is finalizing, which gives SIGALRM its default again: a timer then
+    killed the process, its work done, by SIGALRM), it is dropped: the work is done. Anything
+    else is reported as Python does."""
     exception = unraisable.exc_value
     if isinstance(exception, (KeyboardInterrupt, Terminated)) and _ignoring:
         import _signal
+        import atexit
 
+        if sys.is_finalizing():
+            return
         _signal.signal(_signal.SIGALRM, lambda number, frame: _raise_again(exception))
         _signal.setitimer(_signal.ITIMER_REAL, 0.001)
+        atexit.register(_signal.setitimer, _signal.ITIMER_REAL, 0)  # (the program ends first: no timer left)
         return
     sys.__unraisablehook__(unraisable)
 
