@@ -851,3 +851,47 @@ def test_the_scans_own_fetches_read_any_answer_without_a_traceback(lines):
     assert set(flags_of(Answering(lines), [1, 7])) <= {1, 7}
     assert set(_identities(Answering(lines), [1, 7])) <= {1, 7}
     assert flags_of(Answering([b"1 (UID " + b"9" * 5000 + b" FLAGS ())"]), [1]) == {}
+
+
+@HYPOTHESIS
+@given(
+    where=st.sampled_from(["CAPABILITY", "its refusal", "AUTHENTICATE"]),
+    said=st.binary(min_size=1, max_size=12).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b"")),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+@example(where="CAPABILITY", said=b"\xc3\xa9", command="predict")
+@example(where="its refusal", said=b"\xc2\x9b", command="predict")
+@example(where="AUTHENTICATE", said=b"a", command="imap-scan")
+def test_capabilities_or_a_challenge_imaplib_cannot_decode_are_one_line(model, tmp_path_factory, where, said, command):
+    """What the server says where imaplib decodes it itself: the CAPABILITY answer at
+    connection (an untagged line, or a NO whose text imaplib reads as the capabilities) as
+    ASCII, the AUTHENTICATE PLAIN challenge (a password not ASCII) as base64. Other bytes
+    were a traceback (UnicodeDecodeError, binascii.Error); now the run reads the folder or
+    stops with one line, and the password is not sent after a challenge it cannot read."""
+    state = tmp_path_factory.mktemp("s") / "state"
+
+    def answer(server, tag, command, arguments):
+        if command == b"CAPABILITY" and where != "AUTHENTICATE":
+            server.send(*([b"* CAPABILITY IMAP4rev1 " + said, tag + b" OK done"] if where == "CAPABILITY" else []))
+            server.send(*([] if where == "CAPABILITY" else [tag + b" NO " + said]))
+            return True
+        if command == b"AUTHENTICATE" and where == "AUTHENTICATE":
+            server.send(b"+ " + said)
+            server.said.append(b"answered: " + server.local.rfile.readline())
+            server.send(tag + b" OK logged in")
+            return True
+        return False
+
+    password = {"NBTEXT_IMAP_PASSWORD": "p\u00e4ss-SECRET"}  # (not ASCII: AUTHENTICATE PLAIN)
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.answer = answer
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url(), env=password)
+        else:
+            result = invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", state, server.url(), env=password)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
+    assert result.exit_code == 0 or len(result.stderr.splitlines()) == 1, result.stderr
+    if "not base64" in result.stderr:  # (nothing answered the challenge: the password was not sent)
+        assert [line for line in server.said if line.startswith(b"answered: ")] in ([], [b"answered: "])

@@ -15,7 +15,9 @@ megabyte. Here, for each command:
   each answer counted with what Python spends to keep it; those of earlier commands are
   dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept;
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
-  (2^32 - 1) is refused before anything is read of it.
+  (2^32 - 1) is refused before anything is read of it;
+- capabilities that are not ASCII, and an AUTHENTICATE challenge that is not base64, which
+  imaplib decodes with errors of its own, are Garbled.
 
 Past a bound is Overrun, an error of the run: the connection is out of step, and a server that
 sends it is not to be trusted with the rest. Imported only when a folder is read."""
@@ -34,6 +36,12 @@ LARGEST_NUMBER = (1 << 32) - 1  # IMAP's number (RFC 3501): a literal's size, a 
 
 class Overrun(imaplib.IMAP4.error):
     """The server sent past a bound (see the module docstring): an error of the run."""
+
+
+class Garbled(imaplib.IMAP4.error):
+    """The server sent what its kind of answer cannot hold, where imaplib raised an error of
+    its own, a traceback (capabilities not ASCII: UnicodeDecodeError; an AUTHENTICATE challenge
+    not base64: binascii.Error): an error of the run."""
 
 
 class Bounded:
@@ -85,6 +93,22 @@ class Bounded:
         if self.kept > self.allowed:
             raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
         super()._append_untagged(typ, dat)
+
+    def _get_capabilities(self):
+        # (imaplib decodes the answer as ASCII: at connection, after STARTTLS)
+        try:
+            super()._get_capabilities()
+        except UnicodeDecodeError:
+            raise Garbled("the server's capabilities are not ASCII") from None
+
+    def authenticate(self, mechanism, authobject):
+        import binascii
+
+        try:  # (imaplib decodes the server's challenge before it answers: nothing of the password is sent)
+            return super().authenticate(mechanism, authobject)
+        except binascii.Error:
+            self.broken = True  # (the command is left unanswered: the connection is out of step)
+            raise Garbled(f"an AUTHENTICATE {mechanism} challenge that is not base64") from None
 
     def readline(self):
         line = self.file.readline(LINE_BYTES + 1)
