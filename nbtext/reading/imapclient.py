@@ -53,6 +53,7 @@ class Bounded:
     each = None
     kept = 0
     broken = False  # an Overrun left the connection out of step: close it, say nothing more
+    overran = None  # that Overrun: every later command raises it again, none is sent
 
     @contextmanager
     def expecting(self, answers=0, literal=0, budget=None, each=None):
@@ -70,15 +71,26 @@ class Bounded:
 
     def overrun(self, what):
         self.broken = True
-        return Overrun(f"the server sent {what}")
+        self.overran = Overrun(f"the server sent {what}")
+        return self.overran
 
     def _command(self, name, *args):
+        if self.overran is not None:  # (out of step: not another word; a reader that asks again learns why)
+            raise self.overran
         # (imaplib drops only the OK, NO and BAD answers of earlier commands: drop all of them
         # but READ-ONLY, which imaplib checks before each command)
         for kind in [k for k in self.untagged_responses if k != "READ-ONLY"]:
             del self.untagged_responses[kind]
         self.kept = 0
         return super()._command(name, *args)
+
+    def _command_complete(self, name, tag):
+        try:
+            return super()._command_complete(name, tag)
+        except imaplib.IMAP4.error:  # (imaplib raises what an answer raised again as a plain error)
+            if self.overran is not None:
+                raise self.overran from None  # (an Overrun stays one: the run's error, not a refusal)
+            raise
 
     def _append_untagged(self, typ, dat):
         if self.each is not None:
