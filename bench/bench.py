@@ -199,8 +199,22 @@ def bench_prediction(corpus, reps, results):
 def bench_latency(reps, results):
     model = WORK / "spamassassin.model"
     message = sorted((DATA / "spamassassin" / "test" / "spam").iterdir())[0]
+    # the spam preset's model crafted with a token of 20 MB, and a message of ~9,000 distinct tokens
+    long_token, many = WORK / "preset-long-token.model", WORK / "many-tokens.eml"  # (of this run's preset.model)
+    subprocess.run(
+        [PYTHON, str(ROOT / "bench" / "long_token.py"), str(WORK / "preset.model"), str(long_token), str(many)],
+        check=True,
+    )
     times, _ = interleaved(
         {
+            "nbtext filter < many tokens, the spam preset's model": (
+                [NBTEXT, "filter", "-m", str(WORK / "preset.model")],
+                str(many),
+            ),
+            "nbtext filter < many tokens, the preset's model with a 20 MB token": (
+                [NBTEXT, "filter", "-m", str(long_token)],
+                str(many),
+            ),
             "nbtext predict < message": ([NBTEXT, "predict", "-m", str(model)], str(message)),
             "nbtext predict MESSAGE": ([NBTEXT, "predict", "-m", str(model), str(message)], None),
             "nbtext filter < message": ([NBTEXT, "filter", "-m", str(model)], str(message)),
@@ -465,6 +479,13 @@ def targets(r):
     )
     grams = ratio(med("latency", "nbtext filter < message, the preset + 3-grams model"), general)
     rows.append(("  (with the preset + 3-grams model / the general defaults')", grams, "report", True))
+    crafted = ratio(
+        med("latency", "nbtext filter < many tokens, the preset's model with a 20 MB token"),
+        med("latency", "nbtext filter < many tokens, the spam preset's model"),
+    )
+    rows.append(
+        ("one message of 9,000 tokens: a model with a 20 MB token / without", crafted, "<= 1.5", crafted <= 1.5)
+    )
     by_name = ratio(med("latency", "nbtext predict MESSAGE"), med("latency", "nbtext predict < message"))
     rows.append(("one message: nbtext predict FILE / predict < FILE", by_name, "<= 1.05", by_name <= 1.05))
     learning = lambda name: ratio(med("learning", name), med("learning", "python -c pass"))  # issue 24

@@ -70,7 +70,7 @@ class HostileImap:
         return self.local.out
 
     def _serve(self, rfile, wfile):
-        self.local.out = wfile
+        self.local.out, self.local.rfile = wfile, rfile  # (rfile: for an `answer` that reads on)
         self.send(self.greeting)
         while True:
             line = rfile.readline()

@@ -217,11 +217,11 @@ class _nothing:
         return False
 
 
-def flooding(lines):
-    """An answer hook: the UID listing's answer preceded by `lines`."""
+def flooding(lines, where="listing"):
+    """An answer hook: the UID listing's answer (or each fetch of `messages`) preceded by `lines`."""
 
     def answer(server, tag, command, arguments):
-        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)") == (where == "listing"):
             server.out.writelines(line + b"\r\n" for line in lines)
         return False
 
@@ -232,7 +232,7 @@ def flooding(lines):
     "lines, said",
     [
         ([b"* OK " + b"a" * 999_000] * 40, "more than"),  # 40 MB of lines kept until the next command
-        ([b"* 1 RECENT"] * 300_000, "more than"),  # a kind imaplib keeps for ever, never asked for
+        ([b"* 1 RECENT"] * 400_000, "more than"),  # a kind imaplib keeps for ever, never asked for
         ([b"* 1 FETCH (UID 1 BODY[] {" + b"9" * 5000 + b"}"], "digits"),  # int() of it raised ValueError
         ([b"* 1 FETCH (UID 1 BODY[] {4294967296}"], "digits"),  # more than IMAP's numbers
         ([b"* OK " + b"a" * 1_100_000], "a line longer"),
@@ -240,21 +240,27 @@ def flooding(lines):
     ids=["long-lines", "many-lines", "literal-of-5000-digits", "literal-of-4GiB", "a-2MB-line"],
 )
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
-def test_what_a_server_sends_past_a_bound_is_the_runs_error(model, tmp_path, lines, said, command):
+@pytest.mark.parametrize("where", ["listing", "messages"])
+def test_what_a_server_sends_past_a_bound_is_the_runs_error(model, tmp_path, lines, said, command, where):
     """A flood of answers, a literal announced larger than IMAP allows, a line longer than
-    imaplib reads: one line, the run's error (the connection is out of step), the scan's state
-    left as it was; imaplib kept the flood, and raised ValueError on the literal."""
+    imaplib reads, in the listing's answer or the messages': one line, the run's error (the
+    connection is out of step: no other command is sent on it), the scan's state left as it
+    was; imaplib kept the flood, and raised ValueError on the literal. In the messages' answer
+    imaplib raised the bound's error again as a refusal: each message was skipped by name as
+    one the server refused, asked for again on the connection out of step, and imap-scan
+    remembered them all as scanned (a spam never scanned again)."""
     state = tmp_path / "state"
     state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
     before = state.read_bytes()
     with HostileImap({1: SPAM, 2: HAM}) as server:
-        server.answer = flooding(lines)
+        server.answer = flooding(lines, where)
         if command == "predict":
             result = invoke("predict", "-m", model, server.url())
         else:
             result = scan(server, model, state)
     one_line_error(result, said)
     assert state.read_bytes() == before
+    assert len([line for line in server.said if b" UID FETCH " in line and b"BODY" in line]) <= 1
 
 
 # --- a listing holds no more UIDs than the folder can --------------------------------------
@@ -851,3 +857,47 @@ def test_the_scans_own_fetches_read_any_answer_without_a_traceback(lines):
     assert set(flags_of(Answering(lines), [1, 7])) <= {1, 7}
     assert set(_identities(Answering(lines), [1, 7])) <= {1, 7}
     assert flags_of(Answering([b"1 (UID " + b"9" * 5000 + b" FLAGS ())"]), [1]) == {}
+
+
+@HYPOTHESIS
+@given(
+    where=st.sampled_from(["CAPABILITY", "its refusal", "AUTHENTICATE"]),
+    said=st.binary(min_size=1, max_size=12).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b"")),
+    command=st.sampled_from(["predict", "imap-scan"]),
+)
+@example(where="CAPABILITY", said=b"\xc3\xa9", command="predict")
+@example(where="its refusal", said=b"\xc2\x9b", command="predict")
+@example(where="AUTHENTICATE", said=b"a", command="imap-scan")
+def test_capabilities_or_a_challenge_imaplib_cannot_decode_are_one_line(model, tmp_path_factory, where, said, command):
+    """What the server says where imaplib decodes it itself: the CAPABILITY answer at
+    connection (an untagged line, or a NO whose text imaplib reads as the capabilities) as
+    ASCII, the AUTHENTICATE PLAIN challenge (a password not ASCII) as base64. Other bytes
+    were a traceback (UnicodeDecodeError, binascii.Error); now the run reads the folder or
+    stops with one line, and the password is not sent after a challenge it cannot read."""
+    state = tmp_path_factory.mktemp("s") / "state"
+
+    def answer(server, tag, command, arguments):
+        if command == b"CAPABILITY" and where != "AUTHENTICATE":
+            server.send(*([b"* CAPABILITY IMAP4rev1 " + said, tag + b" OK done"] if where == "CAPABILITY" else []))
+            server.send(*([] if where == "CAPABILITY" else [tag + b" NO " + said]))
+            return True
+        if command == b"AUTHENTICATE" and where == "AUTHENTICATE":
+            server.send(b"+ " + said)
+            server.said.append(b"answered: " + server.local.rfile.readline())
+            server.send(tag + b" OK logged in")
+            return True
+        return False
+
+    password = {"NBTEXT_IMAP_PASSWORD": "p\u00e4ss-SECRET"}  # (not ASCII: AUTHENTICATE PLAIN)
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.answer = answer
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url(), env=password)
+        else:
+            result = invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", state, server.url(), env=password)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 1) and "Traceback" not in result.stderr, result.stderr
+    assert all(line.isprintable() for line in result.stderr.splitlines()), repr(result.stderr)
+    assert result.exit_code == 0 or len(result.stderr.splitlines()) == 1, result.stderr
+    if "not base64" in result.stderr:  # (nothing answered the challenge: the password was not sent)
+        assert [line for line in server.said if line.startswith(b"answered: ")] in ([], [b"answered: "])

@@ -260,30 +260,37 @@ def test_a_token_is_found_only_if_its_bytes_are_in_the_vocabulary(with_starts):
 
 
 TOKEN_TEXT = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), min_size=1, max_size=6)
+# (and tokens past vocabindex.LONG bytes, which a lookup reads by their first bytes: the same token repeated)
+ANY_TOKEN = TOKEN_TEXT | st.tuples(TOKEN_TEXT, st.integers(10, 40)).map(lambda made: made[0] * made[1])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sets(TOKEN_TEXT, min_size=1, max_size=12), st.lists(TOKEN_TEXT, max_size=8), st.data())
+@given(st.sets(ANY_TOKEN, min_size=1, max_size=12), st.lists(ANY_TOKEN, max_size=8), st.data())
 def test_a_token_is_found_by_its_start_as_the_numpy_path_finds_it(vocabulary, probes, data):
     """find_one with the file's token starts gives TokenIndex.find's answer, and with one
-    start forged anywhere that answer too or a ValueError (the loader judges the file)."""
+    start forged anywhere that answer too or a ValueError (the loader judges the file); the
+    lookups of one file share what they keep of its long tokens (PureModel's)."""
     tokens = sorted(vocabulary)
     keys, order = build_keys(tokens)
     blob = "\0".join(tokens).encode("utf-8", "surrogatepass")
     starts = token_starts(blob)
     index = TokenIndex(blob, len(tokens), keys, order)
-    probes = probes + data.draw(st.lists(st.sampled_from(tokens), max_size=4))
+    probes += data.draw(st.lists(st.sampled_from(tokens), max_size=4))
+    probes += [token[:cut] for token in data.draw(st.lists(st.sampled_from(tokens), max_size=3)) for cut in (-1, 1)]
+    probes = [token for token in probes if token]
     expected = index.find(probes).tolist()
     keys, order = keys.tolist(), order.tolist()
-    assert [find_one(t.encode(), keys, order, blob, starts.tolist()) for t in probes] == expected
-    assert [find_one(t.encode(), keys, order, blob) for t in probes] == expected
+    for kept in (None, {}):
+        assert [find_one(t.encode(), keys, order, blob, starts.tolist(), kept) for t in probes] == expected
+        assert [find_one(t.encode(), keys, order, blob, None, kept) for t in probes] == expected
     forged = starts.tolist()
     where = data.draw(st.integers(0, len(forged) - 1))
     near = sorted({start + d for start in forged for d in (-1, 0, 1)} | {len(blob), len(blob) + 1})
     forged[where] = data.draw(st.one_of(st.sampled_from(near), st.integers(-2, len(blob) + 2)))  # (another token's)
+    kept = {}
     for token, answer in zip(probes, expected):
         try:
-            assert find_one(token.encode(), keys, order, blob, forged) == answer
+            assert find_one(token.encode(), keys, order, blob, forged, kept) == answer
         except ValueError:
             pass
 
@@ -401,3 +408,85 @@ def test_the_one_message_path_scores_with_the_event_models_own_form(tmp_path, mo
     jll = model.jll_and_lengths([model.tokenize("free lunch")])[0][0] + np.array([5.0, 0.0])
     expected = np.exp(jll - np.logaddexp.reduce(jll))
     np.testing.assert_allclose(purescore.probabilities(pure, "free lunch"), expected, rtol=0, atol=1e-12)
+
+
+class Counted(bytes):
+    """A vocabulary's bytes that count what a search reads of them: each byte indexed, each
+    slice's bytes, and the bytes a find or rfind passes over to the byte it finds."""
+
+    def __new__(cls, data):
+        made = super().__new__(cls, data)
+        made.read = 0
+        return made
+
+    def __getitem__(self, at):
+        got = super().__getitem__(at)
+        self.read += len(got) if isinstance(at, slice) else 1
+        return got
+
+    def find(self, sub, start, end):
+        at = super().find(sub, start, end)
+        self.read += end - start if at < 0 else at - start + 1
+        return at
+
+    def rfind(self, sub, start, end):
+        at = super().rfind(sub, start, end)
+        self.read += end - start if at < 0 else end - at
+        return at
+
+
+@pytest.fixture(scope="module")
+def words_model():
+    """A small model's state (the general defaults, words alone) to lengthen tokens of."""
+    from nbtext.modelfile.container import read_bytes
+    from nbtext.modelfile.format import parse_state
+
+    words = [f"{a}{b}{c}" for a in "bcdfg" for b in "aeiou" for c in "klmnp"]
+    documents = [" ".join(words[i::4]) for i in range(4)]
+    model = nbtext.train(documents, ["spam", "ham"] * 2, preset="general", ngrams=1, min_count=1)
+    folder = Path(__import__("tempfile").mkdtemp())
+    model.save(folder / "words.model")
+    return parse_state(read_bytes(folder / "words.model"), "words.model")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    long=st.dictionaries(st.integers(0, 124), st.integers(1, 20_000), min_size=1, max_size=4),
+    probes=st.sets(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12), min_size=1, max_size=60),
+    with_starts=st.booleans(),
+)
+def test_a_vocabulary_of_long_tokens_costs_one_message_no_more_than_its_bytes_once(
+    tmp_path, words_model, long, probes, with_starts
+):
+    """The one-message path (PureModel, what filter and predict of one message score with)
+    reads a long token of the vocabulary whole once for a message, and past that, for each
+    token of the message, at each step of a binary search the bytes of that token and at
+    most 140 more (a short token's bounds): a file whose vocabulary holds tokens of megabytes
+    (its checksums right, as anyone who writes a file can make them) cost each lookup of an
+    absent token the length of each long token a step read (docs/model-file.md says what
+    it cost), with token starts (format 6) and without."""
+    import copy
+    import math
+
+    from nbtext.modelfile.format import save
+
+    state = copy.copy(words_model)
+    tokens = state.tokens.tokens()
+    for i, size in long.items():  # (a token + \x01s sorts where the token did)
+        tokens[i] += "\x01" * size
+    state.tokens = tokens
+    save(state, tmp_path / "long.model")
+    data = (tmp_path / "long.model").read_bytes()
+    if not with_starts:  # (a file of format 5: its starts' bytes left in the payload, unnamed)
+        header, payload = split(data, "m")
+        del header["arrays"]["token_starts"]
+        text = json.dumps({**header, "format_version": 5}).encode()
+        data = MAGIC + PREAMBLE.pack(5, len(text)) + HEADER_CRC.pack(zlib.crc32(text)) + text + bytes(payload)
+    pure = purescore.of_file(data, "long.model")
+    assert pure is not None and (pure.starts is not None) == with_starts
+    pure.blob = Counted(pure.blob)
+    absent = [f"x{probe}" for probe in probes]  # (no token of the vocabulary starts with x)
+    pure.probabilities(" ".join(absent + tokens[:3]))
+    steps = math.ceil(math.log2(len(tokens))) + 2
+    each = sum(steps * (len(token) + 140) for token in absent + tokens[:3])
+    assert pure.blob.read <= len(pure.blob) + each, (pure.blob.read, len(pure.blob), each)

@@ -91,6 +91,7 @@ class PureModel:
         self.max_evidence = settings.get("max_evidence")  # train --max-evidence, or None
         self.changes = None  # nbtext.modelfile.pending.Changes folded in, if any
         self.named = {}  # {token index: the token found at it}, of the tokens looked up (token_counts)
+        self.long_tokens = {}  # the vocabulary's long tokens read so far, where they lie (find_one's)
         calibration = header.get("calibration") or {}
         self.calibration = calibration
 
@@ -194,7 +195,7 @@ class PureModel:
         if self.starts is not None:
             searched = {}
             for data in encoded:
-                index = find_one(data, self.keys, self.order, self.blob, self.starts)
+                index = find_one(data, self.keys, self.order, self.blob, self.starts, self.long_tokens)
                 if index is None:
                     searched[data] = encoded[data]
                 elif index >= 0:
@@ -206,7 +207,7 @@ class PureModel:
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
         never seen), the log's changes included."""
-        index = find_one(encode(token), self.keys, self.order, self.blob, self.starts)
+        index = find_one(encode(token), self.keys, self.order, self.blob, self.starts, self.long_tokens)
         if index is None:
             raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
         if index >= 0 and self.named.setdefault(index, token) != token:  # (the loader: each index named once)

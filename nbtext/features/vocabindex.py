@@ -113,7 +113,10 @@ class TokenIndex:
         return found
 
 
-def find_one(data, keys, order, blob, starts=None):
+LONG = 64  # bytes: a token longer is checked once (find_one's `long_tokens`), a shorter one each time it is read
+
+
+def find_one(data, keys, order, blob, starts=None, long_tokens=None):
     """The token index of the token whose UTF-8 bytes are `data`, -1 if the vocabulary has
     no such token, or None if two tokens of the vocabulary share its key (then ask
     TokenIndex.find). `keys`, `order` and `starts` (where each token starts in `blob`, bytes;
@@ -122,12 +125,19 @@ def find_one(data, keys, order, blob, starts=None):
     sorted, each index once and in range, each start where a token starts): a key greater
     than the next, an index out of range, a start that is not where a token starts, or a
     token of the vocabulary not found by its key are a ValueError (the file is then the
-    loader's to judge)."""
+    loader's to judge).
+
+    What a lookup costs is bounded by `data`, not by the vocabulary's tokens (a file may hold
+    a token of megabytes): a token read is compared by its first len(data) + 1 bytes at most,
+    and one longer than LONG is passed over whole (checked, or its bounds found) once for all
+    the lookups given one dict `long_tokens` (the caller's, for one file), which keeps it;
+    so the lookups of one message read each long token once at most, and past that, at
+    each step of a binary search, the token looked up and a few more bytes than LONG twice."""
     key = token_key(data)
     p = bisect_left(keys, key)
     found = p < len(keys) and keys[p] == key
-    if starts is None and not in_sorted_blob(blob, data) or starts is not None and not found:
-        if starts is not None and in_started_blob(blob, starts, data):
+    if starts is None and not in_sorted_blob(blob, data, long_tokens) or starts is not None and not found:
+        if starts is not None and in_started_blob(blob, starts, data, long_tokens):
             raise ValueError("a token of the vocabulary is not found by its key")
         return -1  # (whatever token of the vocabulary its key may be)
     if not found:
@@ -139,16 +149,21 @@ def find_one(data, keys, order, blob, starts=None):
     index = order[p]  # the one token with this key
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")
-    if starts is None or token_at(blob, starts, index) == data:
+    if starts is None:
         return index  # (without starts: `data` is a token, and its key's: the same one)
-    if in_started_blob(blob, starts, data):  # (a key another token shares: rare)
+    start, end = token_span(blob, starts, index, long_tokens)
+    if end - start == len(data) and blob[start:end] == data:
+        return index
+    if in_started_blob(blob, starts, data, long_tokens):  # (a key another token shares: rare)
         raise ValueError("a token of the vocabulary is not found by its key")
     return -1
 
 
-def token_at(blob, starts, i):
-    """The bytes of token i, from where it starts to where the next one does: a start that
-    is not one past a NUL (or 0, for the first), or bytes that hold a NUL, are a ValueError."""
+def token_span(blob, starts, i, long_tokens=None):
+    """(start, end) of token i in `blob`, from where it starts to one before where the next
+    one does, checked: a start that is not one past a NUL (or 0, for the first), an end not
+    at a NUL (or the end), or bytes between that hold a NUL, are a ValueError. A token longer
+    than LONG is checked for a NUL once, then kept in `long_tokens` (find_one's)."""
     start = starts[i]
     end = starts[i + 1] - 1 if i + 1 < len(starts) else len(blob)
     if not (
@@ -157,19 +172,24 @@ def token_at(blob, starts, i):
         and (end == len(blob) or blob[end] == 0)
     ):
         raise ValueError("a token start of the vocabulary is not where a token starts")
-    token = blob[start:end]
-    if b"\0" in token:
-        raise ValueError("a token start of the vocabulary is not where a token starts")
-    return token
+    if end - start <= LONG or long_tokens is None or i not in long_tokens:
+        if blob.find(b"\0", start, end) >= 0:
+            raise ValueError("a token start of the vocabulary is not where a token starts")
+        if end - start > LONG and long_tokens is not None:
+            long_tokens[i] = start, end
+    return start, end
 
 
-def in_started_blob(blob, starts, data):
+def in_started_blob(blob, starts, data, long_tokens=None):
     """Whether `data` is one of the sorted tokens of `blob`, by a binary search over their
-    starts (each token read checked by token_at)."""
+    starts, each token it reads checked by token_span. A token longer than LONG is compared by
+    its first len(data) + 1 bytes at most: they order it against `data` as the whole token
+    does, and equal `data` only where the token is `data`."""
     lo, hi = 0, len(starts)
     while lo < hi:
         mid = (lo + hi) // 2
-        token = token_at(blob, starts, mid)
+        start, end = token_span(blob, starts, mid, long_tokens)
+        token = blob[start : min(end, start + len(data) + 1)]
         if token == data:
             return True
         if token < data:
@@ -179,17 +199,34 @@ def in_started_blob(blob, starts, data):
     return False
 
 
-def in_sorted_blob(blob, data):
+def in_sorted_blob(blob, data, long_tokens=None):
     """Whether `data` is one of the sorted tokens joined by NUL in `blob` (bytes): a binary
     search over byte ranges [lo, hi) that always hold whole tokens. UTF-8 keeps the code
-    point order of the sorted str tokens, so comparing bytes follows the same order."""
+    point order of the sorted str tokens, so comparing bytes follows the same order. The
+    token around each range's middle is bounded by the NULs nearest it, looked for LONG bytes
+    each way; one not bounded so is long: its bounds are found whole once and kept in
+    `long_tokens` under the range (lo, hi) (the searches of one file take the same ranges,
+    and a token met in a range is in no range below it, so each is passed over once), and
+    it is compared by its first len(data) + 1 bytes (as in_started_blob)."""
     lo, hi = 0, len(blob)
     while lo < hi:
         mid = (lo + hi) // 2
-        start = max(blob.rfind(b"\0", lo, mid) + 1, lo)
-        end = blob.find(b"\0", mid, hi)
-        end = hi if end < 0 else end
-        token = blob[start:end]
+        near = mid - LONG
+        start = blob.rfind(b"\0", near if near > lo else lo, mid) + 1 or lo
+        near = mid + LONG
+        end = blob.find(b"\0", mid, near if near < hi else hi)
+        if (start > lo or mid - LONG <= lo) and (end >= 0 or near >= hi):  # (both NULs near, or the range's ends)
+            end = hi if end < 0 else end
+            token = blob[start:end]
+        else:  # (a long token)
+            span = None if long_tokens is None else long_tokens.get((lo, hi))
+            if span is None:
+                end = blob.find(b"\0", mid, hi)
+                span = max(blob.rfind(b"\0", lo, mid) + 1, lo), hi if end < 0 else end
+                if long_tokens is not None:
+                    long_tokens[lo, hi] = span
+            start, end = span
+            token = blob[start : min(end, start + len(data) + 1)]
         if token == data:
             return True
         if token < data:

@@ -204,7 +204,7 @@ def connect(folder, access=DEFAULT_ACCESS):
     import imaplib
     import ssl
 
-    from nbtext.reading.imapclient import Client, Overrun, TlsClient
+    from nbtext.reading.imapclient import Client, Garbled, Overrun, TlsClient
 
     where = folder.where
     client = None
@@ -248,6 +248,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except Overrun as e:
         close(client)
         raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
+    except Garbled as e:
+        close(client)
+        raise NbtextError(f"{where} does not speak IMAP (it sent {server_text(e)})") from None
     except imaplib.IMAP4.error:  # (the server's text is left out: it is the server's, and says no more)
         close(client)
         raise NbtextError(

@@ -15,7 +15,9 @@ megabyte. Here, for each command:
   each answer counted with what Python spends to keep it; those of earlier commands are
   dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept;
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
-  (2^32 - 1) is refused before anything is read of it.
+  (2^32 - 1) is refused before anything is read of it;
+- capabilities that are not ASCII, and an AUTHENTICATE challenge that is not base64, which
+  imaplib decodes with errors of its own, are Garbled.
 
 Past a bound is Overrun, an error of the run: the connection is out of step, and a server that
 sends it is not to be trusted with the rest. Imported only when a folder is read."""
@@ -36,6 +38,12 @@ class Overrun(imaplib.IMAP4.error):
     """The server sent past a bound (see the module docstring): an error of the run."""
 
 
+class Garbled(imaplib.IMAP4.error):
+    """The server sent what its kind of answer cannot hold, where imaplib raised an error of
+    its own, a traceback (capabilities not ASCII: UnicodeDecodeError; an AUTHENTICATE challenge
+    not base64: binascii.Error): an error of the run."""
+
+
 class Bounded:
     """The bounds, mixed into imaplib's IMAP4 and IMAP4_SSL (before them: its methods come first)."""
 
@@ -45,6 +53,7 @@ class Bounded:
     each = None
     kept = 0
     broken = False  # an Overrun left the connection out of step: close it, say nothing more
+    overran = None  # that Overrun: every later command raises it again, none is sent
 
     @contextmanager
     def expecting(self, answers=0, literal=0, budget=None, each=None):
@@ -62,15 +71,26 @@ class Bounded:
 
     def overrun(self, what):
         self.broken = True
-        return Overrun(f"the server sent {what}")
+        self.overran = Overrun(f"the server sent {what}")
+        return self.overran
 
     def _command(self, name, *args):
+        if self.overran is not None:  # (out of step: not another word; a reader that asks again learns why)
+            raise self.overran
         # (imaplib drops only the OK, NO and BAD answers of earlier commands: drop all of them
         # but READ-ONLY, which imaplib checks before each command)
         for kind in [k for k in self.untagged_responses if k != "READ-ONLY"]:
             del self.untagged_responses[kind]
         self.kept = 0
         return super()._command(name, *args)
+
+    def _command_complete(self, name, tag):
+        try:
+            return super()._command_complete(name, tag)
+        except imaplib.IMAP4.error:  # (imaplib raises what an answer raised again as a plain error)
+            if self.overran is not None:
+                raise self.overran from None  # (an Overrun stays one: the run's error, not a refusal)
+            raise
 
     def _append_untagged(self, typ, dat):
         if self.each is not None:
@@ -85,6 +105,22 @@ class Bounded:
         if self.kept > self.allowed:
             raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
         super()._append_untagged(typ, dat)
+
+    def _get_capabilities(self):
+        # (imaplib decodes the answer as ASCII: at connection, after STARTTLS)
+        try:
+            super()._get_capabilities()
+        except UnicodeDecodeError:
+            raise Garbled("the server's capabilities are not ASCII") from None
+
+    def authenticate(self, mechanism, authobject):
+        import binascii
+
+        try:  # (imaplib decodes the server's challenge before it answers: nothing of the password is sent)
+            return super().authenticate(mechanism, authobject)
+        except binascii.Error:
+            self.broken = True  # (the command is left unanswered: the connection is out of step)
+            raise Garbled(f"an AUTHENTICATE {mechanism} challenge that is not base64") from None
 
     def readline(self):
         line = self.file.readline(LINE_BYTES + 1)
