@@ -185,24 +185,12 @@ class PureModel:
 
     def file_counts(self, tokens):
         """{token: its counts per class in the file} of the distinct `tokens` that the
-        vocabulary holds (the pending records not counted): each found by its key and its
-        bytes where it starts (find_one, as a message's own tokens), or in a file without the
-        starts (and for a key two tokens share) in the vocabulary's bytes
-        (vocabindex.indices_in_sorted_blob: its place there is its index, as the model loaded
-        whole numbers it)."""
+        vocabulary holds (the pending records not counted), each found in the vocabulary's
+        bytes (vocabindex.indices_in_sorted_blob: its place there is its index, as the
+        model loaded whole numbers it): for a section's thousands of tokens, most of them not
+        in the vocabulary, cheaper than a search for each."""
         encoded = {encode(token): token for token in tokens}
-        found, searched = {}, encoded
-        if self.starts is not None:
-            searched = {}
-            for data in encoded:
-                index = find_one(data, self.keys, self.order, self.blob, self.starts, self.long_tokens)
-                if index is None:
-                    searched[data] = encoded[data]
-                elif index >= 0:
-                    found[data] = index
-        if searched:
-            found.update(indices_in_sorted_blob(self.blob, searched))
-        return {encoded[data]: self.counts(index) for data, index in found.items()}
+        return {encoded[data]: self.counts(index) for data, index in indices_in_sorted_blob(self.blob, encoded).items()}
 
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
