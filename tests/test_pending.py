@@ -1442,3 +1442,36 @@ def test_a_record_on_a_model_no_learner_appends_to_is_a_corrupt_file_to_every_co
     learned = run("train", "--update", "-m", model, f"spam={messages('spam', 'test')[0]}")
     done["train --update"] = (learned.exit_code, b"", learned.stderr_bytes)
     assert {result[0] for result in done.values()} == {1} and all(result[2] == said for result in done.values()), done
+
+
+@pytest.mark.parametrize("options", [GENERAL, []], ids=["general", "spam preset"])
+@pytest.mark.parametrize("full_way", [False, True], ids=["through the section", "the full way"])
+@pytest.mark.parametrize("change", ["forget", "move"])
+def test_a_record_whose_tokens_are_not_its_messages_is_never_written_into_the_counts(
+    tmp_path, options, full_way, change
+):
+    """A forged record (checksums right, its `derived` the counts', which every reader checks)
+    whose tokens are not those of the message its hash names: one unseen token swapped for
+    another. No reader can tell, but forgetting or moving that message takes from the counts
+    what they never held. That is one line and the model file left as it was: the full way
+    wrote a model of a negative count (general: every reader then refused the file) or ended
+    in a traceback (the spam preset's: a second pass over a corpus read once)."""
+    model, message = tmp_path / "m.model", tmp_path / "m.eml"
+    nbtext_run("train", "-q", *options, "-o", model, MAIL / "train" / "spam", MAIL / "train" / "ham")
+    message.write_bytes(b"Subject: hello\n\nqqzzuniqtokenone some words here\n")
+    nbtext_run("train", "--update", "-q", "-m", model, f"spam={message}")
+    data = model.read_bytes()
+    log = pending.Log(data)
+    (record,) = log.records
+    record["tokens"] = ["qqzzothertoken" if t == "qqzzuniqtokenone" else t for t in record["tokens"]]
+    model.write_bytes(data[: log.start] + pending.PENDING_MAGIC + pending.framed(record))
+    nbtext.load(str(model), sample=False)  # (a section every reader takes)
+    forged = model.read_bytes()
+    if full_way:
+        os.link(model, tmp_path / "backup.model")
+    args = (
+        ["forget", "-m", model, message] if change == "forget" else ["train", "--update", "-m", model, f"ham={message}"]
+    )
+    result = subprocess.run([NBTEXT, *map(str, args)], capture_output=True, timeout=120)
+    assert result.returncode == 1 and result.stderr.count(b"\n") == 1, result.stderr.decode()
+    assert b"Traceback" not in result.stderr and model.read_bytes() == forged

@@ -130,7 +130,7 @@ def recounted(model, records):
     for change in changes:
         ledger.add(change)
     table.apply(changes)
-    if (table.class_count < 0).any() or (table.token_counts < 0).any():
+    if table.forgets_uncounted():
         raise NbtextError("its pending section forgets what was never counted")
     changed = model_of_table(
         model.settings,

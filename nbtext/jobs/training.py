@@ -344,6 +344,11 @@ def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_
             sample.follow(change)
             changes.append(change)
         table.apply(changes)
+    if table.forgets_uncounted():  # (a model of a negative count is one no reader takes: never written)
+        raise NbtextError(
+            "the model's counts do not hold a document its journal says it learned (a pending section or "
+            "file not as nbtext writes them); nothing was changed"
+        )
     journal, documents_as_mail = ledger.journal_over(model.journal), mail_documents(model) + ledger.mail_documents
     return sample.calibrated(
         model_of_table(

@@ -104,6 +104,11 @@ class CountTable:
         for sign, token_lists, labels in moves(changes):
             self.add(token_lists, labels, sign)
 
+    def forgets_uncounted(self):
+        """Whether changes applied took a count below 0: a document forgotten or moved from a
+        class whose counts never held it (a journal, or a pending record's tokens, that lie)."""
+        return bool((self.class_count < 0).any() or (self.token_counts < 0).any())
+
     def count(self, token_lists, labels):
         """A training's batch added (each document joins its class: changes.LEARNED_STEP), as
         count_batch calls a counter: (this table, now holding the batch, ids, indptr)."""
