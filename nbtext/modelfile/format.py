@@ -242,7 +242,7 @@ def _state(header: Record, payload: Buffer) -> ModelState:
             raise ValueError("the token keys are not sorted, or their token indices not each index once")
         tokens = TokenIndex(blob, n_tokens, keys, order)
         if "token_starts" in arrays:  # (one NUL between tokens: schema.check_arrays)
-            if np.any(arrays["token_starts"] != (token_starts(blob) if n_tokens else 0)):
+            if np.any(arrays["token_starts"] != tokens.bounds()[0]):  # (computed once: find reads them too)
                 raise ValueError("the vocabulary does not hold one token per index where its token starts say")
     else:
         tokens = blob.decode("utf-8", "surrogatepass").split("\0") if n_tokens else []
