@@ -136,12 +136,18 @@ def find_one(data, keys, order, blob, starts=None, long_tokens=None):
     key = token_key(data)
     p = bisect_left(keys, key)
     found = p < len(keys) and keys[p] == key
-    if starts is None and not in_sorted_blob(blob, data, long_tokens) or starts is not None and not found:
-        if starts is not None and in_started_blob(blob, starts, data, long_tokens):
-            raise ValueError("a token of the vocabulary is not found by its key")
-        return -1  # (whatever token of the vocabulary its key may be)
+
+    def is_token():  # `data` among the vocabulary's bytes, the key table aside
+        if starts is None:
+            return in_sorted_blob(blob, data, long_tokens)
+        return in_started_blob(blob, starts, data, long_tokens)
+
+    if starts is None and not is_token():
+        return -1  # (a file without starts: its bytes decide first, whatever token its key may be)
     if not found:
-        raise ValueError("a token of the vocabulary is not found by its key")
+        if starts is None or is_token():
+            raise ValueError("a token of the vocabulary is not found by its key")
+        return -1
     if p + 1 < len(keys) and keys[p + 1] <= key:
         if keys[p + 1] == key:
             return None
@@ -154,7 +160,7 @@ def find_one(data, keys, order, blob, starts=None, long_tokens=None):
     start, end = token_span(blob, starts, index, long_tokens)
     if end - start == len(data) and blob[start:end] == data:
         return index
-    if in_started_blob(blob, starts, data, long_tokens):  # (a key another token shares: rare)
+    if is_token():  # (a key another token shares: rare)
         raise ValueError("a token of the vocabulary is not found by its key")
     return -1
 
