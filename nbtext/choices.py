@@ -58,14 +58,15 @@ SPAM_PRESET_MODEL = "multinomial"  # the event model whose defaults the spam pre
 SPAM_PRESET = {
     "features": "binary",
     "learn": "tone",
-    "tone_margin": 40.0,
+    "tone_margin": 20.0,
     "min_count": 1,
     "alpha": 1.0,
     "ngrams": 2,
+    "char_ngrams": 3,
     "headers": DEFAULT_HEADERS + ("received", "x-mailer", "return-path", "reply-to", "message-id"),
-    "max_evidence": 150,
+    "max_evidence": 40,
     "calibration": "none",
-    "unsure_below": 0.97,
+    "unsure_below": 0.999,
 }
 MAX_CLASSES = 10_000  # a model's classes: train refuses more, the model reader a file that holds more
 MAX_NGRAMS = 8  # --ngrams: word n-grams up to this length (longer ones never recur)

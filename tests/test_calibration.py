@@ -129,7 +129,9 @@ def test_a_fold_model_is_the_counts_without_the_fold():
     """out_of_fold_jll against the multinomial formula worked by hand on the counts minus
     the held-out documents' counts (same vocabulary, λ, prior)."""
     texts, labels = read_labelled(MAIL / "train")
-    model = nbtext.train(texts, labels, min_count=1, alpha=0.5)
+    # the general defaults: every document learned and every feature scoring (the spam preset's TONE pass
+    # learns only some documents, and its max_evidence scores each by its most telling features)
+    model = nbtext.train(texts, labels, min_count=1, alpha=0.5, preset="general")
     folds = [i % 3 for i in range(len(texts))]
     tokens = [model.tokenize(t) for t in texts]
     jll, lengths = out_of_fold_jll(model, tokens, labels, folds)
@@ -169,9 +171,12 @@ def test_a_calibrated_model_keeps_its_labels_and_softens_its_probabilities(tmp_p
 )
 def test_the_multinomial_fold_views_on_the_samples_columns_equal_the_whole_tables(monkeypatch, options):
     """out_of_fold_jll's shortcut for the multinomial (only the columns the sample uses) gives
-    the very numbers of the fold views built on the whole (classes × features) table."""
+    the very numbers of the fold views built on the whole (classes × features) table (which
+    knows no --max-evidence)."""
     texts, labels = read_labelled(MAIL / "train")
-    model = nbtext.train(texts, labels, calibration="none", **options)
+    # the general defaults: no cap on the evidence (the capped fold views: test_evidence) and every
+    # document learned, so a fold view takes out counts the model holds
+    model = nbtext.train(texts, labels, calibration="none", preset="general", **options)
     tokens = [model.tokenize(t) for t in texts]
     folds = [i % 5 for i in range(len(texts))]
     local, lengths = out_of_fold_jll(model, tokens, labels, folds)
@@ -394,7 +399,8 @@ def test_the_samples_feature_ids_from_token_indices_are_the_vocabularys(unknown)
     from nbtext.jobs.calibration import feature_rows
 
     texts, labels = read_labelled(MAIL / "train")
-    model = nbtext.train(texts, labels, calibration="none", min_count=3, unknown=unknown)
+    # every document learned, so each token read is in the vocabulary (a TONE pass learns some)
+    model = nbtext.train(texts, labels, calibration="none", min_count=3, unknown=unknown, learn="all")
     tokens = model.vocabulary.tokens
     index = {t: i for i, t in enumerate(tokens)}
     token_lists = [model.tokenize(t) for t in texts]

@@ -103,8 +103,8 @@ CRAFTED = [
     ("settings.tokenizer.lexer", "words"),  # (words is stored as no lexer)
     ("settings.tokenizer.lexer", "mail"),  # with the words lexer's pattern and case
     ("settings.tokenizer.lexer", None),
-    ("settings.tokenizer.char_ngrams", 3),  # (without its char_bytes)
-    ("settings.tokenizer.char_bytes", 3000),  # (without its char_ngrams)
+    ("settings.tokenizer.char_ngrams", ...),  # (its char_bytes without it: the preset's model has both)
+    ("settings.tokenizer.char_bytes", ...),  # (its char_ngrams without it)
     ("settings.tokenizer.lowercase", False),
     ("settings.tokenizer.pattern", r"\w+"),
     ("settings.tokenizer", ...),

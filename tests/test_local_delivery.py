@@ -1,7 +1,8 @@
 """A message stored by a local delivery is the message the filter judged (docs/mail.md, "What
 nbtext reads of a stored message"): the trace fields a delivery puts on top (Return-Path,
 Delivered-To, ... down to a Received of a local-delivery hop: nbtext.reading.mail's
-local_delivery_end) and filter's own X-Nbtext-* verdict give no token and no part of the
+local_delivery_end; or the envelope a content scanner writes on top, as
+Exim's spam condition does) and filter's own X-Nbtext-* verdict give no token and no part of the
 journal's key. Generated messages, with generated traces on top, read through the command line:
 predict's probabilities, train's model file, and learning one copy then forgetting the other."""
 
@@ -84,12 +85,21 @@ def delivery_traces(draw):
 
 
 @st.composite
+def scanned_envelopes(draw):
+    """The envelope an MTA's content scanning writes on top of the copy it scans (Exim's spam
+    condition: X-Envelope-From and X-Envelope-To, which its delivered copy does not hold)."""
+    fields = draw(st.lists(st.sampled_from(["X-Envelope-From", "X-Envelope-To", "x-envelope-to"]), min_size=1))
+    return "".join(f"{name}: {draw(ADDRESSES)}\n" for name in fields).encode()
+
+
+@st.composite
 def stored_copies(draw):
     """(the message sent, its stored copy): the trace on top, filter's verdict where filter puts
     it (seen with the trace, as Dovecot's Sieve filter sees it), maybe CR LF line ends (over
     IMAP), maybe filtered twice."""
     sent = draw(sent_messages())
-    stored = draw(delivery_traces()) + sent
+    stored = draw(st.one_of(delivery_traces(), scanned_envelopes(), st.tuples(scanned_envelopes(), delivery_traces())))
+    stored = (b"".join(stored) if isinstance(stored, tuple) else stored) + sent
     for _ in range(draw(st.integers(1, 2))):
         stored = with_headers(stored, verdict_fields("spam", draw(st.floats(0, 1))))
     if draw(st.booleans()):
@@ -173,6 +183,8 @@ def test_a_stored_copy_is_the_message_sent(tmp_path_factory, base_model, copies)
         b"Received: by vm with local-esmtp; d\nSubject: hi\n\nbody\n",
         b"Received: by vm with LMTPX; d\nSubject: hi\n\nbody\n",
         b"Received: by vm without lmtp; d\nSubject: hi\n\nbody\n",
+        # an X-Envelope-To below the sender's first field: not the scanned copy's envelope
+        b"Subject: hi\nX-Envelope-To: alice\n\nbody\n",
         # text with no header block
         b"Return-Path is a header\nwith LMTP\n",
     ],

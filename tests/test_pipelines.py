@@ -25,8 +25,8 @@ def test_is_exit_statuses(demo_model, tmp_path):
     spammy, hammy = "Claim your free prize now, click here", "Meeting notes for lunch on Thursday"
     assert run("predict", "-m", demo_model, "--is", "spam", input=spammy).exit_code == 0
     assert run("predict", "-m", demo_model, "--is", "spam", input=hammy).exit_code == 1
-    unsure = run("predict", "-m", demo_model, "--is", "spam", "--unsure-below", "0.999999999", input=spammy)
-    assert unsure.exit_code == 2
+    unsure = run("predict", "-m", demo_model, "--is", "spam", "--unsure-below", "0.999999999", input="prize")
+    assert unsure.exit_code == 2  # (P(spam) 0.993)
     # errors: status 3 and always one line on stderr (a delivery log shows it), never stdout
     for model, label, said in (
         (tmp_path / "missing", "spam", "does not exist"),
@@ -57,18 +57,19 @@ def test_the_no_model_error_names_nbtext_model(tmp_path):
 
 
 def test_unsure_label_and_eval_counts(demo_model):
-    rows = run("predict", "-m", demo_model, "--unsure-below", "0.9", DEMO / "test").stdout.splitlines()
-    labels = [r.split("\t")[1] for r in rows]
-    probabilities = [float(r.split("\t")[2]) for r in rows]
+    rows = run("predict", "-m", demo_model, "--unsure-below", "0.9999", "--format", "json", DEMO / "test").stdout
+    records = [json.loads(line) for line in rows.splitlines()]
+    labels = [r["label"] for r in records]
+    probabilities = [max(r["probabilities"].values()) for r in records]
     assert "unsure" in labels
-    assert all((l == "unsure") == (p < 0.9) for l, p in zip(labels, probabilities))
+    assert all((l == "unsure") == (p < 0.9999) for l, p in zip(labels, probabilities))
     report = json.loads(
         run(
             "eval",
             "-m",
             demo_model,
             "--unsure-below",
-            "0.9",
+            "0.9999",
             "--format",
             "json",
             DEMO / "test" / "spam",
@@ -381,11 +382,13 @@ def test_writing_a_model_keeps_its_mode_and_its_symlink(tmp_path, mode):
     real.parent.mkdir()
     assert run("train", "-o", real, DEMO / "train" / "spam", DEMO / "train" / "ham").exit_code == 0
     os.chmod(real, mode)
+    learned = nbtext.load(real).class_count.sum()
     link = tmp_path / "current.model"
     link.symlink_to(real)
     assert run("train", "--update", "-m", link, "spam=" + str(DEMO / "test" / "spam")).exit_code == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert (real.stat().st_mode & 0o777) == mode and nbtext.load(real).class_count.sum() == 78 + 13
+    # (the spam preset's TONE pass learns some of the 13: those it does not already decide surely)
+    assert (real.stat().st_mode & 0o777) == mode and learned < nbtext.load(real).class_count.sum() <= learned + 13
 
 
 @pytest.mark.parametrize("jobs", [["-j", "1"], ["-j", "2"], []])

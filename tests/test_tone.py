@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 import nbtext
+from nbtext.choices import SPAM_PRESET
 from nbtext.classifier.settings import make_tokenizer
 from nbtext.jobs.loading import load_model, load_to_change
 from nbtext.reading.documents import document_key
@@ -88,7 +89,9 @@ def trained(path, *args):
 def with_learning(path, margin):
     """The bytes of the model file at `path` saved with the stored settings of --learn tone."""
     model = load_to_change(str(path))
-    model.settings = {**model.settings, "learn": "tone", "tone_margin": margin}
+    decision = {k: v for k, v in model.settings.items() if k == "unsure_below"}  # (stored after the learning)
+    others = {k: v for k, v in model.settings.items() if k != "unsure_below"}
+    model.settings = {**others, "learn": "tone", "tone_margin": margin, **decision}
     model.save(str(path) + ".tone")
     return (path.parent / (path.name + ".tone")).read_bytes()
 
@@ -174,6 +177,10 @@ def test_update_and_forget_of_a_tone_model_learn_what_they_are_given(tmp_path):
         tmp_path / "all.model",
         *options,
         *UNCALIBRATED,
+        "--learn",
+        "all",  # (typed, it leaves out the preset's decision: typed as well)
+        "--unsure-below",
+        str(SPAM_PRESET["unsure_below"]),
         *as_folders(tmp_path / "d", chosen + [(p, "spam") for p in left]),
     )
     assert with_learning(tmp_path / "all.model", MARGIN) == folded(model)  # (a few: through the pending section)
@@ -255,17 +262,22 @@ def test_a_tone_pass_of_more_classes_than_the_model_takes_is_refused_in_one_line
     assert not (tmp_path / "m").exists()
 
 
-def test_a_pass_that_learns_one_class_only_says_so(tmp_path):
-    """Two documents, margin 0: the first is learned, the second rightly classified by it (its
-    tokens unseen, the prior of the learned class lower) and not: the pass learned one class of
-    the two given. It said "need at least two classes to train, got 1" of a corpus of two."""
+def test_a_pass_learns_the_first_document_of_each_class(tmp_path):
+    """Two documents, margin 0: the second is rightly classified by the first (its tokens
+    unseen, the prior of the learned class lower) and learned all the same, the first of its
+    class: a margin over a class the model holds no document of is none. The pass refused
+    ("learned documents of one class only"), and so did every training of the spam preset
+    with --features counts: counts of character n-grams put each spam past any margin over a
+    ham-only model, so no spam was ever learned."""
     for label, text in (("a", "hello world"), ("b", "buy now")):
         (tmp_path / label).mkdir()
         (tmp_path / label / "1").write_text(text)
     args = ("train", "-o", tmp_path / "m", "--learn", "tone", "--calibration", "none", tmp_path / "a", tmp_path / "b")
-    one_line_error(run(*args, "--tone-margin", "0"), "the TONE pass learned documents of one class only")
-    assert not (tmp_path / "m").exists()
-    assert run(*args, "--tone-margin", "1").exit_code == 0
+    assert run(*args, "--tone-margin", "0").exit_code == 0
+    assert nbtext.load(tmp_path / "m").class_count.tolist() == [1, 1]
+    counts = tmp_path / "counts.model"
+    assert run("train", "-q", "--features", "counts", "-o", counts, MAIL / "spam", MAIL / "ham").exit_code == 0
+    assert nbtext.load(counts).settings["tokenizer"]["char_ngrams"] and all(nbtext.load(counts).class_count > 0)
 
 
 def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path):

@@ -131,6 +131,10 @@ VERDICT_PREFIX = b"x-nbtext-"  # nbtext's own fields (X-Nbtext-Class, -Probabili
 # (Dovecot's LMTP, Postfix, qmail), X-Original-To (Postfix), Envelope-To and Delivery-Date
 # (Exim's appendfile and pipe transports), and a Received of the delivery hop itself (LOCAL_HOP).
 DELIVERY_FIELDS = frozenset(b"return-path delivered-to x-original-to envelope-to delivery-date".split())
+# The envelope an MTA's content scanning writes on top of the copy it scans (Exim's spam
+# condition sends spamd its envelope line, X-Envelope-From and X-Envelope-To; the copy it
+# delivers has none): this delivery's, never the sender's.
+SCANNED_ENVELOPE_FIELDS = frozenset(b"x-envelope-from x-envelope-to".split())
 # A Received of a local delivery: by LMTP (RFC 3848's LMTP, LMTPA, LMTPS, LMTPSA: Dovecot's
 # and Cyrus's LMTP servers) or Exim's `with local` (a message a local program handed over).
 LOCAL_HOP = re.compile(rb"(?i)\bwith\s+(?:lmtps?a?|local)(?![\w.-])")
@@ -202,10 +206,16 @@ def local_delivery_end(data, start, end):
     DATE` on top. Without one nothing is taken: a Return-Path or Delivered-To alone on top
     may be the sender's evidence (Return-Path is the envelope sender), and the corpora's
     messages, stored by Postfix's and Exim's local deliveries (Return-Path with Delivered-To or
-    Delivery-Date on top, no such Received), read as they did (docs/mail.md has the figures)."""
+    Delivery-Date on top, no such Received), read as they did (docs/mail.md has the figures).
+    The SCANNED_ENVELOPE_FIELDS first on top are this delivery's whatever follows them."""
     trace_end = start
+    scanned_envelope = True  # (so far every field is a content scanner's envelope)
     for name, _, value_start, field_end in header_fields(data, start, end):
         name = name.lower()
+        if scanned_envelope and name in SCANNED_ENVELOPE_FIELDS:
+            trace_end = field_end
+            continue
+        scanned_envelope = False
         if name == b"received" and LOCAL_HOP.search(data, value_start, field_end) is not None:
             trace_end = field_end
         elif name not in DELIVERY_FIELDS:

@@ -315,7 +315,7 @@ def evaluation_text(kind, result, output_format, terminal=False):
 ONLINE_LEARNED = {  # what each online learning rule learns, said
     "all": "every document",
     "errors": "the errors",
-    "tone": "the errors and those within {tone_margin:g} of even (TONE)",
+    "tone": "the errors, those within {tone_margin:g} of even and the first of each class (TONE)",
 }
 
 
@@ -493,8 +493,9 @@ def model_summary(summary, model_path, event):
     lines.append(f"documents      {summary['documents']:,}")
     if learned_by_tone(s):
         lines.append(
-            f"learned        --learn tone: the documents one pass in content order got wrong or within "
-            f"{s['tone_margin']:g} nats of log-odds of it, with those given to train --update and forget since"
+            f"learned        --learn tone: the documents one pass in content order got wrong, within "
+            f"{s['tone_margin']:g} nats of log-odds of it or first of their class, with those given to train "
+            "--update and forget since"
         )
     lines.append("classes")
     for label, c in summary["classes"].items():
