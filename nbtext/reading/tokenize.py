@@ -180,7 +180,7 @@ class Tokenizer:
     def __call__(self, document):
         tokens = self._tokens(document)
         if self.char_ngrams is not None:
-            tokens = tokens + char_ngrams(_message_bytes(document), self.char_ngrams, CHAR_BYTES)
+            tokens = tokens + char_ngrams(_keyed_bytes(document, CHAR_BYTES), self.char_ngrams, CHAR_BYTES)
         return tokens
 
     def _tokens(self, document):
@@ -211,6 +211,22 @@ def _message_bytes(document):
     from nbtext.reading.mail import message_as_sent
 
     return message_as_sent(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+
+
+def _keyed_bytes(document, max_bytes):
+    """The first `max_bytes` bytes of the message whose hash is the document's journal key
+    (nbtext.reading.documents.document_key): the message as sent without its `>From `
+    quoting and, where they end it, its trailing line ends. The key leaves both out so that
+    a message is one from an mbox, a file or stdin; its character n-grams must too (a
+    message learned from stdin was then forgotten from a file with other grams: counts the
+    model did not hold)."""
+    from nbtext.reading.mail import unquoted_from
+
+    data = unquoted_from(_message_bytes(document))
+    window = data[:max_bytes]
+    if not data[max_bytes:].strip(b"\r\n"):  # (nothing but line ends after it: they end the message,
+        window = window.rstrip(b"\r\n")  # as nbtext.journal.content_hash leaves them out)
+    return window
 
 
 def _message_text(document):
