@@ -15,7 +15,7 @@ from nbtext.reading.mail import mail_tokens
 from nbtext.reading.tokenize import DEFAULT_HEADERS, Tokenizer, text_tokens
 
 # the general defaults: a class named ham beside another is a spam filter's, whose preset (tests/test_preset.py)
-# labels a message unsure below 0.97; the tests here are about hostile input, not those defaults
+# labels a message unsure below 0.999; the tests here are about hostile input, not those defaults
 GENERAL = ["--preset", "general"]
 
 
