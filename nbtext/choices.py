@@ -177,10 +177,10 @@ TRAIN_HELP = {
         "[default: 80; 4 with --model fisher, whose log-odds are ln I − ln(1 − I)]."
     ),
     "preset": (
-        "The defaults of the options not given: a spam filter's (spam: presence of words, pairs of words and "
-        "more header lines, learned by a TONE pass, each message scored on its 150 most telling features each "
-        "way, unsure below 0.97) or the general ones; auto: spam for --model multinomial when the CLASS_DIRs "
-        "are two classes, one named spam or ham."
+        "The defaults of the options not given: a spam filter's (spam: presence of words, pairs of words, "
+        "character 3-grams and more header lines, learned by a TONE pass, each message scored on its 40 most "
+        "telling features each way, unsure below 0.999) or the general ones; auto: spam for --model multinomial "
+        "when the CLASS_DIRs are two classes, one named spam or ham."
     ),
     "unsure_below": (
         "Store P in the model as its own --unsure-below: predict, filter, eval and imap-scan label "

@@ -223,7 +223,7 @@ def preset_of(options: Options) -> str:
     return "spam" if preset == "spam" or auto_spam else "general"
 
 
-# the kind of model the spam preset's decision (uncalibrated, unsure below 0.97) was chosen for
+# the kind of model the spam preset's decision (uncalibrated, unsure below 0.999) was chosen for
 PRESET_KIND = (SPAM_PRESET["features"], SPAM_PRESET["learn"])
 
 
@@ -232,7 +232,7 @@ def preset_defaults(given: Options) -> dict[str, Any]:
     given, beside TRAIN_DEFAULTS: {} for the general preset. Of the spam preset's, those that
     what is given leaves unread (OPTIONS_READ: its --learn tone and --max-evidence beside
     --features tfidf, its --headers beside --input text) are left out, and so is its decision
-    (--calibration none, --unsure-below 0.97) beside a budget of ham flagged (which takes a
+    (--calibration none, --unsure-below 0.999) beside a budget of ham flagged (which takes a
     calibrated model) or where the model is not of its kind (presence learned by a TONE pass:
     PRESET_KIND, as --features counts or tfidf or --learn all make it), its --unsure-below
     beside any calibration given but none. With a pruning
