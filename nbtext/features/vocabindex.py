@@ -209,6 +209,11 @@ def token_span(blob, starts, i, long_tokens=None):
     than LONG is checked for a NUL once, then kept in `long_tokens` (find_one's)."""
     start = starts[i]
     end = starts[i + 1] - 1 if i + 1 < len(starts) else len(blob)
+    if i and 0 < start <= end < len(blob) and end - start <= LONG:  # (most: the same checks, on one short piece)
+        piece = blob[start - 1 : end + 1]  # the token and the bytes around it, each a NUL
+        if piece[0] == 0 == piece[-1] and piece.count(0) == 2:
+            return start, end
+        raise ValueError("a token start of the vocabulary is not where a token starts")
     if not (
         (start == 0 if i == 0 else 0 < start <= len(blob) and blob[start - 1] == 0)
         and start <= end <= len(blob)
@@ -234,7 +239,7 @@ def in_started_blob(blob, starts, data, long_tokens=None, lo=0, hi=None):
     while lo < hi:
         mid = (lo + hi) // 2
         start, end = token_span(blob, starts, mid, long_tokens)
-        token = blob[start : min(end, start + len(data) + 1)]
+        token = blob[start:end] if end - start <= LONG else blob[start : min(end, start + len(data) + 1)]
         if token == data:
             return True
         if token < data:
