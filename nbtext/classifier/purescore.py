@@ -44,7 +44,6 @@ _USED = (
     "token_keys",
     "token_order",
     "token_starts",  # (absent from files before format 6: a token is then confirmed by a search of the bytes)
-    "vocabulary",
     "count_data",
     "count_indices",
     "count_indptr",
@@ -64,7 +63,7 @@ class Disagrees(Unserved):
 class PureModel:
     """What scores one document from a model file, as sequences over the file's bytes."""
 
-    def __init__(self, header, payload):
+    def __init__(self, header, payload, vocabulary):
         settings = header["settings"]
         form = EVENT_MODELS[settings["event_model"]].one_document
         record = header.get("one_document")
@@ -81,7 +80,7 @@ class PureModel:
         self.tokenize = make_tokenizer(settings["tokenizer"])
         self.class_count = arrays["class_count"]
         self.keys, self.order, self.starts = arrays["token_keys"], arrays["token_order"], arrays.get("token_starts")
-        self.blob = bytes(arrays["vocabulary"])
+        self.blob = vocabulary  # (the vocabulary's bytes, as schema.check_arrays gives them)
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
         self.rows = [(self.indptr[k], self.indptr[k + 1]) for k in range(len(self.classes))]  # each class's entries
         self.unk, self.kept_rule = record["unk"], record["kept"]
@@ -327,8 +326,8 @@ def of_file(data, path):
     try:
         header, payload = split(data, path)
         check_header(header, len(payload), len(data))
-        check_arrays(header, payload)  # as the numpy loader does; a file it refuses goes there
-        return PureModel(header, payload)
+        vocabulary = check_arrays(header, payload)  # as the numpy loader does; a file it refuses goes there
+        return PureModel(header, payload, vocabulary)
     except (Unserved, NbtextError, ValueError, KeyError, TypeError, IndexError, OverflowError):
         return None
 
