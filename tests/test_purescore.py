@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 import nbtext
 from nbtext.classifier import purescore
 from nbtext.delivery.judging import RELATIVE_AGREEMENT
-from nbtext.features.vocabindex import TokenIndex, build_keys, find_one, in_sorted_blob, token_key, token_starts
+from nbtext.features.vocabindex import (
+    TokenIndex,
+    build_keys,
+    find_many,
+    find_one,
+    in_sorted_blob,
+    token_key,
+    token_starts,
+)
 from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
 from nbtext.stats.event_models import EVENT_MODELS
 
@@ -293,6 +301,59 @@ def test_a_token_is_found_by_its_start_as_the_numpy_path_finds_it(vocabulary, pr
             assert find_one(token.encode(), keys, order, blob, forged, kept) == answer
         except ValueError:
             pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(ANY_TOKEN, min_size=1, max_size=12), st.sets(ANY_TOKEN, max_size=8), st.data())
+def test_a_messages_tokens_are_found_at_once_as_each_alone(vocabulary, others, data):
+    """find_many (a message's distinct tokens at once, the absent ones searched for between the
+    tokens found) gives each token find_one's answer, TokenIndex.find's; with one start forged
+    anywhere, those answers or a ValueError (the loader judges the file)."""
+    tokens = sorted(vocabulary)
+    keys, order = build_keys(tokens)
+    blob = "\0".join(tokens).encode("utf-8", "surrogatepass")
+    starts = token_starts(blob)
+    # distinct probes in any order: tokens of the vocabulary, others, and prefixes of its tokens (absent, next to them)
+    probes = set(data.draw(st.lists(st.sampled_from(tokens), max_size=8))) | others
+    probes |= {token[:-1] for token in tokens[:3] if len(token) > 1}
+    probes = data.draw(st.permutations(sorted(probes)))
+    encoded = [t.encode("utf-8", "surrogatepass") for t in probes]
+    expected = TokenIndex(blob, len(tokens), keys, order).find(probes).tolist()
+    keys, order = keys.tolist(), order.tolist()
+    assert [find_one(t, keys, order, blob, starts.tolist()) for t in encoded] == expected
+    for kept in (None, {}):
+        assert find_many(encoded, keys, order, blob, starts.tolist(), kept) == expected
+    forged = starts.tolist()
+    near = sorted({start + d for start in forged for d in (-1, 0, 1)} | {len(blob), len(blob) + 1})
+    forged[data.draw(st.integers(0, len(forged) - 1))] = data.draw(
+        st.one_of(st.sampled_from(near), st.integers(-2, len(blob) + 2))
+    )
+    try:
+        assert find_many(encoded, keys, order, blob, forged, {}) == expected
+    except ValueError:
+        pass
+
+
+def test_an_absent_token_is_searched_for_between_the_tokens_found_around_it(monkeypatch):
+    """Of a message's tokens, one whose key the vocabulary lacks is looked for in its bytes only
+    between the two tokens found by their keys that hold it between them: a search of a few
+    tokens where they lie near, not of the whole vocabulary (a message of character n-grams
+    holds hundreds of absent ones among thousands found)."""
+    from nbtext.features import vocabindex
+
+    tokens = [f"t{i:05d}" for i in range(4096)]
+    keys, order = build_keys(tokens)
+    blob = "\0".join(tokens).encode()
+    starts, keys, order = token_starts(blob).tolist(), keys.tolist(), order.tolist()
+    found = [tokens[i].encode() for i in range(0, len(tokens), 8)]  # every 8th token, and one absent after each
+    absent = [tokens[i].encode() + b"x" for i in range(0, len(tokens), 8)]
+    read = []
+    span = vocabindex.token_span
+    monkeypatch.setattr(vocabindex, "token_span", lambda *a: read.append(a[2]) or span(*a))
+    answers = vocabindex.find_many(found + absent, keys, order, blob, starts)
+    assert answers == list(range(0, len(tokens), 8)) + [-1] * len(absent)
+    searched = len(read) - len(found)  # (each token found read once, where its key says)
+    assert searched <= len(absent) * 4  # (the 7 tokens between two found: 3 halvings; the whole: 12)
 
 
 @settings(max_examples=300, deadline=None)

@@ -252,6 +252,8 @@ def test_character_ngrams_are_marked_apart_from_every_other_token(data, n, input
     text = decode(known[:CHAR_BYTES])
     assert len(grams) == max(0, len(text) - n + 1)
     assert all(g[0] == CHAR_GRAM_MARKS[0] and g[-1] == CHAR_GRAM_MARKS[1] and len(g) == n + 2 for g in grams)
+    spaced = "".join(" " if ord(c) in CONTROLS else c for c in text)  # (the i-th gram: its n characters from the i-th)
+    assert [g[1:-1] for g in grams] == [spaced[i : i + n] for i in range(len(spaced) - n + 1)]
     assert not any(t.startswith(CHAR_GRAM_MARKS[0]) for t in plain)
     assert not any(ord(c) in CONTROLS for g in grams for c in g)
 

@@ -25,7 +25,7 @@ from collections import Counter
 from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
-from nbtext.features.vocabindex import encode, find_one, indices_in_sorted_blob
+from nbtext.features.vocabindex import encode, find_many, find_one, indices_in_sorted_blob
 from nbtext.modelfile import pending
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array, same_record
@@ -44,7 +44,6 @@ _USED = (
     "token_keys",
     "token_order",
     "token_starts",  # (absent from files before format 6: a token is then confirmed by a search of the bytes)
-    "vocabulary",
     "count_data",
     "count_indices",
     "count_indptr",
@@ -64,7 +63,7 @@ class Disagrees(Unserved):
 class PureModel:
     """What scores one document from a model file, as sequences over the file's bytes."""
 
-    def __init__(self, header, payload):
+    def __init__(self, header, payload, vocabulary):
         settings = header["settings"]
         form = EVENT_MODELS[settings["event_model"]].one_document
         record = header.get("one_document")
@@ -81,8 +80,9 @@ class PureModel:
         self.tokenize = make_tokenizer(settings["tokenizer"])
         self.class_count = arrays["class_count"]
         self.keys, self.order, self.starts = arrays["token_keys"], arrays["token_order"], arrays.get("token_starts")
-        self.blob = bytes(arrays["vocabulary"])
+        self.blob = vocabulary  # (the vocabulary's bytes, as schema.check_arrays gives them)
         self.data, self.indices, self.indptr = arrays["count_data"], arrays["count_indices"], arrays["count_indptr"]
+        self.rows = [(self.indptr[k], self.indptr[k + 1]) for k in range(len(self.classes))]  # each class's entries
         self.unk, self.kept_rule = record["unk"], record["kept"]
         self.form = form.of_record(
             record, self.class_count, self.alpha, self.classes
@@ -195,18 +195,37 @@ class PureModel:
     def token_counts(self, token):
         """(token index in the file or -1, the token's counts per class, or None for a token
         never seen), the log's changes included."""
-        index = find_one(encode(token), self.keys, self.order, self.blob, self.starts, self.long_tokens)
-        if index is None:
-            raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
-        if index >= 0 and self.named.setdefault(index, token) != token:  # (the loader: each index named once)
-            raise ValueError("two tokens of the vocabulary have one index")
-        counts = self.counts(index) if index >= 0 else None
-        delta = self.changes.delta(token) if self.changes is not None else None
-        if delta is not None:
-            counts = [a + b for a, b in zip(counts or [0.0] * len(self.classes), delta)]
-            if min(counts) < 0:
-                raise Unserved  # forgotten where it was never counted: the numpy path refuses the section
-        return index, counts
+        return self.found_counts([token])[0]
+
+    def found_counts(self, tokens):
+        """token_counts of each of the distinct `tokens`, all found at once (token_indices)."""
+        counts_of, named, changes = self.counts, self.named, self.changes
+        found = []
+        for token, index in zip(tokens, self.token_indices(tokens)):
+            if index is None:
+                raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+            if index >= 0:
+                if named.setdefault(index, token) != token:  # (the loader: each index named once)
+                    raise ValueError("two tokens of the vocabulary have one index")
+                counts = counts_of(index)
+            else:
+                counts = None
+            delta = changes.delta(token) if changes is not None else None
+            if delta is not None:
+                counts = [a + b for a, b in zip(counts or [0.0] * len(self.classes), delta)]
+                if min(counts) < 0:
+                    raise Unserved  # forgotten where it was never counted: the numpy path refuses the section
+            found.append((index, counts))
+        return found
+
+    def token_indices(self, tokens):
+        """The index in the file of each of the distinct `tokens` (-1: not in the vocabulary;
+        None: two tokens of the vocabulary share its key), as vocabindex.find_one finds it
+        (many at once by find_many, which searches the bytes less)."""
+        encoded = [encode(token) for token in tokens]
+        if self.starts is None:
+            return [find_one(data, self.keys, self.order, self.blob, None, self.long_tokens) for data in encoded]
+        return find_many(encoded, self.keys, self.order, self.blob, self.starts, self.long_tokens)
 
     def journal_label(self, key):
         """The class the file's journal holds the document of 16-byte `key` under, or None."""
@@ -228,9 +247,8 @@ class PureModel:
     def counts(self, index):
         """The counts of token `index` in each class (0 where its CSR row has none)."""
         counts = []
-        indptr, indices, data = self.indptr, self.indices, self.data
-        for k in range(len(self.classes)):
-            lo, hi = indptr[k], indptr[k + 1]
+        indices, data = self.indices, self.data
+        for lo, hi in self.rows:
             p = bisect_left(indices, index, lo, hi)
             counts.append(data[p] if p < hi and indices[p] == index else 0.0)
         return counts
@@ -257,9 +275,9 @@ class PureModel:
             distinct.update(tokens[start : start + _COUNTED_AT_ONCE])
             if len(distinct) > most:
                 raise Unserved
-        for token, n in distinct.items():
-            index, counts = self.token_counts(token)
-            if counts is not None and self.is_kept(index, counts):
+        is_kept = self.is_kept
+        for (token, n), (index, counts) in zip(distinct.items(), self.found_counts(list(distinct))):
+            if counts is not None and is_kept(index, counts):
                 features.append((token, n, counts))
             else:
                 unknown += n
@@ -308,8 +326,8 @@ def of_file(data, path):
     try:
         header, payload = split(data, path)
         check_header(header, len(payload), len(data))
-        check_arrays(header, payload)  # as the numpy loader does; a file it refuses goes there
-        return PureModel(header, payload)
+        vocabulary = check_arrays(header, payload)  # as the numpy loader does; a file it refuses goes there
+        return PureModel(header, payload, vocabulary)
     except (Unserved, NbtextError, ValueError, KeyError, TypeError, IndexError, OverflowError):
         return None
 

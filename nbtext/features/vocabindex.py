@@ -7,7 +7,8 @@ message then looks up its few hundred distinct tokens with one vectorized binary
 instead of splitting the whole vocabulary and building a dict of it: the start-up a mail
 pipeline pays per message. `find_one` does the same for one token without numpy
 (nbtext.classifier.purescore): bisect over the keys, the token confirmed by its bytes where
-it starts (files without the starts: by a binary search of the sorted vocabulary's bytes).
+it starts (files without the starts: by a binary search of the sorted vocabulary's bytes);
+`find_many` for a message's tokens at once.
 """
 
 import zlib
@@ -133,20 +134,63 @@ def find_one(data, keys, order, blob, starts=None, long_tokens=None):
     the lookups given one dict `long_tokens` (the caller's, for one file), which keeps it;
     so the lookups of one message read each long token once at most, and past that, at
     each step of a binary search, the token looked up and a few more bytes than LONG twice."""
-    key = token_key(data)
-    p = bisect_left(keys, key)
-    found = p < len(keys) and keys[p] == key
-
-    def is_token():  # `data` among the vocabulary's bytes, the key table aside
-        if starts is None:
-            return in_sorted_blob(blob, data, long_tokens)
-        return in_started_blob(blob, starts, data, long_tokens)
-
-    if starts is None and not is_token():
+    if starts is not None:
+        return find_many([data], keys, order, blob, starts, long_tokens)[0]
+    if not in_sorted_blob(blob, data, long_tokens):
         return -1  # (a file without starts: its bytes decide first, whatever token its key may be)
-    if not found:
-        if starts is None or is_token():
-            raise ValueError("a token of the vocabulary is not found by its key")
+    index = keyed_index(token_key(data), keys, order)
+    if index is not None and index < 0:
+        raise ValueError("a token of the vocabulary is not found by its key")
+    return index  # (without starts: `data` is a token, and its key's: the same one)
+
+
+def find_many(datas, keys, order, blob, starts, long_tokens=None):
+    """find_one's answer for each of `datas` (distinct UTF-8 byte strings: one message's
+    tokens) in a file with token starts, its checks alike, cheaper for many: each is first
+    looked for by its key and its bytes compared where the key's token starts; then each
+    whose key the keys lack is searched for in the vocabulary's bytes only between the two
+    tokens of `datas` so found that hold it between them in byte order (their indices). Such
+    a search ends, as the search over all the starts does, at two neighbouring tokens read
+    and checked, one below `data` and one above it: -1, or a ValueError where `data` is a
+    token (or its neighbours are not where tokens start). A message's tokens found lie a few
+    hundred tokens apart in the vocabulary, so its absent ones take a few steps each, not one
+    for each halving of the whole vocabulary."""
+    answers: list[int | None] = []
+    unkeyed: list[int] = []  # positions in `datas` of those whose key names no token: searched for in the bytes
+    for data in datas:
+        index = keyed_index(token_key(data), keys, order)
+        if index is None or index < 0:
+            if index is not None:
+                unkeyed.append(len(answers))
+            answers.append(index)
+            continue
+        start, end = token_span(blob, starts, index, long_tokens)
+        if end - start != len(data) or blob[start:end] != data:  # (its key another token's: rare)
+            if in_started_blob(blob, starts, data, long_tokens):
+                raise ValueError("a token of the vocabulary is not found by its key")
+            index = -1
+        answers.append(index)
+    if unkeyed:
+        found = sorted((data, index) for data, index in zip(datas, answers) if index is not None and index >= 0)
+        found_bytes = [data for data, _ in found]
+        for at in unkeyed:
+            data = datas[at]
+            j = bisect_left(found_bytes, data)  # found[j - 1] < data < found[j] (`datas` are distinct)
+            lo = found[j - 1][1] + 1 if j > 0 else 0
+            hi = found[j][1] if j < len(found) else len(starts)
+            if lo > hi:  # (found tokens whose indices are not in their bytes' order: the file's to judge)
+                lo, hi = 0, len(starts)
+            if in_started_blob(blob, starts, data, long_tokens, lo, hi):
+                raise ValueError("a token of the vocabulary is not found by its key")
+    return answers
+
+
+def keyed_index(key, keys, order):
+    """The token index the key table (`keys` sorted, `order`) gives 64-bit `key`, -1 if no key
+    is `key`, None if two are; what it reads checked as it is read (a key greater than the
+    next, an index out of range: ValueError)."""
+    p = bisect_left(keys, key)
+    if p == len(keys) or keys[p] != key:
         return -1
     if p + 1 < len(keys) and keys[p + 1] <= key:
         if keys[p + 1] == key:
@@ -155,14 +199,7 @@ def find_one(data, keys, order, blob, starts=None, long_tokens=None):
     index = order[p]  # the one token with this key
     if not 0 <= index < len(order):
         raise ValueError("a token index of the vocabulary is out of range")
-    if starts is None:
-        return index  # (without starts: `data` is a token, and its key's: the same one)
-    start, end = token_span(blob, starts, index, long_tokens)
-    if end - start == len(data) and blob[start:end] == data:
-        return index
-    if is_token():  # (a key another token shares: rare)
-        raise ValueError("a token of the vocabulary is not found by its key")
-    return -1
+    return index
 
 
 def token_span(blob, starts, i, long_tokens=None):
@@ -172,6 +209,11 @@ def token_span(blob, starts, i, long_tokens=None):
     than LONG is checked for a NUL once, then kept in `long_tokens` (find_one's)."""
     start = starts[i]
     end = starts[i + 1] - 1 if i + 1 < len(starts) else len(blob)
+    if i and 0 < start <= end < len(blob) and end - start <= LONG:  # (most: the same checks, on one short piece)
+        piece = blob[start - 1 : end + 1]  # the token and the bytes around it, each a NUL
+        if piece[0] == 0 == piece[-1] and piece.count(0) == 2:
+            return start, end
+        raise ValueError("a token start of the vocabulary is not where a token starts")
     if not (
         (start == 0 if i == 0 else 0 < start <= len(blob) and blob[start - 1] == 0)
         and start <= end <= len(blob)
@@ -186,16 +228,18 @@ def token_span(blob, starts, i, long_tokens=None):
     return start, end
 
 
-def in_started_blob(blob, starts, data, long_tokens=None):
+def in_started_blob(blob, starts, data, long_tokens=None, lo=0, hi=None):
     """Whether `data` is one of the sorted tokens of `blob`, by a binary search over their
-    starts, each token it reads checked by token_span. A token longer than LONG is compared by
-    its first len(data) + 1 bytes at most: they order it against `data` as the whole token
-    does, and equal `data` only where the token is `data`."""
-    lo, hi = 0, len(starts)
+    starts, each token it reads checked by token_span: over all of them, or only over the
+    tokens lo..hi − 1 where the caller read token lo − 1 below `data` and token hi above it.
+    A token longer than LONG is compared by its first len(data) + 1 bytes at most: they order
+    it against `data` as the whole token does, and equal `data` only where the token is `data`."""
+    if hi is None:
+        hi = len(starts)
     while lo < hi:
         mid = (lo + hi) // 2
         start, end = token_span(blob, starts, mid, long_tokens)
-        token = blob[start : min(end, start + len(data) + 1)]
+        token = blob[start:end] if end - start <= LONG else blob[start : min(end, start + len(data) + 1)]
         if token == data:
             return True
         if token < data:

@@ -220,12 +220,11 @@ def _state(header: Record, payload: Buffer) -> ModelState:
     """The ModelState of a checksummed header and payload, every shape and index checked:
     schema.check_arrays (what the one-message path checks too), then what only a whole
     pass over the arrays can check (numpy's)."""
-    check_arrays(header, payload)
+    blob = check_arrays(header, payload)  # (the vocabulary's bytes)
     arrays = {name: _array(payload, spec) for name, spec in header["arrays"].items()}
     settings = header["settings"]
     classes = header["classes"]
     n_classes, n_tokens = len(classes), header["n_tokens"]
-    blob = arrays["vocabulary"].tobytes()
     try:  # checked now, not when --update, forget, --explain or info --top first decode it
         blob.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:

@@ -185,7 +185,9 @@ def check_arrays(header, payload):
     pays for them no more than for its own tokens. Their shapes; the class rows of the
     counts (count_indptr) rising from 0 to the number of entries, each row's first and last
     token index in range; one NUL between tokens; every count and sum finite and not
-    negative; the journal's class indices in range."""
+    negative; the journal's class indices in range. Gives back the vocabulary's bytes it
+    counted the NULs of: each reader's own copy of them (a large model's vocabulary is
+    megabytes, each copy paid by one message)."""
     arrays, classes, n_tokens = header["arrays"], header["classes"], header["n_tokens"]
     n_classes = len(classes)
     shape = {name: tuple(spec["shape"]) for name, spec in arrays.items()}
@@ -222,12 +224,12 @@ def check_arrays(header, payload):
     for lo, hi in zip(indptr, indptr[1:]):
         if lo < hi and not (0 <= _integer(payload, indices, lo) and _integer(payload, indices, hi - 1) < n_tokens):
             raise ValueError("a token index of the counts is out of range")
-    vocabulary = arrays["vocabulary"]
-    if bytes(raw_array(payload, vocabulary)).count(b"\0") != max(n_tokens - 1, 0):
+    vocabulary = bytes(raw_array(payload, arrays["vocabulary"]))
+    if vocabulary.count(b"\0") != max(n_tokens - 1, 0):
         raise ValueError("the vocabulary does not hold one token per index (NUL separators)")
     for name in COUNT_ARRAYS:
-        values = raw_array(payload, arrays[name]).tobytes() if name in arrays else b""
-        if values[7::8].translate(None, _SMALL_NON_NEGATIVE):  # a rare case: read it exactly
+        values = raw_array(payload, arrays[name]) if name in arrays else b""
+        if bytes(values[7::8]).translate(None, _SMALL_NON_NEGATIVE):  # (the last bytes alone) a rare case: exactly
             if not all(0 <= v < math.inf for (v,) in struct.iter_unpack("<d", values)):
                 raise ValueError(f"{name} holds a count that is negative, infinite or not a number")
     if "journal_labels" in arrays:
@@ -241,6 +243,7 @@ def check_arrays(header, payload):
             wrong = not all(0 <= k < n_classes for (k,) in struct.iter_unpack("<i", labels))
         if wrong:
             raise ValueError("a class of the journal is out of range")
+    return vocabulary
 
 
 def raw_array(payload, spec):

@@ -13,6 +13,7 @@ Two lexers (--lexer, LEXERS):
 """
 
 import re
+from itertools import repeat
 
 from nbtext.choices import CHAR_BYTES, DEFAULT_HEADERS, INPUT_MODES, LEXERS, MAX_CHAR_NGRAMS
 from nbtext.errors import NbtextError
@@ -55,7 +56,8 @@ def char_ngrams(data, n, max_bytes):
     most `max_bytes` grams of n characters."""
     text = decode(data[:max_bytes]).translate(_CONTROLS_AS_SPACE)
     start, end = CHAR_GRAM_MARKS
-    return [start + text[i : i + n] + end for i in range(len(text) - n + 1)]
+    # the characters of each gram and its marks joined in C (text[k:] from its k-th character)
+    return list(map("".join, zip(repeat(start), *(text[k:] for k in range(n)), repeat(end))))
 
 
 def text_tokens(text):
