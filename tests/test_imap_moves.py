@@ -103,7 +103,7 @@ class Connection:
         name = arguments[1].strip('"')
         return "OK", [f'() "/" {name}'.encode()] if name in self.server.folders else [None]
 
-    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None):
+    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None, lines=0):
         answer = self.answered(what, *arguments)
         if each is not None:  # (a listing reads its answers as they arrive: the real client keeps none)
             answer = [item for item in answer if not each("SEARCH" if what == "SEARCH" else "FETCH", item)]

@@ -19,13 +19,16 @@ the user moved back out of the target folder carries MARK too: it is not moved a
 from a user's: the model does not learn its own verdicts.
 
 No message is lost: a move the server refuses leaves the messages where they were, and the
-state stays before them (the next run tries again). No message is marked \\Seen: messages
+state stays before them (the next run tries again); so does a server past a deadline of its
+answers (nbtext.reading.imapclient) or the run's `time_limit`, which every answer read in the
+run ends by: the run's error, the state keeping the batches done. No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
 
 import json
 import os
+from contextlib import contextmanager
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
@@ -42,6 +45,7 @@ from nbtext.reading.imap import (
     searched,
     uid_set,
 )
+from nbtext.reading.imapclient import run_time_left, time_limit
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
@@ -64,13 +68,17 @@ def scan(
     on_error=None,
     on_message=None,
     imap_access=DEFAULT_ACCESS,
+    time_limit=None,
 ):
     """Scan the folder `url` names (see the module docstring) with the model of `classes` that
     `load_model()` gives, loaded only when there are new messages (a cron line's common run
     has none, and pays nothing for the model); `on_message(name,
     label, probability, action)` for each message classified, `on_error(document, message)`
     for each that cannot be read; the server is reached with `imap_access` (the command's
-    nbtext.reading.imapurl.ImapAccess). {"scanned", "spam", "acted"}: the counts."""
+    nbtext.reading.imapurl.ImapAccess). `time_limit`: the seconds the run may take once it
+    holds the state's lock (None: no limit but each answer's own deadline), past which it
+    stops, in one line, with the state saved of the batches done (nbtext.reading.imapclient
+    bounds every answer by that end). {"scanned", "spam", "acted"}: the counts."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
@@ -90,7 +98,7 @@ def scan(
         )
     state_path = state_path or default_state_path()
     counts = {"scanned": 0, "spam": 0, "acted": 0}
-    with _StateLock(state_path, dry_run):
+    with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
         with Session(folder, readonly=dry_run, access=imap_access) as session:
             if move_to is not None:
@@ -103,6 +111,8 @@ def scan(
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             for batch in fetch_batches(listed, max_bytes):  # (a FETCH's bytes bounded as every batch's)
+                if time_limit is not None and run_time_left() <= 0:
+                    raise NbtextError("the time limit was reached")  # (said by _limited)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                 # MARK alone: a move begun (see the module docstring)
                 flags = flags_of(session, batch)  # (without those deleted meanwhile)
@@ -145,6 +155,23 @@ def scan(
                     state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": batch[-1]}
                     write_state(state_path, state)
     return counts
+
+
+@contextmanager
+def _limited(seconds, folder, counts):
+    """The scan within `seconds` (None: no limit): every answer of the server read inside ends
+    by then (nbtext.reading.imapclient.time_limit), and an error once it has passed is said as
+    the limit reached, the batches scanned kept in the state."""
+    with time_limit(seconds):
+        try:
+            yield
+        except NbtextError:
+            if seconds is None or run_time_left() > 0:
+                raise
+            raise NbtextError(
+                f"{folder.url}: the scan reached its --time-limit of {seconds:g} s after {counts['scanned']:,} new "
+                "messages: the rest is scanned next run"
+            ) from None
 
 
 def _is_keyword(word):
