@@ -1003,3 +1003,35 @@ def test_a_scan_past_its_time_limit_keeps_what_it_did_and_the_next_run_does_the_
     assert second.exit_code == 0, second.stderr
     names = [line.split("\t")[0] for line in first.stdout.splitlines() + second.stdout.splitlines()]
     assert 0 < done < 10 and [int(n.rsplit("=", 1)[1]) for n in names] == list(range(1, 11))
+
+
+# --- a message the server would not send is tried again by imap-scan ----------------------------
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_a_message_the_server_would_not_send_is_scanned_by_a_later_run_or_given_up_in_a_line(model, tmp_path):
+    """Through the command line: UID 2 refused (NO) on runs 1 and 2 is skipped by name and
+    kept in the state; sent on run 3, it is classified there. UID 3, refused on every run, is
+    given up after 3 runs, said in a warning line, and not asked for again."""
+    refused = {2, 3}
+
+    def refusing(server, tag, said, arguments):
+        asked = arguments.split(b" ", 1)[0]
+        if said == b"UID FETCH" and b"BODY" in arguments and any(str(u).encode() in asked.split(b",") for u in refused):
+            server.send(tag + b" NO cannot read it")
+            return True
+        return False
+
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: SPAM, 3: HAM}) as server:
+        server.answer = refusing
+        runs = []
+        for run in range(5):
+            refused = {2, 3} if run < 2 else {3}
+            server.said.clear()
+            runs.append((scan(server, model, state), [line for line in server.said if b"BODY" in line]))
+    scanned = [[int(line.split("\t")[0].rsplit("=", 1)[1]) for line in r.stdout.splitlines()] for r, _ in runs]
+    assert scanned == [[1], [], [2], [], []]
+    assert [r.exit_code for r, _ in runs] == [1, 1, 1, 0, 0]
+    assert "UID=2" in runs[0][0].stderr and "UID=3" in runs[1][0].stderr
+    assert "no longer tried (UID 3)" in runs[2][0].stderr and "no longer tried" not in runs[1][0].stderr
+    assert runs[4][1] == []  # (nothing asked for: UID 3 given up)
+    assert "skipped" not in json.loads(state.read_text())["folders"][server.url()]
