@@ -4,7 +4,10 @@ and imap-scan (CAPABILITY, LOGIN, AUTHENTICATE PLAIN, EXAMINE/SELECT, LIST, UID 
 STORE/COPY/MOVE/EXPUNGE, LOGOUT). A test changes what it says by the attributes of its
 instance, or by `answer`, a function (server, tag, command, arguments) that answers a command
 in its place (return True) or leaves it to the server. `said` holds the command lines it got;
-`sizes` the RFC822.SIZE a listing says where it lies.
+`sizes` the RFC822.SIZE a listing says where it lies; `stall` (COMMAND, FIRST, GAP, COUNT)
+makes its answers to a command line holding COMMAND (b"GREETING": the greeting) a server that stalls: FIRST bytes
+sent, then COUNT bytes one at a time GAP seconds apart (GAP None: nothing for 30 s), then the
+rest.
 
     python tests/hostile_imap.py PORT LITERAL_BYTES [COUNT]   (a server of COUNT messages (1),
         each a literal of LITERAL_BYTES bytes sent in pieces without holding them, which its
@@ -30,6 +33,7 @@ class HostileImap:
         self.listing = None  # the lines of a UID listing's answer, else made of `messages`
         self.sizes = {}  # {UID: the RFC822.SIZE the listing says}, where not the message's own (a lie)
         self.answer = None
+        self.stall = None
         self.said, self.connections = [], 0
         self.local = threading.local()  # (its connection's output: `out`)
         outer = self
@@ -71,6 +75,7 @@ class HostileImap:
 
     def _serve(self, rfile, wfile):
         self.local.out, self.local.rfile = wfile, rfile  # (rfile: for an `answer` that reads on)
+        self.stalling(wfile, b"GREETING")
         self.send(self.greeting)
         while True:
             line = rfile.readline()
@@ -83,6 +88,7 @@ class HostileImap:
             if command == b"UID":
                 sub, _, arguments = arguments.partition(b" ")
                 command = b"UID " + sub.upper()
+            self.stalling(wfile, line)
             if self.answer is not None and self.answer(self, tag, command, arguments):
                 continue
             if command == b"LOGOUT":
@@ -137,6 +143,14 @@ class HostileImap:
                 self.send(b")")
         self.send(tag + b" OK done")
 
+    def stalling(self, wfile, line):
+        """The connection's output for the answer to the command `line`: as `stall` says where
+        its COMMAND is in the line, or the plain one."""
+        if self.stall is not None and (self.stall[0] in line if line != b"GREETING" else self.stall[0] == line):
+            self.local.out = Stalling(wfile, *self.stall[1:])
+        else:
+            self.local.out = wfile
+
     def size(self, uid):
         body = self.messages[uid]
         return body if isinstance(body, int) else len(body)
@@ -151,6 +165,32 @@ class HostileImap:
         for line in lines:
             self.out.write(line + b"\r\n")
         self.out.flush()
+
+
+class Stalling:
+    """An answer's output that sends `first` bytes, then `count` bytes one at a time `gap`
+    seconds apart (None: sends nothing for 30 s), then the rest (a server that stalls)."""
+
+    def __init__(self, out, first, gap, count):
+        self.file, self.first, self.gap, self.count, self.sent = out, first, gap, count, 0
+
+    def write(self, data):
+        import time
+
+        while data:
+            if self.first <= self.sent < self.first + self.count:
+                self.file.flush()
+                time.sleep(30 if self.gap is None else self.gap)
+                self.file.write(data[:1])
+                self.file.flush()
+                self.sent, data = self.sent + 1, data[1:]
+                continue
+            stop = self.first - self.sent if self.sent < self.first else len(data)
+            self.file.write(data[:stop])
+            self.sent, data = self.sent + len(data[:stop]), data[stop:]
+
+    def flush(self):
+        self.file.flush()
 
 
 def flood(lines):

@@ -530,8 +530,10 @@ def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the
     """A stored message Dovecot cannot read (a Maildir file shorter than its S= size says) makes
     it close the connection in the middle of the batch's FETCH. That was the whole run's error,
     on every run after it too, so a scan never got past it: now the reader connects again and
-    fetches the batch one by one, and that message alone is skipped by name (exit status 1);
-    the scan remembers the folder past it, so the next run is quiet."""
+    fetches the batch one by one, and that message alone is skipped by name (exit status 1).
+    The scan tries it again on its next runs (it remembered the folder past it: a message
+    refused once was never scanned), and the third run that cannot read it gives it up in a
+    warning line, so the run after is quiet."""
     dovecot.start()
     dovecot.append("Scan", [f"From: a@b.c\nSubject: m{i}\n\n{i} ".encode() + b"word " * 200 + b"\n" for i in range(6)])
     # UID 3, the third appended (found by its subject: Maildir names do not sort as they were made)
@@ -554,8 +556,13 @@ def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the
     names = [line.split("\t")[0] for line in done.stdout.decode().splitlines()]
     assert names == [f"{url(dovecot, 'Scan')}/;UID={u}" for u in (1, 2, 4, 5, 6)]
     if command == "imap-scan":
-        again = run(*args)
-        assert again.stdout == b"" and "UID=3" not in again.stderr.decode()
+        for _ in range(2):  # runs 2 and 3: UID 3 alone asked for, and skipped again
+            again = run(*args, check=False)
+            assert again.returncode == 1 and again.stdout == b"", again.stderr
+            assert f"{url(dovecot, 'Scan')}/;UID=3: cannot read it" in again.stderr.decode()
+        assert "no longer tried (UID 3)" in again.stderr.decode()
+        quiet = run(*args)
+        assert quiet.stdout == b"" and "UID" not in quiet.stderr.decode()
 
 
 def test_the_docs_imap_commands_run_against_a_server(dovecot, spamassassin, tmp_path):
@@ -773,3 +780,88 @@ def test_a_password_command_printing_bytes_not_utf8_logs_in_with_those_bytes():
     client = Client()
     log_in(client, USER, secret)
     assert client.sent == ("PLAIN", b"\0" + USER.encode() + b"\0p\xffw")
+
+
+class Trickling:
+    """A TCP proxy on 127.0.0.1 in front of the server's `port` whose answers, on each
+    connection, pass `first` bytes as they come, then `count` bytes one at a time 0.1 s apart,
+    then the rest: a server that stalls anywhere in its stream, TLS's handshake and records too."""
+
+    def __init__(self, port, first, count=30):
+        import socket
+        import threading
+
+        self.upstream, self.first, self.count = port, first, count
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+        import threading
+
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:  # (closed)
+                return
+            far = socket.create_connection(("127.0.0.1", self.upstream))
+            threading.Thread(target=self.pump, args=(near, far, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(far, near, True), daemon=True).start()
+
+    def pump(self, source, sink, slow):
+        import time
+
+        sent = 0
+        try:
+            while data := source.recv(65536):
+                while data:
+                    if slow and self.first <= sent < self.first + self.count:
+                        time.sleep(0.1)
+                        piece = data[:1]
+                    else:
+                        piece = data[: max(self.first - sent, 0) or len(data)] if slow and sent < self.first else data
+                    sink.sendall(piece)
+                    sent, data = sent + len(piece), data[len(piece) :]
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("scheme", ["imaps", "imap"])  # (imap://: STARTTLS, where Dovecot offers it)
+@pytest.mark.parametrize("first", [0, 100, 2000, 6000])
+def test_a_tls_stream_that_stalls_anywhere_is_the_runs_error(dovecot, tmp_path, monkeypatch, scheme, first):
+    """Dovecot over TLS (imaps://, and imap:// with STARTTLS) behind a proxy that trickles its
+    stream from byte `first` on (in the handshake, or in an answer's TLS records): each answer
+    of 0.5 s here (and the handshake: the socket's timeout, at most the greeting's deadline)
+    ends the run in one line, where the run waited for every byte (3 s, and went on)."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.commands import cli
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 0.5)
+    monkeypatch.setattr(imapclient, "SLOWEST", 1 << 40)
+    dovecot.start(tls=True)
+    dovecot.append("Slow", [f"From: a@b.c\nSubject: m{i}\n\nlunch {i} ".encode() + b"word " * 300 for i in range(4)])
+    model = tmp_path / "m.model"
+    nbtext.train(["cheap pills", "lunch at noon"], ["spam", "ham"], min_count=1).save(str(model))
+    proxy = Trickling(dovecot.imaps_port if scheme == "imaps" else dovecot.imap_port, first)
+    try:
+        result = CliRunner().invoke(
+            cli,
+            ["predict", "-m", str(model), f"{scheme}://{USER}@localhost:{proxy.port}/Slow"],
+            env={"NBTEXT_IMAP_PASSWORD": PASSWORD, "NBTEXT_IMAP_CA_FILE": str(dovecot.certificate)},
+        )
+    finally:
+        proxy.close()
+    assert result.exit_code == 1 and result.stderr.startswith("Error: "), result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert re.search(r"timed out|its answer to", result.stderr), result.stderr

@@ -5,6 +5,7 @@ copies a message twice, a move the server refuses leaves the message where it wa
 message is lost: each is in its folder, or in the folder spam goes to exactly once (where it
 was scanned at most marked \\Deleted). The real Dovecot's side is in tests/test_imap.py."""
 
+import json
 import re
 
 import pytest
@@ -31,11 +32,12 @@ class Server:
     order, counted in `steps`; kind "refused" (NO: nothing done), "lost" (done, then the
     connection dropped before its answer), "killed" (done, then the process killed), "half"
     (done, then NO; a MOVE copies and leaves the messages). The commands of `refuse` it always
-    refuses. `said`: the commands, in order."""
+    refuses, and a fetch of the messages of `unsent` (bytes: a message it will not send).
+    `said`: the commands, in order."""
 
     def __init__(self, capabilities, folders):
         self.capabilities, self.folders = set(capabilities), folders
-        self.faults, self.steps, self.said, self.refuse = {}, 0, [], set()
+        self.faults, self.steps, self.said, self.refuse, self.unsent = {}, 0, [], set(), set()
         self.keywords = True  # (False: a server that keeps no keyword, only the system flags)
 
     def step(self, name):
@@ -103,7 +105,7 @@ class Connection:
         name = arguments[1].strip('"')
         return "OK", [f'() "/" {name}'.encode()] if name in self.server.folders else [None]
 
-    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None):
+    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None, lines=0):
         answer = self.answered(what, *arguments)
         if each is not None:  # (a listing reads its answers as they arrive: the real client keeps none)
             answer = [item for item in answer if not each("SEARCH" if what == "SEARCH" else "FETCH", item)]
@@ -116,6 +118,9 @@ class Connection:
         self.half = fault == "half"
         if fault == "refused" or what in self.server.refuse or (what == "MOVE" and "MOVE" not in self.capabilities):
             raise Refused(f"the server refused UID {what} (no)", "no")
+        if what == "FETCH" and "BODY.PEEK[]" in arguments[-1]:  # (a message's bytes)
+            if any(self.open["messages"][uid][0] in self.server.unsent for uid in self.uids(arguments[0])):
+                raise Refused(f"the server refused UID {what} (cannot read it)", "cannot read it")
         if what == "EXPUNGE" and "UIDPLUS" not in self.capabilities:
             raise Refused("the server refused UID EXPUNGE (unknown command)", "unknown command")
         if self.readonly and what in ("STORE", "COPY", "MOVE", "EXPUNGE"):
@@ -478,6 +483,140 @@ def test_a_server_that_keeps_no_keyword_moves_only_with_move(capabilities, model
         assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
         with pytest.raises(NbtextError, match=r"did not keep the keyword \$NbtextMoved"):
             imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
+
+
+# --- a message the server would not send is tried again ------------------------------------------
+def scanned_names(server, model, monkeypatch, state):
+    """(the UIDs a run classified, those it skipped) of one run (moving spam to Junk)."""
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    said, skipped = [], []
+    imapscan.scan(
+        URL,
+        model.classes,
+        lambda: model,
+        "Junk",
+        state_path=str(state),
+        on_message=lambda name, *rest: said.append(int(name.rsplit("=", 1)[1])),
+        on_error=lambda doc, message: skipped.append(int(doc.name.rsplit("=", 1)[1])),
+    )
+    return said, skipped
+
+
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_message_refused_on_one_run_and_sent_on_the_next_is_classified_and_moved(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """Issue 49: a message the server refused to send was skipped and the state moved past it:
+    a spam refused once stayed in INBOX for good. Now the state keeps it to be tried again:
+    refused on run 1 (the others scanned and moved), sent on run 2, it is classified and moved
+    there, once, and the state keeps nothing more to try."""
+    server = a_server(capabilities)
+    state = tmp_path / "state"
+    server.unsent = {SPAM[1]}
+    said, skipped = scanned_names(server, model, monkeypatch, state)
+    assert skipped == [3] and sorted(said) == [1, 2, 4, 5]
+    assert where(server, SPAM[1]) == (1, 0, 0) and where(server, SPAM[0])[2] == 1
+    server.unsent = set()
+    said, skipped = scanned_names(server, model, monkeypatch, state)
+    assert said == [3] and skipped == []
+    holds(server, SPAM[:3] + HAM[:2], done=True)
+    assert "skipped" not in imapscan.read_state(str(state))[URL]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # (messages given up: said in a line, checked below)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    capabilities=st.sampled_from(list(SERVERS.values())),
+    runs=st.lists(st.tuples(st.sets(st.integers(0, 6)), st.booleans()), min_size=1, max_size=6),
+)
+def test_messages_refused_on_any_runs_are_each_classified_once_or_given_up_after_three(
+    capabilities, runs, model, monkeypatch, tmp_path_factory
+):
+    """Generated: on each run the server refuses to send some of the messages (and new mail may
+    arrive between runs): a message is classified on the first run that reads it, once, unless
+    TRIES runs skipped it first: then it is given up, said in a warning, and left where it was.
+    No spam is lost or copied twice; the state file stays readable."""
+    import warnings
+
+    server = a_server(capabilities)
+    state = tmp_path_factory.mktemp("state") / "state"
+    arrived = [SPAM[0], HAM[0], SPAM[1], SPAM[2], HAM[1]]
+    tries, classified, given_up = {}, {}, set()
+    for unsent, new_mail in runs:
+        server.unsent = {arrived[n] for n in unsent if n < len(arrived)}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            said, skipped = scanned_names(server, model, monkeypatch, state)
+        for uid in said:
+            assert uid not in classified, f"UID {uid} classified twice"
+            classified[uid] = True
+        for uid in skipped:
+            tries[uid] = tries.get(uid, 0) + 1
+            assert tries[uid] <= imapscan.TRIES
+        now_given_up = {uid for uid, n in tries.items() if n == imapscan.TRIES} - given_up
+        assert bool(now_given_up) == any("no longer tried" in str(w.message) for w in caught)
+        given_up |= now_given_up
+        for uid in server.folders["INBOX"]["messages"]:  # each classified, or skipped (to try again or given up)
+            assert uid in classified or uid in tries, uid
+        assert not set(said) & given_up
+        holds(server, arrived)
+        imapscan.read_state(str(state))
+        if new_mail and len(arrived) < 7:
+            arrived.append([SPAM[3], HAM[2]][len(arrived) - 5])
+            server.append("INBOX", arrived[-1])
+    server.unsent = set()
+    said, skipped = scanned_names(server, model, monkeypatch, state)
+    assert not skipped and not set(said) & (set(classified) | given_up)
+    for uid in server.folders["INBOX"]["messages"]:
+        assert uid in classified or uid in said or uid in given_up
+    left = {server.folders["INBOX"]["messages"][uid][0] for uid in given_up - set(classified)}
+    holds(server, [m for m in arrived if m not in left], done=True)
+    holds(server, left)  # (given up: where they were, unmarked)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    skipped=st.one_of(
+        st.none(),
+        st.integers(),
+        st.text(max_size=5),
+        st.lists(
+            st.one_of(
+                st.lists(st.one_of(st.integers(-2, 12), st.booleans(), st.none(), st.floats()), max_size=3),
+                st.integers(),
+                st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+            ),
+            max_size=4,
+        ),
+    )
+)
+def test_a_damaged_list_of_skipped_messages_is_refused_in_one_line(skipped, tmp_path_factory):
+    """The state's messages to try again: [UID, runs] pairs of distinct UIDs 1..last_uid,
+    1..TRIES - 1 runs, at most SKIPPED_KEPT of them. Anything else is the one line every damaged
+    state file is; a state file without them (an older build's) reads as before."""
+    path = tmp_path_factory.mktemp("state") / "state"
+    folder = {"uid_validity": 7, "last_uid": 9, "skipped": skipped}
+    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
+    valid = (
+        isinstance(skipped, list)
+        and all(
+            isinstance(p, list)
+            and len(p) == 2
+            and all(type(v) is int for v in p)
+            and 1 <= p[0] <= 9
+            and 1 <= p[1] < imapscan.TRIES
+            for p in skipped
+        )
+        and len({p[0] for p in skipped}) == len(skipped)
+    )
+    if valid:
+        assert imapscan.read_state(str(path))[URL]["skipped"] == skipped
+    else:
+        with pytest.raises(NbtextError, match="is not a state file of nbtext imap-scan"):
+            imapscan.read_state(str(path))
+    del folder["skipped"]
+    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
+    assert imapscan.read_state(str(path)) == {URL: folder}
 
 
 # --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------

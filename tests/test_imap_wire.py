@@ -168,8 +168,8 @@ def test_what_one_fetch_keeps_is_bounded_whatever_sizes_the_server_says(
     from nbtext.reading import documents, imap, imapclient
 
     monkeypatch.setattr(documents, "BATCH_BYTES", 4000)
-    monkeypatch.setattr(imap, "BATCH_BYTES", 4000, raising=False)
-    monkeypatch.setattr(imap, "FETCH_MARGIN", 100, raising=False)
+    monkeypatch.setattr(imap, "BATCH_BYTES", 4000)
+    monkeypatch.setattr(imap, "FETCH_MARGIN", 100)
     bound = max(4000, max_bytes + 1) + 100
     kept = [0]  # the literal bytes each FETCH of messages kept
     read, command = imapclient.Bounded.read, imapclient.Bounded._command
@@ -901,3 +901,137 @@ def test_capabilities_or_a_challenge_imaplib_cannot_decode_are_one_line(model, t
     assert result.exit_code == 0 or len(result.stderr.splitlines()) == 1, result.stderr
     if "not base64" in result.stderr:  # (nothing answered the challenge: the password was not sent)
         assert [line for line in server.said if line.startswith(b"answered: ")] in ([], [b"answered: "])
+
+
+# --- the time a server may take ---------------------------------------------------------------
+# The commands whose answers a server stalls in (HostileImap's `stall`: a piece of the command line)
+STALLS = {
+    "predict": [b"GREETING", b"CAPABILITY", b"LOGIN", b"EXAMINE", b"RFC822.SIZE", b"BODY.PEEK"],
+    "imap-scan": [b"GREETING", b"SELECT", b"LIST", b"RFC822.SIZE", b"(UID FLAGS)", b"BODY.PEEK", b"UID STORE"],
+}
+
+
+def with_answers_of(seconds, monkeypatch):
+    """Each answer given `seconds` (ANSWER_SECONDS; the bytes it expects no more time)."""
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", seconds)
+    monkeypatch.setattr(imapclient, "SLOWEST", 1 << 40)
+
+
+@pytest.mark.parametrize("command, where", [(command, where) for command, wheres in STALLS.items() for where in wheres])
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(first=st.integers(0, 5), how=st.sampled_from(["trickles", "falls silent"]))
+def test_a_server_that_stalls_in_any_answer_is_the_runs_error(
+    model, tmp_path_factory, monkeypatch, command, where, first, how
+):
+    """Issue 49: the socket's timeout is per read, so a server sending a byte every 59 s never
+    timed out. Now each answer (here of 0.5 s) is read whole before its deadline, whichever
+    command it answers and wherever in it the server stalls (trickling a byte every 0.1 s for
+    3 s, or saying nothing for 2 s; each answer is 15 bytes or more): one line, the run's error, the scan's state as it was.
+    (Before, each run read the whole answer and went on.)"""
+    with_answers_of(0.5, monkeypatch)
+    state = tmp_path_factory.mktemp("s") / "state"
+    state.write_text(json.dumps({"version": 1, "folders": {"imap://a@h/X": {"uid_validity": 1, "last_uid": 3}}}))
+    before = state.read_bytes()
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.stall = (where, first, 0.1, 30) if how == "trickles" else (where, first, 2, 1)
+        result = invoke("predict", "-m", model, server.url()) if command == "predict" else scan(server, model, state)
+    one_line_error(result, "its answer to")  # (did not finish it within 0.5 s, or said nothing for 0.5 s)
+    assert state.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_literal_short_of_its_size_is_the_runs_error_not_a_retry_of_each_message(
+    model, tmp_path, monkeypatch, command
+):
+    """The attacker's case: each message's literal 10 bytes short of its announced size, then
+    nothing. Each FETCH waited for the connection's timeout, was taken for a connection lost,
+    and every message was asked for again alone, twice (783 s for 6 messages with the timeout
+    of 60 s). Now the first answer's deadline is the run's error: one FETCH of messages, one line.
+    (The connection's timeout is 0.5 s too, for the run before to end soon.)"""
+    from nbtext.reading import imap
+
+    with_answers_of(0.5, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.5)
+
+    def short(server, tag, said, arguments):
+        if said != b"UID FETCH" or b"BODY" not in arguments:
+            return False
+        server.out.write(b"* 1 FETCH (UID 1 BODY[] {%d}\r\n" % len(SPAM) + SPAM[:-10])
+        server.out.flush()
+        import time
+
+        time.sleep(3)
+        return True
+
+    with HostileImap({n: SPAM for n in range(1, 7)}) as server:
+        server.answer = short
+        result = (
+            invoke("predict", "-m", model, server.url())
+            if command == "predict"
+            else scan(server, model, tmp_path / "state")
+        )
+    one_line_error(result, "its answer to UID FETCH")
+    assert len([line for line in server.said if b"BODY" in line]) == 1
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_scan_past_its_time_limit_keeps_what_it_did_and_the_next_run_does_the_rest(model, tmp_path, monkeypatch):
+    """imap-scan --time-limit: a server that answers each FETCH of messages in 0.3 s (within
+    each answer's deadline), a batch a message: the run stops in one line once past its limit,
+    the state remembering the batches done, and the next run scans the rest, no message twice."""
+    from nbtext.reading import imap
+
+    monkeypatch.setattr(imap, "BATCH", 1)
+    state = tmp_path / "state"
+
+    def slow(server, tag, said, arguments):
+        if said == b"UID FETCH" and b"BODY" in arguments:
+            import time
+
+            time.sleep(0.3)
+        return False
+
+    with HostileImap({n: SPAM if n % 2 else HAM for n in range(1, 11)}) as server:
+        server.answer = slow
+        first = scan(server, model, state, "--time-limit", "1")
+        one_line_error(first, "--time-limit of 1 s")
+        done = json.loads(state.read_text())["folders"][server.url()]["last_uid"]
+        server.answer = None
+        second = scan(server, model, state)
+    assert second.exit_code == 0, second.stderr
+    names = [line.split("\t")[0] for line in first.stdout.splitlines() + second.stdout.splitlines()]
+    assert 0 < done < 10 and [int(n.rsplit("=", 1)[1]) for n in names] == list(range(1, 11))
+
+
+# --- a message the server would not send is tried again by imap-scan ----------------------------
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_a_message_the_server_would_not_send_is_scanned_by_a_later_run_or_given_up_in_a_line(model, tmp_path):
+    """Through the command line: UID 2 refused (NO) on runs 1 and 2 is skipped by name and
+    kept in the state; sent on run 3, it is classified there. UID 3, refused on every run, is
+    given up after 3 runs, said in a warning line, and not asked for again."""
+    refused = {2, 3}
+
+    def refusing(server, tag, said, arguments):
+        asked = arguments.split(b" ", 1)[0]
+        if said == b"UID FETCH" and b"BODY" in arguments and any(str(u).encode() in asked.split(b",") for u in refused):
+            server.send(tag + b" NO cannot read it")
+            return True
+        return False
+
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: SPAM, 3: HAM}) as server:
+        server.answer = refusing
+        runs = []
+        for run in range(5):
+            refused = {2, 3} if run < 2 else {3}
+            server.said.clear()
+            runs.append((scan(server, model, state), [line for line in server.said if b"BODY" in line]))
+    scanned = [[int(line.split("\t")[0].rsplit("=", 1)[1]) for line in r.stdout.splitlines()] for r, _ in runs]
+    assert scanned == [[1], [], [2], [], []]
+    assert [r.exit_code for r, _ in runs] == [1, 1, 1, 0, 0]
+    assert "UID=2" in runs[0][0].stderr and "UID=3" in runs[1][0].stderr
+    assert "no longer tried (UID 3)" in runs[2][0].stderr and "no longer tried" not in runs[1][0].stderr
+    assert runs[4][1] == []  # (nothing asked for: UID 3 given up)
+    assert "skipped" not in json.loads(state.read_text())["folders"][server.url()]

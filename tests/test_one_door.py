@@ -101,6 +101,7 @@ OTHER_FILES = {
     ("nbtext.jobs.imapscan", "read_state", "builtins.open"): "imap-scan's state file",
     ("nbtext.jobs.setupcheck", "programs", "builtins.open"): "the nbtext executable's first line (its interpreter)",
     ("nbtext.jobs.imapscan", "_StateLock.__enter__", "os.open"): "imap-scan's state lock",
+    ("nbtext.reading.imapclient", "Bounded.open", "*.open"): "imaplib's connection to an IMAP server (no file)",
     ("nbtext.reading.documents", "_open_binary", "builtins.open"): "documents",
     ("nbtext.reading.sources", "is_mbox", "builtins.open"): "documents",
     ("nbtext.reading.sources", "opened_input.__enter__", "builtins.open"): "inputs (documents, tables, lists)",

@@ -795,11 +795,20 @@ def serve_command(
     help="Where what was scanned is remembered, per folder  [default: ~/.nbtext/imap-scan.state].",
 )
 @click.option("--dry-run", is_flag=True, help="Say what would be done: nothing moved, flagged or remembered.")
+@click.option(
+    "--time-limit",
+    type=Number(0, 86400, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop after SECONDS (the batches done remembered; the rest next run)  [default: no limit].",
+)
 @unsure_option
 @max_bytes_option
 @imap_options
 @quiet_option
-def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_below, max_bytes, quiet, imap_access):
+def imap_scan(
+    url, model_path, move_to, keyword, state_path, dry_run, time_limit, unsure_below, max_bytes, quiet, imap_access
+):
     """Classify the new messages of an IMAP folder and move spam away (as isbg does),
     for a mailbox on a server where no filter runs at delivery.
 
@@ -849,6 +858,7 @@ def imap_scan(url, model_path, move_to, keyword, state_path, dry_run, unsure_bel
             skipped,
             said,
             imap_access,
+            time_limit,
         )
     if not quiet:
         done = "would be " if dry_run else ""

@@ -19,13 +19,20 @@ the user moved back out of the target folder carries MARK too: it is not moved a
 from a user's: the model does not learn its own verdicts.
 
 No message is lost: a move the server refuses leaves the messages where they were, and the
-state stays before them (the next run tries again). No message is marked \\Seen: messages
+state stays before them (the next run tries again); so does a server past a deadline of its
+answers (nbtext.reading.imapclient) or the run's `time_limit`, which every answer read in the
+run ends by: the run's error, the state keeping the batches done. A message the server would
+not send is skipped, and kept in the state to be tried again first by the next runs: up to
+TRIES runs, SKIPPED_KEPT messages a folder (those past either given up, said in a warning
+line: one unreadable message never holds the folder back). No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
 
 import json
 import os
+from contextlib import contextmanager
+from itertools import chain
 
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
@@ -42,9 +49,12 @@ from nbtext.reading.imap import (
     searched,
     uid_set,
 )
+from nbtext.reading.imapclient import run_time_left, time_limit
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
 
 STATE_VERSION = 1
+TRIES = 3  # runs that try a message the server would not send (skipped) before it is given up
+SKIPPED_KEPT = 200  # skipped messages a folder's state keeps to try again; the lowest UIDs past it are given up
 
 
 def default_state_path():
@@ -64,13 +74,17 @@ def scan(
     on_error=None,
     on_message=None,
     imap_access=DEFAULT_ACCESS,
+    time_limit=None,
 ):
     """Scan the folder `url` names (see the module docstring) with the model of `classes` that
     `load_model()` gives, loaded only when there are new messages (a cron line's common run
     has none, and pays nothing for the model); `on_message(name,
     label, probability, action)` for each message classified, `on_error(document, message)`
     for each that cannot be read; the server is reached with `imap_access` (the command's
-    nbtext.reading.imapurl.ImapAccess). {"scanned", "spam", "acted"}: the counts."""
+    nbtext.reading.imapurl.ImapAccess). `time_limit`: the seconds the run may take once it
+    holds the state's lock (None: no limit but each answer's own deadline), past which it
+    stops, in one line, with the state saved of the batches done (nbtext.reading.imapclient
+    bounds every answer by that end). {"scanned", "spam", "acted"}: the counts."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
@@ -90,19 +104,26 @@ def scan(
         )
     state_path = state_path or default_state_path()
     counts = {"scanned": 0, "spam": 0, "acted": 0}
-    with _StateLock(state_path, dry_run):
+    with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
         with Session(folder, readonly=dry_run, access=imap_access) as session:
             if move_to is not None:
                 _check_folder(session, move_to)
             remembered = state.get(folder.url, {})
-            start = remembered.get("last_uid", 0) if remembered.get("uid_validity") == session.uid_validity else 0
+            same = remembered.get("uid_validity") == session.uid_validity
+            start = remembered.get("last_uid", 0) if same else 0
+            skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
             listed = listing(session, after=start)
-            model = load_model() if listed else None
-            if listed:
+            model = load_model() if listed or skipped else None
+            if listed or skipped:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
-            for batch in fetch_batches(listed, max_bytes):  # (a FETCH's bytes bounded as every batch's)
+            last = start
+            # those skipped by earlier runs (below `start`, their sizes not listed), then the new ones
+            again = [(uid, None) for uid in sorted(skipped)]
+            for batch in fetch_batches(chain(again, listed), max_bytes):  # (a FETCH's bytes bounded as every batch's)
+                if time_limit is not None and run_time_left() <= 0:
+                    raise NbtextError("the time limit was reached")  # (said by _limited)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                 # MARK alone: a move begun (see the module docstring)
                 flags = flags_of(session, batch)  # (without those deleted meanwhile)
@@ -111,8 +132,9 @@ def scan(
                     _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
                 live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
                 uid_of = {session.folder.message_name(uid): uid for uid in live}
-                calls, scanned = [], 0
+                calls, scanned, unsent = [], 0, set()
                 for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
+                    unsent.update(uid_of[doc.name] for doc in documents if doc.error is not None)
                     kept, log_proba, _ = model.score(documents, on_error)  # (a batch of the bound at a time)
                     for doc, probabilities in zip(kept, exp(log_proba)):
                         label, probability = model.decide(probabilities, unsure_below)
@@ -141,10 +163,58 @@ def scan(
                 counts["scanned"] += scanned
                 counts["spam"] += sum(label == spam for _, label, _ in calls)
                 counts["acted"] += 0 if dry_run else len(acted - gone)
+                last = max(last, batch[-1])
                 if not dry_run:
-                    state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": batch[-1]}
+                    _tried(skipped, batch, unsent, session.folder)
+                    state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": last}
+                    if skipped:
+                        state[folder.url]["skipped"] = sorted([uid, runs] for uid, runs in skipped.items())
                     write_state(state_path, state)
     return counts
+
+
+def _tried(skipped, batch, unsent, folder):
+    """`skipped` ({UID: runs that skipped it}) after the scan of `batch`, whose messages
+    `unsent` the server would not send: those are tried again by later runs, up to TRIES runs
+    and SKIPPED_KEPT messages (those past either given up, said in one warning line); the rest
+    of the batch (read, or gone from the folder) are no longer skipped."""
+    for uid in batch:
+        runs = skipped.pop(uid, 0) + 1
+        if uid in unsent:
+            skipped[uid] = runs
+    given_up = [uid for uid in sorted(skipped) if skipped[uid] >= TRIES]
+    for uid in given_up:
+        del skipped[uid]
+    past = sorted(skipped)[: max(len(skipped) - SKIPPED_KEPT, 0)]  # (the oldest, past the bound)
+    for uid in past:
+        del skipped[uid]
+    given_up = sorted(given_up + past)
+    if given_up:
+        import warnings
+
+        more = f" and {len(given_up) - 1:,} more" if len(given_up) > 1 else ""
+        warnings.warn(
+            f"{folder.url}: {len(given_up):,} {'message' if len(given_up) == 1 else 'messages'} the server would not "
+            f"send, no longer tried (UID {given_up[0]}{more}): left in the folder unscanned",
+            stacklevel=2,
+        )
+
+
+@contextmanager
+def _limited(seconds, folder, counts):
+    """The scan within `seconds` (None: no limit): every answer of the server read inside ends
+    by then (nbtext.reading.imapclient.time_limit), and an error once it has passed is said as
+    the limit reached, the batches scanned kept in the state."""
+    with time_limit(seconds):
+        try:
+            yield
+        except NbtextError:
+            if seconds is None or run_time_left() > 0:
+                raise
+            raise NbtextError(
+                f"{folder.url}: the scan reached its --time-limit of {seconds:g} s after {counts['scanned']:,} new "
+                "messages: the rest is scanned next run"
+            ) from None
 
 
 def _is_keyword(word):
@@ -307,7 +377,8 @@ def _check_folder(session, name):
 
 # --- the state file ---------------------------------------------------------------------------
 def read_state(path):
-    """{folder URL: {"uid_validity", "last_uid"}} of the state file, {} when there is none."""
+    """{folder URL: {"uid_validity", "last_uid", and "skipped" where messages are to be tried
+    again: [[UID, runs that skipped it], ...]}} of the state file, {} when there is none."""
     try:
         with open(path, "rb") as f:
             data = json.loads(f.read())
@@ -322,12 +393,33 @@ def read_state(path):
         isinstance(v, dict)
         and _a_uid(v.get("last_uid"))
         and (v.get("uid_validity") is None or _a_uid(v["uid_validity"]))
+        and _skipped_list(v.get("skipped", []), v["last_uid"])
         for v in folders.values()
     ):
         raise NbtextError(
             f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
         )
     return folders
+
+
+def _skipped_list(value, last_uid):
+    """Whether `value` can be a folder's "skipped" as the state remembers it: at most
+    SKIPPED_KEPT [UID, runs] pairs of distinct UIDs 1..last_uid, each skipped by 1 to TRIES - 1
+    runs (a state file an older build wrote has none)."""
+    return (
+        isinstance(value, list)
+        and len(value) <= SKIPPED_KEPT
+        and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and _a_uid(pair[0])
+            and 1 <= pair[0] <= last_uid
+            and type(pair[1]) is int
+            and 1 <= pair[1] < TRIES
+            for pair in value
+        )
+        and len({pair[0] for pair in value}) == len(value)
+    )
 
 
 def _a_uid(value):

@@ -153,12 +153,13 @@ class Session:
         if self.uid_validity != listed:
             raise NbtextError(f"{self.folder.url}: the folder was replaced while it was read (UIDVALIDITY changed)")
 
-    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None):
+    def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None, lines=0):
         """client.uid(what, ...)'s data; a refusal Refused naming `what`, a lost connection
         Lost naming the server (both NbtextErrors). The answer may hold `answers` untagged
         answers, each with a literal of which `literal` bytes are kept, at most `budget` bytes
-        of literals in all; `each` reads answers as they arrive (nbtext.reading.imapclient)."""
-        with self.client.expecting(answers, literal, budget, each):
+        of literals in all; `each` reads answers as they arrive, of which `lines` are expected
+        (their time: nbtext.reading.imapclient)."""
+        with self.client.expecting(answers, literal, budget, each, lines):
             answer, data = self.call(self.client.uid, what, *arguments)
         if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
             self.uid_next = None
@@ -171,10 +172,12 @@ class Session:
         server calls bad (imaplib raises for BAD, returns NO) Refused."""
         import imaplib
 
-        from nbtext.reading.imapclient import Overrun
+        from nbtext.reading.imapclient import Overrun, Stalled
 
         try:
             return method(*arguments)
+        except Stalled as e:
+            raise NbtextError(f"{self.folder.url}: {e}: nothing more is read") from None
         except Overrun as e:
             raise NbtextError(
                 f"{self.folder.url}: {server_text(e)}, past what nbtext reads: nothing more is read"
@@ -204,7 +207,7 @@ def connect(folder, access=DEFAULT_ACCESS):
     import imaplib
     import ssl
 
-    from nbtext.reading.imapclient import Client, Garbled, Overrun, TlsClient
+    from nbtext.reading.imapclient import Client, Garbled, Overrun, Stalled, TlsClient
 
     where = folder.where
     client = None
@@ -220,6 +223,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except NbtextError:
         close(client)
         raise
+    except Stalled as e:
+        close(client)
+        raise NbtextError(f"{where}: {e}") from None
     except Overrun as e:
         close(client)
         raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
@@ -245,6 +251,9 @@ def connect(folder, access=DEFAULT_ACCESS):
         raise
     try:
         log_in(client, folder.user, secret, mechanism)
+    except Stalled as e:
+        close(client)
+        raise NbtextError(f"{where}: {e}") from None
     except Overrun as e:
         close(client)
         raise NbtextError(f"{where}: {server_text(e)}, past what nbtext reads") from None
@@ -455,7 +464,7 @@ def listing(session, after=0):
         return Listing()
     # (`N:*` holds the highest UID, below N too; a line a message)
     listed = _Listed(session, after, "FETCH")
-    session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed)
+    session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed, lines=session.exists)
     return listed.result()
 
 
@@ -463,7 +472,7 @@ def searched(session, *criteria):
     """The UIDs of the open folder's messages a UID SEARCH of `criteria` answers, ascending:
     read by _Listed, as a listing is."""
     listed = _Listed(session, 0, "SEARCH")
-    session.command("SEARCH", *criteria, each=listed)
+    session.command("SEARCH", *criteria, each=listed, lines=session.exists)
     return [uid for uid, _ in listed.result()]
 
 

@@ -17,13 +17,24 @@ megabyte. Here, for each command:
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
   (2^32 - 1) is refused before anything is read of it;
 - capabilities that are not ASCII, and an AUTHENTICATE challenge that is not base64, which
-  imaplib decodes with errors of its own, are Garbled.
+  imaplib decodes with errors of its own, are Garbled;
+- each answer (the greeting, and all a command brings up to its tagged completion) is read
+  whole before its deadline: ANSWER_SECONDS, plus the bytes the command expects (the literals
+  it may keep, a listing's lines) at SLOWEST bytes a second, and never past the end of the run
+  a `time_limit` sets; the server may not be silent for ANSWER_SECONDS within it. The socket's
+  own timeout is per read: a server sending a byte every 59 s never ended an answer. Every
+  byte of an answer is read through `_Timed`, so no path reads without the deadline.
 
-Past a bound is Overrun, an error of the run: the connection is out of step, and a server that
-sends it is not to be trusted with the rest. Imported only when a folder is read."""
+Past a bound is Overrun (past a deadline, Stalled), an error of the run: the connection is out
+of step, and a server that sends it is not to be trusted with the rest. Imported only when a
+folder is read."""
 
 import imaplib
+import io
+import socket
+import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 PIECE = 1 << 16  # bytes of a literal read at a time past what is kept
 SMALL_LITERAL = 1 << 16  # a literal no size was asked for (a folder's name in LIST, a flag)
@@ -32,10 +43,50 @@ ANSWER_COST = 512  # bytes allowed an expected answer: its line(s), and a Python
 ENTRY_COST = 100  # what keeping one answer costs beside its bytes (a Python bytes object, a list slot)
 LINE_BYTES = imaplib._MAXLINE  # imaplib's own bound (a megabyte), here an Overrun
 LARGEST_NUMBER = (1 << 32) - 1  # IMAP's number (RFC 3501): a literal's size, a UID
+ANSWER_SECONDS = 60  # the time any answer gets, and the longest the server may say nothing
+SLOWEST = 64 << 10  # bytes a second (512 kbit/s): an answer's expected bytes get their time at this rate
+LISTED_LINE = 64  # bytes expected of a listing's line (`* N FETCH (UID N RFC822.SIZE N)`)
+RUN_END = ContextVar("imap_run_end", default=None)  # the time.monotonic() every answer ends by (time_limit)
 
 
 class Overrun(imaplib.IMAP4.error):
     """The server sent past a bound (see the module docstring): an error of the run."""
+
+
+class Stalled(Overrun):
+    """The server did not finish an answer by its deadline, or said nothing for ANSWER_SECONDS
+    within it (see the module docstring): an error of the run."""
+
+
+@contextmanager
+def time_limit(seconds):
+    """Every answer read inside the `with` ends within `seconds` of its start (None: no limit
+    but each answer's own), in every connection: past it is Stalled."""
+    token = RUN_END.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        RUN_END.reset(token)
+
+
+def run_time_left():
+    """Seconds left of the run a time_limit bounds (None: no limit)."""
+    end = RUN_END.get()
+    return None if end is None else end - time.monotonic()
+
+
+class _Timed(io.RawIOBase):
+    """A client's socket as the raw file its answers are read from: each read waits only until
+    the answer's deadline (Bounded._received)."""
+
+    def __init__(self, client, sock):
+        self.client, self.sock = client, sock
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self.client._received(self.sock, buffer)
 
 
 class Garbled(imaplib.IMAP4.error):
@@ -54,20 +105,76 @@ class Bounded:
     kept = 0
     broken = False  # an Overrun left the connection out of step: close it, say nothing more
     overran = None  # that Overrun: every later command raises it again, none is sent
+    expected = 0  # bytes the next command's answer is expected to bring (expecting): time at SLOWEST
+    seconds = None  # the time the answer being read gets
+    deadline = None  # the time.monotonic() the answer being read must be whole by
+    run_ends = False  # whether that deadline is the run's end (time_limit)
+    answering = "its greeting"  # the command whose answer is read
+    reading = None  # (the socket, the buffered file its answers are read from)
 
     @contextmanager
-    def expecting(self, answers=0, literal=0, budget=None, each=None):
+    def expecting(self, answers=0, literal=0, budget=None, each=None, lines=0):
         """For the commands inside the `with`: `answers` untagged answers expected beyond the
         allowance, each with a literal kept up to `literal` bytes, and at most `budget` bytes
         of literals in all (None: `literal` for each answer); `each(kind, data)` is handed each
         untagged answer as it arrives, which is kept only where it returns False (a listing
-        reads its lines so, holding none; what it raises leaves the connection out of step)."""
+        reads its lines so, holding none; what it raises leaves the connection out of step).
+        The answer's deadline grows by the literal bytes it may keep and `lines` lines at SLOWEST."""
         self.literal_kept, self.budget, self.each = literal or SMALL_LITERAL, budget, each
-        self.allowed = ANSWER_BYTES + answers * ANSWER_COST + (answers * literal if budget is None else budget)
+        literals = answers * literal if budget is None else budget
+        self.allowed = ANSWER_BYTES + answers * ANSWER_COST + literals
+        self.expected = min(literals, answers * literal) + lines * LISTED_LINE
         try:
             yield
         finally:
             self.literal_kept, self.allowed, self.budget, self.each = SMALL_LITERAL, ANSWER_BYTES, None, None
+            self.expected = 0
+
+    def _answer_begins(self, what):
+        """The deadline of the answer to `what` (a command, the greeting): ANSWER_SECONDS and
+        the time of its expected bytes at SLOWEST from now, or the run's end where that comes first."""
+        self.answering, end = what, RUN_END.get()
+        self.seconds = ANSWER_SECONDS + self.expected / SLOWEST
+        self.deadline = time.monotonic() + self.seconds
+        self.run_ends = end is not None and end < self.deadline
+        if self.run_ends:
+            self.deadline = end
+
+    def open(self, host, port, timeout=None):
+        self._answer_begins("its greeting")  # (the connection and a TLS handshake: the socket's timeout, at most that)
+        left = max(self.deadline - time.monotonic(), 0.001)
+        super().open(host, port, left if timeout is None else min(timeout, left))
+
+    def _received(self, sock, buffer):
+        """Bytes of the answer being read into `buffer` (_Timed): a read waits for the server
+        only until the answer's deadline, and at most ANSWER_SECONDS; past either, Stalled."""
+        left = self.deadline - time.monotonic()
+        if left > 0:
+            sock.settimeout(min(left, ANSWER_SECONDS))
+            try:
+                return sock.recv_into(buffer)
+            except socket.timeout:  # (TimeoutError from Python 3.10)
+                left = self.deadline - time.monotonic()
+        self.broken = True
+        if left <= 0 and self.run_ends:
+            self.overran = Stalled(f"the run's time limit was reached while the server answered {self.answering}")
+        elif left <= 0:
+            self.overran = Stalled(
+                f"the server did not finish its answer to {self.answering} within {_seconds(self.seconds)} s"
+            )
+        else:
+            self.overran = Stalled(
+                f"the server said nothing for {_seconds(ANSWER_SECONDS)} s in its answer to {self.answering}"
+            )
+        raise self.overran
+
+    @property
+    def answers(self):
+        """The buffered file the server's answers are read from, through _Timed (a new one for
+        a new socket: after STARTTLS, what the server sent before it is not read as TLS's)."""
+        if self.reading is None or self.reading[0] is not self.sock:
+            self.reading = (self.sock, io.BufferedReader(_Timed(self, self.sock)))
+        return self.reading[1]
 
     def overrun(self, what):
         self.broken = True
@@ -82,6 +189,7 @@ class Bounded:
         for kind in [k for k in self.untagged_responses if k != "READ-ONLY"]:
             del self.untagged_responses[kind]
         self.kept = 0
+        self._answer_begins(f"{name} {args[0]}" if name == "UID" and args else name)
         return super()._command(name, *args)
 
     def _command_complete(self, name, tag):
@@ -123,7 +231,7 @@ class Bounded:
             raise Garbled(f"an AUTHENTICATE {mechanism} challenge that is not base64") from None
 
     def readline(self):
-        line = self.file.readline(LINE_BYTES + 1)
+        line = self.answers.readline(LINE_BYTES + 1)
         if len(line) > LINE_BYTES:
             raise self.overrun(f"a line longer than {LINE_BYTES:,} bytes")
         return line
@@ -144,7 +252,7 @@ class Bounded:
         if self.budget is not None and keep > self.budget:
             self._thrown_away(size)
             return None
-        kept = self.file.read(keep)
+        kept = self.answers.read(keep)
         if self.budget is not None:
             self.budget -= len(kept)
         if len(kept) == keep:  # (shorter: the connection closed, and imaplib's next line says so)
@@ -154,10 +262,15 @@ class Bounded:
     def _thrown_away(self, left):
         """Read `left` bytes of a literal in pieces, keeping none."""
         while left > 0:
-            piece = self.file.read(min(left, PIECE))
+            piece = self.answers.read(min(left, PIECE))
             if not piece:  # (the connection closed: imaplib's next line says so)
                 break
             left -= len(piece)
+
+
+def _seconds(seconds):
+    """A number of seconds as a message says it: whole from 10 s."""
+    return f"{seconds:,.0f}" if seconds >= 10 else f"{seconds:.3g}"
 
 
 class Client(Bounded, imaplib.IMAP4):
