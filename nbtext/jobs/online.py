@@ -80,41 +80,53 @@ class OnlineMultinomial:
                 self.n_kept += kept
                 for i, c in enumerate(counts):
                     (self.kept_totals if kept else self.unk_totals)[i] += c
+        # every token held is a feature (a pass's, --min-count 1: a token learned once is kept);
+        # False once one is not, and then each token's total is checked as it is scored
+        self.all_kept = self.n_kept == len(self.counts)
+        self._form = None  # the form of the counts as they are (it keeps the weights it worked out), until a learn
 
     def learn(self, tokens, label):
-        k = self.row[label]
+        k, min_count = self.row[label], self.min_count
         self.class_count[k] += 1
+        self._form = None
         for token, n in document_counts(tokens, self.presence).items():  # (1 a token with presence features)
-            counts = self.counts.setdefault(token, [0.0] * len(self.classes))
-            was_kept = sum(counts) >= self.min_count
+            counts = self.counts.get(token)
+            if counts is None:
+                counts = self.counts[token] = [0.0] * len(self.classes)
+                was_kept = min_count <= 0
+            else:
+                was_kept = self.all_kept or sum(counts) >= min_count  # (counts only grow)
             counts[k] += n
             if was_kept:
                 self.kept_totals[k] += n
-            elif sum(counts) >= self.min_count:  # the token becomes a feature: its counts leave UNK
+            elif sum(counts) >= min_count:  # the token becomes a feature: its counts leave UNK
                 self.n_kept += 1
                 for i, c in enumerate(counts):
                     self.kept_totals[i] += c
                     self.unk_totals[i] -= c - (n if i == k else 0)
             else:
                 self.unk_totals[k] += n
+                self.all_kept = False
 
     def posterior(self, tokens):
         """(P(k | tokens) for each class, jll_k for each class)."""
-        n_features = self.n_kept + (1 if self.unk else 0)
-        totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
         features, unknown = [], 0
+        counts_of, all_kept, min_count, presence = self.counts.get, self.all_kept, self.min_count, self.presence
         for token, n in Counter(tokens).items():
-            counts = self.counts.get(token)
-            if counts is None or sum(counts) < self.min_count:
+            counts = counts_of(token)
+            if counts is None or not all_kept and sum(counts) < min_count:
                 unknown += n
             else:
-                features.append((token, 1 if self.presence else n, counts))
+                features.append((token, 1 if presence else n, counts))
         if unknown and self.unk:
-            features.append((None, 1 if self.presence else unknown, self.unk_totals))
+            features.append((None, 1 if presence else unknown, self.unk_totals))
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
-        jll = form.joint_log_likelihood(self._log_prior(), features, self.max_evidence)
+        if self._form is None:
+            n_features = self.n_kept + (1 if self.unk else 0)
+            totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
+            self._form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
+        jll = self._form.joint_log_likelihood(self._log_prior(), features, self.max_evidence)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         return tempered_posterior(jll, scale)[0], jll
 
