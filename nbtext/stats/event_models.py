@@ -381,10 +381,15 @@ class LinearModel(EventModel):
     def _terms(self, k, features):
         """x_j W_kj of each feature for class k: W_kj a function of the feature's count in k
         alone, each count's worked out once by this form (many features share a count)."""
+        weights = self.weights(k)
+        return [x * weights[counts[k]] for _, x, counts in features]
+
+    def weights(self, k):
+        """{count: W_kj} of class k, each count's worked out on its first look-up and kept by this form."""
         weights = self._weights.get(k)
         if weights is None:
             weights = self._weights[k] = _Memo(self.weight_of(k))
-        return [x * weights[counts[k]] for _, x, counts in features]
+        return weights
 
     @cached_property
     def _weights(self):
