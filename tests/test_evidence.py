@@ -353,9 +353,9 @@ def test_under_a_cap_the_one_document_terms_are_the_numpy_forms_bit_for_bit(coun
     totals = [sum(row[k] for row in counts) + extra for k in range(n_classes)]
     form = Multinomial.of_counts(totals, n_features, alpha, None, None)
     features = [(f"t{i}", x, row) for i, row in enumerate(counts)]
-    _, rows = form.scoring(features, 100)
+    _, columns = form.scoring(features, 100)  # (each class's terms)
     log_theta = Multinomial.log_theta_of(np.ascontiguousarray(np.array(counts).T), alpha, np.array(totals), n_features)
-    assert rows == (log_theta.T * float(x)).tolist()
+    assert columns == (log_theta * float(x)).tolist()
 
 
 def test_a_batch_of_many_classes_holds_the_terms_of_one_run_of_documents_at_a_time(monkeypatch):
@@ -455,4 +455,4 @@ def test_the_one_document_form_weighs_a_capped_model_with_the_numpy_paths_bits(t
         for x in (1, 3):
             used, terms = pure.form.scoring([(token, x, counts) for token, counts in rows], 10**6)
             assert len(used) == len(columns)
-            assert terms == (x * model.feature_log_prob[:, columns].T).tolist()
+            assert terms == (x * model.feature_log_prob[:, columns]).tolist()  # (each class's terms)

@@ -7,6 +7,7 @@ import random
 import shutil
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import nbtext
 from nbtext.choices import SPAM_PRESET
@@ -511,3 +512,46 @@ def test_the_summary_says_what_the_pass_read_and_what_it_learned(tmp_path, calib
     assert f") learned by a TONE pass of the {len(documents)} it read; " in result.stderr
     result = run("train", "-o", tmp_path / "all.model", "--learn", "all", *args[:-4], *args[-2:])
     assert f" of {len(documents)} documents (" in result.stderr and "TONE" not in result.stderr
+
+
+WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h", "", "é"]), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    documents=st.lists(st.tuples(WORDS, st.sampled_from(["ham", "spam", "x"])), max_size=30),
+    n_classes=st.sampled_from([2, 3]),
+    presence=st.booleans(),
+    unk=st.booleans(),
+    max_evidence=st.sampled_from([None, 1, 2, 4]),
+    alpha=st.sampled_from([0.1, 1.0]),
+    prior=st.sampled_from(["smoothed", "uniform", "empirical"]),
+    margin=st.sampled_from([0.0, 1.5, 20.0]),
+)
+def test_the_pass_over_held_token_numbers_steps_as_the_pass_over_token_lists(
+    documents, n_classes, presence, unk, max_evidence, alpha, prior, margin
+):
+    """train's pass (held_steps: the documents held as token numbers, the counts an array) gives
+    each step's P(k | x), jll, guess and learning bit for bit as `step` over the token lists
+    (eval --folds' pass, eval --online's), of counts or presence, UNK or not, capped or not."""
+    import numpy as np
+
+    from nbtext.features.vocabulary import TokenRows
+    from nbtext.jobs.online import OnlineMultinomial, held_steps, step
+
+    classes = ["ham", "spam", "x"][:n_classes]
+    documents = [(tokens, label) for tokens, label in documents if label in classes]
+    numbering = {}
+    rows = [
+        np.array([numbering.setdefault(t, len(numbering)) for t in tokens], dtype=np.uint32) for tokens, _ in documents
+    ]
+    labels = [label for _, label in documents]
+    order = list(range(len(documents)))[::-1]
+
+    def learner():
+        return OnlineMultinomial(classes, alpha, 1, unk, prior, presence=presence, max_evidence=max_evidence)
+
+    by_lists, by_numbers = learner(), learner()
+    held = held_steps(TokenRows(rows, list(numbering)), labels, order, by_numbers, margin)
+    for i, (p, jll, guess, learned) in zip(order, held, strict=True):
+        assert (p, jll, guess, learned) == step(by_lists, documents[i][0], labels[i], "tone", margin)

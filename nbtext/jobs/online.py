@@ -80,43 +80,68 @@ class OnlineMultinomial:
                 self.n_kept += kept
                 for i, c in enumerate(counts):
                     (self.kept_totals if kept else self.unk_totals)[i] += c
+        # every token held is a feature (a pass's, --min-count 1: a token learned once is kept);
+        # False once one is not, and then each token's total is checked as it is scored
+        self.all_kept = self.n_kept == len(self.counts)
+        self._form = None  # the form of the counts as they are (it keeps the weights it worked out), until a learn
 
     def learn(self, tokens, label):
-        k = self.row[label]
+        k, min_count = self.row[label], self.min_count
         self.class_count[k] += 1
+        self._form = None
         for token, n in document_counts(tokens, self.presence).items():  # (1 a token with presence features)
-            counts = self.counts.setdefault(token, [0.0] * len(self.classes))
-            was_kept = sum(counts) >= self.min_count
+            counts = self.counts.get(token)
+            if counts is None:
+                counts = self.counts[token] = [0.0] * len(self.classes)
+                was_kept = min_count <= 0
+            else:
+                was_kept = self.all_kept or sum(counts) >= min_count  # (counts only grow)
             counts[k] += n
             if was_kept:
                 self.kept_totals[k] += n
-            elif sum(counts) >= self.min_count:  # the token becomes a feature: its counts leave UNK
+            elif sum(counts) >= min_count:  # the token becomes a feature: its counts leave UNK
                 self.n_kept += 1
                 for i, c in enumerate(counts):
                     self.kept_totals[i] += c
                     self.unk_totals[i] -= c - (n if i == k else 0)
             else:
                 self.unk_totals[k] += n
+                self.all_kept = False
+
+    def learned_elsewhere(self, label, new_features, added):
+        """A document of `label` learned by a learner of --min-count 1 (held_steps) that holds
+        the tokens' counts itself: `new_features` of its tokens counted for the first time (each
+        a feature from now on), `added` to the class's total (UNK's stay 0: no token is pruned)."""
+        self.class_count[self.row[label]] += 1
+        self.n_kept += new_features
+        self.kept_totals[self.row[label]] += added  # (whole numbers: exact in any order)
+        self._form = None
 
     def posterior(self, tokens):
         """(P(k | tokens) for each class, jll_k for each class)."""
-        n_features = self.n_kept + (1 if self.unk else 0)
-        totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
         features, unknown = [], 0
+        counts_of, all_kept, min_count, presence = self.counts.get, self.all_kept, self.min_count, self.presence
         for token, n in Counter(tokens).items():
-            counts = self.counts.get(token)
-            if counts is None or sum(counts) < self.min_count:
+            counts = counts_of(token)
+            if counts is None or not all_kept and sum(counts) < min_count:
                 unknown += n
             else:
-                features.append((token, 1 if self.presence else n, counts))
+                features.append((token, 1 if presence else n, counts))
         if unknown and self.unk:
-            features.append((None, 1 if self.presence else unknown, self.unk_totals))
+            features.append((None, 1 if presence else unknown, self.unk_totals))
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
-        form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
-        jll = form.joint_log_likelihood(self._log_prior(), features, self.max_evidence)
+        jll = self.current_form().joint_log_likelihood(self._log_prior(), features, self.max_evidence)
         scale = document_temperature(self.calibration, length)  # a model's P(k | x): softmax(jll / T(x)), as it scores
         return tempered_posterior(jll, scale)[0], jll
+
+    def current_form(self):
+        """The event model's form of the counts as they are (kept until a learn: it keeps the weights it worked out)."""
+        if self._form is None:
+            n_features = self.n_kept + (1 if self.unk else 0)
+            totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
+            self._form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
+        return self._form
 
     def _log_prior(self):
         from nbtext.classifier.purescore import log_prior
@@ -147,12 +172,18 @@ def step(online, tokens, label, learn, tone_margin):
     by the rule `learn` (see `learns`): (P(k | tokens), jll, the most probable class's row,
     whether it was learned)."""
     p, jll = online.posterior(tokens)
-    guess = max(range(len(p)), key=p.__getitem__)
-    unseen = not online.class_count[online.row[label]]
-    learned = learns(learn, online.classes[guess] != label, jll, tone_margin, unseen)
+    guess, learned = _decided(online, p, jll, label, learn, tone_margin)
     if learned:
         online.learn(tokens, label)
     return p, jll, guess, learned
+
+
+def _decided(online, p, jll, label, learn, tone_margin):
+    """(the most probable class's row, whether the rule `learn` learns the message) of a
+    message of `label` that `online` scores P(k | x) `p`, jll `jll`."""
+    guess = max(range(len(p)), key=p.__getitem__)
+    unseen = not online.class_count[online.row[label]]
+    return guess, learns(learn, online.classes[guess] != label, jll, tone_margin, unseen)
 
 
 def run(stream, online, learn="errors", unsure_below=None, on_step=None, *, tone_margin):
@@ -415,16 +446,93 @@ def tone_learned(token_lists, labels, keys, settings):
     """[whether one TONE pass learns each document] of documents of `token_lists` and
     `labels` (tokenized with `settings`, resolved), taken in the order of their journal
     `keys` then labels, as tone_chosen says: every one when there is one class (nothing to
-    tell apart: training says so)."""
+    tell apart: training says so). Token lists held as numbers (TokenRows, train's) of a
+    multinomial go through held_steps, others (eval --folds' lists, fisher) through `step`:
+    the same steps."""
     classes = sorted(set(labels))
     if len(classes) < 2:
         return [True] * len(labels)
     EVENT_MODELS[settings["event_model"]].check_classes(classes)  # (before its form is made of them)
     online = OnlineMultinomial.of_settings(classes, settings, min_count=1)  # (a pass prunes nothing)
+    from nbtext.features.vocabulary import TokenRows
+
+    order = sorted(range(len(labels)), key=lambda i: (keys[i], labels[i]))
     learned = [False] * len(labels)
-    for i in sorted(range(len(labels)), key=lambda i: (keys[i], labels[i])):
+    if isinstance(token_lists, TokenRows) and online.form is Multinomial:
+        for i, (_, _, _, was) in zip(order, held_steps(token_lists, labels, order, online, settings["tone_margin"])):
+            learned[i] = was
+        return learned
+    for i in order:
         learned[i] = step(online, token_lists[i], labels[i], "tone", settings["tone_margin"])[3]
     return learned
+
+
+def held_steps(held, labels, order, online, tone_margin):
+    """Each step of a TONE pass (`step`'s (P(k | x), jll, guess, whether learned)) over the
+    documents of `held` (TokenRows: each a row of token numbers) at `order`, by `online` (a
+    multinomial's learner of --min-count 1, as a pass's, of no counts yet): the same steps as
+    `step` of their token lists, with each token's counts in an array row by its number, not
+    in a dict by its string (the strings are read once, ranked in token order). A document's
+    features and UNK, their terms (x_j W_kj by the form's weights), the cap's choice
+    (nbtext.stats.evidence.used_cells_of: used_features's rule, equals in token order: the
+    tokens' ranks), jll_k = log P(k) + the exact sum of its chosen terms: as posterior."""
+    import numpy as np
+
+    if online.min_count != 1 or online.counts:
+        raise ValueError("held_steps learns from no counts, every token a feature (--min-count 1)")
+    strings, rows = held.tokens, held.rows
+    counts = np.zeros((len(strings), len(online.classes)))  # each token's count in each class
+    rank = np.empty(len(strings) + 1, dtype=np.int64)  # the token order (token_key's), UNK (the last number) last
+    rank[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
+    rank[-1] = len(strings)
+    for i in order:
+        ids, occurrences = np.unique(rows[i], return_counts=True)
+        held_counts = counts[ids]
+        kept = held_counts.sum(axis=1) >= 1  # (--min-count 1: a token once learned; UNK's counts stay 0)
+        unknown = int(occurrences[~kept].sum())
+        features, x = held_counts[kept], None if online.presence else occurrences[kept].astype(np.float64)
+        columns = rank[ids[kept]]
+        if unknown and online.unk:
+            features = np.vstack([features, np.array(online.unk_totals)[None, :]])
+            x = None if x is None else np.append(x, float(unknown))
+            columns = np.append(columns, rank[-1])
+        length = len(rows[i]) if online.unk else len(rows[i]) - unknown
+        jll = _held_jll(online, features, x, columns)
+        p = tempered_posterior(jll, document_temperature(online.calibration, length))[0]
+        label = labels[i]
+        guess, learned = _decided(online, p, jll, label, "tone", tone_margin)
+        if learned:
+            added = np.ones(len(ids)) if online.presence else occurrences.astype(np.float64)
+            counts[ids, online.row[label]] += added
+            online.learned_elsewhere(label, int((~kept).sum()), float(added.sum()))
+        yield p, jll, guess, learned
+
+
+def _held_jll(online, features, x, columns):
+    """jll_k of one document's `features` (rows of counts per class), x_j (None: 1 each) and
+    token ranks `columns`, by `online`'s form: as LinearModel.joint_log_likelihood."""
+    import numpy as np
+
+    from nbtext.stats.evidence import used_cells_of
+
+    log_prior = online._log_prior()
+    if not len(features):
+        return [math.fsum([p]) for p in log_prior]
+    form = online.current_form()
+    terms = np.empty(features.shape)
+    for k in range(features.shape[1]):  # each distinct count's weight once, by the form's own memo
+        distinct, where = np.unique(features[:, k], return_inverse=True)
+        weights = form.weights(k)
+        terms[:, k] = np.array([weights[c] for c in distinct.tolist()])[where]
+    if x is not None:
+        terms *= x[:, None]
+    if online.max_evidence is not None:
+        by_rank = np.argsort(columns)
+        used = by_rank[
+            used_cells_of(np.zeros(len(columns), dtype=np.int64), columns[by_rank], terms[by_rank], online.max_evidence)
+        ]
+        terms = terms[used]
+    return [math.fsum([p, *terms[:, k].tolist()]) for k, p in enumerate(log_prior)]
 
 
 def _chained(first, rest):

@@ -352,24 +352,53 @@ class LinearModel(EventModel):
     def joint_log_likelihood(self, log_prior, features, max_evidence=None):
         """jll_k for each class, each class's terms summed exactly (of the features that
         score it: `scoring`)."""
-        rows = self.scoring(features, max_evidence)[1]
-        terms = [[p, *column] for p, column in zip(log_prior, zip(*rows))] if rows else [[p] for p in log_prior]
+        columns = self.scoring(features, max_evidence)[1]
+        terms = [[p, *column] for p, column in zip(log_prior, columns)] if columns else [[p] for p in log_prior]
         if self.absent is not None:
             for k, absent in enumerate(self.absent):
                 terms[k].append(absent)
         return [math.fsum(t) for t in terms]
 
     def scoring(self, features, max_evidence):
-        """(the features that score the document, their terms x_j W_kj of each class): all of
+        """(the features that score the document, each class's terms x_j W_kj of them): all of
         them, or under train --max-evidence those nbtext.stats.evidence chooses by their terms."""
-        weight = self.weight
-        rows = [[x * weight(k, count) for k, count in enumerate(counts)] for _, x, counts in features]
+        if not features:
+            return features, []
+        columns = [self._terms(k, features) for k in range(len(features[0][2]))]
         if max_evidence is None:
-            return features, rows
-        from nbtext.stats.evidence import token_key, used_features
+            return features, columns
+        from nbtext.stats.evidence import token_key, used_features, used_of_two
 
-        used = used_features(lambda i: token_key(features[i][0]), rows, max_evidence)
-        return [features[i] for i in used], [rows[i] for i in used]
+        def key(i):
+            return token_key(features[i][0])
+
+        if len(columns) == 2:  # (the leads t_0 − t_1, once)
+            used = used_of_two(key, [t0 - t1 for t0, t1 in zip(*columns)], max_evidence)
+        else:
+            used = used_features(key, list(zip(*columns)), max_evidence)
+        return [features[i] for i in used], [[column[i] for i in used] for column in columns]
+
+    def _terms(self, k, features):
+        """x_j W_kj of each feature for class k: W_kj a function of the feature's count in k
+        alone, each count's worked out once by this form (many features share a count)."""
+        weights = self.weights(k)
+        return [x * weights[counts[k]] for _, x, counts in features]
+
+    def weights(self, k):
+        """{count: W_kj} of class k, each count's worked out on its first look-up and kept by this form."""
+        weights = self._weights.get(k)
+        if weights is None:
+            weights = self._weights[k] = _Memo(self.weight_of(k))
+        return weights
+
+    @cached_property
+    def _weights(self):
+        """{k: {count: W_kj}} of the counts this form has weighed."""
+        return {}
+
+    def weight_of(self, k):
+        """W_kj of class k as a function of the feature's count in k alone."""
+        return lambda count: self.weight(k, count)
 
     def explanation(self, features, winner, runner_up, max_evidence=None):
         """x_j (W_winner,j − W_runner-up,j) of each feature that scores the document."""
@@ -379,6 +408,17 @@ class LinearModel(EventModel):
             for token, x, counts in self.scoring(features, max_evidence)[0]
             if token is not None
         ]
+
+
+class _Memo(dict):
+    """f(key), each key's computed once (on its first look-up) and kept."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __missing__(self, key):
+        value = self[key] = self.f(key)
+        return value
 
 
 class Multinomial(LinearModel):
@@ -435,7 +475,11 @@ class Multinomial(LinearModel):
                 totals[k] += unk_change
 
     def weight(self, k, count):
-        return _exact_log(count + self.alpha) - self.denominators[k]
+        return self.weight_of(k)(count)
+
+    def weight_of(self, k):
+        alpha, denominator = self.alpha, self.denominators[k]
+        return lambda count: _exact_log(count + alpha) - denominator
 
     @cached_property
     def denominators(self):

@@ -31,6 +31,8 @@ so both forms must be given the same floats: the one-document form computes its 
 nbtext.exactmath's log, as the numpy form does (event_models.Multinomial.weight), not libm's.
 """
 
+import heapq
+
 # cells (a document's feature, in a batch) whose class terms are held at once: a bound on
 # the memory a batch of many classes takes, whatever its size (document_blocks)
 _CELLS_AT_ONCE = 1 << 20
@@ -45,18 +47,25 @@ def used_features(key, terms, cap):
     n_classes = len(terms[0])
     if n_classes < 2:  # (a part of one class, train --shard: no other class for a feature to favour it over)
         return list(range(len(terms)))
-    if n_classes == 2:  # (t_1 − t_0 is −(t_0 − t_1), exactly)
-        lead = [t[0] - t[1] for t in terms]
-        leads = [lead, [-v for v in lead]]
-    else:  # max over l != k of t_lj: the best term, or the second where k is the best (as used_cells_of)
-        leads = [[] for _ in range(n_classes)]
-        for t in terms:
-            first, second = sorted(range(n_classes), key=lambda k, t=t: -t[k])[:2]  # type: ignore[misc]
-            for k in range(n_classes):
-                leads[k].append(t[k] - t[second if first == k else first])
+    if n_classes == 2:
+        return used_of_two(key, [t[0] - t[1] for t in terms], cap)
+    # max over l != k of t_lj: the best term, or the second where k is the best (as used_cells_of)
+    leads: list[list[float]] = [[] for _ in range(n_classes)]
+    for t in terms:
+        first, second = sorted(range(n_classes), key=lambda k, t=t: -t[k])[:2]  # type: ignore[misc]
+        for k in range(n_classes):
+            leads[k].append(t[k] - t[second if first == k else first])
     used = set()
     for lead in leads:
         used.update(_most(lead, key, cap))
+    return sorted(used)
+
+
+def used_of_two(key, lead, cap):
+    """used_features of two classes, of each feature's `lead` t_0 − t_1 (t_1 − t_0 is its
+    negation, exactly)."""
+    used = set(_most(lead, key, cap))
+    used.update(_most([-v for v in lead], key, cap))
     return sorted(used)
 
 
@@ -65,7 +74,7 @@ def _most(lead, key, cap):
     leading = [i for i, v in enumerate(lead) if v >= 0]
     if len(leading) <= cap:
         return leading
-    last = sorted((lead[i] for i in leading), reverse=True)[cap - 1]  # the cap-th largest
+    last = heapq.nlargest(cap, [lead[i] for i in leading])[-1]  # the cap-th largest
     above = [i for i in leading if lead[i] > last]
     tied = sorted((i for i in leading if lead[i] == last), key=key)
     return above + tied[: cap - len(above)]
