@@ -169,7 +169,8 @@ TRAIN_HELP = {
     "learn": (
         "Learn every document (all), or only those one TONE pass learns (tone: train on or near error): "
         "in the order of their content, each scored by the model of those learned before it and learned "
-        "when misclassified or within --tone-margin of even. Multinomial of counts or presence, or "
+        "when misclassified, within --tone-margin of even, or the first of its class. Multinomial of counts "
+        "or presence, or "
         "fisher; calibrated on every document the pass saw."
     ),
     "tone_margin": (

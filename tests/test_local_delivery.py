@@ -6,6 +6,7 @@ Exim's spam condition does) and filter's own X-Nbtext-* verdict give no token an
 journal's key. Generated messages, with generated traces on top, read through the command line:
 predict's probabilities, train's model file, and learning one copy then forgetting the other."""
 
+import json
 import re
 
 import pytest
@@ -286,3 +287,78 @@ def test_a_document_read_once_has_the_tokens_key_and_kind_of_its_own_bytes(messa
         _, token_lists, read = tokenized_with(tokenize, [Document("m", message)], key_and_kind)
         assert token_lists == [tokenize(message)]
         assert read == [(document_key(message), tokenize.reads_as_mail(message))]
+
+
+# --- the spam preset's character n-grams: of the message as sent, its first 3,000 bytes ------
+HOSTILE_PIECES = st.sampled_from(
+    [b"\x00", b"\xff", b"\xc3", b"\xe2\x82", b"\x1b", b"\x85", b"\r ", "é€𝄞".encode(), b"\nFrom me", b"\n>From x"]
+    + [b"\n", b" ", b"claim your free prize ", b"meeting at noon "]
+)
+
+
+@st.composite
+def hostile_copies(draw):
+    """(the message sent, a copy of it as stored, an mbox holding that copy): a body of hostile
+    bytes (NULs, invalid UTF-8, control characters, `From ` lines) whose 3,000th byte may fall
+    inside a character, trailing line ends, and the copy with a delivery's trace or a scanner's
+    envelope on top, filter's verdict, maybe CR LF line ends and more trailing line ends."""
+    head = draw(st.sampled_from([b"Subject: free prize\nFrom: a@example.org\n\n", b"hello\n\n", b""]))
+    body = b"".join(draw(st.lists(HOSTILE_PIECES, min_size=1, max_size=300)))
+    size = draw(st.sampled_from([None, 2990, 2999, 3000, 3001, 3003]))  # (None: as drawn)
+    if size is not None:
+        body = (head + body * (3100 // len(head + body) + 1))[:size][len(head) :]
+    sent = head + body + b"\n" * draw(st.integers(0, 2))
+    top = draw(st.one_of(st.just(b""), delivery_traces(), scanned_envelopes()))
+    stored = (
+        with_headers(top + sent, verdict_fields("spam", draw(st.floats(0, 1)))) if draw(st.booleans()) else top + sent
+    )
+    if draw(st.booleans()):
+        stored = stored.replace(b"\n", b"\r\n")
+    stored += draw(st.sampled_from([b"", b"\n", b"\r\n\r\n"]))
+    quoted = re.sub(rb"^(>*From )", rb">\1", stored.replace(b"\r\n", b"\n"), flags=re.MULTILINE)
+    mbox = (
+        b"From a@example.org Sun Nov 29 04:47:26 2026\n" + quoted + (b"" if quoted.endswith(b"\n") else b"\n") + b"\n"
+    )
+    return sent, stored, mbox
+
+
+@pytest.fixture(scope="module")
+def preset_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("preset") / "preset.model"
+    train = ROOT / "corpora" / "mail" / "train"
+    result = run("train", "-q", "-o", path, train / "spam", train / "ham")  # (spam and ham: the spam preset)
+    assert result.exit_code == 0, result.stderr
+    assert nbtext.load(str(path)).tokenize.char_ngrams == 3
+    return path
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(copies=hostile_copies(), ways=st.tuples(*[st.sampled_from(["file", "stdin", "mbox"])] * 2))
+def test_a_copy_has_the_grams_of_the_message_sent_on_every_path(tmp_path_factory, preset_model, copies, ways):
+    """With the spam preset's character n-grams: the message sent (a file, the one-message
+    path), its stored copy (stdin) and the copy in an mbox (among other messages: the numpy
+    loader) have the same probabilities and evidence; learned over one way and forgotten over
+    another, the model comes back."""
+    sent, stored, mbox = copies
+    tmp = tmp_path_factory.mktemp("grams")
+    (tmp / "sent").write_bytes(sent)
+    (tmp / "stored").write_bytes(stored)
+    (tmp / "copy.mbox").write_bytes(mbox + b"From x Sun Nov 29 04:47:26 2026\nSubject: lunch\n\nmeeting at noon\n")
+    predict = ["predict", "-m", preset_model, "--format", "json", "--explain", "40"]
+    seen = [
+        run(*predict, tmp / "sent").stdout.splitlines()[0],
+        run(*predict, "-", input=stored).stdout.splitlines()[0],
+        run(*predict, tmp / "copy.mbox").stdout.splitlines()[0],
+    ]
+    answers = [{key: value for key, value in json.loads(line).items() if key != "path"} for line in seen]
+    assert answers[0] == answers[1] == answers[2], seen
+    handed = {"file": (tmp / "stored", None), "stdin": ("-", sent), "mbox": (tmp / "one.mbox", None)}
+    (tmp / "one.mbox").write_bytes(mbox)
+    model = tmp / "m.model"
+    model.write_bytes(preset_model.read_bytes())
+    (path, data), (forget_path, forget_data) = handed[ways[0]], handed[ways[1]]
+    result = run("train", "--update", "-m", model, f"spam={path}", input=data)
+    assert result.exit_code == 0 and "added 1," in result.stderr, result.stderr
+    result = run("forget", "-m", model, forget_path, input=forget_data)
+    assert result.exit_code == 0 and "forgot 1," in result.stderr, result.stderr
+    assert folded(model, tmp / "folded.model") == folded(preset_model, tmp / "before.model")

@@ -281,6 +281,14 @@ def test_a_pass_learns_the_first_document_of_each_class(tmp_path):
     assert nbtext.load(counts).settings["tokenizer"]["char_ngrams"] and all(nbtext.load(counts).class_count > 0)
 
 
+@pytest.mark.parametrize("command", ["train", "eval"])
+def test_the_help_says_the_pass_learns_the_first_of_each_class(command):
+    """--learn tone's help names the three documents `learns` takes: misclassified, within the
+    margin, the first of its class (the help said the first two alone)."""
+    text = "".join(run(command, "--help").stdout.split())  # (click wraps lines, also after a hyphen)
+    assert "--tone-marginofeven" in text and "firstofitsclass" in text
+
+
 def test_merge_of_a_tone_model_and_another_names_both_ways_of_learning(tmp_path):
     """It said "their learn differs ('tone' and None)"."""
     tone, every = tmp_path / "tone.model", tmp_path / "all.model"

@@ -563,7 +563,8 @@ online_options = options(
         default=None,  # (the online run's errors, --folds' all: each its own)
         help=(
             "--online: learn each document when misclassified (errors), also when its log-odds "
-            "are within --tone-margin of even (tone: train on or near error), or every one (all) [default: "
+            "are within --tone-margin of even or it is the first of its class (tone: train on or near error), "
+            "or every one (all) [default: "
             "tone for a model trained by a TONE pass, as the spam preset's, else errors]. --folds: "
             "each fold's model learns as train --learn does (all, the default but for the spam preset's "
             "tone, or tone: what one TONE pass learns)."

@@ -109,7 +109,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
             if doc.error is not None:
                 raise NbtextError(f"cannot read it ({doc.error})")
             data = read_once(doc.data)  # (what its key, its tokens and whether it reads as mail are of: made once)
-            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None, document_key(data))
+            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None, document_key(data), pure.tokenize)
             previous = changes.learned_as(key)
             if previous == label:  # no change (outcome): known already, or unknown to forget
                 stats[outcome(previous, label)] += 1

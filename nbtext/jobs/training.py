@@ -332,7 +332,7 @@ def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_
             raise NbtextError(refusal)
         changes = []
         for doc, tokens, (sent_key, mail) in zip(kept, token_lists, read):
-            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None, sent_key)
+            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None, sent_key, model.tokenize)
             before, after = ledger.learned_as(key), None if forget else doc.label
             stats[outcome(before, after)] += 1
             if before == after:

@@ -363,14 +363,17 @@ def data_key(document, data):
     return document_key(data)
 
 
-def journal_key(data, learned, key=None):
+def journal_key(data, learned, key=None, tokenize=None):
     """The key a journal holds the document `data` under: its document_key (`key`, when the
     caller has it: of read_once's data), or the key of its bytes with their CR LFs as they
     were, which models written before CR LF was read as LF hold (`learned(key)`: whether the
     journal holds `key`), so such a model still forgets and moves a message learned with CR LF
-    line ends (from the same bytes)."""
+    line ends (from the same bytes). A model whose tokenizer (`tokenize`) takes character
+    n-grams came after and holds no such key: there the raw bytes' key is another message's,
+    whose bytes as sent are these with a CR before each CR LF, and whose grams are not these
+    (a CR is a space in them)."""
     key = document_key(data) if key is None else key
-    if learned(key):
+    if learned(key) or getattr(tokenize, "char_ngrams", None) is not None:
         return key
     data = _key_bytes(data)
     if b"\r\n" in data:
