@@ -818,7 +818,9 @@ def imap_scan(
     UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below, or the model's
     own) stay. A move the server refuses leaves the message where it was, to be tried
     again next run; each message moved is first given the keyword $NbtextMoved, so that
-    a retry never copies it twice and the Dovecot recipe does not learn it (docs/mail.md). One line per message on stdout (name, label, probability, what was
+    a retry never copies it twice and the Dovecot recipe does not learn it (docs/mail.md).
+    A message the server would not send is tried again by the next runs, and given up in
+    a warning line after 3. One line per message on stdout (name, label, probability, what was
     done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
     any imap:// PATH (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
 
@@ -826,7 +828,7 @@ def imap_scan(
       nbtext imap-scan --dry-run -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
       nbtext imap-scan -q -m mail.model --move-to Junk imaps://me@mail.example.org/INBOX
       nbtext imap-scan --keyword '$Junk' --password-command 'pass show mail' imaps://me@mail.example.org/INBOX
-      # crontab:  */5 * * * *  nbtext imap-scan -q -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
+      # crontab:  */5 * * * *  nbtext imap-scan -q --time-limit 240 -m ~/.nbtext/mail.model --move-to Junk imaps://me@HOST/INBOX
     """
     from nbtext.jobs.loading import model_bytes
     from nbtext.jobs.imapscan import default_state_path, scan
