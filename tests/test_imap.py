@@ -560,7 +560,7 @@ def test_a_message_the_server_drops_the_connection_on_is_skipped_by_name_and_the
             again = run(*args, check=False)
             assert again.returncode == 1 and again.stdout == b"", again.stderr
             assert f"{url(dovecot, 'Scan')}/;UID=3: cannot read it" in again.stderr.decode()
-        assert "no longer tried (UID 3)" in again.stderr.decode()
+        assert "no longer tried, left in the folder unscanned (UID 3)" in again.stderr.decode()
         quiet = run(*args)
         assert quiet.stdout == b"" and "UID" not in quiet.stderr.decode()
 

@@ -1032,6 +1032,9 @@ def test_a_message_the_server_would_not_send_is_scanned_by_a_later_run_or_given_
     assert scanned == [[1], [], [2], [], []]
     assert [r.exit_code for r, _ in runs] == [1, 1, 1, 0, 0]
     assert "UID=2" in runs[0][0].stderr and "UID=3" in runs[1][0].stderr
-    assert "no longer tried (UID 3)" in runs[2][0].stderr and "no longer tried" not in runs[1][0].stderr
+    assert (
+        "no longer tried, left in the folder unscanned (UID 3)" in runs[2][0].stderr
+        and "no longer tried" not in runs[1][0].stderr
+    )
     assert runs[4][1] == []  # (nothing asked for: UID 3 given up)
     assert "skipped" not in json.loads(state.read_text())["folders"][server.url()]

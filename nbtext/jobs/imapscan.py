@@ -48,6 +48,7 @@ from nbtext.reading.imap import (
     mailbox_argument,
     searched,
     uid_set,
+    warn_of_messages,
 )
 from nbtext.reading.imapclient import run_time_left, time_limit
 from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
@@ -190,13 +191,8 @@ def _tried(skipped, batch, unsent, folder):
         del skipped[uid]
     given_up = sorted(given_up + past)
     if given_up:
-        import warnings
-
-        more = f" and {len(given_up) - 1:,} more" if len(given_up) > 1 else ""
-        warnings.warn(
-            f"{folder.url}: {len(given_up):,} {'message' if len(given_up) == 1 else 'messages'} the server would not "
-            f"send, no longer tried (UID {given_up[0]}{more}): left in the folder unscanned",
-            stacklevel=2,
+        warn_of_messages(
+            folder.url, given_up, "the server would not send, no longer tried, left in the folder unscanned"
         )
 
 

@@ -613,14 +613,7 @@ def fetched(session, uids, label=None, max_bytes=DEFAULT_MAX_BYTES):
         else:
             gone.append(uid)
     if gone:
-        import warnings
-
-        more = f" and {len(gone) - 1:,} more" if len(gone) > 1 else ""
-        warnings.warn(
-            f"{session.folder.url}: {len(gone):,} {'message' if len(gone) == 1 else 'messages'} deleted from the "
-            f"folder since it was listed, not read (UID {gone[0]}{more})",
-            stacklevel=2,
-        )
+        warn_of_messages(session.folder.url, gone, "deleted from the folder since it was listed, not read")
 
 
 def _fetched(session, uids, max_bytes, again=False):
@@ -703,3 +696,13 @@ def answered_uid(line):
 def uid_set(uids):
     """`uids` as a UID command's set: 3,7,12."""
     return ",".join(map(str, uids))
+
+
+def warn_of_messages(url, uids, what):
+    """One warning line of the messages `uids` (ascending) of the folder at `url`: how many,
+    `what` befell them, the first UID and how many more."""
+    import warnings
+
+    more = f" and {len(uids) - 1:,} more" if len(uids) > 1 else ""
+    messages = "message" if len(uids) == 1 else "messages"
+    warnings.warn(f"{url}: {len(uids):,} {messages} {what} (UID {uids[0]}{more})", stacklevel=3)
