@@ -20,12 +20,12 @@ class Number(click.FloatRange):
     -0 is 0: equal to it, it was said "-0" and written -0.0."""
 
     def convert(self, value, param, ctx):
-        number = super().convert(value, param, ctx)
+        number = click.FLOAT.convert(value, param, ctx) + 0.0  # (-0.0 + 0.0 is 0.0: checked and said as 0)
         if number != number:
             self.fail("nan is not a number", param, ctx)
         if number in (math.inf, -math.inf):
             self.fail(f"{value} is not a finite number", param, ctx)
-        return number + 0.0  # (-0.0 + 0.0 is 0.0)
+        return super().convert(number, param, ctx)
 
     def _describe_range(self):
         """The bounds for --help: none when there are none (click's says "x<=None")."""
