@@ -194,6 +194,23 @@ def test_what_is_no_local_delivery_trace_is_read_as_it_is(message):
     assert message_as_sent(message) == message
 
 
+@pytest.mark.parametrize(
+    "trace",
+    [
+        b"X-Envelope-From: alice\n",
+        b"Return-Path: <s@example.org>\nDelivered-To: alice\nReceived: from h by vm with LMTP; d\n",
+    ],
+)
+@pytest.mark.parametrize("sent", [b"\nFrom me", b"\nbody\n", b"\n\nbody\n"])
+def test_a_trace_on_a_message_of_an_empty_header_block_keeps_its_blank_line(trace, sent):
+    """A message sent with an empty header block (a blank line first) under a delivery's
+    trace or a scanner's envelope: the trace goes, the blank line stays. It went with the
+    emptied block, as a verdict's does (filter's block in front of text): the stored copy was
+    another message (another key, other character n-grams)."""
+    assert message_as_sent(trace + sent) == sent
+    assert message_as_sent(trace + b"X-Nbtext-Class: spam\n\nplain text\n") == b"plain text\n"
+
+
 def test_a_trace_goes_through_its_last_local_hop_and_no_further():
     """Dovecot's LMTP trace on top of a message a Postfix delivery stored first (the
     SpamAssassin corpus's kind): the first goes, the second stays, as the corpus file has it."""
@@ -334,6 +351,14 @@ def preset_model(tmp_path_factory):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(copies=hostile_copies(), ways=st.tuples(*[st.sampled_from(["file", "stdin", "mbox"])] * 2))
+@example(  # an empty header block under a scanner's envelope: its blank line went with the envelope
+    copies=(
+        b"\nFrom me",
+        b"X-Envelope-From: alice\n\nFrom me",
+        b"From a@example.org Sun Nov 29 04:47:26 2026\nX-Envelope-From: alice\n\n>From me\n\n",
+    ),
+    ways=("file", "file"),
+)
 def test_a_copy_has_the_grams_of_the_message_sent_on_every_path(tmp_path_factory, preset_model, copies, ways):
     """With the spam preset's character n-grams: the message sent (a file, the one-message
     path), its stored copy (stdin) and the copy in an mbox (among other messages: the numpy

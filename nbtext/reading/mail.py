@@ -233,8 +233,9 @@ def message_as_sent(data):
       (SpamAssassin skips its trusted hops likewise). Below it nothing is taken out: a
       Received further down is the record of a hop the sender's mail passed;
     - nbtext's own verdict (without_verdicts, wherever in the block, as filter replaces it);
-    a block left empty goes with the blank line after it (filter's header block in front of
-    text). An mbox envelope line stays as it is.
+    a block a verdict leaves empty goes with the blank line after it (filter's header block
+    in front of text); one a delivery's trace alone leaves empty keeps it (the message sent
+    began with a blank line: an empty header block). An mbox envelope line stays as it is.
 
     So the message filter judged at delivery, its copy the delivery stored, the copy a client
     fetches over IMAP and the file it was sent from are one message, with the same tokens and
@@ -262,14 +263,15 @@ def _as_sent(data):
         return data
     start, end = block
     kept_from = local_delivery_end(data, start, end)
-    if VERDICT_PREFIX in data[kept_from:end].lower():  # (a lowered copy's find: faster than reading each field)
+    verdict = VERDICT_PREFIX in data[kept_from:end].lower()  # (a lowered copy's find: faster than reading each field)
+    if verdict:
         head = without_verdicts(data, kept_from, end)
     elif kept_from == start:
         return data
     else:
         head = data[kept_from:end]
     rest = data[end:]
-    if not head and rest.startswith(b"\n"):
+    if not head and verdict and rest.startswith(b"\n"):  # (filter's block in front of text, and its blank line)
         rest = rest[1:]
     return data[:start] + head + rest
 
