@@ -225,10 +225,12 @@ def _keyed_bytes(document, max_bytes):
     from nbtext.reading.mail import unquoted_from
 
     data = unquoted_from(_message_bytes(document))
-    window = data[:max_bytes]
-    if not data[max_bytes:].strip(b"\r\n"):  # (nothing but line ends after it: they end the message,
-        window = window.rstrip(b"\r\n")  # as nbtext.journal.content_hash leaves them out)
-    return window
+    # where its trailing line ends start (nbtext.journal.content_hash leaves them out), found in
+    # its tail: no copy of the whole message (but of one that ends in 64 line ends or more)
+    tail = data[-64:]
+    kept = tail.rstrip(b"\r\n")
+    end = len(data) - len(tail) + len(kept) if kept else len(data.rstrip(b"\r\n"))
+    return data[: min(end, max_bytes)]
 
 
 def _message_text(document):
