@@ -302,3 +302,35 @@ service pop3-login {{
         maildir = self.home / "Maildir"
         folder = maildir if name == "INBOX" else maildir / f".{name}"
         return sorted(p for sub in ("cur", "new") if (folder / sub).exists() for p in (folder / sub).iterdir())
+
+
+class LoopbackProxy:
+    """A TCP proxy on 127.0.0.1 in front of a server's `port` (self.port: its own): each
+    connection accepted is joined to a new one to the server by `join(near, far)`, which a
+    proxy says (its threads). Set a subclass's own attributes before calling this __init__:
+    connections are accepted from then on."""
+
+    def __init__(self, port):
+        import socket
+        import threading
+
+        self.upstream = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import socket
+
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:  # (closed)
+                return
+            self.join(near, socket.create_connection(("127.0.0.1", self.upstream)))
+
+    def join(self, near, far):
+        raise NotImplementedError
+
+    def close(self):
+        self.listener.close()

@@ -17,7 +17,7 @@ import pytest
 
 import nbtext
 
-from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, free_port
+from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, LoopbackProxy, free_port
 import test_dovecot
 from test_dovecot import sent
 from conftest import GENERAL
@@ -782,32 +782,20 @@ def test_a_password_command_printing_bytes_not_utf8_logs_in_with_those_bytes():
     assert client.sent == ("PLAIN", b"\0" + USER.encode() + b"\0p\xffw")
 
 
-class Trickling:
-    """A TCP proxy on 127.0.0.1 in front of the server's `port` whose answers, on each
-    connection, pass `first` bytes as they come, then `count` bytes one at a time 0.1 s apart,
-    then the rest: a server that stalls anywhere in its stream, TLS's handshake and records too."""
+class Trickling(LoopbackProxy):
+    """A proxy in front of the server's `port` whose answers, on each connection, pass `first`
+    bytes as they come, then `count` bytes one at a time 0.1 s apart, then the rest: a server
+    that stalls anywhere in its stream, TLS's handshake and records too."""
 
     def __init__(self, port, first, count=30):
-        import socket
+        self.first, self.count = first, count
+        super().__init__(port)
+
+    def join(self, near, far):
         import threading
 
-        self.upstream, self.first, self.count = port, first, count
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        import socket
-        import threading
-
-        while True:
-            try:
-                near, _ = self.listener.accept()
-            except OSError:  # (closed)
-                return
-            far = socket.create_connection(("127.0.0.1", self.upstream))
-            threading.Thread(target=self.pump, args=(near, far, False), daemon=True).start()
-            threading.Thread(target=self.pump, args=(far, near, True), daemon=True).start()
+        threading.Thread(target=self.pump, args=(near, far, False), daemon=True).start()
+        threading.Thread(target=self.pump, args=(far, near, True), daemon=True).start()
 
     def pump(self, source, sink, slow):
         import time
@@ -830,9 +818,6 @@ class Trickling:
                 end.close()
             except OSError:
                 pass
-
-    def close(self):
-        self.listener.close()
 
 
 @pytest.mark.parametrize("scheme", ["imaps", "imap"])  # (imap://: STARTTLS, where Dovecot offers it)

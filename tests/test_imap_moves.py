@@ -16,7 +16,7 @@ from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
 from nbtext.reading.imap import Lost, Refused
 
-from dovecot_server import NBTEXT
+from dovecot_server import NBTEXT, LoopbackProxy
 
 URL = "imap://alice@example.org/INBOX"
 
@@ -642,32 +642,20 @@ MOVE_COMMANDS = {
 }
 
 
-class Dropping:
-    """A TCP proxy on 127.0.0.1 in front of the server's `port` that lets the first command
-    matching `command` through and, once the server has answered it, drops the connection
-    before the answer reaches nbtext (`how` "lost") or kills nbtext's process `pid` ("killed")."""
+class Dropping(LoopbackProxy):
+    """A proxy in front of the server's `port` that lets the first command matching `command`
+    through and, once the server has answered it, drops the connection before the answer
+    reaches nbtext (`how` "lost") or kills nbtext's process `pid` ("killed")."""
 
     def __init__(self, port, command, how):
-        import socket
+        self.command, self.how, self.pid, self.tag = command, how, None, None
+        super().__init__(port)
+
+    def join(self, near, far):
         import threading
 
-        self.upstream, self.command, self.how, self.pid, self.tag = port, command, how, None, None
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        import socket
-        import threading
-
-        while True:
-            try:
-                near, _ = self.listener.accept()
-            except OSError:  # (closed)
-                return
-            far = socket.create_connection(("127.0.0.1", self.upstream))
-            threading.Thread(target=self.commands, args=(near, far), daemon=True).start()
-            threading.Thread(target=self.answers, args=(far, near), daemon=True).start()
+        threading.Thread(target=self.commands, args=(near, far), daemon=True).start()
+        threading.Thread(target=self.answers, args=(far, near), daemon=True).start()
 
     def commands(self, near, far):
         for line in self.lines(near):
@@ -711,9 +699,6 @@ class Dropping:
                 return
             *whole, pending = (pending + data).split(b"\n")
             yield from (line + b"\n" for line in whole)
-
-    def close(self):
-        self.listener.close()
 
 
 @pytest.mark.parametrize("server", DOVECOTS)
