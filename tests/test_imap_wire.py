@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -974,6 +975,31 @@ def test_a_literal_short_of_its_size_is_the_runs_error_not_a_retry_of_each_messa
         )
     one_line_error(result, "its answer to UID FETCH")
     assert len([line for line in server.said if b"BODY" in line]) == 1
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_tls_handshake_not_made_in_time_is_one_line_in_words(model, tmp_path, monkeypatch, command):
+    """A server that takes the connection and says nothing: over imaps the client's TLS handshake
+    waits for it. The run's error was ssl's own text ("_ssl.c:989: The handshake operation timed
+    out"); now one line that says what was not done."""
+    from nbtext.reading import imap
+
+    with_answers_of(0.5, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.5)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        held = []
+        taking = threading.Thread(target=lambda: held.append(listener.accept()), daemon=True)
+        taking.start()
+        url = f"imaps://alice@127.0.0.1:{listener.getsockname()[1]}/INBOX"
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", tmp_path / "state", url)
+        for connection, _ in held:
+            connection.close()
+    one_line_error(result, "its TLS handshake was not made in time")
+    assert "_ssl.c" not in result.output
     assert not (tmp_path / "state").exists()
 
 

@@ -205,6 +205,7 @@ class Refused(NbtextError):
 def connect(folder, access=DEFAULT_ACCESS):
     """An imaplib client logged in to the folder's server, with `access` (an ImapAccess)."""
     import imaplib
+    import socket
     import ssl
 
     from nbtext.reading.imapclient import Client, Garbled, Overrun, Stalled, TlsClient
@@ -238,7 +239,12 @@ def connect(folder, access=DEFAULT_ACCESS):
     except ssl.SSLError as e:
         close(client)
         raise NbtextError(f"{where}: TLS failed ({e.reason or e})") from None
-    except OSError as e:  # refused, no such host, unreachable, timed out
+    except socket.timeout:  # (TimeoutError from Python 3.10: ssl's said "_ssl.c:989: The handshake ...")
+        close(client)
+        raise NbtextError(
+            f"cannot connect to {where}: the connection or its TLS handshake was not made in time"
+        ) from None
+    except OSError as e:  # refused, no such host, unreachable
         close(client)
         raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
     except imaplib.IMAP4.error as e:
