@@ -382,7 +382,7 @@ def read_state(path):
         return {}
     except OSError as e:
         raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
-    except ValueError:
+    except (ValueError, RecursionError):  # (JSON nested deeper than Python recurses: no state file either)
         data = None
     folders = data.get("folders") if isinstance(data, dict) and data.get("version") == STATE_VERSION else None
     if not isinstance(folders, dict) or not all(
