@@ -941,6 +941,40 @@ def test_a_server_that_stalls_in_any_answer_is_the_runs_error(
     assert state.read_bytes() == before
 
 
+# (what stretched an answer's deadline: the server's own EXISTS and UIDNEXT for a listing, the
+# user's --max-bytes for a message's FETCH)
+CLAIMS = {"a listing of EXISTS 2^32 - 1": b"RFC822.SIZE", "a message under --max-bytes 2e9": b"BODY.PEEK"}
+
+
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_an_answer_trickled_past_its_first_seconds_slower_than_the_slowest_rate_is_the_runs_error(
+    model, tmp_path, monkeypatch, command, claim
+):
+    """Attack 58: an answer's deadline was its first seconds plus the time of all the bytes the
+    command MAY bring at SLOWEST, which the server sets itself (a listing under EXISTS and
+    UIDNEXT 4294967295: 48 days) or --max-bytes does (2e9: 8.5 hours): within it a server
+    trickling a byte just under the silence bound (here every 0.1 s, the bound 0.5 s) held the
+    run for as long as it liked. Now past its first ANSWER_SECONDS an answer must have brought
+    SLOWEST bytes a second of what it did bring: this one (30 bytes trickled over 3 s, then the
+    rest) is the run's error in one line, the state as it was. (Before: read whole, exit 0.)"""
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 0.5)  # (SLOWEST as it is: 64 KiB/s)
+    options = ["--max-bytes", "2000000000"] if "max-bytes" in claim else []
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        if "EXISTS" in claim:
+            server.exists, server.uid_next = 4294967295, 4294967295
+        server.stall = (CLAIMS[claim], 5, 0.1, 30)
+        result = (
+            invoke("predict", "-m", model, *options, server.url())
+            if command == "predict"
+            else scan(server, model, tmp_path / "state", *options)
+        )
+    one_line_error(result, "its answer to UID FETCH")
+    assert not (tmp_path / "state").exists()
+
+
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
 def test_a_literal_short_of_its_size_is_the_runs_error_not_a_retry_of_each_message(
     model, tmp_path, monkeypatch, command
