@@ -372,6 +372,50 @@ def test_a_flood_of_uid_lines_is_held_by_the_folders_bound_not_by_its_lines(mode
     assert peak < 60, f"{peak:.0f} MiB for a listing of {n:,} UIDs"
 
 
+# Lines of a listing's answer that list no new UID (a server sends them as fast as the reader
+# takes them, for as long as the answer's deadline lasts)
+LISTING_JUNK = {
+    "no UID": b"* 1 FETCH (FLAGS (\\Seen))",
+    "a UID said again": b"* 1 FETCH (UID 1 RFC822.SIZE 40)",
+    "a UID below the one asked from": b"* 1 FETCH (UID 1 RFC822.SIZE 40)",
+    "a continuation": b"+ go on",
+}
+
+
+@pytest.mark.parametrize("junk", LISTING_JUNK)
+def test_an_answer_of_lines_that_list_nothing_new_is_bounded_by_its_bytes(model, tmp_path, monkeypatch, junk):
+    """Attack 58: a listing's lines are read as they arrive and kept nowhere (the folder's UIDs:
+    12 bytes each, at most what its EXISTS and UIDNEXT allow); a line that listed no new UID
+    (none, one said again, one at or below the scan's last) and a continuation line (`+ ...`,
+    which imaplib reads and drops) counted toward no bound: a server saying EXISTS 4294967295
+    (the deadline: days) could send them at full speed for as long as it liked. Here 2 MiB of
+    them, the answers' bound (ANSWER_BYTES) made 64 KiB: the run's error in one line, the
+    state as it was. (Before: read whole, exit 0.)"""
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_BYTES", 1 << 16)
+    state = tmp_path / "state"
+    before = {"version": 1, "folders": {}}
+
+    def endless(server, tag, said, arguments):
+        if said != b"UID FETCH" or not arguments.endswith(b"(UID RFC822.SIZE)"):
+            return False
+        line = LISTING_JUNK[junk] + b"\r\n"
+        for _ in range((2 << 20) // len(line)):
+            server.out.write(line)
+        server.send(b"* 2 FETCH (UID 2 RFC822.SIZE 40)", tag + b" OK done")
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.exists, server.uid_next, server.answer = 4294967295, 4294967295, endless
+        if junk == "a UID below the one asked from":
+            before["folders"][server.url()] = {"uid_validity": 7, "last_uid": 1}
+        state.write_text(json.dumps(before))
+        result = scan(server, model, state)
+    one_line_error(result, "bytes of answers to one command")
+    assert json.loads(state.read_text()) == before
+
+
 # --- 3: no password in clear text where it need not ------------------------------------------
 def test_a_server_that_says_logindisabled_is_sent_no_password(model, tmp_path):
     """LOGINDISABLED without TLS (RFC 3501: the client must not LOGIN): one line saying to read

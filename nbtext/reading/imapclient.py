@@ -13,7 +13,10 @@ megabyte. Here, for each command:
 - the untagged answers kept hold at most ANSWER_BYTES, plus ANSWER_COST and `literal` for each
   of the `answers` the command expects (a fetch's message; with a `budget`, the budget once),
   each answer counted with what Python spends to keep it; those of earlier commands are
-  dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept;
+  dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept
+  where it holds what it said (a new UID; any other is kept and counted), and a continuation
+  line (`+ ...`, which imaplib reads and drops) is counted as one kept: no line of an answer is
+  read without counting toward a bound but those a listing holds, bounded by the folder's size;
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
   (2^32 - 1) is refused before anything is read of it;
 - capabilities that are not ASCII, and an AUTHENTICATE challenge that is not base64, which
@@ -233,10 +236,14 @@ class Bounded:
                 self.broken = True
                 raise
         held = sum(len(d or b"") for d in dat) if isinstance(dat, tuple) else len(dat or b"")
+        self._counted(held)
+        super()._append_untagged(typ, dat)
+
+    def _counted(self, held):
+        """One more answer of `held` bytes kept, within the command's bound."""
         self.kept += ENTRY_COST + held
         if self.kept > self.allowed:
             raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
-        super()._append_untagged(typ, dat)
 
     def _get_capabilities(self):
         # (imaplib decodes the answer as ASCII: at connection, after STARTTLS)
@@ -262,6 +269,8 @@ class Bounded:
 
     def _get_line(self):
         line = super()._get_line()
+        if line.startswith(b"+"):  # (a continuation: imaplib keeps the last alone, of any number)
+            self._counted(len(line))
         if line.endswith(b"}"):  # a literal announced: imaplib reads it next
             size = line[line.rfind(b"{") + 1 : -1]
             if size.isdigit() and (len(size) > 10 or int(size) > LARGEST_NUMBER):
