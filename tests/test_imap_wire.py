@@ -741,6 +741,26 @@ def test_mail_that_arrives_while_a_folder_is_listed_is_not_a_lie(model, tmp_path
     assert result.exit_code == 0 and len(result.stdout.splitlines()) == 3, result.stderr
 
 
+@pytest.mark.parametrize("messages", [{1: SPAM, 2: HAM, 3: SPAM}, {5: HAM, 9: SPAM}])
+def test_a_folder_renumbered_without_a_new_uidvalidity_is_scanned_again_from_its_start(model, tmp_path, messages):
+    """Attack 58: a server whose UIDNEXT is at or below the last UID scanned, under the same
+    UIDVALIDITY, renumbered its messages without saying so (RFC 3501 2.3.1.1 forbids it: a
+    restored backup, an index rebuilt). imap-scan listed only the UIDs above its last, none,
+    and said 0 new messages on every run while the new mail under the old UIDs went unscanned
+    for good. Now such a folder is scanned again from its start, as one of a new UIDVALIDITY
+    (UIDNEXT here one above the highest UID: 4, 10)."""
+    state = tmp_path / "state"
+    with HostileImap(messages) as server:
+        state.write_text(json.dumps({"version": 1, "folders": {server.url(): {"uid_validity": 7, "last_uid": 10}}}))
+        result = scan(server, model, state)
+    assert result.exit_code == 0, result.stderr
+    assert [int(line.split("\t")[0].rsplit("=", 1)[1]) for line in result.stdout.splitlines()] == sorted(messages)
+    assert json.loads(state.read_text())["folders"][server.url()] == {
+        "uid_validity": 7,
+        "last_uid": max(messages),
+    }
+
+
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
 def test_a_scan_past_the_largest_uid_says_so(model, tmp_path):
     """A folder whose last UID scanned is 4294967295, the largest: the next scan asked for

@@ -3,7 +3,8 @@ The messages of an IMAP folder that arrived since the last scan are classified, 
 called spam moved to a folder or given a keyword. What was scanned is remembered in a state
 file (the folder's UIDVALIDITY and highest UID scanned), written whole by rename after each
 batch, so a cron line costs only the new messages; a folder whose UIDVALIDITY changed
-(recreated, or its UIDs renumbered) is scanned again from its start.
+(recreated, or its UIDs renumbered), or whose UIDNEXT is not above the last UID scanned
+(renumbered without saying so), is scanned again from its start.
 
 A move is recorded on the server, not only in the state file, so that a retry never copies a
 message twice whatever was lost (a command's answer, the connection, the state file, the
@@ -111,7 +112,11 @@ def scan(
             if move_to is not None:
                 _check_folder(session, move_to)
             remembered = state.get(folder.url, {})
-            same = remembered.get("uid_validity") == session.uid_validity
+            # the folder scanned before: the same UIDVALIDITY, and a UIDNEXT above the last UID scanned
+            # (one at or below it: renumbered without a new UIDVALIDITY, which RFC 3501 2.3.1.1 forbids)
+            same = remembered.get("uid_validity") == session.uid_validity and (
+                session.uid_next is None or session.uid_next > remembered.get("last_uid", 0)
+            )
             start = remembered.get("last_uid", 0) if same else 0
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
             listed = listing(session, after=start)
