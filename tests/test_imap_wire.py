@@ -1136,3 +1136,36 @@ def test_a_message_the_server_would_not_send_is_scanned_by_a_later_run_or_given_
     )
     assert runs[4][1] == []  # (nothing asked for: UID 3 given up)
     assert "skipped" not in json.loads(state.read_text())["folders"][server.url()]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="attack 58, left to the lead: a stall is the run's error, never a message skipped"
+)
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_a_message_the_server_stalls_on_every_run_does_not_hold_the_folder_back(model, tmp_path, monkeypatch):
+    """Attack 58 (a defect found, not fixed): the server falls silent whenever it is asked for
+    UID 2 (a message it cannot read fast, or at all). A stall is the run's error, the state
+    keeping the batches done: every run asks for the same batch again, stalls, and the
+    messages after UID 2 are never scanned, while one the server refuses is skipped, tried by
+    3 runs and given up in a line ("one unreadable message never holds the folder back",
+    imapscan's docstring). Asked: within a few runs UIDs 1, 3, 4 scanned, 2 given up in a line."""
+    from nbtext.reading import imap
+
+    with_answers_of(0.3, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.3)
+
+    def stalling(server, tag, said, arguments):
+        if said == b"UID FETCH" and b"BODY" in arguments and b"2" in arguments.split(b" ", 1)[0].split(b","):
+            import time
+
+            time.sleep(1)
+            return True
+        return False
+
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
+        server.answer = stalling
+        runs = [scan(server, model, state) for _ in range(6)]
+    scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
+    assert scanned == {1, 3, 4}, [r.stderr for r in runs]
+    assert any("no longer tried" in r.stderr and "(UID 2)" in r.stderr for r in runs)
