@@ -842,6 +842,36 @@ def test_the_scans_flags_answer_makes_objects_only_of_what_it_reads():
     assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB"
 
 
+def test_the_scans_identities_answer_is_read_in_time_linear_in_it():
+    """Attack 58: imap-scan's fetch of a move begun's date, size and Message-ID (_identities,
+    asked of any message the server says carries nbtext's keyword) joined each line of the
+    answer after a message's first to what came before, copying it all again each time: an
+    answer of short lines within the client's bound (16 MiB: 80,000 of them) cost minutes of
+    CPU (40,000 lines of 100 bytes, 40 s). Timed at N and 4N lines: linear gives about 4,
+    quadratic 16 (as tests/test_hostile.py: a ratio, the best of up to three, not a clock)."""
+    import time
+
+    from nbtext.jobs.imapscan import _identities
+
+    def answer(lines):
+        head = (b'1 (UID 1 INTERNALDATE "29-Nov-2026" RFC822.SIZE 5 BODY[HEADER.FIELDS (MESSAGE-ID)] {3}', b"<a>")
+        return Answering([head] + [b"1 " + b"x" * 100] * lines)
+
+    def seconds(lines):
+        session, best = answer(lines), float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            assert _identities(session, [1]) == {1: (b"29-Nov-2026", 5, b"<a>")}
+            best = min(best, time.process_time() - started)
+        return max(best, 1e-4)
+
+    seconds(1000)  # (warm up)
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
+        ratios.append(seconds(20_000) / seconds(5_000))
+    assert min(ratios) < 8, f"20,000 lines take {ratios} times as long as 5,000"
+
+
 # --- a last pass: whatever the server answers, one line or the messages, never a traceback -----
 LINE = st.one_of(
     st.binary(max_size=40),
