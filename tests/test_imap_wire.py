@@ -1040,6 +1040,19 @@ def test_a_server_that_stalls_in_any_answer_is_the_runs_error(
 CLAIMS = {"a listing of EXISTS 2^32 - 1": b"RFC822.SIZE", "a message under --max-bytes 2e9": b"BODY.PEEK"}
 
 
+@given(sizes=st.lists(st.integers(1, 200), max_size=50))
+def test_the_pace_of_an_answer_gives_each_line_the_time_its_deadline_does(sizes):
+    """The pace an answer must keep past its first seconds (imapclient.Bounded._paced) counts
+    each line as LISTED_LINE bytes at least: a listing's lines of any length, as they come,
+    keep the 1 ms each that its deadline gives them (a listing of short lines, 44 bytes, at
+    1,250 a second came slower than 64 KiB/s and would have stalled)."""
+    from nbtext.reading import imapclient
+
+    client = imapclient.Client.__new__(imapclient.Client)  # (no connection: the arithmetic alone)
+    client.started, client.received, client.lines = 0.0, sum(sizes), len(sizes)
+    assert client._paced() >= imapclient.ANSWER_SECONDS + len(sizes) * imapclient.LISTED_LINE / imapclient.SLOWEST
+
+
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_an_answer_trickled_past_its_first_seconds_slower_than_the_slowest_rate_is_the_runs_error(

@@ -26,8 +26,9 @@ megabyte. Here, for each command:
   it may keep, a listing's lines) at SLOWEST bytes a second, and never past the end of the run
   a `time_limit` sets; within it, the server may not be silent for ANSWER_SECONDS, and past
   its first ANSWER_SECONDS the answer must have come at SLOWEST (by time t from its start,
-  ANSWER_SECONDS + bytes received / SLOWEST >= t): what the command expects is what it may
-  bring, which a server sets itself (its EXISTS, for a listing), so that alone let a trickle
+  ANSWER_SECONDS + (bytes received + LISTED_LINE a line read) / SLOWEST >= t: a listing's
+  short lines keep the time the deadline gives each). What the command expects is what it
+  may bring, which a server sets itself (its EXISTS, for a listing): that alone let a trickle
   last days. The socket's own timeout is per read: a server sending a byte every 59 s never
   ended an answer. Every byte of an answer is read through `_Timed`, so no path reads without
   the deadline.
@@ -116,7 +117,8 @@ class Bounded:
     seconds = None  # the time the answer being read gets
     deadline = None  # the time.monotonic() the answer being read must be whole by
     started = 0.0  # the time.monotonic() it began
-    received = 0  # bytes of it received: past ANSWER_SECONDS, it must have come at SLOWEST (_received)
+    received = 0  # bytes of it received: past ANSWER_SECONDS, it must have come at SLOWEST (_paced)
+    lines = 0  # its lines read (readline)
     heard = 0.0  # the time.monotonic() its last bytes came (or it began)
     run_ends = False  # whether that deadline is the run's end (time_limit)
     answering = "its greeting"  # the command whose answer is read
@@ -144,7 +146,7 @@ class Bounded:
         """The deadline of the answer to `what` (a command, the greeting): ANSWER_SECONDS and
         the time of its expected bytes at SLOWEST from now, or the run's end where that comes first."""
         self.answering, end = what, RUN_END.get()
-        self.started, self.received = time.monotonic(), 0
+        self.started, self.received, self.lines = time.monotonic(), 0, 0
         self.heard = self.started
         self.seconds = ANSWER_SECONDS + self.expected / SLOWEST
         self.deadline = self.started + self.seconds
@@ -192,8 +194,9 @@ class Bounded:
 
     def _paced(self):
         """The time.monotonic() the answer being read must have brought more by: its first
-        ANSWER_SECONDS, and the time of the bytes it brought at SLOWEST."""
-        return self.started + ANSWER_SECONDS + self.received / SLOWEST
+        ANSWER_SECONDS, and the time of the bytes it brought at SLOWEST, each line also
+        LISTED_LINE bytes' (a listing's lines are given their time so by the deadline too)."""
+        return self.started + ANSWER_SECONDS + (self.received + self.lines * LISTED_LINE) / SLOWEST
 
     @property
     def answers(self):
@@ -265,6 +268,7 @@ class Bounded:
         line = self.answers.readline(LINE_BYTES + 1)
         if len(line) > LINE_BYTES:
             raise self.overrun(f"a line longer than {LINE_BYTES:,} bytes")
+        self.lines += 1
         return line
 
     def _get_line(self):
