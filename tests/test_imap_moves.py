@@ -669,6 +669,49 @@ def test_a_state_file_nested_past_pythons_recursion_is_refused_in_one_line(depth
     assert path.read_text() == value
 
 
+@pytest.mark.parametrize("kind", ["/dev/zero", "FIFO", "folder"])
+def test_a_state_path_that_is_no_regular_file_is_refused_before_it_is_read(kind, tmp_path):
+    """Attack 58: imap-scan read its --state file whole, whatever it was: /dev/zero grew until
+    memory ran out (here under a 2 GB limit: "Error: out of memory"; without one, the machine's),
+    a FIFO waited for a writer for ever, and each had a lock file made beside it (as root,
+    /dev/zero.lock). Now, as every model file's reader does, what is not a regular file is
+    refused in one line before a lock is made or it is opened; none is made beside it."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = {"/dev/zero": "/dev/zero", "folder": tmp_path}.get(kind, tmp_path / "state")
+    if kind == "FIFO":
+        os.mkfifo(path)
+    model_path = tmp_path / "m.model"
+    nbtext.train(["cheap pills", "lunch notes"], ["spam", "ham"], min_count=1).save(str(model_path))
+    lock = Path(os.path.realpath(path) + ".lock")
+    assert not lock.exists()
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    nbtext_command = Path(sys.executable).with_name("nbtext")
+    arguments = ["imap-scan", "-m", model_path, "--move-to", "Junk", "--state", path, "imap://alice@127.0.0.1:1/INBOX"]
+    try:
+        result = subprocess.run(
+            [nbtext_command, *map(str, arguments)],
+            capture_output=True,
+            timeout=30,
+            preexec_fn=limited,
+            env=os.environ | {"NBTEXT_IMAP_PASSWORD": "pw"},
+        )
+        said = result.stderr.decode()
+        assert result.returncode == 1 and said.count("\n") == 1 and "Traceback" not in said, said
+        assert "is not a regular file" in said or "is a folder" in said, said
+        assert not lock.exists()
+    finally:
+        if kind == "/dev/zero":  # (a build that made one: not left in /dev)
+            lock.unlink(missing_ok=True)
+
+
 # --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------
 import test_imap  # noqa: E402
 from test_imap import PASSWORD, run, url  # noqa: E402

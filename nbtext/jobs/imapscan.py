@@ -105,6 +105,7 @@ def scan(
             f"--move-to {move_to} is the folder scanned: its spam would come back as new messages, moved again each run"
         )
     state_path = state_path or default_state_path()
+    _state_path_checked(state_path)  # (before a lock is made beside it)
     counts = {"scanned": 0, "spam": 0, "acted": 0}
     with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
@@ -382,6 +383,7 @@ def _check_folder(session, name):
 def read_state(path):
     """{folder URL: {"uid_validity", "last_uid", and "skipped" where messages are to be tried
     again: [[UID, runs that skipped it], ...]}} of the state file, {} when there is none."""
+    _state_path_checked(path)
     try:
         with open(path, "rb") as f:
             data = json.loads(f.read())
@@ -403,6 +405,23 @@ def read_state(path):
             f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
         )
     return folders
+
+
+def _state_path_checked(path):
+    """Refuse a state path that is not a regular file (a FIFO would wait for ever, /dev/zero
+    never ends: read whole, it took all memory), as every model file's reader does; one that
+    does not exist is a first run's."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
+        raise NbtextError(f"--state {path} is {kind}; give a file's path (imap-scan writes its state there)")
 
 
 def _skipped_list(value, last_uid):
