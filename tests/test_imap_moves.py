@@ -620,6 +620,34 @@ def test_a_damaged_list_of_skipped_messages_is_refused_in_one_line(skipped, tmp_
     assert imapscan.read_state(str(path)) == {URL: folder}
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    stalled=st.one_of(
+        st.integers(-3, 12),
+        st.integers(2**32 - 2, 2**32 + 1),
+        st.none(),
+        st.booleans(),
+        st.floats(),
+        st.text(max_size=3),
+    )
+)
+def test_a_damaged_batch_stalled_on_is_refused_in_one_line(stalled, tmp_path_factory):
+    """The state's batch stalled on (its last UID, which the next run asks for a message at a
+    time up to): a UID past the folder's last UID scanned. Anything else is the one line every
+    damaged state file is; without it (an older build's file) the state reads as before."""
+    path = tmp_path_factory.mktemp("state") / "state"
+    folder = {"uid_validity": 7, "last_uid": 9, "stalled": stalled}
+    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
+    if type(stalled) is int and 9 < stalled < 2**32:
+        assert imapscan.read_state(str(path))[URL]["stalled"] == stalled
+    else:
+        with pytest.raises(NbtextError, match="is not a state file of nbtext imap-scan"):
+            imapscan.read_state(str(path))
+    del folder["stalled"]
+    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
+    assert imapscan.read_state(str(path)) == {URL: folder}
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     depth=st.sampled_from([900, 1100, 30_000, 300_000]),

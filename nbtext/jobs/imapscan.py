@@ -25,7 +25,9 @@ answers (nbtext.reading.imapclient) or the run's `time_limit`, which every answe
 run ends by: the run's error, the state keeping the batches done. A message the server would
 not send is skipped, and kept in the state to be tried again first by the next runs: up to
 TRIES runs, SKIPPED_KEPT messages a folder (those past either given up, said in a warning
-line: one unreadable message never holds the folder back). No message is marked \\Seen: messages
+line: one unreadable message never holds the folder back). After a stall in a FETCH of a batch
+of messages the next run asks for them one at a time (the state keeps that batch's last UID),
+and one stalled on alone is skipped so. No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
@@ -42,6 +44,7 @@ from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import (
     Session,
+    TooSlow,
     answered_uid,
     fetch_batches,
     fetched,
@@ -120,6 +123,8 @@ def scan(
             )
             start = remembered.get("last_uid", 0) if same else 0
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
+            # the last UID of a batch whose FETCH the server stalled on: up to it, a message at a time
+            stalled = remembered.get("stalled", 0) if same else 0
             listed = listing(session, after=start)
             model = load_model() if listed or skipped else None
             if listed or skipped:
@@ -128,7 +133,9 @@ def scan(
             last = start
             # those skipped by earlier runs (below `start`, their sizes not listed), then the new ones
             again = [(uid, None) for uid in sorted(skipped)]
-            for batch in fetch_batches(chain(again, listed), max_bytes):  # (a FETCH's bytes bounded as every batch's)
+            batches = fetch_batches(chain(again, listed), max_bytes)  # (a FETCH's bytes bounded as every batch's)
+            tried_before, stalled_to = set(skipped), stalled
+            for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
                 # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
@@ -140,13 +147,24 @@ def scan(
                 live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
                 uid_of = {session.folder.message_name(uid): uid for uid in live}
                 calls, scanned, unsent = [], 0, set()
-                for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
-                    unsent.update(uid_of[doc.name] for doc in documents if doc.error is not None)
-                    kept, log_proba, _ = model.score(documents, on_error)  # (a batch of the bound at a time)
-                    for doc, probabilities in zip(kept, exp(log_proba)):
-                        label, probability = model.decide(probabilities, unsure_below)
-                        calls.append((doc.name, label, probability))
-                    scanned += len(documents)
+                try:
+                    for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
+                        unsent.update(uid_of[doc.name] for doc in documents if doc.error is not None)
+                        kept, log_proba, _ = model.score(documents, on_error)  # (a batch of the bound at a time)
+                        for doc, probabilities in zip(kept, exp(log_proba)):
+                            label, probability = model.decide(probabilities, unsure_below)
+                            calls.append((doc.name, label, probability))
+                        scanned += len(documents)
+                except TooSlow:  # the run's error; what the next runs do about it (not the run's time limit's)
+                    if not dry_run and (time_limit is None or run_time_left() > 0):
+                        if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
+                            stalled = max(stalled, batch[-1])
+                        else:  # that one: skipped, as one the server would not send
+                            _tried(skipped, batch, set(batch), session.folder)
+                            last = max(last, batch[-1])
+                        state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
+                        write_state(state_path, state)
+                    raise
                 # A move begun whose copy is in the target is finished, whatever the model says now; one
                 # whose copy is not there is the model's to decide again: a message the user moved back
                 # out of the target keeps MARK, and must not be moved again against the model's verdict
@@ -173,11 +191,30 @@ def scan(
                 last = max(last, batch[-1])
                 if not dry_run:
                     _tried(skipped, batch, unsent, session.folder)
-                    state[folder.url] = {"uid_validity": session.uid_validity, "last_uid": last}
-                    if skipped:
-                        state[folder.url]["skipped"] = sorted([uid, runs] for uid, runs in skipped.items())
+                    state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                     write_state(state_path, state)
     return counts
+
+
+def _alone_where(batches, alone):
+    """The `batches` of UIDs, each that holds a UID for which `alone` is true cut into batches
+    of one (in the same order): a message skipped before, or one of a batch the server stalled on."""
+    for batch in batches:
+        if any(alone(uid) for uid in batch):
+            yield from ([uid] for uid in batch)
+        else:
+            yield batch
+
+
+def _folder_state(uid_validity, last, skipped, stalled):
+    """What the state file keeps of a folder: its UIDVALIDITY, the last UID scanned, the UIDs
+    skipped with the runs that skipped each, and the last UID of a batch stalled on past `last`."""
+    kept = {"uid_validity": uid_validity, "last_uid": last}
+    if skipped:
+        kept["skipped"] = sorted([uid, runs] for uid, runs in skipped.items())
+    if stalled > last:
+        kept["stalled"] = stalled
+    return kept
 
 
 def _tried(skipped, batch, unsent, folder):
@@ -399,6 +436,7 @@ def read_state(path):
         and _a_uid(v.get("last_uid"))
         and (v.get("uid_validity") is None or _a_uid(v["uid_validity"]))
         and _skipped_list(v.get("skipped", []), v["last_uid"])
+        and ("stalled" not in v or _a_uid(v["stalled"]) and v["stalled"] > v["last_uid"])
         for v in folders.values()
     ):
         raise NbtextError(

@@ -177,7 +177,7 @@ class Session:
         try:
             return method(*arguments)
         except Stalled as e:
-            raise NbtextError(f"{self.folder.url}: {e}: nothing more is read") from None
+            raise TooSlow(f"{self.folder.url}: {e}: nothing more is read") from None
         except Overrun as e:
             raise NbtextError(
                 f"{self.folder.url}: {server_text(e)}, past what nbtext reads: nothing more is read"
@@ -191,6 +191,11 @@ class Session:
 
 class Lost(NbtextError):
     """The connection was lost: the server closed it, or the network failed."""
+
+
+class TooSlow(NbtextError):
+    """The server did not finish an answer by its deadline (nbtext.reading.imapclient.Stalled):
+    an error of the run, nothing more asked of it."""
 
 
 class Refused(NbtextError):
