@@ -1253,3 +1253,35 @@ def test_a_message_the_server_stalls_on_every_run_does_not_hold_the_folder_back(
     scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
     assert scanned == {1, 3, 4}, [r.stderr for r in runs]
     assert any("no longer tried" in r.stderr and "(UID 2)" in r.stderr for r in runs)
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_messages_stalled_on_are_tried_after_the_new_mail(model, tmp_path, monkeypatch):
+    """Two messages the server stalls on whenever asked (UIDs 2 and 3): each run still ends in
+    its stall's line, but tries them again only after the new mail, so mail that arrives while
+    they are being given up is scanned by the next run (before, they were asked for first: the
+    first one's stall ended each run, and new mail waited three runs for each of them)."""
+    from nbtext.reading import imap
+
+    with_answers_of(0.3, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.3)
+
+    def stalling(server, tag, said, arguments):
+        asked = arguments.split(b" ", 1)[0].split(b",")
+        if said == b"UID FETCH" and b"BODY" in arguments and (b"2" in asked or b"3" in asked):
+            import time
+
+            time.sleep(1)
+            return True
+        return False
+
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
+        server.answer = stalling
+        runs = [scan(server, model, state) for _ in range(3)]  # (the batch stalled on; 1 scanned, 2 skipped; 3 skipped)
+        server.messages.update({5: SPAM, 6: HAM})
+        arrived = scan(server, model, state)
+    scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
+    assert scanned == {1}, [r.stderr for r in runs]
+    assert {int(line.split("\t")[0].rsplit("=", 1)[1]) for line in arrived.stdout.splitlines()} == {4, 5, 6}
+    one_line_error(arrived, "its answer to UID FETCH")  # (then 2, tried again, stalls)

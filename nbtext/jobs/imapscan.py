@@ -23,7 +23,8 @@ No message is lost: a move the server refuses leaves the messages where they wer
 state stays before them (the next run tries again); so does a server past a deadline of its
 answers (nbtext.reading.imapclient) or the run's `time_limit`, which every answer read in the
 run ends by: the run's error, the state keeping the batches done. A message the server would
-not send is skipped, and kept in the state to be tried again first by the next runs: up to
+not send is skipped, and kept in the state to be tried again by the next runs (after their new
+mail): up to
 TRIES runs, SKIPPED_KEPT messages a folder (those past either given up, said in a warning
 line: one unreadable message never holds the folder back). After a stall in a FETCH of a batch
 of messages the next run asks for them one at a time (the state keeps that batch's last UID),
@@ -131,9 +132,10 @@ def scan(
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             last = start
-            # those skipped by earlier runs (below `start`, their sizes not listed), then the new ones
+            # the new ones, then those skipped by earlier runs (below `start`, their sizes not listed): one
+            # the server stalls on again ends the run after the new mail, not before it
             again = [(uid, None) for uid in sorted(skipped)]
-            batches = fetch_batches(chain(again, listed), max_bytes)  # (a FETCH's bytes bounded as every batch's)
+            batches = fetch_batches(chain(listed, again), max_bytes)  # (a FETCH's bytes bounded as every batch's)
             tried_before, stalled_to = set(skipped), stalled
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
