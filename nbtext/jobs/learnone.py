@@ -20,7 +20,7 @@ refuses the change).
 """
 
 from nbtext.modelfile import pending
-from nbtext.stats.changes import Change, counts_after, document_counts, outcome, outcome_counts
+from nbtext.stats.changes import Change, HeldCounts, outcome, outcome_counts
 
 
 class Fallback:
@@ -142,9 +142,6 @@ def _derived_after(pure, derived, change):
     """The one-document record after `change` (nbtext.stats.changes) from `derived`, from the
     counts of its document's tokens alone (PureModel.derived_after: the module's formulas),
     as `pure` (the section's changes followed) holds them."""
-    row = {name: k for k, name in enumerate(pure.classes)}
-    zeros = [0] * len(pure.classes)
-    deltas = {
-        token: counts_after(zeros, n, change, row) for token, n in document_counts(change.tokens, pure.presence).items()
-    }
-    return pure.derived_after(derived, deltas, lambda token: pure.token_counts(token)[1])
+    moved = HeldCounts(pure.classes, pure.presence, 0)  # (what the change adds to each of its tokens' counts)
+    moved.add(change)
+    return pure.derived_after(derived, moved.counts, lambda token: pure.token_counts(token)[1])
