@@ -188,6 +188,27 @@ class Ledger:
             return self.journal[key]
         return None if self._learned_before is None else self._learned_before(key)
 
+    def change(
+        self,
+        key: bytes,
+        after: str | None,
+        stats: dict[str, int],
+        document: tuple[Sequence[str], bool] | Callable[[], tuple[Sequence[str], bool]],
+    ) -> Change | None:
+        """What the document of journal key `key` learned under `after` (None: forgotten)
+        comes to over the changes so far: its outcome, counted in `stats` ({outcome: n}), and
+        the Change it makes, or None when it makes none (`outcome`). `document`: the Change's
+        tokens and whether it reads as mail, or a callable giving them, asked only then (the
+        one-message learner tokenizes no document that changes nothing). The door of every
+        learner of given documents (`train --update` and `forget`, nbtext.jobs.training; the
+        one-message learner, nbtext.jobs.learnone); the Change is the caller's to add."""
+        before = self.learned_as(key)
+        stats[outcome(before, after)] += 1
+        if before == after:
+            return None
+        tokens, mail = document() if callable(document) else document
+        return Change(key, before, after, tokens, mail)
+
     def add(self, change: Change) -> None:
         self._entered(((change.key, change.after),), mail_step(change))
         if self.moved is not None:
@@ -296,7 +317,7 @@ def record_moved(
     return {"features": features, "unk": unk, "totals": totals}
 
 
-def _summed(rows: list[Sequence[float]]) -> list[float] | None:
+def _summed(rows: Sequence[Sequence[float]]) -> list[float] | None:
     """Per class the sum of `rows` (each a count per class), or None for no rows."""
     return [sum(column) for column in zip(*rows)] if rows else None
 
@@ -335,6 +356,16 @@ def _turned(tokens: list[tuple[Sequence[float], list[float]]]) -> Turned | None:
         return None
     before, after = zip(*tokens)
     return len(tokens), _summed(list(before)) or [], _summed(list(after)) or []
+
+
+def _turned_by(n: int, before: list[list[Any]], moved: int, unit: list[Any]) -> Turned | None:
+    """(how many, Σ B, Σ B') per class of `n` tokens whose kept_j turns as one change moves
+    `moved` occurrences of them (`unit` in each class: its steps), `before` the counts of those
+    held before (the others' are 0), or None for none."""
+    if not n:
+        return None
+    counts_before = _summed(before) or [0.0] * len(unit)
+    return n, counts_before, [b + moved * u for b, u in zip(counts_before, unit)]
 
 
 class HeldCounts:
@@ -393,30 +424,32 @@ class HeldCounts:
 
     def _followed(self, token_counts: Mapping[str, int], moved: list[tuple[int, int]]) -> None:
         """`add`'s counts moved and the record after them: each token's n summed by whether it is
-        kept (or pruned) before and after; one whose kept_j turns, its counts before and after."""
+        kept (or pruned) before and after, or becomes a feature, or ceases to be one (those held
+        before: their counts before, summed)."""
         assert self.record is not None and self.min_count is not None
         counts_of, zeros, min_count = self.counts, self.zeros, self.min_count
         joins = sum(sign for _, sign in moved)  # a token's total changes by n times this
-        kept_n = pruned_n = 0
-        became: list[tuple[Sequence[float], list[float]]] = []
-        ceased: list[tuple[Sequence[float], list[float]]] = []
+        kept_n = pruned_n = became_n = ceased_n = became = ceased = 0
+        became_before: list[list[Any]] = []  # the counts before of the tokens held that turn
+        ceased_before: list[list[Any]] = []
         # every token held kept, and a document that only joins a class: a held token stays kept
         # (its total only grows), so its total is not summed
         stays_kept = len(moved) == 1 and moved[0][1] == 1 and self.n_kept() == len(counts_of)
+        joined = moved[0][0]  # (the class joined, when that is all the change does)
         for token, n in token_counts.items():
             counts = counts_of.get(token)
             if counts is None:
                 counts = counts_of[token] = zeros.copy()
                 total = 0
             elif stays_kept:
-                for k, sign in moved:
-                    counts[k] += sign * n
+                counts[joined] += n
                 kept_n += n
                 continue
             else:
                 total = sum(counts)
             kept_before, kept_after = total >= min_count, total + joins * n >= min_count
-            before = counts.copy() if kept_before != kept_after else counts
+            if kept_before != kept_after and total:
+                (became_before if kept_after else ceased_before).append(counts.copy())
             for k, sign in moved:
                 counts[k] += sign * n
             if kept_before == kept_after:
@@ -424,17 +457,19 @@ class HeldCounts:
                     kept_n += n
                 else:
                     pruned_n += n
+            elif kept_after:
+                became, became_n = became + 1, became_n + n
             else:
-                (became if kept_after else ceased).append((before, counts))
-        unit = self.zeros.copy()
+                ceased, ceased_n = ceased + 1, ceased_n + n
+        unit = self.zeros.copy()  # what one occurrence moves in each class
         for k, sign in moved:
             unit[k] += sign
         self.record = record_moved(
             self.record,
             [kept_n * u for u in unit] if kept_n else None,
             [pruned_n * u for u in unit] if pruned_n else None,
-            _turned(became),
-            _turned(ceased),
+            _turned_by(became, became_before, became_n, unit),
+            _turned_by(ceased, ceased_before, ceased_n, unit),
         )
 
     def add_counted_elsewhere(self, change: Change, kept_n: float, new_tokens: int, new_n: float) -> None:
