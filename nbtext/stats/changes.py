@@ -14,15 +14,20 @@ change does is written here once, without numpy (the one-message path never impo
     mail       whether it was read as e-mail
 
     the class counts     before −1, after +1 (`steps`), and each of its tokens' counts
-                         −n and +n likewise (`moves`: a count table's side, CountTable.apply),
-                         n its occurrences, or 1 in a model of presence (`document_counts`)
+                         −n and +n likewise (`moves`: a count table's side, CountTable.apply;
+                         HeldCounts.add: the Ledger's and the online learner's, counts in
+                         lists), n its occurrences, or 1 in a model of presence (`document_counts`)
+    the one-document     d, UNK_k and T_k after the counts move (`record_moved`: the rule, written
+    record               once at the end of this module; every learner follows it)
     the journal          key -> after, the last change of a key winning (forgotten: left
                          out; Ledger)
     mail documents       +1 for a document not learned before, −1 for one forgotten
                          (`mail_moved`)
 
 A document's change is made only when it changes something (`outcome`): learning one
-already learned under its label, or forgetting one never learned, is no change.
+already learned under its label, or forgetting one never learned, is no change. Every learner
+of given documents asks it at one door, `Ledger.change` (`train --update` and `forget`, the
+one-message learner); the online learner's documents each join their class (a Change from none).
 
 A training from scratch is a change of its own kind (`LearnedBatch`): each document it is given
 is a change from no class to its label, made for every copy, since a training counts each
@@ -238,15 +243,6 @@ class Ledger:
             else:
                 journal[key] = label
         return journal
-
-
-def counts_after(counts: Iterable[float], n: int, change: Change, row: Mapping[str, int]) -> list[float]:
-    """A token's counts per class (a list) after `change` moves `n` of it (its count in the
-    document) between the classes of rows `row` (class -> row)."""
-    counts = list(counts)
-    for label, sign in steps(change):
-        counts[row[label]] += sign * n
-    return counts
 
 
 # --- the counts a change moves, and the one-document record after them --------------------------
