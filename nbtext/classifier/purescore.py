@@ -29,6 +29,7 @@ from nbtext.features.vocabindex import encode, find_many, find_one, indices_in_s
 from nbtext.modelfile import pending
 from nbtext.modelfile.container import split
 from nbtext.modelfile.schema import check_arrays, check_header, raw_array, same_record
+from nbtext.stats.changes import CountBelowZero
 from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.prior import class_log_prior
 from nbtext.stats.tempering import document_temperature, log_sum_exp, tempered_posterior
@@ -145,43 +146,14 @@ class PureModel:
 
     def derived_after(self, derived, deltas, counts_before):
         """The one-document record after `deltas` ({token: what is added to its count in each
-        class}) from `derived`, the record before them, `counts_before(token)` giving a
-        token's counts per class before them (None: never seen):
-
-            kept_j   = (Σ_k B_kj >= min_count)          before and after
-            d'       = d + Σ_j (kept'_j − kept_j)
-            UNK'_k   = UNK_k + Σ_j ([not kept'_j] B'_kj − [not kept_j] B_kj)
-            T'_k     = T_k + Σ_j ([kept'_j] B'_kj − [kept_j] B_kj) + (UNK'_k − UNK_k)
-
-        over the tokens moved: a token whose kept_j turns, by the event model's record_after;
-        the others' changes, a class at a time. Counts are whole numbers: the sums are exact,
-        as the model's own. A count taken below 0 (forgotten where never counted) is Unserved: the model
-        loaded whole refuses it."""
-        has_unk = derived["unk"] is not None
-        record = {"features": derived["features"], "unk": list(derived["unk"]) if has_unk else None}
-        record["totals"] = list(derived["totals"])
-        zeros = [0.0] * len(self.classes)
-        # the deltas of the tokens kept before and after, of those kept neither time
-        kept: list[list[float]] = []
-        pruned: list[list[float]] = []
-        for token, delta in deltas.items():
-            before = counts_before(token) or zeros
-            if min(delta) < 0 and min(map(sum, zip(before, delta))) < 0:
-                raise Unserved  # forgotten where it was never counted: the model loaded whole refuses it
-            total = sum(before)
-            kept_before, kept_after = total >= self.min_count, total + sum(delta) >= self.min_count
-            if kept_before == kept_after:  # B'_kj − B_kj, into T_k or UNK_k: summed below, a class at a time
-                (kept if kept_after else pruned).append(delta)
-                continue
-            self.form.record_after(record, before, [b + d for b, d in zip(before, delta)], self.min_count)
-        totals, unk = record["totals"], record["unk"]
-        if kept:
-            totals = [t + moved for t, moved in zip(totals, map(sum, zip(*kept)))]
-        if pruned and has_unk:
-            moved = list(map(sum, zip(*pruned)))
-            unk = [u + m for u, m in zip(unk, moved)]
-            totals = [t + m for t, m in zip(totals, moved)]
-        return {"features": record["features"], "unk": unk, "totals": totals}
+        class}) from `derived`, the record before them, `counts_before(token)` giving a token's
+        counts per class before them (None: never seen): the event model's record_after (the
+        change core's rule, nbtext.stats.changes). A count taken below 0 (forgotten where never
+        counted) is Unserved: the model loaded whole refuses it."""
+        try:
+            return self.form.record_after(derived, deltas, counts_before, self.min_count)
+        except CountBelowZero:
+            raise Unserved from None
 
     def file_counts(self, tokens):
         """{token: its counts per class in the file} of the distinct `tokens` that the

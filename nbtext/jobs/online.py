@@ -21,9 +21,14 @@ from nbtext.choices import ONLINE_FEATURES
 from nbtext.cutoff import cutoff_of, report_fields
 from nbtext.errors import NbtextError
 from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
-from nbtext.stats.changes import document_counts
+from nbtext.stats.changes import Change, HeldCounts
 from nbtext.stats.event_models import EVENT_MODELS, Multinomial
+from nbtext.stats.prior import learner_log_prior
 from nbtext.stats.tempering import document_temperature, tempered_posterior
+
+
+# the journal key of a document the online learner learns (it keeps no journal)
+NO_KEY = b""
 
 
 class OnlineMultinomial:
@@ -31,10 +36,11 @@ class OnlineMultinomial:
     (by `form`, an event model's `online` form: the counts' totals, features and λ make it)."""
 
     @classmethod
-    def of_settings(cls, classes, settings, min_count=None, start=None, calibration=None):
+    def of_settings(cls, classes, settings, min_count=None, start=None, calibration=None, start_documents=None):
         """The learner of a model of stored `settings` (λ resolved) and `classes`, from `start`
-        (a model's counts) or nothing: its smoothing, prior, UNK, form, features and cap;
-        `min_count` the pruning its counts are kept by (None: the settings')."""
+        (a model's counts, and its classes' documents, `start_documents`) or nothing: its
+        smoothing, prior, UNK, form, features and cap; `min_count` the pruning its counts are
+        kept by (None: the settings')."""
         return cls(
             classes,
             settings["alpha"],
@@ -46,6 +52,7 @@ class OnlineMultinomial:
             EVENT_MODELS[settings["event_model"]].online,
             presence=settings.get("features", "counts") == "binary",
             max_evidence=settings.get("max_evidence"),
+            start_documents=start_documents,
         )
 
     def __init__(
@@ -60,67 +67,43 @@ class OnlineMultinomial:
         form=Multinomial,
         presence=False,
         max_evidence=None,
+        start_documents=None,
     ):
         self.classes, self.alpha, self.min_count, self.unk, self.prior = list(classes), alpha, min_count, unk, prior
         self.form = form
         self.presence = presence  # x_j = 1 for a token the document holds (--features binary), else its count
         self.max_evidence = max_evidence  # train --max-evidence: the features that score a document (or None: all)
         self.calibration = calibration  # its spam cut-off, if any, decides as the model's filter does
-        k = len(self.classes)
-        self.row = {label: i for i, label in enumerate(self.classes)}
-        self.counts = {}  # token -> its count in each class
-        self.class_count = [0.0] * k
-        self.kept_totals = [0.0] * k  # Σ_j B_kj over the kept tokens
-        self.unk_totals = [0.0] * k  # Σ_j B_kj over the others (UNK's counts)
-        self.n_kept = 0
-        if start is not None:
-            for token, counts in start.items():
-                self.counts[token] = list(counts)
-                kept = sum(counts) >= min_count
-                self.n_kept += kept
-                for i, c in enumerate(counts):
-                    (self.kept_totals if kept else self.unk_totals)[i] += c
-        # every token held is a feature (a pass's, --min-count 1: a token learned once is kept);
-        # False once one is not, and then each token's total is checked as it is scored
-        self.all_kept = self.n_kept == len(self.counts)
+        # the counts of the documents learned (each a Change from no class to its label), the
+        # one-document record of them (d, UNK_k, T_k) followed by the change core
+        self.held = HeldCounts(self.classes, presence, 0.0, min_count, unk, start, start_documents)
+        self.row, self.counts, self.class_count = self.held.row, self.held.counts, self.held.class_count
         self._form = None  # the form of the counts as they are (it keeps the weights it worked out), until a learn
 
     def learn(self, tokens, label):
-        k, min_count = self.row[label], self.min_count
-        self.class_count[k] += 1
+        """`tokens` learned under `label`: a document that joins its class (changes.Change)."""
+        self.held.add(Change(NO_KEY, None, label, tokens, False))
         self._form = None
-        for token, n in document_counts(tokens, self.presence).items():  # (1 a token with presence features)
-            counts = self.counts.get(token)
-            if counts is None:
-                counts = self.counts[token] = [0.0] * len(self.classes)
-                was_kept = min_count <= 0
-            else:
-                was_kept = self.all_kept or sum(counts) >= min_count  # (counts only grow)
-            counts[k] += n
-            if was_kept:
-                self.kept_totals[k] += n
-            elif sum(counts) >= min_count:  # the token becomes a feature: its counts leave UNK
-                self.n_kept += 1
-                for i, c in enumerate(counts):
-                    self.kept_totals[i] += c
-                    self.unk_totals[i] -= c - (n if i == k else 0)
-            else:
-                self.unk_totals[k] += n
-                self.all_kept = False
 
-    def learned_elsewhere(self, label, new_features, added):
+    def learned_elsewhere(self, label, kept_n, new_tokens, new_n):
         """A document of `label` learned by a learner of --min-count 1 (held_steps) that holds
-        the tokens' counts itself: `new_features` of its tokens counted for the first time (each
-        a feature from now on), `added` to the class's total (UNK's stay 0: no token is pruned)."""
-        self.class_count[self.row[label]] += 1
-        self.n_kept += new_features
-        self.kept_totals[self.row[label]] += added  # (whole numbers: exact in any order)
+        the tokens' counts itself (HeldCounts.add_counted_elsewhere): its tokens held before
+        add `kept_n`, its `new_tokens` counted for the first time `new_n`."""
+        self.held.add_counted_elsewhere(Change(NO_KEY, None, label, (), False), kept_n, new_tokens, new_n)
         self._form = None
+
+    @property
+    def unk_counts(self):
+        """UNK's counts per class (None: no UNK)."""
+        return self.held.record["unk"]
 
     def posterior(self, tokens):
         """(P(k | tokens) for each class, jll_k for each class)."""
         features, unknown = [], 0
-        counts_of, all_kept, min_count, presence = self.counts.get, self.all_kept, self.min_count, self.presence
+        counts_of, min_count, presence = self.counts.get, self.min_count, self.presence
+        # every token held a feature (a pass's, --min-count 1: a token learned once is kept), or
+        # each token's total is checked as it is scored
+        all_kept = self.held.n_kept() == len(self.counts)
         for token, n in Counter(tokens).items():
             counts = counts_of(token)
             if counts is None or not all_kept and sum(counts) < min_count:
@@ -128,7 +111,7 @@ class OnlineMultinomial:
             else:
                 features.append((token, 1 if presence else n, counts))
         if unknown and self.unk:
-            features.append((None, 1 if presence else unknown, self.unk_totals))
+            features.append((None, 1 if presence else unknown, self.unk_counts))
         length = len(tokens) if self.unk else len(tokens) - unknown  # the tokens that enter the likelihood
         # (no feature yet, and no UNK: nothing enters the likelihood, the prior decides, as training's d = 0)
         jll = self.current_form().joint_log_likelihood(self._log_prior(), features, self.max_evidence)
@@ -138,17 +121,14 @@ class OnlineMultinomial:
     def current_form(self):
         """The event model's form of the counts as they are (kept until a learn: it keeps the weights it worked out)."""
         if self._form is None:
-            n_features = self.n_kept + (1 if self.unk else 0)
-            totals = [kept + (unk if self.unk else 0.0) for kept, unk in zip(self.kept_totals, self.unk_totals)]
-            self._form = self.form.of_counts(totals, n_features, self.alpha, self.class_count, self.classes)
+            record = self.held.record
+            self._form = self.form.of_counts(
+                record["totals"], record["features"], self.alpha, self.class_count, self.classes
+            )
         return self._form
 
     def _log_prior(self):
-        from nbtext.classifier.purescore import log_prior
-
-        if self.prior == "empirical" and not all(self.class_count):  # a class with none yet: uniform until then
-            return log_prior(self.class_count, self.alpha, "uniform")
-        return log_prior(self.class_count, self.alpha, self.prior)
+        return learner_log_prior(self.class_count, self.alpha, self.prior)  # (a class with none yet: uniform)
 
 
 def learns(rule, wrong, jll, tone_margin, unseen=False):
@@ -344,17 +324,15 @@ def evaluate_online(
     first = next(chunks, ([], [], 0))
     if settings["alpha"] is None:  # as a training of the first messages would choose it (TrainSettings)
         settings = settings.resolved(first[2], len(first[0]))
-    start = None
-    if model is not None:
+    start = start_documents = None
+    if model is not None:  # (its classes' rows, and 0 in the classes the run adds)
         tokens, dense = model.vocabulary.tokens, model.token_counts.dense
         rows = [model.classes.index(label) if label in model.classes else None for label in classes]
         start = {token: [float(dense[r, j]) if r is not None else 0.0 for r in rows] for j, token in enumerate(tokens)}
+        start_documents = [float(model.class_count[r]) if r is not None else 0.0 for r in rows]
     online = OnlineMultinomial.of_settings(
-        classes, settings, None, start, model.calibration if model is not None else None
+        classes, settings, None, start, model.calibration if model is not None else None, start_documents
     )
-    if model is not None:
-        for label, n in zip(model.classes, model.class_count):
-            online.class_count[online.row[label]] = float(n)
 
     def stream():
         for chunk in _chained(first, chunks):
@@ -493,7 +471,7 @@ def held_steps(held, labels, order, online, tone_margin):
         features, x = held_counts[kept], None if online.presence else occurrences[kept].astype(np.float64)
         columns = rank[ids[kept]]
         if unknown and online.unk:
-            features = np.vstack([features, np.array(online.unk_totals)[None, :]])
+            features = np.vstack([features, np.array(online.unk_counts)[None, :]])
             x = None if x is None else np.append(x, float(unknown))
             columns = np.append(columns, rank[-1])
         length = len(rows[i]) if online.unk else len(rows[i]) - unknown
@@ -504,7 +482,7 @@ def held_steps(held, labels, order, online, tone_margin):
         if learned:
             added = np.ones(len(ids)) if online.presence else occurrences.astype(np.float64)
             counts[ids, online.row[label]] += added
-            online.learned_elsewhere(label, int((~kept).sum()), float(added.sum()))
+            online.learned_elsewhere(label, float(added[kept].sum()), int((~kept).sum()), float(added[~kept].sum()))
         yield p, jll, guess, learned
 
 

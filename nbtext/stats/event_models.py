@@ -46,6 +46,7 @@ from nbtext import choices
 from nbtext.errors import NbtextError
 from nbtext.exactmath import scalar_log
 from nbtext.labels import positive_class
+from nbtext.stats import changes
 
 TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
 if TYPE_CHECKING:
@@ -257,10 +258,10 @@ class EventModel:
         raise NotImplementedError
 
     @staticmethod
-    def record_after(record, before, after, min_count):
-        """Its one_document record after one token's counts per class go from `before` to
-        `after` (a document learned or forgotten), in place, from that token's counts alone:
-        of a model whose flags say `follows_changes`."""
+    def record_after(record, deltas, counts_before, min_count):
+        """Its one_document record after tokens' counts change by `deltas` ({token: what is
+        added to its count in each class}: documents learned or forgotten), `counts_before(token)`
+        giving a token's counts before them: of a model whose flags say `follows_changes`."""
         raise NotImplementedError
 
     def explanation(self, features, winner, runner_up, max_evidence=None):
@@ -455,24 +456,9 @@ class Multinomial(LinearModel):
     def record_of(model):
         return {"totals": model.feature_totals.tolist()}
 
-    @staticmethod
-    def record_after(record, before, after, min_count):
-        """B_k the token's count in class k (occurrences, or documents holding it in a model of
-        presence), whole numbers: every sum exact, as the model's own.
-
-            kept   = (Σ_k B_k >= min_count)         before and after
-            d'     = d + (kept' − kept)
-            UNK'_k = UNK_k + [not kept'] B'_k − [not kept] B_k
-            T'_k   = T_k + [kept'] B'_k − [kept] B_k + (UNK'_k − UNK_k)"""
-        kept_before, kept_after = sum(before) >= min_count, sum(after) >= min_count
-        record["features"] += kept_after - kept_before
-        totals, unk = record["totals"], record["unk"]
-        for k in range(len(totals)):
-            totals[k] += (after[k] if kept_after else 0.0) - (before[k] if kept_before else 0.0)
-            if unk is not None:
-                unk_change = (0.0 if kept_after else after[k]) - (0.0 if kept_before else before[k])
-                unk[k] += unk_change
-                totals[k] += unk_change
+    # its record (d, UNK_k, T_k) is the counts' one-document record: the change core follows it
+    # after any change (nbtext.stats.changes.record_after, the one rule every learner goes through)
+    record_after = staticmethod(changes.record_after)
 
     def weight(self, k, count):
         return self.weight_of(k)(count)
