@@ -595,9 +595,6 @@ def test_a_damaged_list_of_skipped_messages_is_refused_in_one_line(skipped, tmp_
     """The state's messages to try again: [UID, runs] pairs of distinct UIDs 1..last_uid,
     1..TRIES - 1 runs, at most SKIPPED_KEPT of them. Anything else is the one line every damaged
     state file is; a state file without them (an older build's) reads as before."""
-    path = tmp_path_factory.mktemp("state") / "state"
-    folder = {"uid_validity": 7, "last_uid": 9, "skipped": skipped}
-    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
     valid = (
         isinstance(skipped, list)
         and all(
@@ -610,12 +607,20 @@ def test_a_damaged_list_of_skipped_messages_is_refused_in_one_line(skipped, tmp_
         )
         and len({p[0] for p in skipped}) == len(skipped)
     )
+    read_or_refused(tmp_path_factory.mktemp("state") / "state", "skipped", skipped, valid)
+
+
+def read_or_refused(path, key, value, valid):
+    """A state file whose folder (last UID 9) holds `value` under `key`: read as it is where
+    `valid`, else the one line every damaged state file is; without it, read as before."""
+    folder = {"uid_validity": 7, "last_uid": 9, key: value}
+    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
     if valid:
-        assert imapscan.read_state(str(path))[URL]["skipped"] == skipped
+        assert imapscan.read_state(str(path))[URL][key] == value
     else:
         with pytest.raises(NbtextError, match="is not a state file of nbtext imap-scan"):
             imapscan.read_state(str(path))
-    del folder["skipped"]
+    del folder[key]
     path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
     assert imapscan.read_state(str(path)) == {URL: folder}
 
@@ -635,17 +640,8 @@ def test_a_damaged_batch_stalled_on_is_refused_in_one_line(stalled, tmp_path_fac
     """The state's batch stalled on (its last UID, which the next run asks for a message at a
     time up to): a UID past the folder's last UID scanned. Anything else is the one line every
     damaged state file is; without it (an older build's file) the state reads as before."""
-    path = tmp_path_factory.mktemp("state") / "state"
-    folder = {"uid_validity": 7, "last_uid": 9, "stalled": stalled}
-    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
-    if type(stalled) is int and 9 < stalled < 2**32:
-        assert imapscan.read_state(str(path))[URL]["stalled"] == stalled
-    else:
-        with pytest.raises(NbtextError, match="is not a state file of nbtext imap-scan"):
-            imapscan.read_state(str(path))
-    del folder["stalled"]
-    path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
-    assert imapscan.read_state(str(path)) == {URL: folder}
+    valid = type(stalled) is int and 9 < stalled < 2**32
+    read_or_refused(tmp_path_factory.mktemp("state") / "state", "stalled", stalled, valid)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1238,20 +1238,11 @@ def test_a_message_the_server_stalls_on_every_run_does_not_hold_the_folder_back(
     with_answers_of(0.3, monkeypatch)
     monkeypatch.setattr(imap, "TIMEOUT", 0.3)
 
-    def stalling(server, tag, said, arguments):
-        if said == b"UID FETCH" and b"BODY" in arguments and b"2" in arguments.split(b" ", 1)[0].split(b","):
-            import time
-
-            time.sleep(1)
-            return True
-        return False
-
     state = tmp_path / "state"
     with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
-        server.answer = stalling
+        server.answer = stalling_on({2})
         runs = [scan(server, model, state) for _ in range(6)]
-    scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
-    assert scanned == {1, 3, 4}, [r.stderr for r in runs]
+    assert scanned_uids(runs) == {1, 3, 4}, [r.stderr for r in runs]
     assert any("no longer tried" in r.stderr and "(UID 2)" in r.stderr for r in runs)
 
 
@@ -1266,22 +1257,32 @@ def test_messages_stalled_on_are_tried_after_the_new_mail(model, tmp_path, monke
     with_answers_of(0.3, monkeypatch)
     monkeypatch.setattr(imap, "TIMEOUT", 0.3)
 
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
+        server.answer = stalling_on({2, 3})
+        runs = [scan(server, model, state) for _ in range(3)]  # (the batch stalled on; 1 scanned, 2 skipped; 3 skipped)
+        server.messages.update({5: SPAM, 6: HAM})
+        arrived = scan(server, model, state)
+    assert scanned_uids(runs) == {1}, [r.stderr for r in runs]
+    assert scanned_uids([arrived]) == {4, 5, 6}
+    one_line_error(arrived, "its answer to UID FETCH")  # (then 2, tried again, stalls)
+
+
+def stalling_on(uids):
+    """A HostileImap `answer` that falls silent (1 s) whenever a FETCH of messages names one of `uids`."""
+
     def stalling(server, tag, said, arguments):
-        asked = arguments.split(b" ", 1)[0].split(b",")
-        if said == b"UID FETCH" and b"BODY" in arguments and (b"2" in asked or b"3" in asked):
+        asked = set(arguments.split(b" ", 1)[0].split(b","))
+        if said == b"UID FETCH" and b"BODY" in arguments and asked & {b"%d" % uid for uid in uids}:
             import time
 
             time.sleep(1)
             return True
         return False
 
-    state = tmp_path / "state"
-    with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
-        server.answer = stalling
-        runs = [scan(server, model, state) for _ in range(3)]  # (the batch stalled on; 1 scanned, 2 skipped; 3 skipped)
-        server.messages.update({5: SPAM, 6: HAM})
-        arrived = scan(server, model, state)
-    scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
-    assert scanned == {1}, [r.stderr for r in runs]
-    assert {int(line.split("\t")[0].rsplit("=", 1)[1]) for line in arrived.stdout.splitlines()} == {4, 5, 6}
-    one_line_error(arrived, "its answer to UID FETCH")  # (then 2, tried again, stalls)
+    return stalling
+
+
+def scanned_uids(runs):
+    """The UIDs imap-scan's `runs` printed a verdict of."""
+    return {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
