@@ -22,6 +22,12 @@ from nbtext.stats.event_models import EVENT_MODELS
 from nbtext.stats.token_counts import ClassCounts
 
 
+def no_tokens_remain(min_count):
+    """What a model is told whose every token --min-count prunes, with no UNK to score by: the
+    full way's training refuses it, and so does the one-message learner (jobs/learnone)."""
+    return f"after pruning, no tokens remain (try a lower --min-count than {min_count})"
+
+
 def model_of_table(
     settings, table, journal, over_batches, corpus=None, min_classes=None, file_info=None, classes_as_read=False
 ):
@@ -48,7 +54,7 @@ def model_of_table(
     if not vocabulary.n_kept and not vocabulary.has_unk and not min_classes:  # a part may have none
         if not tokens:  # nothing was pruned: there was nothing
             raise NbtextError("the documents hold no tokens (a token is a word of two letters or digits or more)")
-        raise NbtextError(f"after pruning, no tokens remain (try a lower --min-count than {settings['min_count']})")
+        raise NbtextError(no_tokens_remain(settings["min_count"]))
     unk_doc_count = tfidf_sums = tfidf_squares = None
     if _counts_unk_documents(settings) and vocabulary.n_kept < len(tokens):  # (has_unk: "unknown" is "unk")
         unk_doc_count = np.zeros(len(classes))

@@ -130,6 +130,10 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
         records.append(record)
     if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
         return Fallback(first)  # large messages: the full way folds them in
+    if records and not derived["features"]:  # (the full way's training of what is left refuses it alike)
+        from nbtext.classifier.counted import no_tokens_remain
+
+        raise NbtextError(no_tokens_remain(pure.min_count))
     if records:
         log.append(f, model_path, records)
     return stats, skipped, len(log.records)
