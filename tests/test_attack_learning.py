@@ -1,0 +1,273 @@
+"""An attacker's pass over the learning paths: what train --update, forget, merge, the pending
+section and eval --online promise, checked on generated documents end to end (the command
+line's own functions) and on the change core's one-document record against counts from
+scratch."""
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from nbtext.stats.changes import Change, HeldCounts, empty_record, record_after
+
+CLASSES = ["spam", "ham", "third"]
+WORDS = ["w0", "w1", "w2", "w3", "w4", "w5"]
+
+
+def record_of_counts(counts, min_count, unk, n_classes):
+    """The one-document record (d, UNK_k, T_k) of `counts` ({token: per class}) from scratch:
+    a token is a feature when its total is at least min_count; the others' counts are UNK's."""
+    kept = [c for c in counts.values() if sum(c) >= min_count]
+    pruned = [c for c in counts.values() if sum(c) < min_count]
+    unk_counts = [sum(c[k] for c in pruned) for k in range(n_classes)] if unk else None
+    totals = [sum(c[k] for c in kept) + (unk_counts[k] if unk else 0) for k in range(n_classes)]
+    return {"features": len(kept) + unk, "unk": unk_counts, "totals": totals}
+
+
+# a walk of changes: each step learns a new document, moves a learned one or forgets one
+_steps = st.lists(
+    st.tuples(
+        st.sampled_from(["learn", "move", "forget"]),
+        st.integers(0, 50),
+        st.sampled_from(CLASSES),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+def _changes(walk):
+    """The Changes of a walk, each valid: a document is moved or forgotten only once learned."""
+    learned = {}  # key -> (class, tokens)
+    for i, (what, pick, label, tokens) in enumerate(walk):
+        keys = sorted(learned)
+        if what == "learn" or not keys:
+            key = bytes([i]) * 16
+            learned[key] = (label, tokens)
+            yield Change(key, None, label, tokens, False)
+            continue
+        key = keys[pick % len(keys)]
+        before, held = learned[key]
+        if what == "forget":
+            del learned[key]
+            yield Change(key, before, None, held, False)
+        elif label != before:
+            learned[key] = (label, held)
+            yield Change(key, before, label, held, False)
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["counts", "presence"])
+@pytest.mark.parametrize("unk", [False, True], ids=["no UNK", "UNK"])
+@pytest.mark.parametrize("min_count", [1, 2, 3])
+@settings(max_examples=150, deadline=None)
+@given(walk=_steps, restart=st.integers(0, 25))
+def test_the_record_after_each_change_is_the_record_of_the_counts(walk, min_count, unk, presence, restart):
+    """Learn, move and forget in any order, tokens crossing --min-count 2 and 3 up and down:
+    the one-document record HeldCounts follows (the online learner's) and the one record_after
+    derives from the summed deltas (the pending section's) are, after every change, the record
+    of the counts worked out from scratch; and the counts are those of the documents held. A
+    HeldCounts started at change `restart` from the counts so far (as eval --online -m MODEL
+    starts from a model's) follows the same record from there."""
+    held = HeldCounts(CLASSES, presence, 0, min_count, unk)
+    start = empty_record(len(CLASSES), unk)
+    summed = HeldCounts(CLASSES, presence, 0)  # what the changes add, as a Ledger follows them
+    documents = {}
+    for i, change in enumerate(_changes(walk)):
+        if i == restart:
+            held = HeldCounts(CLASSES, presence, 0, min_count, unk, held.counts, held.class_count)
+        held.add(change)
+        summed.add(change)
+        if change.after is None:
+            del documents[change.key]
+        else:
+            documents[change.key] = (change.after, change.tokens)
+        counts = {}
+        for label, tokens in documents.values():
+            for token, n in Counter(tokens).items():
+                counts.setdefault(token, [0] * len(CLASSES))[CLASSES.index(label)] += 1 if presence else n
+        expected = record_of_counts(counts, min_count, unk, len(CLASSES))
+        assert held.record == expected
+        assert record_after(start, summed.counts, lambda token: None, min_count) == expected
+        for token in WORDS:
+            assert held.counts.get(token, [0, 0, 0]) == counts.get(token, [0, 0, 0])
+        assert held.class_count == [sum(label == c for label, _ in documents.values()) for c in CLASSES]
+
+
+# --- end to end: the command line's update, forget, merge and pending section on generated mail --
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import nbtext  # noqa: E402
+from nbtext.modelfile import pending  # noqa: E402
+from nbtext.reading.documents import document_key  # noqa: E402
+
+from hostile_documents import documents as hostile_documents  # noqa: E402
+
+NBTEXT = Path(sys.executable).with_name("nbtext")
+VOCABULARY = ["free", "prize", "cash", "lunch", "notes", "friday", "the", "From", ">From", "=?utf-8?B?w6k=?="]
+
+
+@st.composite
+def plain_mail(draw):
+    """A small-vocabulary document (tokens cross --min-count often): mail or plain text, LF or
+    CR LF, maybe an mbox envelope line, maybe a body line beginning `From ` quoted `>From `."""
+    newline = draw(st.sampled_from([b"\n", b"\r\n"]))
+    lines = [
+        " ".join(draw(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6))).encode()
+        for _ in range(draw(st.integers(1, 4)))
+    ]
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from([b"From me", b">From me", b">>From me"])))
+    if draw(st.booleans()):
+        subject = " ".join(draw(st.lists(st.sampled_from(VOCABULARY[:6]), max_size=3))).encode()
+        lines = [b"From: a@example.org", b"Subject: " + subject, b""] + lines
+    data = newline.join(lines) + draw(st.sampled_from([b"", newline, newline * 3]))
+    if draw(st.booleans()):
+        data = b"From a@b Sat Jan  3 01:05:34 1996\n" + data
+    return data
+
+
+_document = (
+    plain_mail()
+    if os.environ.get("ATTACK_PLAIN")
+    else st.one_of(plain_mail(), plain_mail(), plain_mail(), hostile_documents())
+)
+_labelled = st.lists(st.tuples(st.sampled_from(["spam", "ham"]), _document), max_size=8)
+
+
+def nbtext_run(*args, input=None, ok=True):
+    result = subprocess.run([NBTEXT, *map(str, args)], input=input, capture_output=True, timeout=300)
+    if ok:
+        assert result.returncode == 0, (args, result.stderr.decode(errors="replace"))
+    return result
+
+
+def _distinct(parts):
+    """The parts' documents, each message once (by its journal key: a copy is learned once by
+    --update and counted by every training), and both classes in the first part."""
+    seen, out = set(), []
+    for part in parts:
+        kept = []
+        for label, data in part:
+            key = document_key(data)
+            if key not in seen:
+                seen.add(key)
+                kept.append((label, data))
+        out.append(kept)
+    return out
+
+
+def _folders(root, docs):
+    """LABEL=FOLDER arguments holding `docs` [(label, bytes)], one file each."""
+    folders = {}
+    for i, (label, data) in enumerate(docs):
+        folder = root / label
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{i:03d}.eml").write_bytes(data)
+        folders[label] = f"{label}={folder}"
+    return sorted(folders.values())
+
+
+def folded(path):
+    """The model file's bytes with its pending section folded in, as the full way writes them."""
+    out = path.with_name(path.name + ".folded")
+    nbtext.load(str(path), fold=True).save(str(out))
+    return out.read_bytes()
+
+
+# λ given: left to the corpus, update and forget keep the one chosen before (the xfail test below)
+OPTIONS = {
+    "general": ["--preset", "general", "--alpha", "0.5"],
+    "min-count 3": ["--preset", "general", "--alpha", "0.5", "--min-count", "3"],
+    "presence": ["--preset", "general", "--alpha", "0.5", "--features", "binary", "--min-count", "1"],
+    "spam preset, learn all": ["--learn", "all"],
+}
+
+
+@pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(first=_labelled, second=_labelled, third=_labelled, queries=st.lists(_document, min_size=1, max_size=3))
+def test_update_forget_and_merge_of_generated_mail_are_one_training(
+    tmp_path_factory, options, first, second, third, queries
+):
+    """Train A+B == train A then `train --update` B (through the pending section, folded) ==
+    train A+B+C then `forget` C (folded) == merge of the trainings of A and B, byte for byte;
+    and the pending model's one-message path (predict of stdin) scores each query as its
+    numpy path (predict of the file) does, to the printed digit."""
+    from hypothesis import assume
+
+    first, second, third = _distinct([first, second, third])
+    assume({label for label, _ in first} == {"spam", "ham"})
+    root = tmp_path_factory.mktemp("paths")
+    a, b, c = (_folders(root / name, docs) for name, docs in (("a", first), ("b", second), ("c", third)))
+    whole = root / "whole.model"
+    nbtext_run("train", "-q", *options, "-o", whole, *_folders(root / "ab", first + second))
+    model = root / "m.model"
+    nbtext_run("train", "-q", *options, "-o", model, *a)
+    if b:
+        nbtext_run("train", "-q", "--update", "-m", model, *b)
+    for query in queries:
+        stdin = nbtext_run("predict", "-m", model, "--proba", input=query).stdout.split()
+        (root / "query.eml").write_bytes(query)
+        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        assert stdin[1:] == batch[1:]
+    assert folded(model) == whole.read_bytes()
+    everything = root / "abc.model"
+    nbtext_run("train", "-q", *options, "-o", everything, *_folders(root / "abc", first + second + third))
+    if c:
+        nbtext_run("forget", "-q", "-m", everything, *(f.split("=", 1)[1] for f in c))
+    assert folded(everything) == whole.read_bytes()
+    if {label for label, _ in second} == {"spam", "ham"}:
+        part = root / "b.model"
+        nbtext_run("train", "-q", *options, "-o", part, *b)
+        merged = root / "merged.model"
+        nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
+        assert merged.read_bytes() == whole.read_bytes()
+
+
+def _trained(options, folders, root):
+    path = root / "a.model"
+    if not path.exists():
+        nbtext_run("train", "-q", *options, "-o", path, *folders)
+    return path
+
+
+TEXT = [("ham", b"lunch at noon friday"), ("spam", b"free prize cash now"), ("ham", b"the notes of friday")]
+MAIL = [
+    ("spam", f"From: a@example.org\nSubject: free prize {i}\n\nclick now for cash {i}\n".encode()) for i in range(4)
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="update and forget keep the λ the corpus chose before (0.1 mostly mail, 1 mostly text); "
+    "a training of the documents after them, and merge, choose it again on the whole corpus",
+)
+@pytest.mark.parametrize("way", ["update", "forget"])
+def test_a_default_lambda_is_the_one_training_of_the_documents_would_choose(tmp_path, way):
+    """README: `train --update` adds documents and the result equals training on all documents
+    at once (same counts, same predictions); docs/mail.md: forgetting what was learned last gives
+    back the model from before it. With λ left to the corpus (the general defaults), mail
+    documents that become (or cease to be) most of the corpus change the λ a training chooses."""
+    import nbtext
+
+    general = ["--preset", "general"]
+    whole = tmp_path / "whole.model"
+    nbtext_run("train", "-q", *general, "-o", whole, *_folders(tmp_path / "ab", TEXT + MAIL))
+    model = tmp_path / "m.model"
+    if way == "update":  # text alone (λ 1), then mail enough to make most of it mail (λ 0.1)
+        nbtext_run("train", "-q", *general, "-o", model, *_folders(tmp_path / "a", TEXT))
+        nbtext_run("train", "-q", "--update", "-m", model, *_folders(tmp_path / "b", MAIL))
+        assert nbtext.load(str(whole)).alpha == 0.1
+    else:  # text and mail (λ 0.1 of 7: 4 mail), text added (λ 1 of 13: 4 mail), then forgotten
+        more = [("ham", f"some more text words {i}".encode()) for i in range(6)]
+        nbtext_run("train", "-q", *general, "-o", model, *_folders(tmp_path / "abc", TEXT + MAIL + more))
+        assert nbtext.load(str(model)).alpha == 1.0
+        nbtext_run("forget", "-q", "-m", model, *(f.split("=", 1)[1] for f in _folders(tmp_path / "c", more)))
+    assert nbtext.load(str(model)).alpha == nbtext.load(str(whole)).alpha
+    assert folded(model) == whole.read_bytes()
