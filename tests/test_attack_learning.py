@@ -3,12 +3,20 @@ section and eval --online promise, checked on generated documents end to end (th
 line's own functions) and on the change core's one-document record against counts from
 scratch."""
 
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
+import nbtext
+from nbtext.reading.documents import document_key
 from nbtext.stats.changes import Change, HeldCounts, empty_record, record_after
+
+from hostile_documents import documents as hostile_documents
 
 CLASSES = ["spam", "ham", "third"]
 WORDS = ["w0", "w1", "w2", "w3", "w4", "w5"]
@@ -95,16 +103,6 @@ def test_the_record_after_each_change_is_the_record_of_the_counts(walk, min_coun
 
 
 # --- end to end: the command line's update, forget, merge and pending section on generated mail --
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import nbtext  # noqa: E402
-from nbtext.modelfile import pending  # noqa: E402
-from nbtext.reading.documents import document_key  # noqa: E402
-
-from hostile_documents import documents as hostile_documents  # noqa: E402
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 VOCABULARY = ["free", "prize", "cash", "lunch", "notes", "friday", "the", "From", ">From", "=?utf-8?B?w6k=?="]
@@ -199,8 +197,6 @@ def test_update_forget_and_merge_of_generated_mail_are_one_training(
     train A+B+C then `forget` C (folded) == merge of the trainings of A and B, byte for byte;
     and the pending model's one-message path (predict of stdin) scores each query as its
     numpy path (predict of the file) does, to the printed digit."""
-    from hypothesis import assume
-
     first, second, third = _distinct([first, second, third])
     assume({label for label, _ in first} == {"spam", "ham"})
     root = tmp_path_factory.mktemp("paths")
@@ -254,8 +250,6 @@ def test_a_default_lambda_is_the_one_training_of_the_documents_would_choose(tmp_
     at once (same counts, same predictions); docs/mail.md: forgetting what was learned last gives
     back the model from before it. With λ left to the corpus (the general defaults), mail
     documents that become (or cease to be) most of the corpus change the λ a training chooses."""
-    import nbtext
-
     general = ["--preset", "general"]
     whole = tmp_path / "whole.model"
     nbtext_run("train", "-q", *general, "-o", whole, *_folders(tmp_path / "ab", TEXT + MAIL))
@@ -271,3 +265,56 @@ def test_a_default_lambda_is_the_one_training_of_the_documents_would_choose(tmp_
         nbtext_run("forget", "-q", "-m", model, *(f.split("=", 1)[1] for f in _folders(tmp_path / "c", more)))
     assert nbtext.load(str(model)).alpha == nbtext.load(str(whole)).alpha
     assert folded(model) == whole.read_bytes()
+
+
+# --- eval --online: the same output on every run, its figures adding up ---------------------------
+ONLINE = {
+    "general, errors": ["--preset", "general", "--learn", "errors"],
+    "general, all": ["--preset", "general", "--learn", "all"],
+    "presence, tone": ["--preset", "general", "--learn", "tone", "--features", "binary", "--min-count", "1"],
+    "min-count 3, tone": ["--preset", "general", "--learn", "tone", "--min-count", "3", "--tone-margin", "2"],
+    "spam preset": [],
+}
+
+
+@pytest.mark.parametrize("options", ONLINE.values(), ids=ONLINE.keys())
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(docs=st.lists(st.tuples(st.sampled_from(["spam", "ham"]), _document), min_size=1, max_size=12))
+def test_eval_online_says_the_same_each_run_and_its_figures_add_up(tmp_path_factory, options, docs):
+    """eval --online of generated mail (copies too: each file is a message), table and JSON,
+    run twice: the same bytes. Its figures: errors = the documents of each class taken for
+    another (with no unsure band) and the last of the cumulative errors, which rise by 0 or
+    1 a step; --learn errors learns the errors, all learns every one, tone at least the errors
+    and the first of each class."""
+    import json
+
+    root = tmp_path_factory.mktemp("online")
+    folders = _folders(root, docs)
+    classes = {label for label, _ in docs}
+    command = ["eval", "--online", "-q", *options, *folders]
+    if len(classes) < 2:
+        result = nbtext_run(*command, ok=False)
+        assert result.returncode == 1 and result.stderr.decode().count("\n") == 1, result.stderr
+        assert b"needs documents of two classes" in result.stderr
+        return
+    runs = [nbtext_run(*command, *extra).stdout for extra in ([], [], ["--format", "json"], ["--format", "json"])]
+    assert runs[0] == runs[1] and runs[2] == runs[3]
+    report = json.loads(runs[2])
+    n, errors, learned = report["n"], report["errors"], report["learned"]
+    assert n == len(docs)
+    steps = report["cumulative_errors"]
+    assert len(steps) == n and steps[-1] == errors
+    assert all(b - a in (0, 1) for a, b in zip([0, *steps], steps))
+    assert {k: v["n"] for k, v in report["classes"].items()} == dict(Counter(label for label, _ in docs))
+    if "delivered" not in report:  # no unsure band: every error is a document taken for another class
+        assert sum(v["taken_for_another"] for v in report["classes"].values()) == errors
+    rule = report["learn"]
+    if rule == "all":
+        assert learned == n
+    elif rule == "errors":
+        assert learned == errors
+    else:
+        assert learned >= max(errors, len(classes))
+    assert 0 <= report["roca_percent"] <= 100
