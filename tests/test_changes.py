@@ -17,10 +17,10 @@ from nbtext.stats.changes import (
     CHANGING,
     OUTCOMES,
     Change,
+    HeldCounts,
     LearnedBatch,
     Ledger,
     changes_anything,
-    counts_after,
     outcome,
     steps,
 )
@@ -77,9 +77,68 @@ def test_the_count_table_and_the_ledger_apply_the_same_rule(changes, presence):
         c.mail for c in changes if c.after is None
     )
     for change in changes:
-        assert counts_after([0, 0, 0], 2, change, {label: k for k, label in enumerate(CLASSES)}) == [
-            2 * sum(sign for label, sign in steps(change) if label == name) for name in CLASSES
-        ]
+        moved = HeldCounts(CLASSES, presence, 0)
+        moved.add(change)
+        n = dict.fromkeys(change.tokens, 1) if presence else {t: change.tokens.count(t) for t in change.tokens}
+        assert moved.counts == {
+            token: [n[token] * sum(sign for label, sign in steps(change) if label == name) for name in CLASSES]
+            for token in change.tokens
+        }
+
+
+def _record_of_counts(counts, min_count, unk):
+    """The one-document record of `counts` ({token: per class}) by its definition: d the tokens
+    kept (a total of at least min_count) and UNK, UNK_k the others' counts, T_k the features'."""
+    kept = [c for c in counts.values() if sum(c) >= min_count]
+    pruned = [c for c in counts.values() if sum(c) < min_count]
+    kept_sums = [sum(column) for column in zip(*kept)] if kept else [0] * len(CLASSES)
+    unk_sums = [sum(column) for column in zip(*pruned)] if pruned else [0] * len(CLASSES)
+    totals = [k + u for k, u in zip(kept_sums, unk_sums)] if unk else kept_sums
+    return {"features": len(kept) + unk, "unk": unk_sums if unk else None, "totals": totals}
+
+
+@pytest.mark.parametrize("presence", [False, True], ids=["counts", "presence"])
+@settings(max_examples=150, deadline=None)
+@given(
+    start=st.lists(st.tuples(st.sampled_from(CLASSES), _tokens), max_size=5),
+    changes=_changes,
+    min_count=st.integers(1, 3),
+    unk=st.booleans(),
+)
+def test_every_learner_follows_one_record_after_any_changes(start, changes, presence, min_count, unk):
+    """The one-document record (d, UNK_k, T_k by --min-count) after any changes (learned,
+    moved, forgotten, tokens crossing min_count both ways) from a model's counts is one record
+    by every learner: the online learner's (HeldCounts following it document by document), the
+    one-message learner's (the multinomial's record_after of each change in turn, as it appends
+    records), the one-message reader's (record_after of the changes' deltas telescoped, as
+    PureModel.rederived) and the definition's, of the counts after them. (The online learner
+    kept totals of its own, and each path wrote the rule itself.)"""
+    from nbtext.stats.changes import CountBelowZero, record_after
+    from nbtext.stats.event_models import EVENT_MODELS
+
+    model = HeldCounts(CLASSES, presence, 0.0)  # the counts of the model the changes start from
+    for label, tokens in start:
+        model.add(Change(b"", None, label, tokens, False))
+    first = _record_of_counts(model.counts, min_count, unk)
+    online = HeldCounts(CLASSES, presence, 0.0, min_count, unk, model.counts, model.class_count)
+    assert online.record == first
+    ledger, appended = Ledger(classes=CLASSES, presence=presence), first
+    for before, after, tokens, mail in changes:
+        change = Change(b"", before, after, tokens, mail)
+        moved = HeldCounts(CLASSES, presence, 0)  # what it adds to each of its tokens' counts
+        moved.add(change)
+        counts_before = {token: list(counts) for token, counts in online.counts.items()}
+        zeros = [0.0] * len(CLASSES)
+        if any(min(map(sum, zip(counts_before.get(t, zeros), d))) < 0 for t, d in moved.counts.items()):
+            with pytest.raises(CountBelowZero):  # forgotten where it was never counted: no learner takes it
+                record_after(appended, moved.counts, counts_before.get, min_count)
+            continue
+        online.add(change)
+        ledger.add(change)
+        appended = EVENT_MODELS["multinomial"].record_after(appended, moved.counts, counts_before.get, min_count)
+        telescoped = record_after(first, ledger.deltas, model.counts.get, min_count)
+        assert online.record == appended == telescoped == _record_of_counts(online.counts, min_count, unk)
+        assert online.class_count == [a + b for a, b in zip(model.class_count, ledger.class_count)]
 
 
 def test_only_the_count_table_takes_documents_out():

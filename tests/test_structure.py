@@ -234,6 +234,39 @@ def test_the_rules_of_a_change_are_written_in_the_change_core_alone():
     assert tallies == ["class_steps"]
 
 
+def test_every_learner_changes_counts_through_the_change_core():
+    """The outcome of a document given to a learner is asked (changes.outcome) at one door,
+    Ledger.change; no module but the change core (and the count table, stats/counting.py)
+    writes a class's count of documents, and none but the change core writes the one-document
+    record's d, UNK_k or T_k after counts move (HeldCounts, record_moved). training._changed and
+    learnone asked the outcome themselves (3 sites), the online learner joined a class by hand
+    (3) and kept its own totals, and it, PureModel.derived_after and the multinomial's
+    record_after each wrote the record's rule (13 lines)."""
+    record = {"totals", "unk", "kept_totals", "unk_totals", "n_kept", "features"}  # (the record's parts)
+    outcomes, class_counts, records = [], [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where == "stats/changes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _named(node.func) == "outcome":
+                outcomes.append(f"{where}:{node.lineno}")
+            if not isinstance(node, (ast.Assign, ast.AugAssign)):
+                continue
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Subscript):
+                    if "class_count" in _named(target.value) and where != "stats/counting.py":
+                        class_counts.append(f"{where}:{node.lineno}")
+                    key = target.slice.value if isinstance(target.slice, ast.Constant) else None
+                    if _named(target.value) in record or key in record:
+                        records.append(f"{where}:{node.lineno}")
+                elif isinstance(node, ast.AugAssign) and _named(target) in record:
+                    records.append(f"{where}:{node.lineno}")
+    assert outcomes == []
+    assert class_counts == []
+    assert records == []
+
+
 def test_a_models_file_record_is_given_when_it_is_made():
     """What a model knows of its file (file_info: its version, its pending records) is given
     to it when it is made: the replay of pending records wrote it onto the model it had made."""

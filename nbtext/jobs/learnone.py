@@ -20,7 +20,7 @@ refuses the change).
 """
 
 from nbtext.modelfile import pending
-from nbtext.stats.changes import Change, HeldCounts, outcome, outcome_counts
+from nbtext.stats.changes import HeldCounts, outcome_counts
 
 
 class Fallback:
@@ -110,17 +110,15 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
                 raise NbtextError(f"cannot read it ({doc.error})")
             data = read_once(doc.data)  # (what its key, its tokens and whether it reads as mail are of: made once)
             key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None, document_key(data), pure.tokenize)
-            previous = changes.learned_as(key)
-            if previous == label:  # no change (outcome): known already, or unknown to forget
-                stats[outcome(previous, label)] += 1
+            tokenized = lambda data=data: (pure.tokenize(data), pure.tokenize.reads_as_mail(data))
+            change = changes.change(key, label, stats, tokenized)
+            if change is None:  # no change (outcome): known already, or unknown to forget
                 if forget:
                     skipped.append((doc, None))
                 continue
-            tokens = pure.tokenize(data)
-            least += pending.tokens_bytes_at_least(tokens)
+            least += pending.tokens_bytes_at_least(change.tokens)
             if least > pending.MAX_SECTION_BYTES:  # found before its counts are looked up one by one
                 return Fallback(first)  # large messages: the full way folds them in
-            change = Change(key, previous, label, tokens, pure.tokenize.reads_as_mail(data))
             derived = _derived_after(pure, derived, change)
         except NbtextError as e:
             skipped.append((doc, str(e)))
@@ -130,7 +128,6 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
         record = pending.record_of(change, derived)
         changes.add(record)
         records.append(record)
-        stats[outcome(previous, label)] += 1
     if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
         return Fallback(first)  # large messages: the full way folds them in
     if records:

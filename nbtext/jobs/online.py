@@ -23,6 +23,7 @@ from nbtext.errors import NbtextError
 from nbtext.labels import classes_problem, new_classes, new_classes_said, positive_class
 from nbtext.stats.changes import Change, HeldCounts
 from nbtext.stats.event_models import EVENT_MODELS, Multinomial
+from nbtext.stats.prior import learner_log_prior
 from nbtext.stats.tempering import document_temperature, tempered_posterior
 
 
@@ -127,11 +128,7 @@ class OnlineMultinomial:
         return self._form
 
     def _log_prior(self):
-        from nbtext.classifier.purescore import log_prior
-
-        if self.prior == "empirical" and not all(self.class_count):  # a class with none yet: uniform until then
-            return log_prior(self.class_count, self.alpha, "uniform")
-        return log_prior(self.class_count, self.alpha, self.prior)
+        return learner_log_prior(self.class_count, self.alpha, self.prior)  # (a class with none yet: uniform)
 
 
 def learns(rule, wrong, jll, tone_margin, unseen=False):

@@ -35,7 +35,7 @@ from nbtext.reading.documents import (
     tokenized_with,
 )
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
-from nbtext.stats.changes import Change, LearnedBatch, Ledger, outcome, outcome_counts, steps
+from nbtext.stats.changes import LearnedBatch, Ledger, outcome_counts, steps
 
 TYPE_CHECKING = False  # (the type checker reads the block)
 if TYPE_CHECKING:
@@ -333,13 +333,11 @@ def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_
         changes = []
         for doc, tokens, (sent_key, mail) in zip(kept, token_lists, read):
             key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None, sent_key, model.tokenize)
-            before, after = ledger.learned_as(key), None if forget else doc.label
-            stats[outcome(before, after)] += 1
-            if before == after:
-                if before is None and on_unknown is not None:
+            change = ledger.change(key, None if forget else doc.label, stats, (tokens, mail))
+            if change is None:
+                if forget and on_unknown is not None:
                     on_unknown(doc)
                 continue
-            change = Change(key, before, after, tokens, mail)
             ledger.add(change)
             sample.follow(change)
             changes.append(change)

@@ -14,15 +14,20 @@ change does is written here once, without numpy (the one-message path never impo
     mail       whether it was read as e-mail
 
     the class counts     before −1, after +1 (`steps`), and each of its tokens' counts
-                         −n and +n likewise (`moves`: a count table's side, CountTable.apply),
-                         n its occurrences, or 1 in a model of presence (`document_counts`)
+                         −n and +n likewise (`moves`: a count table's side, CountTable.apply;
+                         HeldCounts.add: the Ledger's and the online learner's, counts in
+                         lists), n its occurrences, or 1 in a model of presence (`document_counts`)
+    the one-document     d, UNK_k and T_k after the counts move (`record_moved`: the rule, written
+    record               once at the end of this module; every learner follows it)
     the journal          key -> after, the last change of a key winning (forgotten: left
                          out; Ledger)
     mail documents       +1 for a document not learned before, −1 for one forgotten
                          (`mail_moved`)
 
 A document's change is made only when it changes something (`outcome`): learning one
-already learned under its label, or forgetting one never learned, is no change.
+already learned under its label, or forgetting one never learned, is no change. Every learner
+of given documents asks it at one door, `Ledger.change` (`train --update` and `forget`, the
+one-message learner); the online learner's documents each join their class (a Change from none).
 
 A training from scratch is a change of its own kind (`LearnedBatch`): each document it is given
 is a change from no class to its label, made for every copy, since a training counts each
@@ -188,6 +193,27 @@ class Ledger:
             return self.journal[key]
         return None if self._learned_before is None else self._learned_before(key)
 
+    def change(
+        self,
+        key: bytes,
+        after: str | None,
+        stats: dict[str, int],
+        document: tuple[Sequence[str], bool] | Callable[[], tuple[Sequence[str], bool]],
+    ) -> Change | None:
+        """What the document of journal key `key` learned under `after` (None: forgotten)
+        comes to over the changes so far: its outcome, counted in `stats` ({outcome: n}), and
+        the Change it makes, or None when it makes none (`outcome`). `document`: the Change's
+        tokens and whether it reads as mail, or a callable giving them, asked only then (the
+        one-message learner tokenizes no document that changes nothing). The door of every
+        learner of given documents (`train --update` and `forget`, nbtext.jobs.training; the
+        one-message learner, nbtext.jobs.learnone); the Change is the caller's to add."""
+        before = self.learned_as(key)
+        stats[outcome(before, after)] += 1
+        if before == after:
+            return None
+        tokens, mail = document() if callable(document) else document
+        return Change(key, before, after, tokens, mail)
+
     def add(self, change: Change) -> None:
         self._entered(((change.key, change.after),), mail_step(change))
         if self.moved is not None:
@@ -217,15 +243,6 @@ class Ledger:
             else:
                 journal[key] = label
         return journal
-
-
-def counts_after(counts: Iterable[float], n: int, change: Change, row: Mapping[str, int]) -> list[float]:
-    """A token's counts per class (a list) after `change` moves `n` of it (its count in the
-    document) between the classes of rows `row` (class -> row)."""
-    counts = list(counts)
-    for label, sign in steps(change):
-        counts[row[label]] += sign * n
-    return counts
 
 
 # --- the counts a change moves, and the one-document record after them --------------------------
@@ -296,7 +313,7 @@ def record_moved(
     return {"features": features, "unk": unk, "totals": totals}
 
 
-def _summed(rows: list[Sequence[float]]) -> list[float] | None:
+def _summed(rows: Sequence[Sequence[float]]) -> list[float] | None:
     """Per class the sum of `rows` (each a count per class), or None for no rows."""
     return [sum(column) for column in zip(*rows)] if rows else None
 
@@ -335,6 +352,16 @@ def _turned(tokens: list[tuple[Sequence[float], list[float]]]) -> Turned | None:
         return None
     before, after = zip(*tokens)
     return len(tokens), _summed(list(before)) or [], _summed(list(after)) or []
+
+
+def _turned_by(n: int, before: list[list[Any]], moved: int, unit: list[Any]) -> Turned | None:
+    """(how many, Σ B, Σ B') per class of `n` tokens whose kept_j turns as one change moves
+    `moved` occurrences of them (`unit` in each class: its steps), `before` the counts of those
+    held before (the others' are 0), or None for none."""
+    if not n:
+        return None
+    counts_before = _summed(before) or [0.0] * len(unit)
+    return n, counts_before, [b + moved * u for b, u in zip(counts_before, unit)]
 
 
 class HeldCounts:
@@ -393,30 +420,32 @@ class HeldCounts:
 
     def _followed(self, token_counts: Mapping[str, int], moved: list[tuple[int, int]]) -> None:
         """`add`'s counts moved and the record after them: each token's n summed by whether it is
-        kept (or pruned) before and after; one whose kept_j turns, its counts before and after."""
+        kept (or pruned) before and after, or becomes a feature, or ceases to be one (those held
+        before: their counts before, summed)."""
         assert self.record is not None and self.min_count is not None
         counts_of, zeros, min_count = self.counts, self.zeros, self.min_count
         joins = sum(sign for _, sign in moved)  # a token's total changes by n times this
-        kept_n = pruned_n = 0
-        became: list[tuple[Sequence[float], list[float]]] = []
-        ceased: list[tuple[Sequence[float], list[float]]] = []
+        kept_n = pruned_n = became_n = ceased_n = became = ceased = 0
+        became_before: list[list[Any]] = []  # the counts before of the tokens held that turn
+        ceased_before: list[list[Any]] = []
         # every token held kept, and a document that only joins a class: a held token stays kept
         # (its total only grows), so its total is not summed
         stays_kept = len(moved) == 1 and moved[0][1] == 1 and self.n_kept() == len(counts_of)
+        joined = moved[0][0]  # (the class joined, when that is all the change does)
         for token, n in token_counts.items():
             counts = counts_of.get(token)
             if counts is None:
                 counts = counts_of[token] = zeros.copy()
                 total = 0
             elif stays_kept:
-                for k, sign in moved:
-                    counts[k] += sign * n
+                counts[joined] += n
                 kept_n += n
                 continue
             else:
                 total = sum(counts)
             kept_before, kept_after = total >= min_count, total + joins * n >= min_count
-            before = counts.copy() if kept_before != kept_after else counts
+            if kept_before != kept_after and total:
+                (became_before if kept_after else ceased_before).append(counts.copy())
             for k, sign in moved:
                 counts[k] += sign * n
             if kept_before == kept_after:
@@ -424,17 +453,19 @@ class HeldCounts:
                     kept_n += n
                 else:
                     pruned_n += n
+            elif kept_after:
+                became, became_n = became + 1, became_n + n
             else:
-                (became if kept_after else ceased).append((before, counts))
-        unit = self.zeros.copy()
+                ceased, ceased_n = ceased + 1, ceased_n + n
+        unit = self.zeros.copy()  # what one occurrence moves in each class
         for k, sign in moved:
             unit[k] += sign
         self.record = record_moved(
             self.record,
             [kept_n * u for u in unit] if kept_n else None,
             [pruned_n * u for u in unit] if pruned_n else None,
-            _turned(became),
-            _turned(ceased),
+            _turned_by(became, became_before, became_n, unit),
+            _turned_by(ceased, ceased_before, ceased_n, unit),
         )
 
     def add_counted_elsewhere(self, change: Change, kept_n: float, new_tokens: int, new_n: float) -> None:

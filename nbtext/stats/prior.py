@@ -21,3 +21,12 @@ def class_log_prior(class_count, alpha, prior):
     if prior == "uniform":
         return [-scalar_log(n)] * n
     raise ValueError(f"unknown prior {prior!r}")
+
+
+def learner_log_prior(class_count, alpha, prior):
+    """log P(k) of a learner that starts from no documents (the online protocol and the TONE
+    pass, nbtext.jobs.online): the prior's, but uniform under the empirical prior while a class
+    has none yet (its log 0 would rule the class out before it is learned)."""
+    if prior == "empirical" and not all(class_count):
+        prior = "uniform"
+    return class_log_prior(class_count, alpha, prior)
