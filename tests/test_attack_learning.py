@@ -105,6 +105,7 @@ def test_the_record_after_each_change_is_the_record_of_the_counts(walk, min_coun
 # --- end to end: the command line's update, forget, merge and pending section on generated mail --
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
+EXAMPLES = int(os.environ.get("ATTACK_EXAMPLES", 0))  # more examples of the end-to-end tests than a suite's run takes
 VOCABULARY = ["free", "prize", "cash", "lunch", "notes", "friday", "the", "From", ">From", "=?utf-8?B?w6k=?="]
 
 
@@ -187,7 +188,9 @@ OPTIONS = {
 
 @pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=EXAMPLES or 8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(first=_labelled, second=_labelled, third=_labelled, queries=st.lists(_document, min_size=1, max_size=3))
 def test_update_forget_and_merge_of_generated_mail_are_one_training(
@@ -279,7 +282,9 @@ ONLINE = {
 
 @pytest.mark.parametrize("options", ONLINE.values(), ids=ONLINE.keys())
 @settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=EXAMPLES or 10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(docs=st.lists(st.tuples(st.sampled_from(["spam", "ham"]), _document), min_size=1, max_size=12))
 def test_eval_online_says_the_same_each_run_and_its_figures_add_up(tmp_path_factory, options, docs):
@@ -318,3 +323,83 @@ def test_eval_online_says_the_same_each_run_and_its_figures_add_up(tmp_path_fact
     else:
         assert learned >= max(errors, len(classes))
     assert 0 <= report["roca_percent"] <= 100
+
+
+# --- the pending section of the spam preset's model, one message at a time on stdin ---------------
+MAIL_CORPUS = Path(__file__).resolve().parent.parent / "corpora" / "mail"
+
+
+@pytest.fixture(
+    scope="module", params=[[], ["--preset", "general", "--min-count", "3"]], ids=["spam preset", "min-count 3"]
+)
+def start_model(tmp_path_factory, request):
+    """A model of half the demo corpus: the spam preset's (TONE pass, character n-grams), or the
+    general defaults' with --min-count 3."""
+    root = tmp_path_factory.mktemp("start")
+    for label in ("spam", "ham"):
+        (root / label).mkdir()
+        for f in sorted((MAIL_CORPUS / "train" / label).iterdir())[::2]:
+            (root / label / f.name).write_bytes(f.read_bytes())
+    path = root / "start.model"
+    nbtext_run("train", "-q", *request.param, "-o", path, f"spam={root / 'spam'}", f"ham={root / 'ham'}")
+    return path
+
+
+def _as_sent(data, way):
+    """The same message as another copy of it reads: its CR LF form, with an mbox envelope line,
+    or with its body's `From ` lines quoted (mboxrd)."""
+    if way == "crlf":
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    if way == "envelope" and not data.startswith(b"From "):  # (one envelope line: a second is the message's)
+        return b"From someone@example.org Sat Jan  3 01:05:34 1996\n" + data
+    if way == "quoted":
+        return data.replace(b"\n>From ", b"\n>>From ").replace(b"\nFrom ", b"\n>From ")
+    return data
+
+
+_ways = st.sampled_from(["as is", "crlf", "envelope", "quoted"])
+_walk = st.lists(
+    st.tuples(st.sampled_from(["spam", "ham", None]), st.integers(0, 5), _ways, _ways), min_size=1, max_size=7
+)
+
+
+@settings(
+    max_examples=EXAMPLES or 6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(messages=st.lists(_document, min_size=1, max_size=6), walk=_walk, query=_document)
+def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, start_model, messages, walk, query):
+    """Messages learned (`train --update -m M LABEL=-`), moved and forgotten (`forget -m M -`) one
+    at a time on stdin, each time as another copy of it (CR LF, an envelope line, >From
+    quoting): after every step the model's pending section, folded, is the file the same
+    commands write the full way (a model with a second hard link), and its one-message path
+    (predict of stdin) scores a query as its numpy path (predict of the file) does; forgetting
+    all that was learned gives the start back."""
+    root = tmp_path_factory.mktemp("one")
+    model, full = root / "m.model", root / "full.model"
+    for path in (model, full):
+        path.write_bytes(start_model.read_bytes())
+    (root / "query.eml").write_bytes(query)
+    learned = set()
+    for label, pick, way, later in walk:
+        message = messages[pick % len(messages)]
+        (root / "full.link").unlink(missing_ok=True)
+        os.link(full, root / "full.link")  # a model with other hard links takes the full way
+        for path in (model, full):
+            if label is None:
+                result = nbtext_run("forget", "-q", "-m", path, "-", input=_as_sent(message, way), ok=False)
+            else:
+                result = nbtext_run(
+                    "train", "--update", "-q", "-m", path, f"{label}=-", input=_as_sent(message, way), ok=False
+                )
+            assert result.returncode in (0, 1) and b"Traceback" not in result.stderr, result.stderr
+        if label is not None:
+            learned.add(message)
+        assert folded(model) == full.read_bytes()
+        stdin = nbtext_run("predict", "-m", model, "--proba", input=_as_sent(query, later)).stdout.split()
+        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        assert stdin[1:] == batch[1:]
+    for message in learned:
+        nbtext_run("forget", "-q", "-m", model, "-", input=_as_sent(message, "crlf"))
+    assert folded(model) == start_model.read_bytes()
