@@ -25,6 +25,7 @@ is closest to the best on every corpus is the one kept (docs/performance.md).
 """
 
 import argparse
+import math
 import random
 import statistics
 import sys
@@ -67,6 +68,16 @@ def online_run(stream, features, alpha, rule, margin, max_evidence=None, unsure_
     return run(iter(stream), online, rule, tone_margin=margin)
 
 
+def delivered_at(report, band):
+    """The delivered errors and ham flagged of an online run's `report` had its band been
+    `band`: sure spam at log-odds of at least ln(band / (1 − band)), the rest delivered."""
+    line = math.log(band / (1 - band))
+    sure = [score >= line for score in report["scores"]]
+    flagged = sum(s and label != report["positive"] for s, label in zip(sure, report["labels"]))
+    missed = sum(not s and label == report["positive"] for s, label in zip(sure, report["labels"]))
+    return {"errors": missed + flagged, "flagged": flagged}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13])
@@ -85,6 +96,9 @@ def main():
     )
     parser.add_argument(
         "--unsure-below", type=float, default=None, help="--spam-preset: the band delivered by instead of its own"
+    )
+    parser.add_argument(
+        "--bands", type=float, nargs="+", default=[], help="--spam-preset: also the delivered errors at these bands"
     )
     args = parser.parse_args()
     if args.spam_preset:
@@ -122,6 +136,11 @@ def main():
                 if args.spam_preset
                 else ""
             )
+            for band in args.bands:  # what the same run delivers at another band: only the band's line moves
+                at_band = [delivered_at(r, band) for r in reports]
+                delivered += f" | {band:g}: " + " ".join(
+                    f"{statistics.fmean(d[key] for d in at_band):.1f}" for key in ("errors", "flagged")
+                )
             features, alpha, rule, margin, cap = setting
             features += "" if cap is None else f"/{cap}"
             said = rule if margin is None else f"tone {margin:g}"

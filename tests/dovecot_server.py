@@ -141,6 +141,7 @@ listen = 127.0.0.1
 {f"ssl = yes{chr(10)}ssl_cert = <{self.certificate}{chr(10)}ssl_key = <{key}" if tls else "ssl = no"}
 disable_plaintext_auth = no
 auth_mechanisms = plain
+auth_failure_delay = 0
 mail_location = maildir:~/Maildir
 lmtp_add_received_header = no
 lmtp_hdr_delivery_address = none

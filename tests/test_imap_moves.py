@@ -16,6 +16,7 @@ from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
 from nbtext.reading.imap import Lost, Refused
 
+from conftest import one_line_error
 from dovecot_server import NBTEXT, LoopbackProxy
 
 URL = "imap://alice@example.org/INBOX"
@@ -617,6 +618,98 @@ def test_a_damaged_list_of_skipped_messages_is_refused_in_one_line(skipped, tmp_
     del folder["skipped"]
     path.write_text(json.dumps({"version": 1, "folders": {URL: folder}}))
     assert imapscan.read_state(str(path)) == {URL: folder}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    depth=st.sampled_from([900, 1100, 30_000, 300_000]),
+    where=st.sampled_from(["the file", "a folder", "skipped", "a pair"]),
+    brackets=st.sampled_from(["[]", "{}"]),
+)
+def test_a_state_file_nested_past_pythons_recursion_is_refused_in_one_line(depth, where, brackets, tmp_path_factory):
+    """Attack 58: a state file of JSON nested deeper than Python's recursion (`[[[...]]]`, a
+    thousand levels and more, anywhere in it) was a RecursionError traceback out of read_state,
+    the one reader of the state file. Now it is the one line of every damaged state file,
+    through the command line (read before any connection)."""
+    from click.testing import CliRunner
+
+    from nbtext.cli.commands import cli
+
+    tmp = tmp_path_factory.mktemp("nested")
+    path, model_path = tmp / "state", tmp / "m.model"
+    nbtext.train(["cheap pills", "lunch notes"], ["spam", "ham"], min_count=1).save(str(model_path))
+    opening, closing = brackets[0] * depth, brackets[1] * depth
+    if brackets == "{}":  # (an object's members: "a": {"a": ... {}})
+        opening, closing = '{"a":' * depth, "{}" + "}" * depth
+    nested = opening + closing
+    value = {
+        "the file": nested,
+        "a folder": '{"version": 1, "folders": {"%s": %s}}' % (URL, nested),
+        "skipped": '{"version": 1, "folders": {"%s": {"uid_validity": 7, "last_uid": 9, "skipped": %s}}}'
+        % (URL, nested),
+        "a pair": '{"version": 1, "folders": {"%s": {"uid_validity": 7, "last_uid": 9, "skipped": [[1, %s]]}}}'
+        % (URL, nested),
+    }[where]
+    path.write_text(value)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "imap-scan",
+            "-m",
+            str(model_path),
+            "--move-to",
+            "Junk",
+            "--state",
+            str(path),
+            "imap://alice@127.0.0.1:1/INBOX",
+        ],
+        env={"NBTEXT_IMAP_PASSWORD": "pw"},
+    )
+    one_line_error(result, "is not a state file of nbtext imap-scan")
+    assert path.read_text() == value
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "FIFO", "folder"])
+def test_a_state_path_that_is_no_regular_file_is_refused_before_it_is_read(kind, tmp_path):
+    """Attack 58: imap-scan read its --state file whole, whatever it was: /dev/zero grew until
+    memory ran out (here under a 2 GB limit: "Error: out of memory"; without one, the machine's),
+    a FIFO waited for a writer for ever, and each had a lock file made beside it (as root,
+    /dev/zero.lock). Now, as every model file's reader does, what is not a regular file is
+    refused in one line before a lock is made or it is opened; none is made beside it."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = {"/dev/zero": "/dev/zero", "folder": tmp_path}.get(kind, tmp_path / "state")
+    if kind == "FIFO":
+        os.mkfifo(path)
+    model_path = tmp_path / "m.model"
+    nbtext.train(["cheap pills", "lunch notes"], ["spam", "ham"], min_count=1).save(str(model_path))
+    lock = Path(os.path.realpath(path) + ".lock")
+    assert not lock.exists()
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    nbtext_command = Path(sys.executable).with_name("nbtext")
+    arguments = ["imap-scan", "-m", model_path, "--move-to", "Junk", "--state", path, "imap://alice@127.0.0.1:1/INBOX"]
+    try:
+        result = subprocess.run(
+            [nbtext_command, *map(str, arguments)],
+            capture_output=True,
+            timeout=30,
+            preexec_fn=limited,
+            env=os.environ | {"NBTEXT_IMAP_PASSWORD": "pw"},
+        )
+        said = result.stderr.decode()
+        assert result.returncode == 1 and said.count("\n") == 1 and "Traceback" not in said, said
+        assert "is not a regular file" in said or "is a folder" in said, said
+        assert not lock.exists()
+    finally:
+        if kind == "/dev/zero":  # (a build that made one: not left in /dev)
+            lock.unlink(missing_ok=True)
 
 
 # --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------

@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -372,6 +373,50 @@ def test_a_flood_of_uid_lines_is_held_by_the_folders_bound_not_by_its_lines(mode
     assert peak < 60, f"{peak:.0f} MiB for a listing of {n:,} UIDs"
 
 
+# Lines of a listing's answer that list no new UID (a server sends them as fast as the reader
+# takes them, for as long as the answer's deadline lasts)
+LISTING_JUNK = {
+    "no UID": b"* 1 FETCH (FLAGS (\\Seen))",
+    "a UID said again": b"* 1 FETCH (UID 1 RFC822.SIZE 40)",
+    "a UID below the one asked from": b"* 1 FETCH (UID 1 RFC822.SIZE 40)",
+    "a continuation": b"+ go on",
+}
+
+
+@pytest.mark.parametrize("junk", LISTING_JUNK)
+def test_an_answer_of_lines_that_list_nothing_new_is_bounded_by_its_bytes(model, tmp_path, monkeypatch, junk):
+    """Attack 58: a listing's lines are read as they arrive and kept nowhere (the folder's UIDs:
+    12 bytes each, at most what its EXISTS and UIDNEXT allow); a line that listed no new UID
+    (none, one said again, one at or below the scan's last) and a continuation line (`+ ...`,
+    which imaplib reads and drops) counted toward no bound: a server saying EXISTS 4294967295
+    (the deadline: days) could send them at full speed for as long as it liked. Here 2 MiB of
+    them, the answers' bound (ANSWER_BYTES) made 64 KiB: the run's error in one line, the
+    state as it was. (Before: read whole, exit 0.)"""
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_BYTES", 1 << 16)
+    state = tmp_path / "state"
+    before = {"version": 1, "folders": {}}
+
+    def endless(server, tag, said, arguments):
+        if said != b"UID FETCH" or not arguments.endswith(b"(UID RFC822.SIZE)"):
+            return False
+        line = LISTING_JUNK[junk] + b"\r\n"
+        for _ in range((2 << 20) // len(line)):
+            server.out.write(line)
+        server.send(b"* 2 FETCH (UID 2 RFC822.SIZE 40)", tag + b" OK done")
+        return True
+
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        server.exists, server.uid_next, server.answer = 4294967295, 4294967295, endless
+        if junk == "a UID below the one asked from":
+            before["folders"][server.url()] = {"uid_validity": 7, "last_uid": 1}
+        state.write_text(json.dumps(before))
+        result = scan(server, model, state)
+    one_line_error(result, "bytes of answers to one command")
+    assert json.loads(state.read_text()) == before
+
+
 # --- 3: no password in clear text where it need not ------------------------------------------
 def test_a_server_that_says_logindisabled_is_sent_no_password(model, tmp_path):
     """LOGINDISABLED without TLS (RFC 3501: the client must not LOGIN): one line saying to read
@@ -697,6 +742,26 @@ def test_mail_that_arrives_while_a_folder_is_listed_is_not_a_lie(model, tmp_path
     assert result.exit_code == 0 and len(result.stdout.splitlines()) == 3, result.stderr
 
 
+@pytest.mark.parametrize("messages", [{1: SPAM, 2: HAM, 3: SPAM}, {5: HAM, 9: SPAM}])
+def test_a_folder_renumbered_without_a_new_uidvalidity_is_scanned_again_from_its_start(model, tmp_path, messages):
+    """Attack 58: a server whose UIDNEXT is at or below the last UID scanned, under the same
+    UIDVALIDITY, renumbered its messages without saying so (RFC 3501 2.3.1.1 forbids it: a
+    restored backup, an index rebuilt). imap-scan listed only the UIDs above its last, none,
+    and said 0 new messages on every run while the new mail under the old UIDs went unscanned
+    for good. Now such a folder is scanned again from its start, as one of a new UIDVALIDITY
+    (UIDNEXT here one above the highest UID: 4, 10)."""
+    state = tmp_path / "state"
+    with HostileImap(messages) as server:
+        state.write_text(json.dumps({"version": 1, "folders": {server.url(): {"uid_validity": 7, "last_uid": 10}}}))
+        result = scan(server, model, state)
+    assert result.exit_code == 0, result.stderr
+    assert [int(line.split("\t")[0].rsplit("=", 1)[1]) for line in result.stdout.splitlines()] == sorted(messages)
+    assert json.loads(state.read_text())["folders"][server.url()] == {
+        "uid_validity": 7,
+        "last_uid": max(messages),
+    }
+
+
 @pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
 def test_a_scan_past_the_largest_uid_says_so(model, tmp_path):
     """A folder whose last UID scanned is 4294967295, the largest: the next scan asked for
@@ -776,6 +841,36 @@ def test_the_scans_flags_answer_makes_objects_only_of_what_it_reads():
         tracemalloc.stop()
     assert found == {1: {MARKED, DELETED}, 7: {MARKED, DELETED}}
     assert peak < 8 << 20, f"{peak / 2**20:.0f} MiB"
+
+
+def test_the_scans_identities_answer_is_read_in_time_linear_in_it():
+    """Attack 58: imap-scan's fetch of a move begun's date, size and Message-ID (_identities,
+    asked of any message the server says carries nbtext's keyword) joined each line of the
+    answer after a message's first to what came before, copying it all again each time: an
+    answer of short lines within the client's bound (16 MiB: 80,000 of them) cost minutes of
+    CPU (40,000 lines of 100 bytes, 40 s). Timed at N and 4N lines: linear gives about 4,
+    quadratic 16 (as tests/test_hostile.py: a ratio, the best of up to three, not a clock)."""
+    import time
+
+    from nbtext.jobs.imapscan import _identities
+
+    def answer(lines):
+        head = (b'1 (UID 1 INTERNALDATE "29-Nov-2026" RFC822.SIZE 5 BODY[HEADER.FIELDS (MESSAGE-ID)] {3}', b"<a>")
+        return Answering([head] + [b"1 " + b"x" * 100] * lines)
+
+    def seconds(lines):
+        session, best = answer(lines), float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            assert _identities(session, [1]) == {1: (b"29-Nov-2026", 5, b"<a>")}
+            best = min(best, time.process_time() - started)
+        return max(best, 1e-4)
+
+    seconds(1000)  # (warm up)
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
+        ratios.append(seconds(20_000) / seconds(5_000))
+    assert min(ratios) < 8, f"20,000 lines take {ratios} times as long as 5,000"
 
 
 # --- a last pass: whatever the server answers, one line or the messages, never a traceback -----
@@ -941,6 +1036,53 @@ def test_a_server_that_stalls_in_any_answer_is_the_runs_error(
     assert state.read_bytes() == before
 
 
+# (what stretched an answer's deadline: the server's own EXISTS and UIDNEXT for a listing, the
+# user's --max-bytes for a message's FETCH)
+CLAIMS = {"a listing of EXISTS 2^32 - 1": b"RFC822.SIZE", "a message under --max-bytes 2e9": b"BODY.PEEK"}
+
+
+@given(sizes=st.lists(st.integers(1, 200), max_size=50))
+def test_the_pace_of_an_answer_gives_each_line_the_time_its_deadline_does(sizes):
+    """The pace an answer must keep past its first seconds (imapclient.Bounded._paced) counts
+    each line as LISTED_LINE bytes at least: a listing's lines of any length, as they come,
+    keep the 1 ms each that its deadline gives them (a listing of short lines, 44 bytes, at
+    1,250 a second came slower than 64 KiB/s and would have stalled)."""
+    from nbtext.reading import imapclient
+
+    client = imapclient.Client.__new__(imapclient.Client)  # (no connection: the arithmetic alone)
+    client.started, client.received, client.lines = 0.0, sum(sizes), len(sizes)
+    assert client._paced() >= imapclient.ANSWER_SECONDS + len(sizes) * imapclient.LISTED_LINE / imapclient.SLOWEST
+
+
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_an_answer_trickled_past_its_first_seconds_slower_than_the_slowest_rate_is_the_runs_error(
+    model, tmp_path, monkeypatch, command, claim
+):
+    """Attack 58: an answer's deadline was its first seconds plus the time of all the bytes the
+    command MAY bring at SLOWEST, which the server sets itself (a listing under EXISTS and
+    UIDNEXT 4294967295: 48 days) or --max-bytes does (2e9: 8.5 hours): within it a server
+    trickling a byte just under the silence bound (here every 0.1 s, the bound 0.5 s) held the
+    run for as long as it liked. Now past its first ANSWER_SECONDS an answer must have brought
+    SLOWEST bytes a second of what it did bring: this one (30 bytes trickled over 3 s, then the
+    rest) is the run's error in one line, the state as it was. (Before: read whole, exit 0.)"""
+    from nbtext.reading import imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 0.5)  # (SLOWEST as it is: 64 KiB/s)
+    options = ["--max-bytes", "2000000000"] if "max-bytes" in claim else []
+    with HostileImap({1: SPAM, 2: HAM}) as server:
+        if "EXISTS" in claim:
+            server.exists, server.uid_next = 4294967295, 4294967295
+        server.stall = (CLAIMS[claim], 5, 0.1, 30)
+        result = (
+            invoke("predict", "-m", model, *options, server.url())
+            if command == "predict"
+            else scan(server, model, tmp_path / "state", *options)
+        )
+    one_line_error(result, "its answer to UID FETCH")
+    assert not (tmp_path / "state").exists()
+
+
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
 def test_a_literal_short_of_its_size_is_the_runs_error_not_a_retry_of_each_message(
     model, tmp_path, monkeypatch, command
@@ -974,6 +1116,31 @@ def test_a_literal_short_of_its_size_is_the_runs_error_not_a_retry_of_each_messa
         )
     one_line_error(result, "its answer to UID FETCH")
     assert len([line for line in server.said if b"BODY" in line]) == 1
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_tls_handshake_not_made_in_time_is_one_line_in_words(model, tmp_path, monkeypatch, command):
+    """A server that takes the connection and says nothing: over imaps the client's TLS handshake
+    waits for it. The run's error was ssl's own text ("_ssl.c:989: The handshake operation timed
+    out"); now one line that says what was not done."""
+    from nbtext.reading import imap
+
+    with_answers_of(0.5, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.5)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        held = []
+        taking = threading.Thread(target=lambda: held.append(listener.accept()), daemon=True)
+        taking.start()
+        url = f"imaps://alice@127.0.0.1:{listener.getsockname()[1]}/INBOX"
+        if command == "predict":
+            result = invoke("predict", "-m", model, url)
+        else:
+            result = invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", tmp_path / "state", url)
+        for connection, _ in held:
+            connection.close()
+    one_line_error(result, "its TLS handshake was not made in time")
+    assert "_ssl.c" not in result.output
     assert not (tmp_path / "state").exists()
 
 
@@ -1038,3 +1205,36 @@ def test_a_message_the_server_would_not_send_is_scanned_by_a_later_run_or_given_
     )
     assert runs[4][1] == []  # (nothing asked for: UID 3 given up)
     assert "skipped" not in json.loads(state.read_text())["folders"][server.url()]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="attack 58, left to the lead: a stall is the run's error, never a message skipped"
+)
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+def test_a_message_the_server_stalls_on_every_run_does_not_hold_the_folder_back(model, tmp_path, monkeypatch):
+    """Attack 58 (a defect found, not fixed): the server falls silent whenever it is asked for
+    UID 2 (a message it cannot read fast, or at all). A stall is the run's error, the state
+    keeping the batches done: every run asks for the same batch again, stalls, and the
+    messages after UID 2 are never scanned, while one the server refuses is skipped, tried by
+    3 runs and given up in a line ("one unreadable message never holds the folder back",
+    imapscan's docstring). Asked: within a few runs UIDs 1, 3, 4 scanned, 2 given up in a line."""
+    from nbtext.reading import imap
+
+    with_answers_of(0.3, monkeypatch)
+    monkeypatch.setattr(imap, "TIMEOUT", 0.3)
+
+    def stalling(server, tag, said, arguments):
+        if said == b"UID FETCH" and b"BODY" in arguments and b"2" in arguments.split(b" ", 1)[0].split(b","):
+            import time
+
+            time.sleep(1)
+            return True
+        return False
+
+    state = tmp_path / "state"
+    with HostileImap({1: SPAM, 2: HAM, 3: SPAM, 4: HAM}) as server:
+        server.answer = stalling
+        runs = [scan(server, model, state) for _ in range(6)]
+    scanned = {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
+    assert scanned == {1, 3, 4}, [r.stderr for r in runs]
+    assert any("no longer tried" in r.stderr and "(UID 2)" in r.stderr for r in runs)

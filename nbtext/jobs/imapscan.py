@@ -3,7 +3,8 @@ The messages of an IMAP folder that arrived since the last scan are classified, 
 called spam moved to a folder or given a keyword. What was scanned is remembered in a state
 file (the folder's UIDVALIDITY and highest UID scanned), written whole by rename after each
 batch, so a cron line costs only the new messages; a folder whose UIDVALIDITY changed
-(recreated, or its UIDs renumbered) is scanned again from its start.
+(recreated, or its UIDs renumbered), or whose UIDNEXT is not above the last UID scanned
+(renumbered without saying so), is scanned again from its start.
 
 A move is recorded on the server, not only in the state file, so that a retry never copies a
 message twice whatever was lost (a command's answer, the connection, the state file, the
@@ -104,6 +105,7 @@ def scan(
             f"--move-to {move_to} is the folder scanned: its spam would come back as new messages, moved again each run"
         )
     state_path = state_path or default_state_path()
+    _state_path_checked(state_path)  # (before a lock is made beside it)
     counts = {"scanned": 0, "spam": 0, "acted": 0}
     with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
@@ -111,7 +113,11 @@ def scan(
             if move_to is not None:
                 _check_folder(session, move_to)
             remembered = state.get(folder.url, {})
-            same = remembered.get("uid_validity") == session.uid_validity
+            # the folder scanned before: the same UIDVALIDITY, and a UIDNEXT above the last UID scanned
+            # (one at or below it: renumbered without a new UIDVALIDITY, which RFC 3501 2.3.1.1 forbids)
+            same = remembered.get("uid_validity") == session.uid_validity and (
+                session.uid_next is None or session.uid_next > remembered.get("last_uid", 0)
+            )
             start = remembered.get("last_uid", 0) if same else 0
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
             listed = listing(session, after=start)
@@ -344,17 +350,19 @@ def _identities(session, uids):
     import re
 
     items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
-    asked, records = set(uids), []  # a message's answer: [its line up to a literal, the literal or None, the rest]
+    # a message's answer: [its line up to a literal, the literal or None, the rest's pieces] (joined
+    # once: each piece added to the bytes before it copied them all again, quadratic in the answer)
+    asked, records = set(uids), []
     for item in session.command("FETCH", uid_set(uids), items):
         if isinstance(item, tuple):
-            records.append([item[0], item[1], b""])
+            records.append([item[0], item[1], []])
         elif isinstance(item, bytes) and (not records or re.match(rb"\d+ \(", item)):
-            records.append([item, None, b""])
+            records.append([item, None, []])
         elif isinstance(item, bytes):
-            records[-1][2] += item
+            records[-1][2].append(item)
     found = {}
     for head, literal, rest in records:
-        said = head + b" " + rest
+        said = head + b" " + b"".join(rest)
         uid, size = answered_uid(said), re.search(rb"\bRFC822\.SIZE (\d{1,20})\b", said)
         date = re.search(rb'\bINTERNALDATE "([^"]*)"', said)
         if uid in asked and size and date:
@@ -375,6 +383,7 @@ def _check_folder(session, name):
 def read_state(path):
     """{folder URL: {"uid_validity", "last_uid", and "skipped" where messages are to be tried
     again: [[UID, runs that skipped it], ...]}} of the state file, {} when there is none."""
+    _state_path_checked(path)
     try:
         with open(path, "rb") as f:
             data = json.loads(f.read())
@@ -382,7 +391,7 @@ def read_state(path):
         return {}
     except OSError as e:
         raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
-    except ValueError:
+    except (ValueError, RecursionError):  # (JSON nested deeper than Python recurses: no state file either)
         data = None
     folders = data.get("folders") if isinstance(data, dict) and data.get("version") == STATE_VERSION else None
     if not isinstance(folders, dict) or not all(
@@ -396,6 +405,23 @@ def read_state(path):
             f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
         )
     return folders
+
+
+def _state_path_checked(path):
+    """Refuse a state path that is not a regular file (a FIFO would wait for ever, /dev/zero
+    never ends: read whole, it took all memory), as every model file's reader does; one that
+    does not exist is a first run's."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise NbtextError(f"cannot read {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a FIFO, device or socket)"
+        raise NbtextError(f"--state {path} is {kind}; give a file's path (imap-scan writes its state there)")
 
 
 def _skipped_list(value, last_uid):

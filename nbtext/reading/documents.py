@@ -384,11 +384,11 @@ def journal_key(data, learned, key=None, tokenize=None):
 
 
 def _key_bytes(data):
+    from nbtext.reading.mail import text_bytes
+
     if isinstance(data, tuple):  # a table row
         data = "\x1f".join(data)
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return data
+    return text_bytes(data)
 
 
 def _key_of_bytes(data):

@@ -205,6 +205,7 @@ class Refused(NbtextError):
 def connect(folder, access=DEFAULT_ACCESS):
     """An imaplib client logged in to the folder's server, with `access` (an ImapAccess)."""
     import imaplib
+    import socket
     import ssl
 
     from nbtext.reading.imapclient import Client, Garbled, Overrun, Stalled, TlsClient
@@ -238,7 +239,12 @@ def connect(folder, access=DEFAULT_ACCESS):
     except ssl.SSLError as e:
         close(client)
         raise NbtextError(f"{where}: TLS failed ({e.reason or e})") from None
-    except OSError as e:  # refused, no such host, unreachable, timed out
+    except socket.timeout:  # (TimeoutError from Python 3.10: ssl's said "_ssl.c:989: The handshake ...")
+        close(client)
+        raise NbtextError(
+            f"cannot connect to {where}: the connection or its TLS handshake was not made in time"
+        ) from None
+    except OSError as e:  # refused, no such host, unreachable
         close(client)
         raise NbtextError(f"cannot connect to {where}: {e.strerror or e}") from None
     except imaplib.IMAP4.error as e:
@@ -494,8 +500,8 @@ class Listing:
 
 class _Listed:
     """The one reader of a listing (a UID FETCH's lines of `(UID RFC822.SIZE)`, a UID SEARCH's
-    UIDs), handed each answer as it arrives (Session.command's `each`), keeping none of them:
-    each UID is checked as it comes (_uid: 1..2^32-1, below UIDNEXT), and the distinct UIDs above
+    UIDs), handed each answer as it arrives (Session.command's `each`), keeping none of those
+    that list a new UID (the others are the client's, counted toward its bound of answers): each UID is checked as it comes (_uid: 1..2^32-1, below UIDNEXT), and the distinct UIDs above
     `after` are at most what the folder can hold, by what the server itself said: its EXISTS
     (the largest said, plus each EXPUNGE said meanwhile: a message gone makes room for another),
     and while no new mail was said, the numbers from `after` + 1 to below its UIDNEXT. One more
@@ -524,7 +530,9 @@ class _Listed:
 
     def __call__(self, kind, data):
         """Read one untagged answer (nbtext.reading.imapclient.Bounded.expecting's `each`):
-        True for one of the listing's, kept nowhere else."""
+        True where it listed a new UID, held here and kept nowhere else; any other (no UID, or
+        only those held or at most `after`) is kept by the client, and counted toward the bound
+        of its answers, so what is read of a listing is bounded by the folder's size."""
         if kind == "EXISTS":  # new mail meanwhile (kept too: Session.command reads it)
             self.exists = max(self.exists, _number(data, "EXISTS", self.session.folder, 0, LARGEST_UID))
             self.session.uid_next = None  # (its UIDs are UIDNEXT's and above)
@@ -536,31 +544,31 @@ class _Listed:
             return False
         if kind != self.kind:
             return False
-        line = (data[0] if isinstance(data, tuple) else data) or b""
+        line, new = (data[0] if isinstance(data, tuple) else data) or b"", False
         if kind == "SEARCH":
             for said in line.split(b"(", 1)[0].split():  # (a CONDSTORE server's `(MODSEQ n)` after them)
                 if said.isdigit():
-                    self._add(_uid(said, self.session), Listing.NO_SIZE)
+                    new |= self._add(_uid(said, self.session), Listing.NO_SIZE)
         else:
             size = self.SIZE_SAID.search(line)
             size = Listing.NO_SIZE if size is None else min(int(size[1]), Listing.NO_SIZE - 1)
             for said in self.UID_SAID.findall(line):
-                self._add(_uid(said, self.session), size)
-        return True
+                new |= self._add(_uid(said, self.session), size)
+        return new
 
     def _add(self, uid, size):
-        """One UID listed, and its size (Listing.NO_SIZE: not said)."""
+        """One UID listed, and its size (Listing.NO_SIZE: not said): whether it is new."""
         uids = self.uids
         if uid <= self.after:
-            return
+            return False
         if uids and uid <= uids[-1]:  # (said again, or out of order)
             at = bisect_left(uids, uid)
             if uids[at] == uid:
                 self.sizes[at] = self.sizes[at] if size == Listing.NO_SIZE else size
-                return
+                return False
             if uid in self.late:
                 self.late[uid] = self.late[uid] if size == Listing.NO_SIZE else size
-                return
+                return False
         if len(uids) + len(self.late) >= self.most:
             raise NbtextError(
                 f"{self.session.folder.url}: the server listed more messages than the folder holds "
@@ -571,6 +579,7 @@ class _Listed:
         else:
             uids.append(uid)
             self.sizes.append(size)
+        return True
 
     def result(self):
         """The Listing of what was read."""

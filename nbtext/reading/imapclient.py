@@ -13,7 +13,10 @@ megabyte. Here, for each command:
 - the untagged answers kept hold at most ANSWER_BYTES, plus ANSWER_COST and `literal` for each
   of the `answers` the command expects (a fetch's message; with a `budget`, the budget once),
   each answer counted with what Python spends to keep it; those of earlier commands are
-  dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept;
+  dropped. An answer the command reads as it arrives (`each`: a listing's lines) is not kept
+  where it holds what it said (a new UID; any other is kept and counted), and a continuation
+  line (`+ ...`, which imaplib reads and drops) is counted as one kept: no line of an answer is
+  read without counting toward a bound but those a listing holds, bounded by the folder's size;
 - a line is at most LINE_BYTES, and a literal announced larger than IMAP's numbers allow
   (2^32 - 1) is refused before anything is read of it;
 - capabilities that are not ASCII, and an AUTHENTICATE challenge that is not base64, which
@@ -21,9 +24,14 @@ megabyte. Here, for each command:
 - each answer (the greeting, and all a command brings up to its tagged completion) is read
   whole before its deadline: ANSWER_SECONDS, plus the bytes the command expects (the literals
   it may keep, a listing's lines) at SLOWEST bytes a second, and never past the end of the run
-  a `time_limit` sets; the server may not be silent for ANSWER_SECONDS within it. The socket's
-  own timeout is per read: a server sending a byte every 59 s never ended an answer. Every
-  byte of an answer is read through `_Timed`, so no path reads without the deadline.
+  a `time_limit` sets; within it, the server may not be silent for ANSWER_SECONDS, and past
+  its first ANSWER_SECONDS the answer must have come at SLOWEST (by time t from its start,
+  ANSWER_SECONDS + (bytes received + LISTED_LINE a line read) / SLOWEST >= t: a listing's
+  short lines keep the time the deadline gives each). What the command expects is what it
+  may bring, which a server sets itself (its EXISTS, for a listing): that alone let a trickle
+  last days. The socket's own timeout is per read: a server sending a byte every 59 s never
+  ended an answer. Every byte of an answer is read through `_Timed`, so no path reads without
+  the deadline.
 
 Past a bound is Overrun (past a deadline, Stalled), an error of the run: the connection is out
 of step, and a server that sends it is not to be trusted with the rest. Imported only when a
@@ -108,6 +116,10 @@ class Bounded:
     expected = 0  # bytes the next command's answer is expected to bring (expecting): time at SLOWEST
     seconds = None  # the time the answer being read gets
     deadline = None  # the time.monotonic() the answer being read must be whole by
+    started = 0.0  # the time.monotonic() it began
+    received = 0  # bytes of it received: past ANSWER_SECONDS, it must have come at SLOWEST (_paced)
+    lines = 0  # its lines read (readline)
+    heard = 0.0  # the time.monotonic() its last bytes came (or it began)
     run_ends = False  # whether that deadline is the run's end (time_limit)
     answering = "its greeting"  # the command whose answer is read
     reading = None  # (the socket, the buffered file its answers are read from)
@@ -134,8 +146,10 @@ class Bounded:
         """The deadline of the answer to `what` (a command, the greeting): ANSWER_SECONDS and
         the time of its expected bytes at SLOWEST from now, or the run's end where that comes first."""
         self.answering, end = what, RUN_END.get()
+        self.started, self.received, self.lines = time.monotonic(), 0, 0
+        self.heard = self.started
         self.seconds = ANSWER_SECONDS + self.expected / SLOWEST
-        self.deadline = time.monotonic() + self.seconds
+        self.deadline = self.started + self.seconds
         self.run_ends = end is not None and end < self.deadline
         if self.run_ends:
             self.deadline = end
@@ -147,26 +161,42 @@ class Bounded:
 
     def _received(self, sock, buffer):
         """Bytes of the answer being read into `buffer` (_Timed): a read waits for the server
-        only until the answer's deadline, and at most ANSWER_SECONDS; past either, Stalled."""
-        left = self.deadline - time.monotonic()
+        only until the answer's deadline, or its pace's (_paced), and at most ANSWER_SECONDS;
+        past any, Stalled."""
+        left = min(self.deadline, self._paced()) - time.monotonic()
         if left > 0:
             sock.settimeout(min(left, ANSWER_SECONDS))
             try:
-                return sock.recv_into(buffer)
+                got = sock.recv_into(buffer)
+                self.received, self.heard = self.received + got, time.monotonic()
+                return got
             except socket.timeout:  # (TimeoutError from Python 3.10)
-                left = self.deadline - time.monotonic()
+                left = min(self.deadline, self._paced()) - time.monotonic()
         self.broken = True
-        if left <= 0 and self.run_ends:
+        finished_by = self.deadline <= self._paced()  # (the deadline passed, not the pace)
+        if left <= 0 and finished_by and self.run_ends:
             self.overran = Stalled(f"the run's time limit was reached while the server answered {self.answering}")
-        elif left <= 0:
+        elif left > 0 or time.monotonic() - self.heard >= ANSWER_SECONDS:
+            self.overran = Stalled(
+                f"the server said nothing for {_seconds(ANSWER_SECONDS)} s in its answer to {self.answering}"
+            )
+        elif finished_by:
             self.overran = Stalled(
                 f"the server did not finish its answer to {self.answering} within {_seconds(self.seconds)} s"
             )
         else:
             self.overran = Stalled(
-                f"the server said nothing for {_seconds(ANSWER_SECONDS)} s in its answer to {self.answering}"
+                f"the server sent its answer to {self.answering} slower than {SLOWEST >> 10:,} KiB/s past its "
+                f"first {_seconds(ANSWER_SECONDS)} s ({self.received:,} bytes in "
+                f"{_seconds(time.monotonic() - self.started)} s)"
             )
         raise self.overran
+
+    def _paced(self):
+        """The time.monotonic() the answer being read must have brought more by: its first
+        ANSWER_SECONDS, and the time of the bytes it brought at SLOWEST, each line also
+        LISTED_LINE bytes' (a listing's lines are given their time so by the deadline too)."""
+        return self.started + ANSWER_SECONDS + (self.received + self.lines * LISTED_LINE) / SLOWEST
 
     @property
     def answers(self):
@@ -209,10 +239,14 @@ class Bounded:
                 self.broken = True
                 raise
         held = sum(len(d or b"") for d in dat) if isinstance(dat, tuple) else len(dat or b"")
+        self._counted(held)
+        super()._append_untagged(typ, dat)
+
+    def _counted(self, held):
+        """One more answer of `held` bytes kept, within the command's bound."""
         self.kept += ENTRY_COST + held
         if self.kept > self.allowed:
             raise self.overrun(f"more than {self.allowed:,} bytes of answers to one command")
-        super()._append_untagged(typ, dat)
 
     def _get_capabilities(self):
         # (imaplib decodes the answer as ASCII: at connection, after STARTTLS)
@@ -234,10 +268,13 @@ class Bounded:
         line = self.answers.readline(LINE_BYTES + 1)
         if len(line) > LINE_BYTES:
             raise self.overrun(f"a line longer than {LINE_BYTES:,} bytes")
+        self.lines += 1
         return line
 
     def _get_line(self):
         line = super()._get_line()
+        if line.startswith(b"+"):  # (a continuation: imaplib keeps the last alone, of any number)
+            self._counted(len(line))
         if line.endswith(b"}"):  # a literal announced: imaplib reads it next
             size = line[line.rfind(b"{") + 1 : -1]
             if size.isdigit() and (len(size) > 10 or int(size) > LARGEST_NUMBER):

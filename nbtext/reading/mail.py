@@ -223,6 +223,13 @@ def local_delivery_end(data, start, end):
     return trace_end
 
 
+def text_bytes(document):
+    """A document as bytes: a str's UTF-8, a lone surrogate in it (the Python API's text may
+    hold one; the command line's never does) as its own three bytes (surrogatepass), so that
+    no text fails and its key, tokens and character n-grams are of the same bytes."""
+    return document.encode("utf-8", "surrogatepass") if isinstance(document, str) else document
+
+
 def message_as_sent(data):
     """The bytes of a message that nbtext reads (its tokens: nbtext.reading.tokenize) and knows
     it by (the journal's key: nbtext.reading.documents.document_key): its CR LFs as LF

@@ -210,9 +210,9 @@ def _message_bytes(document):
     sent (nbtext.reading.mail.message_as_sent: CR LFs as LF, without the local delivery's
     fields on top or nbtext's own verdict), so that its tokens are those of the bytes its
     journal key is of."""
-    from nbtext.reading.mail import message_as_sent
+    from nbtext.reading.mail import message_as_sent, text_bytes
 
-    return message_as_sent(document.encode("utf-8", "surrogateescape") if isinstance(document, str) else document)
+    return message_as_sent(text_bytes(document))
 
 
 def _keyed_bytes(document, max_bytes):
@@ -237,10 +237,10 @@ def _message_text(document):
     """A document read as text: the message as sent, as for one read as mail (its key is of
     those bytes whichever way it is read). (Its CR LFs as LF change no token: a CR is no token
     character of either lexer.) A str is given back as a str of the same code points."""
-    from nbtext.reading.mail import message_as_sent
+    from nbtext.reading.mail import message_as_sent, text_bytes
 
     if isinstance(document, str):
-        return message_as_sent(document.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+        return message_as_sent(text_bytes(document)).decode("utf-8", "surrogatepass")
     return message_as_sent(document)
 
 
