@@ -403,3 +403,86 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
     for message in learned:
         nbtext_run("forget", "-q", "-m", model, "-", input=_as_sent(message, "crlf"))
     assert folded(model) == start_model.read_bytes()
+
+
+# --- the Python API: text holding lone surrogates is the document of its bytes ---------------------
+_piece = st.one_of(
+    st.sampled_from(["\ud800", "\udcff", "\udfff", "\ud83d", "free ", "prize ", "lunch ", "\n", "\r\n", "From me\n"]),
+    st.sampled_from([">From x\n", "Subject: \udc80 hi\n\n", "é", "\x00", "=?utf-8?B?w6k=?="]),
+    st.text(max_size=4),
+)
+_text = st.lists(_piece, min_size=1, max_size=12).map("".join)
+_texts = st.lists(st.tuples(st.sampled_from(["spam", "ham"]), _text), max_size=6)
+API_OPTIONS = {
+    "general": {"preset": "general", "alpha": 0.5},
+    "spam preset, learn all": {"learn": "all"},
+    "char n-grams, min-count 2": {"preset": "general", "alpha": 0.5, "char_ngrams": 3, "min_count": 2},
+}
+
+
+@pytest.mark.parametrize("options", API_OPTIONS.values(), ids=API_OPTIONS.keys())
+@settings(max_examples=EXAMPLES or 25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=_texts, second=_texts)
+def test_text_with_lone_surrogates_learns_and_forgets_as_its_bytes(tmp_path, options, first, second):
+    """The Python API's text may hold lone surrogates (its bytes: UTF-8, surrogatepass): a
+    training of A and B as text is the file of A as text then updated with B as bytes, of A
+    and B as bytes then B forgotten as text (the file of A), and of A merged with B; text and
+    its bytes score alike."""
+    from nbtext.classifier.settings import make_settings
+    from nbtext.jobs.training import forget, train_corpus, update
+    from nbtext.reading.documents import Document, in_batches
+
+    first, second = _distinct([[(label, t) for label, t in first], [(label, t) for label, t in second]])
+    assume({label for label, _ in first} == {"spam", "ham"})
+    settings_ = make_settings(classes=("spam", "ham"), **options)
+
+    def trained(docs, as_bytes=False):
+        corpus = [Document(str(i), _bytes(t) if as_bytes else t, label) for i, (label, t) in enumerate(docs)]
+        return train_corpus(lambda: in_batches(corpus, 50), settings_)
+
+    def given_as(docs, as_bytes):
+        corpus = [Document(str(i), _bytes(t) if as_bytes else t, label) for i, (label, t) in enumerate(docs)]
+        return lambda: in_batches(corpus, 50)
+
+    def saved(model, name):
+        model.save(str(tmp_path / name))
+        return (tmp_path / name).read_bytes()
+
+    whole = saved(trained(first + second), "whole")
+    updated, _ = update(trained(first), given_as(second, True))
+    assert saved(updated, "updated") == whole
+    everything = trained(first + second, as_bytes=True)
+    assert saved(everything, "bytes") == whole
+    forgotten, stats = forget(everything, given_as(second, False))
+    assert stats["forgotten"] == len(second)
+    assert saved(forgotten, "forgotten") == saved(trained(first), "first")
+    if {label for label, _ in second} == {"spam", "ham"}:
+        assert saved(nbtext.merge([trained(first), trained(second, as_bytes=True)]), "merged") == whole
+    texts = [t for _, t in first + second]
+    assert everything.predict_proba(texts).tolist() == everything.predict_proba([_bytes(t) for t in texts]).tolist()
+
+
+def _bytes(text):
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=EXAMPLES or 25, deadline=None)
+@given(docs=_texts)
+def test_a_tone_pass_over_text_with_lone_surrogates_is_the_pass_over_its_bytes(docs):
+    """The spam preset's TONE pass (its order is the content keys'; its grams of the bytes) over
+    text holding lone surrogates chooses and counts what it does over the text's bytes."""
+    (docs,) = _distinct([docs])
+    assume({label for label, _ in docs} == {"spam", "ham"})
+    labels = [label for label, _ in docs]
+    as_text = nbtext.train([t for _, t in docs], labels)
+    as_bytes = nbtext.train([_bytes(t) for _, t in docs], labels)
+    assert _file(as_text) == _file(as_bytes)
+
+
+def _file(model):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.model"
+        model.save(str(path))
+        return path.read_bytes()
