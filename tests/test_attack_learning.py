@@ -192,7 +192,7 @@ OPTIONS = {
 
 @pytest.mark.parametrize("options", OPTIONS.values(), ids=OPTIONS.keys())
 @settings(
-    max_examples=EXAMPLES or 8,
+    max_examples=EXAMPLES or 3,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -294,7 +294,7 @@ ONLINE = {
 
 @pytest.mark.parametrize("options", ONLINE.values(), ids=ONLINE.keys())
 @settings(
-    max_examples=EXAMPLES or 10,
+    max_examples=EXAMPLES or 5,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -376,7 +376,7 @@ _walk = st.lists(
 
 
 @settings(
-    max_examples=EXAMPLES or 6,
+    max_examples=EXAMPLES or 4,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
