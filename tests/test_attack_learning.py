@@ -386,7 +386,8 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
     at a time on stdin, each time as another copy of it (CR LF, an envelope line, >From
     quoting): after every step the model's pending section, folded, is the file the same
     commands write the full way (a model with a second hard link), and its one-message path
-    (predict of stdin) scores a query as its numpy path (predict of the file) does; forgetting
+    (predict of stdin and of one file, filter) scores a query as its numpy path (predict of the
+    file) does; forgetting
     all that was learned gives the start back."""
     root = tmp_path_factory.mktemp("one")
     model, full = root / "m.model", root / "full.model"
@@ -412,6 +413,17 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
         stdin = nbtext_run("predict", "-m", model, "--proba", input=_as_sent(query, later)).stdout.split()
         batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
         assert stdin[1:] == batch[1:]
+        one_file = nbtext_run("predict", "-m", model, root / "query.eml").stdout.split()
+        assert one_file[1:] == batch[1:3]  # predict of one file: the one-message path's label and probability
+        tagged = nbtext_run("filter", "-m", model, input=_as_sent(query, later), ok=False)
+        headers = dict(
+            line.rstrip(b"\r").split(b": ", 1)
+            for line in tagged.stdout.split(b"\n")
+            if line.startswith(b"X-Nbtext-") and b": " in line
+        )
+        if headers.get(b"X-Nbtext-Class") not in (None, b"error"):
+            assert tagged.returncode == 0
+            assert [headers[b"X-Nbtext-Class"], headers[b"X-Nbtext-Probability"]] == [batch[1], batch[-1]]
     for message in learned:
         nbtext_run("forget", "-q", "-m", model, "-", input=_as_sent(message, "crlf"))
     assert folded(model) == start_model.read_bytes()
