@@ -510,3 +510,34 @@ def _file(model):
         path = Path(folder) / "m.model"
         model.save(str(path))
         return path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--preset", "general", "--calibration", "none", "--min-count", "2"], ["--calibration", "none"]],
+    ids=["min-count 2", "spam preset"],
+)
+@settings(
+    max_examples=EXAMPLES or 3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(learned=_labelled, queries=_labelled)
+def test_eval_online_from_a_model_counts_its_pending_section(tmp_path_factory, options, learned, queries):
+    """eval --online -m MODEL starts from the model's counts: those of its pending section too, so
+    it says what it says of the model folded (uncalibrated: the fold fits no other temperature)."""
+    (learned, queries) = _distinct([learned, queries])
+    assume({label for label, _ in queries} == {"spam", "ham"})
+    root = tmp_path_factory.mktemp("from")
+    model = root / "m.model"
+    corpus = MAIL_CORPUS / "train"
+    nbtext_run("train", "-q", *options, "-o", model, f"spam={corpus / 'spam'}", f"ham={corpus / 'ham'}")
+    for label, data in learned:
+        nbtext_run("train", "--update", "-q", "-m", model, f"{label}=-", input=data, ok=False)
+    (root / "folded.model").write_bytes(folded(model))
+    folders = _folders(root / "q", queries)
+    said = [
+        nbtext_run("eval", "--online", "--format", "json", "-m", path, *folders).stdout
+        for path in (model, root / "folded.model")
+    ]
+    assert said[0] == said[1]
