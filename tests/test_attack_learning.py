@@ -363,6 +363,12 @@ def start_model(tmp_path_factory, request):
     return path
 
 
+def _info(path):
+    """What `nbtext info` says of a model, but its file's name and its pending changes."""
+    lines = nbtext_run("info", "-m", path).stdout.decode().splitlines()
+    return [line for line in lines if not line.startswith(("model file", "pending"))]
+
+
 def _as_sent(data, way):
     """The same message as another copy of it reads: its CR LF form, with an mbox envelope line,
     or with its body's `From ` lines quoted (mboxrd)."""
@@ -416,6 +422,7 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
         if label is not None:
             learned.add(message)
         assert folded(model) == full.read_bytes()
+        assert _info(model) == _info(full)  # info reads the section as the file folded
         stdin = nbtext_run("predict", "-m", model, "--proba", input=_as_sent(query, later)).stdout.split()
         batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
         assert stdin[1:] == batch[1:]
