@@ -13,10 +13,13 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import nbtext
+from nbtext.choices import SPAM_PRESET
 from nbtext.reading.documents import document_key
+from nbtext.reading.mail import strip_envelope
 from nbtext.stats.changes import Change, HeldCounts, empty_record, record_after
 
 from hostile_documents import documents as hostile_documents
+from test_tone import with_learning
 
 CLASSES = ["spam", "ham", "third"]
 WORDS = ["w0", "w1", "w2", "w3", "w4", "w5"]
@@ -144,6 +147,11 @@ def nbtext_run(*args, input=None, ok=True):
     return result
 
 
+def read_key(data):
+    """The journal key of a file's bytes: every reader leaves a leading envelope line out."""
+    return document_key(strip_envelope(data))
+
+
 def _distinct(parts):
     """The parts' documents, each message once (by its journal key: a copy is learned once by
     --update and counted by every training), and both classes in the first part."""
@@ -151,7 +159,7 @@ def _distinct(parts):
     for part in parts:
         kept = []
         for label, data in part:
-            key = document_key(data)
+            key = read_key(data)
             if key not in seen:
                 seen.add(key)
                 kept.append((label, data))
@@ -643,3 +651,38 @@ def test_a_forget_that_leaves_no_feature_is_refused_alike_by_both_ways(tmp_path,
     for path in (model, full):
         assert nbtext_run("info", "-m", path, ok=False).returncode == 0, path
     assert [r.returncode for r in said] == [1, 1] and said[0].stderr == said[1].stderr
+
+
+# --- the TONE pass (HeldCounts.add_counted_elsewhere) on generated mail ----------------------------
+@settings(
+    max_examples=EXAMPLES or 4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(docs=st.lists(st.tuples(st.sampled_from(["spam", "ham"]), _document), min_size=2, max_size=14))
+def test_the_spam_presets_pass_is_the_training_of_what_it_chose(tmp_path_factory, docs):
+    """The spam preset's model (uncalibrated) of generated mail is, but for the settings that say
+    how its documents were chosen, `train --learn all` of the documents its journal holds."""
+    (docs,) = _distinct([docs])
+    assume({label for label, _ in docs} == {"spam", "ham"})
+    root = tmp_path_factory.mktemp("tone")
+    tone = root / "tone.model"
+    nbtext_run("train", "-q", "--calibration", "none", "-o", tone, *_folders(root / "all", docs))
+    journal = nbtext.load(str(tone)).journal
+    chosen = [(journal[read_key(data)], data) for _, data in docs if read_key(data) in journal]
+    assert {label for label, _ in chosen} == {"spam", "ham"}  # the first of each class, whatever else
+    learned_all = root / "learned.model"
+    nbtext_run(
+        "train",
+        "-q",
+        "--calibration",
+        "none",
+        "--learn",
+        "all",
+        "--unsure-below",
+        str(SPAM_PRESET["unsure_below"]),
+        "-o",
+        learned_all,
+        *_folders(root / "chosen", chosen),
+    )
+    assert with_learning(learned_all, SPAM_PRESET["tone_margin"]) == tone.read_bytes()
