@@ -148,8 +148,9 @@ def nbtext_run(*args, input=None, ok=True):
 
 
 def read_key(data):
-    """The journal key of a file's bytes: every reader leaves a leading envelope line out."""
-    return document_key(strip_envelope(data))
+    """The journal key of a file's bytes (every reader leaves a leading envelope line out), or
+    of the Python API's text."""
+    return document_key(data if isinstance(data, str) else strip_envelope(data))
 
 
 def _distinct(parts):
@@ -235,10 +236,12 @@ def test_update_forget_and_merge_of_generated_mail_are_one_training(
     assert folded(everything) == whole.read_bytes()
     if {label for label, _ in second} == {"spam", "ham"}:
         part = root / "b.model"
-        nbtext_run("train", "-q", *options, "-o", part, *b)
-        merged = root / "merged.model"
-        nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
-        assert merged.read_bytes() == whole.read_bytes()
+        result = nbtext_run("train", "-q", *options, "-o", part, *b, ok=False)
+        if b"no tokens remain" not in result.stderr:  # (a part whose tokens are all pruned is not trained)
+            assert result.returncode == 0, result.stderr
+            merged = root / "merged.model"
+            nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
+            assert merged.read_bytes() == whole.read_bytes()
 
 
 def _train_or_assume(*args):
