@@ -582,7 +582,7 @@ CROSSING_STEPS = [
     (None, b"zebra zebra"),
     ("spam", b"zebra\r\nnew words\r\n"),
     (None, b"Subject: yak\r\n\r\nzebra yak"),  # its CR LF copy
-]  # (then forgetting "gamma delta yak" leaves no feature of presence: the xfail test below)
+]  # (then forgetting "gamma delta yak" leaves no feature of presence: the refusal test below)
 
 
 @pytest.mark.parametrize(
