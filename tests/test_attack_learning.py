@@ -635,20 +635,21 @@ def test_a_forget_that_leaves_no_feature_is_refused_alike_by_both_ways(tmp_path,
         "0.5",
         "--min-count",
         "2",
-        "--features",
-        "binary",
+        *features,
         "--unknown",
         "ignore",
     ]
     model, full = tmp_path / "m.model", tmp_path / "full.model"
     nbtext_run("train", "-q", *options, "-o", model, *_folders(tmp_path / "docs", docs))
-    full.write_bytes(model.read_bytes())
+    before = model.read_bytes()
+    full.write_bytes(before)
     os.link(full, tmp_path / "full.link")  # the full way
     said = [nbtext_run("forget", "-q", "-m", path, "-", input=b"gamma delta yak", ok=False) for path in (model, full)]
     assert said[1].returncode == 1 and b"no tokens remain" in said[1].stderr  # the full way's refusal
     for path in (model, full):
         assert nbtext_run("info", "-m", path, ok=False).returncode == 0, path
     assert [r.returncode for r in said] == [1, 1] and said[0].stderr == said[1].stderr
+    assert model.read_bytes() == full.read_bytes() == before  # (nothing appended, nothing written)
 
 
 # --- the TONE pass (HeldCounts.add_counted_elsewhere) on generated mail ----------------------------
