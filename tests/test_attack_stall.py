@@ -1,0 +1,226 @@
+"""An attacker's pass over imap-scan's rule for a server that stalls (6bd3088, 0668dff): after
+a stall in a FETCH of a batch the next run asks for its messages one at a time, and one stalled
+on alone is skipped (tried by TRIES runs, then given up in a line). Against the in-memory server
+of tests/test_imap_moves.py, made to stall (TooSlow, as nbtext.reading.imap raises it) on the
+commands that name a chosen message. Each defect is a strict xfail: it passes once fixed."""
+
+import time
+
+import pytest
+
+from nbtext.errors import NbtextError
+from nbtext.jobs import imapscan
+from nbtext.reading.imap import TooSlow
+
+from test_imap_moves import HAM, SPAM, URL, Connection, Server, where
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # (messages given up: said in a line)
+
+
+class StallingServer(Server):
+    """A Server that stalls on every command of `stalls` ("BODY": a FETCH of messages' bytes,
+    "FLAGS", "STORE", "MOVE", "COPY") naming one of the messages `stalling` (their bytes); a
+    stall takes `seconds` (the answer's deadline) before it is the run's error."""
+
+    def __init__(self, capabilities, stalls, stalling, seconds=0.0):
+        super().__init__(capabilities, {})
+        self.stalls, self.stalling, self.seconds = set(stalls), set(stalling), seconds
+        self.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
+
+    def session(self):
+        server = self
+
+        class Session(StallingConnection):
+            def __init__(self, folder, readonly=True, access=None):
+                super().__init__(server, folder, readonly)
+
+        return Session
+
+
+class StallingConnection(Connection):
+    def answered(self, what, *arguments):
+        kind = what
+        if what == "FETCH":
+            kind = "BODY" if "BODY.PEEK[]" in arguments[-1] else "FLAGS" if "FLAGS" in arguments[-1] else None
+        if kind in self.server.stalls and not arguments[0].endswith(":*"):
+            named = [self.open["messages"][uid][0] for uid in self.uids(arguments[0])]
+            if set(named) & self.server.stalling:
+                time.sleep(self.server.seconds)
+                raise TooSlow(f"{self.folder.url}: the server said nothing in its answer to UID {what}")
+        return super().answered(what, *arguments)
+
+
+def runs(server, model, monkeypatch, state, count, time_limit=None, keyword=None, move_to="Junk", on_run=None):
+    """`count` runs of the scan against `server`: the UIDs each classified (a list a run)."""
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    said = []
+    for run in range(count):
+        if on_run is not None:
+            on_run(run)
+        said.append([])
+        try:
+            imapscan.scan(
+                URL,
+                model.classes,
+                lambda: model,
+                move_to,
+                keyword,
+                state_path=str(state),
+                time_limit=time_limit,
+                on_message=lambda name, *rest: said[-1].append(int(name.rsplit("=", 1)[1])),
+            )
+        except NbtextError:
+            pass
+    return said
+
+
+@pytest.fixture(scope="module")
+def model():
+    import nbtext
+
+    return nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    )
+
+
+# --- 1: a stall outside the FETCH of messages' bytes is no stall to the rule -------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="a stall in the scan's FLAGS fetch, its STORE or its MOVE/COPY is raised outside the "
+    "`except TooSlow` around fetched(): nothing marked, every run stalls on the same batch",
+)
+@pytest.mark.parametrize(
+    "stall, capabilities, keyword, move_to",
+    [
+        ("FLAGS", {"MOVE", "UIDPLUS"}, None, "Junk"),
+        ("MOVE", {"MOVE", "UIDPLUS"}, None, "Junk"),
+        ("COPY", {"UIDPLUS"}, None, "Junk"),
+        ("STORE", {"MOVE", "UIDPLUS"}, "$Junk", None),
+    ],
+)
+def test_a_message_stalled_on_outside_its_fetch_does_not_hold_the_folder_back(
+    stall, capabilities, keyword, move_to, model, monkeypatch, tmp_path
+):
+    """The server stalls whenever a command of the scan's (here: `stall`) names SPAM[1] (UID 2).
+    Expected, as for a stall in a FETCH of messages: within a few runs the other messages are
+    classified, mail that arrives is scanned, and UID 2 is given up in a line or dealt with.
+    Got: the stall is raised where no state is written, so every run asks for the same batch
+    and stalls again: UIDs 3 and on (and all new mail) are held back for good."""
+    server = StallingServer(capabilities, {stall}, {SPAM[1]})
+    for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2]]:
+        server.append("INBOX", message)
+
+    def arrives(run):
+        if run == 3:
+            server.append("INBOX", HAM[1])
+
+    said = runs(server, model, monkeypatch, tmp_path / "state", 8, keyword=keyword, move_to=move_to, on_run=arrives)
+    state = imapscan.read_state(str(tmp_path / "state")) if (tmp_path / "state").exists() else {}
+    assert state.get(URL, {}).get("last_uid", 0) >= 5, (said, state)
+
+
+# --- 2: the run's time limit shorter than an answer's deadline ----------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="a stall whose answer's deadline is the run's end (--time-limit under ANSWER_SECONDS, or "
+    "a FETCH begun in the run's last ANSWER_SECONDS) is taken for the time limit and marks nothing",
+)
+def test_a_message_stalled_on_under_a_short_time_limit_does_not_hold_the_folder_back(model, monkeypatch, tmp_path):
+    """A cron line with --time-limit 30 (under ANSWER_SECONDS, 60 s): every answer's deadline
+    is the run's end, so a server silent on UID 2 is Stalled exactly at the time limit. Here the
+    limit is 0.3 s and the stall takes 0.5 s (the answer's deadline past the run's end).
+    Expected: as without a limit, UID 2 skipped, then given up; UIDs 1, 3, 4 classified.
+    Got: each run is 'the time limit reached', nothing marked, the state never moves: no
+    message of the folder is ever scanned (the defect 6bd3088 fixed, back by --time-limit)."""
+    server = StallingServer({"MOVE", "UIDPLUS"}, {"BODY"}, {SPAM[1]}, seconds=0.5)
+    for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2]]:
+        server.append("INBOX", message)
+    said = runs(server, model, monkeypatch, tmp_path / "state", 6, time_limit=0.3)
+    assert {uid for run in said for uid in run} == {1, 3, 4}, said
+
+
+# --- 3: a move begun whose copy is in the target, its bytes stalled on --------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="a move begun is finished only after its message's bytes are fetched; stalled on, it is "
+    "given up with its copy already in Junk: the message is left in both folders",
+)
+@pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, {"UIDPLUS"}], ids=["MOVE", "COPY"])
+def test_a_move_begun_whose_bytes_the_server_stalls_on_is_finished_or_left_whole(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """A run copied SPAM[1] (UID 2) to Junk and was lost before it deleted it (it carries MARK,
+    its copy in Junk with MARK). The server now stalls on its bytes. Its copy is found by
+    INTERNALDATE, size and Message-ID alone (what copies_of asks for), and a move begun whose
+    copy is in Junk is finished 'whatever the model says now': its bytes are not needed.
+    Expected: once given up or scanned, the message is in one folder (Junk), or not marked as
+    a move begun in INBOX. Got: given up after TRIES runs, it stays in INBOX carrying MARK,
+    its copy in Junk: one message in two folders, for good."""
+    server = StallingServer(capabilities, {"BODY"}, {SPAM[1]})
+    server.append("INBOX", SPAM[0])
+    server.append("INBOX", SPAM[1], flags={imapscan.MARK})
+    date = server.folders["INBOX"]["messages"][2][2]
+    server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=date)
+    server.append("INBOX", HAM[0])
+    runs(server, model, monkeypatch, tmp_path / "state", 6)
+    inbox, deleted, junk = where(server, SPAM[1])
+    assert junk == 1 and inbox == deleted, (inbox, deleted, junk)
+
+
+# --- what held (no xfail) ------------------------------------------------------------------------
+@pytest.mark.parametrize("between", ["new UIDVALIDITY", "expunged in the stalled range", "dry run"])
+def test_a_stalled_batch_then_a_change_loses_nothing_and_scans_nothing_twice(between, model, monkeypatch, tmp_path):
+    """Run 1 stalls in the FETCH of the batch UIDs 1-4 (on UID 2), then: the folder renumbered,
+    UID 3 expunged by another client, or a --dry-run in between. Each message other than the one
+    stalled on is classified once (a dry run's verdicts aside), the one stalled on given up;
+    every state written reads back."""
+    server = StallingServer({"MOVE", "UIDPLUS"}, {"BODY"}, {SPAM[1]})
+    for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2], HAM[1]]:
+        server.append("INBOX", message)
+    state = tmp_path / "state"
+    first = runs(server, model, monkeypatch, state, 1)
+    assert first == [[]] and imapscan.read_state(str(state))[URL]["stalled"] == 5
+    if between == "new UIDVALIDITY":
+        server.renumber("INBOX")
+    elif between == "expunged in the stalled range":
+        del server.folders["INBOX"]["messages"][3]
+    else:
+        with pytest.raises(NbtextError):
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state), dry_run=True)
+    said = runs(server, model, monkeypatch, state, 5)
+    imapscan.read_state(str(state))
+    classified = [server_message for run in said for server_message in run]
+    assert len(classified) == len(set(classified)), said
+    for message in [SPAM[0], SPAM[2]]:
+        assert where(server, message) == (0, 0, 1)
+    for message in [HAM[1]] + ([HAM[0]] if between != "expunged in the stalled range" else []):
+        assert where(server, message) == (1, 0, 0)
+    assert where(server, SPAM[1]) == (1, 0, 0)
+    assert "stalled" not in imapscan.read_state(str(state))[URL]
+
+
+@pytest.fixture(scope="module")
+def model_file(model, tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "m.model"
+    model.save(str(path))
+    return path
+
+
+@pytest.mark.xfail(strict=True, reason="as above, through the command line against tests/hostile_imap.py")
+def test_a_cron_line_whose_time_limit_is_under_an_answers_deadline_is_held_back_by_one_message(
+    model_file, tmp_path, monkeypatch
+):
+    """The same through the command line: ANSWER_SECONDS 5 s, --time-limit 1.5, the server
+    silent whenever a FETCH of messages names UID 2. Expected: UIDs 1, 3, 4 classified within 4
+    runs. Got: each run ends 'reached its --time-limit', the state never past UID 0."""
+    from hostile_imap import HostileImap
+    from test_imap_wire import SPAM as WIRE_SPAM, HAM as WIRE_HAM, scan, scanned_uids, stalling_on, with_answers_of
+
+    with_answers_of(5, monkeypatch)
+    state = tmp_path / "state"
+    with HostileImap({1: WIRE_SPAM, 2: WIRE_HAM, 3: WIRE_SPAM, 4: WIRE_HAM}) as server:
+        server.answer = stalling_on({2})
+        results = [scan(server, model_file, state, "--time-limit", "1.5") for _ in range(4)]
+    assert scanned_uids(results) == {1, 3, 4}, [r.stderr for r in results]
