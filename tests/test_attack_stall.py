@@ -224,3 +224,20 @@ def test_a_cron_line_whose_time_limit_is_under_an_answers_deadline_is_held_back_
         server.answer = stalling_on({2})
         results = [scan(server, model_file, state, "--time-limit", "1.5") for _ in range(4)]
     assert scanned_uids(results) == {1, 3, 4}, [r.stderr for r in results]
+
+
+def test_new_mail_waits_at_most_a_run_per_message_stalled_on_after_the_batch(model, monkeypatch, tmp_path):
+    """Held: the batch UIDs 1-4 stalled on (the server silent on UIDs 2 and 3, each asked for
+    alone by a run of its own), then UID 5 arriving: run 1 stalls on the batch, runs 2 and 3
+    each skip one of them, run 4 scans UIDs 4 and 5 before it asks for 2 and 3 again."""
+    server = StallingServer({"MOVE", "UIDPLUS"}, {"BODY"}, {SPAM[1], HAM[0]})
+    for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2]]:
+        server.append("INBOX", message)
+
+    def arrives(run):
+        if run == 1:
+            server.append("INBOX", HAM[1])
+
+    said = runs(server, model, monkeypatch, tmp_path / "state", 6, on_run=arrives)
+    assert said[:4] == [[], [1], [], [4, 5]] and said[4:] == [[], []], said
+    assert where(server, SPAM[1]) == where(server, HAM[0]) == (1, 0, 0)
