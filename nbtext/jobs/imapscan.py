@@ -26,9 +26,10 @@ run ends by: the run's error, the state keeping the batches done. A message the 
 not send is skipped, and kept in the state to be tried again by the next runs (after their new
 mail): up to
 TRIES runs, SKIPPED_KEPT messages a folder (those past either given up, said in a warning
-line: one unreadable message never holds the folder back). After a stall in a FETCH of a batch
-of messages the next run asks for them one at a time (the state keeps that batch's last UID),
-and one stalled on alone is skipped so. No message is marked \\Seen: messages
+line: one unreadable message never holds the folder back). After a stall in a batch of
+messages (its FETCH, its flags, its move; or the run's time limit reached in it) the next run
+asks for them one at a time (the state keeps that batch's last UID), and one stalled on alone
+is skipped so. No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
@@ -140,16 +141,16 @@ def scan(
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
-                # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
-                # MARK alone: a move begun (see the module docstring)
-                flags = flags_of(session, batch)  # (without those deleted meanwhile)
-                begun = [uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}]
-                if target and not dry_run:
-                    _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
-                live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
-                uid_of = {session.folder.message_name(uid): uid for uid in live}
-                calls, scanned, unsent = [], 0, set()
                 try:
+                    # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
+                    # MARK alone: a move begun (see the module docstring)
+                    flags = flags_of(session, batch)  # (without those deleted meanwhile)
+                    begun = [uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}]
+                    if target and not dry_run:
+                        _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
+                    live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
+                    uid_of = {session.folder.message_name(uid): uid for uid in live}
+                    calls, scanned, unsent = [], 0, set()
                     for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
                         unsent.update(uid_of[doc.name] for doc in documents if doc.error is not None)
                         kept, log_proba, _ = model.score(documents, on_error)  # (a batch of the bound at a time)
@@ -157,8 +158,31 @@ def scan(
                             label, probability = model.decide(probabilities, unsure_below)
                             calls.append((doc.name, label, probability))
                         scanned += len(documents)
-                except TooSlow:  # the run's error; what the next runs do about it (not the run's time limit's)
-                    if not dry_run and (time_limit is None or run_time_left() > 0):
+                    # A move begun whose copy is in the target is finished, whatever the model says now; one
+                    # whose copy is not there is the model's to decide again: a message the user moved back
+                    # out of the target keeps MARK, and must not be moved again against the model's verdict
+                    copied = target.copies_of(session, begun) if begun else set()
+                    spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
+                    acted = spam_uids | copied  # (refused: an error, the state left before them)
+                    gone = set()
+                    if acted and not dry_run:
+                        gone = acted - act(
+                            session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied
+                        )
+                    kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
+                    if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
+                        session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
+                    for name, label, probability in calls:
+                        uid = uid_of[name]
+                        action = _gone(move_to) if uid in gone else _action(move_to, keyword, dry_run)
+                        action = action if uid in acted else "kept"
+                        if on_message is not None:
+                            on_message(name, label, probability, action)
+                    counts["scanned"] += scanned
+                    counts["spam"] += sum(label == spam for _, label, _ in calls)
+                    counts["acted"] += 0 if dry_run else len(acted - gone)
+                except TooSlow:  # the run's error (the run's time limit's too); what the next runs do about it
+                    if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
                         else:  # that one: skipped, as one the server would not send
@@ -167,29 +191,6 @@ def scan(
                         state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                         write_state(state_path, state)
                     raise
-                # A move begun whose copy is in the target is finished, whatever the model says now; one
-                # whose copy is not there is the model's to decide again: a message the user moved back
-                # out of the target keeps MARK, and must not be moved again against the model's verdict
-                copied = target.copies_of(session, begun) if begun else set()
-                spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
-                acted = spam_uids | copied  # (refused: an error, the state left before them)
-                gone = set()
-                if acted and not dry_run:
-                    gone = acted - act(
-                        session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied
-                    )
-                kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
-                if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
-                    session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
-                for name, label, probability in calls:
-                    uid = uid_of[name]
-                    action = _gone(move_to) if uid in gone else _action(move_to, keyword, dry_run)
-                    action = action if uid in acted else "kept"
-                    if on_message is not None:
-                        on_message(name, label, probability, action)
-                counts["scanned"] += scanned
-                counts["spam"] += sum(label == spam for _, label, _ in calls)
-                counts["acted"] += 0 if dry_run else len(acted - gone)
                 last = max(last, batch[-1])
                 if not dry_run:
                     _tried(skipped, batch, unsent, session.folder)
