@@ -2,7 +2,7 @@
 a stall in a FETCH of a batch the next run asks for its messages one at a time, and one stalled
 on alone is skipped (tried by TRIES runs, then given up in a line). Against the in-memory server
 of tests/test_imap_moves.py, made to stall (TooSlow, as nbtext.reading.imap raises it) on the
-commands that name a chosen message. Each defect is a strict xfail: it passes once fixed."""
+commands that name a chosen message. Each defect left is a strict xfail: it passes once fixed."""
 
 import time
 
@@ -86,11 +86,6 @@ def model():
 
 
 # --- 1: a stall outside the FETCH of messages' bytes is no stall to the rule -------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="a stall in the scan's FLAGS fetch, its STORE or its MOVE/COPY is raised outside the "
-    "`except TooSlow` around fetched(): nothing marked, every run stalls on the same batch",
-)
 @pytest.mark.parametrize(
     "stall, capabilities, keyword, move_to",
     [
@@ -106,8 +101,8 @@ def test_a_message_stalled_on_outside_its_fetch_does_not_hold_the_folder_back(
     """The server stalls whenever a command of the scan's (here: `stall`) names SPAM[1] (UID 2).
     Expected, as for a stall in a FETCH of messages: within a few runs the other messages are
     classified, mail that arrives is scanned, and UID 2 is given up in a line or dealt with.
-    Got: the stall is raised where no state is written, so every run asks for the same batch
-    and stalls again: UIDs 3 and on (and all new mail) are held back for good."""
+    Was: the stall was raised where no state is written, so every run asked for the same batch
+    and stalled again: UIDs 3 and on (and all new mail) were held back for good."""
     server = StallingServer(capabilities, {stall}, {SPAM[1]})
     for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2]]:
         server.append("INBOX", message)
@@ -122,18 +117,13 @@ def test_a_message_stalled_on_outside_its_fetch_does_not_hold_the_folder_back(
 
 
 # --- 2: the run's time limit shorter than an answer's deadline ----------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="a stall whose answer's deadline is the run's end (--time-limit under ANSWER_SECONDS, or "
-    "a FETCH begun in the run's last ANSWER_SECONDS) is taken for the time limit and marks nothing",
-)
 def test_a_message_stalled_on_under_a_short_time_limit_does_not_hold_the_folder_back(model, monkeypatch, tmp_path):
     """A cron line with --time-limit 30 (under ANSWER_SECONDS, 60 s): every answer's deadline
     is the run's end, so a server silent on UID 2 is Stalled exactly at the time limit. Here the
     limit is 0.3 s and the stall takes 0.5 s (the answer's deadline past the run's end).
     Expected: as without a limit, UID 2 skipped, then given up; UIDs 1, 3, 4 classified.
-    Got: each run is 'the time limit reached', nothing marked, the state never moves: no
-    message of the folder is ever scanned (the defect 6bd3088 fixed, back by --time-limit)."""
+    Was: each run 'the time limit reached', nothing marked, the state never moved: no
+    message of the folder was ever scanned (the defect 6bd3088 fixed, back by --time-limit)."""
     server = StallingServer({"MOVE", "UIDPLUS"}, {"BODY"}, {SPAM[1]}, seconds=0.5)
     for message in [SPAM[0], SPAM[1], HAM[0], SPAM[2]]:
         server.append("INBOX", message)
@@ -208,7 +198,6 @@ def model_file(model, tmp_path_factory):
     return path
 
 
-@pytest.mark.xfail(strict=True, reason="as above, through the command line against tests/hostile_imap.py")
 def test_a_cron_line_whose_time_limit_is_under_an_answers_deadline_is_held_back_by_one_message(
     model_file, tmp_path, monkeypatch
 ):
