@@ -26,15 +26,7 @@ class StallingServer(Server):
         super().__init__(capabilities, {})
         self.stalls, self.stalling, self.seconds = set(stalls), set(stalling), seconds
         self.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
-
-    def session(self):
-        server = self
-
-        class Session(StallingConnection):
-            def __init__(self, folder, readonly=True, access=None):
-                super().__init__(server, folder, readonly)
-
-        return Session
+        self.connection = StallingConnection
 
 
 class StallingConnection(Connection):

@@ -53,6 +53,8 @@ class Server:
         folder["messages"][folder["next"]] = [message, set(flags), date]
         folder["next"] += 1
 
+    connection = None  # the Connection class its sessions are (None: Connection)
+
     def renumber(self, name):
         """The folder's UIDs given again under a new UIDVALIDITY (its messages and flags kept)."""
         folder = self.folders[name]
@@ -65,7 +67,7 @@ class Server:
         """The Session class the scan job is given: connections to this server."""
         server = self
 
-        class Session(Connection):
+        class Session(self.connection or Connection):
             def __init__(self, folder, readonly=True, access=None):
                 super().__init__(server, folder, readonly)
 
