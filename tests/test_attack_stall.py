@@ -20,7 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # (messages give
 
 class StallingServer(Server):
     """A Server that stalls on every command of `stalls` ("BODY": a FETCH of messages' bytes,
-    "FLAGS", "STORE", "MOVE", "COPY") naming one of the messages `stalling` (their bytes); a
+    "HEADER": of their date, size and Message-ID, "FLAGS", "STORE", "MOVE", "COPY") naming one of the messages `stalling` (their bytes); a
     stall takes `seconds` (the answer's deadline) before it is the run's error."""
 
     def __init__(self, capabilities, stalls, stalling, seconds=0.0):
@@ -34,7 +34,9 @@ class StallingConnection(Connection):
     def answered(self, what, *arguments):
         kind = what
         if what == "FETCH":
-            kind = "BODY" if "BODY.PEEK[]" in arguments[-1] else "FLAGS" if "FLAGS" in arguments[-1] else None
+            items = arguments[-1]
+            kind = "BODY" if "BODY.PEEK[]" in items else "HEADER" if "HEADER.FIELDS" in items else None
+            kind = kind or ("FLAGS" if "FLAGS" in items else None)
         if kind in self.server.stalls and not arguments[0].endswith(":*"):
             named = [self.open["messages"][uid][0] for uid in self.uids(arguments[0])]
             if set(named) & self.server.stalling:
@@ -142,6 +144,30 @@ def test_a_move_begun_whose_bytes_the_server_stalls_on_is_finished_or_left_whole
     server.append("INBOX", SPAM[1], flags={imapscan.MARK})
     date = server.folders["INBOX"]["messages"][2][2]
     server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=date)
+    server.append("INBOX", HAM[0])
+    runs(server, model, monkeypatch, tmp_path / "state", 6)
+    inbox, deleted, junk = where(server, SPAM[1])
+    assert junk == 1 and inbox == deleted, (inbox, deleted, junk)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a move begun's copy is found by the message's date, size and Message-ID: a server that "
+    "stalls on those has it given up as one not sent, its copy made: left in both folders",
+)
+@pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, {"UIDPLUS"}], ids=["MOVE", "COPY"])
+def test_a_move_begun_whose_identity_the_server_stalls_on_is_finished_or_left_whole(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """Left: as test 3, but the server stalls on the FETCH of the message's INTERNALDATE, size
+    and Message-ID (copies_of's; a server that cannot read the stored message may stall on those
+    too), not on its bytes. Without them its copy cannot be told from another message: it is given up after
+    TRIES runs, in INBOX carrying MARK, its copy in Junk. (What to do is a decision: only the
+    date and size, already listed, would take an identical other message for its copy.)"""
+    server = StallingServer(capabilities, {"HEADER"}, {SPAM[1]})
+    server.append("INBOX", SPAM[0])
+    server.append("INBOX", SPAM[1], flags={imapscan.MARK})
+    server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=server.folders["INBOX"]["messages"][2][2])
     server.append("INBOX", HAM[0])
     runs(server, model, monkeypatch, tmp_path / "state", 6)
     inbox, deleted, junk = where(server, SPAM[1])
