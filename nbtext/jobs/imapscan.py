@@ -145,6 +145,7 @@ def scan(
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
+                begun = []  # (until the batch's flags are read)
                 try:
                     # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                     # MARK alone: a move begun (see the module docstring)
@@ -199,14 +200,14 @@ def scan(
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
                         else:  # that one: skipped, as one the server would not send
-                            _tried(skipped, batch, set(batch), session.folder)
+                            _tried(skipped, batch, set(batch), session.folder, begun, move_to)
                             last = max(last, batch[-1])
                         state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                         write_state(state_path, state)
                     raise
                 last = max(last, batch[-1])
                 if not dry_run:
-                    _tried(skipped, batch, unsent, session.folder)
+                    _tried(skipped, batch, unsent, session.folder, begun, move_to)
                     state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                     write_state(state_path, state)
     return counts
@@ -233,11 +234,12 @@ def _folder_state(uid_validity, last, skipped, stalled):
     return kept
 
 
-def _tried(skipped, batch, unsent, folder):
+def _tried(skipped, batch, unsent, folder, begun=(), move_to=None):
     """`skipped` ({UID: runs that skipped it}) after the scan of `batch`, whose messages
     `unsent` the server would not send: those are tried again by later runs, up to TRIES runs
-    and SKIPPED_KEPT messages (those past either given up, said in one warning line); the rest
-    of the batch (read, or gone from the folder) are no longer skipped."""
+    and SKIPPED_KEPT messages (those past either given up, said in one warning line; a move
+    begun, of `begun`, in a line of its own: its copy may be in `move_to` too); the rest of the
+    batch (read, or gone from the folder) are no longer skipped."""
     for uid in batch:
         runs = skipped.pop(uid, 0) + 1
         if uid in unsent:
@@ -249,9 +251,15 @@ def _tried(skipped, batch, unsent, folder):
     for uid in past:
         del skipped[uid]
     given_up = sorted(given_up + past)
-    if given_up:
+    moves = [uid for uid in given_up if uid in set(begun)]
+    if others := [uid for uid in given_up if uid not in set(moves)]:
+        warn_of_messages(folder.url, others, "the server would not send, no longer tried, left in the folder unscanned")
+    if moves:  # (its copy cannot be told from another message without what the server would not send)
         warn_of_messages(
-            folder.url, given_up, "the server would not send, no longer tried, left in the folder unscanned"
+            folder.url,
+            moves,
+            f"the server would not send, no longer tried: a move an earlier run began, left in the folder, "
+            f"its copy perhaps in {move_to} too",
         )
 
 
