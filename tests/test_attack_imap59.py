@@ -272,3 +272,40 @@ def test_a_preauth_greeting_is_not_said_to_be_a_wrong_password(model):  # noqa: 
     assert result.exit_code == 1 and result.stdout == ""
     assert "password is wrong" not in result.stderr, result.stderr
     assert not [line for line in server.said if b"LOGIN" in line.upper()]
+
+
+# --- memory: a listing out of order ----------------------------------------------------------
+def listed_peak(uids):
+    """Bytes a message the listing reader (_Listed, read as the lines arrive) keeps at its peak,
+    for a listing of `uids` in that order under EXISTS 4294967294 (the server's own word)."""
+    import tracemalloc
+    from types import SimpleNamespace
+
+    from nbtext.reading.imap import _Listed
+    from nbtext.reading.imapurl import parse
+
+    session = SimpleNamespace(exists=4294967294, uid_next=None, folder=parse("imap://alice@example.org/INBOX"))
+    lines = [b"%d (UID %d RFC822.SIZE 100)" % (uid, uid) for uid in uids]
+    tracemalloc.start()
+    try:
+        listed = _Listed(session, 0, "FETCH")
+        for line in lines:
+            listed("FETCH", line)
+        assert len(listed.result()) == len(lines)
+        return tracemalloc.get_traced_memory()[1] / len(lines)
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="UIDs listed out of order are kept in a dict, ~157 bytes each")
+def test_a_listing_out_of_order_holds_the_bytes_a_message_one_in_order_does():
+    """docs/hostile-input.md: a listing holds 12 bytes a message listed (two arrays), however
+    many the server's EXISTS lets it list. A listing in descending UID order (RFC 3501 sets no
+    order) puts each UID after the first in _Listed.late, a dict, then sorts a list of pairs:
+    157 bytes a message (12.7 in order). Through the command line, 2 million UIDs listed under
+    EXISTS 4294967294: a peak of 354 MB, 64 MB ascending (/usr/bin/time -v). Expected: the
+    same bound in any order (within 2.5 times)."""
+    count = 100_000
+    ascending, descending = listed_peak(range(1, count + 1)), listed_peak(range(count, 0, -1))
+    assert ascending < 16, ascending
+    assert descending < 2.5 * ascending, (ascending, descending)
