@@ -309,3 +309,28 @@ def test_a_listing_out_of_order_holds_the_bytes_a_message_one_in_order_does():
     ascending, descending = listed_peak(range(1, count + 1)), listed_peak(range(count, 0, -1))
     assert ascending < 16, ascending
     assert descending < 2.5 * ascending, (ascending, descending)
+
+
+# --- a user's copy out of Junk taken for a move begun -----------------------------------------
+@pytest.mark.xfail(strict=True, reason="a user's copy out of Junk reads as a move begun, and is deleted")
+@pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, {"UIDPLUS"}, set()], ids=["MOVE", "UIDPLUS", "neither"])
+def test_a_message_the_user_copied_out_of_junk_and_left_there_is_not_deleted(
+    capabilities,
+    trained,
+    monkeypatch,
+    tmp_path,
+):
+    """A ham imap-scan moved to Junk (it carries $NbtextMoved there) that the user copies back
+    to INBOX (the copy keeps the keyword, INTERNALDATE, size and Message-ID), meaning to delete
+    Junk's later: the next scan reads the INBOX copy as a move begun, finds Junk's (not
+    \\Deleted: d47d1ae covers only a copy marked so) and deletes the INBOX copy, its line
+    `moved to Junk`, whatever the model says: the user's correction undone, and lost for good
+    once the user deletes Junk's. Expected: the ham stays in INBOX."""
+    server = a_server(capabilities)
+    server.folders["INBOX"]["messages"].clear()
+    date = "29-Nov-2026 04:00:00 +0000"
+    ham = b"Subject: lunch\n\nlunch meeting at noon, notes\n"
+    server.append("Junk", ham, flags={imapscan.MARK}, date=date)
+    server.append("INBOX", ham, flags={imapscan.MARK, "\\Seen"}, date=date)
+    scanned(server, trained, monkeypatch, tmp_path / "state")
+    assert where(server, ham) == (1, 0, 1), where(server, ham)
