@@ -334,3 +334,30 @@ def test_a_message_the_user_copied_out_of_junk_and_left_there_is_not_deleted(
     server.append("INBOX", ham, flags={imapscan.MARK, "\\Seen"}, date=date)
     scanned(server, trained, monkeypatch, tmp_path / "state")
     assert where(server, ham) == (1, 0, 1), where(server, ham)
+
+
+# --- one folder, two spellings of its URL -----------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="the state is keyed by the URL as spelled: the folder scanned again whole")
+@pytest.mark.parametrize("spelling", ["imap://alice@example.org:143/INBOX", "imap://alice@example.org/inbox"])
+def test_one_folder_spelled_two_ways_is_not_scanned_again(spelling, trained, monkeypatch, tmp_path):
+    """The state remembers a folder by Folder.url, which keeps a port given as the scheme's
+    own (:143, :993) and INBOX's case (RFC 3501: INBOX is case-insensitive). A cron line
+    edited so (the same server, the same folder) reads as a folder never scanned: every
+    message in it is judged again as on a first run (and a spam the user left in INBOX moved
+    once more). Expected: the second spelling's run finds no new message."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    server.folders["inbox"] = server.folders["INBOX"]  # (one folder: INBOX in any case)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    said = []
+    for url in ["imap://alice@example.org/INBOX", spelling]:
+        said.append([])
+        imapscan.scan(
+            url,
+            trained.classes,
+            lambda: trained,
+            None,
+            "$Junk",
+            state_path=str(tmp_path / "state"),
+            on_message=lambda name, *rest, run=said[-1]: run.append(name),
+        )
+    assert len(said[0]) == 5 and said[1] == [], said
