@@ -1,0 +1,405 @@
+"""Issue 49's last attacker's pass over the IMAP surface (predict, train, eval and imap-scan of
+imap:// folders): a hostile server of the tests' own (tests/hostile_imap.py) and the in-memory
+server of tests/test_imap_moves.py, made to lie in ways the earlier passes did not try. Each
+defect found is a strict xfail: it passes once mended."""
+
+import re
+import socket
+
+import pytest
+
+from nbtext.jobs import imapscan
+
+from conftest import one_line_error
+from hostile_imap import HostileImap
+from test_imap_moves import SPAM as MOVED_SPAM, Connection, a_server, holds, scanned, where
+from test_imap_wire import SPAM, invoke, model  # noqa: F401 (model: the fixture)
+
+pytestmark = pytest.mark.filterwarnings("default::UserWarning")  # (the command line says each as one line)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """The model of test_imap_wire's `model` file, as the scan job takes it."""
+    import nbtext
+
+    return nbtext.train(
+        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
+        ["spam", "spam", "ham", "ham"],
+        min_count=1,
+    )
+
+
+# --- a host the resolver cannot take: one line, not a traceback ------------------------------
+@pytest.mark.xfail(strict=True, reason="idna's UnicodeError escapes connect: a traceback")
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+@pytest.mark.parametrize(
+    "host", ["mail..example.org", "a" * 64 + ".example.org", ".example.org", "h\u009bst"], ids=["..", "64", ".x", "C1"]
+)
+def test_a_host_the_resolver_cannot_encode_is_one_line(model, tmp_path, host, command):  # noqa: F811
+    """A typo (a double dot, an empty label), a label longer than DNS's 63 bytes, or a character
+    IDNA refuses: socket.getaddrinfo's idna codec raises UnicodeError, which connect's except
+    list (OSError, ssl, imaplib) does not take: a traceback on every imap:// command, before
+    any traffic. Expected: one line (`cannot connect to ...`, or refused as the URL's), exit 1."""
+    url = f"imap://me@{host}/INBOX"
+    if command == "predict":
+        result = invoke("predict", "-m", model, url)
+    else:
+        result = invoke("imap-scan", "-m", model, "--move-to", "Junk", "--state", tmp_path / "state", url)
+    one_line_error(result, host.split("\u009b")[0])
+
+
+@pytest.mark.xfail(strict=True, reason="the URL's host is shown as typed, control characters and all")
+def test_a_hosts_control_characters_never_reach_the_terminal(model, tmp_path, monkeypatch):  # noqa: F811
+    """parse refuses a control character in the URL's user and folder names (carried), not in
+    its host: `imap://me@mail\\x1bc.example.org/INBOX` (ESC c resets a terminal) reaches
+    stderr raw in `cannot connect to imap://mail\\x1bc...:143: ...` and in imap-scan's summary.
+    The name is never resolved here (getaddrinfo fails at once, as a name that does not resolve)."""
+
+    def unresolved(*arguments, **options):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", unresolved)
+    for host in ["mail\x1bc.example.org", "mail\x07.example.org", "mail\x1b]0;pwned\x07.example.org"]:
+        result = invoke("predict", "-m", model, f"imap://me@{host}/INBOX")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", result.stderr), repr(result.stderr)
+
+
+# --- a message's body that is no literal ---------------------------------------------------
+def strings_and_nil(server, tag, said, arguments):
+    """A HostileImap `answer`: a FETCH of messages' bytes answers UID 1 with a literal, UID 2
+    with a quoted string, UID 3 with NIL (IMAP's nstring: RFC 3501 9, `string / nil`)."""
+    if said != b"UID FETCH" or b"BODY" not in arguments:
+        return False
+    server.out.write(b"* 1 FETCH (UID 1 BODY[] {%d}\r\n" % len(SPAM) + SPAM + b")\r\n")
+    server.send(b'* 2 FETCH (UID 2 BODY[] "Subject: offer  cheap pills cash prize")')
+    server.send(b"* 3 FETCH (UID 3 BODY[] NIL)")
+    server.send(tag + b" OK done")
+    return True
+
+
+@pytest.mark.xfail(strict=True, reason="a body sent as a quoted string or NIL reads as a message deleted")
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_body_sent_as_a_quoted_string_or_nil_is_not_taken_for_a_message_deleted(
+    model,  # noqa: F811
+    tmp_path,
+    command,
+):
+    """IMAP lets a server send a body as a quoted string (a short one without CR LF; `""` for
+    an empty one) or NIL. _messages reads only literals: both read as messages deleted since
+    the listing ("2 messages deleted from the folder since it was listed"), exit 0, and
+    imap-scan's state passes them (last_uid 3): never scanned, never tried again, and the line
+    says what did not happen. Expected: the quoted one read as its bytes (a verdict for UID
+    2), the NIL one a message the server would not send (skipped by name, tried again). Not
+    Dovecot's way (it sends literals), but servers do: imapsync's issue 79 shows one answering
+    `* 1 FETCH (UID 1956 BODY[] NIL)` and OK for messages of 31,888 bytes."""
+    held = {1: SPAM, 2: b"Subject: offer  cheap pills cash prize", 3: SPAM}
+    with HostileImap(held) as server:
+        server.answer = strings_and_nil
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url())
+        else:
+            result = invoke("imap-scan", "-m", model, "--keyword", "Junk", "--state", tmp_path / "s", server.url())
+    assert "deleted from the folder" not in result.stderr, result.stderr
+    assert "/;UID=2\tspam" in result.stdout, result.stdout
+
+
+# --- what the server answers OK and does not do ----------------------------------------------
+class CopyingNothing(Connection):
+    """A server whose COPY is answered OK and copies nothing (its COPYUID, had it one, may lie too)."""
+
+    def copy(self, uid_set, target):
+        return [None]
+
+
+class MovingNothing(Connection):
+    """A server whose MOVE is answered OK and moves nothing."""
+
+    def move(self, uid_set, target):
+        return [None]
+
+
+@pytest.mark.xfail(strict=True, reason="the spam is marked \\Deleted (and expunged) with no copy anywhere")
+@pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, set()], ids=["UIDPLUS", "neither"])
+def test_a_copy_answered_ok_and_not_made_loses_no_message(capabilities, trained, monkeypatch, tmp_path):
+    """Without MOVE, act trusts COPY's OK: STORE \\Deleted and UID EXPUNGE follow, and the
+    spam is in no folder (UIDPLUS: expunged at once; without it marked \\Deleted, for the next
+    expunge of any client). The check that would see it is at hand (_Target.copies_of, run for
+    a move begun; or COPYUID, which may lie as well). Expected: no message deleted before its
+    copy is seen in the target; each run leaves each spam in INBOX or in Junk."""
+    server = a_server(capabilities)
+    server.connection = CopyingNothing
+    for _ in range(2):
+        scanned(server, trained, monkeypatch, tmp_path / "state")
+        holds(server, MOVED_SPAM[:3])
+
+
+@pytest.mark.xfail(strict=True, reason="a line says moved or flagged where the server did neither")
+@pytest.mark.parametrize("how", ["MOVE answered OK, nothing moved", "keyword answered OK, not kept"])
+def test_what_a_scans_line_says_was_done_was_done(how, trained, monkeypatch, tmp_path):
+    """act decides what was done by the server's OK (and, since 4c8aaa8, by the message still
+    being there after the STORE). A MOVE answered OK that moves nothing: each spam's line says
+    `moved to Junk`, the state passes it, it stays in INBOX for good (3 runs, never tried
+    again). A server that keeps no keyword (PERMANENTFLAGS without \\*), scanned with
+    --keyword alone: `flagged $Junk`, and no message carries it. Expected: a line says only
+    what the folder shows was done, and what was not done is tried again or said."""
+    if how.startswith("MOVE"):
+        server = a_server({"MOVE", "UIDPLUS"})
+        server.connection = MovingNothing
+        move_to, keyword, done = "Junk", None, "moved to Junk"
+    else:
+        server = a_server({"UIDPLUS"})
+        server.keywords = False
+        move_to, keyword, done = None, "$Junk", "flagged $Junk"
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    said = []
+    for run in range(3):
+        imapscan.scan(
+            "imap://alice@example.org/INBOX",
+            trained.classes,
+            lambda: trained,
+            move_to,
+            keyword,
+            state_path=str(tmp_path / "state"),
+            on_message=lambda name, label, probability, action, run=run: said.append(
+                (run, int(name.rsplit("=", 1)[1]), action)
+            ),
+        )
+    for run, uid, action in said:
+        if action == done:
+            message = server.folders["INBOX"]["messages"].get(uid)
+            if move_to:
+                assert message is None, (run, uid, action)
+            else:
+                assert keyword in message[1], (run, uid, action, message[1])
+
+
+@pytest.mark.xfail(strict=True, reason="the summary counts the spam verdicts, not the messages moved")
+def test_the_summary_says_how_many_were_moved_not_how_many_were_spam(model, tmp_path, monkeypatch):  # noqa: F811
+    """imap-scan's summary says `N spam moved to Junk` with N the spam verdicts (counts["spam"]):
+    a spam deleted by another client between its scan and the move is `gone before the move` in
+    its line and still counted moved in the summary (counts["acted"], which says 2, is never
+    shown). Expected: the summary's figure of messages moved is the messages moved."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    act = imapscan.act
+
+    def act_after_a_deletion(session, uids, *arguments, **options):
+        gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == MOVED_SPAM[1])
+        del server.folders["INBOX"]["messages"][gone]
+        return act(session, uids, *arguments, **options)
+
+    monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
+    result = invoke(
+        "imap-scan", "-m", model, "--move-to", "Junk", "--state", tmp_path / "state", "imap://alice@example.org/INBOX"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\tmoved to Junk") == 2 and result.stdout.count("gone before the move") == 1
+    assert [where(server, m)[2] for m in MOVED_SPAM[:3]] == [1, 0, 1]
+    assert "3 spam moved" not in result.stderr, result.stderr
+
+
+# --- time: a server that closes the connection on every message ------------------------------
+def hanging_up(server, tag, said, arguments):
+    """A HostileImap `answer` that closes the connection on every FETCH of messages' bytes."""
+    if said == b"UID FETCH" and b"BODY" in arguments:
+        server.hang_up()
+        return True
+    return False
+
+
+@pytest.mark.xfail(strict=True, reason="2 connections more for each message the server closes the connection on")
+def test_the_connections_a_run_makes_do_not_grow_with_the_messages_a_server_hangs_up_on(model):  # noqa: F811
+    """A connection lost on a message's FETCH is a reconnect, the batch one message at a time,
+    each lost one a reconnect and a try again: 2n + 2 connections for n messages (8 for 3, 26
+    for 12), each of ~5 answers (greeting, CAPABILITY, LOGIN, EXAMINE, CAPABILITY) that may
+    each take 59 s of silence under the pace rule: a server that hangs up on every message and
+    is slow to answer holds predict (which has no --time-limit) ~10 min a message, 33 hours for
+    one batch of 200. The stall of the same shape was made the run's error (35db633: 783 s for
+    6 messages). Expected: the connections a run makes do not grow with such messages."""
+    made = {}
+    for count in (3, 12):
+        with HostileImap({uid: SPAM for uid in range(1, count + 1)}) as server:
+            server.answer = hanging_up
+            result = invoke("predict", "-m", model, server.url())
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        made[count] = server.connections
+    assert made[12] == made[3], made
+
+
+# --- time: what --time-limit bounds ----------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="--password-command runs without the run's time limit, holding the lock")
+def test_a_password_command_that_hangs_ends_with_the_runs_time_limit(model, tmp_path):  # noqa: F811
+    """--password-command runs (subprocess.run, no timeout) inside the run's --time-limit and
+    with the state's lock held, and nothing bounds it: `pass show mail` waiting for a
+    passphrase a cron line cannot give hangs the run for as long as it waits (here 8 s past
+    a limit of 1 s; for ever with a pinentry that never answers), and every cron run behind
+    it waits for the lock (docs/mail.md: a --time-limit below the interval "never leaves runs
+    waiting for the lock behind it"). Expected: the run ends by its limit, in one line."""
+    import time
+
+    with HostileImap({1: SPAM}) as server:
+        began = time.monotonic()
+        result = invoke(
+            "imap-scan",
+            "-m",
+            model,
+            "--keyword",
+            "Junk",
+            "--state",
+            tmp_path / "state",
+            "--time-limit",
+            "1",
+            "--password-command",
+            "sleep 8; echo pw",
+            server.url(),
+        )
+        took = time.monotonic() - began
+    one_line_error(result, "--time-limit")
+    assert took < 5, f"{took:.0f} s for a --time-limit of 1 s"
+
+
+# --- words: a greeting that says PREAUTH ------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="a PREAUTH greeting is said as a wrong password")
+def test_a_preauth_greeting_is_not_said_to_be_a_wrong_password(model):  # noqa: F811
+    """A server that greets with PREAUTH (logged in already; a man in the middle's way round
+    STARTTLS) is refused, rightly, before anything is read: imaplib's LOGIN in state AUTH
+    raises, and connect says `login failed for alice (the password is wrong, or the user
+    unknown)`, which sends the user to change a password that was never sent. Expected: one
+    line that says what the server did (it said PREAUTH: nothing is read)."""
+    with HostileImap({1: SPAM}) as server:
+        server.greeting = b"* PREAUTH IMAP4rev1 logged in"
+        result = invoke("predict", "-m", model, server.url())
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "password is wrong" not in result.stderr, result.stderr
+    assert not [line for line in server.said if b"LOGIN" in line.upper()]
+
+
+# --- memory: a listing out of order ----------------------------------------------------------
+def listed_peak(uids):
+    """Bytes a message the listing reader (_Listed, read as the lines arrive) keeps at its peak,
+    for a listing of `uids` in that order under EXISTS 4294967294 (the server's own word)."""
+    import tracemalloc
+    from types import SimpleNamespace
+
+    from nbtext.reading.imap import _Listed
+    from nbtext.reading.imapurl import parse
+
+    session = SimpleNamespace(exists=4294967294, uid_next=None, folder=parse("imap://alice@example.org/INBOX"))
+    lines = [b"%d (UID %d RFC822.SIZE 100)" % (uid, uid) for uid in uids]
+    tracemalloc.start()
+    try:
+        listed = _Listed(session, 0, "FETCH")
+        for line in lines:
+            listed("FETCH", line)
+        assert len(listed.result()) == len(lines)
+        return tracemalloc.get_traced_memory()[1] / len(lines)
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.xfail(strict=True, reason="UIDs listed out of order are kept in a dict, ~157 bytes each")
+def test_a_listing_out_of_order_holds_the_bytes_a_message_one_in_order_does():
+    """docs/hostile-input.md: a listing holds 12 bytes a message listed (two arrays), however
+    many the server's EXISTS lets it list. A listing in descending UID order (RFC 3501 sets no
+    order) puts each UID after the first in _Listed.late, a dict, then sorts a list of pairs:
+    157 bytes a message (12.7 in order). Through the command line, 2 million UIDs listed under
+    EXISTS 4294967294: a peak of 354 MB, 64 MB ascending (/usr/bin/time -v). Expected: the
+    same bound in any order (within 2.5 times)."""
+    count = 100_000
+    ascending, descending = listed_peak(range(1, count + 1)), listed_peak(range(count, 0, -1))
+    assert ascending < 16, ascending
+    assert descending < 2.5 * ascending, (ascending, descending)
+
+
+# --- a user's copy out of Junk taken for a move begun -----------------------------------------
+@pytest.mark.xfail(strict=True, reason="a user's copy out of Junk reads as a move begun, and is deleted")
+@pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, {"UIDPLUS"}, set()], ids=["MOVE", "UIDPLUS", "neither"])
+def test_a_message_the_user_copied_out_of_junk_and_left_there_is_not_deleted(
+    capabilities,
+    trained,
+    monkeypatch,
+    tmp_path,
+):
+    """A ham imap-scan moved to Junk (it carries $NbtextMoved there) that the user copies back
+    to INBOX (the copy keeps the keyword, INTERNALDATE, size and Message-ID), meaning to delete
+    Junk's later: the next scan reads the INBOX copy as a move begun, finds Junk's (not
+    \\Deleted: d47d1ae covers only a copy marked so) and deletes the INBOX copy, its line
+    `moved to Junk`, whatever the model says: the user's correction undone, and lost for good
+    once the user deletes Junk's. Expected: the ham stays in INBOX."""
+    server = a_server(capabilities)
+    server.folders["INBOX"]["messages"].clear()
+    date = "29-Nov-2026 04:00:00 +0000"
+    ham = b"Subject: lunch\n\nlunch meeting at noon, notes\n"
+    server.append("Junk", ham, flags={imapscan.MARK}, date=date)
+    server.append("INBOX", ham, flags={imapscan.MARK, "\\Seen"}, date=date)
+    scanned(server, trained, monkeypatch, tmp_path / "state")
+    assert where(server, ham) == (1, 0, 1), where(server, ham)
+
+
+# --- one folder, two spellings of its URL -----------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="the state is keyed by the URL as spelled: the folder scanned again whole")
+@pytest.mark.parametrize("spelling", ["imap://alice@example.org:143/INBOX", "imap://alice@example.org/inbox"])
+def test_one_folder_spelled_two_ways_is_not_scanned_again(spelling, trained, monkeypatch, tmp_path):
+    """The state remembers a folder by Folder.url, which keeps a port given as the scheme's
+    own (:143, :993) and INBOX's case (RFC 3501: INBOX is case-insensitive). A cron line
+    edited so (the same server, the same folder) reads as a folder never scanned: every
+    message in it is judged again as on a first run (and a spam the user left in INBOX moved
+    once more). Expected: the second spelling's run finds no new message."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    server.folders["inbox"] = server.folders["INBOX"]  # (one folder: INBOX in any case)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    said = []
+    for url in ["imap://alice@example.org/INBOX", spelling]:
+        said.append([])
+        imapscan.scan(
+            url,
+            trained.classes,
+            lambda: trained,
+            None,
+            "$Junk",
+            state_path=str(tmp_path / "state"),
+            on_message=lambda name, *rest, run=said[-1]: run.append(name),
+        )
+    assert len(said[0]) == 5 and said[1] == [], said
+
+
+class SendingNothingOf(Connection):
+    """A server whose FETCH of messages' bytes answers OK and says nothing of those in
+    `silent` (their bytes), whose flags it answers (offlineimap's issue 429: `failed to fetch
+    messages UID '238'. Server responded: OK []`)."""
+
+    silent = {MOVED_SPAM[1]}
+
+    def fetch(self, uid_set, items):
+        if "BODY.PEEK[]" in items:
+            held = self.open["messages"]
+            uid_set = ",".join(str(uid) for uid in self.uids(uid_set) if held[uid][0] not in self.silent)
+            if not uid_set:
+                return []
+        return super().fetch(uid_set, items)
+
+
+@pytest.mark.xfail(strict=True, reason="a message the FETCH does not answer is said deleted and passed for good")
+def test_a_message_the_fetch_leaves_unanswered_while_its_flags_say_it_is_there_is_tried_again(
+    trained,
+    monkeypatch,
+    tmp_path,
+    recwarn,
+):
+    """imap-scan asks a batch's flags, then its bytes: a message whose flags were answered a
+    moment before and whose bytes the FETCH (answered OK) leaves out is read as deleted by
+    another client ("deleted from the folder since it was listed, not read"), exit 0, and the
+    state passes it: a spam never scanned, said deleted while it is in INBOX. Expected: one
+    the folder still holds is a message the server would not send (skipped, tried again)."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    server.connection = SendingNothingOf
+    scanned(server, trained, monkeypatch, tmp_path / "state")
+    assert where(server, MOVED_SPAM[1]) == (1, 0, 0)
+    said = [str(w.message) for w in recwarn]
+    assert not [w for w in said if "deleted from the folder" in w], said
+    import json
+
+    folders = json.loads((tmp_path / "state").read_text())["folders"]
+    assert [uid for uid, _ in folders["imap://alice@example.org/INBOX"].get("skipped", [])] == [3], folders
