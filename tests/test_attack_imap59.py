@@ -120,7 +120,6 @@ class MovingNothing(Connection):
         return [None]
 
 
-@pytest.mark.xfail(strict=True, reason="the spam is marked \\Deleted (and expunged) with no copy anywhere")
 @pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, set()], ids=["UIDPLUS", "neither"])
 def test_a_copy_answered_ok_and_not_made_loses_no_message(capabilities, trained, monkeypatch, tmp_path):
     """Without MOVE, act trusts COPY's OK: STORE \\Deleted and UID EXPUNGE follow, and the
@@ -135,7 +134,6 @@ def test_a_copy_answered_ok_and_not_made_loses_no_message(capabilities, trained,
         holds(server, MOVED_SPAM[:3])
 
 
-@pytest.mark.xfail(strict=True, reason="a line says moved or flagged where the server did neither")
 @pytest.mark.parametrize("how", ["MOVE answered OK, nothing moved", "keyword answered OK, not kept"])
 def test_what_a_scans_line_says_was_done_was_done(how, trained, monkeypatch, tmp_path):
     """act decides what was done by the server's OK (and, since 4c8aaa8, by the message still
@@ -175,7 +173,6 @@ def test_what_a_scans_line_says_was_done_was_done(how, trained, monkeypatch, tmp
                 assert keyword in message[1], (run, uid, action, message[1])
 
 
-@pytest.mark.xfail(strict=True, reason="the summary counts the spam verdicts, not the messages moved")
 def test_the_summary_says_how_many_were_moved_not_how_many_were_spam(model, tmp_path, monkeypatch):  # noqa: F811
     """imap-scan's summary says `N spam moved to Junk` with N the spam verdicts (counts["spam"]):
     a spam deleted by another client between its scan and the move is `gone before the move` in
@@ -314,7 +311,6 @@ def test_a_listing_out_of_order_holds_the_bytes_a_message_one_in_order_does():
 
 
 # --- a user's copy out of Junk taken for a move begun -----------------------------------------
-@pytest.mark.xfail(strict=True, reason="a user's copy out of Junk reads as a move begun, and is deleted")
 @pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, {"UIDPLUS"}, set()], ids=["MOVE", "UIDPLUS", "neither"])
 def test_a_message_the_user_copied_out_of_junk_and_left_there_is_not_deleted(
     capabilities,
@@ -339,7 +335,6 @@ def test_a_message_the_user_copied_out_of_junk_and_left_there_is_not_deleted(
 
 
 # --- one folder, two spellings of its URL -----------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="the state is keyed by the URL as spelled: the folder scanned again whole")
 @pytest.mark.parametrize("spelling", ["imap://alice@example.org:143/INBOX", "imap://alice@example.org/inbox"])
 def test_one_folder_spelled_two_ways_is_not_scanned_again(spelling, trained, monkeypatch, tmp_path):
     """The state remembers a folder by Folder.url, which keeps a port given as the scheme's

@@ -69,6 +69,13 @@ def runs(server, model, monkeypatch, state, count, time_limit=None, keyword=None
     return said
 
 
+def begun(state, uids):
+    """The state file `state` of a run that began the moves of INBOX's `uids` (recorded before
+    their STORE of MARK: a move begun is a message carrying MARK that the record names) and
+    scanned nothing past them."""
+    imapscan.write_state(str(state), {URL: {"uid_validity": 1, "last_uid": 0, "moving": sorted(uids)}})
+
+
 @pytest.fixture(scope="module")
 def model():
     import nbtext
@@ -145,6 +152,7 @@ def test_a_move_begun_whose_bytes_the_server_stalls_on_is_finished_or_left_whole
     date = server.folders["INBOX"]["messages"][2][2]
     server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=date)
     server.append("INBOX", HAM[0])
+    begun(tmp_path / "state", [2])
     runs(server, model, monkeypatch, tmp_path / "state", 6)
     inbox, deleted, junk = where(server, SPAM[1])
     assert junk == 1 and inbox == deleted, (inbox, deleted, junk)
@@ -164,6 +172,7 @@ def test_a_move_begun_whose_identity_the_server_stalls_on_is_left_whole_and_said
     server.append("INBOX", SPAM[1], flags={imapscan.MARK})
     server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=server.folders["INBOX"]["messages"][2][2])
     server.append("INBOX", HAM[0])
+    begun(tmp_path / "state", [2])
     with pytest.warns(UserWarning) as warned:
         runs(server, model, monkeypatch, tmp_path / "state", 6)
     assert where(server, SPAM[1]) == (1, 0, 1)
@@ -226,6 +235,7 @@ def test_the_bytes_of_a_message_whose_decision_needs_none_are_never_asked_for(
     before = {m: where(server, m) for m in messages}
     monkeypatch.setattr(imapscan, "Session", server.session())
     state, said = tmp_path_factory.mktemp("state") / "state", {}
+    begun(state, [uid for uid, (kind, _) in enumerate(kinds, 1) if kind.startswith("begun")])
 
     def on_message(name, label, probability, action):
         assert int(name.rsplit("=", 1)[1]) not in said
@@ -275,6 +285,7 @@ def test_a_move_finished_unjudged_says_so_in_its_line(dry_run, model_file, monke
     server.append("INBOX", SPAM[1], flags={imapscan.MARK})
     server.append("Junk", SPAM[1], flags={imapscan.MARK}, date=server.folders["INBOX"]["messages"][2][2])
     server.append("INBOX", HAM[0])
+    begun(tmp_path / "state", [2])
     monkeypatch.setattr(imapscan, "Session", server.session())
     options = ["--dry-run"] if dry_run else []
     result = CliRunner().invoke(
@@ -289,8 +300,10 @@ def test_a_move_finished_unjudged_says_so_in_its_line(dry_run, model_file, monke
     assert [line[0] for line in lines] == names and [line[1] for line in lines] == ["spam", "-", "ham"], lines
     assert lines[1][2:] == ["-", f"{done} (a move an earlier run began, its copy in Junk already: not judged)"]
     assert lines[0][3] == done and lines[2][3] == "kept"
-    summary = (
-        f"2 new messages in {URL}: 1 spam {done}, 1 move an earlier run began {'would be ' if dry_run else ''}finished"
+    summary = f"2 new messages in {URL}: " + (
+        "1 spam would be moved to Junk, 1 move an earlier run began would be finished"
+        if dry_run
+        else "1 spam, 1 moved to Junk, 1 move an earlier run began finished"
     )
     assert summary in result.stderr, result.stderr
     assert where(server, SPAM[1]) == ((1, 0, 1) if dry_run else (0, 0, 1))

@@ -170,10 +170,20 @@ class Connection:
         return [None]
 
     def copy(self, uid_set, target):
+        copies = []
         for uid in self.uids(uid_set):
             message, flags, date = self.open["messages"][uid]
             self.server.append(target.strip('"'), message, flags - {"\\Recent"}, date)
+            copies.append((uid, self.server.folders[target.strip('"')]["next"] - 1))
+        if copies and "UIDPLUS" in self.capabilities:  # (RFC 4315's COPYUID, in the OK of COPY and MOVE)
+            validity = self.server.folders[target.strip('"')]["validity"]
+            self.copyuid = b"%d %s %s" % (validity, *(",".join(str(u[n]) for u in copies).encode() for n in (0, 1)))
         return [None]
+
+    def response(self, code):
+        """imaplib's: the response code's data said since it was last asked ([None]: none), forgotten."""
+        assert code == "COPYUID", code
+        return code, [self.__dict__.pop("copyuid", None)]
 
     def move(self, uid_set, target):
         moving = self.uids(uid_set)
@@ -345,8 +355,9 @@ def test_any_sequence_of_failing_runs_copies_nothing_twice_and_loses_nothing(
 
 def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monkeypatch, tmp_path):
     """The server refuses to move spam: the scan says so in one error, leaves the messages
-    where they are (only marked with nbtext's keyword, which a retry reads as a move begun),
-    and remembers nothing past them, so the next run moves them, once."""
+    where they are (only marked with nbtext's keyword, which a retry reads as a move begun: the
+    state records them as such before the keyword is given), and remembers nothing past them,
+    so the next run moves them, once."""
     server = a_server({"MOVE", "UIDPLUS"})
     server.refuse = {"MOVE"}
     state = tmp_path / "state"
@@ -356,7 +367,8 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
         with pytest.raises(NbtextError, match="refused UID MOVE"):
             imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
         assert server.said[-1] == "MOVE" and "EXPUNGE" not in server.said and "COPY" not in server.said
-        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2]) and not state.exists()
+        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+        assert imapscan.read_state(str(state)) == {URL: {"uid_validity": 1, "last_uid": 0, "moving": [1, 3, 4]}}
     server.refuse = set()
     assert imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))["acted"] == 3
     holds(server, SPAM[:3] + HAM[:2], done=True)
@@ -386,12 +398,12 @@ def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabili
     monkeypatch.setattr(imapscan, "Session", server.session())
     asked, flags_of = [], imapscan.flags_of
 
-    def flags_after_a_deletion(session, uids):
+    def flags_after_a_deletion(session, uids, *keywords):
         asked.append(list(uids))
         if len(asked) == 2:  # (the move's own look, after the scan's)
             gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == SPAM[1])
             del server.folders["INBOX"]["messages"][gone]
-        return flags_of(session, uids)
+        return flags_of(session, uids, *keywords)
 
     monkeypatch.setattr(imapscan, "flags_of", flags_after_a_deletion)
     counts, said = scanned_saying(model, tmp_path, "Junk")
@@ -912,7 +924,8 @@ def test_a_real_dovecots_move_begun_is_finished_though_it_stalls_on_the_messages
     dovecot, model, tmp_path, server
 ):
     """Against Dovecot (with MOVE, without, without UIDPLUS too): a move begun as a run lost
-    after its COPY leaves it (the message given $NbtextMoved, then copied to Junk), and the
+    after its COPY leaves it (recorded in the state, the message given $NbtextMoved, then
+    copied to Junk), and the
     server then stalling on that message's bytes (a proxy holds back every FETCH of them). The
     scan finishes the move without asking for them: the message in Junk once and no longer in
     the folder (marked \\Deleted where there is no UIDPLUS), its line saying it was not judged;
@@ -928,12 +941,18 @@ def test_a_real_dovecots_move_begun_is_finished_though_it_stalls_on_the_messages
     assert client.select("Scan")[0] == "OK"
     assert client.uid("STORE", str(uids[0]), "+FLAGS", f"({imapscan.MARK})")[0] == "OK"
     assert client.uid("COPY", str(uids[0]), "Junk")[0] == "OK"
+    validity = int(client.response("UIDVALIDITY")[1][-1])
     client.logout()
     proxy = StallingOnBytes(dovecot.imap_port, [uids[0]])
+    # the run's record of the move it began (written before its STORE of the keyword)
+    folder = f"imap://alice@127.0.0.1:{proxy.port}/Scan"
+    imapscan.write_state(
+        str(tmp_path / "state"), {folder: {"uid_validity": validity, "last_uid": 0, "moving": [uids[0]]}}
+    )
     try:
         done = run(
             *["imap-scan", "-m", path, "--move-to", "Junk", "--state", tmp_path / "state", "--time-limit", "20"],
-            f"imap://alice@127.0.0.1:{proxy.port}/Scan",
+            folder,
             check=False,
         )
     finally:

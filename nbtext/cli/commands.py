@@ -866,8 +866,14 @@ def imap_scan(
     if not quiet:
         done = "would be " if dry_run else ""
         what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))
+        if not dry_run:  # (what the folder shows was done, not the verdicts: a spam gone meanwhile is not moved)
+            what = ", " + " and ".join(
+                ([f"{counts['flagged']:,} flagged {keyword}"] if keyword else [])
+                + ([f"{counts['moved']:,} moved to {move_to}"] if move_to else [])
+            )
         click.echo(
-            f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam {done}{what}"
+            f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam"
+            + (f" {done}{what}" if dry_run else what)
             + (
                 f", {counted(counts['finished'], 'move')} an earlier run began {done}finished"
                 if counts["finished"]

@@ -38,6 +38,7 @@ remembered."""
 
 import json
 import os
+from collections import namedtuple
 from contextlib import contextmanager
 from itertools import chain
 
@@ -47,6 +48,7 @@ from nbtext.labels import spam_class
 from nbtext.modelfile.container import write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import (
+    BATCH,
     Session,
     TooSlow,
     answered_uid,
@@ -59,11 +61,15 @@ from nbtext.reading.imap import (
     warn_of_messages,
 )
 from nbtext.reading.imapclient import run_time_left, time_limit
-from nbtext.reading.imapurl import DEFAULT_ACCESS, carried, parse
+from nbtext.reading.imapurl import DEFAULT_ACCESS, PORTS, carried, parse
 
 STATE_VERSION = 1
 TRIES = 3  # runs that try a message the server would not send (skipped) before it is given up
 SKIPPED_KEPT = 200  # skipped messages a folder's state keeps to try again; the lowest UIDs past it are given up
+# UIDs whose move a run began that a folder's state keeps (a batch's, and those an earlier run's record
+# names that this run has not reached yet); past it the lowest of the latter are forgotten, each then a
+# message carrying MARK that no record names (judged again, its copy looked for before it is moved: see scan)
+MOVING_KEPT = 2 * BATCH
 
 
 def default_state_path():
@@ -94,8 +100,10 @@ def scan(
     nbtext.reading.imapurl.ImapAccess). `time_limit`: the seconds the run may take once it
     holds the state's lock (None: no limit but each answer's own deadline), past which it
     stops, in one line, with the state saved of the batches done (nbtext.reading.imapclient
-    bounds every answer by that end). {"scanned", "spam", "acted", "finished"}: the counts
-    ("finished": moves begun finished unjudged, counted in "acted" too, not in "scanned")."""
+    bounds every answer by that end). {"scanned", "spam", "acted", "finished", "moved",
+    "flagged"}: the counts ("acted": messages with all asked done, as the folder shows it;
+    "finished": moves begun finished unjudged, counted in "acted" too, not in "scanned";
+    "moved", "flagged": of the messages judged, those the folder shows moved, or flagged)."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
@@ -115,13 +123,14 @@ def scan(
         )
     state_path = state_path or default_state_path()
     _state_path_checked(state_path)  # (before a lock is made beside it)
-    counts = {"scanned": 0, "spam": 0, "acted": 0, "finished": 0}
+    counts = {"scanned": 0, "spam": 0, "acted": 0, "finished": 0, "moved": 0, "flagged": 0}
     with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
+        key = state_key(folder)
         with Session(folder, readonly=dry_run, access=imap_access) as session:
             if move_to is not None:
                 _check_folder(session, move_to)
-            remembered = state.get(folder.url, {})
+            remembered = state.get(key, {})
             # the folder scanned before: the same UIDVALIDITY, and a UIDNEXT above the last UID scanned
             # (one at or below it: renumbered without a new UIDVALIDITY, which RFC 3501 2.3.1.1 forbids)
             same = remembered.get("uid_validity") == session.uid_validity and (
@@ -131,12 +140,21 @@ def scan(
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
             # the last UID of a batch whose FETCH the server stalled on: up to it, a message at a time
             stalled = remembered.get("stalled", 0) if same else 0
+            # the UIDs whose move a run began (recorded before their STORE of MARK, as the write-ahead of it)
+            recorded = set(remembered.get("moving", [])) if same else set()
             listed = listing(session, after=start)
             model = load_model() if listed or skipped else None
             if listed or skipped:
                 from nbtext.exactmath import exp  # (numpy: only when there is mail to classify)
             target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             last = start
+
+            def remembered_now():
+                """The folder's state as it stands (the record of moves kept as _record says)."""
+                nonlocal recorded
+                recorded = _record(recorded, last, skipped)
+                return _folder_state(session.uid_validity, last, skipped, stalled, recorded)
+
             # the new ones, then those skipped by earlier runs (below `start`, their sizes not listed): one
             # the server stalls on again ends the run after the new mail, not before it
             again = [(uid, None) for uid in sorted(skipped)]
@@ -148,9 +166,10 @@ def scan(
                 begun = []  # (until the batch's flags are read)
                 try:
                     # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
-                    # MARK alone: a move begun (see the module docstring)
+                    # MARK, not \\Deleted, and named by the record: a move begun (see the module docstring)
                     flags = flags_of(session, batch)  # (without those deleted meanwhile)
-                    begun = [uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}]
+                    marked = {uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}}
+                    begun = sorted(marked & recorded)
                     if target and not dry_run:
                         _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
                     # A move begun whose copy is in the target is finished, whatever the model says now; one
@@ -171,30 +190,54 @@ def scan(
                             calls.append((doc.name, label, probability))
                         scanned += len(documents)
                     spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
+                    # A spam carrying MARK that no record names: a user's copy of a message moved (kept in
+                    # the target too), or a move begun whose record was lost (the state file lost, the
+                    # UIDVALIDITY changed, an older nbtext's): its copy is looked for before it is moved
+                    # again, so that none is made twice; found, the message is only deleted from the folder
+                    unrecorded = sorted(spam_uids & (marked - recorded))
+                    copied |= target.copies_of(session, unrecorded) if unrecorded else set()
                     acted = spam_uids | copied  # (refused: an error, the state left before them)
-                    gone = set()
+                    done = Done(set(), set(), set())
                     if acted and not dry_run:
-                        gone = acted - act(
-                            session, sorted(acted), move_to, keyword, [u for u in begun if u in acted], copied
-                        )
-                    kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
+                        if target:  # the write-ahead: recorded before any of them is given MARK
+                            recorded |= acted
+                            state[key] = remembered_now()
+                            write_state(state_path, state)
+                        done = act(session, sorted(acted), move_to, keyword, sorted(marked & acted), copied, target)
+                    # moved is what the folder shows: one the server said it moved and did not is tried again
+                    unmoved = (
+                        {uid for uid in acted if uid not in done.gone and uid not in done.moved} if target else set()
+                    )
+                    unmoved = set() if dry_run else unmoved
+                    kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in marked - acted]
                     if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
                         session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                     # a line a message, in UID order: those judged, and the moves finished unjudged (no
                     # label, no probability: their bytes were not read)
                     lines = [(uid_of[name], name, label, probability) for name, label, probability in calls]
-                    lines += [(uid, session.folder.message_name(uid), None, None) for uid in copied]
+                    lines += [
+                        (uid, session.folder.message_name(uid), None, None) for uid in copied if uid not in uid_of
+                    ]
                     for uid, name, label, probability in sorted(lines, key=lambda line: line[0]):
-                        action = _gone(move_to) if uid in gone else _action(move_to, keyword, dry_run)
-                        action = action if uid in acted else "kept"
-                        if uid in copied and uid not in gone:
+                        if uid not in acted:
+                            action = "kept"
+                        elif dry_run:
+                            action = _action(move_to, keyword, dry_run)
+                        else:
+                            action = _said(uid, done, move_to, keyword)
+                        if label is None and (dry_run or uid in done.moved):
                             action += f" (a move an earlier run began, its copy in {move_to} already: not judged)"
                         if on_message is not None:
                             on_message(name, label, probability, action)
+                    judged = set(uid_of.values())
                     counts["scanned"] += scanned
                     counts["spam"] += sum(label == spam for _, label, _ in calls)
-                    counts["finished"] += len(copied - gone)
-                    counts["acted"] += 0 if dry_run else len(acted - gone)
+                    unjudged = copied - judged
+                    counts["finished"] += len(unjudged if dry_run else unjudged & done.moved)
+                    if not dry_run:
+                        counts["acted"] += sum(_all_done(uid, done, move_to, keyword) for uid in acted)
+                        counts["moved"] += len(done.moved & judged)
+                        counts["flagged"] += len(done.flagged & judged)
                 except TooSlow:  # the run's error (the run's time limit's too); what the next runs do about it
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
@@ -202,13 +245,13 @@ def scan(
                         else:  # that one: skipped, as one the server would not send
                             _tried(skipped, batch, set(batch), session.folder, begun, move_to)
                             last = max(last, batch[-1])
-                        state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
+                        state[key] = remembered_now()
                         write_state(state_path, state)
                     raise
                 last = max(last, batch[-1])
                 if not dry_run:
-                    _tried(skipped, batch, unsent, session.folder, begun, move_to)
-                    state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
+                    _tried(skipped, batch, unsent, session.folder, begun, move_to, unmoved)
+                    state[key] = remembered_now()
                     write_state(state_path, state)
     return counts
 
@@ -223,26 +266,39 @@ def _alone_where(batches, alone):
             yield batch
 
 
-def _folder_state(uid_validity, last, skipped, stalled):
+def _folder_state(uid_validity, last, skipped, stalled, recorded=()):
     """What the state file keeps of a folder: its UIDVALIDITY, the last UID scanned, the UIDs
-    skipped with the runs that skipped each, and the last UID of a batch stalled on past `last`."""
+    skipped with the runs that skipped each, the last UID of a batch stalled on past `last`, and
+    the record of moves begun ("moving": UIDs, each past `last` or skipped: see _record)."""
     kept = {"uid_validity": uid_validity, "last_uid": last}
     if skipped:
         kept["skipped"] = sorted([uid, runs] for uid, runs in skipped.items())
     if stalled > last:
         kept["stalled"] = stalled
+    if recorded:
+        kept["moving"] = sorted(recorded)
     return kept
 
 
-def _tried(skipped, batch, unsent, folder, begun=(), move_to=None):
+def _record(recorded, last, skipped):
+    """The record of moves begun as the state keeps it: of the UIDs `recorded`, those a later
+    batch will read again (past `last`, or skipped to be tried again); the rest were read, their
+    moves finished or judged again. At most MOVING_KEPT, the highest kept (one forgotten is a
+    message carrying MARK no record names: judged again, its copy looked for before a move)."""
+    kept = sorted(uid for uid in recorded if uid > last or uid in skipped)
+    return set(kept[-MOVING_KEPT:])
+
+
+def _tried(skipped, batch, unsent, folder, begun=(), move_to=None, unmoved=()):
     """`skipped` ({UID: runs that skipped it}) after the scan of `batch`, whose messages
-    `unsent` the server would not send: those are tried again by later runs, up to TRIES runs
-    and SKIPPED_KEPT messages (those past either given up, said in one warning line; a move
-    begun, of `begun`, in a line of its own: its copy may be in `move_to` too); the rest of the
-    batch (read, or gone from the folder) are no longer skipped."""
+    `unsent` the server would not send and `unmoved` it said it moved and did not: those are
+    tried again by later runs, up to TRIES runs and SKIPPED_KEPT messages (those past either
+    given up, said in one warning line; a move begun, of `begun` or `unmoved`, in a line of its
+    own: its copy may be in `move_to` too); the rest of the batch (read, or gone from the
+    folder) are no longer skipped."""
     for uid in batch:
         runs = skipped.pop(uid, 0) + 1
-        if uid in unsent:
+        if uid in unsent or uid in unmoved:
             skipped[uid] = runs
     given_up = [uid for uid in sorted(skipped) if skipped[uid] >= TRIES]
     for uid in given_up:
@@ -251,14 +307,22 @@ def _tried(skipped, batch, unsent, folder, begun=(), move_to=None):
     for uid in past:
         del skipped[uid]
     given_up = sorted(given_up + past)
-    moves = [uid for uid in given_up if uid in set(begun)]
-    if others := [uid for uid in given_up if uid not in set(moves)]:
+    unmoved = [uid for uid in given_up if uid in set(unmoved)]
+    moves = [uid for uid in given_up if uid in set(begun) and uid not in set(unmoved)]
+    if others := [uid for uid in given_up if uid not in set(moves) | set(unmoved)]:
         warn_of_messages(folder.url, others, "the server would not send, no longer tried, left in the folder unscanned")
     if moves:  # (its copy cannot be told from another message without what the server would not send)
         warn_of_messages(
             folder.url,
             moves,
             f"the server would not send, no longer tried: a move an earlier run began, left in the folder, "
+            f"its copy perhaps in {move_to} too",
+        )
+    if unmoved:
+        warn_of_messages(
+            folder.url,
+            unmoved,
+            f"the server said it moved to {move_to} and did not, no longer tried: left in the folder, "
             f"its copy perhaps in {move_to} too",
         )
 
@@ -305,50 +369,129 @@ def _action(move_to, keyword, dry_run):
     return ("would be " if dry_run else "") + " and ".join(done)
 
 
+def _said(uid, done, move_to, keyword):
+    """What a scan's line says was done to the message `uid` that act was given: what the
+    folder shows (`done`, act's), each part asked for and not done said so."""
+    if uid in done.gone:
+        return _gone(move_to)
+    parts, not_done = [], []
+    if keyword is not None:
+        if uid in done.flagged:
+            parts.append(f"flagged {keyword}")
+        else:
+            not_done.append(f"not flagged: the server did not keep the keyword {keyword}")
+    if move_to is not None:
+        if uid in done.moved:
+            parts.append(f"moved to {move_to}")
+        else:
+            not_done.append(f"not moved: the server said it moved it to {move_to} and did not (tried again next run)")
+    return "; ".join([" and ".join(parts)] * bool(parts) + not_done)
+
+
+def _all_done(uid, done, move_to, keyword):
+    """Whether all that was asked for the message `uid` is done, as the folder shows it."""
+    return uid not in done.gone and (keyword is None or uid in done.flagged) and (move_to is None or uid in done.moved)
+
+
 MARK = "$NbtextMoved"  # the keyword of a message nbtext moves, given before the move (see the module docstring)
 # (flags as flags_of gives them: upper case, as IMAP's flags are case-insensitive)
 MARKED, DELETED = MARK.upper(), "\\DELETED"
 
 
-def act(session, uids, move_to=None, keyword=None, begun=(), copied=frozenset()):
+class Done(namedtuple("Done", "gone flagged moved")):
+    """What act did, as the folder shows it after its commands (never by a server's OK alone):
+    the UIDs `gone` (deleted by another client before their STORE: nothing done), those
+    `flagged` (carrying the keyword after it), those `moved` (no longer in the folder after
+    MOVE, or copied: named by COPY's COPYUID, or, where it says none, found in the target)."""
+
+
+def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset(), target=None):
     """Give the messages `uids` the keyword, then move them to `move_to` (see the module
-    docstring): those not yet marked are given MARK in the same STORE; those of `begun` carry
-    it already (a move an earlier run began), and `copied` (_Target.copies_of) are those of
-    them whose copy is in the folder `move_to` already: those are only deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a plain
-    EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
+    docstring): those not yet marked are given MARK in the same STORE; those of `marked` carry
+    it already (a move an earlier run began, or a message moved once), and `copied`
+    (_Target.copies_of) are those of them whose copy is in the folder `move_to` already: those
+    are only deleted here. Without UIDPLUS the messages copied are left marked \\Deleted (a
+    plain EXPUNGE would remove other messages marked so). A refusal is an NbtextError: the
     messages are then where they were, or, a COPY done, marked \\Deleted only once it is.
-    Returns the UIDs acted on: all of `uids` but those the folder no longer held once they
-    were given the keyword or MARK (deleted since they were scanned: nothing was done to them)."""
-    fresh = [uid for uid in uids if uid not in set(begun)]
-    added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None and fresh else [])
+    Returns what was done (Done), as the folder shows it: a server's OK is taken for nothing.
+    A message is marked \\Deleted only once its copy is known to be in `move_to` (`target`,
+    the _Target of that folder, looks where COPY says no COPYUID)."""
+    fresh = [uid for uid in uids if uid not in set(marked)]
+    marked = [uid for uid in uids if uid in set(marked)]
+    added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None else [])
     if added and fresh:
         session.command("STORE", uid_set(fresh), "+FLAGS.SILENT", f"({' '.join(added)})")
-    if keyword is not None and begun:
-        session.command("STORE", uid_set(begun), "+FLAGS.SILENT", f"({keyword})")
-    # What was acted on, for a keyword as for a move: those the folder still holds after the STORE.
-    # A UID STORE of a message deleted since the scan is answered OK and changes nothing (RFC 9051:
-    # no FETCH answers it, .SILENT asks for none, and not every server answers one): asked for.
-    flags = flags_of(session, fresh) if fresh else {}
-    fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing flagged or moved)
+    if keyword is not None and marked:
+        session.command("STORE", uid_set(marked), "+FLAGS.SILENT", f"({keyword})")
+    # What was done, for a keyword as for a move: asked of the folder after the STORE. A UID STORE of a
+    # message deleted since the scan is answered OK and changes nothing (RFC 9051: no FETCH answers it,
+    # .SILENT asks for none, and not every server answers one); one of a keyword the server does not
+    # keep (PERMANENTFLAGS without \*) is answered OK too.
+    flags = flags_of(session, uids, [keyword] if keyword is not None else [])
+    gone = {uid for uid in uids if uid not in flags}
+    flagged = {uid for uid in flags if keyword is not None and keyword.upper() in flags[uid]}
     if move_to is None:
-        return set(fresh) | set(begun)
-    copied = set(copied) & set(begun)
+        return Done(gone, flagged, set())
+    fresh = [uid for uid in fresh if uid in flags]  # (those deleted meanwhile: nothing flagged or moved)
     if fresh and "MOVE" not in session.capabilities and any(MARKED not in flags[uid] for uid in fresh):
         raise NbtextError(
             f"{session.folder.url}: the server did not keep the keyword {MARK} that imap-scan gives each "
             "message it moves (a retry would copy it twice): nothing moved"
         )
-    moving = fresh + [uid for uid in begun if uid not in copied]
+    copied = set(copied) & set(flags)
+    moving = [uid for uid in uids if uid in flags and uid not in copied]
+    moved = set()
     if moving and "MOVE" in session.capabilities:
+        _copyuid_sources(session, moving)  # (one said to an earlier command: not this one's)
         session.command("MOVE", uid_set(moving), mailbox_argument(move_to))
-        moving = []
+        named = _copyuid_sources(session, moving)
+        still = flags_of(session, moving)  # moved: no longer in the folder (and, where COPYUID was said, named)
+        moved = {uid for uid in moving if uid not in still and (named is None or uid in named)}
+        gone |= {uid for uid in moving if uid not in still and uid not in moved}
     elif moving:
+        _copyuid_sources(session, moving)
         session.command("COPY", uid_set(moving), mailbox_argument(move_to))
-    done = sorted(copied | set(moving))
-    if done:
-        session.command("STORE", uid_set(done), "+FLAGS.SILENT", "(\\Deleted)")
-        _expunge(session, done)
-    return set(fresh) | set(begun)
+        named = _copyuid_sources(session, moving)
+        if named is None:  # (no UIDPLUS, or a server that says no COPYUID): the copies looked for
+            target = target or _Target(session.folder.other(move_to), DEFAULT_ACCESS)
+            named = target.copies_of(session, moving)
+        copied |= named
+    if copied:
+        session.command("STORE", uid_set(sorted(copied)), "+FLAGS.SILENT", "(\\Deleted)")
+        _expunge(session, sorted(copied))
+    return Done(gone, flagged, moved | copied)
+
+
+def _copyuid_sources(session, uids):
+    """Those of `uids` the COPYUID (RFC 4315) the server said last names as copied (their copies'
+    UIDs in the target), None where it said none since this was last asked (then forgotten)."""
+    import re
+    from bisect import bisect_right
+
+    _, said = session.client.response("COPYUID")
+    said = [line for line in said if isinstance(line, bytes)]
+    if not said:
+        return None
+    found = re.match(rb"\s*\d{1,10} ([\d:,]{1,1000000}) [\d:,]", said[-1])
+    spans = []  # (first, last) of the source set's ranges, merged: each UID looked up in log time
+    for part in found[1].split(b",") if found else []:
+        ends = [int(end) for end in part.split(b":") if end.isdigit() and len(end) <= 10]
+        if len(ends) in (1, 2) and len(ends) == len(part.split(b":")):
+            spans.append((min(ends), max(ends)))
+    spans.sort()
+    merged = []
+    for first, end in spans:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([first, end])
+    firsts = [first for first, _ in merged]
+    named = set()
+    for uid in uids:
+        at = bisect_right(firsts, uid) - 1
+        if at >= 0 and merged[at][0] <= uid <= merged[at][1]:
+            named.add(uid)
+    return named
 
 
 def _expunge(session, uids):
@@ -358,21 +501,20 @@ def _expunge(session, uids):
         session.command("EXPUNGE", uid_set(uids))
 
 
-def flags_of(session, uids):
-    """{UID: those of its flags a scan reads (MARKED, DELETED), upper case} of those of `uids`
-    the open folder holds. Only those are made into objects: the answer (up to the client's
-    bound on answers) may name other UIDs and hold any number of other flags."""
+def flags_of(session, uids, keywords=()):
+    """{UID: those of its flags a scan reads (MARKED, DELETED, and the `keywords`), upper case}
+    of those of `uids` the open folder holds. Only those are made into objects: the answer (up
+    to the client's bound on answers) may name other UIDs and hold any number of other flags."""
     import re
 
+    read = (MARKED, DELETED, *(word.upper() for word in keywords))
     asked, found = set(uids), {}
     for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
         line = (line[0] if isinstance(line, tuple) else line) or b""
         uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^)]*)\)", line)
         if uid in asked and flags:
             said = b" " + flags[1].upper() + b" "
-            found[uid] = {
-                flag for flag in (MARKED, DELETED) if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)
-            }
+            found[uid] = {flag for flag in read if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)}
     return {uid: found[uid] for uid in uids if uid in found}
 
 
@@ -441,9 +583,47 @@ def _check_folder(session, name):
 
 
 # --- the state file ---------------------------------------------------------------------------
+def state_key(folder):
+    """The name the state file gives the Folder `folder`: its URL in one spelling, whatever the
+    command line's (the scheme's own port left out, INBOX in any case INBOX, as RFC 3501 has it,
+    an IP address in its shortest form, a host's final dot dropped), so one folder is one entry.
+    The one place it is made (a state an older nbtext wrote under a URL as spelled: read_state)."""
+    import ipaddress
+
+    host, zone = folder.host.rstrip("."), ""
+    try:
+        address, _, zone = host.partition("%")
+        host = ipaddress.ip_address(address).compressed
+    except ValueError:  # (a name)
+        zone = ""
+    return folder._replace(
+        host=host + (f"%{zone}" if zone else ""),
+        port=None if folder.port == PORTS[folder.scheme] else folder.port,
+        name="INBOX" if folder.name.upper() == "INBOX" else folder.name,
+        uid_validity=None,
+    ).url
+
+
+def _keyed(folders):
+    """`folders` of a state file under state_key's names (an older nbtext's are the URLs as the
+    command line spelled them; a name no URL reads stays as it is). Of two spellings of one
+    folder the one scanned furthest is kept: the other's messages were scanned by both."""
+    keyed = {}
+    for name, kept in sorted(folders.items()):
+        try:
+            key = state_key(parse(name))
+        except NbtextError:
+            key = name
+        if key not in keyed or kept["last_uid"] > keyed[key]["last_uid"]:
+            keyed[key] = kept
+    return keyed
+
+
 def read_state(path):
-    """{folder URL: {"uid_validity", "last_uid", and "skipped" where messages are to be tried
-    again: [[UID, runs that skipped it], ...]}} of the state file, {} when there is none."""
+    """{folder (state_key): {"uid_validity", "last_uid", and "skipped" where messages are to be
+    tried again: [[UID, runs that skipped it], ...], "stalled", "moving" where a move was begun:
+    [UID, ...]}} of the state file, {} when there is none. The one reader, and the one check of
+    what it holds."""
     _state_path_checked(path)
     try:
         with open(path, "rb") as f:
@@ -461,12 +641,25 @@ def read_state(path):
         and (v.get("uid_validity") is None or _a_uid(v["uid_validity"]))
         and _skipped_list(v.get("skipped", []), v["last_uid"])
         and ("stalled" not in v or _a_uid(v["stalled"]) and v["stalled"] > v["last_uid"])
+        and _moving_list(v.get("moving", []), v["last_uid"], v.get("skipped", []))
         for v in folders.values()
     ):
         raise NbtextError(
             f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
         )
-    return folders
+    return _keyed(folders)
+
+
+def _moving_list(value, last_uid, skipped):
+    """Whether `value` can be a folder's record of moves begun ("moving") as the state keeps it
+    (_record): at most MOVING_KEPT distinct UIDs, each past `last_uid` or one of `skipped` (a
+    state file an older build wrote has none)."""
+    return (
+        isinstance(value, list)
+        and len(value) <= MOVING_KEPT
+        and all(_a_uid(uid) and uid > 0 and (uid > last_uid or uid in {pair[0] for pair in skipped}) for uid in value)
+        and len(set(value)) == len(value)
+    )
 
 
 def _state_path_checked(path):
