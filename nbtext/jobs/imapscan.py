@@ -214,10 +214,9 @@ def scan(
                         session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
                     # a line a message, in UID order: those judged, and the moves finished unjudged (no
                     # label, no probability: their bytes were not read)
+                    judged = set(uid_of.values())
                     lines = [(uid_of[name], name, label, probability) for name, label, probability in calls]
-                    lines += [
-                        (uid, session.folder.message_name(uid), None, None) for uid in copied if uid not in uid_of
-                    ]
+                    lines += [(uid, session.folder.message_name(uid), None, None) for uid in copied - judged]
                     for uid, name, label, probability in sorted(lines, key=lambda line: line[0]):
                         if uid not in acted:
                             action = "kept"
@@ -229,7 +228,6 @@ def scan(
                             action += f" (a move an earlier run began, its copy in {move_to} already: not judged)"
                         if on_message is not None:
                             on_message(name, label, probability, action)
-                    judged = set(uid_of.values())
                     counts["scanned"] += scanned
                     counts["spam"] += sum(label == spam for _, label, _ in calls)
                     unjudged = copied - judged
