@@ -444,8 +444,8 @@ def test_messages_deleted_by_another_client_while_a_folder_is_read_are_one_line_
     ).save(str(model))
     listed = imapscan.flags_of if command.startswith("imap-scan") else imap.listing
 
-    def listed_then_deleted(session, after=0):
-        uids = listed(session, after)
+    def listed_then_deleted(session, after=0, *keywords):  # (flags_of's keywords: act's own look)
+        uids = listed(session, after, *keywords)
         client = dovecot.imap()
         client.select("Scan")
         client.uid("STORE", "3,4", "+FLAGS.SILENT", "(\\Deleted)")

@@ -926,9 +926,33 @@ def test_a_damaged_record_of_moves_begun_is_refused_in_one_line(moving, tmp_path
     read_or_refused(tmp_path_factory.mktemp("state") / "state", "moving", moving, valid)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    spans=st.lists(st.tuples(st.integers(1, 60), st.integers(0, 5), st.booleans()), max_size=8),
+    asked=st.sets(st.integers(1, 70), max_size=20),
+    said=st.booleans(),
+    trailer=st.sampled_from(["", "] Copied", "] [x]"]),
+)
+def test_a_copyuid_names_the_messages_it_says_were_copied_and_no_other(spans, asked, said, trailer):
+    """RFC 4315's COPYUID (`VALIDITY SOURCE-SET TARGET-SET`, sets of UIDs and ranges N:M either
+    way round, overlapping or not): of the UIDs asked, those its source set names are copied,
+    no other; a COPY without one (None) has its copies looked for in the target instead."""
+    from types import SimpleNamespace
+
+    source = ",".join(f"{a}:{a + n}" if n and forward else f"{a + n}:{a}" if n else f"{a}" for a, n, forward in spans)
+    data = [f"9 {source} 1:{len(spans) or 1}{trailer}".encode()] if said else [None]
+    session = SimpleNamespace(client=SimpleNamespace(response=lambda code: (code, data)))
+    named = imapscan._copyuid_sources(session, sorted(asked))
+    if not said:
+        assert named is None
+    else:
+        assert named == {uid for uid in asked if any(a <= uid <= a + n for a, n, _ in spans)}
+
+
 # --- the real Dovecot (tests/dovecot_server.py), its answers lost and nbtext killed ----------------------
 import test_imap  # noqa: E402
 from test_imap import PASSWORD, run, url  # noqa: E402
+from nbtext.reading.imapurl import parse  # noqa: E402
 
 dovecot, spamassassin = (
     test_imap.dovecot,
@@ -1141,3 +1165,38 @@ def test_a_real_dovecots_move_begun_is_finished_though_it_stalls_on_the_messages
     assert list(dovecot_flags(dovecot, "Junk")) == stored[:1]
     left = dovecot_flags(dovecot, "Scan")
     assert [m for m, flags in left.items() if "\\Deleted" not in flags] == stored[1:], left
+
+
+@pytest.mark.parametrize("server", DOVECOTS)
+def test_a_real_dovecots_copy_of_a_moved_ham_stays_and_a_move_is_said_as_dovecot_shows_it(
+    dovecot, model, tmp_path, server
+):
+    """Against Dovecot (with MOVE, without, without UIDPLUS too): a ham an earlier run moved to
+    Junk (it carries $NbtextMoved there) that the user copies back to the folder with its flags
+    and date (as a mail program does offline: APPEND), leaving Junk's. Was: taken for a move begun, its copy found in Junk, the
+    folder's deleted, `moved to Junk`. Now no record names it: judged, kept, the keyword taken
+    from it; a new spam beside it moved (the COPYUID Dovecot says, or its copy found, without
+    UIDPLUS), its line and the summary's count saying so; the state keeps no record after."""
+    dovecot.start(extra=DOVECOTS[server])
+    path = tmp_path / "m.model"
+    model.save(str(path))
+    kept, moved = ham(95), spam(95)
+    dovecot.append("Junk", [])
+    dovecot.append("Scan", [moved])
+    client = dovecot.imap()  # (as a mail program copies it: APPEND with its flags and INTERNALDATE)
+    for folder in ("Junk", "Scan"):
+        answer = client.append(
+            folder, f"({imapscan.MARK})", '"29-Nov-2026 04:00:00 +0000"', kept.replace(b"\n", b"\r\n")
+        )
+        assert answer[0] == "OK", answer
+    client.logout()
+    state = tmp_path / "state"
+    done = run("imap-scan", "-m", path, "--move-to", "Junk", "--state", state, url(dovecot, "Scan"))
+    lines = [line.split("\t") for line in done.stdout.decode().splitlines()]
+    assert [(line[1], line[3]) for line in lines] == [("spam", "moved to Junk"), ("ham", "kept")], lines
+    assert ": 1 spam, 1 moved to Junk;" in done.stderr.decode(), done.stderr.decode()
+    stored = [m.replace(b"\n", b"\r\n") for m in (kept, moved)]
+    left = dovecot_flags(dovecot, "Scan")
+    assert [(m, flags) for m, flags in left.items() if "\\Deleted" not in flags] == [(stored[0], "")], left
+    assert sorted(dovecot_flags(dovecot, "Junk")) == sorted(stored)
+    assert "moving" not in imapscan.read_state(str(state))[imapscan.state_key(parse(url(dovecot, "Scan")))]
