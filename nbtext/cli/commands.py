@@ -817,11 +817,11 @@ def imap_scan(
     classified; those called spam are moved to --move-to (MOVE, or COPY + \\Deleted +
     UID EXPUNGE) and/or given --keyword. Unsure ones (--unsure-below, or the model's
     own) stay. A move the server refuses leaves the message where it was, to be tried
-    again next run; each message moved is first given the keyword $NbtextMoved, so that
-    a retry never copies it twice and the Dovecot recipe does not learn it (docs/mail.md).
-    A message the server would not send is tried again by the next runs, and given up in
-    a warning line after 3. One line per message on stdout (name, label, probability, what was
-    done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
+    again next run; each message moved is first recorded in the state and given the keyword
+    $NbtextMoved, so that a retry never copies it twice and the Dovecot recipe does not learn
+    it (docs/mail.md). A message the server would not send, or said it moved and did not, is
+    tried again by the next runs, and given up in a warning line after 3. One line per message
+    on stdout (name, label, probability, what the folder shows was done), a summary on stderr; -q: nothing but errors (for cron). The password: as for
     any imap:// PATH (--password-command, $NBTEXT_IMAP_PASSWORD or ~/.netrc).
 
     \b

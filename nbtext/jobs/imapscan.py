@@ -6,20 +6,35 @@ batch, so a cron line costs only the new messages; a folder whose UIDVALIDITY ch
 (recreated, or its UIDs renumbered), or whose UIDNEXT is not above the last UID scanned
 (renumbered without saying so), is scanned again from its start.
 
-A move is recorded on the server, not only in the state file, so that a retry never copies a
-message twice whatever was lost (a command's answer, the connection, the state file, the
-process between two commands). Before anything else each message to move is given nbtext's
-keyword MARK, which COPY and MOVE carry to the copy; then MOVE where the server offers it,
-else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone. A scan skips
-the messages marked \\Deleted (nbtext marks one only once its copy is known to be in the
-target folder); one that carries MARK and is still in the folder is a move begun: it is looked
-for in the target folder (a message there with MARK, the same INTERNALDATE, RFC822.SIZE and
-Message-ID, all of which a copy keeps) and, found, only deleted from the folder, its bytes
-never asked for (it is not judged: a server that stalls on them or will not send them cannot
-leave it in both folders); not found,
-the model decides again: spam is moved, anything else kept and MARK taken from it (a message
-the user moved back out of the target folder carries MARK too: it is not moved again). MARK also tells the learn-on-move Sieve scripts (contrib/dovecot) a move of nbtext's
-from a user's: the model does not learn its own verdicts.
+A move is recorded twice, so that a retry never copies a message twice whatever was lost (a
+command's answer, the connection, the state file, the process between two commands). First
+in the state file: the UIDs whose move a batch begins ("moving", the write-ahead record),
+written whole before anything is done to them; then on the server: each message to move is
+given nbtext's keyword MARK, which COPY and MOVE carry to the copy; then MOVE where the server
+offers it, else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone.
+A scan skips the messages marked \\Deleted (nbtext marks one only once its copy is known to be
+in the target folder: named by COPY's COPYUID, or, where the server says none, found there);
+one that carries MARK, is still in the folder and is named by the record is a move begun: it
+is looked for in the target folder (a message there with MARK, the same INTERNALDATE,
+RFC822.SIZE and Message-ID, all of which a copy keeps) and, found, only deleted from the
+folder, its bytes never asked for (it is not judged: a server that stalls on them or will not
+send them cannot leave it in both folders); not found, the model decides again: spam is
+moved, anything else kept and MARK taken from it (a message the user moved back out of the
+target folder carries MARK too: it is not moved again). One that carries MARK and no record
+names (a user's copy of a message moved, kept in the target too; or a move begun whose record
+was lost with the state file, a new UIDVALIDITY or an older nbtext's state) is judged as any
+message, and a spam among them has its copy looked for before it is moved: found, it is only
+deleted from the folder, so no copy is made twice. MARK also tells the learn-on-move Sieve
+scripts (contrib/dovecot) a move of nbtext's from a user's: the model does not learn its own
+verdicts.
+
+What a message's line and the summary say was done is what the folder shows after the
+commands, never a server's OK alone: flagged if the message carries the keyword after its
+STORE (a server that keeps no such keyword answers OK too), moved if a MOVE left it no longer
+in the folder (and named in its COPYUID where one was said) or its copy is known to be in
+the target. One the server said it moved and did not is tried again by the next runs (as a
+message it would not send), and the state's key of a folder is one spelling of its URL
+(state_key), however the command line spelled it.
 
 No message is lost: a move the server refuses leaves the messages where they were, and the
 state stays before them (the next run tries again); so does a server past a deadline of its
@@ -209,6 +224,12 @@ def scan(
                         {uid for uid in acted if uid not in done.gone and uid not in done.moved} if target else set()
                     )
                     unmoved = set() if dry_run else unmoved
+                    if keyword is not None and not dry_run and (unflagged := sorted(acted - done.gone - done.flagged)):
+                        warn_of_messages(  # (said even with -q: a server that keeps no keyword never will)
+                            session.folder.url,
+                            unflagged,
+                            f"not flagged {keyword}: the server answered its STORE OK and did not keep the keyword",
+                        )
                     kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in marked - acted]
                     if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
                         session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
