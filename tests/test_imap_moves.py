@@ -936,14 +936,15 @@ def test_a_damaged_record_of_moves_begun_is_refused_in_one_line(moving, tmp_path
 def test_a_copyuid_names_the_messages_it_says_were_copied_and_no_other(spans, asked, said, trailer):
     """RFC 4315's COPYUID (`VALIDITY SOURCE-SET TARGET-SET`, sets of UIDs and ranges N:M either
     way round, overlapping or not): of the UIDs asked, those its source set names are copied,
-    no other; a COPY without one (None) has its copies looked for in the target instead."""
+    no other; a COPY without one, or with one that does not read as one (None), has its copies
+    looked for in the target instead."""
     from types import SimpleNamespace
 
     source = ",".join(f"{a}:{a + n}" if n and forward else f"{a + n}:{a}" if n else f"{a}" for a, n, forward in spans)
     data = [f"9 {source} 1:{len(spans) or 1}{trailer}".encode()] if said else [None]
     session = SimpleNamespace(client=SimpleNamespace(response=lambda code: (code, data)))
     named = imapscan._copyuid_sources(session, sorted(asked))
-    if not said:
+    if not said or not spans:  # (none said, or none that reads as one: the copies looked for)
         assert named is None
     else:
         assert named == {uid for uid in asked if any(a <= uid <= a + n for a, n, _ in spans)}

@@ -483,7 +483,8 @@ def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset()
 
 def _copyuid_sources(session, uids):
     """Those of `uids` the COPYUID (RFC 4315) the server said last names as copied (their copies'
-    UIDs in the target), None where it said none since this was last asked (then forgotten)."""
+    UIDs in the target), None where it said none since this was last asked (then forgotten), or
+    none that reads as one (then the copies are looked for, as without UIDPLUS)."""
     import re
     from bisect import bisect_right
 
@@ -492,8 +493,10 @@ def _copyuid_sources(session, uids):
     if not said:
         return None
     found = re.match(rb"\s*\d{1,10} ([\d:,]{1,1000000}) [\d:,]", said[-1])
+    if found is None:
+        return None
     spans = []  # (first, last) of the source set's ranges, merged: each UID looked up in log time
-    for part in found[1].split(b",") if found else []:
+    for part in found[1].split(b","):
         ends = [int(end) for end in part.split(b":") if end.isdigit() and len(end) <= 10]
         if len(ends) in (1, 2) and len(ends) == len(part.split(b":")):
             spans.append((min(ends), max(ends)))
