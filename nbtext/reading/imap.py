@@ -667,8 +667,22 @@ def _fetched(session, uids, max_bytes, again=False):
                 yield from _fetched(session, [uid], max_bytes)
             else:  # (alone, it fits: the server sent others' first)
                 yield uid, None, "the server sent more than was asked with it"
-        else:
+        elif uid in messages or refusal is not None:
             yield uid, messages.get(uid), refusal
+        elif len(uids) > 1:  # left out of the answer (or sent as NIL): asked for alone
+            yield from _fetched(session, [uid], max_bytes)
+        else:  # gone only where the folder no longer holds it: a server may answer OK and send nothing
+            yield uid, None, None if _gone(session, uid) else "the server answered without its bytes"
+
+
+def _gone(session, uid):
+    """Whether the open folder no longer holds the message `uid` (a FETCH of its UID answers
+    nothing for it: RFC 3501 6.4.8)."""
+    try:
+        said = session.command("FETCH", uid_set([uid]), "(UID)", answers=1)
+    except Refused as e:
+        return "[EXPUNGEISSUED]" in e.reason.upper()
+    return uid not in {answered_uid(line[0] if isinstance(line, tuple) else line or b"") for line in said}
 
 
 def _one_by_one(session, uids, max_bytes, again=False):
@@ -680,7 +694,9 @@ def _one_by_one(session, uids, max_bytes, again=False):
 def _messages(data):
     """{UID: bytes, or None where the literal was past the FETCH's bound} of a UID FETCH's
     answer as imaplib gives it: a (`N (UID u BODY[] {n}`, literal) pair per message, the UID
-    before the literal or in the bytes after it; a message said twice is the one kept."""
+    before the literal or in the bytes after it; or a line whose body is a quoted string (IMAP's
+    nstring: a short body may be sent so); a body sent as NIL is none. A message said twice is
+    the one kept."""
     found, waiting, literal = {}, False, None
 
     def keep(uid, literal):
@@ -697,7 +713,12 @@ def _messages(data):
         elif isinstance(item, bytes) and waiting:
             keep(answered_uid(item), literal)
             waiting = False
+        elif isinstance(item, bytes) and (quoted := QUOTED_BODY.search(item)):
+            keep(answered_uid(item), re.sub(rb"\\(.)", rb"\1", quoted[1]))
     return found
+
+
+QUOTED_BODY = re.compile(rb'\bBODY\[\](?:<\d+>)? "((?:[^"\\]|\\.)*)"')  # (RFC 3501 9: quoted, \" and \\ escaped)
 
 
 def answered_uid(line):
