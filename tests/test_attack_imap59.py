@@ -258,7 +258,6 @@ def test_a_password_command_that_hangs_ends_with_the_runs_time_limit(model, tmp_
 
 
 # --- words: a greeting that says PREAUTH ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="a PREAUTH greeting is said as a wrong password")
 def test_a_preauth_greeting_is_not_said_to_be_a_wrong_password(model):  # noqa: F811
     """A server that greets with PREAUTH (logged in already; a man in the middle's way round
     STARTTLS) is refused, rightly, before anything is read: imaplib's LOGIN in state AUTH

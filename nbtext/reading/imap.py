@@ -223,8 +223,13 @@ def connect(folder, access=DEFAULT_ACCESS):
             client = TlsClient(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
         else:
             client = Client(folder.host, port, timeout=TIMEOUT)
-            if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
-                client.starttls(tls_context(access))
+        if client.state != "NONAUTH":  # (PREAUTH: RFC 3501 7.1.4; a way round STARTTLS and the login)
+            raise NbtextError(
+                f"{where}: the server greeted nbtext as logged in already (PREAUTH), which it never asked for: "
+                "nothing is read"
+            )
+        if folder.scheme != "imaps" and "STARTTLS" in client.capabilities:  # no password in the clear where it need not
+            client.starttls(tls_context(access))
         mechanism = login_mechanism(client, folder, access)
     except NbtextError:
         close(client)
