@@ -226,7 +226,6 @@ def test_the_connections_a_run_makes_do_not_grow_with_the_messages_a_server_hang
 
 
 # --- time: what --time-limit bounds ----------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="--password-command runs without the run's time limit, holding the lock")
 def test_a_password_command_that_hangs_ends_with_the_runs_time_limit(model, tmp_path):  # noqa: F811
     """--password-command runs (subprocess.run, no timeout) inside the run's --time-limit and
     with the state's lock held, and nothing bounds it: `pass show mail` waiting for a

@@ -73,16 +73,27 @@ def password(folder, access=DEFAULT_ACCESS):
 
 def _password_of_command(command):
     """The first line --password-command prints (run by the shell; its stderr and stdin are
-    the user's, for a passphrase prompt). What it prints is never repeated."""
+    the user's, for a passphrase prompt), within what is left of the run's --time-limit (past
+    it, the shell is killed and what it started no longer waited for: the run's lock is not held
+    behind a prompt a cron line cannot answer). What it prints is never repeated."""
     import subprocess
 
+    from nbtext.reading.imapclient import run_time_left
+
     try:
-        done = subprocess.run(command, shell=True, stdout=subprocess.PIPE, check=False)
+        running = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE)
     except OSError as e:
         raise NbtextError(f"cannot run the --password-command: {e.strerror or e}") from None
-    if done.returncode != 0:
-        raise NbtextError(f"the --password-command failed (exit status {done.returncode}): no password")
-    line = done.stdout.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        printed, _ = running.communicate(timeout=run_time_left())
+    except subprocess.TimeoutExpired:
+        running.kill()  # (a command the shell started may hold the pipe on: it is not waited for)
+        running.stdout.close()
+        running.wait()
+        raise NbtextError("the --password-command had not ended when the run's --time-limit was reached") from None
+    if running.returncode != 0:
+        raise NbtextError(f"the --password-command failed (exit status {running.returncode}): no password")
+    line = printed.split(b"\n", 1)[0].rstrip(b"\r")
     if not line:
         raise NbtextError("the --password-command printed no password (its first line is empty)")
     return line.decode("utf-8", "surrogateescape")
