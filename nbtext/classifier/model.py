@@ -305,7 +305,8 @@ class NaiveBayes:
             self.tfidf_squares,
             self._journal,
             self.file_info,
-            self.corpus,
+            # (λ given now: kept when its counts change, as --alpha's, not chosen again by settings.corpus_alpha)
+            None if self.corpus is None else {**self.corpus, "default_alpha": False},
             self.calibrated,
         )
 
