@@ -403,3 +403,22 @@ def test_a_message_the_fetch_leaves_unanswered_while_its_flags_say_it_is_there_i
 
     folders = json.loads((tmp_path / "state").read_text())["folders"]
     assert [uid for uid, _ in folders["imap://alice@example.org/INBOX"].get("skipped", [])] == [3], folders
+
+
+# --- a --state that names a file of another kind ----------------------------------------------
+@pytest.mark.xfail(strict=True, reason="the refusal of any file not a state says to remove it")
+def test_a_state_path_naming_the_model_does_not_say_to_remove_it(model, tmp_path):  # noqa: F811
+    """`imap-scan -m mail.model --state mail.model` (a slip of the option, or a cron line's
+    paths mixed up): read_state reads the model file whole, and its one line says `mail.model
+    is not a state file of nbtext imap-scan (remove it to scan its folders again from their
+    start)`: the user is told to delete the model. The advice is a damaged state file's; a file
+    that is no JSON, or JSON of another kind, is no state imap-scan wrote. Expected: one line
+    that does not tell the user to remove a file imap-scan did not write."""
+    import shutil
+
+    mixed_up = tmp_path / "mail.model"
+    shutil.copy(model, mixed_up)
+    with HostileImap({1: SPAM}) as server:
+        result = invoke("imap-scan", "-m", model, "--keyword", "Junk", "--state", mixed_up, server.url())
+    one_line_error(result, "mail.model")
+    assert "remove it" not in result.stderr, result.stderr
