@@ -422,3 +422,37 @@ def test_a_state_path_naming_the_model_does_not_say_to_remove_it(model, tmp_path
         result = invoke("imap-scan", "-m", model, "--keyword", "Junk", "--state", mixed_up, server.url())
     one_line_error(result, "mail.model")
     assert "remove it" not in result.stderr, result.stderr
+
+
+# --- a state a server poisons: "stalled" ------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="a 'stalled' UID above the folder's UIDNEXT is kept for good")
+def test_a_stalled_uid_a_lying_server_set_does_not_outlive_its_lie(trained, monkeypatch, tmp_path):
+    """The state's "stalled" (the last UID of a batch the server stalled on) is checked when read
+    (above last_uid, below 2^32) but never against the folder: a server that once lists UID
+    4294967294 (under a UIDNEXT of 4294967295, both allowed) and stalls on that batch leaves
+    "stalled": 4294967294, and when it answers honestly again (UIDNEXT 6, the same
+    UIDVALIDITY) every later message up to that UID, all of them, is asked for one at a time:
+    a FETCH, the flags and a state write a message, for good (last_uid above UIDNEXT is mended
+    so: b5b59e6). Expected: a "stalled" not below the folder's UIDNEXT is dropped."""
+    import json
+
+    from test_attack_stall import StallingServer
+
+    lie = b"Subject: x\n\nlunch at noon, a lie\n"
+    server = StallingServer({"MOVE", "UIDPLUS"}, {"BODY"}, {lie})
+    inbox = server.folders.setdefault("INBOX", {"validity": 1, "next": 1, "messages": {}})
+    for message in [MOVED_SPAM[0], MOVED_SPAM[1]]:
+        server.append("INBOX", message)
+    inbox["next"] = (1 << 32) - 2
+    server.append("INBOX", lie)
+    state = tmp_path / "state"
+    assert scanned(server, trained, monkeypatch, state) == "TooSlow"
+    assert json.loads(state.read_text())["folders"]["imap://alice@example.org/INBOX"]["stalled"] == (1 << 32) - 2
+    del inbox["messages"][(1 << 32) - 2]  # the server honest again: its UIDNEXT what it is
+    inbox["next"] = 3
+    for message in [MOVED_SPAM[2], MOVED_SPAM[3], b"Subject: lunch\n\nlunch meeting at noon 9\n"]:
+        server.append("INBOX", message)
+    server.said.clear()
+    assert scanned(server, trained, monkeypatch, state) is None
+    kept = json.loads(state.read_text())["folders"]["imap://alice@example.org/INBOX"]
+    assert "stalled" not in kept, kept
