@@ -456,3 +456,35 @@ def test_a_stalled_uid_a_lying_server_set_does_not_outlive_its_lie(trained, monk
     assert scanned(server, trained, monkeypatch, state) is None
     kept = json.loads(state.read_text())["folders"]["imap://alice@example.org/INBOX"]
     assert "stalled" not in kept, kept
+
+
+# --- time: a FLAGS answer read in time quadratic in its line ------------------------------------
+@pytest.mark.xfail(strict=True, reason="flags_of's FLAGS \\(([^)]*)\\) rescans the line from each 'FLAGS ('")
+def test_the_scans_flags_answer_is_read_in_time_linear_in_its_line():
+    """imap-scan's flags_of (before each batch is scanned, and after act's STORE) searches every
+    line of the answer with rb"\\bFLAGS \\(([^)]*)\\)": on a line of `FLAGS (` said again and
+    again with no `)`, each one's [^)]* runs to the line's end: quadratic. 56 KB cost 2.6 s of
+    CPU; a line may be 1 MB (the client's bound: ~15 minutes) and an answer 16 MiB of such
+    lines (hours), none of it bounded by the answer's deadline (the reading is over). Through
+    the command line, one line of 112 KB in each FLAGS answer: imap-scan took 28 s for one
+    message (flags_of is asked twice). Timed at
+    N and 4N repeats, a ratio as test_imap_wire's identities test: linear about 4, quadratic 16."""
+    import time
+
+    from test_imap_wire import Answering
+
+    from nbtext.jobs.imapscan import flags_of
+
+    def seconds(repeats):
+        session, best = Answering([b"1 (UID 1 " + b"FLAGS (" * repeats]), float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            assert flags_of(session, [1]) == {}
+            best = min(best, time.process_time() - started)
+        return max(best, 1e-4)
+
+    seconds(200)  # (warm up)
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
+        ratios.append(seconds(3_200) / seconds(800))
+    assert min(ratios) < 8, f"3,200 repeats take {ratios} times as long as 800"
