@@ -488,3 +488,69 @@ def test_the_scans_flags_answer_is_read_in_time_linear_in_its_line():
     while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
         ratios.append(seconds(3_200) / seconds(800))
     assert min(ratios) < 8, f"3,200 repeats take {ratios} times as long as 800"
+
+
+# --- time: a host of several addresses, none answering ------------------------------------------
+def silent_addresses(count):
+    """`count` loopback addresses a connection to hangs (a listener whose backlog is full: its
+    SYNs go unanswered, as a blackholed route's), and what keeps them so."""
+    import time
+
+    listeners, held = [], []
+    for _ in range(count):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        listeners.append(listener)
+        for _ in range(3):
+            filling = socket.socket()
+            filling.setblocking(False)
+            try:
+                filling.connect(listener.getsockname())
+            except BlockingIOError:
+                pass
+            held.append(filling)
+    time.sleep(0.2)
+    return [listener.getsockname() for listener in listeners], listeners + held
+
+
+@pytest.mark.xfail(strict=True, reason="each address of the host gets the whole connection deadline")
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_host_whose_addresses_all_hang_is_given_the_connections_deadline_once(
+    model,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+    command,
+):
+    """Bounded.open passes what is left of the greeting's deadline (60 s, or the run's end) as
+    the socket's timeout, and socket.create_connection gives it to each address the name
+    resolves to in turn: a host of k addresses that do not answer takes k times the deadline
+    (imap.gmail.com has 2 AAAA and 2 A records: a broken IPv6 route costs 120 s a run before
+    IPv4 is tried, and under --time-limit 30 every run then ends at its limit, nothing ever
+    scanned). Here 3 addresses under a deadline of 1.5 s: 4.5 s, for predict and for imap-scan
+    --time-limit 2. Expected: the connection, whatever the addresses, within the deadline."""
+    import time
+
+    from nbtext.reading import imap, imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 1.5)
+    monkeypatch.setattr(imap, "TIMEOUT", 1.5)
+    addresses, held = silent_addresses(3)
+    resolve = socket.getaddrinfo
+
+    def resolved(host, port, *arguments, **options):
+        if host == "mail.example.org":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", address) for address in addresses]
+        return resolve(host, port, *arguments, **options)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolved)
+    url, began = "imaps://me@mail.example.org/INBOX", time.monotonic()
+    if command == "predict":
+        result = invoke("predict", "-m", model, url)
+    else:
+        result = invoke("imap-scan", "-m", model, "--keyword", "J", "--state", tmp_path / "s", "--time-limit", 2, url)
+    took = time.monotonic() - began
+    for s in held:
+        s.close()
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert took < 2.5, f"{took:.1f} s"
