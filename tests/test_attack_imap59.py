@@ -556,3 +556,44 @@ def test_a_host_whose_addresses_all_hang_is_given_the_connections_deadline_once(
         s.close()
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert took < 2.5, f"{took:.1f} s"
+
+
+# --- --move-to a name LIST reads as a pattern (the tests' Dovecot) -------------------------------
+@pytest.mark.xfail(strict=True, reason="_check_folder takes any LIST answer for the folder: % and * match others")
+def test_a_move_to_folder_that_lists_only_as_a_pattern_is_refused_before_anything_is_scanned(model, tmp_path):  # noqa: F811
+    """_check_folder asks LIST "" NAME and takes any line of its answer for the folder: LIST reads
+    % and * in NAME as wildcards, so `--move-to 'Ju%'` (a typo, or a folder so named on another
+    server) passes on the real Dovecot, which answers `Junk`. The scan then classifies, gives
+    the spam $NbtextMoved and fails at the MOVE ([TRYCREATE] Mailbox doesn't exist: Ju%), the
+    spam left marked; docs/mail.md says the folder is checked before anything is scanned.
+    Expected: refused in one line before any message is scanned or marked."""
+    import os
+    import subprocess
+    import tempfile
+
+    from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, missing_packages
+
+    if missing_packages():
+        pytest.skip(missing_packages())
+    server = Dovecot(tempfile.mkdtemp())
+    try:
+        server.install(None)
+        server.start()
+        server.append("INBOX", [b"Subject: offer\n\ncheap pills cash prize\n"])
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("NBTEXT_IMAP")}
+        done = subprocess.run(
+            [NBTEXT, "imap-scan", "-m", model, "--move-to", "Ju%", "--state", tmp_path / "state"]
+            + [f"imap://{USER}@127.0.0.1:{server.imap_port}/INBOX"],
+            capture_output=True,
+            env=environment | {"NBTEXT_IMAP_PASSWORD": PASSWORD},
+            timeout=120,
+        )
+        client = server.imap()
+        client.select("INBOX")
+        _, flags = client.uid("FETCH", "1:*", "(FLAGS)")
+        client.logout()
+    finally:
+        server.stop()
+    assert done.returncode == 1 and done.stdout == b"", done
+    assert b"no folder" in done.stderr and done.stderr.count(b"\n") == 1, done.stderr
+    assert b"$NbtextMoved" not in flags[0], flags
