@@ -871,3 +871,78 @@ def dovecot_flags(dovecot, folder):
     ]
     assert len({m for m, _ in found}) == len(found), f"a message twice in {folder}"
     return dict(found)
+
+
+class StallingOnBytes(LoopbackProxy):
+    """A proxy in front of the server's `port` that never passes on a UID FETCH of messages'
+    bytes naming one of `uids` (kept in `held`): a server that stalls on those messages."""
+
+    def __init__(self, port, uids):
+        self.uids, self.held = {b"%d" % uid for uid in uids}, []
+        super().__init__(port)
+
+    def join(self, near, far):
+        import threading
+
+        threading.Thread(target=self.pass_on, args=(near, far, True), daemon=True).start()
+        threading.Thread(target=self.pass_on, args=(far, near, False), daemon=True).start()
+
+    def pass_on(self, source, sink, commands):
+        import socket
+
+        for line in Dropping.lines(source):
+            asked = re.search(rb"UID FETCH ([\d,]+) \(UID BODY\.PEEK\[\]", line) if commands else None
+            if asked and set(asked[1].split(b",")) & self.uids:
+                self.held.append(line)
+                continue
+            try:
+                sink.sendall(line)
+            except OSError:
+                break
+        for end in (source, sink):  # (as Dropping: shut down first, a recv waiting on it in the other thread)
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+
+@pytest.mark.parametrize("server", DOVECOTS)
+def test_a_real_dovecots_move_begun_is_finished_though_it_stalls_on_the_messages_bytes(
+    dovecot, model, tmp_path, server
+):
+    """Against Dovecot (with MOVE, without, without UIDPLUS too): a move begun as a run lost
+    after its COPY leaves it (the message given $NbtextMoved, then copied to Junk), and the
+    server then stalling on that message's bytes (a proxy holds back every FETCH of them). The
+    scan finishes the move without asking for them: the message in Junk once and no longer in
+    the folder (marked \\Deleted where there is no UIDPLUS), its line saying it was not judged;
+    the ham beside it judged and kept. Was: the FETCH of its batch stalled until --time-limit,
+    each run, and after 3 runs the message was given up, left in both folders."""
+    dovecot.start(extra=DOVECOTS[server])
+    path = tmp_path / "m.model"
+    model.save(str(path))
+    begun, kept = spam(90), ham(90)
+    uids = dovecot.append("Scan", [begun, kept])
+    dovecot.append("Junk", [])
+    client = dovecot.imap()
+    assert client.select("Scan")[0] == "OK"
+    assert client.uid("STORE", str(uids[0]), "+FLAGS", f"({imapscan.MARK})")[0] == "OK"
+    assert client.uid("COPY", str(uids[0]), "Junk")[0] == "OK"
+    client.logout()
+    proxy = StallingOnBytes(dovecot.imap_port, [uids[0]])
+    try:
+        done = run(
+            *["imap-scan", "-m", path, "--move-to", "Junk", "--state", tmp_path / "state", "--time-limit", "20"],
+            f"imap://alice@127.0.0.1:{proxy.port}/Scan",
+            check=False,
+        )
+    finally:
+        proxy.close()
+    assert done.returncode == 0 and proxy.held == [], (done.stderr.decode(), proxy.held)
+    lines = [line.split("\t") for line in done.stdout.decode().splitlines()]
+    assert [line[1:3] for line in lines] == [["-", "-"], ["ham", lines[1][2]]], lines
+    assert lines[0][3] == "moved to Junk (a move an earlier run began, its copy in Junk already: not judged)"
+    stored = [m.replace(b"\n", b"\r\n") for m in (begun, kept)]
+    assert list(dovecot_flags(dovecot, "Junk")) == stored[:1]
+    left = dovecot_flags(dovecot, "Scan")
+    assert [m for m, flags in left.items() if "\\Deleted" not in flags] == stored[1:], left

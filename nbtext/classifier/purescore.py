@@ -22,7 +22,7 @@ import sys
 from bisect import bisect_left
 from collections import Counter
 
-from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
+from nbtext.classifier.settings import corpus_alpha, make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_many, find_one, indices_in_sorted_blob
@@ -126,7 +126,10 @@ class PureModel:
         self.class_count = [a + b for a, b in zip(self.class_count, changes.class_count)]
         if min(self.class_count) < 0:
             raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
-        record = changes.derived
+        record, corpus = changes.derived, self.header.get("corpus")
+        if corpus is not None:  # (λ left to the corpus: the one its documents choose now, as the model loaded whole)
+            corpus = {**corpus, "mail_documents": corpus["mail_documents"] + changes.mail_documents}
+            self.alpha = float(corpus_alpha(self.header["settings"], corpus, sum(self.class_count)))
         self.unk, self.form = (
             record["unk"],
             type(self.form).of_record(record, self.class_count, self.alpha, self.classes),

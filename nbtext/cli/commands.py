@@ -838,8 +838,9 @@ def imap_scan(
     skipped = Skipped()
 
     def said(name, label, probability, action):
-        if not quiet:
-            write_line(f"{tsv_field(name)}\t{label}\t{probability:.4f}\t{action}")
+        if not quiet:  # (a move begun finished unjudged: no label, no probability, "-" for each)
+            shown = ("-", "-") if label is None else (label, f"{probability:.4f}")
+            write_line(f"{tsv_field(name)}\t{shown[0]}\t{shown[1]}\t{action}")
 
     with user_errors():
         # The model file is checked on every run, new mail or not (a wrong -m is never silent), and
@@ -867,6 +868,11 @@ def imap_scan(
         what = " and ".join(([f"flagged {keyword}"] if keyword else []) + ([f"moved to {move_to}"] if move_to else []))
         click.echo(
             f"nbtext: {counted(counts['scanned'], 'new message')} in {url}: {counts['spam']:,} spam {done}{what}"
+            + (
+                f", {counted(counts['finished'], 'move')} an earlier run began {done}finished"
+                if counts["finished"]
+                else ""
+            )
             + ("" if dry_run else f"; remembered in {state_path or default_state_path()}"),
             err=True,
         )

@@ -14,7 +14,9 @@ else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone
 the messages marked \\Deleted (nbtext marks one only once its copy is known to be in the
 target folder); one that carries MARK and is still in the folder is a move begun: it is looked
 for in the target folder (a message there with MARK, the same INTERNALDATE, RFC822.SIZE and
-Message-ID, all of which a copy keeps) and, found, only deleted from the folder; not found,
+Message-ID, all of which a copy keeps) and, found, only deleted from the folder, its bytes
+never asked for (it is not judged: a server that stalls on them or will not send them cannot
+leave it in both folders); not found,
 the model decides again: spam is moved, anything else kept and MARK taken from it (a message
 the user moved back out of the target folder carries MARK too: it is not moved again). MARK also tells the learn-on-move Sieve scripts (contrib/dovecot) a move of nbtext's
 from a user's: the model does not learn its own verdicts.
@@ -86,12 +88,14 @@ def scan(
     """Scan the folder `url` names (see the module docstring) with the model of `classes` that
     `load_model()` gives, loaded only when there are new messages (a cron line's common run
     has none, and pays nothing for the model); `on_message(name,
-    label, probability, action)` for each message classified, `on_error(document, message)`
-    for each that cannot be read; the server is reached with `imap_access` (the command's
+    label, probability, action)` for each message classified, and for each move begun that is
+    finished without its bytes read (label and probability None: not judged this run);
+    `on_error(document, message)` for each that cannot be read; the server is reached with `imap_access` (the command's
     nbtext.reading.imapurl.ImapAccess). `time_limit`: the seconds the run may take once it
     holds the state's lock (None: no limit but each answer's own deadline), past which it
     stops, in one line, with the state saved of the batches done (nbtext.reading.imapclient
-    bounds every answer by that end). {"scanned", "spam", "acted"}: the counts."""
+    bounds every answer by that end). {"scanned", "spam", "acted", "finished"}: the counts
+    ("finished": moves begun finished unjudged, counted in "acted" too, not in "scanned")."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
     if keyword is not None and not _is_keyword(keyword):
@@ -111,7 +115,7 @@ def scan(
         )
     state_path = state_path or default_state_path()
     _state_path_checked(state_path)  # (before a lock is made beside it)
-    counts = {"scanned": 0, "spam": 0, "acted": 0}
+    counts = {"scanned": 0, "spam": 0, "acted": 0, "finished": 0}
     with _StateLock(state_path, dry_run), _limited(time_limit, folder, counts):
         state = read_state(state_path)
         with Session(folder, readonly=dry_run, access=imap_access) as session:
@@ -141,6 +145,7 @@ def scan(
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
+                begun = []  # (until the batch's flags are read)
                 try:
                     # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                     # MARK alone: a move begun (see the module docstring)
@@ -148,7 +153,14 @@ def scan(
                     begun = [uid for uid in flags if target and flags[uid] & {MARKED, DELETED} == {MARKED}]
                     if target and not dry_run:
                         _expunge(session, [uid for uid in flags if flags[uid] >= {MARKED, DELETED}])
-                    live = [uid for uid in batch if DELETED not in flags.get(uid, ())]  # (those gone: fetched says so)
+                    # A move begun whose copy is in the target is finished, whatever the model says now; one
+                    # whose copy is not there is the model's to decide again: a message the user moved back
+                    # out of the target keeps MARK, and must not be moved again against the model's verdict.
+                    # Decided before any bytes are asked for: those finished need none (a server that stalls
+                    # on them, or would not send them, must not leave them in both folders for good)
+                    copied = target.copies_of(session, begun) if begun else set()
+                    # what the model judges: all but \\Deleted and moves finished (those gone: fetched says so)
+                    live = [uid for uid in batch if DELETED not in flags.get(uid, ()) and uid not in copied]
                     uid_of = {session.folder.message_name(uid): uid for uid in live}
                     calls, scanned, unsent = [], 0, set()
                     for documents in in_batches(fetched(session, live, None, max_bytes) if live else ()):
@@ -158,10 +170,6 @@ def scan(
                             label, probability = model.decide(probabilities, unsure_below)
                             calls.append((doc.name, label, probability))
                         scanned += len(documents)
-                    # A move begun whose copy is in the target is finished, whatever the model says now; one
-                    # whose copy is not there is the model's to decide again: a message the user moved back
-                    # out of the target keeps MARK, and must not be moved again against the model's verdict
-                    copied = target.copies_of(session, begun) if begun else set()
                     spam_uids = {uid_of[name] for name, label, _ in calls if label == spam}
                     acted = spam_uids | copied  # (refused: an error, the state left before them)
                     gone = set()
@@ -172,28 +180,34 @@ def scan(
                     kept = [uid_of[name] for name, label, _ in calls if uid_of[name] in set(begun) - acted]
                     if kept and not dry_run:  # (kept: no longer a move begun, nor one of nbtext's for the recipe)
                         session.command("STORE", uid_set(kept), "-FLAGS.SILENT", f"({MARK})")
-                    for name, label, probability in calls:
-                        uid = uid_of[name]
+                    # a line a message, in UID order: those judged, and the moves finished unjudged (no
+                    # label, no probability: their bytes were not read)
+                    lines = [(uid_of[name], name, label, probability) for name, label, probability in calls]
+                    lines += [(uid, session.folder.message_name(uid), None, None) for uid in copied]
+                    for uid, name, label, probability in sorted(lines, key=lambda line: line[0]):
                         action = _gone(move_to) if uid in gone else _action(move_to, keyword, dry_run)
                         action = action if uid in acted else "kept"
+                        if uid in copied and uid not in gone:
+                            action += f" (a move an earlier run began, its copy in {move_to} already: not judged)"
                         if on_message is not None:
                             on_message(name, label, probability, action)
                     counts["scanned"] += scanned
                     counts["spam"] += sum(label == spam for _, label, _ in calls)
+                    counts["finished"] += len(copied - gone)
                     counts["acted"] += 0 if dry_run else len(acted - gone)
                 except TooSlow:  # the run's error (the run's time limit's too); what the next runs do about it
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
                         else:  # that one: skipped, as one the server would not send
-                            _tried(skipped, batch, set(batch), session.folder)
+                            _tried(skipped, batch, set(batch), session.folder, begun, move_to)
                             last = max(last, batch[-1])
                         state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                         write_state(state_path, state)
                     raise
                 last = max(last, batch[-1])
                 if not dry_run:
-                    _tried(skipped, batch, unsent, session.folder)
+                    _tried(skipped, batch, unsent, session.folder, begun, move_to)
                     state[folder.url] = _folder_state(session.uid_validity, last, skipped, stalled)
                     write_state(state_path, state)
     return counts
@@ -220,11 +234,12 @@ def _folder_state(uid_validity, last, skipped, stalled):
     return kept
 
 
-def _tried(skipped, batch, unsent, folder):
+def _tried(skipped, batch, unsent, folder, begun=(), move_to=None):
     """`skipped` ({UID: runs that skipped it}) after the scan of `batch`, whose messages
     `unsent` the server would not send: those are tried again by later runs, up to TRIES runs
-    and SKIPPED_KEPT messages (those past either given up, said in one warning line); the rest
-    of the batch (read, or gone from the folder) are no longer skipped."""
+    and SKIPPED_KEPT messages (those past either given up, said in one warning line; a move
+    begun, of `begun`, in a line of its own: its copy may be in `move_to` too); the rest of the
+    batch (read, or gone from the folder) are no longer skipped."""
     for uid in batch:
         runs = skipped.pop(uid, 0) + 1
         if uid in unsent:
@@ -236,9 +251,15 @@ def _tried(skipped, batch, unsent, folder):
     for uid in past:
         del skipped[uid]
     given_up = sorted(given_up + past)
-    if given_up:
+    moves = [uid for uid in given_up if uid in set(begun)]
+    if others := [uid for uid in given_up if uid not in set(moves)]:
+        warn_of_messages(folder.url, others, "the server would not send, no longer tried, left in the folder unscanned")
+    if moves:  # (its copy cannot be told from another message without what the server would not send)
         warn_of_messages(
-            folder.url, given_up, "the server would not send, no longer tried, left in the folder unscanned"
+            folder.url,
+            moves,
+            f"the server would not send, no longer tried: a move an earlier run began, left in the folder, "
+            f"its copy perhaps in {move_to} too",
         )
 
 

@@ -73,16 +73,27 @@ def password(folder, access=DEFAULT_ACCESS):
 
 def _password_of_command(command):
     """The first line --password-command prints (run by the shell; its stderr and stdin are
-    the user's, for a passphrase prompt). What it prints is never repeated."""
+    the user's, for a passphrase prompt), within what is left of the run's --time-limit (past
+    it, the shell is killed and what it started no longer waited for: the run's lock is not held
+    behind a prompt a cron line cannot answer). What it prints is never repeated."""
     import subprocess
 
+    from nbtext.reading.imapclient import run_time_left
+
     try:
-        done = subprocess.run(command, shell=True, stdout=subprocess.PIPE, check=False)
+        running = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE)
     except OSError as e:
         raise NbtextError(f"cannot run the --password-command: {e.strerror or e}") from None
-    if done.returncode != 0:
-        raise NbtextError(f"the --password-command failed (exit status {done.returncode}): no password")
-    line = done.stdout.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        printed, _ = running.communicate(timeout=run_time_left())
+    except subprocess.TimeoutExpired:
+        running.kill()  # (a command the shell started may hold the pipe on: it is not waited for)
+        running.stdout.close()
+        running.wait()
+        raise NbtextError("the --password-command had not ended when the run's --time-limit was reached") from None
+    if running.returncode != 0:
+        raise NbtextError(f"the --password-command failed (exit status {running.returncode}): no password")
+    line = printed.split(b"\n", 1)[0].rstrip(b"\r")
     if not line:
         raise NbtextError("the --password-command printed no password (its first line is empty)")
     return line.decode("utf-8", "surrogateescape")
@@ -223,8 +234,13 @@ def connect(folder, access=DEFAULT_ACCESS):
             client = TlsClient(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
         else:
             client = Client(folder.host, port, timeout=TIMEOUT)
-            if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
-                client.starttls(tls_context(access))
+        if client.state != "NONAUTH":  # (PREAUTH: RFC 3501 7.1.4; a way round STARTTLS and the login)
+            raise NbtextError(
+                f"{where}: the server greeted nbtext as logged in already (PREAUTH), which it never asked for: "
+                "nothing is read"
+            )
+        if folder.scheme != "imaps" and "STARTTLS" in client.capabilities:  # no password in the clear where it need not
+            client.starttls(tls_context(access))
         mechanism = login_mechanism(client, folder, access)
     except NbtextError:
         close(client)
@@ -667,8 +683,22 @@ def _fetched(session, uids, max_bytes, again=False):
                 yield from _fetched(session, [uid], max_bytes)
             else:  # (alone, it fits: the server sent others' first)
                 yield uid, None, "the server sent more than was asked with it"
-        else:
+        elif uid in messages or refusal is not None:
             yield uid, messages.get(uid), refusal
+        elif len(uids) > 1:  # left out of the answer (or sent as NIL): asked for alone
+            yield from _fetched(session, [uid], max_bytes)
+        else:  # gone only where the folder no longer holds it: a server may answer OK and send nothing
+            yield uid, None, None if _gone(session, uid) else "the server answered without its bytes"
+
+
+def _gone(session, uid):
+    """Whether the open folder no longer holds the message `uid` (a FETCH of its UID answers
+    nothing for it: RFC 3501 6.4.8)."""
+    try:
+        said = session.command("FETCH", uid_set([uid]), "(UID)", answers=1)
+    except Refused as e:
+        return "[EXPUNGEISSUED]" in e.reason.upper()
+    return uid not in {answered_uid(line[0] if isinstance(line, tuple) else line or b"") for line in said}
 
 
 def _one_by_one(session, uids, max_bytes, again=False):
@@ -680,7 +710,9 @@ def _one_by_one(session, uids, max_bytes, again=False):
 def _messages(data):
     """{UID: bytes, or None where the literal was past the FETCH's bound} of a UID FETCH's
     answer as imaplib gives it: a (`N (UID u BODY[] {n}`, literal) pair per message, the UID
-    before the literal or in the bytes after it; a message said twice is the one kept."""
+    before the literal or in the bytes after it; or a line whose body is a quoted string (IMAP's
+    nstring: a short body may be sent so); a body sent as NIL is none. A message said twice is
+    the one kept."""
     found, waiting, literal = {}, False, None
 
     def keep(uid, literal):
@@ -697,7 +729,12 @@ def _messages(data):
         elif isinstance(item, bytes) and waiting:
             keep(answered_uid(item), literal)
             waiting = False
+        elif isinstance(item, bytes) and (quoted := QUOTED_BODY.search(item)):
+            keep(answered_uid(item), re.sub(rb"\\(.)", rb"\1", quoted[1]))
     return found
+
+
+QUOTED_BODY = re.compile(rb'\bBODY\[\](?:<\d+>)? "((?:[^"\\]|\\.)*)"')  # (RFC 3501 9: quoted, \" and \\ escaped)
 
 
 def answered_uid(line):
