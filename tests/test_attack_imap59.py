@@ -568,7 +568,6 @@ def silent_addresses(count):
     return [listener.getsockname() for listener in listeners], listeners + held
 
 
-@pytest.mark.xfail(strict=True, reason="each address of the host gets the whole connection deadline")
 @pytest.mark.parametrize("command", ["predict", "imap-scan"])
 def test_a_host_whose_addresses_all_hang_is_given_the_connections_deadline_once(
     model,  # noqa: F811
