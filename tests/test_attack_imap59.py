@@ -208,7 +208,6 @@ def hanging_up(server, tag, said, arguments):
     return False
 
 
-@pytest.mark.xfail(strict=True, reason="2 connections more for each message the server closes the connection on")
 def test_the_connections_a_run_makes_do_not_grow_with_the_messages_a_server_hangs_up_on(model):  # noqa: F811
     """A connection lost on a message's FETCH is a reconnect, the batch one message at a time,
     each lost one a reconnect and a try again: 2n + 2 connections for n messages (8 for 3, 26

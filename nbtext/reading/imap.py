@@ -131,6 +131,7 @@ class Session:
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
         self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
+        self.lost_in_a_row = 0  # messages whose fetch lost the connection twice, since one came
 
     def __enter__(self):
         self.client = connect(self.folder, self.access)
@@ -205,8 +206,12 @@ class Lost(NbtextError):
 
 
 class TooSlow(NbtextError):
-    """The server did not finish an answer by its deadline (nbtext.reading.imapclient.Stalled):
-    an error of the run, nothing more asked of it."""
+    """The server did not finish an answer by its deadline (nbtext.reading.imapclient.Stalled),
+    or closed the connection on LOST_IN_A_ROW messages in a row: an error of the run, nothing
+    more asked of it (imap-scan's next run asks for that batch's messages one at a time)."""
+
+
+LOST_IN_A_ROW = 3  # messages in a row whose fetch lost the connection (each tried twice) before the run ends
 
 
 class Refused(NbtextError):
@@ -681,11 +686,18 @@ def _fetched(session, uids, max_bytes, again=False):
             budget=fetch_bound(max_bytes),
         )
         messages, refusal = _messages(data), None
+        session.lost_in_a_row = 0 if messages else session.lost_in_a_row
     except Lost:  # a server may close the connection on a message it cannot read
         session.reconnect()  # (cannot: an error of the whole run)
         if len(uids) > 1 or not again:
             yield from _one_by_one(session, uids, max_bytes, again=len(uids) == 1)
             return
+        session.lost_in_a_row += 1  # (a server closing it on every message: connections bounded, not 2 a message)
+        if session.lost_in_a_row >= LOST_IN_A_ROW:
+            raise TooSlow(
+                f"{session.folder.url}: the server closed the connection on {LOST_IN_A_ROW} messages in a row: "
+                "nothing more is read"
+            ) from None
         messages, refusal = {}, "the server closed the connection when asked for it"
     except Refused as e:
         if len(uids) > 1:  # one message the server will not send does not stop the others
