@@ -745,12 +745,18 @@ def _messages(data):
         elif isinstance(item, bytes) and waiting:
             keep(answered_uid(item), literal)
             waiting = False
-        elif isinstance(item, bytes) and (quoted := QUOTED_BODY.search(item)):
-            keep(answered_uid(item), re.sub(rb"\\(.)", rb"\1", quoted[1]))
+        elif isinstance(item, bytes) and (quoted := _quoted_body(item)) is not None:
+            keep(answered_uid(item), quoted)
     return found
 
 
-QUOTED_BODY = re.compile(rb'\bBODY\[\](?:<\d+>)? "((?:[^"\\]|\\.)*)"')  # (RFC 3501 9: quoted, \" and \\ escaped)
+def _quoted_body(line):
+    """The body a FETCH answer's `line` sends as a quoted string (RFC 3501 9: \\" and \\\\ escaped),
+    or None: read from the first `BODY[] "` alone, so a line of such openings unclosed is read in
+    linear time."""
+    opened = re.search(rb'\bBODY\[\](?:<\d+>)? "', line)
+    quoted = opened and re.compile(rb'((?:[^"\\]|\\.)*)"').match(line, opened.end())
+    return re.sub(rb"\\(.)", rb"\1", quoted[1]) if quoted else None
 
 
 def answered_uid(line):
