@@ -646,12 +646,16 @@ def test_a_control_character_in_a_urls_user_or_folder_is_refused_before_any_conn
 
 
 @HYPOTHESIS
-@given(host=st.text(st.characters(blacklist_characters="@/:[]%?#;"), min_size=1, max_size=80))
+@given(
+    host=st.text(st.characters(blacklist_characters="@/:[]%?#;"), min_size=1, max_size=80)
+    | st.builds("[fe80::1%25{}]".format, st.text(st.characters(blacklist_characters="@/[]%?#;"), max_size=80))
+)
 def test_a_urls_host_is_one_the_resolver_takes_or_refused_in_one_line(host):
     """The host of any URL that parses is one the resolver can be given (its IDNA form exists:
     socket's idna codec raised UnicodeError, a traceback, for a..b or a label past 63 bytes) and
-    carries no control character (ESC c reached stderr raw in `cannot connect to ...`); any
-    other is refused by parse in one line that shows no control character."""
+    carries no control character (ESC c reached stderr raw in `cannot connect to ...`), an
+    IPv6 address's zone as well; any other is refused by parse in one line that shows no
+    control character."""
     from nbtext.errors import NbtextError
     from nbtext.reading.imapurl import parse
 

@@ -545,7 +545,9 @@ class _Listed:
         self.session, self.after, self.kind = session, after, kind
         self.exists, self.expunged = session.exists, 0
         self.uids, self.sizes = array("I"), array("Q")  # ascending, as a server answers
-        self.late = array("Q")  # those that came out of order, each UID << 32 | its size (8 bytes a message)
+        # those that came out of order, each UID << 32 | its size (8 bytes a message): sorted, and
+        # the latest not yet sorted in (a set of their UIDs too: a UID said again is known at once)
+        self.late, self.unsorted, self.unsorted_uids = array("Q"), array("Q"), set()
         self._bound()
 
     def _bound(self):
@@ -592,39 +594,53 @@ class _Listed:
             if uids[at] == uid:
                 self.sizes[at] = self.sizes[at] if size == Listing.NO_SIZE else size
                 return False
-        if len(uids) + len(self.late) >= self.most:  # (one said again out of order counts again)
+            if uid in self.unsorted_uids or self._late_holds(uid):  # (the size said first kept)
+                return False
+        if len(uids) + len(self.late) + len(self.unsorted) >= self.most:
             raise NbtextError(
                 f"{self.session.folder.url}: the server listed more messages than the folder holds "
                 f"({self.most:,} above UID {self.after}, by its EXISTS and UIDNEXT): nothing is read"
             )
         if uids and uid < uids[-1]:
-            self.late.append(uid << 32 | min(size, LATE_NO_SIZE))
+            self.unsorted.append(uid << 32 | min(size, LATE_NO_SIZE))
+            self.unsorted_uids.add(uid)
+            if len(self.unsorted) >= max(UNSORTED, len(self.late) // 32):  # (so sorting in stays linear overall)
+                self._sort_in()
         else:
             uids.append(uid)
             self.sizes.append(size)
         return True
 
+    def _late_holds(self, uid):
+        """Whether `uid` is among the sorted ones out of order."""
+        at = bisect_left(self.late, uid << 32)
+        return at < len(self.late) and self.late[at] >> 32 == uid
+
+    def _sort_in(self):
+        """The unsorted ones out of order sorted in with the others (numpy: 16 bytes a message at the peak)."""
+        import numpy as np
+
+        packed = np.concatenate([np.frombuffer(self.late, np.uint64), np.frombuffer(self.unsorted, np.uint64)])
+        packed.sort(kind="stable")  # (runs merged)
+        self.late, self.unsorted, self.unsorted_uids = array("Q"), array("Q"), set()
+        self.late.frombytes(memoryview(packed).cast("B"))
+
     def result(self):
-        """The Listing of what was read: those out of order sorted in with the others, in
-        arrays (numpy: about 20 bytes a message at the peak, in any order); a UID said twice is
-        one message, of one of the sizes said."""
+        """The Listing of what was read: those out of order sorted in with the others (numpy,
+        in arrays); a UID said twice is one message, of one of the sizes said."""
         listed = Listing()
-        if not self.late:
+        if not self.late and not self.unsorted:
             listed.uids, listed.sizes = self.uids, self.sizes
             return listed
         import numpy as np
 
+        self._sort_in()
         uids = np.frombuffer(self.uids, dtype=np.uint32).astype(np.uint64) << np.uint64(32)
         sizes = np.minimum(np.frombuffer(self.sizes, dtype=np.uint64), np.uint64(LATE_NO_SIZE))
         packed = np.concatenate([uids | sizes, np.frombuffer(self.late, dtype=np.uint64)])
         del uids, sizes
         self.uids, self.sizes, self.late = array("I"), array("Q"), array("Q")
-        packed.sort()
-        said = packed >> np.uint64(32)
-        first = np.ones(len(packed), dtype=bool)
-        first[1:] = said[1:] != said[:-1]
-        packed = packed[first]
-        del said, first
+        packed.sort(kind="stable")  # (no UID twice: those said again were known as they came)
         sizes = packed & np.uint64(LATE_NO_SIZE)
         sizes[sizes == LATE_NO_SIZE] = Listing.NO_SIZE
         listed.uids.frombytes(memoryview((packed >> np.uint64(32)).astype(np.uint32)).cast("B"))
@@ -632,6 +648,7 @@ class _Listed:
         return listed
 
 
+UNSORTED = 4096  # UIDs out of order held before they are sorted in (or a 32nd of those sorted, if more)
 LATE_NO_SIZE = (1 << 32) - 1  # (a size not said, in a UID listed out of order; RFC 3501's numbers are 32-bit)
 
 

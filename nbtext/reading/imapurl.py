@@ -133,7 +133,9 @@ def parse(url):
             ipaddress.IPv6Address(host.split("%", 1)[0])
         except ValueError:
             raise NbtextError(f"{shown(url)}: not an IMAP URL (a host in brackets is an IPv6 address)") from None
-    elif not carried(host) or not _resolvable(host):  # (before any traffic; the resolver raised UnicodeError)
+    if not carried(host) or not _resolvable(
+        host
+    ):  # (an IPv6 zone too; before any traffic: the resolver raised UnicodeError)
         raise NbtextError(
             f"{shown(url)}: not an IMAP URL (its host is no name a server can have: a control character, an "
             "empty label as in a..b, or a label past 63 bytes)"
