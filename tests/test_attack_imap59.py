@@ -701,7 +701,6 @@ def test_a_uid_said_again_in_a_listing_out_of_order_is_no_message_more():
 
 
 # --- memory: what a --password-command prints past its first line -----------------------------
-@pytest.mark.xfail(strict=True, reason="communicate() keeps all the command prints: only its first line is used")
 def test_a_password_command_that_prints_on_is_read_to_its_first_line_only(model):  # noqa: F811
     """The password is the first line --password-command prints, but all it prints is kept
     (subprocess's communicate, as run() before 60edf8b): `yes pw` (or a command that prints a

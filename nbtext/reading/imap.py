@@ -51,6 +51,7 @@ BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their by
 FETCH_MARGIN = 1 << 20  # bytes one FETCH keeps past its batch's bound (fetch_bound): sizes said a little short
 TIMEOUT = 60  # seconds a connection may wait for the server
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
+PASSWORD_BYTES = 1 << 16  # what is read of --password-command's output (its first line: the password)
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
 LARGEST_PARTIAL = (1 << 32) - 2  # a partial fetch's octet count is a 32-bit number
 SHOWN = 200  # characters of the server's own words a message quotes
@@ -76,6 +77,7 @@ def _password_of_command(command):
     the user's, for a passphrase prompt), within what is left of the run's --time-limit (past
     it, the shell is killed and what it started no longer waited for: the run's lock is not held
     behind a prompt a cron line cannot answer). What it prints is never repeated."""
+    import signal
     import subprocess
 
     from nbtext.reading.imapclient import run_time_left
@@ -85,18 +87,40 @@ def _password_of_command(command):
     except OSError as e:
         raise NbtextError(f"cannot run the --password-command: {e.strerror or e}") from None
     try:
-        printed, _ = running.communicate(timeout=run_time_left())
+        printed = _first_line(running.stdout, run_time_left())
+        running.stdout.close()  # (what it prints after its first line is not read: `yes pw` ends here)
+        status = running.wait(timeout=run_time_left())
     except subprocess.TimeoutExpired:
         running.kill()  # (a command the shell started may hold the pipe on: it is not waited for)
         running.stdout.close()
         running.wait()
         raise NbtextError("the --password-command had not ended when the run's --time-limit was reached") from None
-    if running.returncode != 0:
-        raise NbtextError(f"the --password-command failed (exit status {running.returncode}): no password")
+    cut_short = status in (-signal.SIGPIPE, 128 + signal.SIGPIPE) and b"\n" in printed  # (by the pipe closed)
+    if status != 0 and not cut_short:
+        raise NbtextError(f"the --password-command failed (exit status {status}): no password")
     line = printed.split(b"\n", 1)[0].rstrip(b"\r")
     if not line:
         raise NbtextError("the --password-command printed no password (its first line is empty)")
     return line.decode("utf-8", "surrogateescape")
+
+
+def _first_line(pipe, seconds):
+    """The bytes `pipe` gives up to its first line's end (or its end), at most PASSWORD_BYTES,
+    within `seconds` (None: no limit; past it subprocess.TimeoutExpired)."""
+    import select
+    import subprocess
+    import time
+
+    end = None if seconds is None else time.monotonic() + seconds
+    read = b""
+    while b"\n" not in read and len(read) < PASSWORD_BYTES:
+        if end is not None and not select.select([pipe], [], [], max(end - time.monotonic(), 0))[0]:
+            raise subprocess.TimeoutExpired("--password-command", seconds)
+        piece = os.read(pipe.fileno(), PASSWORD_BYTES)
+        if not piece:
+            break
+        read += piece
+    return read
 
 
 def _netrc_password(folder):
