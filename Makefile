@@ -49,7 +49,7 @@ test-fast: install  ## the tests that read no real corpus (pytest -m "not slow")
 bench: install corpora  ## speed and memory against scikit-learn and the Python floor, a Dask cluster against -j 1 (minutes)
 	$(BIN)/python bench/bench.py
 
-compare: install corpora  ## the work tree against REV (a git revision; default main) on the rows a user feels, interleaved: filter, learn, forget, train, predict
+compare: install corpora  ## the work tree against REV (a git revision; default main) on the rows a user feels, interleaved: filter (the general and the spam preset's model), learn, forget, train, predict
 	$(BIN)/python bench/builds.py $(or $(REV),main)
 
 accuracy: install corpora  ## train on each real corpus's train split, evaluate on its test split (the README's accuracy figures; docs/performance.md)

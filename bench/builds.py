@@ -2,6 +2,13 @@
 
     make compare REV=main~3                      # or: .venv/bin/python bench/builds.py REV [--reps N]
     .venv/bin/python bench/builds.py 9edfaa1 --reps 15 --rows filter,learned
+    .venv/bin/python bench/builds.py main --cpu --rows filter,"filter preset"
+
+The row `filter preset` filters the same message with each build's model of the spam preset
+(train --preset spam; a revision without presets is left out of it), and each build's preset /
+general ratio per message is printed after the rows (`make bench` holds it to 1.15). With --cpu
+a run is timed by the CPU it used (user + sys, from wait4), less moved than the wall clock by
+other work on a shared machine.
 
 Each build is a copy of its `nbtext/` package (the revision's by `git archive`, the work tree's as it is
 on disk, uncommitted edits too) under build/builds/, run by a launcher beside it, as the console
@@ -13,10 +20,12 @@ exits 1 when a row is slower than --limit (default 1.03, the house's bound for a
 """
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -24,7 +33,7 @@ from bench import DATA, PYTHON, ROOT, class_folders, run  # bench/bench.py: one 
 
 WORK = ROOT / "build" / "builds"
 CORPUS = "spamassassin"
-ROWS = ("filter", "learned", "forgotten", "train", "train -j 1", "predict")
+ROWS = ("filter", "filter preset", "learned", "forgotten", "train", "train -j 1", "predict")
 
 
 def launcher(folder):
@@ -64,8 +73,19 @@ def work_tree_build():
     return folder
 
 
-def prepared(name, folder):
-    """The commands of every row for one build (its byte code compiled, its models trained here)."""
+def cpu_seconds(command, stdin=None):
+    """The CPU (user + sys) of one command as a whole process (its output discarded)."""
+    with open(stdin or os.devnull, "rb") as source, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdin=source, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.exit(f"builds: {' '.join(command)} failed:\n{err.read().decode(errors='replace')}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def prepared(name, folder, rows):
+    """The commands of `rows` for one build (its byte code compiled, its models trained here)."""
     nbtext = launcher(folder)
     # compiled once, as pip does on install: with PYTHONDONTWRITEBYTECODE set no run would cache its
     # byte code, and every one would pay for compiling the whole package
@@ -84,7 +104,7 @@ def prepared(name, folder):
     shutil.copy(learner, learned_model)
     scratch = str(folder / "scratch.model")
     # (command, its stdin, the state it starts from: every run of a row starts from the same model file)
-    return {
+    commands = {
         "filter": ([nbtext, "filter", "-m", str(model)], message, None),
         "learned": (learn, None, lambda: shutil.copy(model, learner)),
         "forgotten": (
@@ -96,6 +116,11 @@ def prepared(name, folder):
         "train -j 1": ([nbtext, "train", "-q", "-j", "1", "-o", scratch, *train], None, None),
         "predict": ([nbtext, "predict", "-m", str(model), *test], None, None),
     }
+    if "filter preset" in rows and "--preset" in offered:  # (trained only for its row: some 20 s)
+        preset = folder / "preset.model"
+        run([nbtext, "train", "-q", "-o", str(preset), "--preset", "spam", *class_folders(CORPUS, "train")])
+        commands["filter preset"] = ([nbtext, "filter", "-m", str(preset)], message, None)
+    return commands
 
 
 def main():
@@ -104,6 +129,7 @@ def main():
     parser.add_argument("--reps", type=int, default=11, help="repetitions of each row and build (default 11)")
     parser.add_argument("--rows", default=",".join(ROWS), help=f"rows to run, of {', '.join(ROWS)}")
     parser.add_argument("--limit", type=float, default=1.03, help="the slowest ratio allowed (default 1.03)")
+    parser.add_argument("--cpu", action="store_true", help="time each run by its CPU (user + sys), not the wall clock")
     args = parser.parse_args()
     rows = args.rows.split(",")
     if unknown := [row for row in rows if row not in ROWS]:
@@ -111,24 +137,36 @@ def main():
     if not (DATA / CORPUS).is_dir():
         sys.exit(f"builds: needs data/{CORPUS}: run `make corpora`")
     builds = {args.revision: revision_build(args.revision), "work tree": work_tree_build()}
-    commands = {name: prepared(name, folder) for name, folder in builds.items()}
+    commands = {name: prepared(name, folder, rows) for name, folder in builds.items()}
     names = list(builds)
-    slower = []
-    print(f"{'row':<12} {names[0][:14]:>14} {'work tree':>14} {'ratio':>7}   ({args.reps} runs each, medians)")
+    slower, medians = [], {}
+    timed = cpu_seconds if args.cpu else lambda command, stdin: run(command, stdin)[0]
+    print(
+        f"{'row':<14} {names[0][:14]:>14} {'work tree':>14} {'ratio':>7}   "
+        f"({args.reps} runs each, medians{', CPU' if args.cpu else ''})"
+    )
     for row in rows:
+        if any(row not in commands[name] for name in names):
+            print(f"{row:<14} (left out: a build without it)")
+            continue
         times = {name: [] for name in names}
         for rep in range(args.reps + 1):  # the first round warms the caches and is not counted
             for name in names if rep % 2 else reversed(names):
                 command, stdin, start = commands[name][row]
                 if start:
                     start()
-                seconds = run(command, stdin)[0]
+                seconds = timed(command, stdin)
                 if rep:
                     times[name].append(seconds)
         base, ours = (statistics.median(times[name]) for name in names)
+        medians.update({(name, row): statistics.median(times[name]) for name in names})
         ratio = ours / base
         slower += [row] if ratio > args.limit else []
-        print(f"{row:<12} {base:>12.3f} s {ours:>12.3f} s {ratio:>7.3f}")
+        print(f"{row:<14} {base:>12.3f} s {ours:>12.3f} s {ratio:>7.3f}")
+    for name in names:  # one message of the spam preset's model against the general defaults'
+        if (name, "filter") in medians and (name, "filter preset") in medians:
+            preset = medians[name, "filter preset"] / medians[name, "filter"]
+            print(f"{name}: filter preset / filter {preset:.3f} (make bench holds it to 1.15)")
     if slower:
         sys.exit(f"builds: slower than {args.limit} x {args.revision}: {', '.join(slower)}")
 

@@ -186,7 +186,7 @@ def folded(path):
     return out.read_bytes()
 
 
-# λ given: left to the corpus, update and forget keep the one chosen before (the xfail test below)
+# λ given here (λ left to the corpus: the tests of mail shares crossing one half below)
 OPTIONS = {
     "general": ["--preset", "general", "--alpha", "0.5"],
     "min-count 3": ["--preset", "general", "--alpha", "0.5", "--min-count", "3"],
@@ -271,11 +271,6 @@ MAIL = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="update and forget keep the λ the corpus chose before (0.1 mostly mail, 1 mostly text); "
-    "a training of the documents after them, and merge, choose it again on the whole corpus",
-)
 @pytest.mark.parametrize("way", ["update", "forget"])
 def test_a_default_lambda_is_the_one_training_of_the_documents_would_choose(tmp_path, way):
     """README: `train --update` adds documents and the result equals training on all documents
@@ -297,6 +292,91 @@ def test_a_default_lambda_is_the_one_training_of_the_documents_would_choose(tmp_
         nbtext_run("forget", "-q", "-m", model, *(f.split("=", 1)[1] for f in _folders(tmp_path / "c", more)))
     assert nbtext.load(str(model)).alpha == nbtext.load(str(whole)).alpha
     assert folded(model) == whole.read_bytes()
+
+
+def _mail_or_text(mail, label, i, words):
+    """Document `i`: an e-mail (a From and Subject header) or plain text, of `words` and a
+    word of its own (no two alike: --update learns a copy once, a training counts each)."""
+    body = " ".join([*words, f"doc{i}"]).encode()
+    return (label, b"From: a@example.org\nSubject: note\n\n" + body + b"\n" if mail else body)
+
+
+_kinds = st.lists(
+    st.tuples(st.booleans(), st.sampled_from(["spam", "ham"]), st.lists(st.sampled_from(VOCABULARY[:6]), max_size=4)),
+    max_size=6,
+)
+CORPUS_LAMBDA = {  # λ left to the corpus: 0.1 when most documents are e-mail, else 1 (complement: 1 always)
+    "multinomial": ["--preset", "general"],
+    "bernoulli": ["--preset", "general", "--model", "bernoulli", "--unknown", "ignore"],
+}
+
+
+@pytest.mark.parametrize("options", CORPUS_LAMBDA.values(), ids=CORPUS_LAMBDA.keys())
+@settings(
+    max_examples=EXAMPLES or 4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(first=_kinds, second=_kinds, third=_kinds)
+# (text, then mostly mail: λ 1 -> 0.1 by update and merge; forgetting the text makes it 0.1 too)
+@example(
+    first=[(False, "spam", ["free"]), (False, "ham", ["lunch"])],
+    second=[(True, "spam", ["cash"]), (True, "spam", []), (True, "ham", ["the"])],
+    third=[(False, "ham", ["notes"]), (False, "ham", []), (False, "spam", [])],
+)
+# (mail, then mostly text: λ 0.1 -> 1)
+@example(
+    first=[(True, "spam", ["free"]), (True, "ham", ["lunch"])],
+    second=[(False, "spam", ["cash"]), (False, "ham", []), (False, "ham", ["the"])],
+    third=[(True, "ham", ["notes"]), (True, "spam", []), (True, "spam", [])],
+)
+def test_lambda_left_to_the_corpus_is_one_trainings_as_the_mail_share_crosses_one_half(
+    tmp_path_factory, options, first, second, third
+):
+    """With λ left to the corpus, mail shares of A, A+B and A+B+C on either side of one half:
+    train A+B == train A then `train --update` B through the pending section (read whole and
+    by the one-message path: the λ of A+B, the same figures), folded, and the full way (a
+    hard link keeps the one-message learner off) == train A+B+C then `forget` C (both ways) ==
+    merge of the trainings of A and B, byte for byte."""
+    count = iter(range(100))
+    first, second, third = (
+        [_mail_or_text(m, label, next(count), w) for m, label, w in part] for part in (first, second, third)
+    )
+    assume({label for label, _ in first} == {"spam", "ham"})
+    root = tmp_path_factory.mktemp("shares")
+    a, b, c = (_folders(root / name, docs) for name, docs in (("a", first), ("b", second), ("c", third)))
+    whole = root / "whole.model"
+    _train_or_assume(*options, "-o", whole, *_folders(root / "ab", first + second))
+    whole_alpha = nbtext.load(str(whole)).alpha
+    for way in ("pending", "full"):
+        model = root / f"{way}.model"
+        _train_or_assume(*options, "-o", model, *a)
+        if way == "full":
+            os.link(model, root / f"{way}.link")  # (a file of two links: the full way writes it anew)
+        if b:
+            nbtext_run("train", "-q", "--update", "-m", model, *b)
+        assert nbtext.load(str(model)).alpha == whole_alpha
+        (root / "query.eml").write_bytes(first[0][1])
+        stdin = nbtext_run("predict", "-m", model, "--proba", input=first[0][1]).stdout.split()
+        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        assert stdin[1:] == batch[1:]
+        assert folded(model) == whole.read_bytes()
+        everything = root / f"abc-{way}.model"
+        nbtext_run("train", "-q", *options, "-o", everything, *_folders(root / f"abc-{way}", first + second + third))
+        if way == "full":
+            os.link(everything, root / f"abc-{way}.link")
+        if c:
+            nbtext_run("forget", "-q", "-m", everything, *(f.split("=", 1)[1] for f in c))
+        assert nbtext.load(str(everything)).alpha == whole_alpha
+        assert folded(everything) == whole.read_bytes()
+    if {label for label, _ in second} == {"spam", "ham"}:
+        part = root / "b.model"
+        result = nbtext_run("train", "-q", *options, "-o", part, *b, ok=False)
+        if not _no_feature(result.stderr):  # (a part whose tokens are all pruned is not trained)
+            assert result.returncode == 0, result.stderr
+            merged = root / "merged.model"
+            nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
+            assert merged.read_bytes() == whole.read_bytes()
 
 
 # --- eval --online: the same output on every run, its figures adding up ---------------------------

@@ -203,7 +203,9 @@ def test_a_pass_over_the_whole_corpus_holds_each_distinct_token_once(tmp_path, m
     run("train", "-q", "-j", jobs, *options, "-o", root / "tone.model", *folders)  # (may refuse: one class learned)
     monkeypatch.setattr(online, "tone_learned", tone_learned)  # (a fold's pass reads its training folds)
     monkeypatch.setattr(
-        crossval, "held_out_guesses", lambda s, lists, *rest: read.append(list(lists)) or held_out(s, lists, *rest)
+        crossval,
+        "held_out_guesses",
+        lambda s, lists, *rest, **named: read.append(list(lists)) or held_out(s, lists, *rest, **named),
     )
     assert run("eval", "-j", "1", "--folds", "2", *options, *folders).exit_code in (0, 1)
     settings = make_settings(preset="spam", classes=("spam", "ham"), char_ngrams=3 if grams else None)

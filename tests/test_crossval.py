@@ -3,7 +3,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import nbtext
@@ -172,6 +172,53 @@ RECIPE = [
     *("--headers", "subject,from,to,content-type,received,x-mailer,return-path,reply-to,message-id"),
 ]
 BINARY = ["--features", "binary", "--min-count", "1", "--alpha", "1"]
+_mail_flags = st.lists(st.booleans(), min_size=2, max_size=5)
+
+
+@settings(max_examples=15, deadline=None)
+@given(spam=_mail_flags, ham=_mail_flags, k=st.sampled_from([2, 3]))
+@example(spam=[True, True, True, False], ham=[True, False, False, False], k=2)  # (4 of 8: λ 1; a fold's 3 of 4: 0.1)
+def test_a_fold_s_lambda_left_to_the_corpus_is_a_training_s_of_its_documents(tmp_path_factory, spam, ham, k):
+    """eval --folds with λ left to the corpus: each fold's model smooths by the λ `train` of
+    the other folds' documents chooses (0.1 when most of them are e-mail, else 1), not the
+    λ of the whole corpus, and holds out what that training predicts, as mail shares on
+    either side of one half fall in the folds."""
+    import nbtext.jobs.crossval as crossval
+
+    if min(len(spam), len(ham)) < k:
+        return
+    root = tmp_path_factory.mktemp("folds")
+    paths = []
+    for label, flags in (("spam", spam), ("ham", ham)):
+        (root / label).mkdir()
+        for i, mail in enumerate(flags):
+            body = f"{label} words of {label} note{i}\n".encode()
+            path = root / label / f"{i}.eml"
+            path.write_bytes(b"From: a@example.org\nSubject: note\n\n" + body if mail else body)
+            paths.append((path, label))
+    fit_tokens, alphas = crossval.fit_tokens, []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(crossval, "fit_tokens", lambda *a: alphas.append((m := fit_tokens(*a)).alpha) or m)
+        result = run("eval", "-j", "1", "--folds", k, "--format", "json", *GENERAL, root / "spam", root / "ham")
+    assert result.exit_code == 0, result.stderr
+    folds = stratified_folds([label for _, label in paths], k, 0)
+    report = json.loads(result.stdout)["models"]["multinomial"]
+    for f in range(k):
+        train = [i for i in range(len(paths)) if folds[i] != f]
+        test = [i for i in range(len(paths)) if folds[i] == f]
+        data = [paths[i][0].read_bytes() for i in train]
+        clf = nbtext.train(data, [paths[i][1] for i in train], preset="general")
+        assert alphas[f] == clf.alpha
+        predicted = clf.predict([paths[i][0].read_bytes() for i in test])
+        assert report["folds"][f]["accuracy"] == pytest.approx(
+            np.mean([p == paths[i][1] for p, i in zip(predicted, test)])
+        )
+    assert (
+        report["alpha"]
+        == nbtext.train([p.read_bytes() for p, _ in paths], [l for _, l in paths], preset="general").alpha
+    )
+
+
 BAND = "0.9999"  # (a band that leaves spam and ham unsure in each setting below)
 
 

@@ -79,6 +79,7 @@ class Connection:
 
     def __init__(self, server, folder, readonly):
         self.server, self.folder, self.readonly, self.lost = server, folder, readonly, False
+        self.lost_in_a_row = 0  # (as nbtext's Session counts them)
 
     def __enter__(self):
         self.capabilities = self.server.capabilities

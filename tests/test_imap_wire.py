@@ -645,6 +645,29 @@ def test_a_control_character_in_a_urls_user_or_folder_is_refused_before_any_conn
         assert server.connections == 0
 
 
+@HYPOTHESIS
+@given(
+    host=st.text(st.characters(blacklist_characters="@/:[]%?#;"), min_size=1, max_size=80)
+    | st.builds("[fe80::1%25{}]".format, st.text(st.characters(blacklist_characters="@/[]%?#;"), max_size=80))
+)
+def test_a_urls_host_is_one_the_resolver_takes_or_refused_in_one_line(host):
+    """The host of any URL that parses is one the resolver can be given (its IDNA form exists:
+    socket's idna codec raised UnicodeError, a traceback, for a..b or a label past 63 bytes) and
+    carries no control character (ESC c reached stderr raw in `cannot connect to ...`), an
+    IPv6 address's zone as well; any other is refused by parse in one line that shows no
+    control character."""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.imapurl import parse
+
+    try:
+        folder = parse(f"imap://me@{host}/INBOX")
+    except NbtextError as e:
+        assert not re.search(r"[\x00-\x1f\x7f-\x9f]", str(e)), repr(str(e))
+        return
+    folder.host.encode("idna")
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", folder.where), repr(folder.where)
+
+
 def test_a_user_name_not_utf8_is_refused_and_one_of_spaces_logs_in(model):
     with HostileImap() as server:
         one_line_error(invoke("predict", "-m", model, server.url(user="al%FFice")), "not UTF-8")

@@ -80,6 +80,19 @@ def test_with_alpha_resmooths_without_retraining():
     assert not np.allclose(resmoothed.feature_log_prob, clf.feature_log_prob)
 
 
+def test_a_lambda_given_by_with_alpha_is_kept_when_the_counts_change():
+    """A model re-smoothed with with_alpha holds a λ given, as --alpha's: merged with
+    documents of text (whose share of mail would choose 1), it keeps that λ, as a merge of
+    models given --alpha does; left to the corpus, the merge chooses again."""
+    mail = [f"From: a@example.org\nSubject: s\n\ncheap pills {i}\n" for i in range(3)]
+    mostly_mail = nbtext.train([*mail, "lunch at noon"], ["spam"] * 3 + ["ham"], preset="general")
+    text = nbtext.train([f"lunch notes {i}" for i in range(8)], ["ham", "spam"] * 4, preset="general")
+    assert (mostly_mail.alpha, text.alpha, nbtext.merge([mostly_mail, text]).alpha) == (0.1, 1.0, 1.0)
+    given = nbtext.train([f"lunch notes {i}" for i in range(8)], ["ham", "spam"] * 4, preset="general", alpha=0.5)
+    kept = nbtext.merge([mostly_mail.with_alpha(0.5), given])
+    assert kept.alpha == 0.5 and kept.corpus["default_alpha"] is False
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -10,6 +10,7 @@ full loader refuses those files, the one-message path may score them (docs/model
 """
 
 import json
+import math
 import re
 import struct
 import subprocess
@@ -454,3 +455,20 @@ def test_a_serve_worker_goes_back_to_its_model_when_a_new_file_is_refused_at_a_m
     changed.replace(model)
     assert service.judge(message).fields == before.fields
     assert service.judge(message).fields == before.fields and service.refused is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 3 * 8192), st.data())
+def test_a_count_array_is_checked_in_pieces_as_whole(n, data):
+    """check_arrays reads the last byte of each count a piece of the array at a time
+    (schema._PIECE bytes): it finds a count that is negative, infinite or not a number in any
+    piece, at a piece's edges too, as the whole array read at once finds it."""
+    from nbtext.modelfile import schema
+
+    values = bytearray(struct.pack(f"<{n}d", *[float(i % 7) for i in range(n)]))
+    edges = [i for at in range(0, 8 * n, schema._PIECE) for i in (at // 8 - 1, at // 8) if 0 <= i < n]
+    for i in data.draw(st.lists(st.sampled_from(edges) | st.integers(0, n - 1), max_size=3)) if n else []:
+        struct.pack_into("<d", values, 8 * i, data.draw(st.sampled_from([-1.0, -0.0, math.inf, math.nan, 2.0**1023])))
+    view = memoryview(bytes(values))
+    whole = bool(bytes(view[7::8]).translate(None, schema._SMALL_NON_NEGATIVE))
+    assert schema._last_bytes_outside(view, schema._SMALL_NON_NEGATIVE) == whole

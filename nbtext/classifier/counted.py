@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from nbtext.classifier.model import Calibrated, NaiveBayes, vocabulary_of
-from nbtext.classifier.settings import table_rows_model, unk_counts_pruned_documents
+from nbtext.classifier.settings import corpus_alpha, model_settings, table_rows_model, unk_counts_pruned_documents
 from nbtext.errors import NbtextError
 from nbtext.features.matrix import one_hot
 from nbtext.features.weighting import counts_presence, feature_matrix, idf_weights, is_binary, is_tfidf
@@ -37,10 +37,13 @@ def model_of_table(
     unsure), the vocabulary pruned and checked, then (a second pass over the corpus:
     `over_batches(function)` yields function(token lists, labels) of each batch, in order)
     the documents holding a pruned token for presence features with UNK, or the tf-idf sums
-    for tf-idf features. `corpus` is the model's record of what it was trained on,
+    for tf-idf features. `corpus` is the model's record of what it was trained on (its λ
+    is the one that record and the table's documents choose: corpus_alpha),
     `file_info` what it holds of the file it stands for (a replayed one's: its pending
     records) (nbtext.classifier.model.NaiveBayes)."""
     classes, tokens, class_count, token_counts = table.sorted_view()
+    if (alpha := corpus_alpha(settings, corpus, class_count.sum())) != settings["alpha"]:
+        settings = {**model_settings(settings), "alpha": alpha}
     for label in classes:
         if problem := (label_problem if classes_as_read else class_problem)(label):
             raise NbtextError(problem)

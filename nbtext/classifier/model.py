@@ -87,8 +87,9 @@ class NaiveBayes:
                      features; token_counts then holds document frequencies), and
       tfidf_squares  their squares Yᵀ (X∘X) (gaussian)
       journal        {content hash: label} of the documents learned (nbtext.journal)
-      corpus         {"mail_documents": n, "default_alpha": bool}: what a merge needs to
-                     choose λ as one training would (None in files of older builds)
+      corpus         {"mail_documents": n, "default_alpha": bool}: what λ left to the corpus
+                     is chosen by (settings.corpus_alpha) when the counts change, as one
+                     training would (None in files of older builds)
       calibration    {"method": "temperature", "temperature": T, "length_exponent": γ,
                      "length_floor": m (when above 1), "documents": n} or None: posteriors are
                      softmax(jll / (T · max(n, m)^γ)), n the document's length
@@ -304,7 +305,8 @@ class NaiveBayes:
             self.tfidf_squares,
             self._journal,
             self.file_info,
-            self.corpus,
+            # (λ given now: kept when its counts change, as --alpha's, not chosen again by settings.corpus_alpha)
+            None if self.corpus is None else {**self.corpus, "default_alpha": False},
             self.calibrated,
         )
 

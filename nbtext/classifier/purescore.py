@@ -21,8 +21,9 @@ import math
 import sys
 from bisect import bisect_left
 from collections import Counter
+from itertools import repeat
 
-from nbtext.classifier.settings import make_tokenizer, unk_counts_pruned_documents
+from nbtext.classifier.settings import corpus_alpha, make_tokenizer, unk_counts_pruned_documents
 from nbtext.cutoff import cutoff_of, held_back
 from nbtext.errors import NbtextError
 from nbtext.features.vocabindex import encode, find_many, find_one, indices_in_sorted_blob
@@ -126,7 +127,10 @@ class PureModel:
         self.class_count = [a + b for a, b in zip(self.class_count, changes.class_count)]
         if min(self.class_count) < 0:
             raise Unserved  # more forgotten than learned: the numpy path says the section is corrupt
-        record = changes.derived
+        record, corpus = changes.derived, self.header.get("corpus")
+        if corpus is not None:  # (λ left to the corpus: the one its documents choose now, as the model loaded whole)
+            corpus = {**corpus, "mail_documents": corpus["mail_documents"] + changes.mail_documents}
+            self.alpha = float(corpus_alpha(self.header["settings"], corpus, sum(self.class_count)))
         self.unk, self.form = (
             record["unk"],
             type(self.form).of_record(record, self.class_count, self.alpha, self.classes),
@@ -172,6 +176,8 @@ class PureModel:
     def found_counts(self, tokens):
         """token_counts of each of the distinct `tokens`, all found at once (token_indices)."""
         counts_of, named, changes = self.counts, self.named, self.changes
+        if changes is None:
+            return self._found_in_file(tokens)
         found = []
         for token, index in zip(tokens, self.token_indices(tokens)):
             if index is None:
@@ -189,6 +195,19 @@ class PureModel:
                     raise Unserved  # forgotten where it was never counted: the numpy path refuses the section
             found.append((index, counts))
         return found
+
+    def _found_in_file(self, tokens):
+        """found_counts of a model without changes: the same checks in the same order, then
+        the counts of the tokens found, a class at a time (counts_of_many)."""
+        named = self.named
+        indices = self.token_indices(tokens)
+        for token, index in zip(tokens, indices):
+            if index is None:
+                raise Unserved  # two tokens of the vocabulary share a key: the numpy path sorts it out
+            if index >= 0 and named.setdefault(index, token) != token:  # (the loader: each index named once)
+                raise ValueError("two tokens of the vocabulary have one index")
+        counts = iter(self.counts_of_many([index for index in indices if index >= 0]))
+        return [(index, next(counts) if index >= 0 else None) for index in indices]
 
     def token_indices(self, tokens):
         """The index in the file of each of the distinct `tokens` (-1: not in the vocabulary;
@@ -224,6 +243,18 @@ class PureModel:
             p = bisect_left(indices, index, lo, hi)
             counts.append(data[p] if p < hi and indices[p] == index else 0.0)
         return counts
+
+    def counts_of_many(self, indices):
+        """`counts` of each of the token `indices`, each class's row searched by bisect in C (map)."""
+        data, found = self.data, self.indices
+        columns = [
+            [
+                data[p] if p < hi and found[p] == index else 0.0
+                for index, p in zip(indices, map(bisect_left, repeat(found), indices, repeat(lo), repeat(hi)))
+            ]
+            for lo, hi in self.rows
+        ]
+        return list(map(list, zip(*columns)))
 
     def is_kept(self, index, counts):
         """Whether token `index` (with these counts) is a feature, not pruned."""

@@ -153,11 +153,11 @@ class TrainSettings(Mapping):  # (of str to a setting; a bare base: no typing at
         """The settings a model stores, as a new dict (its file's settings JSON)."""
         return model_settings(self._stored)
 
-    def resolved(self, mail_documents: int, documents: int) -> TrainSettings:
+    def resolved(self, mail_documents: float, documents: float) -> TrainSettings:
         """These settings with λ chosen, if it was left to the corpus: default_alpha's."""
         if self["alpha"] is not None:
             return self
-        alpha = default_alpha(self["event_model"], mail_documents, documents)
+        alpha = corpus_alpha(self, {"mail_documents": mail_documents, "default_alpha": True}, documents)
         return TrainSettings({**self.stored(), "alpha": alpha}, self.calibration, self.budget, self.default_alpha)
 
 
@@ -414,12 +414,25 @@ def ham_flagged_budget(value: object) -> float | None:
     return share + 0.0  # (-0 is 0)
 
 
-def default_alpha(event_model: str, mail_documents: int, documents: int) -> float:
+def default_alpha(event_model: str, mail_documents: float, documents: float) -> float:
     """λ left to the corpus: MAIL_ALPHA for the token models (multinomial, bernoulli) when
     most training documents were read as e-mail, else TEXT_ALPHA (complement NB included,
     as in Rennie et al.; docs/performance.md has what 0.1 would cost it)."""
     mostly_mail = 2 * mail_documents > documents
     return MAIL_ALPHA if mostly_mail and EVENT_MODELS[event_model].flags.mail_alpha else TEXT_ALPHA
+
+
+def corpus_alpha(settings: Mapping[str, Any], corpus: Mapping[str, Any] | None, documents: float) -> float:
+    """The λ of a model of `documents` counted (Σ_k N_k) whose corpus record is `corpus`
+    ({"mail_documents", "default_alpha"}, NaiveBayes.corpus): default_alpha of the record's
+    documents read as mail when λ was left to the corpus, else the settings' own (given, or
+    a preset's; None for a record of an older build, which does not say). The one rule every
+    model of changed counts takes its λ by (a training's, update's, forget's, merge's, a
+    pending section's reader's, a fold's), so each is the λ one training of its documents
+    chooses."""
+    if corpus is None or not corpus["default_alpha"]:
+        return settings["alpha"]
+    return default_alpha(settings["event_model"], corpus["mail_documents"], documents)
 
 
 TFIDF_MERGE = (

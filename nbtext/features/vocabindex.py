@@ -13,6 +13,8 @@ it starts (files without the starts: by a binary search of the sorted vocabulary
 
 import zlib
 from bisect import bisect_left, bisect_right
+from itertools import repeat
+from operator import lshift, or_
 
 
 def token_key(data):
@@ -157,13 +159,34 @@ def find_many(datas, keys, order, blob, starts, long_tokens=None):
     for each halving of the whole vocabulary."""
     answers: list[int | None] = []
     unkeyed: list[int] = []  # positions in `datas` of those whose key names no token: searched for in the bytes
-    for data in datas:
-        index = keyed_index(token_key(data), keys, order)
-        if index is None or index < 0:
-            if index is not None:
-                unkeyed.append(len(answers))
+    # token_key and the binary search of each, in C (map); then, for most, keyed_index's and token_span's
+    # checks and the comparison as one: the NUL before, the token's bytes, the NUL after (`data` without NULs)
+    wanted = list(map(or_, map(lshift, map(zlib.crc32, datas), repeat(32)), map(zlib.adler32, datas)))
+    n_keys, n_order, n_starts, size, nul = len(keys), len(order), len(starts), len(blob), b"\0"
+    plain = nul not in b"".join(datas)
+    for data, key, p in zip(datas, wanted, map(bisect_left, repeat(keys), wanted)):
+        if p == n_keys or keys[p] != key:
+            unkeyed.append(len(answers))
+            answers.append(-1)
+            continue
+        if p + 1 < n_keys and keys[p + 1] <= key:
+            index = keyed_index(key, keys, order)  # (None: two keys alike; a ValueError: not sorted)
             answers.append(index)
             continue
+        index = order[p]
+        if plain and 0 < index < n_order and index + 1 < n_starts:
+            start = starts[index]
+            end = starts[index + 1] - 1
+            if (
+                0 < start
+                and end - start == len(data) <= LONG
+                and end < size
+                and blob[start - 1 : end + 1] == nul + data + nul
+            ):
+                answers.append(index)
+                continue
+        if not 0 <= index < n_order:
+            raise ValueError("a token index of the vocabulary is out of range")
         start, end = token_span(blob, starts, index, long_tokens)
         if end - start != len(data) or blob[start:end] != data:  # (its key another token's: rare)
             if in_started_blob(blob, starts, data, long_tokens):
@@ -171,13 +194,17 @@ def find_many(datas, keys, order, blob, starts, long_tokens=None):
             index = -1
         answers.append(index)
     if unkeyed:
-        found = sorted((data, index) for data, index in zip(datas, answers) if index is not None and index >= 0)
-        found_bytes = [data for data, _ in found]
+        # the tokens found in byte order (`datas` are distinct: sorted by their bytes alone)
+        found = sorted(
+            ((at, index) for at, index in enumerate(answers) if index is not None and index >= 0),
+            key=lambda pair: datas[pair[0]],
+        )
+        found_bytes, found_indices = [datas[at] for at, _ in found], [index for _, index in found]
         for at in unkeyed:
             data = datas[at]
-            j = bisect_left(found_bytes, data)  # found[j - 1] < data < found[j] (`datas` are distinct)
-            lo = found[j - 1][1] + 1 if j > 0 else 0
-            hi = found[j][1] if j < len(found) else len(starts)
+            j = bisect_left(found_bytes, data)  # found_bytes[j - 1] < data < found_bytes[j]
+            lo = found_indices[j - 1] + 1 if j > 0 else 0
+            hi = found_indices[j] if j < len(found) else len(starts)
             if lo > hi:  # (found tokens whose indices are not in their bytes' order: the file's to judge)
                 lo, hi = 0, len(starts)
             if in_started_blob(blob, starts, data, long_tokens, lo, hi):
@@ -234,12 +261,21 @@ def in_started_blob(blob, starts, data, long_tokens=None, lo=0, hi=None):
     tokens lo..hi − 1 where the caller read token lo − 1 below `data` and token hi above it.
     A token longer than LONG is compared by its first len(data) + 1 bytes at most: they order
     it against `data` as the whole token does, and equal `data` only where the token is `data`."""
+    n_starts, size = len(starts), len(blob)
     if hi is None:
-        hi = len(starts)
+        hi = n_starts
     while lo < hi:
         mid = (lo + hi) // 2
-        start, end = token_span(blob, starts, mid, long_tokens)
-        token = blob[start:end] if end - start <= LONG else blob[start : min(end, start + len(data) + 1)]
+        start = starts[mid]
+        end = starts[mid + 1] - 1 if mid + 1 < n_starts else size
+        if mid and 0 < start <= end < size and end - start <= LONG:  # token_span's short case, its checks inline
+            piece = blob[start - 1 : end + 1]
+            if piece[0] != 0 or piece[-1] != 0 or piece.count(0) != 2:
+                raise ValueError("a token start of the vocabulary is not where a token starts")
+            token = piece[1:-1]
+        else:
+            start, end = token_span(blob, starts, mid, long_tokens)
+            token = blob[start:end] if end - start <= LONG else blob[start : min(end, start + len(data) + 1)]
         if token == data:
             return True
         if token < data:

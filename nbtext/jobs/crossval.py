@@ -76,7 +76,14 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
         raise NbtextError(FOLDS_UNSURE_REFUSED.format("--unsure-below"))  # (the command line's: cli.options.REFUSED)
     tokenizer = make_tokenizer(settings_of[models[0]]["tokenizer"])
     packing = TokenPacking()  # the corpus's tokens are held, not its bytes: each distinct token once
-    packed = lambda data: packing.row(tokenizer(data))
+    mail = []  # whether each document read was read as e-mail (what a fold's λ left to the corpus is chosen by)
+
+    def packed(data):
+        before = tokenizer.mail_documents
+        row = packing.row(tokenizer(data))
+        mail.append(tokenizer.mail_documents > before)
+        return row
+
     # the journal's keys, the order a TONE pass takes documents in (train --learn tone)
     keys = [] if any(map(learned_by_tone, settings_of.values())) else None
     labels, rows = [], []
@@ -109,10 +116,10 @@ def cross_validate(documents, k, seed, models, on_error=None, on_fold=None, jobs
     sides = _sides(counts) if len(counts) == 2 else {}  # (of two classes: what the folds decide is said)
     results = {}
     for name in models:
-        settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))
+        settings = settings_of[name].resolved(tokenizer.mail_documents, len(labels))  # (all of them: its "alpha")
         threshold = unsure_threshold(unsure_below, settings)  # (eval's, else the model's own)
         folds = []
-        run = partial(held_out_guesses, settings, token_lists, labels, fold, keys, threshold)
+        run = partial(held_out_guesses, settings_of[name], token_lists, labels, fold, keys, threshold, mail=mail)
         for f, (test, guesses, classes, decided) in enumerate(ordered_runs(run, range(k), jobs)):
             truth = [labels[i] for i in test]
             report = labels_report(truth, guesses, classes)
@@ -154,15 +161,20 @@ def _two_classes(truth, decided, positive, unsure):
     return {**counts, "missed_unsure": missed_unsure, "unsure": decided.count("unsure")}
 
 
-def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f):
+def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f, mail=None):
     """(the indices of fold f's documents, the most probable class a model of the other
     folds gives each, that model's classes, what it decides of each: that class, or with
     `unsure_below` 'unsure' below it, as the model decides): one step of K-fold
     cross-validation of tokenized documents. The model learns the other folds' documents as
     train would: all of them, or (--learn tone) those one TONE pass over them learns, taken
-    in the order of their journal `keys`."""
+    in the order of their journal `keys`; λ left to the corpus chosen as train would, by
+    the share of them read as e-mail (`mail`: whether each document was; None: λ as
+    `settings` hold it)."""
     train = np.flatnonzero(fold != f).tolist()
     test = np.flatnonzero(fold == f).tolist()
+    mail_documents = None if mail is None else sum(mail[i] for i in train)
+    if mail_documents is not None:
+        settings = settings.resolved(mail_documents, len(train))
     try:
         if learned_by_tone(settings):
             from nbtext.jobs.online import tone_learned
@@ -171,7 +183,8 @@ def held_out_guesses(settings, token_lists, labels, fold, keys, unsure_below, f)
                 [token_lists[i] for i in train], [labels[i] for i in train], [keys[i] for i in train], settings
             )
             train = [i for i, was in zip(train, learned) if was]
-        model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train])
+            mail_documents = None if mail is None else sum(mail[i] for i in train)
+        model = fit_tokens(settings, [token_lists[i] for i in train], [labels[i] for i in train], mail_documents)
     except NbtextError as e:  # (which fold's model could not be made)
         raise NbtextError(f"fold {f + 1} of {fold.max() + 1}: {e}") from None
     jll, lengths = model.jll_and_lengths([token_lists[i] for i in test])

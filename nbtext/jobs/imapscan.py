@@ -533,7 +533,10 @@ def flags_of(session, uids, keywords=()):
     asked, found = set(uids), {}
     for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
         line = (line[0] if isinstance(line, tuple) else line) or b""
-        uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^)]*)\)", line)
+        uid, flags = (
+            answered_uid(line),
+            re.search(rb"\bFLAGS \(([^()]*)\)", line),
+        )  # (no flag holds a parenthesis: linear)
         if uid in asked and flags:
             said = b" " + flags[1].upper() + b" "
             found[uid] = {flag for flag in read if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)}

@@ -25,7 +25,6 @@ from nbtext.classifier.settings import (
     TFIDF_MERGE,
     TONE_MERGE,
     UNK_MERGE,
-    default_alpha,
 )
 from nbtext.choices import learned_by_tone
 from nbtext.errors import NbtextError
@@ -71,14 +70,8 @@ def merge(
         shared += len(model.journal.keys() & learned.journal.keys())
         # (a model without its corpus record, or calibrated without its sample: refused by _check_mergeable)
         learned.learn(LearnedBatch(model.journal.items(), model.corpus["mail_documents"]))  # type: ignore[index]
-    mail_documents = learned.mail_documents
-    alpha_of_corpus = models[0].corpus["default_alpha"]  # type: ignore[index]
-    if alpha_of_corpus:  # chosen again from the documents of all of them, as one training would
-        settings = {
-            **settings,
-            "alpha": default_alpha(settings["event_model"], mail_documents, table.class_count.sum()),
-        }
-    corpus = {"mail_documents": mail_documents, "default_alpha": alpha_of_corpus}
+    # (λ left to the corpus: chosen again from the documents of all of them by model_of_table, as one training would)
+    corpus = {"mail_documents": learned.mail_documents, "default_alpha": models[0].corpus["default_alpha"]}  # type: ignore[index]
     merged = model_of_table(settings, table, learned.journal_over({}), _documents_needed, corpus)
     if calibration is not None:
         mode, budget = calibration

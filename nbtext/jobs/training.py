@@ -217,11 +217,10 @@ def trained_model(
 ):
     """The model of a counted corpus (by one process, by workers or by a cluster: `table`,
     and `learned`, the Ledger of its batches) with
-    `settings` (TrainSettings): λ chosen, if it was left to the corpus, then `model_of_table`;
+    `settings` (TrainSettings): `model_of_table` (λ chosen there, if it was left to the corpus);
     unless the settings' calibration is "none", the calibration sample of the corpus (gathered while counting as `candidates`, or else in
     one more pass), kept in the model, and a temperature fitted on it (nbtext.jobs.calibration;
     not for a part, `partial`, --shard: the merge fits it on all the parts' samples)."""
-    settings = settings.resolved(learned.mail_documents, table.class_count.sum())
     corpus = {"mail_documents": int(learned.mail_documents), "default_alpha": settings.default_alpha}
     if partial and not table.labels:
         raise NbtextError("no documents to train on (an empty shard: give fewer shards)")
@@ -262,11 +261,15 @@ def over_batches(settings, batches, expected=None):
     return over
 
 
-def fit_tokens(settings, token_lists, labels):
-    """A model from documents already tokenized with `settings` (cross-validation folds)."""
+def fit_tokens(settings, token_lists, labels, mail_documents=None):
+    """A model from documents already tokenized with `settings` (cross-validation folds), of
+    which `mail_documents` were read as e-mail (None: λ as `settings` hold it)."""
     table = CountTable(binary=counts_presence(settings))
     table.count(token_lists, labels)
-    return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)])
+    corpus = (
+        None if mail_documents is None else {"mail_documents": mail_documents, "default_alpha": settings.default_alpha}
+    )
+    return model_of_table(settings, table, {}, lambda function: [function(token_lists, labels)], corpus)
 
 
 def replayed(model, records):

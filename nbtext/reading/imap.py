@@ -51,6 +51,7 @@ BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their by
 FETCH_MARGIN = 1 << 20  # bytes one FETCH keeps past its batch's bound (fetch_bound): sizes said a little short
 TIMEOUT = 60  # seconds a connection may wait for the server
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
+PASSWORD_BYTES = 1 << 16  # what is read of --password-command's output (its first line: the password)
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
 LARGEST_PARTIAL = (1 << 32) - 2  # a partial fetch's octet count is a 32-bit number
 SHOWN = 200  # characters of the server's own words a message quotes
@@ -73,19 +74,53 @@ def password(folder, access=DEFAULT_ACCESS):
 
 def _password_of_command(command):
     """The first line --password-command prints (run by the shell; its stderr and stdin are
-    the user's, for a passphrase prompt). What it prints is never repeated."""
+    the user's, for a passphrase prompt), within what is left of the run's --time-limit (past
+    it, the shell is killed and what it started no longer waited for: the run's lock is not held
+    behind a prompt a cron line cannot answer). What it prints is never repeated."""
+    import signal
     import subprocess
 
+    from nbtext.reading.imapclient import run_time_left
+
     try:
-        done = subprocess.run(command, shell=True, stdout=subprocess.PIPE, check=False)
+        running = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE)
     except OSError as e:
         raise NbtextError(f"cannot run the --password-command: {e.strerror or e}") from None
-    if done.returncode != 0:
-        raise NbtextError(f"the --password-command failed (exit status {done.returncode}): no password")
-    line = done.stdout.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        printed = _first_line(running.stdout, run_time_left())
+        running.stdout.close()  # (what it prints after its first line is not read: `yes pw` ends here)
+        status = running.wait(timeout=run_time_left())
+    except subprocess.TimeoutExpired:
+        running.kill()  # (a command the shell started may hold the pipe on: it is not waited for)
+        running.stdout.close()
+        running.wait()
+        raise NbtextError("the --password-command had not ended when the run's --time-limit was reached") from None
+    cut_short = status in (-signal.SIGPIPE, 128 + signal.SIGPIPE) and b"\n" in printed  # (by the pipe closed)
+    if status != 0 and not cut_short:
+        raise NbtextError(f"the --password-command failed (exit status {status}): no password")
+    line = printed.split(b"\n", 1)[0].rstrip(b"\r")
     if not line:
         raise NbtextError("the --password-command printed no password (its first line is empty)")
     return line.decode("utf-8", "surrogateescape")
+
+
+def _first_line(pipe, seconds):
+    """The bytes `pipe` gives up to its first line's end (or its end), at most PASSWORD_BYTES,
+    within `seconds` (None: no limit; past it subprocess.TimeoutExpired)."""
+    import select
+    import subprocess
+    import time
+
+    end = None if seconds is None else time.monotonic() + seconds
+    read = b""
+    while b"\n" not in read and len(read) < PASSWORD_BYTES:
+        if end is not None and not select.select([pipe], [], [], max(end - time.monotonic(), 0))[0]:
+            raise subprocess.TimeoutExpired("--password-command", seconds)
+        piece = os.read(pipe.fileno(), PASSWORD_BYTES)
+        if not piece:
+            break
+        read += piece
+    return read
 
 
 def _netrc_password(folder):
@@ -120,6 +155,7 @@ class Session:
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
         self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
+        self.lost_in_a_row = 0  # messages whose fetch lost the connection twice, since one came
 
     def __enter__(self):
         self.client = connect(self.folder, self.access)
@@ -194,8 +230,12 @@ class Lost(NbtextError):
 
 
 class TooSlow(NbtextError):
-    """The server did not finish an answer by its deadline (nbtext.reading.imapclient.Stalled):
-    an error of the run, nothing more asked of it."""
+    """The server did not finish an answer by its deadline (nbtext.reading.imapclient.Stalled),
+    or closed the connection on LOST_IN_A_ROW messages in a row: an error of the run, nothing
+    more asked of it (imap-scan's next run asks for that batch's messages one at a time)."""
+
+
+LOST_IN_A_ROW = 3  # messages in a row whose fetch lost the connection (each tried twice) before the run ends
 
 
 class Refused(NbtextError):
@@ -223,8 +263,13 @@ def connect(folder, access=DEFAULT_ACCESS):
             client = TlsClient(folder.host, port, ssl_context=tls_context(access), timeout=TIMEOUT)
         else:
             client = Client(folder.host, port, timeout=TIMEOUT)
-            if "STARTTLS" in client.capabilities:  # a password never crosses in the clear where it need not
-                client.starttls(tls_context(access))
+        if client.state != "NONAUTH":  # (PREAUTH: RFC 3501 7.1.4; a way round STARTTLS and the login)
+            raise NbtextError(
+                f"{where}: the server greeted nbtext as logged in already (PREAUTH), which it never asked for: "
+                "nothing is read"
+            )
+        if folder.scheme != "imaps" and "STARTTLS" in client.capabilities:  # no password in the clear where it need not
+            client.starttls(tls_context(access))
         mechanism = login_mechanism(client, folder, access)
     except NbtextError:
         close(client)
@@ -524,7 +569,9 @@ class _Listed:
         self.session, self.after, self.kind = session, after, kind
         self.exists, self.expunged = session.exists, 0
         self.uids, self.sizes = array("I"), array("Q")  # ascending, as a server answers
-        self.late = {}  # {UID: size} of those that came out of order
+        # those that came out of order, each UID << 32 | its size (8 bytes a message): sorted, and
+        # the latest not yet sorted in (a set of their UIDs too: a UID said again is known at once)
+        self.late, self.unsorted, self.unsorted_uids = array("Q"), array("Q"), set()
         self._bound()
 
     def _bound(self):
@@ -571,31 +618,62 @@ class _Listed:
             if uids[at] == uid:
                 self.sizes[at] = self.sizes[at] if size == Listing.NO_SIZE else size
                 return False
-            if uid in self.late:
-                self.late[uid] = self.late[uid] if size == Listing.NO_SIZE else size
+            if uid in self.unsorted_uids or self._late_holds(uid):  # (the size said first kept)
                 return False
-        if len(uids) + len(self.late) >= self.most:
+        if len(uids) + len(self.late) + len(self.unsorted) >= self.most:
             raise NbtextError(
                 f"{self.session.folder.url}: the server listed more messages than the folder holds "
                 f"({self.most:,} above UID {self.after}, by its EXISTS and UIDNEXT): nothing is read"
             )
         if uids and uid < uids[-1]:
-            self.late[uid] = size
+            self.unsorted.append(uid << 32 | min(size, LATE_NO_SIZE))
+            self.unsorted_uids.add(uid)
+            if len(self.unsorted) >= max(UNSORTED, len(self.late) // 32):  # (so sorting in stays linear overall)
+                self._sort_in()
         else:
             uids.append(uid)
             self.sizes.append(size)
         return True
 
+    def _late_holds(self, uid):
+        """Whether `uid` is among the sorted ones out of order."""
+        at = bisect_left(self.late, uid << 32)
+        return at < len(self.late) and self.late[at] >> 32 == uid
+
+    def _sort_in(self):
+        """The unsorted ones out of order sorted in with the others (numpy: 16 bytes a message at the peak)."""
+        import numpy as np
+
+        packed = np.concatenate([np.frombuffer(self.late, np.uint64), np.frombuffer(self.unsorted, np.uint64)])
+        packed.sort(kind="stable")  # (runs merged)
+        self.late, self.unsorted, self.unsorted_uids = array("Q"), array("Q"), set()
+        self.late.frombytes(memoryview(packed).cast("B"))
+
     def result(self):
-        """The Listing of what was read."""
+        """The Listing of what was read: those out of order sorted in with the others (numpy,
+        in arrays); a UID said twice is one message, of one of the sizes said."""
         listed = Listing()
-        if self.late:
-            pairs = sorted([*zip(self.uids, self.sizes), *self.late.items()])
-            listed.uids.extend(uid for uid, _ in pairs)
-            listed.sizes.extend(size for _, size in pairs)
-        else:
+        if not self.late and not self.unsorted:
             listed.uids, listed.sizes = self.uids, self.sizes
+            return listed
+        import numpy as np
+
+        self._sort_in()
+        uids = np.frombuffer(self.uids, dtype=np.uint32).astype(np.uint64) << np.uint64(32)
+        sizes = np.minimum(np.frombuffer(self.sizes, dtype=np.uint64), np.uint64(LATE_NO_SIZE))
+        packed = np.concatenate([uids | sizes, np.frombuffer(self.late, dtype=np.uint64)])
+        del uids, sizes
+        self.uids, self.sizes, self.late = array("I"), array("Q"), array("Q")
+        packed.sort(kind="stable")  # (no UID twice: those said again were known as they came)
+        sizes = packed & np.uint64(LATE_NO_SIZE)
+        sizes[sizes == LATE_NO_SIZE] = Listing.NO_SIZE
+        listed.uids.frombytes(memoryview((packed >> np.uint64(32)).astype(np.uint32)).cast("B"))
+        listed.sizes.frombytes(memoryview(sizes).cast("B"))
         return listed
+
+
+UNSORTED = 4096  # UIDs out of order held before they are sorted in (or a 32nd of those sorted, if more)
+LATE_NO_SIZE = (1 << 32) - 1  # (a size not said, in a UID listed out of order; RFC 3501's numbers are 32-bit)
 
 
 def _uid(said, session):
@@ -649,11 +727,18 @@ def _fetched(session, uids, max_bytes, again=False):
             budget=fetch_bound(max_bytes),
         )
         messages, refusal = _messages(data), None
+        session.lost_in_a_row = 0 if messages else session.lost_in_a_row
     except Lost:  # a server may close the connection on a message it cannot read
         session.reconnect()  # (cannot: an error of the whole run)
         if len(uids) > 1 or not again:
             yield from _one_by_one(session, uids, max_bytes, again=len(uids) == 1)
             return
+        session.lost_in_a_row += 1  # (a server closing it on every message: connections bounded, not 2 a message)
+        if session.lost_in_a_row >= LOST_IN_A_ROW:
+            raise TooSlow(
+                f"{session.folder.url}: the server closed the connection on {LOST_IN_A_ROW} messages in a row: "
+                "nothing more is read"
+            ) from None
         messages, refusal = {}, "the server closed the connection when asked for it"
     except Refused as e:
         if len(uids) > 1:  # one message the server will not send does not stop the others
@@ -667,8 +752,22 @@ def _fetched(session, uids, max_bytes, again=False):
                 yield from _fetched(session, [uid], max_bytes)
             else:  # (alone, it fits: the server sent others' first)
                 yield uid, None, "the server sent more than was asked with it"
-        else:
+        elif uid in messages or refusal is not None:
             yield uid, messages.get(uid), refusal
+        elif len(uids) > 1:  # left out of the answer (or sent as NIL): asked for alone
+            yield from _fetched(session, [uid], max_bytes)
+        else:  # gone only where the folder no longer holds it: a server may answer OK and send nothing
+            yield uid, None, None if _gone(session, uid) else "the server answered without its bytes"
+
+
+def _gone(session, uid):
+    """Whether the open folder no longer holds the message `uid` (a FETCH of its UID answers
+    nothing for it: RFC 3501 6.4.8)."""
+    try:
+        said = session.command("FETCH", uid_set([uid]), "(UID)", answers=1)
+    except Refused as e:
+        return "[EXPUNGEISSUED]" in e.reason.upper()
+    return uid not in {answered_uid(line[0] if isinstance(line, tuple) else line or b"") for line in said}
 
 
 def _one_by_one(session, uids, max_bytes, again=False):
@@ -680,7 +779,9 @@ def _one_by_one(session, uids, max_bytes, again=False):
 def _messages(data):
     """{UID: bytes, or None where the literal was past the FETCH's bound} of a UID FETCH's
     answer as imaplib gives it: a (`N (UID u BODY[] {n}`, literal) pair per message, the UID
-    before the literal or in the bytes after it; a message said twice is the one kept."""
+    before the literal or in the bytes after it; or a line whose body is a quoted string (IMAP's
+    nstring: a short body may be sent so); a body sent as NIL is none. A message said twice is
+    the one kept."""
     found, waiting, literal = {}, False, None
 
     def keep(uid, literal):
@@ -697,7 +798,18 @@ def _messages(data):
         elif isinstance(item, bytes) and waiting:
             keep(answered_uid(item), literal)
             waiting = False
+        elif isinstance(item, bytes) and (quoted := _quoted_body(item)) is not None:
+            keep(answered_uid(item), quoted)
     return found
+
+
+def _quoted_body(line):
+    """The body a FETCH answer's `line` sends as a quoted string (RFC 3501 9: \\" and \\\\ escaped),
+    or None: read from the first `BODY[] "` alone, so a line of such openings unclosed is read in
+    linear time."""
+    opened = re.search(rb'\bBODY\[\](?:<\d+>)? "', line)
+    quoted = opened and re.compile(rb'((?:[^"\\]|\\.)*)"').match(line, opened.end())
+    return re.sub(rb"\\(.)", rb"\1", quoted[1]) if quoted else None
 
 
 def answered_uid(line):

@@ -159,6 +159,16 @@ class Bounded:
         left = max(self.deadline - time.monotonic(), 0.001)
         super().open(host, port, left if timeout is None else min(timeout, left))
 
+    def _create_socket(self, timeout):
+        """imaplib's socket, connected within the greeting's deadline whatever the number of the
+        host's addresses (socket.create_connection gives each the whole timeout: k silent
+        addresses took k deadlines), TLS wrapped for imaps:// within what is left of it."""
+        sock = _connected(self.host or None, self.port, self.deadline)
+        if isinstance(self, imaplib.IMAP4_SSL):
+            sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
+            return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+        return sock
+
     def _received(self, sock, buffer):
         """Bytes of the answer being read into `buffer` (_Timed): a read waits for the server
         only until the answer's deadline, or its pace's (_paced), and at most ANSWER_SECONDS;
@@ -303,6 +313,26 @@ class Bounded:
             if not piece:  # (the connection closed: imaplib's next line says so)
                 break
             left -= len(piece)
+
+
+def _connected(host, port, deadline):
+    """A socket connected to `host`'s first address that answers, tried in turn by
+    socket.getaddrinfo's order, all by `deadline` (time.monotonic()); past it socket.timeout,
+    and where every address refused, the last one's error."""
+    error = None
+    for family, kind, protocol, _, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        sock = socket.socket(family, kind, protocol)
+        try:
+            sock.settimeout(left)
+            sock.connect(address)
+            return sock
+        except OSError as e:
+            sock.close()
+            error = e
+    raise error or OSError(f"{host} has no address")
 
 
 def _seconds(seconds):

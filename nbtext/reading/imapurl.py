@@ -133,6 +133,13 @@ def parse(url):
             ipaddress.IPv6Address(host.split("%", 1)[0])
         except ValueError:
             raise NbtextError(f"{shown(url)}: not an IMAP URL (a host in brackets is an IPv6 address)") from None
+    if not carried(host) or not _resolvable(
+        host
+    ):  # (an IPv6 zone too; before any traffic: the resolver raised UnicodeError)
+        raise NbtextError(
+            f"{shown(url)}: not an IMAP URL (its host is no name a server can have: a control character, an "
+            "empty label as in a..b, or a label past 63 bytes)"
+        )
     if port == 0:
         raise NbtextError(f"{shown(url)}: not an IMAP URL (no server listens on port 0)")
     if re.search(r"/;(uid|section|partial)=", path, re.IGNORECASE):  # (RFC 5092's URL of one message or part)
@@ -168,6 +175,15 @@ def _uid_validity(url, parameter):
             f"{shown(url)}: only ;UIDVALIDITY=N (a number 1 to {LARGEST_UID}) is read after a folder's name"
         )
     return int(said[1])
+
+
+def _resolvable(host):
+    """Whether the resolver can be given `host`: its IDNA form (the socket module's) exists."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
 
 
 def carried(text):
