@@ -876,6 +876,22 @@ def test_a_line_says_moved_or_flagged_only_where_the_folder_shows_it_and_nothing
     holds(server, arrived)
 
 
+@pytest.mark.parametrize("move_to", [None, "Junk"], ids=["keyword alone", "keyword and move"])
+def test_a_keyword_the_server_does_not_keep_is_said_in_each_line_and_a_warning(move_to, model, monkeypatch, tmp_path):
+    """A server that keeps no keyword (PERMANENTFLAGS without \\*) answers the STORE of $Junk OK:
+    the lines said `flagged $Junk`, the summary counted them, and -q said nothing. Now each line
+    says it was not flagged (and moved where it was), the count of those flagged is 0, and one
+    warning line (shown with -q too) says why."""
+    server = a_server({"MOVE", "UIDPLUS"})
+    server.keywords = False
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    with pytest.warns(UserWarning, match=r"3 messages not flagged \$Junk: the server answered its STORE OK"):
+        counts, said = scanned_saying(model, tmp_path, move_to, "$Junk")
+    not_flagged = "not flagged: the server did not keep the keyword $Junk"
+    assert sorted(said) == sorted(["kept"] * 2 + [f"moved to Junk; {not_flagged}" if move_to else not_flagged] * 3)
+    assert counts["flagged"] == 0 and counts["moved"] == (3 if move_to else 0) and counts["acted"] == 0
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     port=st.sampled_from(["", ":143"]),
