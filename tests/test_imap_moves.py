@@ -892,6 +892,22 @@ def test_a_keyword_the_server_does_not_keep_is_said_in_each_line_and_a_warning(m
     assert counts["flagged"] == 0 and counts["moved"] == (3 if move_to else 0) and counts["acted"] == 0
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    recorded=st.sets(st.integers(1, 2000), max_size=900),
+    last=st.integers(0, 2000),
+    skipped=st.sets(st.integers(1, 2000), max_size=200),
+    begun_now=st.sets(st.integers(1, 2000), max_size=imapscan.BATCH),
+)
+def test_the_record_of_moves_begun_is_bounded_and_keeps_the_batchs_own(recorded, last, skipped, begun_now):
+    """The record as the state keeps it (_record): the batch's moves begun now always, then those
+    a later batch reads again (past the last UID scanned, or skipped), at most MOVING_KEPT in all,
+    so the state file read back (its validator's bound) holds whatever the runs before left."""
+    kept = imapscan._record(recorded, last, dict.fromkeys(skipped, 1), begun_now)
+    assert set(begun_now) <= kept <= recorded | set(begun_now) and len(kept) <= imapscan.MOVING_KEPT
+    assert all(uid > last or uid in skipped for uid in kept - set(begun_now))
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     port=st.sampled_from(["", ":143"]),

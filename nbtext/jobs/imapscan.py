@@ -164,10 +164,10 @@ def scan(
             target = _Target(folder.other(move_to), imap_access) if move_to is not None else None
             last = start
 
-            def remembered_now():
+            def remembered_now(begun_now=()):
                 """The folder's state as it stands (the record of moves kept as _record says)."""
                 nonlocal recorded
-                recorded = _record(recorded, last, skipped)
+                recorded = _record(recorded, last, skipped, begun_now)
                 return _folder_state(session.uid_validity, last, skipped, stalled, recorded)
 
             # the new ones, then those skipped by earlier runs (below `start`, their sizes not listed): one
@@ -215,8 +215,7 @@ def scan(
                     done = Done(set(), set(), set())
                     if acted and not dry_run:
                         if target:  # the write-ahead: recorded before any of them is given MARK
-                            recorded |= acted
-                            state[key] = remembered_now()
+                            state[key] = remembered_now(acted)
                             write_state(state_path, state)
                         done = act(session, sorted(acted), move_to, keyword, sorted(marked & acted), copied, target)
                     # moved is what the folder shows: one the server said it moved and did not is tried again
@@ -299,13 +298,14 @@ def _folder_state(uid_validity, last, skipped, stalled, recorded=()):
     return kept
 
 
-def _record(recorded, last, skipped):
+def _record(recorded, last, skipped, begun_now=()):
     """The record of moves begun as the state keeps it: of the UIDs `recorded`, those a later
     batch will read again (past `last`, or skipped to be tried again); the rest were read, their
-    moves finished or judged again. At most MOVING_KEPT, the highest kept (one forgotten is a
-    message carrying MARK no record names: judged again, its copy looked for before a move)."""
-    kept = sorted(uid for uid in recorded if uid > last or uid in skipped)
-    return set(kept[-MOVING_KEPT:])
+    moves finished or judged again. At most MOVING_KEPT: those of `begun_now` (a batch's, at
+    most BATCH) first, then the highest (one forgotten is a message carrying MARK no record
+    names: judged again, its copy looked for before a move)."""
+    kept = sorted(uid for uid in recorded if (uid > last or uid in skipped) and uid not in begun_now)
+    return set(begun_now) | set(kept[len(kept) - max(MOVING_KEPT - len(begun_now), 0) :])
 
 
 def _tried(skipped, batch, unsent, folder, begun=(), move_to=None, unmoved=()):
