@@ -19,6 +19,7 @@ from nbtext.reading.documents import document_key
 from nbtext.reading.mail import strip_envelope
 from nbtext.stats.changes import Change, HeldCounts, empty_record, record_after
 
+from conftest import run
 from hostile_documents import documents as hostile_documents
 from test_tone import with_learning
 
@@ -148,6 +149,15 @@ def nbtext_run(*args, input=None, ok=True):
     return result
 
 
+def clicks(*args):
+    """The stdout bytes of `nbtext ARGS`, in this process: for the commands the executable hands to
+    click as they are (info, predict of files with figures), the same code without a process's
+    start-up."""
+    result = run(*args)
+    assert result.exit_code == 0, (args, result.stderr)
+    return result.stdout_bytes
+
+
 def read_key(data):
     """The journal key of a file's bytes (every reader leaves a leading envelope line out), or
     of the Python API's text."""
@@ -230,7 +240,7 @@ def test_update_forget_and_merge_of_generated_mail_are_one_training(
     for path, query in zip(files, queries):
         path.write_bytes(query)
     # the numpy path's lines of every query from one process (predict of files scores each alone), by name
-    lines = nbtext_run("predict", "-j", "1", "-m", model, "--proba", *files).stdout.decode().splitlines()
+    lines = clicks("predict", "-j", "1", "-m", model, "--proba", *files).decode().splitlines()
     batch = {fields[0]: fields[1:] for fields in map(str.split, lines)}
     for path, query in zip(files, queries):
         stdin = nbtext_run("predict", "-m", model, "--proba", input=query).stdout.split()
@@ -361,7 +371,7 @@ def test_lambda_left_to_the_corpus_is_one_trainings_as_the_mail_share_crosses_on
         assert nbtext.load(str(model)).alpha == whole_alpha
         (root / "query.eml").write_bytes(first[0][1])
         stdin = nbtext_run("predict", "-m", model, "--proba", input=first[0][1]).stdout.split()
-        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        batch = clicks("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").split()
         assert stdin[1:] == batch[1:]
         assert folded(model) == whole.read_bytes()
         everything = root / f"abc-{way}.model"
@@ -465,7 +475,7 @@ def start_model(tmp_path_factory, request):
 
 def _info(path):
     """What `nbtext info` says of a model, but its file's name and its pending changes."""
-    lines = nbtext_run("info", "-m", path).stdout.decode().splitlines()
+    lines = clicks("info", "-m", path).decode().splitlines()
     return [line for line in lines if not line.startswith(("model file", "pending"))]
 
 
@@ -498,9 +508,9 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
     at a time on stdin, each time as another copy of it (CR LF, an envelope line, >From
     quoting): after every step the model's pending section, folded, is the file the same
     commands write the full way (a model with a second hard link), and its one-message path
-    (predict of stdin and of one file, filter) scores a query as its numpy path (predict of the
-    file) does; forgetting
-    all that was learned gives the start back."""
+    (predict of stdin and of one file, filter: the executable's) scores a query as its numpy
+    path (predict -j 1 of the file, click's) does; forgetting all that was learned gives the
+    start back."""
     root = tmp_path_factory.mktemp("one")
     model, full = root / "m.model", root / "full.model"
     for path in (model, full):
@@ -524,7 +534,7 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
         assert folded(model) == full.read_bytes()
         assert _info(model) == _info(full)  # info reads the section as the file folded
         stdin = nbtext_run("predict", "-m", model, "--proba", input=_as_sent(query, later)).stdout.split()
-        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        batch = clicks("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").split()
         assert stdin[1:] == batch[1:]
         one_file = nbtext_run("predict", "-m", model, root / "query.eml").stdout.split()
         assert one_file[1:] == batch[1:3]  # predict of one file: the one-message path's label and probability
