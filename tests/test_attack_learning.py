@@ -4,6 +4,7 @@ line's own functions) and on the change core's one-document record against count
 scratch."""
 
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +19,7 @@ from nbtext.reading.documents import document_key
 from nbtext.reading.mail import strip_envelope
 from nbtext.stats.changes import Change, HeldCounts, empty_record, record_after
 
+from conftest import run
 from hostile_documents import documents as hostile_documents
 from test_tone import with_learning
 
@@ -147,6 +149,15 @@ def nbtext_run(*args, input=None, ok=True):
     return result
 
 
+def clicks(*args):
+    """The stdout bytes of `nbtext ARGS`, in this process: for the commands the executable hands to
+    click as they are (info, predict of files with figures), the same code without a process's
+    start-up."""
+    result = run(*args)
+    assert result.exit_code == 0, (args, result.stderr)
+    return result.stdout_bytes
+
+
 def read_key(data):
     """The journal key of a file's bytes (every reader leaves a leading envelope line out), or
     of the Python API's text."""
@@ -220,15 +231,20 @@ def test_update_forget_and_merge_of_generated_mail_are_one_training(
     a, b, c = (_folders(root / name, docs) for name, docs in (("a", first), ("b", second), ("c", third)))
     whole = root / "whole.model"
     _train_or_assume(*options, "-o", whole, *_folders(root / "ab", first + second))
-    model = root / "m.model"
-    _train_or_assume(*options, "-o", model, *a)
+    trained_a, model = root / "a.model", root / "m.model"
+    _train_or_assume(*options, "-o", trained_a, *a)
+    shutil.copy(trained_a, model)  # (the training of A, byte for byte: updated here, merged below)
     if b:
         nbtext_run("train", "-q", "--update", "-m", model, *b)
-    for query in queries:
+    files = [root / f"query{i}.eml" for i in range(len(queries))]
+    for path, query in zip(files, queries):
+        path.write_bytes(query)
+    # the numpy path's lines of every query from one process (predict of files scores each alone), by name
+    lines = clicks("predict", "-j", "1", "-m", model, "--proba", *files).decode().splitlines()
+    batch = {fields[0]: fields[1:] for fields in map(str.split, lines)}
+    for path, query in zip(files, queries):
         stdin = nbtext_run("predict", "-m", model, "--proba", input=query).stdout.split()
-        (root / "query.eml").write_bytes(query)
-        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
-        assert stdin[1:] == batch[1:]
+        assert [field.decode() for field in stdin[1:]] == batch.get(str(path), [])
     assert folded(model) == whole.read_bytes()
     everything = root / "abc.model"
     nbtext_run("train", "-q", *options, "-o", everything, *_folders(root / "abc", first + second + third))
@@ -241,7 +257,7 @@ def test_update_forget_and_merge_of_generated_mail_are_one_training(
         if not _no_feature(result.stderr):  # (a part whose tokens are all pruned, or none, is not trained)
             assert result.returncode == 0, result.stderr
             merged = root / "merged.model"
-            nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
+            nbtext_run("merge", "-o", merged, trained_a, part)
             assert merged.read_bytes() == whole.read_bytes()
 
 
@@ -256,13 +272,6 @@ def _no_feature(stderr):
     """Whether a training refused its documents for having no feature: no token at all in them,
     or every token pruned with no UNK (one line each, as it should be)."""
     return b"no tokens remain" in stderr or b"the documents hold no tokens" in stderr
-
-
-def _trained(options, folders, root):
-    path = root / "a.model"
-    if not path.exists():
-        nbtext_run("train", "-q", *options, "-o", path, *folders)
-    return path
 
 
 TEXT = [("ham", b"lunch at noon friday"), ("spam", b"free prize cash now"), ("ham", b"the notes of friday")]
@@ -348,9 +357,13 @@ def test_lambda_left_to_the_corpus_is_one_trainings_as_the_mail_share_crosses_on
     whole = root / "whole.model"
     _train_or_assume(*options, "-o", whole, *_folders(root / "ab", first + second))
     whole_alpha = nbtext.load(str(whole)).alpha
+    # A and A+B+C trained once each, a copy of each file (byte for byte a training's) changed each way
+    trained_a, trained_abc = root / "a.model", root / "abc.model"
+    _train_or_assume(*options, "-o", trained_a, *a)
+    nbtext_run("train", "-q", *options, "-o", trained_abc, *_folders(root / "abc", first + second + third))
     for way in ("pending", "full"):
         model = root / f"{way}.model"
-        _train_or_assume(*options, "-o", model, *a)
+        shutil.copy(trained_a, model)
         if way == "full":
             os.link(model, root / f"{way}.link")  # (a file of two links: the full way writes it anew)
         if b:
@@ -358,11 +371,11 @@ def test_lambda_left_to_the_corpus_is_one_trainings_as_the_mail_share_crosses_on
         assert nbtext.load(str(model)).alpha == whole_alpha
         (root / "query.eml").write_bytes(first[0][1])
         stdin = nbtext_run("predict", "-m", model, "--proba", input=first[0][1]).stdout.split()
-        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        batch = clicks("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").split()
         assert stdin[1:] == batch[1:]
         assert folded(model) == whole.read_bytes()
         everything = root / f"abc-{way}.model"
-        nbtext_run("train", "-q", *options, "-o", everything, *_folders(root / f"abc-{way}", first + second + third))
+        shutil.copy(trained_abc, everything)
         if way == "full":
             os.link(everything, root / f"abc-{way}.link")
         if c:
@@ -375,7 +388,7 @@ def test_lambda_left_to_the_corpus_is_one_trainings_as_the_mail_share_crosses_on
         if not _no_feature(result.stderr):  # (a part whose tokens are all pruned is not trained)
             assert result.returncode == 0, result.stderr
             merged = root / "merged.model"
-            nbtext_run("merge", "-o", merged, _trained(options, a, root), part)
+            nbtext_run("merge", "-o", merged, trained_a, part)
             assert merged.read_bytes() == whole.read_bytes()
 
 
@@ -462,7 +475,7 @@ def start_model(tmp_path_factory, request):
 
 def _info(path):
     """What `nbtext info` says of a model, but its file's name and its pending changes."""
-    lines = nbtext_run("info", "-m", path).stdout.decode().splitlines()
+    lines = clicks("info", "-m", path).decode().splitlines()
     return [line for line in lines if not line.startswith(("model file", "pending"))]
 
 
@@ -495,9 +508,9 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
     at a time on stdin, each time as another copy of it (CR LF, an envelope line, >From
     quoting): after every step the model's pending section, folded, is the file the same
     commands write the full way (a model with a second hard link), and its one-message path
-    (predict of stdin and of one file, filter) scores a query as its numpy path (predict of the
-    file) does; forgetting
-    all that was learned gives the start back."""
+    (predict of stdin and of one file, filter: the executable's) scores a query as its numpy
+    path (predict -j 1 of the file, click's) does; forgetting all that was learned gives the
+    start back."""
     root = tmp_path_factory.mktemp("one")
     model, full = root / "m.model", root / "full.model"
     for path in (model, full):
@@ -521,7 +534,7 @@ def test_learning_one_message_at_a_time_is_the_full_ways_file(tmp_path_factory, 
         assert folded(model) == full.read_bytes()
         assert _info(model) == _info(full)  # info reads the section as the file folded
         stdin = nbtext_run("predict", "-m", model, "--proba", input=_as_sent(query, later)).stdout.split()
-        batch = nbtext_run("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").stdout.split()
+        batch = clicks("predict", "-j", "1", "-m", model, "--proba", root / "query.eml").split()
         assert stdin[1:] == batch[1:]
         one_file = nbtext_run("predict", "-m", model, root / "query.eml").stdout.split()
         assert one_file[1:] == batch[1:3]  # predict of one file: the one-message path's label and probability

@@ -22,6 +22,7 @@ from nbtext.stats.changes import (
     Ledger,
     changes_anything,
     outcome,
+    outcome_counts,
     steps,
 )
 from nbtext.stats.counting import ColumnCounter, CountTable
@@ -322,3 +323,51 @@ def test_update_says_the_same_whichever_way_it_ran(tmp_path, learned):
             ways["pending"][:-1] + [f"spam={folder}"], capture_output=True, text=True
         ).stderr.splitlines()[1]
     )
+
+
+def test_the_one_loop_reads_each_document_once_and_tokenizes_only_what_changes():
+    """Ledger.changes_of, the loop of train --update, forget and the one-message learner: each
+    document's change asked in order over the changes added so far (a copy later in the batch
+    is known), its tokens made only when it changes something, one that cannot be read handed
+    to on_error by name and one never learned, given to forget, to on_unknown."""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.documents import Document, document_key
+
+    tokenized = []
+
+    class Tokenize:
+        char_ngrams = None
+
+        def __call__(self, data):
+            tokenized.append(data)
+            return data.split()
+
+        def reads_as_mail(self, data):
+            return False
+
+    documents = [
+        Document("known", "old text", "a"),
+        Document("new", "new text", "b"),
+        Document("copy", "new text", "b"),
+        Document("moved", "old text", "c"),
+        Document("gone", None, "a", "no such file"),
+    ]
+    ledger, stats, errors = Ledger({document_key("old text"): "a"}.get), outcome_counts(False), []
+    made = []
+    for change in ledger.changes_of(documents, Tokenize(), False, stats, lambda doc, e: errors.append((doc.name, e))):
+        ledger.add(change)
+        made.append((change.before, change.after, list(change.tokens)))
+    assert made == [(None, "b", ["new", "text"]), ("a", "c", ["old", "text"])]
+    assert tokenized == ["new text", "old text"]  # (the known one and the copy: not tokenized)
+    assert stats == {"added": 1, "moved": 1, "duplicates": 2}
+    assert errors == [("gone", "cannot read it (no such file)")]
+    with pytest.raises(NbtextError, match="^gone: cannot read it"):
+        list(Ledger().changes_of(documents[-1:], Tokenize(), False, outcome_counts(False)))
+    unknown, stats = [], outcome_counts(True)
+    forgotten = list(
+        ledger.changes_of(
+            documents[:2] + [Document("never", "other", "a")], Tokenize(), True, stats, None, unknown.append
+        )
+    )
+    assert [(c.before, c.after) for c in forgotten] == [("c", None), ("b", None)]
+    assert [doc.name for doc in unknown] == ["never"] and stats == {"forgotten": 2, "unknown": 1}

@@ -5,6 +5,7 @@ new class in one line with nothing written, unless --new-classes is given. And a
 with nothing to learn still says when its model is missing (a wrong -m in a cron line)."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,10 +38,20 @@ def in_process(*args):
 WAYS = [pytest.param(in_process, id="click"), pytest.param(executable, id="executable", marks=needs_executable)]
 
 
-@pytest.fixture
-def model(tmp_path):
-    path = tmp_path / "mail.model"
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory):
+    """The demo corpus's model (spam and ham), trained once for the module."""
+    path = tmp_path_factory.mktemp("trained") / "mail.model"
     assert run("train", "-o", path, MAIL / "train" / "spam", MAIL / "train" / "ham").exit_code == 0
+    return path
+
+
+@pytest.fixture
+def model(tmp_path, trained_model):
+    """A copy of trained_model (byte for byte a training's file, mode included) in the test's own
+    folder, for the test to change."""
+    path = tmp_path / "mail.model"
+    shutil.copy(trained_model, path)
     return path
 
 

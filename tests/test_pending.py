@@ -33,6 +33,7 @@ def nbtext_run(*args, input=None):
 
 
 @pytest.fixture(
+    scope="module",
     params=[
         GENERAL,
         [*GENERAL, "--max-evidence", "5"],
@@ -41,19 +42,29 @@ def nbtext_run(*args, input=None):
     ],
     ids=["every feature", "max-evidence", "presence", "spam preset"],
 )
-def model(tmp_path, request):
-    """A model of half the demo corpus, and the other half's messages to learn (scored on
-    every feature, and on each class's 5 most telling: train --max-evidence; of counts, and
-    of presence with nothing pruned, as the spam preset trains; and the spam preset's own,
-    the defaults of spam and ham)."""
-    train = tmp_path / "train"
+def trained_model(tmp_path_factory, request):
+    """The bytes of a model of half the demo corpus (scored on every feature, and on each
+    class's 5 most telling: train --max-evidence; of counts, and of presence with nothing
+    pruned, as the spam preset trains; and the spam preset's own, the defaults of spam and
+    ham), trained once for the module: a training is byte for byte the same each time."""
+    folder = tmp_path_factory.mktemp("half")
+    train = folder / "train"
     for label in ("spam", "ham"):
         files = sorted((MAIL / "train" / label).iterdir())
         (train / label).mkdir(parents=True)
         for f in files[::2]:
             shutil.copy(f, train / label / f.name)
-    path = tmp_path / "m.model"
+    path = folder / "m.model"
     nbtext_run("train", *request.param, "-o", path, train / "spam", train / "ham")
+    return path
+
+
+@pytest.fixture
+def model(tmp_path, trained_model):
+    """trained_model's file copied into the test's own folder (mode included), and the other
+    half's messages to learn: each test changes its own copy."""
+    path = tmp_path / "m.model"
+    shutil.copy(trained_model, path)
     return path
 
 

@@ -267,6 +267,24 @@ def test_every_learner_changes_counts_through_the_change_core():
     assert records == []
 
 
+def test_the_loop_over_the_documents_a_learner_is_given_is_written_once():
+    """Every learner of given documents (train --update and forget, jobs.training; the
+    one-message learner, jobs.learnone) goes through one loop, changes.Ledger.changes_of: a
+    document read, its journal key found, its change asked, its tokens made only then. No
+    other module finds a document's journal key (journal_key), asks what the ledger holds one
+    under (learned_as) or asks the door (`change`): training._changed and learnone._appended
+    each wrote that loop, their reading and their handling of errors apart."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where == "stats/changes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _named(node.func) in ("journal_key", "learned_as", "change"):
+                found.append(f"{where}:{node.lineno}: {_named(node.func)}")
+    assert found == []
+
+
 def test_a_models_file_record_is_given_when_it_is_made():
     """What a model knows of its file (file_info: its version, its pending records) is given
     to it when it is made: the replay of pending records wrote it onto the model it had made."""

@@ -87,7 +87,7 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
 
     from nbtext.classifier.purescore import Unserved
     from nbtext.errors import NbtextError
-    from nbtext.reading.documents import document_key, each_loaded, in_batches, journal_key, read_once
+    from nbtext.reading.documents import each_loaded, in_batches
 
     batches = in_batches(documents, pending.MAX_BATCH + 1)  # (bounded by bytes too, as every batch)
     first, more = next(batches, []), next(batches, None)
@@ -97,37 +97,25 @@ def _appended(f, model_path, pure, changes, log, documents, forget):
     batch = list(islice(each_loaded(first), pending.MAX_BATCH + 1))
     if len(batch) > pending.MAX_BATCH or len(log.records) + len(batch) > pending.COMPACT_AFTER:
         return Fallback(first)
+    if not forget and any(doc.label not in pure.classes for doc in batch):
+        return Fallback(first)  # a new class: the full way refuses it or adds it (labels.new_classes_refused)
     derived = dict(changes.derived or {key: pure.header["one_document"][key] for key in ("features", "unk", "totals")})
     stats = outcome_counts(forget)
     records, skipped = [], []
     least = log.bytes  # the section's size with the records so far, at least
-    for doc in batch:
-        label = None if forget else doc.label
-        if label is not None and label not in pure.classes:
-            return Fallback(first)  # a new class: the full way refuses it or adds it (labels.new_classes_refused)
-        try:
-            if doc.error is not None:
-                raise NbtextError(f"cannot read it ({doc.error})")
-            data = read_once(doc.data)  # (what its key, its tokens and whether it reads as mail are of: made once)
-            key = journal_key(doc.data, lambda k: changes.learned_as(k) is not None, document_key(data), pure.tokenize)
-            tokenized = lambda data=data: (pure.tokenize(data), pure.tokenize.reads_as_mail(data))
-            change = changes.change(key, label, stats, tokenized)
-            if change is None:  # no change (outcome): known already, or unknown to forget
-                if forget:
-                    skipped.append((doc, None))
-                continue
+    unread = lambda doc, message: skipped.append((doc, message))
+    unknown = lambda doc: skipped.append((doc, None))  # (None: not learned, nothing to forget)
+    try:  # (each document read, its key found and its change asked by the change core: Ledger.changes_of)
+        for change in changes.changes_of(batch, pure.tokenize, forget, stats, unread, unknown):
             least += pending.tokens_bytes_at_least(change.tokens)
             if least > pending.MAX_SECTION_BYTES:  # found before its counts are looked up one by one
                 return Fallback(first)  # large messages: the full way folds them in
             derived = _derived_after(pure, derived, change)
-        except NbtextError as e:
-            skipped.append((doc, str(e)))
-            continue
-        except (Unserved, ValueError, OverflowError):
-            return Fallback(first)
-        record = pending.record_of(change, derived)
-        changes.add(record)
-        records.append(record)
+            record = pending.record_of(change, derived)
+            changes.add(record)
+            records.append(record)
+    except (Unserved, ValueError, OverflowError):
+        return Fallback(first)
     if log.bytes + sum(len(pending.framed(record)) for record in records) > pending.MAX_SECTION_BYTES:
         return Fallback(first)  # large messages: the full way folds them in
     if records and not derived["features"]:  # (the full way's training of what is left refuses it alike)

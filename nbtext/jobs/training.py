@@ -27,12 +27,9 @@ from nbtext.labels import classes_problem, new_classes_refused
 from nbtext.reading.documents import (
     DEFAULT_BATCH,
     Document,
-    document_key,
     in_batches,
-    journal_key,
     report_errors,
     tokenized,
-    tokenized_with,
 )
 from nbtext.stats.counting import CountTable, count_batch, token_hash, under
 from nbtext.stats.changes import LearnedBatch, Ledger, outcome_counts, steps
@@ -317,33 +314,23 @@ def update(model, batches, on_error=None, new_classes=False):
 
 
 def _changed(model, batches, verb, on_error, forget=False, on_unknown=None, new_classes=False):
-    """`update` (or, with `forget`, `forget`): each document of `batches()` a change
-    (nbtext.stats.changes) from the class the model holds it under to its label (forgotten:
-    to none), applied to the model's counts, journal and calibration sample; the model of
-    the changed counts and (new model, its stats)."""
+    """`update` (or, with `forget`, `forget`): the changes each batch of `batches()` makes
+    (nbtext.stats.changes, Ledger.changes_of: from the class the model holds a document under to
+    its label, forgotten: to none) applied to the model's counts, journal and calibration
+    sample; the model of the changed counts and (new model, its stats)."""
     table = _learnable(model, verb)
     ledger = Ledger(model.journal.get)
     stats = outcome_counts(forget)
     sample = _Sample(model)
-
-    def key_and_mail(doc, data):  # (of the bytes its tokens are of: read once)
-        return document_key(data), model.tokenize.reads_as_mail(data)
-
     for batch in batches():
-        kept, token_lists, read = tokenized_with(model.tokenize, batch, key_and_mail, on_error)
-        if not forget and (refusal := new_classes_refused(model.classes, [doc.label for doc in kept], new_classes)):
-            raise NbtextError(refusal)
         changes = []
-        for doc, tokens, (sent_key, mail) in zip(kept, token_lists, read):
-            key = journal_key(doc.data, lambda key: ledger.learned_as(key) is not None, sent_key, model.tokenize)
-            change = ledger.change(key, None if forget else doc.label, stats, (tokens, mail))
-            if change is None:
-                if forget and on_unknown is not None:
-                    on_unknown(doc)
-                continue
+        for change in ledger.changes_of(batch, model.tokenize, forget, stats, on_error, on_unknown):
             ledger.add(change)
             sample.follow(change)
             changes.append(change)
+        # (a document already learned under its label makes no change: a class it names is the model's)
+        if not forget and (refusal := new_classes_refused(model.classes, [c.after for c in changes], new_classes)):
+            raise NbtextError(refusal)
         table.apply(changes)
     if table.forgets_uncounted():  # (a model of a negative count is one no reader takes: never written)
         raise NbtextError(

@@ -26,8 +26,11 @@ change does is written here once, without numpy (the one-message path never impo
 
 A document's change is made only when it changes something (`outcome`): learning one
 already learned under its label, or forgetting one never learned, is no change. Every learner
-of given documents asks it at one door, `Ledger.change` (`train --update` and `forget`, the
-one-message learner); the online learner's documents each join their class (a Change from none).
+of given documents (`train --update` and `forget`, the one-message learner) goes through one
+loop, `Ledger.changes_of`: each document read, its journal key found, its outcome asked at one
+door (`Ledger.change`), its tokens made only when it changes something; the learner hands the
+Changes on (a count table's, a pending section's records). The online learner's documents each
+join their class (a Change from none).
 
 A training from scratch is a change of its own kind (`LearnedBatch`): each document it is given
 is a change from no class to its label, made for every copy, since a training counts each
@@ -44,8 +47,10 @@ from collections import Counter
 
 TYPE_CHECKING = False  # (typing is not imported on the one-message path; the type checker reads the block)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
+
+    from nbtext.reading.documents import Document
 
     Step = tuple[str, int]  # (a class, −1 for the one a document leaves, +1 for the one it joins)
 
@@ -193,25 +198,70 @@ class Ledger:
             return self.journal[key]
         return None if self._learned_before is None else self._learned_before(key)
 
+    def changes_of(
+        self,
+        documents: Iterable[Document],
+        tokenize: Any,
+        forget: bool,
+        stats: dict[str, int],
+        on_error: Callable[[Document, str], None] | None = None,
+        on_unknown: Callable[[Document], None] | None = None,
+    ) -> Iterator[Change]:
+        """The Changes `documents` make, in order: the loop of every learner of given documents
+        (`train --update` and `forget`, nbtext.jobs.training; the one-message learner,
+        nbtext.jobs.learnone). Each document is read (reading.documents.each_loaded), its data
+        made once (read_once), its journal key found (journal_key: of that data, or as a model
+        of older builds holds it) and its change asked at the door (`change`: to its label, or
+        with `forget` to none), its tokens (`tokenize`, a model's tokenizer) made only when it
+        changes something. The caller hands each Change on (a count table's changes, a pending
+        record) and adds it (`add`) before the next is asked: a later copy of a document is
+        known by it. One that cannot be read goes to `on_error(document, message)` (without
+        it: NbtextError naming it), one forgotten that was never learned to `on_unknown(document)`."""
+        from nbtext.errors import NbtextError
+        from nbtext.reading.documents import document_key, each_loaded, journal_key, read_once
+
+        def learned(key: bytes) -> bool:
+            return self.learned_as(key) is not None
+
+        def tokenized(data: Any) -> Callable[[], tuple[Sequence[str], bool]]:
+            return lambda: (tokenize(data), tokenize.reads_as_mail(data))
+
+        for doc in each_loaded(documents):
+            try:
+                if doc.error is not None:
+                    raise NbtextError(f"cannot read it ({doc.error})")
+                data = read_once(doc.data)  # (what its key, its tokens and whether it reads as mail are of)
+                key = journal_key(doc.data, learned, document_key(data), tokenize)
+                change = self.change(key, None if forget else doc.label, stats, tokenized(data))
+            except NbtextError as e:
+                if on_error is None:
+                    raise NbtextError(f"{doc.name}: {e}") from None
+                on_error(doc, str(e))
+                continue
+            if change is not None:
+                yield change
+            elif forget and on_unknown is not None:
+                on_unknown(doc)
+
     def change(
         self,
         key: bytes,
         after: str | None,
         stats: dict[str, int],
-        document: tuple[Sequence[str], bool] | Callable[[], tuple[Sequence[str], bool]],
+        document: Callable[[], tuple[Sequence[str], bool]],
     ) -> Change | None:
         """What the document of journal key `key` learned under `after` (None: forgotten)
         comes to over the changes so far: its outcome, counted in `stats` ({outcome: n}), and
-        the Change it makes, or None when it makes none (`outcome`). `document`: the Change's
-        tokens and whether it reads as mail, or a callable giving them, asked only then (the
-        one-message learner tokenizes no document that changes nothing). The door of every
-        learner of given documents (`train --update` and `forget`, nbtext.jobs.training; the
-        one-message learner, nbtext.jobs.learnone); the Change is the caller's to add."""
+        the Change it makes, or None when it makes none (`outcome`). `document()`: the Change's
+        tokens and whether it reads as mail, asked only then (no document that changes nothing
+        is tokenized). The door `changes_of` asks; the Change is the caller's to add."""
         before = self.learned_as(key)
-        stats[outcome(before, after)] += 1
+        happened = outcome(before, after)
         if before == after:
+            stats[happened] += 1
             return None
-        tokens, mail = document() if callable(document) else document
+        tokens, mail = document()  # (before it is counted: a document that cannot be read is not)
+        stats[happened] += 1
         return Change(key, before, after, tokens, mail)
 
     def add(self, change: Change) -> None:
