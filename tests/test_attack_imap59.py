@@ -760,3 +760,27 @@ def test_the_folder_spam_goes_to_is_taken_only_as_listed_under_its_own_name(aske
     else:
         with pytest.raises(NbtextError, match="there is no folder"):
             _check_folder(session, asked)
+
+
+def test_a_name_the_resolver_is_slow_to_answer_is_given_the_connections_deadline(model, monkeypatch):  # noqa: F811
+    """socket.getaddrinfo waits as long as the resolver does (its own timeouts and retries of
+    each name server), outside the socket's timeout and --time-limit: the name is resolved
+    within the connection's deadline, past it the one line of a connection not made in time."""
+    import time
+
+    from nbtext.reading import imap, imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 1.0)
+    monkeypatch.setattr(imap, "TIMEOUT", 1.0)
+    resolve = socket.getaddrinfo
+
+    def slow(host, port, *arguments, **options):
+        if host == "slow.example.org":
+            time.sleep(4)
+        return resolve(host, port, *arguments, **options)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow)
+    began = time.monotonic()
+    result = invoke("predict", "-m", model, "imap://me@slow.example.org/INBOX")
+    assert time.monotonic() - began < 3
+    one_line_error(result, "not made in time")
