@@ -434,7 +434,6 @@ def test_a_message_the_fetch_leaves_unanswered_while_its_flags_say_it_is_there_i
 
 
 # --- a --state that names a file of another kind ----------------------------------------------
-@pytest.mark.xfail(strict=True, reason="the refusal of any file not a state says to remove it")
 def test_a_state_path_naming_the_model_does_not_say_to_remove_it(model, tmp_path):  # noqa: F811
     """`imap-scan -m mail.model --state mail.model` (a slip of the option, or a cron line's
     paths mixed up): read_state reads the model file whole, and its one line says `mail.model
@@ -453,7 +452,6 @@ def test_a_state_path_naming_the_model_does_not_say_to_remove_it(model, tmp_path
 
 
 # --- a state a server poisons: "stalled" ------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="a 'stalled' UID above the folder's UIDNEXT is kept for good")
 def test_a_stalled_uid_a_lying_server_set_does_not_outlive_its_lie(trained, monkeypatch, tmp_path):
     """The state's "stalled" (the last UID of a batch the server stalled on) is checked when read
     (above last_uid, below 2^32) but never against the folder: a server that once lists UID
@@ -606,7 +604,6 @@ def test_a_host_whose_addresses_all_hang_is_given_the_connections_deadline_once(
 
 
 # --- --move-to a name LIST reads as a pattern (the tests' Dovecot) -------------------------------
-@pytest.mark.xfail(strict=True, reason="_check_folder takes any LIST answer for the folder: % and * match others")
 def test_a_move_to_folder_that_lists_only_as_a_pattern_is_refused_before_anything_is_scanned(model, tmp_path):  # noqa: F811
     """_check_folder asks LIST "" NAME and takes any line of its answer for the folder: LIST reads
     % and * in NAME as wildcards, so `--move-to 'Ju%'` (a typo, or a folder so named on another
@@ -720,3 +717,65 @@ def test_a_password_command_that_prints_on_is_read_to_its_first_line_only(model)
             timeout=120,
         )
     assert done.returncode == 0 and b"\tspam\t" in done.stdout, done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "asked, answer, exists",
+    [
+        ("Ju%", [b'(\\HasNoChildren) "/" Junk'], False),
+        ("Ju*", [b'(\\HasNoChildren) "/" Junk', b'(\\HasNoChildren) "/" Junk/Old'], False),
+        ("Junk", [b'(\\HasNoChildren) "/" Junk'], True),
+        ("Junk", [b'(\\HasNoChildren) "/" "Junk"'], True),
+        ("Junk", [(b'(\\HasNoChildren) "/" {4}', b"Junk"), b""], True),
+        ("Junk", [b'(\\Noselect \\HasChildren) "/" Junk'], False),
+        ("Junk", [b'(\\NonExistent) "/" Junk'], False),
+        ("inbox", [b'(\\HasNoChildren) "/" INBOX'], True),
+        ("Spam Box", [b'() "." "Spam Box"'], True),
+        ("Sp\u00e4m", [b'() NIL "Sp&AOQ-m"'], True),
+        ("Junk", [b"garbled"], False),
+        ("Junk", [None], False),
+    ],
+)
+def test_the_folder_spam_goes_to_is_taken_only_as_listed_under_its_own_name(asked, answer, exists):
+    """_check_folder, on each shape of LIST answer: the folder exists only where a line lists
+    the very name asked for (atom, quoted or literal; INBOX in any case), selectable."""
+    from types import SimpleNamespace
+
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.imapscan import _check_folder
+    from nbtext.reading.imapurl import parse
+
+    session = SimpleNamespace(
+        client=SimpleNamespace(list=None),
+        call=lambda method, *arguments: ("OK", answer),
+        folder=parse("imap://alice@example.org/INBOX"),
+    )
+    if exists:
+        _check_folder(session, asked)
+    else:
+        with pytest.raises(NbtextError, match="there is no folder"):
+            _check_folder(session, asked)
+
+
+def test_a_name_the_resolver_is_slow_to_answer_is_given_the_connections_deadline(model, monkeypatch):  # noqa: F811
+    """socket.getaddrinfo waits as long as the resolver does (its own timeouts and retries of
+    each name server), outside the socket's timeout and --time-limit: the name is resolved
+    within the connection's deadline, past it the one line of a connection not made in time."""
+    import time
+
+    from nbtext.reading import imap, imapclient
+
+    monkeypatch.setattr(imapclient, "ANSWER_SECONDS", 1.0)
+    monkeypatch.setattr(imap, "TIMEOUT", 1.0)
+    resolve = socket.getaddrinfo
+
+    def slow(host, port, *arguments, **options):
+        if host == "slow.example.org":
+            time.sleep(4)
+        return resolve(host, port, *arguments, **options)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow)
+    began = time.monotonic()
+    result = invoke("predict", "-m", model, "imap://me@slow.example.org/INBOX")
+    assert time.monotonic() - began < 3
+    one_line_error(result, "not made in time")

@@ -154,7 +154,9 @@ def scan(
             start = remembered.get("last_uid", 0) if same else 0
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
             # the last UID of a batch whose FETCH the server stalled on: up to it, a message at a time
+            # (none at or above the folder's UIDNEXT: a UID a server once lied about outlives no lie)
             stalled = remembered.get("stalled", 0) if same else 0
+            stalled = stalled if session.uid_next is None or stalled < session.uid_next else 0
             # the UIDs whose move a run began (recorded before their STORE of MARK, as the write-ahead of it)
             recorded = set(remembered.get("moving", [])) if same else set()
             listed = listing(session, after=start)
@@ -599,12 +601,42 @@ def _identities(session, uids):
 
 
 def _check_folder(session, name):
-    """The folder spam is moved to exists: said before anything is scanned."""
+    """The folder spam is moved to exists: said before anything is scanned. LIST reads % and *
+    in a name as wildcards, so a folder it lists is taken only under the very name asked for
+    (INBOX in any case), and one it says cannot be selected (\\Noselect, \\NonExistent) is none."""
     answer, data = session.call(session.client.list, '""', mailbox_argument(name))
-    if answer != "OK" or not [line for line in data if line]:
+    asked = _listed_name(mailbox_argument(name).encode())
+    listed = [_list_entry(item) for item in data if item] if answer == "OK" else []
+    if not [
+        flags
+        for flags, said in listed
+        if (said == asked or said.upper() == asked.upper() == b"INBOX")
+        and not {b"\\NOSELECT", b"\\NONEXISTENT"} & set(flags.upper().split())
+    ]:
         raise NbtextError(
             f"there is no folder {name!r} on {session.folder.server} to move spam to (create it in your mail program)"
         )
+
+
+def _list_entry(item):
+    """(flags, name) of one line of a LIST answer as imaplib gives it: `(FLAGS) "DELIMITER" NAME`,
+    the name an atom, a quoted string or a literal (a tuple); (b"", b"") for a line not so."""
+    import re
+
+    line, literal = (item[0], item[1]) if isinstance(item, tuple) else (item, None)
+    said = re.match(rb'\(([^()]*)\) (?:"(?:[^"\\]|\\.)*"|NIL) ', line or b"")
+    if said is None:
+        return b"", b""
+    return said[1], literal if literal is not None else _listed_name(line[said.end() :])
+
+
+def _listed_name(said):
+    """A mailbox name as a LIST line or a command says it: an atom, or a quoted string unquoted."""
+    import re
+
+    if said.startswith(b'"') and said.endswith(b'"') and len(said) > 1:
+        return re.sub(rb"\\(.)", rb"\1", said[1:-1])
+    return said
 
 
 # --- the state file ---------------------------------------------------------------------------
@@ -660,6 +692,11 @@ def read_state(path):
     except (ValueError, RecursionError):  # (JSON nested deeper than Python recurses: no state file either)
         data = None
     folders = data.get("folders") if isinstance(data, dict) and data.get("version") == STATE_VERSION else None
+    if not isinstance(data, dict) or not {"version", "folders"} <= data.keys():  # (one imap-scan did not write)
+        raise NbtextError(
+            f"{path} is not a state file of nbtext imap-scan: give --state a path of its own (imap-scan writes "
+            "its state there)"
+        )
     if not isinstance(folders, dict) or not all(
         isinstance(v, dict)
         and _a_uid(v.get("last_uid"))
@@ -670,7 +707,8 @@ def read_state(path):
         for v in folders.values()
     ):
         raise NbtextError(
-            f"{path} is not a state file of nbtext imap-scan (remove it to scan its folders again from their start)"
+            f"{path} is not a state file of nbtext imap-scan as this one writes them, or a damaged one (remove it to "
+            "scan its folders again from their start)"
         )
     return _keyed(folders)
 

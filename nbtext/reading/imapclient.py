@@ -320,7 +320,7 @@ def _connected(host, port, deadline):
     socket.getaddrinfo's order, all by `deadline` (time.monotonic()); past it socket.timeout,
     and where every address refused, the last one's error."""
     error = None
-    for family, kind, protocol, _, address in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    for family, kind, protocol, _, address in _resolved(host, port, deadline):
         left = deadline - time.monotonic()
         if left <= 0:
             raise socket.timeout("timed out")
@@ -333,6 +333,30 @@ def _connected(host, port, deadline):
             sock.close()
             error = e
     raise error or OSError(f"{host} has no address")
+
+
+def _resolved(host, port, deadline):
+    """socket.getaddrinfo's addresses of `host` by `deadline` (the resolver's own waits, its
+    retries of each name server, are not the socket's timeout): asked in a thread of its own,
+    left to finish on its own past the deadline, which is socket.timeout."""
+    import threading
+
+    answer = []
+
+    def resolve():
+        try:
+            answer.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except BaseException as e:  # (said in the caller's thread)
+            answer.append(e)
+
+    resolving = threading.Thread(target=resolve, daemon=True)
+    resolving.start()
+    resolving.join(max(deadline - time.monotonic(), 0))
+    if not answer:
+        raise socket.timeout("timed out")
+    if isinstance(answer[0], BaseException):
+        raise answer[0]
+    return answer[0]
 
 
 def _seconds(seconds):
