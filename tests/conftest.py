@@ -112,6 +112,28 @@ def stopped(process, wait=30):
     return process.returncode
 
 
+def cpu_ratios(work, small, large):
+    """The CPU seconds of work(large) over work(small), each the best of three, after a warm-up:
+    up to three such ratios, stopping at the first under 8. Linear work gives about 4 where
+    large is four times small, quadratic 16 every time; a shared machine can slow one run, so a
+    test of linearity asserts that the least is under 8 (tests/test_hostile.py's rule)."""
+    import time
+
+    def best(size):
+        times = []
+        for _ in range(3):
+            started = time.process_time()
+            work(size)
+            times.append(time.process_time() - started)
+        return max(min(times), 1e-4)
+
+    best(small)  # (warm up: patterns compiled, codecs loaded)
+    ratios = []
+    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
+        ratios.append(best(large) / best(small))
+    return ratios
+
+
 def one_line_error(result, text):
     """The command failed with one line on stderr, `Error: ...` containing `text`."""
     assert result.exit_code != 0

@@ -12,10 +12,20 @@ from hypothesis import strategies as st
 
 from nbtext.jobs import imapscan
 
-from conftest import one_line_error
+from conftest import cpu_ratios, one_line_error
 from dovecot_server import NBTEXT
 from hostile_imap import HostileImap
-from test_imap_moves import SPAM as MOVED_SPAM, Connection, a_server, URL, holds, scanned, where
+from test_imap_moves import (
+    SPAM as MOVED_SPAM,
+    Connection,
+    a_server,
+    URL,
+    deleted_before_act,
+    holds,
+    scanned,
+    small_model,
+    where,
+)
 from test_imap_wire import SPAM, invoke, model  # noqa: F401 (model: the fixture)
 
 pytestmark = pytest.mark.filterwarnings("default::UserWarning")  # (the command line says each as one line)
@@ -24,13 +34,7 @@ pytestmark = pytest.mark.filterwarnings("default::UserWarning")  # (the command 
 @pytest.fixture(scope="module")
 def trained():
     """The model of test_imap_wire's `model` file, as the scan job takes it."""
-    import nbtext
-
-    return nbtext.train(
-        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
-        ["spam", "spam", "ham", "ham"],
-        min_count=1,
-    )
+    return small_model()
 
 
 # --- a host the resolver cannot take: one line, not a traceback ------------------------------
@@ -180,14 +184,7 @@ def test_the_summary_says_how_many_were_moved_not_how_many_were_spam(model, tmp_
     shown). Expected: the summary's figure of messages moved is the messages moved."""
     server = a_server({"MOVE", "UIDPLUS"})
     monkeypatch.setattr(imapscan, "Session", server.session())
-    act = imapscan.act
-
-    def act_after_a_deletion(session, uids, *arguments, **options):
-        gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == MOVED_SPAM[1])
-        del server.folders["INBOX"]["messages"][gone]
-        return act(session, uids, *arguments, **options)
-
-    monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
+    deleted_before_act(server, MOVED_SPAM[1], monkeypatch)
     result = invoke(
         "imap-scan", "-m", model, "--move-to", "Junk", "--state", tmp_path / "state", "imap://alice@example.org/INBOX"
     )
@@ -494,24 +491,14 @@ def test_the_scans_flags_answer_is_read_in_time_linear_in_its_line():
     the command line, one line of 112 KB in each FLAGS answer: imap-scan took 28 s for one
     message (flags_of is asked twice). Timed at
     N and 4N repeats, a ratio as test_imap_wire's identities test: linear about 4, quadratic 16."""
-    import time
-
     from test_imap_wire import Answering
 
     from nbtext.jobs.imapscan import flags_of
 
-    def seconds(repeats):
-        session, best = Answering([b"1 (UID 1 " + b"FLAGS (" * repeats]), float("inf")
-        for _ in range(3):
-            started = time.process_time()
-            assert flags_of(session, [1]) == {}
-            best = min(best, time.process_time() - started)
-        return max(best, 1e-4)
+    def read(repeats):
+        assert flags_of(Answering([b"1 (UID 1 " + b"FLAGS (" * repeats]), [1]) == {}
 
-    seconds(200)  # (warm up)
-    ratios = []
-    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
-        ratios.append(seconds(3_200) / seconds(800))
+    ratios = cpu_ratios(read, 800, 3_200)
     assert min(ratios) < 8, f"3,200 repeats take {ratios} times as long as 800"
 
 
@@ -519,22 +506,12 @@ def test_the_scans_flags_answer_is_read_in_time_linear_in_its_line():
 def test_a_bodys_quoted_string_is_read_in_time_linear_in_its_line(said):
     """The reader of a body sent as a quoted string, on a line of its opening said again and
     again, never closed: linear (as the FLAGS answer's above), a ratio of N and 4N repeats."""
-    import time
-
     from nbtext.reading.imap import _messages
 
-    def seconds(repeats):
-        line, best = b"1 (UID 1 " + said * repeats, float("inf")
-        for _ in range(3):
-            started = time.process_time()
-            _messages([line])  # (what it reads of such a line: whatever the first quote opens and the next closes)
-            best = min(best, time.process_time() - started)
-        return max(best, 1e-4)
+    def read(repeats):  # (what it reads of such a line: whatever the first quote opens and the next closes)
+        _messages([b"1 (UID 1 " + said * repeats])
 
-    seconds(200)  # (warm up)
-    ratios = []
-    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
-        ratios.append(seconds(12_800) / seconds(3_200))
+    ratios = cpu_ratios(read, 3_200, 12_800)
     assert min(ratios) < 8, f"12,800 repeats take {ratios} times as long as 3,200"
 
 

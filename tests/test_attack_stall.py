@@ -13,7 +13,7 @@ from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
 from nbtext.reading.imap import TooSlow
 
-from test_imap_moves import HAM, SERVERS, SPAM, URL, Connection, Server, where
+from test_imap_moves import HAM, SERVERS, SPAM, URL, Connection, Server, small_model, where
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # (messages given up: said in a line)
 
@@ -78,13 +78,7 @@ def begun(state, uids):
 
 @pytest.fixture(scope="module")
 def model():
-    import nbtext
-
-    return nbtext.train(
-        ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
-        ["spam", "spam", "ham", "ham"],
-        min_count=1,
-    )
+    return small_model()
 
 
 # --- 1: a stall outside the FETCH of messages' bytes is no stall to the rule -------------------

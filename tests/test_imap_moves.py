@@ -215,13 +215,31 @@ class Connection:
         return [" ".join(map(str, found)).encode()]
 
 
-@pytest.fixture(scope="module")
-def model():
+def deleted_before_act(server, message, monkeypatch):
+    """imap-scan's act (the STORE, COPY or MOVE of the spam judged) made just after another
+    client deleted `message` from INBOX."""
+    act = imapscan.act
+
+    def act_after_a_deletion(session, uids, *arguments, **options):
+        gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == message)
+        del server.folders["INBOX"]["messages"][gone]
+        return act(session, uids, *arguments, **options)
+
+    monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
+
+
+def small_model():
+    """The model these tests (and test_attack_stall's, test_attack_imap59's) scan with: SPAM's words spam, HAM's ham."""
     return nbtext.train(
         ["cheap pills now", "win cash prize", "lunch at noon", "meeting notes"],
         ["spam", "spam", "ham", "ham"],
         min_count=1,
     )
+
+
+@pytest.fixture(scope="module")
+def model():
+    return small_model()
 
 
 def spam(n):
@@ -423,14 +441,7 @@ def test_a_spam_deleted_between_the_scan_and_its_keyword_is_not_said_flagged(
     move: the messages the folder still holds after the STORE."""
     server = a_server(capabilities)
     monkeypatch.setattr(imapscan, "Session", server.session())
-    act = imapscan.act
-
-    def act_after_a_deletion(session, uids, *arguments, **options):
-        gone = next(uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m == SPAM[1])
-        del server.folders["INBOX"]["messages"][gone]
-        return act(session, uids, *arguments, **options)
-
-    monkeypatch.setattr(imapscan, "act", act_after_a_deletion)
+    deleted_before_act(server, SPAM[1], monkeypatch)
     counts, said = scanned_saying(model, tmp_path, move_to, "$Junk")
     done, gone = (
         ("flagged $Junk and moved to Junk", "gone before the move")

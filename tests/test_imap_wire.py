@@ -20,7 +20,7 @@ import nbtext
 from nbtext.cli.commands import cli
 from nbtext.reading.imapurl import carried
 
-from conftest import one_line_error
+from conftest import cpu_ratios, one_line_error
 from dovecot_server import NBTEXT
 from hostile_imap import HostileImap
 
@@ -873,26 +873,14 @@ def test_the_scans_identities_answer_is_read_in_time_linear_in_it():
     answer of short lines within the client's bound (16 MiB: 80,000 of them) cost minutes of
     CPU (40,000 lines of 100 bytes, 40 s). Timed at N and 4N lines: linear gives about 4,
     quadratic 16 (as tests/test_hostile.py: a ratio, the best of up to three, not a clock)."""
-    import time
-
     from nbtext.jobs.imapscan import _identities
 
-    def answer(lines):
+    def read(lines):
         head = (b'1 (UID 1 INTERNALDATE "29-Nov-2026" RFC822.SIZE 5 BODY[HEADER.FIELDS (MESSAGE-ID)] {3}', b"<a>")
-        return Answering([head] + [b"1 " + b"x" * 100] * lines)
+        session = Answering([head] + [b"1 " + b"x" * 100] * lines)
+        assert _identities(session, [1]) == {1: (b"29-Nov-2026", 5, b"<a>")}
 
-    def seconds(lines):
-        session, best = answer(lines), float("inf")
-        for _ in range(3):
-            started = time.process_time()
-            assert _identities(session, [1]) == {1: (b"29-Nov-2026", 5, b"<a>")}
-            best = min(best, time.process_time() - started)
-        return max(best, 1e-4)
-
-    seconds(1000)  # (warm up)
-    ratios = []
-    while len(ratios) < 3 and (not ratios or ratios[-1] >= 8):
-        ratios.append(seconds(20_000) / seconds(5_000))
+    ratios = cpu_ratios(read, 5_000, 20_000)
     assert min(ratios) < 8, f"20,000 lines take {ratios} times as long as 5,000"
 
 
