@@ -112,13 +112,15 @@ def test_an_older_spelling_of_a_replaced_folder_does_not_outrank_the_current_one
     [
         "imap://alice@B%C3%9CCHER.example/INBOX",  # (an IDN's non-ASCII letters in upper case)
         "imap://alice@xn--bcher-kva.example/INBOX",  # (the same name as its A-label: what the resolver asks)
+        "imap://alice@b%C3%BCcher%E3%80%82example/INBOX",  # (an ideographic full stop: IDNA's dot)
+        "imap://alice@b%C3%BC%C2%ADcher.example/INBOX",  # (a soft hyphen, which IDNA maps to nothing)
     ],
 )
 def test_an_international_hosts_spellings_are_one_key(spelled):
     """state_key's promise: one folder one key, 'the host in any case'. A host name with
     non-ASCII letters is lowered only in its ASCII ones (b%C3%9CCHER), and its A-label
-    (xn--bcher-kva, the one the resolver and the TLS check see) is another key: each spelling
-    its own state, each scanning the folder from its start (every message judged again)."""
+    (xn--bcher-kva, the one the resolver and the TLS check see) is another key, as are the
+    spellings IDNA maps to that name (a full stop U+3002, a soft hyphen): each spelling its own state, each scanning the folder from its start (every message judged again)."""
     assert imapscan.state_key(parse(spelled)) == imapscan.state_key(parse("imap://alice@b%C3%BCcher.example/INBOX"))
 
 
