@@ -57,7 +57,6 @@ def test_control_a_move_begun_recorded_under_one_spelling_is_finished(model, mon
     assert where(server, HAM[1])[0] == where(server, HAM[1])[1] and where(server, HAM[1])[2] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="_keyed keeps one spelling's entry whole: the other's record of moves is lost")
 def test_a_move_begun_recorded_under_an_older_spelling_is_finished_when_both_are_in_the_state(
     model, monkeypatch, tmp_path
 ):
@@ -83,7 +82,6 @@ def test_a_move_begun_recorded_under_an_older_spelling_is_finished_when_both_are
     assert inbox == deleted and junk == 1, (inbox, deleted, junk)
 
 
-@pytest.mark.xfail(strict=True, reason="_keyed ranks spellings by last_uid across UIDVALIDITYs: a stale one wins")
 def test_an_older_spelling_of_a_replaced_folder_does_not_outrank_the_current_one(model, monkeypatch, tmp_path):
     """Two spellings of INBOX: the one with the port under the folder's current UIDVALIDITY (1,
     scanned to UID 2), the other under a UIDVALIDITY the folder had before it was replaced (5,
@@ -107,7 +105,6 @@ def test_an_older_spelling_of_a_replaced_folder_does_not_outrank_the_current_one
     assert counts["scanned"] == 0 and where(server, SPAM[0]) == (1, 0, 0), (counts, where(server, SPAM[0]))
 
 
-@pytest.mark.xfail(strict=True, reason="state_key lowers an ASCII host's case only and keeps a U-label as spelled")
 @pytest.mark.parametrize(
     "spelled",
     [
@@ -125,9 +122,6 @@ def test_an_international_hosts_spellings_are_one_key(spelled):
     assert imapscan.state_key(parse(spelled)) == imapscan.state_key(parse("imap://alice@b%C3%BCcher.example/INBOX"))
 
 
-@pytest.mark.xfail(
-    strict=True, reason="_keyed keeps one spelling's entry whole: the other's messages to try again are lost"
-)
 def test_a_message_skipped_under_an_older_spelling_is_tried_again_when_both_are_in_the_state(
     model, monkeypatch, tmp_path
 ):

@@ -928,7 +928,8 @@ def test_the_record_of_moves_begun_is_bounded_and_keeps_the_batchs_own(recorded,
 def test_one_folder_however_spelled_is_one_entry_of_the_state(port, name, host, tmp_path_factory):
     """One folder has one state: the URL with or without the scheme's own port, INBOX in any
     case, the host in any case or with its final dot, are one key (state_key); a state an older
-    nbtext wrote under the spelling it was given is found under it and written back so. Another
+    nbtext wrote under the spelling it was given is found under it (_remembered, as the scan
+    asks) and kept under the key from then on. Another
     port, folder or user is another folder."""
     from nbtext.reading.imapurl import parse
 
@@ -936,7 +937,8 @@ def test_one_folder_however_spelled_is_one_entry_of_the_state(port, name, host, 
     assert imapscan.state_key(parse(spelled)) == URL
     path = tmp_path_factory.mktemp("state") / "state"
     path.write_text(json.dumps({"version": 1, "folders": {spelled: {"uid_validity": 7, "last_uid": 9}}}))
-    assert imapscan.read_state(str(path)) == {URL: {"uid_validity": 7, "last_uid": 9}}
+    state = imapscan.read_state(str(path))
+    assert imapscan._remembered(state, URL, 7) == {"uid_validity": 7, "last_uid": 9} and list(state) == [URL]
     for other in [
         "imap://alice@example.org:144/INBOX",
         "imap://alice@example.org/INBOX/x",

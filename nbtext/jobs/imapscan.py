@@ -145,7 +145,7 @@ def scan(
         with Session(folder, readonly=dry_run, access=imap_access) as session:
             if move_to is not None:
                 _check_folder(session, move_to)
-            remembered = state.get(key, {})
+            remembered = _remembered(state, key, session.uid_validity)  # (every spelling of the folder's)
             # the folder scanned before: the same UIDVALIDITY, and a UIDNEXT above the last UID scanned
             # (one at or below it: renumbered without a new UIDVALIDITY, which RFC 3501 2.3.1.1 forbids)
             same = remembered.get("uid_validity") == session.uid_validity and (
@@ -644,15 +644,20 @@ def state_key(folder):
     """The name the state file gives the Folder `folder`: its URL in one spelling, whatever the
     command line's (the scheme's own port left out, INBOX in any case INBOX, as RFC 3501 has it,
     an IP address in its shortest form, a host's final dot dropped), so one folder is one entry.
-    The one place it is made (a state an older nbtext wrote under a URL as spelled: read_state)."""
+    The one place it is made (a state an older nbtext wrote under a URL as spelled: _remembered)."""
     import ipaddress
+    from urllib.parse import unquote
 
     host, zone = folder.host.rstrip("."), ""
     try:
         address, _, zone = host.partition("%")
         host = ipaddress.ip_address(address).compressed
-    except ValueError:  # (a name)
+    except ValueError:  # (a name: as the resolver asks for it, its IDNA form, whatever the spelling's case)
         zone = ""
+        try:
+            host = unquote(host).encode("idna").decode("ascii").lower().rstrip(".")
+        except UnicodeError:
+            host = host.lower()
     return folder._replace(
         host=host + (f"%{zone}" if zone else ""),
         port=None if folder.port == PORTS[folder.scheme] else folder.port,
@@ -661,23 +666,43 @@ def state_key(folder):
     ).url
 
 
-def _keyed(folders):
-    """`folders` of a state file under state_key's names (an older nbtext's are the URLs as the
-    command line spelled them; a name no URL reads stays as it is). Of two spellings of one
-    folder the one scanned furthest is kept: the other's messages were scanned by both."""
-    keyed = {}
-    for name, kept in sorted(folders.items()):
-        try:
-            key = state_key(parse(name))
-        except NbtextError:
-            key = name
-        if key not in keyed or kept["last_uid"] > keyed[key]["last_uid"]:
-            keyed[key] = kept
-    return keyed
+def _remembered(state, key, uid_validity):
+    """What `state` remembers of the folder `key` (state_key), taken out of it: the entries of
+    every spelling of its URL (an older nbtext keyed them as the command line spelled them)
+    under the folder's UIDVALIDITY now merged (each was scanned that far: the last UID the
+    furthest; the messages to try again, the moves begun and a stalled batch of each kept, those
+    a merged entry still reads again); none under it, the entry of the key as it is (a folder
+    replaced: scanned again from its start)."""
+    spellings = {name: state.pop(name) for name in list(state) if _key_of(name) == key}
+    same = [kept for kept in spellings.values() if kept.get("uid_validity") == uid_validity]
+    if not same:
+        return spellings.get(key, {})
+    last = max(kept["last_uid"] for kept in same)
+    skipped = {}
+    for kept in same:
+        for uid, runs in kept.get("skipped", []):
+            skipped[uid] = max(runs, skipped.get(uid, 0))
+    merged = _folder_state(
+        uid_validity,
+        last,
+        dict(sorted(skipped.items())[:SKIPPED_KEPT]),
+        max(kept.get("stalled", 0) for kept in same),
+        _record({uid for kept in same for uid in kept.get("moving", [])}, last, skipped),
+    )
+    state[key] = merged
+    return merged
+
+
+def _key_of(name):
+    """The state_key of a state file's entry `name` (a URL; one no URL reads is its own)."""
+    try:
+        return state_key(parse(name))
+    except NbtextError:
+        return name
 
 
 def read_state(path):
-    """{folder (state_key): {"uid_validity", "last_uid", and "skipped" where messages are to be
+    """{folder (state_key's; an older nbtext's as spelled): {"uid_validity", "last_uid", and "skipped" where messages are to be
     tried again: [[UID, runs that skipped it], ...], "stalled", "moving" where a move was begun:
     [UID, ...]}} of the state file, {} when there is none. The one reader, and the one check of
     what it holds."""
@@ -710,7 +735,7 @@ def read_state(path):
             f"{path} is not a state file of nbtext imap-scan as this one writes them, or a damaged one (remove it to "
             "scan its folders again from their start)"
         )
-    return _keyed(folders)
+    return folders
 
 
 def _moving_list(value, last_uid, skipped):
