@@ -45,15 +45,23 @@ def inbox_and_junk():
     return server
 
 
+def scanned_with(server, folders, model, monkeypatch, tmp_path):
+    """One run of the scan (moving spam to Junk) of `server`'s INBOX, its state file holding
+    `folders` (spellings of INBOX as an older nbtext keyed them): the scan's counts."""
+    state = a_state(tmp_path / "state", folders)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    return imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
+
+
 def test_control_a_move_begun_recorded_under_one_spelling_is_finished(model, monkeypatch, tmp_path):
     """(Holds.) The record under one spelling alone: the move begun is finished whatever the
     model says now (HAM[1]: a model retrained since the move began)."""
     server = inbox_and_junk()
     server.append("INBOX", HAM[0])
     begun_on(server, HAM[1])
-    state = a_state(tmp_path / "state", {OTHER_SPELLING: {"uid_validity": 1, "last_uid": 1, "moving": [2]}})
-    monkeypatch.setattr(imapscan, "Session", server.session())
-    imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
+    scanned_with(
+        server, {OTHER_SPELLING: {"uid_validity": 1, "last_uid": 1, "moving": [2]}}, model, monkeypatch, tmp_path
+    )
     assert where(server, HAM[1])[0] == where(server, HAM[1])[1] and where(server, HAM[1])[2] == 1
 
 
@@ -61,23 +69,24 @@ def test_a_move_begun_recorded_under_an_older_spelling_is_finished_when_both_are
     model, monkeypatch, tmp_path
 ):
     """Two spellings of INBOX in one state file, scanned as far (last_uid 1), the one with the
-    port holding the record of the move begun on UID 2. _keyed keeps the first in sorted order
-    whole (ties: the one without the port) and drops the other's "moving": UID 2 then reads as
-    MARK no record names, is judged again (ham), its MARK taken away, and its copy stays in Junk:
-    the message in both folders for good (the record would have had it finished, as the
-    control above shows). Expected: the records merged (both valid past the kept last_uid)."""
+    port holding the record of the move begun on UID 2. A merge that kept one spelling's entry
+    whole dropped the other's "moving": UID 2 then read as MARK no record names, was judged
+    again (ham), its MARK taken away, its copy left in Junk: the message in both folders for
+    good. Expected (imapscan._remembered): the records merged, the move finished as the
+    control above is."""
     server = inbox_and_junk()
     server.append("INBOX", HAM[0])
     begun_on(server, HAM[1])
-    state = a_state(
-        tmp_path / "state",
+    scanned_with(
+        server,
         {
             URL: {"uid_validity": 1, "last_uid": 1},
             OTHER_SPELLING: {"uid_validity": 1, "last_uid": 1, "moving": [2]},
         },
+        model,
+        monkeypatch,
+        tmp_path,
     )
-    monkeypatch.setattr(imapscan, "Session", server.session())
-    imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
     inbox, deleted, junk = where(server, HAM[1])
     assert inbox == deleted and junk == 1, (inbox, deleted, junk)
 
@@ -85,23 +94,24 @@ def test_a_move_begun_recorded_under_an_older_spelling_is_finished_when_both_are
 def test_an_older_spelling_of_a_replaced_folder_does_not_outrank_the_current_one(model, monkeypatch, tmp_path):
     """Two spellings of INBOX: the one with the port under the folder's current UIDVALIDITY (1,
     scanned to UID 2), the other under a UIDVALIDITY the folder had before it was replaced (5,
-    scanned to UID 50). _keyed keeps the one 'scanned furthest', the stale one: the run finds
-    its UIDVALIDITY changed and scans the whole folder again from UID 1. A spam the user kept
+    scanned to UID 50). A merge that kept the one 'scanned furthest' kept the stale one: the run
+    found its UIDVALIDITY changed and scanned the whole folder again from UID 1. A spam the user kept
     (moved back to INBOX, or let stay: SPAM[0] at UID 2, scanned under UIDVALIDITY 1) is
     judged again and moved to Junk, the user's correction undone. Expected: nothing to scan
     (each message was scanned under the folder's current UIDVALIDITY)."""
     server = inbox_and_junk()
     server.append("INBOX", HAM[0])
     server.append("INBOX", SPAM[0])
-    state = a_state(
-        tmp_path / "state",
+    counts = scanned_with(
+        server,
         {
             URL: {"uid_validity": 5, "last_uid": 50},
             OTHER_SPELLING: {"uid_validity": 1, "last_uid": 2},
         },
+        model,
+        monkeypatch,
+        tmp_path,
     )
-    monkeypatch.setattr(imapscan, "Session", server.session())
-    counts = imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
     assert counts["scanned"] == 0 and where(server, SPAM[0]) == (1, 0, 0), (counts, where(server, SPAM[0]))
 
 
@@ -128,19 +138,20 @@ def test_a_message_skipped_under_an_older_spelling_is_tried_again_when_both_are_
     """As above, with "skipped": the spelling with the port remembers UID 1 as one the server
     would not send (to be tried again), the other none, both scanned to UID 2. The merge keeps
     the other whole: UID 1, a spam, is never scanned (left in INBOX, no line, no warning that it
-    was given up). Expected: it is tried again, and moved."""
+    was given up) where the merge kept the other whole. Expected: it is tried again, and moved."""
     server = inbox_and_junk()
     server.append("INBOX", SPAM[0])
     server.append("INBOX", HAM[0])
-    state = a_state(
-        tmp_path / "state",
+    scanned_with(
+        server,
         {
             URL: {"uid_validity": 1, "last_uid": 2},
             OTHER_SPELLING: {"uid_validity": 1, "last_uid": 2, "skipped": [[1, 1]]},
         },
+        model,
+        monkeypatch,
+        tmp_path,
     )
-    monkeypatch.setattr(imapscan, "Session", server.session())
-    imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
     assert where(server, SPAM[0]) == (0, 0, 1), where(server, SPAM[0])
 
 
