@@ -221,10 +221,7 @@ def scan(
                             write_state(state_path, state)
                         done = act(session, sorted(acted), move_to, keyword, sorted(marked & acted), copied, target)
                     # moved is what the folder shows: one the server said it moved and did not is tried again
-                    unmoved = (
-                        {uid for uid in acted if uid not in done.gone and uid not in done.moved} if target else set()
-                    )
-                    unmoved = set() if dry_run else unmoved
+                    unmoved = acted - done.gone - done.moved if target and not dry_run else set()
                     if keyword is not None and not dry_run and (unflagged := sorted(acted - done.gone - done.flagged)):
                         warn_of_messages(  # (said even with -q: a server that keeps no keyword never will)
                             session.folder.url,
@@ -436,7 +433,8 @@ def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset()
     messages are then where they were, or, a COPY done, marked \\Deleted only once it is.
     Returns what was done (Done), as the folder shows it: a server's OK is taken for nothing.
     A message is marked \\Deleted only once its copy is known to be in `move_to` (`target`,
-    the _Target of that folder, looks where COPY says no COPYUID)."""
+    the _Target of that folder, reached as the scan reaches the folder scanned: it looks where
+    COPY says no COPYUID)."""
     fresh = [uid for uid in uids if uid not in set(marked)]
     marked = [uid for uid in uids if uid in set(marked)]
     added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None else [])
@@ -474,7 +472,6 @@ def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset()
         session.command("COPY", uid_set(moving), mailbox_argument(move_to))
         named = _copyuid_sources(session, moving)
         if named is None:  # (no UIDPLUS, or a server that says no COPYUID): the copies looked for
-            target = target or _Target(session.folder.other(move_to), DEFAULT_ACCESS)
             named = target.copies_of(session, moving)
         copied |= named
     if copied:
@@ -535,10 +532,8 @@ def flags_of(session, uids, keywords=()):
     asked, found = set(uids), {}
     for line in session.command("FETCH", uid_set(uids), "(UID FLAGS)"):
         line = (line[0] if isinstance(line, tuple) else line) or b""
-        uid, flags = (
-            answered_uid(line),
-            re.search(rb"\bFLAGS \(([^()]*)\)", line),
-        )  # (no flag holds a parenthesis: linear)
+        # (no flag holds a parenthesis: a FLAGS list read up to the next one, in linear time)
+        uid, flags = answered_uid(line), re.search(rb"\bFLAGS \(([^()]*)\)", line)
         if uid in asked and flags:
             said = b" " + flags[1].upper() + b" "
             found[uid] = {flag for flag in read if re.search(rb"\s" + re.escape(flag.encode()) + rb"\s", said)}
