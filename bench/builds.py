@@ -3,12 +3,16 @@
     make compare REV=main~3                      # or: .venv/bin/python bench/builds.py REV [--reps N]
     .venv/bin/python bench/builds.py 9edfaa1 --reps 15 --rows filter,learned
     .venv/bin/python bench/builds.py main --cpu --rows filter,"filter preset"
+    .venv/bin/python bench/builds.py 9edfaa1 --cpu --corpus 20news --rows train --reps 5
 
 The row `filter preset` filters the same message with each build's model of the spam preset
 (train --preset spam; a revision without presets is left out of it), and each build's preset /
 general ratio per message is printed after the rows (`make bench` holds it to 1.15). With --cpu
 a run is timed by the CPU it used (user + sys, from wait4), less moved than the wall clock by
 other work on a shared machine.
+
+The rows read SpamAssassin's splits, or --corpus's (20news: its twenty classes; the row
+`filter preset`, of spam and ham, is then left out).
 
 Each build is a copy of its `nbtext/` package (the revision's by `git archive`, the work tree's as it is
 on disk, uncommitted edits too) under build/builds/, run by a launcher beside it, as the console
@@ -32,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import DATA, PYTHON, ROOT, class_folders, run  # bench/bench.py: one process, timed
 
 WORK = ROOT / "build" / "builds"
-CORPUS = "spamassassin"
 ROWS = ("filter", "filter preset", "learned", "forgotten", "train", "train -j 1", "predict")
 
 
@@ -84,7 +87,7 @@ def cpu_seconds(command, stdin=None):
     return usage.ru_utime + usage.ru_stime
 
 
-def prepared(name, folder, rows):
+def prepared(name, folder, rows, corpus):
     """The commands of `rows` for one build (its byte code compiled, its models trained here)."""
     nbtext = launcher(folder)
     # compiled once, as pip does on install: with PYTHONDONTWRITEBYTECODE set no run would cache its
@@ -92,13 +95,13 @@ def prepared(name, folder, rows):
     subprocess.run([PYTHON, "-m", "compileall", "-q", str(folder / "nbtext")], check=True)
     # (the general defaults in every build: a build with --preset trains spam and ham by the spam preset's)
     offered = subprocess.run([nbtext, "train", "--help"], capture_output=True, text=True, check=True).stdout
-    train = ["--preset", "general"] * ("--preset" in offered) + class_folders(CORPUS, "train")
-    test = class_folders(CORPUS, "test")
+    train = ["--preset", "general"] * ("--preset" in offered) + class_folders(corpus, "train")
+    test = class_folders(corpus, "test")
     model, learner, learned_model = folder / "model", folder / "learner.model", folder / "learned.model"
     run([nbtext, "train", "-q", "-o", str(model), *train])
     messages = sorted(Path(test[0]).iterdir())
     message, learned = str(messages[0]), str(messages[1])
-    learn = [nbtext, "train", "--update", "-q", "-m", str(learner), f"ham={learned}"]
+    learn = [nbtext, "train", "--update", "-q", "-m", str(learner), f"{Path(test[0]).name}={learned}"]  # (its class)
     shutil.copy(model, learner)
     run(learn)
     shutil.copy(learner, learned_model)
@@ -116,9 +119,10 @@ def prepared(name, folder, rows):
         "train -j 1": ([nbtext, "train", "-q", "-j", "1", "-o", scratch, *train], None, None),
         "predict": ([nbtext, "predict", "-m", str(model), *test], None, None),
     }
-    if "filter preset" in rows and "--preset" in offered:  # (trained only for its row: some 20 s)
+    # (trained only for its row, some 20 s; a preset of spam and ham)
+    if "filter preset" in rows and "--preset" in offered and corpus == "spamassassin":
         preset = folder / "preset.model"
-        run([nbtext, "train", "-q", "-o", str(preset), "--preset", "spam", *class_folders(CORPUS, "train")])
+        run([nbtext, "train", "-q", "-o", str(preset), "--preset", "spam", *class_folders(corpus, "train")])
         commands["filter preset"] = ([nbtext, "filter", "-m", str(preset)], message, None)
     return commands
 
@@ -130,14 +134,15 @@ def main():
     parser.add_argument("--rows", default=",".join(ROWS), help=f"rows to run, of {', '.join(ROWS)}")
     parser.add_argument("--limit", type=float, default=1.03, help="the slowest ratio allowed (default 1.03)")
     parser.add_argument("--cpu", action="store_true", help="time each run by its CPU (user + sys), not the wall clock")
+    parser.add_argument("--corpus", default="spamassassin", help="data/'s corpus the rows read")
     args = parser.parse_args()
     rows = args.rows.split(",")
     if unknown := [row for row in rows if row not in ROWS]:
         sys.exit(f"builds: no such row: {', '.join(unknown)} (rows: {', '.join(ROWS)})")
-    if not (DATA / CORPUS).is_dir():
-        sys.exit(f"builds: needs data/{CORPUS}: run `make corpora`")
+    if not (DATA / args.corpus).is_dir():
+        sys.exit(f"builds: needs data/{args.corpus}: run `make corpora`")
     builds = {args.revision: revision_build(args.revision), "work tree": work_tree_build()}
-    commands = {name: prepared(name, folder, rows) for name, folder in builds.items()}
+    commands = {name: prepared(name, folder, rows, args.corpus) for name, folder in builds.items()}
     names = list(builds)
     slower, medians = [], {}
     timed = cpu_seconds if args.cpu else lambda command, stdin: run(command, stdin)[0]
