@@ -57,3 +57,42 @@ def test_messages_to_try_again_past_the_bound_when_spellings_merge_are_said_give
     moved = where(server, spam(300)) == (0, 0, 1)
     warned = [str(w.message) for w in said if "no longer tried" in str(w.message)]
     assert moved or any("UID 201" in line or "UID 300" in line for line in warned), (where(server, spam(300)), warned)
+
+
+@pytest.mark.xfail(strict=True, reason="_StateLock locks STATE.lock beside the path as given, not the file written")
+def test_two_scans_of_one_state_file_through_a_symbolic_link_take_turns(model, monkeypatch, tmp_path):
+    """write_atomically writes a state path that is a symbolic link through to the file it
+    points to (the link stays a link), so `--state LINK` and `--state FILE` are one state file;
+    but _StateLock takes `LINK.lock` for the one and `FILE.lock` for the other: two scans of the
+    one file run at once (a cron line and a hand-run scan, say), each writing the whole state
+    from what it read (the last writer's wins: the other's records of moves begun and of
+    messages to try again are lost). Reproduced: a scan through the link, in its move, starts
+    a second scan through the file in a thread, which runs to its end in the meantime.
+    Expected: the second waits for the first (one lock per file, as the docs say: 'two runs
+    of one state file take turns')."""
+    import threading
+
+    server = inbox_and_junk([ham(1), spam(2)])
+    state, link = tmp_path / "state", tmp_path / "link"
+    state.write_text(json.dumps({"version": 1, "folders": {}}))
+    link.symlink_to(state)
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    act, second = imapscan.act, []
+
+    def act_while_another_scan_runs(*arguments, **options):
+        if second:  # (the second scan's own move: as it is)
+            return act(*arguments, **options)
+        other = threading.Thread(
+            target=lambda: second.append(imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state)))
+        )
+        second.append(other)
+        other.start()
+        other.join(2)
+        return act(*arguments, **options)
+
+    monkeypatch.setattr(imapscan, "act", act_while_another_scan_runs)
+    imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(link))
+    monkeypatch.setattr(imapscan, "act", act)
+    ran_meanwhile = len(second) == 2  # (its thread, then its counts: it ended within the first's move)
+    second[0].join(10)
+    assert not ran_meanwhile, second
