@@ -83,7 +83,9 @@ def test_two_scans_of_one_state_file_through_a_symbolic_link_take_turns(model, m
         if second:  # (the second scan's own move: as it is)
             return act(*arguments, **options)
         other = threading.Thread(
-            target=lambda: second.append(imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state)))
+            target=lambda: second.append(
+                imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
+            )
         )
         second.append(other)
         other.start()
