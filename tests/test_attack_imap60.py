@@ -6,9 +6,11 @@ import warnings
 
 import pytest
 
+from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
+from nbtext.reading.imap import Refused
 
-from test_imap_moves import URL, Server, ham, small_model, spam, where
+from test_imap_moves import URL, Connection, Server, ham, small_model, spam, where
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +236,51 @@ def test_a_signal_during_a_servers_answer_ends_the_run_at_once(stopped_by, comma
         took = time.monotonic() - sent
     assert b"Traceback" not in stderr, stderr  # (holds)
     assert took < 2, (took, stderr)
+
+
+class RefusesToMoveOne(Connection):
+    """A server that refuses MOVE and COPY of any set holding one message (BAD_SPAM), as
+    Dovecot does of a message whose file it cannot copy ([SERVERBUG], a damaged mail file), and
+    moves the rest as asked."""
+
+    def answered(self, what, *arguments):
+        if what in ("MOVE", "COPY") and any(
+            self.open["messages"][uid][0] == BAD_SPAM for uid in self.uids(arguments[0])
+        ):
+            self.server.step(what)
+            raise Refused(f"the server refused UID {what} ([SERVERBUG] cannot copy it)", "[SERVERBUG] cannot copy it")
+        return super().answered(what, *arguments)
+
+
+BAD_SPAM = spam(1)
+
+
+@pytest.mark.xfail(strict=True, reason="a refused MOVE or COPY is the run's error every run, its batch never passed")
+@pytest.mark.parametrize("capabilities", [{"MOVE", "UIDPLUS"}, set()], ids=["MOVE, UIDPLUS", "neither"])
+def test_one_message_whose_move_the_server_refuses_never_holds_the_folder_back(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """A spam whose MOVE (or COPY) the server refuses each time, alone or with others (one
+    damaged mail file): act's Refused is the run's error, the state before the batch, so each
+    next run judges that batch again, sends one MOVE of all its spam, is refused again: a spam
+    that arrived after it (in its batch, or a later one never reached) is never moved, 6 runs
+    here, each ending in the same error. A message the server will not *send* is skipped and
+    given up after TRIES runs ('one unreadable message never holds the folder back'); one it
+    will not move holds every later one back for good. Expected: the later spam moved within a
+    few runs, the refused one left in INBOX (never lost), tried again and given up as one the
+    server said it moved and did not is."""
+    server = inbox_and_junk([BAD_SPAM])
+    server.capabilities = set(capabilities)
+    server.connection = RefusesToMoveOne
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    state = str(tmp_path / "state")
+    for run in range(6):
+        if run == 1:
+            server.append("INBOX", spam(2))
+            server.append("INBOX", ham(3))
+        try:
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=state)
+        except NbtextError:
+            pass
+        assert where(server, BAD_SPAM) == (1, 0, 0)  # (holds: never lost, never copied)
+    assert where(server, spam(2)) == (0, 0, 1), where(server, spam(2))
