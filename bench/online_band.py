@@ -19,7 +19,7 @@ scores as they were judged, before they were learned, and their labels):
 - fewest errors, cost c, after k ham: the line that would have made the fewest errors so far,
   a ham flagged counting c spam missed (the fixed band's until k ham);
 - per evidence f: a line of f log-odds for each feature that can score the message (its tokens
-  the model knows, at most the preset's cap of 40 each way: a short message needs less);
+  the model knows, at most 80: the preset's cap of 40 each way; a short message needs less);
 - "at most 0.999's": either online line, never above the fixed band's (it may only lower it);
   "floor f": never below log-odds f (0: never spam what the model finds more likely ham).
 
@@ -145,7 +145,8 @@ def fewest_errors(cost, after, floor=-math.inf, ceiling=math.inf, window=None):
 
 def per_evidence(per_feature):
     """The line `per_feature` times the features that can score the message: those of its tokens
-    the model knows, at most the preset's cap each way."""
+    the model knows, at most twice the preset's cap (its cap is each way: which way each token
+    points is not asked here)."""
     cap = 2 * SPAM_PRESET["max_evidence"]
     return f"per evidence {per_feature:g}", lambda history, known: per_feature * min(known, cap)
 
