@@ -25,6 +25,31 @@ class WriteFailed(NbtextError):
     said_once_written)."""
 
 
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def one_line(text):
+    """`text` (a line for stderr, which may quote a name from a folder or a server) as one
+    line a terminal only shows: a tab and line ends as \\t, \\n, \\r, and every other character
+    it would act on (C0, DEL, C1: ESC, an OSC sequence's BEL, CSI; any character not
+    printable) as \\xNN or \\uNNNN; a byte that was not UTF-8 (a surrogate escape) as the \\xNN
+    of that byte. The lines nbtext says on stderr (errors, warnings, documents skipped) go
+    through here; a name is given tsv's escapes first (report.text.shown_name), so that a
+    backslash in it is told apart."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def _escaped(c):
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # (a byte that was not UTF-8, carried as a surrogate escape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def os_error(e, action="cannot write output"):
     """One line for an OSError: what failed, why, and on which file."""
     where = f" ({e.filename})" if getattr(e, "filename", None) else ""

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import click
 
 from nbtext.cli.oneshot import delivers_a_message, filter_stdin, not_passed_on
-from nbtext.errors import INTERRUPTED, SIGINT, NbtextError, die_of_sigpipe, os_error, quiet_stdout
+from nbtext.errors import INTERRUPTED, SIGINT, NbtextError, die_of_sigpipe, one_line, os_error, quiet_stdout
 from nbtext.report.output import ReaderGone
 
 
@@ -29,7 +29,7 @@ class OneLineErrors(click.Group):
         from nbtext.reading.documents import new_run
 
         new_run()
-        warnings.showwarning = lambda message, *rest: click.echo(f"nbtext: warning: {message}", err=True)
+        warnings.showwarning = lambda message, *rest: click.echo(one_line(f"nbtext: warning: {message}"), err=True)
         extra.pop("standalone_mode", None)
         argv = list(sys.argv[1:] if args is None else args)
         if not argv and "_NBTEXT_COMPLETE" not in os.environ:  # `nbtext` alone: the help, no error
@@ -40,17 +40,17 @@ class OneLineErrors(click.Group):
             status = super().main(argv, "nbtext", standalone_mode=False, **extra)
         except click.UsageError as e:
             if "--is" in argv:  # bogofilter's convention: 3 for any error, said in one line
-                click.echo(f"Error: {e.format_message()}", err=True)
+                click.echo(one_line(f"Error: {e.format_message()}"), err=True)
                 sys.exit(3)
             hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
             if delivers_a_message(argv) and not (
                 sys.stdin and sys.stdin.isatty()
             ):  # a delivery path: the message goes on
                 sys.exit(filter_stdin(None, refusal=f"{e.format_message()}{hint}"))
-            click.echo(f"Error: {e.format_message()}{hint}", err=True)
+            click.echo(one_line(f"Error: {e.format_message()}{hint}"), err=True)
             sys.exit(e.exit_code)
         except click.ClickException as e:
-            click.echo(f"Error: {e.format_message()}", err=True)
+            click.echo(one_line(f"Error: {e.format_message()}"), err=True)
             sys.exit(e.exit_code)
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C (click has closed the ^C line)
             if delivers_a_message(argv):  # before filter got to its message (after, it says so itself)
@@ -60,7 +60,7 @@ class OneLineErrors(click.Group):
         except (ReaderGone, BrokenPipeError):  # the reader went away (| head -1): as GNU tools, SIGPIPE
             die_of_sigpipe()
         except OSError as e:  # writing the output: a full disk, a closed or broken file
-            click.echo(f"Error: {os_error(e)}", err=True)
+            click.echo(one_line(f"Error: {os_error(e)}"), err=True)
             quiet_stdout()
             sys.exit(1)
         sys.exit(status if isinstance(status, int) else 0)

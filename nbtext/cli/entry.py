@@ -16,6 +16,7 @@ from nbtext.errors import (
     die_of_sigpipe,
     end_on_signals,
     ignore_signals,
+    one_line,
     os_error,
     quiet_stdout,
     signal_name,
@@ -49,7 +50,7 @@ def main():
             pass
         import warnings  # already imported by Python itself: free
 
-        warnings.showwarning = lambda message, *rest: print(f"nbtext: warning: {message}", file=sys.stderr)
+        warnings.showwarning = lambda message, *rest: print(one_line(f"nbtext: warning: {message}"), file=sys.stderr)
         end_on_signals()  # (raises a signal held since start-up)
         try:
             status = fast(sys.argv[1:])
@@ -78,7 +79,7 @@ def main():
     except (ReaderGone, BrokenPipeError):  # the reader went away: a quiet SIGPIPE death, as GNU tools
         die_of_sigpipe()
     except OSError as e:  # writing stdout on the click-free path
-        print(f"Error: {os_error(e)}", file=sys.stderr)
+        print(one_line(f"Error: {os_error(e)}"), file=sys.stderr)
         quiet_stdout()
         sys.exit(1)
     if stopped_by is None:

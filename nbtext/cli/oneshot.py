@@ -22,6 +22,7 @@ from nbtext.errors import (
     WriteFailed,
     die_of_sigpipe,
     ignore_signals,
+    one_line,
     os_error,
     quiet_stdout,
     signal_name,
@@ -156,7 +157,7 @@ def is_label_status(
         document = documents[0].data
         label, p = model.decide(document, unsure_below)
     except NbtextError as e:
-        print(f"Error: {e}", file=sys.stderr)
+        print(one_line(f"Error: {e}"), file=sys.stderr)
         return 3
     if verbose:
         try:
@@ -164,7 +165,7 @@ def is_label_status(
         except ReaderGone:
             die_of_sigpipe()
         except OSError as e:
-            print(f"Error: {os_error(e)}", file=sys.stderr)
+            print(one_line(f"Error: {os_error(e)}"), file=sys.stderr)
             return 3
     return 2 if label == "unsure" else 0 if label == is_label else 1
 
@@ -260,10 +261,10 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
     try:
         message = stdin_bytes().read()
     except NbtextError as e:  # stdin closed: there is no message to pass on
-        print(f"Error: {e}", file=sys.stderr)
+        print(one_line(f"Error: {e}"), file=sys.stderr)
         return TEMPFAIL
     except OSError as e:  # unreadable
-        print(f"Error: {os_error(e, 'cannot read the message on stdin')}", file=sys.stderr)
+        print(one_line(f"Error: {os_error(e, 'cannot read the message on stdin')}"), file=sys.stderr)
         return TEMPFAIL
     status, judged = 0, UNJUDGED
     try:
@@ -280,7 +281,7 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
         # message's tokens read it, ModelRefused, is the model's, as when it is loaded)
         judged = verdict(model, message, unsure_below, explain, max_bytes)
     except NbtextError as e:
-        print(f"Error: {e}", file=sys.stderr)
+        print(one_line(f"Error: {e}"), file=sys.stderr)
         status = 1
     try:
         write(tagged(message, judged.fields))
@@ -294,7 +295,7 @@ def _filtered(model_path, alpha, unsure_below, explain, max_bytes, refusal=None)
     except OSError as e:
         # The message could not be passed on: EX_TEMPFAIL, and the delivery agent has the
         # original (procmail and Dovecot deliver it untagged, maildrop keeps it queued).
-        print(f"Error: {os_error(e, 'cannot write the message')}", file=sys.stderr)
+        print(one_line(f"Error: {os_error(e, 'cannot write the message')}"), file=sys.stderr)
         quiet_stdout()
         return TEMPFAIL
     return status
@@ -459,7 +460,7 @@ def fast(argv):
         try:
             return learn(argv)
         except NbtextError as e:
-            print(f"Error: {e}", file=sys.stderr)
+            print(one_line(f"Error: {e}"), file=sys.stderr)
             return 1
     if not argv or argv[0] not in ("predict", "filter"):
         return None
@@ -490,5 +491,5 @@ def fast(argv):
             return predict_stdin_figures(options["model"], None, Output(options["format"], options["proba"]))
         return predict_stdin_labels(options["model"])
     except NbtextError as e:  # (a reader gone is nbtext.cli.entry's to handle, for every command)
-        print(f"Error: {e}", file=sys.stderr)
+        print(one_line(f"Error: {e}"), file=sys.stderr)
         return 1

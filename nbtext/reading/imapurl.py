@@ -106,7 +106,7 @@ def parse(url):
     import ipaddress
     from urllib.parse import unquote, urlsplit
 
-    scheme, _, rest = url.partition("://")
+    scheme, sep, rest = url.partition("://")
     netloc, slash, path = rest.partition("/")
     userinfo, at, hostport = netloc.rpartition("@")
     if ":" in userinfo:
@@ -114,6 +114,13 @@ def parse(url):
         raise NbtextError(
             f"{shown(without_password)}: a password in the URL would be seen by every user of this machine (ps, the shell's "
             f"history): drop it, and {WHERE_PASSWORDS_GO}"
+        )
+    if not sep or scheme.lower() not in PORTS:  # (a typo, imapx:// or imap:/: before state_key's PORTS[scheme])
+        said = (
+            url if sep or "@" not in url else "...@" + url.rpartition("@")[2]
+        )  # (what a password could be in: not said)
+        raise NbtextError(
+            f"{shown(said)}: not an IMAP URL (it begins imap:// or imaps://, as in imaps://USER@HOST/INBOX)"
         )
     try:
         parts = urlsplit(f"{scheme.lower()}://{netloc}/")

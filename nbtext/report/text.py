@@ -10,7 +10,7 @@ from collections import namedtuple
 
 from nbtext.choices import learned_by_tone
 from nbtext.cutoff import TOO_FEW, cutoff_of
-from nbtext.errors import NbtextError
+from nbtext.errors import NbtextError, one_line
 from nbtext.labels import positive_class
 from nbtext.modelfile.pending import COMPACT_AFTER
 from nbtext.report.output import tsv_field
@@ -29,11 +29,12 @@ NAME_SHOWN = 300  # characters of a name said on stderr: a listed "path" can be 
 
 
 def shown_name(name):
-    """A document's name as one short field of a line on stderr (tsv_field's escapes; past
-    NAME_SHOWN characters, its start and how long it is)."""
+    """A document's name as one short field of a line on stderr (tsv_field's escapes, then
+    one_line's of what a terminal would act on; past NAME_SHOWN characters, its start and how
+    long it is)."""
     if len(name) > NAME_SHOWN:
         name = f"{name[: NAME_SHOWN - 60]}... ({len(name):,} characters)"
-    return tsv_field(name)
+    return one_line(tsv_field(name))
 
 
 class Skipped:
