@@ -60,7 +60,7 @@ from itertools import chain
 from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
-from nbtext.modelfile.container import write_atomically
+from nbtext.modelfile.container import lock_path, write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import (
     BATCH,
@@ -800,7 +800,7 @@ class _StateLock:
     flock on STATE.lock, whose folder is made if missing. A dry run takes none."""
 
     def __init__(self, path, dry_run):
-        self.path, self.fd = path + ".lock", None
+        self.path, self.fd = lock_path(path), None
         self.dry_run = dry_run
 
     def __enter__(self):

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 from nbtext.errors import NbtextError
+from nbtext.modelfile.container import lock_path
 
 TEST_MESSAGE = (
     b"From: nbtext check <check@example.org>\nSubject: a test message of nbtext check\n\n"
@@ -124,7 +125,7 @@ def check(user_spec, model_path):
             f"{who} filters with {model} ({verdict}), but cannot write its folder {_mode_said(folder)}: "
             "learning (train --update, the learn-on-move recipe) writes the model there"
         )
-    lock = model + ".lock"
+    lock = lock_path(model)
     if os.path.exists(lock) and not user.may(lock, "r"):
         return False, f"{who} filters with {model}, but cannot open its lock file {_mode_said(lock)}: learning needs it"
     return True, f"OK: {who} runs {_command()[0]} with {model} and may learn into it; a test message: {verdict}"

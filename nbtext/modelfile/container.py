@@ -276,6 +276,14 @@ def sample_section(data: FileBytes, header: Header, path: PathLike) -> memoryvie
     return view
 
 
+def lock_path(path: PathLike) -> str:
+    """The file whose flock says a file is being changed (a model, a scan's state): PATH.lock
+    beside the file itself, a symbolic link to it followed, so that every spelling of one file
+    (the link, the file, a path through a linked folder) takes one lock, as the writer
+    (write_atomically) writes through a link to the one file."""
+    return os.path.realpath(os.fspath(path)) + ".lock"
+
+
 class locked:
     """An exclusive lock on a model while it is read, changed and written (`train
     --update`, `forget`): `with locked(path): ...`. The lock is a file beside the model,
@@ -283,8 +291,7 @@ class locked:
     never wait, since a model is only ever replaced whole by rename."""
 
     def __init__(self, path: PathLike):
-        real = os.path.realpath(os.fspath(path))
-        self.lock_path = real + ".lock"
+        self.lock_path = lock_path(path)
 
     def __enter__(self) -> locked:
         import fcntl
