@@ -29,7 +29,6 @@ def inbox_and_junk(messages):
     return server
 
 
-@pytest.mark.xfail(strict=True, reason="_remembered cuts the merged 'skipped' to its lowest 200 without a word")
 def test_messages_to_try_again_past_the_bound_when_spellings_merge_are_said_given_up(model, monkeypatch, tmp_path):
     """Two spellings of INBOX (one with the scheme's port), both scanned to UID 400 under the
     folder's UIDVALIDITY, each keeping 200 messages to try again (UIDs 1-200, 201-400): each at

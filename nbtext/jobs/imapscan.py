@@ -153,6 +153,7 @@ def scan(
             )
             start = remembered.get("last_uid", 0) if same else 0
             skipped = dict(remembered.get("skipped", [])) if same else {}  # {UID: runs that skipped it}
+            _bounded(skipped, session.folder, remembered.get("moving", ()), move_to)  # (spellings merged: more)
             # the last UID of a batch whose FETCH the server stalled on: up to it, a message at a time
             # (none at or above the folder's UIDNEXT: a UID a server once lied about outlives no lie)
             stalled = remembered.get("stalled", 0) if same else 0
@@ -318,6 +319,14 @@ def _tried(skipped, batch, unsent, folder, begun=(), move_to=None, unmoved=()):
         runs = skipped.pop(uid, 0) + 1
         if uid in unsent or uid in unmoved:
             skipped[uid] = runs
+    _bounded(skipped, folder, begun, move_to, unmoved)
+
+
+def _bounded(skipped, folder, begun=(), move_to=None, unmoved=()):
+    """`skipped` ({UID: runs that skipped it}) within its bounds: those skipped by TRIES runs,
+    and the oldest past SKIPPED_KEPT, given up, said in one warning line (a move begun, of
+    `begun` or `unmoved`, in a line of its own: its copy may be in `move_to` too). The one rule
+    of giving up, after a batch (_tried) as after the merge of a folder's spellings (scan)."""
     given_up = [uid for uid in sorted(skipped) if skipped[uid] >= TRIES]
     for uid in given_up:
         del skipped[uid]
@@ -680,7 +689,7 @@ def _remembered(state, key, uid_validity):
     merged = _folder_state(
         uid_validity,
         last,
-        dict(sorted(skipped.items())[:SKIPPED_KEPT]),
+        skipped,  # (past SKIPPED_KEPT when the spellings' together are: scan gives the oldest up, _bounded)
         max(kept.get("stalled", 0) for kept in same),
         _record({uid for kept in same for uid in kept.get("moving", [])}, last, skipped),
     )
