@@ -675,7 +675,6 @@ def state_key(folder):
     an IP address in its shortest form, a host's final dot dropped), so one folder is one entry.
     The one place it is made (a state an older nbtext wrote under a URL as spelled: _remembered)."""
     import ipaddress
-    from urllib.parse import unquote
 
     host, zone = folder.host.rstrip("."), ""
     try:
@@ -684,7 +683,7 @@ def state_key(folder):
     except ValueError:  # (a name: as the resolver asks for it, its IDNA form, whatever the spelling's case)
         zone = ""
         try:
-            host = unquote(host).encode("idna").decode("ascii").lower().rstrip(".")
+            host = host.encode("idna").decode("ascii").lower().rstrip(".")
         except UnicodeError:
             host = host.lower()
     return folder._replace(
