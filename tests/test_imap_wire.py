@@ -732,6 +732,29 @@ def test_a_percent_encoded_host_is_decoded_then_checked_as_any_host(host, chosen
     folder.host.encode("idna")
 
 
+@HYPOTHESIS
+@given(
+    user=st.text(st.characters(whitelist_categories=["Ll", "Nd"]), min_size=1, max_size=6),
+    host=st.text(st.characters(whitelist_categories=["Ll", "Nd"]) | st.just("."), min_size=1, max_size=12),
+    where=st.sampled_from(["user", "host"]),
+    at=st.integers(0, 12),
+    mark=st.sampled_from("?#"),
+)
+@example(user="u", host="example.org", where="host", at=2, mark="?")  # (imap://u@ex?ample.org/INBOX)
+@example(user="ux", host="example.org", where="user", at=1, mark="?")  # (imap://u?x@example.org/INBOX)
+def test_a_question_mark_or_hash_in_user_at_host_is_refused_in_one_line(user, host, where, at, mark):
+    """`imap://u@ex?ample.org/INBOX` was read as the host `ex` (urlsplit ends the server's part
+    at ? and #), and `imap://u?x@example.org/INBOX` as the host `u`: the password went to
+    another server than the one written. Generated: a ? or # anywhere in USER@HOST is refused by
+    parse in one line."""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.imapurl import parse
+
+    user, host = (user[:at] + mark + user[at:], host) if where == "user" else (user, host[:at] + mark + host[at:])
+    with pytest.raises(NbtextError, match=r"a \? or # ends USER@HOST"):
+        parse(f"imap://{user}@{host}/INBOX")
+
+
 def test_a_user_name_not_utf8_is_refused_and_one_of_spaces_logs_in(model):
     with HostileImap() as server:
         one_line_error(invoke("predict", "-m", model, server.url(user="al%FFice")), "not UTF-8")

@@ -122,6 +122,11 @@ def parse(url):
         raise NbtextError(f"{shown(url)}: not an IMAP URL ({e})") from None
     if not at or not userinfo:
         raise NbtextError(f"{shown(url)}: name the user, as in {scheme}://USER@HOST/FOLDER")
+    if re.search(r"[?#]", netloc):  # (RFC 3986: either ends USER@HOST: urlsplit read ex?ample.org, u?x@h.org as ex, u)
+        raise NbtextError(
+            f"{shown(url)}: not an IMAP URL (a ? or # ends USER@HOST, and no host holds one: a user name's is "
+            "written %3F or %23)"
+        )
     if ";" in userinfo:
         raise NbtextError(f"{shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
@@ -139,8 +144,8 @@ def parse(url):
     if not carried(host) or not _resolvable(host) or not hostport.startswith("[") and re.search(_NOT_IN_NAMES, host):
         raise NbtextError(
             f"{shown(url)}: not an IMAP URL (its host is no name a server can have: a control character or bytes "
-            "not UTF-8, an empty label as in a..b, a label past 63 bytes, or, percent-encoded, a space or one of "
-            "%/:?#[]@\\)"
+            "not UTF-8, an empty label as in a..b, a label past 63 bytes, a space, or one of %/:?#[]@\\ "
+            "percent-encoded)"
         )
     if port == 0:
         raise NbtextError(f"{shown(url)}: not an IMAP URL (no server listens on port 0)")
