@@ -86,7 +86,14 @@ class Connection:
         self.open = self.server.folders[self.folder.name]
         self.uid_validity, self.exists = self.open["validity"], len(self.open["messages"])
         self.uid_next = self.open["next"]
+        # (its SELECT's PERMANENTFLAGS, as Dovecot's: an EXAMINE's keep no flag)
+        keeps = {"\\SEEN", "\\ANSWERED", "\\FLAGGED", "\\DELETED", "\\DRAFT"}
+        self.permanent_flags = set() if self.readonly else keeps | ({"\\*"} if self.keeps_keywords() else set())
         return self
+
+    def keeps_keywords(self):
+        """Whether the folder open keeps keywords (a Connection of a folder that keeps none says False)."""
+        return self.server.keywords
 
     def __exit__(self, *exception):
         pass
@@ -430,6 +437,93 @@ def test_a_spam_deleted_between_the_scan_and_the_move_is_not_said_moved(capabili
     assert [where(server, m)[2] for m in (SPAM[0], SPAM[1], SPAM[2])] == [1, 0, 1]
 
 
+class SaysItsOwnCopyuid(Connection):
+    """A server that answers COPY and MOVE OK, acts on those messages alone that it does not
+    `ignore` (bytes), and says a COPYUID of its own: `copyuid` None (none), bytes (said as
+    they are), or {UID asked: "named" (the UID), "other" (the UID + 100), "left out"}."""
+
+    ignore, said = set(), None
+
+    def acted(self, uid_set):
+        return [uid for uid in self.uids(uid_set) if self.open["messages"][uid][0] not in self.ignore]
+
+    def copy(self, uid_set, target):
+        acted = self.acted(uid_set)
+        if acted:
+            super().copy(",".join(map(str, acted)), target)
+        self.__dict__.pop("copyuid", None)
+        if isinstance(self.said, bytes):
+            self.copyuid = self.said
+        elif self.said is not None:
+            sources = [uid + 100 * (how == "other") for uid, how in sorted(self.said.items()) if how != "left out"]
+            if sources:
+                self.copyuid = b"9 %s 1:%d" % (",".join(map(str, sources)).encode(), len(sources))
+        return [None]
+
+    def move(self, uid_set, target):
+        acted = self.acted(uid_set)
+        self.copy(uid_set, target)
+        for uid in acted:
+            del self.open["messages"][uid]
+        return [None]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # (a message given up: its line checked below)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    capabilities=st.sampled_from(list(SERVERS.values())),
+    ignored=st.sets(st.sampled_from(SPAM[:3])),
+    copyuid=st.one_of(
+        st.none(),
+        st.binary(max_size=30).map(lambda said: b"x" + said),  # (none that reads as a COPYUID)
+        st.dictionaries(st.integers(1, 5), st.sampled_from(["named", "other", "left out"])),
+    ),
+)
+def test_what_a_copyuid_says_against_what_the_server_did_each_line_says_what_the_folders_show(
+    capabilities, ignored, copyuid, model, monkeypatch, tmp_path_factory
+):
+    """Generated: a server that moves (MOVE) or copies (COPY) some of the spam and leaves the
+    rest while answering OK, and whose COPYUID names any of the UIDs, other UIDs, none, or says
+    what reads as none. Each message's line says what the folders show after the run: `moved to
+    Junk` where Junk holds it once and INBOX at most marked \\Deleted, `not moved` where INBOX
+    holds it as it was and Junk not; never `gone before the move` (no other client deletes);
+    the summary counts those moved. Nothing lost nor copied twice, then or by the runs after
+    (the server then honest), which move the rest, once. (A COPY's COPYUID naming a copy not
+    made is believed: docs/mail.md; not generated.)"""
+    server = a_server(capabilities)
+    if isinstance(copyuid, dict) and "MOVE" not in capabilities:  # (COPY's: a COPYUID never names a copy not made)
+        ignored_uids = {uid for uid, (m, _, _) in server.folders["INBOX"]["messages"].items() if m in ignored}
+        copyuid = {uid: "other" if how == "named" and uid in ignored_uids else how for uid, how in copyuid.items()}
+    server.connection = type("Server", (SaysItsOwnCopyuid,), {"ignore": ignored, "said": copyuid})
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    state, lines = tmp_path_factory.mktemp("state") / "state", {}
+    counts = imapscan.scan(
+        URL,
+        model.classes,
+        lambda: model,
+        "Junk",
+        state_path=str(state),
+        on_message=lambda name, label, probability, action: lines.update({int(name.rsplit("=", 1)[1]): action}),
+    )
+    arrived = [SPAM[0], HAM[0], SPAM[1], SPAM[2], HAM[1]]
+    holds(server, arrived)
+    for uid, message in enumerate(arrived, 1):
+        inbox, deleted, junk = where(server, message)
+        if message in HAM:
+            assert lines[uid] == "kept"
+        elif lines[uid] == "moved to Junk":
+            assert junk == 1 and inbox == deleted, (uid, inbox, deleted, junk)
+        else:
+            assert lines[uid].startswith("not moved") and (inbox, deleted, junk) == (1, 0, 0), (uid, lines[uid])
+    assert counts["moved"] == list(lines.values()).count("moved to Junk")
+    server.connection = None
+    monkeypatch.setattr(imapscan, "Session", server.session())
+    for _ in range(2):
+        imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
+        holds(server, arrived)
+    holds(server, arrived, done=True)
+
+
 @pytest.mark.parametrize("move_to", [None, "Junk"], ids=["keyword alone", "keyword and move"])
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_spam_deleted_between_the_scan_and_its_keyword_is_not_said_flagged(
@@ -494,22 +588,81 @@ def test_a_message_the_user_copied_back_out_of_junk_is_not_deleted(model, monkey
     assert inbox == [user_flags - {imapscan.MARK}]
 
 
+class SaysItKeepsKeywords(Connection):
+    """A server whose PERMANENTFLAGS say \\* (every keyword kept), whatever it keeps."""
+
+    def keeps_keywords(self):
+        return True
+
+
+class JunkKeepsNoKeyword(Connection):
+    """A server whose folder Junk keeps no keyword (its PERMANENTFLAGS say so: no \\*), INBOX every one."""
+
+    def keeps_keywords(self):
+        return self.folder.name != "Junk"
+
+    def copy(self, uid_set, target):
+        junk = self.server.folders["Junk"]
+        first = junk["next"]
+        answer = super().copy(uid_set, target)
+        for uid in range(first, junk["next"]):
+            junk["messages"][uid][1].intersection_update({"\\Seen", "\\Answered", "\\Flagged", "\\Draft"})
+        return answer
+
+
+@pytest.mark.parametrize("permanent_flags", ["truthful", "saying \\*"])
 @pytest.mark.parametrize("capabilities", [{"UIDPLUS"}, {"MOVE", "UIDPLUS"}], ids=["no MOVE", "MOVE"])
-def test_a_server_that_keeps_no_keyword_moves_only_with_move(capabilities, model, monkeypatch, tmp_path):
+def test_a_server_that_keeps_no_keyword_moves_only_with_move(
+    capabilities, permanent_flags, model, monkeypatch, tmp_path
+):
     """Without the keyword kept, a COPY whose answer is lost could not be told from one never
     made: such a server without MOVE is refused in one line before anything is copied (the
-    messages stay, unmarked). With MOVE (one command that moves or does not) the scan moves."""
+    messages stay, unmarked): by Junk's PERMANENTFLAGS, before anything is marked, or, where
+    they say every keyword is kept, by INBOX's messages, which do not carry it after its STORE.
+    With MOVE (one command that moves or does not) the scan moves."""
     server = a_server(capabilities)
     server.keywords = False
+    server.connection = SaysItKeepsKeywords if permanent_flags == "saying \\*" else None
     failed = scanned(server, model, monkeypatch, tmp_path / "state")
     if "MOVE" in capabilities:
         assert failed is None
         holds(server, SPAM[:3] + HAM[:2], done=True)
     else:
         assert failed == "NbtextError" and "COPY" not in server.said
+        assert ("STORE" in server.said) == (permanent_flags == "saying \\*")
         assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
-        with pytest.raises(NbtextError, match=r"did not keep the keyword \$NbtextMoved"):
+        said = r"did not keep the keyword \$NbtextMoved" if server.connection else r"Junk: the folder keeps no keyword"
+        with pytest.raises(NbtextError, match=said):
             imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
+
+
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_target_that_keeps_no_keyword_is_refused_before_anything_is_marked_or_copied(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """Attack 59b: on a server without MOVE, a Junk that keeps no keyword (where INBOX keeps
+    them) was given a copy of the same spam each run: its copies carry no MARK, which is how a
+    copy is found. Now, without MOVE, Junk's PERMANENTFLAGS (its SELECT's: an EXAMINE's keep
+    none) are read before anything is marked: one keeping no keyword is refused in one line,
+    nothing marked or copied, each run. With MOVE the scan moves, once."""
+    server = a_server(capabilities)
+    server.connection = JunkKeepsNoKeyword
+    for _ in range(3):
+        server.said = []
+        failed = scanned(server, model, monkeypatch, tmp_path / "state")
+        if "MOVE" in capabilities:
+            assert failed is None
+            holds(server, SPAM[:3] + HAM[:2], done=True)
+        else:
+            assert failed == "NbtextError" and not {"STORE", "COPY"} & set(server.said), server.said
+            assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+            assert not any(flags for m, flags, _ in server.folders["INBOX"]["messages"].values())
+    if "MOVE" not in capabilities:
+        with pytest.raises(
+            NbtextError, match=r"^imap://alice@example\.org/Junk: the folder keeps no keyword"
+        ) as refused:
+            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(tmp_path / "state"))
+        assert "\n" not in str(refused.value)
 
 
 # --- a message the server would not send is tried again ------------------------------------------

@@ -668,6 +668,93 @@ def test_a_urls_host_is_one_the_resolver_takes_or_refused_in_one_line(host):
     assert not re.search(r"[\x00-\x1f\x7f-\x9f]", folder.where), repr(folder.where)
 
 
+def percent_encoded(text, chosen):
+    """`text`'s UTF-8 bytes, those at the places `chosen` (a list of booleans, cycled) written %XX."""
+    said = text.encode("utf-8", "surrogateescape")
+    return "".join(
+        f"%{byte:02X}" if chosen[n % len(chosen)] or byte > 0x7F else chr(byte) for n, byte in enumerate(said)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    labels=st.lists(
+        st.text(
+            st.characters(whitelist_categories=["Ll", "Lu", "Nd"]) | st.sampled_from("-_"), min_size=1, max_size=12
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    chosen=st.lists(st.booleans(), min_size=1, max_size=8),
+)
+@example(labels=["ex", "ample", "org"], chosen=[False, False, True, False])  # (imap://me@ex%61mple.org/INBOX)
+def test_a_percent_encoded_host_is_the_host_it_encodes(labels, chosen):
+    """Noticed in session 59: `imap://me@ex%61mple.org/INBOX` gave the resolver (and the TLS
+    check, and state_key) `ex%61mple.org` as typed. RFC 5092's host is RFC 3986's: its bytes
+    percent-encoded are decoded before anything uses it. Generated: a host name written with any
+    of its bytes %XX reads as the host written plainly (both refused alike where it is no name)."""
+    from nbtext.errors import NbtextError
+    from nbtext.jobs.imapscan import state_key
+    from nbtext.reading.imapurl import parse
+
+    host = ".".join(labels)
+    try:
+        plain = parse(f"imap://me@{host}/INBOX")
+    except NbtextError:
+        with pytest.raises(NbtextError, match="its host is no name a server can have"):
+            parse(f"imap://me@{percent_encoded(host, chosen)}/INBOX")
+        return
+    folder = parse(f"imap://me@{percent_encoded(host, chosen)}/INBOX")
+    assert folder == plain and "%" not in folder.host and state_key(folder) == state_key(plain)
+
+
+@HYPOTHESIS
+@given(
+    host=st.text(min_size=1, max_size=30),
+    chosen=st.lists(st.booleans(), min_size=1, max_size=8),
+    bytes_not_utf8=st.lists(st.integers(0x80, 0xFF), max_size=2),
+)
+def test_a_percent_encoded_host_is_decoded_then_checked_as_any_host(host, chosen, bytes_not_utf8):
+    """Generated: any text as a host, any of its bytes percent-encoded (and bytes that are no
+    UTF-8 among them): parse gives a host free of `%`, URL delimiters, spaces and control
+    characters that the resolver takes (its IDNA form exists), or refuses the URL in one line
+    showing no control character. (The zone of an IPv6 address in brackets keeps its %.)"""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.imapurl import parse
+
+    encoded = percent_encoded(host, chosen) + "".join(f"%{byte:02X}" for byte in bytes_not_utf8)
+    try:
+        folder = parse(f"imap://me@{encoded}/INBOX")
+    except NbtextError as e:
+        assert "\n" not in str(e) and not re.search(r"[\x00-\x1f\x7f-\x9f]", str(e)), repr(str(e))
+        return
+    assert carried(folder.host) and not re.search(r"[\s%/:?#\[\]@\\]", folder.host), repr(folder.host)
+    folder.host.encode("idna")
+
+
+@HYPOTHESIS
+@given(
+    user=st.text(st.characters(whitelist_categories=["Ll", "Nd"]), min_size=1, max_size=6),
+    host=st.text(st.characters(whitelist_categories=["Ll", "Nd"]) | st.just("."), min_size=1, max_size=12),
+    where=st.sampled_from(["user", "host"]),
+    at=st.integers(0, 12),
+    mark=st.sampled_from("?#"),
+)
+@example(user="u", host="example.org", where="host", at=2, mark="?")  # (imap://u@ex?ample.org/INBOX)
+@example(user="ux", host="example.org", where="user", at=1, mark="?")  # (imap://u?x@example.org/INBOX)
+def test_a_question_mark_or_hash_in_user_at_host_is_refused_in_one_line(user, host, where, at, mark):
+    """`imap://u@ex?ample.org/INBOX` was read as the host `ex` (urlsplit ends the server's part
+    at ? and #), and `imap://u?x@example.org/INBOX` as the host `u`: the password went to
+    another server than the one written. Generated: a ? or # anywhere in USER@HOST is refused by
+    parse in one line."""
+    from nbtext.errors import NbtextError
+    from nbtext.reading.imapurl import parse
+
+    user, host = (user[:at] + mark + user[at:], host) if where == "user" else (user, host[:at] + mark + host[at:])
+    with pytest.raises(NbtextError, match=r"a \? or # ends USER@HOST"):
+        parse(f"imap://{user}@{host}/INBOX")
+
+
 def test_a_user_name_not_utf8_is_refused_and_one_of_spaces_logs_in(model):
     with HostileImap() as server:
         one_line_error(invoke("predict", "-m", model, server.url(user="al%FFice")), "not UTF-8")

@@ -13,7 +13,7 @@ written whole before anything is done to them; then on the server: each message 
 given nbtext's keyword MARK, which COPY and MOVE carry to the copy; then MOVE where the server
 offers it, else UID COPY, UID STORE \\Deleted and (with UIDPLUS) UID EXPUNGE of those alone.
 A scan skips the messages marked \\Deleted (nbtext marks one only once its copy is known to be
-in the target folder: named by COPY's COPYUID, or, where the server says none, found there);
+in the target folder: named by COPY's COPYUID, or, where that does not name it, found there);
 one that carries MARK, is still in the folder and is named by the record is a move begun: it
 is looked for in the target folder (a message there with MARK, the same INTERNALDATE,
 RFC822.SIZE and Message-ID, all of which a copy keeps) and, found, only deleted from the
@@ -31,8 +31,10 @@ verdicts.
 What a message's line and the summary say was done is what the folder shows after the
 commands, never a server's OK alone: flagged if the message carries the keyword after its
 STORE (a server that keeps no such keyword answers OK too), moved if a MOVE left it no longer
-in the folder (and named in its COPYUID where one was said) or its copy is known to be in
-the target. One the server said it moved and did not is tried again by the next runs (as a
+in the folder (and, where a COPYUID was said, named there or its copy found in the target) or
+its copy is known to be in the target. Without MOVE, a target folder that keeps no keyword
+(its PERMANENTFLAGS) is refused before anything is marked: a copy there would never be found,
+and each run would copy the message again. One the server said it moved and did not is tried again by the next runs (as a
 message it would not send), and the state's key of a folder is one spelling of its URL
 (state_key), however the command line spelled it.
 
@@ -429,7 +431,7 @@ class Done(namedtuple("Done", "gone flagged moved")):
     """What act did, as the folder shows it after its commands (never by a server's OK alone):
     the UIDs `gone` (deleted by another client before their STORE: nothing done), those
     `flagged` (carrying the keyword after it), those `moved` (no longer in the folder after
-    MOVE, or copied: named by COPY's COPYUID, or, where it says none, found in the target)."""
+    MOVE, or copied: each named by the COPYUID said, or else found in the target)."""
 
 
 def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset(), target=None):
@@ -443,7 +445,15 @@ def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset()
     Returns what was done (Done), as the folder shows it: a server's OK is taken for nothing.
     A message is marked \\Deleted only once its copy is known to be in `move_to` (`target`,
     the _Target of that folder, reached as the scan reaches the folder scanned: it looks where
-    COPY says no COPYUID)."""
+    a COPYUID does not name a message, and answers, without MOVE, whether the folder keeps
+    MARK: one that does not is refused before anything is marked)."""
+    to_copy = move_to is not None and "MOVE" not in session.capabilities and set(uids) - set(copied)
+    if to_copy and not target.keeps_mark():
+        raise NbtextError(
+            f"{target.folder.url}: the folder keeps no keyword (its PERMANENTFLAGS have neither \\* nor {MARK}): "
+            "imap-scan could not tell its copy of a message from none, and a retry would copy it twice, on a server "
+            "without MOVE: nothing moved (give --move-to a folder that keeps keywords, or --keyword instead)"
+        )
     fresh = [uid for uid in uids if uid not in set(marked)]
     marked = [uid for uid in uids if uid in set(marked)]
     added = ([keyword] if keyword is not None else []) + ([MARK] if move_to is not None else [])
@@ -470,18 +480,25 @@ def act(session, uids, move_to=None, keyword=None, marked=(), copied=frozenset()
     moving = [uid for uid in uids if uid in flags and uid not in copied]
     moved = set()
     if moving and "MOVE" in session.capabilities:
+        # (read before MOVE takes them away: a copy of one COPYUID does not name is looked for by them)
+        identities = _identities(session, moving)
         _copyuid_sources(session, moving)  # (one said to an earlier command: not this one's)
         session.command("MOVE", uid_set(moving), mailbox_argument(move_to))
         named = _copyuid_sources(session, moving)
-        still = flags_of(session, moving)  # moved: no longer in the folder (and, where COPYUID was said, named)
-        moved = {uid for uid in moving if uid not in still and (named is None or uid in named)}
-        gone |= {uid for uid in moving if uid not in still and uid not in moved}
+        left = {uid for uid in moving if uid not in flags_of(session, moving)}  # (no longer in the folder)
+        # moved: gone from the folder, and, where a COPYUID was said, named there or its copy found in the target
+        # (a COPYUID naming other UIDs, or some of them: the server's word against the folder's); the rest were
+        # gone before the MOVE (another client's expunge)
+        unnamed = left - (left if named is None else named)
+        moved = left - unnamed | target.copies_among({uid: identities[uid] for uid in unnamed if uid in identities})
+        gone |= left - moved
     elif moving:
         _copyuid_sources(session, moving)
         session.command("COPY", uid_set(moving), mailbox_argument(move_to))
-        named = _copyuid_sources(session, moving)
-        if named is None:  # (no UIDPLUS, or a server that says no COPYUID): the copies looked for
-            named = target.copies_of(session, moving)
+        named = _copyuid_sources(session, moving) or set()
+        # those COPYUID does not name (it said none: no UIDPLUS; or other UIDs, or some) are looked for in the target
+        if unnamed := [uid for uid in moving if uid not in named]:
+            named |= target.copies_of(session, unnamed)
         copied |= named
     if copied:
         session.command("STORE", uid_set(sorted(copied)), "+FLAGS.SILENT", "(\\Deleted)")
@@ -551,16 +568,33 @@ def flags_of(session, uids, keywords=()):
 
 class _Target:
     """The folder spam is moved to, looked into (read-only, a connection of its own, opened
-    only when a scan meets a move begun) for the copies of moves begun."""
+    only when needed) for the copies of moves begun, and of moves whose COPYUID does not name
+    them (or which say none)."""
 
     def __init__(self, folder, access):
         self.folder, self.access = folder, access
+        self.kept = None  # whether it keeps MARK (keeps_mark), asked once a run
+
+    def keeps_mark(self):
+        """Whether the folder keeps the keyword MARK, as the PERMANENTFLAGS of its SELECT say (an
+        EXAMINE's say it keeps none; none said: it keeps them all, RFC 3501 7.1): a copy there without
+        it is none that copies_of can find. Asked of the server once a run."""
+        if self.kept is None:
+            with Session(self.folder, readonly=False, access=self.access) as there:
+                kept = there.permanent_flags
+            self.kept = kept is None or bool({"\\*", MARKED} & kept)
+        return self.kept
 
     def copies_of(self, session, uids):
         """Those of `uids` (messages of `session`'s folder carrying MARK) that have a copy in
         the target folder: a message there carrying MARK with the same INTERNALDATE,
         RFC822.SIZE and Message-ID lines (COPY keeps them all); each copy answers for one."""
-        wanted = _identities(session, uids)
+        return self.copies_among(_identities(session, uids))
+
+    def copies_among(self, wanted):
+        """Those UIDs of `wanted` ({UID: its identity, as _identities gives it}) that have a copy
+        in the target folder (as copies_of): a message moved away is looked for by the identity
+        read before it went."""
         if not wanted:
             return set()
         found = set()
@@ -650,7 +684,6 @@ def state_key(folder):
     an IP address in its shortest form, a host's final dot dropped), so one folder is one entry.
     The one place it is made (a state an older nbtext wrote under a URL as spelled: _remembered)."""
     import ipaddress
-    from urllib.parse import unquote
 
     host, zone = folder.host.rstrip("."), ""
     try:
@@ -659,7 +692,7 @@ def state_key(folder):
     except ValueError:  # (a name: as the resolver asks for it, its IDNA form, whatever the spelling's case)
         zone = ""
         try:
-            host = unquote(host).encode("idna").decode("ascii").lower().rstrip(".")
+            host = host.encode("idna").decode("ascii").lower().rstrip(".")
         except UnicodeError:
             host = host.lower()
     return folder._replace(

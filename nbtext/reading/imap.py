@@ -148,7 +148,8 @@ class Session:
     """A logged-in connection with the folder open: `with Session(folder) as session:`,
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
-    (how many messages), `uid_next` and `capabilities` are the server's; `client` is the imaplib client;
+    (how many messages), `uid_next`, `permanent_flags` and `capabilities` are the server's (see
+    opened); `client` is the imaplib client;
     leaving the `with` logs out. A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
     only where the server says that one: any other is the run's error before anything is read,
     flagged or moved (the one door every reader and imap-scan open a folder by)."""
@@ -160,7 +161,9 @@ class Session:
     def __enter__(self):
         self.client = connect(self.folder, self.access)
         try:
-            self.uid_validity, self.exists, self.uid_next = opened(self.client, self.folder, self.readonly)
+            self.uid_validity, self.exists, self.uid_next, self.permanent_flags = opened(
+                self.client, self.folder, self.readonly
+            )
             pinned = self.folder.uid_validity  # (the URL's ;UIDVALIDITY=N, RFC 5092: checked before anything)
             if pinned is not None and self.uid_validity != pinned:
                 raise NbtextError(
@@ -376,22 +379,29 @@ def tls_context(access=DEFAULT_ACCESS):
 
 def opened(client, folder, readonly=True):
     """Open the folder (EXAMINE, or SELECT when not `readonly`): (its UIDVALIDITY, how many
-    messages it holds, its UIDNEXT), None for what the server did not say; a number no such
-    value can be is the run's error."""
+    messages it holds, its UIDNEXT, its PERMANENTFLAGS: the flags it keeps, upper case, `\\*`
+    among them where it keeps any keyword), None for what the server did not say; a number no
+    such value can be is the run's error. (A folder EXAMINE opens keeps no flag: its
+    PERMANENTFLAGS say so, as Dovecot's `()`.)"""
     import imaplib
+    import re
 
+    codes = ("UIDVALIDITY", "UIDNEXT", "PERMANENTFLAGS")
     try:
         answer, data = client.select(mailbox_argument(folder.name), readonly=readonly)
-        told = {code: client.response(code)[1][-1] for code in ("UIDVALIDITY", "UIDNEXT")} if answer == "OK" else {}
+        told = {code: client.response(code)[1][-1] for code in codes} if answer == "OK" else {}
     except (imaplib.IMAP4.error, OSError) as e:
         raise NbtextError(f"{folder.url}: the connection to {folder.server} failed ({server_text(e)})") from None
     if answer != "OK":
         raise NbtextError(f"{folder.url}: no such folder on {folder.server} ({_said(data)})")
     exists = data[-1] if data and isinstance(data[-1], bytes) else None
+    kept = told.get("PERMANENTFLAGS")  # (said in no form IMAP has: as not said)
+    kept = re.match(rb"\s*\(([^()]*)\)", kept) if isinstance(kept, bytes) else None
     return (
         _number(told.get("UIDVALIDITY"), "UIDVALIDITY", folder, 1, LARGEST_UID),
         _number(exists, "EXISTS", folder, 0, LARGEST_UID),
         _number(told.get("UIDNEXT"), "UIDNEXT", folder, 1, LARGEST_UID + 1),
+        None if kept is None else set(kept[1].decode("ascii", "replace").upper().split()),
     )
 
 

@@ -129,6 +129,11 @@ def parse(url):
         raise NbtextError(f"{shown(url)}: not an IMAP URL ({e})") from None
     if not at or not userinfo:
         raise NbtextError(f"{shown(url)}: name the user, as in {scheme}://USER@HOST/FOLDER")
+    if re.search(r"[?#]", netloc):  # (RFC 3986: either ends USER@HOST: urlsplit read ex?ample.org, u?x@h.org as ex, u)
+        raise NbtextError(
+            f"{shown(url)}: not an IMAP URL (a ? or # ends USER@HOST, and no host holds one: a user name's is "
+            "written %3F or %23)"
+        )
     if ";" in userinfo:
         raise NbtextError(f"{shown(url)}: only USER@HOST is read (the login's mechanism is the server's plain LOGIN)")
     if not parts.hostname:
@@ -140,12 +145,14 @@ def parse(url):
             ipaddress.IPv6Address(host.split("%", 1)[0])
         except ValueError:
             raise NbtextError(f"{shown(url)}: not an IMAP URL (a host in brackets is an IPv6 address)") from None
-    if not carried(host) or not _resolvable(
-        host
-    ):  # (an IPv6 zone too; before any traffic: the resolver raised UnicodeError)
+    else:  # (RFC 3986's reg-name, RFC 5092's host: percent-encoded UTF-8, decoded before it is checked or used)
+        host = unquote(host, errors="surrogateescape").lower()
+    # (an IPv6 zone too; before any traffic: the resolver raised UnicodeError, and took a name as typed, %61 and all)
+    if not carried(host) or not _resolvable(host) or not hostport.startswith("[") and re.search(_NOT_IN_NAMES, host):
         raise NbtextError(
-            f"{shown(url)}: not an IMAP URL (its host is no name a server can have: a control character, an "
-            "empty label as in a..b, or a label past 63 bytes)"
+            f"{shown(url)}: not an IMAP URL (its host is no name a server can have: a control character or bytes "
+            "not UTF-8, an empty label as in a..b, a label past 63 bytes, a space, or one of %/:?#[]@\\ "
+            "percent-encoded)"
         )
     if port == 0:
         raise NbtextError(f"{shown(url)}: not an IMAP URL (no server listens on port 0)")
@@ -182,6 +189,9 @@ def _uid_validity(url, parameter):
             f"{shown(url)}: only ;UIDVALIDITY=N (a number 1 to {LARGEST_UID}) is read after a folder's name"
         )
     return int(said[1])
+
+
+_NOT_IN_NAMES = r"[\s%/:?#\[\]@\\]"  # (a URL's delimiters, %, spaces: in no host name, only in one percent-encoded)
 
 
 def _resolvable(host):
