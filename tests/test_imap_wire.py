@@ -1387,3 +1387,35 @@ def stalling_on(uids):
 def scanned_uids(runs):
     """The UIDs imap-scan's `runs` printed a verdict of."""
     return {int(line.split("\t")[0].rsplit("=", 1)[1]) for r in runs for line in r.stdout.splitlines()}
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the command line says it as one line
+@pytest.mark.parametrize("command", ["predict", "imap-scan"])
+def test_a_listing_the_server_refuses_in_part_lists_the_rest_by_search(command, model, tmp_path):
+    """Dovecot answers a FETCH of many messages, one of whose files it cannot read, with the
+    others' lines and then NO [SERVERBUG]: the listing was the run's error every run (a damaged
+    message hid the whole folder from predict and imap-scan for good). Now the UIDs are asked
+    for by SEARCH (the sizes said kept), said in one warning line, and every message read: the
+    one the listing left out asked for alone, sent here."""
+
+    def answer(server, tag, command, arguments):
+        if command == b"UID FETCH" and arguments.endswith(b"(UID RFC822.SIZE)"):
+            server.send(b"* 1 FETCH (UID 1 RFC822.SIZE 30)", b"* 3 FETCH (UID 3 RFC822.SIZE 30)")
+            server.send(tag + b" NO [SERVERBUG] Internal error occurred")
+            return True
+        if command == b"UID SEARCH":
+            server.send(b"* SEARCH 1 2 3", tag + b" OK done")
+            return True
+        return False
+
+    with HostileImap({1: HAM, 2: SPAM, 3: HAM}) as server:
+        server.answer = answer
+        if command == "predict":
+            result = invoke("predict", "-m", model, server.url())
+        else:
+            result = scan(server, model, tmp_path / "state")
+    assert result.exit_code == 0, result.stderr
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [
+        f"{server.url()}/;UID={uid}" for uid in (1, 2, 3)
+    ]
+    assert "refused to list some messages" in result.stderr and "[SERVERBUG]" in result.stderr

@@ -46,9 +46,10 @@ not send is skipped, and kept in the state to be tried again by the next runs (a
 mail): up to
 TRIES runs, SKIPPED_KEPT messages a folder (those past either given up, said in a warning
 line: one unreadable message never holds the folder back). After a stall in a batch of
-messages (its FETCH, its flags, its move; or the run's time limit reached in it) the next run
-asks for them one at a time (the state keeps that batch's last UID), and one stalled on alone
-is skipped so. No message is marked \\Seen: messages
+messages (its FETCH, its flags, its move; or the run's time limit reached in it), or a command
+of it the server refused (a NO: Dovecot's [SERVERBUG] of a damaged mail file), the next run
+asks for them one at a time (the state keeps that batch's last UID), and one stalled on or
+refused alone is skipped so. No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
@@ -66,6 +67,7 @@ from nbtext.modelfile.container import lock_path, write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import (
     BATCH,
+    Refused,
     Session,
     TooSlow,
     answered_uid,
@@ -183,7 +185,7 @@ def scan(
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
-                begun = []  # (until the batch's flags are read)
+                begun, acted = [], set()  # (until the batch's flags are read; until it is judged)
                 try:
                     # \\Deleted: not scanned (nbtext's own, once copied, are expunged where they were left);
                     # MARK, not \\Deleted, and named by the record: a move begun (see the module docstring)
@@ -258,12 +260,16 @@ def scan(
                         counts["acted"] += sum(_all_done(uid, done, move_to, keyword) for uid in acted)
                         counts["moved"] += len(done.moved & judged)
                         counts["flagged"] += len(done.flagged & judged)
-                except TooSlow:  # the run's error (the run's time limit's too); what the next runs do about it
+                except (
+                    TooSlow,
+                    Refused,
+                ):  # the run's error (the run's time limit's too); what the next runs do about it
+                    # (Refused: a NO to a command of the batch, as to one of a damaged mail file, Dovecot's [SERVERBUG])
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
-                        else:  # that one: skipped, as one the server would not send
-                            _tried(skipped, batch, set(batch), session.folder, begun, move_to)
+                        else:  # that one: skipped, as one the server would not send (or, judged, would not move)
+                            _tried(skipped, batch, set(batch) - acted, session.folder, begun, move_to, acted)
                             last = max(last, batch[-1])
                         state[key] = remembered_now()
                         write_state(state_path, state)
@@ -351,7 +357,7 @@ def _bounded(skipped, folder, begun=(), move_to=None, unmoved=()):
         warn_of_messages(
             folder.url,
             unmoved,
-            f"the server said it moved to {move_to} and did not, no longer tried: left in the folder, "
+            f"the server refused to move to {move_to}, or said it moved and did not, no longer tried: left in the folder, "
             f"its copy perhaps in {move_to} too",
         )
 

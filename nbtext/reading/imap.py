@@ -225,7 +225,7 @@ class Session:
             raise Lost(f"{self.folder.url}: the connection to {self.folder.server} failed ({server_text(e)})") from None
         except imaplib.IMAP4.error as e:
             said = server_text(e)
-            raise Refused(f"{self.folder.url}: the server refused a command ({said})", said) from None
+            raise Refused(f"{self.folder.url}: the server refused a command ({said})", said, bad=True) from None
 
 
 class Lost(NbtextError):
@@ -242,12 +242,12 @@ LOST_IN_A_ROW = 3  # messages in a row whose fetch lost the connection (each tri
 
 
 class Refused(NbtextError):
-    """The server answered a command with NO or BAD (`reason`: what it said); the connection
-    goes on."""
+    """The server answered a command with NO or BAD (`reason`: what it said; `bad`: BAD, a
+    command it did not take, where NO is one it could not do); the connection goes on."""
 
-    def __init__(self, message, reason):
+    def __init__(self, message, reason, bad=False):
         super().__init__(message)
-        self.reason = reason
+        self.reason, self.bad = reason, bad
 
 
 def connect(folder, access=DEFAULT_ACCESS):
@@ -530,8 +530,38 @@ def listing(session, after=0):
         return Listing()
     # (`N:*` holds the highest UID, below N too; a line a message)
     listed = _Listed(session, after, "FETCH")
-    session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed, lines=session.exists)
+    try:
+        session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed, lines=session.exists)
+    except (
+        Refused
+    ) as refusal:  # a NO for some messages, the others answered (Dovecot's [SERVERBUG]: a damaged mail file)
+        if refusal.bad:  # (BAD: the command not taken, no listing at all)
+            raise
+        import warnings
+
+        warnings.warn(
+            f"{session.folder.url}: the server refused to list some messages past UID {after} ({refusal.reason}): "
+            "their UIDs asked for by SEARCH, those it did not size read alone",
+            stacklevel=2,
+        )
+        return _with_every_uid(listed.result(), searched(session, "UID", f"{after + 1}:*"), after)
     return listed.result()
+
+
+def _with_every_uid(sized, every, after):
+    """The Listing of the UIDs `every` (a SEARCH's, ascending) above `after`, each with its size
+    where the Listing `sized` (a FETCH the server refused part of) says one: a message whose
+    size the server would not say is listed without one, asked for alone, and one it will not
+    send is skipped (as every reader skips it): one damaged message never hides the folder."""
+    uids, sizes, at = [], [], 0
+    for uid in every:
+        if uid <= after:
+            continue
+        while at < len(sized.uids) and sized.uids[at] < uid:
+            at += 1
+        uids.append(uid)
+        sizes.append(sized.sizes[at] if at < len(sized.uids) and sized.uids[at] == uid else Listing.NO_SIZE)
+    return Listing(uids, sizes)
 
 
 def searched(session, *criteria):
