@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conftest import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "contrib" / "dovecot"
 SHIPPED_FOLDER = "/etc/dovecot/nbtext"  # where 90-nbtext.conf says the scripts and bin/ are
@@ -67,12 +69,6 @@ def mail_user_cannot_run_nbtext():
     except (subprocess.CalledProcessError, OSError) as e:
         return f"uid {MAIL_UID} cannot run {NBTEXT}: {e}"
     return None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Dovecot:

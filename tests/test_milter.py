@@ -393,7 +393,6 @@ def test_memory_is_bounded_by_max_bytes():
 
 # End to end: a real Postfix (tests/postfix_server.py) and the milter of a real model.
 
-TRAIN_EACH = 40  # messages of each class in the small model
 EACH = 5  # messages of each class sent through Postfix
 TRACE = (b"return-path", b"x-original-to", b"delivered-to")  # what virtual(8) puts on top
 
@@ -459,21 +458,9 @@ def spamassassin():
 
 @pytest.fixture(scope="module")
 def small_model(spamassassin, tmp_path_factory):
-    import shutil
-    import subprocess
+    from conftest import small_spamassassin_model
 
-    from conftest import GENERAL, NBTEXT
-
-    folder = tmp_path_factory.mktemp("small")
-    for label in ("spam", "ham"):
-        (folder / label).mkdir()
-        for f in sorted((spamassassin / "train" / label).iterdir())[:TRAIN_EACH]:
-            shutil.copy(f, folder / label / f.name)
-    model = folder / "mail.model"
-    subprocess.run(
-        [NBTEXT, "train", "-q", *GENERAL, "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}"], check=True
-    )
-    return model
+    return small_spamassassin_model(spamassassin, tmp_path_factory.mktemp("small"))
 
 
 @pytest.fixture
@@ -617,7 +604,7 @@ def test_a_stopped_milter_leaves_postfix_to_its_milter_default_action(postfix, s
     with tempfail (Postfix's default) the SMTP client is told 451 and keeps the message."""
     import smtplib
 
-    from postfix_server import free_port
+    from conftest import free_port
 
     postfix.start(free_port(), default_action)
     message = corpus_messages(spamassassin, "spam", 1)[0]
