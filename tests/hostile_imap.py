@@ -61,7 +61,9 @@ class HostileImap:
         return f"imap://{user}@{host}:{self.port}/{folder}"
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # (shutdown waits for the serving loop's next look at its flag: socketserver's default, every 0.5 s,
+        # was most of the time of a test that starts a server for each generated case)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         return self
 
     def __exit__(self, *exception):
