@@ -39,6 +39,10 @@ class HostileImap:
         outer = self
 
         class Handler(socketserver.StreamRequestHandler):
+            # (an answer goes out in several writes: with Nagle's algorithm each one after the first waited
+            # for the client's delayed acknowledgement, tens of milliseconds a command)
+            disable_nagle_algorithm = True
+
             def handle(self):
                 outer.connections += 1
                 outer.local.connection = self.connection
