@@ -177,6 +177,13 @@ service lmtp {{
     port = {self.lmtp_port}
   }}
 }}
+# (no penalty for failed logins from an address: a test's logins refused on purpose delayed each later
+# one from 127.0.0.1 by 2, 4, 8 then 15 seconds)
+service anvil {{
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
 service pop3-login {{
   inet_listener pop3 {{
     port = 0
