@@ -7,6 +7,7 @@ import."""
 import imaplib
 import os
 import shutil
+import signal
 import smtplib
 import socket
 import subprocess
@@ -14,6 +15,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from conftest import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "contrib" / "dovecot"
@@ -69,10 +72,27 @@ def mail_user_cannot_run_nbtext():
     return None
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def running_children(pid):
+    """The processes whose parent is `pid` that have not ended (an ended one its parent has not
+    waited for yet, a zombie, is left out)."""
+    running = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):  # (not a process, or one that ended meanwhile)
+            continue
+        state, parent = stat.rpartition(")")[2].split()[:2]
+        if int(parent) == pid and state != "Z":
+            running.append(int(entry.name))
+    return running
+
+
+def process_name(pid):
+    """A running process's name (/proc/PID/comm), or None where it has ended."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
 
 
 class Dovecot:
@@ -181,6 +201,13 @@ service lmtp {{
     port = {self.lmtp_port}
   }}
 }}
+# (no penalty for failed logins from an address: a test's logins refused on purpose delayed each later
+# one from 127.0.0.1 by 2, 4, 8 then 15 seconds)
+service anvil {{
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
 service pop3-login {{
   inet_listener pop3 {{
     port = 0
@@ -218,8 +245,23 @@ service pop3-login {{
     def stop(self):
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()  # by its PID: the master ends its children
+            # (its log process the last: the master tells it to end, then sleeps a second before it exits, and
+            # the log process takes a second more: two seconds of every test's. Once the log process is all that
+            # runs, the other processes' lines written, both are killed by their PIDs.)
+            deadline = time.monotonic() + 30
+            while self.process.poll() is None and time.monotonic() < deadline:
+                running = running_children(self.process.pid)
+                if all(process_name(child) in ("log", None) for child in running):
+                    self.process.kill()
+                    for child in running:
+                        try:
+                            os.kill(child, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                    break
+                time.sleep(0.01)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=max(deadline - time.monotonic(), 0))
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

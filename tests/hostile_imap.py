@@ -39,6 +39,10 @@ class HostileImap:
         outer = self
 
         class Handler(socketserver.StreamRequestHandler):
+            # (an answer goes out in several writes: with Nagle's algorithm each one after the first waited
+            # for the client's delayed acknowledgement, tens of milliseconds a command)
+            disable_nagle_algorithm = True
+
             def handle(self):
                 outer.connections += 1
                 outer.local.connection = self.connection
@@ -61,7 +65,9 @@ class HostileImap:
         return f"imap://{user}@{host}:{self.port}/{folder}"
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # (shutdown waits for the serving loop's next look at its flag: socketserver's default, every 0.5 s,
+        # was most of the time of a test that starts a server for each generated case)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         return self
 
     def __exit__(self, *exception):

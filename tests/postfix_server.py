@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conftest import free_port
+
 POSTFIX = "/usr/sbin/postfix"
 DOMAIN = "nbtext.test"
 RECIPIENT = f"alice@{DOMAIN}"
@@ -61,12 +63,6 @@ def missing_postfix():
     except KeyError:
         return "Postfix's user postfix or group postdrop is missing (the package makes them)"
     return None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Postfix:

@@ -31,6 +31,19 @@ def train(tmp_path, table, alpha):
     return nbtext.load(path), path
 
 
+VALUES = (3, 3, 3, 3, 3, 2)  # n_j, each feature's values: 时间 3, 方式 3, 天气 3, 课业 3, 疫情 3, 电视 2
+
+
+def by_hand(rows, counts, alpha):
+    """P(class, row) worked by hand with λ = alpha, for a class of `rows` of the table's 17 and
+    `counts`, each of the row's values seen with it: the prior (N_k + λ) / (N + 2λ), each
+    feature's (count + λ) / (N_k + n_j·λ)."""
+    product = (rows + alpha) / (17 + 2 * alpha)
+    for count, values in zip(counts, VALUES, strict=True):
+        product *= (count + alpha) / (rows + values * alpha)
+    return product
+
+
 ROW_18 = ("周六", "逛街", "阴天", "适中", "清零", "无聊")
 ROW_18_RAIN = ("周六", "逛街", "雨天", "适中", "清零", "无聊")
 
@@ -64,39 +77,8 @@ def test_seed_c_a_value_seen_only_in_one_class_rules_the_other_out_without_smoot
     smoothed, _ = train(tmp_path, "train.tsv", 1)
     p = dict(zip(smoothed.classes, smoothed.predict_proba([ROW_18_RAIN])[0]))
     assert 0 < p["是"] < 1 and 0 < p["否"] < 1
-    # n_j: 时间 3, 方式 3, 天气 3, 课业 3, 疫情 3, 电视 2
-    yes = (
-        (8 + 1)
-        / (17 + 2)
-        * (3 + 1)
-        / (8 + 3)
-        * (3 + 1)
-        / (8 + 3)
-        * (0 + 1)
-        / (8 + 3)
-        * (1 + 1)
-        / (8 + 3)
-        * (5 + 1)
-        / (8 + 3)
-        * (2 + 1)
-        / (8 + 2)
-    )
-    no = (
-        (9 + 1)
-        / (17 + 2)
-        * (3 + 1)
-        / (9 + 3)
-        * (4 + 1)
-        / (9 + 3)
-        * (2 + 1)
-        / (9 + 3)
-        * (4 + 1)
-        / (9 + 3)
-        * (2 + 1)
-        / (9 + 3)
-        * (3 + 1)
-        / (9 + 2)
-    )
+    yes = by_hand(8, (3, 3, 0, 1, 5, 2), 1)
+    no = by_hand(9, (3, 4, 2, 4, 2, 3), 1)
     assert p["是"] == pytest.approx(yes / (yes + no), rel=1e-12)
 
 
@@ -105,22 +87,7 @@ def test_unseen_values(tmp_path):
     unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")  # 下雪 never seen
     jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
     # λ / (N_k + n_j·λ) in every class for the unseen 天气 (n_j = 3)
-    yes = (
-        (8 + 1)
-        / (17 + 2)
-        * (3 + 1)
-        / (8 + 3)
-        * (3 + 1)
-        / (8 + 3)
-        * 1
-        / (8 + 3)
-        * (1 + 1)
-        / (8 + 3)
-        * (5 + 1)
-        / (8 + 3)
-        * (2 + 1)
-        / (8 + 2)
-    )
+    yes = by_hand(8, (3, 3, 0, 1, 5, 2), 1)  # (天气 = 下雪, never seen: a count of 0)
     assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
     strict, path = train(tmp_path, "train.tsv", 0)
     with pytest.warns(UserWarning, match="never seen in training are skipped"):
@@ -138,22 +105,7 @@ def test_unseen_values_with_lidstone_smoothing(tmp_path):
     unseen = ("周六", "逛街", "下雪", "适中", "清零", "无聊")
     jll = dict(zip(model.classes, model.joint_log_likelihood([unseen])[0]))
     a = 0.5
-    yes = (
-        (8 + a)
-        / (17 + 2 * a)
-        * (3 + a)
-        / (8 + 3 * a)
-        * (3 + a)
-        / (8 + 3 * a)
-        * a
-        / (8 + 3 * a)
-        * (1 + a)
-        / (8 + 3 * a)
-        * (5 + a)
-        / (8 + 3 * a)
-        * (2 + a)
-        / (8 + 2 * a)
-    )
+    yes = by_hand(8, (3, 3, 0, 1, 5, 2), a)  # (天气 = 下雪, never seen: a count of 0)
     assert jll["是"] == pytest.approx(math.log(yes), abs=1e-12)
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 import nbtext
 from nbtext.cli.commands import cli
 
-from conftest import GENERAL, ROOT, one_line_error, read_labelled, run
+from conftest import GENERAL, ROOT, one_line_error, read_labelled, run, trained_on_mail
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
@@ -345,16 +345,7 @@ def test_counts_of_one_are_singular(tmp_path):
         "1,185 documents",
     ]
     model = tmp_path / "m"
-    assert (
-        run(
-            "train",
-            "-o",
-            model,
-            ROOT / "corpora" / "mail" / "train" / "spam",
-            ROOT / "corpora" / "mail" / "train" / "ham",
-        ).exit_code
-        == 0
-    )
+    trained_on_mail(model)
     merged = run("merge", "-o", tmp_path / "all", model)
     assert merged.stderr.startswith("merged 1 model: "), merged.stderr
 

@@ -16,12 +16,11 @@ import pytest
 
 import nbtext
 
-from conftest import GENERAL, ROOT, real_corpus
+from conftest import GENERAL, ROOT, real_corpus, small_spamassassin_model
 from dovecot_server import NBTEXT, SENDER, SHIPPED, Dovecot, mail_user_cannot_run_nbtext, missing_packages
 from test_docs import fenced_blocks
 
 RETURN_PATH = f"Return-Path: <{SENDER}>\n".encode()  # the line Dovecot's LMTP puts first
-TRAIN_EACH = 40  # messages of each class in the small model
 
 
 @pytest.fixture(scope="module")
@@ -34,20 +33,9 @@ def spamassassin():
 
 @pytest.fixture(scope="module")
 def small_model(spamassassin, tmp_path_factory):
-    """(a model of the first TRAIN_EACH messages of each class of SpamAssassin's train split,
-    the folders it was trained from)."""
+    """(conftest's small_spamassassin_model, the folder of the spam/ and ham/ it was trained from)."""
     folder = tmp_path_factory.mktemp("small")
-    for label in ("spam", "ham"):
-        (folder / label).mkdir()
-        for f in sorted((spamassassin / "train" / label).iterdir())[:TRAIN_EACH]:
-            shutil.copy(f, folder / label / f.name)
-    model = folder / "mail.model"
-    # (the general defaults: learning on move is then training on the final classes, byte for byte; the spam
-    # preset's TONE pass would learn only what it chose of them)
-    subprocess.run(
-        [NBTEXT, "train", "-q", *GENERAL, "-o", model, f"spam={folder / 'spam'}", f"ham={folder / 'ham'}"], check=True
-    )
-    return model, folder
+    return small_spamassassin_model(spamassassin, folder), folder
 
 
 @pytest.fixture(scope="module")

@@ -218,6 +218,30 @@ def _wait_until_read(pipe, process, seconds=120):
     raise AssertionError(f"{process.args[:2]} did not read its input in {seconds} s")
 
 
+def _reading(command, given, **popen):
+    """`nbtext COMMAND` started (stdout and stderr piped unless `popen` says otherwise), `given`
+    written to its stdin and read to the last byte: the process, waiting for more."""
+    process = subprocess.Popen(
+        [NBTEXT, *command], **{"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}
+    )
+    process.stdin.write(given)
+    process.stdin.flush()
+    _wait_until_read(process.stdin, process)
+    return process
+
+
+def _as_given(command, model, tmp_path):
+    """A parametrized command as run: {model} the model's path, a training's output tmp_path/m."""
+    command = [a.format(model=model) for a in command]
+    return command + ["-o", str(tmp_path / "m")] if command[0] == "train" else command
+
+
+# what the stopped commands read (fastText's labelled lines: a training's input, and a prediction's)
+LABELLED_LINES = b"".join(
+    b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000)
+)
+
+
 @needs_executable
 @pytest.mark.parametrize(
     "command",
@@ -231,21 +255,8 @@ def _wait_until_read(pipe, process, seconds=120):
 def test_ctrl_c_is_one_line_and_status_130(tmp_path, demo_model, command):
     """Ctrl-C while nbtext waits for more input (workers busy or idle): status 130, the
     one word, no traceback from the main process or a worker."""
-    command = [a.format(model=demo_model) for a in command]
-    if command[0] == "train":
-        command += ["-o", str(tmp_path / "m")]
     # SIGINT as a terminal leaves it (a shell's background job, as CI may run, ignores it)
-    process = subprocess.Popen(
-        [NBTEXT, *command],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=_signals_as_by_default,
-    )
-    lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
-    process.stdin.write(lines)
-    process.stdin.flush()
-    _wait_until_read(process.stdin, process)  # started, read it all, and waiting for more
+    process = _reading(_as_given(command, demo_model, tmp_path), LABELLED_LINES, preexec_fn=_signals_as_by_default)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
@@ -269,21 +280,12 @@ def test_sigterm_and_sighup_end_in_one_line_and_leave_nothing(tmp_path, demo_mod
     killed by that signal, no traceback from a worker, no worker left, no temporary file.
     (Workers once shared a queue lock with the main process: one killed holding it left
     the main process waiting for it forever.)"""
-    command = [a.format(model=demo_model) for a in command]
-    if command[0] == "train":
-        command += ["-o", str(tmp_path / "m")]
-    process = subprocess.Popen(
-        [NBTEXT, *command],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    process = _reading(
+        _as_given(command, demo_model, tmp_path),
+        LABELLED_LINES,
         start_new_session=True,
         preexec_fn=_signals_as_by_default,
     )
-    lines = b"".join(b"__label__%s word%d free prize %d\n" % (b"spam" if i % 2 else b"ham", i, i) for i in range(3000))
-    process.stdin.write(lines)
-    process.stdin.flush()
-    _wait_until_read(process.stdin, process)
     os.killpg(process.pid, signum) if whom == "its group" else process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == -signum, stderr
@@ -301,17 +303,12 @@ def test_a_hangup_ignored_when_nbtext_started_stays_ignored(demo_model):
         _signals_as_by_default()
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
-    process = subprocess.Popen(
-        [NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+    process = _reading(
+        ["predict", "--lines", "-j", "2", "-m", demo_model],
+        b"".join(b"free prize %d\n" % i for i in range(3000)),
         start_new_session=True,
         preexec_fn=as_under_nohup,
     )
-    process.stdin.write(b"".join(b"free prize %d\n" % i for i in range(3000)))
-    process.stdin.flush()
-    _wait_until_read(process.stdin, process)
     deadline = time.monotonic() + 60
     while len(_session(process.pid)) < 3 and time.monotonic() < deadline:  # its two workers forked
         time.sleep(0.01)
@@ -326,15 +323,9 @@ def test_a_hangup_ignored_when_nbtext_started_stays_ignored(demo_model):
 def test_a_worker_killed_mid_job_is_one_line_not_a_hang(tmp_path, demo_model):
     """A worker that dies (the kernel's out-of-memory killer, an operator's kill -9) ends the
     job with one line naming how, where a pool of workers would wait for its answer forever."""
-    process = subprocess.Popen(
-        [NBTEXT, "predict", "--lines", "-j", "2", "-m", demo_model],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    process = _reading(
+        ["predict", "--lines", "-j", "2", "-m", demo_model], b"free prize money now\n" * 3000, stdout=subprocess.DEVNULL
     )
-    process.stdin.write(b"free prize money now\n" * 3000)
-    process.stdin.flush()
-    _wait_until_read(process.stdin, process)
     workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
     assert workers, "predict -j 2 has no workers"
     os.kill(int(workers[0]), signal.SIGKILL)

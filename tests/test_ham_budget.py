@@ -23,13 +23,15 @@ from nbtext.jobs.calibration import BUDGET_RISK
 from nbtext.stats.out_of_fold import FOLDS, out_of_fold_jll
 from nbtext.stats.bounds import most_within, upper_share
 
-from conftest import ROOT, run
+from conftest import ROOT, run, trained_on_mail
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 MAIL = ROOT / "corpora" / "mail"
 # the general defaults: a spam filter's (spam/ham classes) learns by a TONE pass, whose model keeps no calibration
 # sample for these tests to score out of fold
 GENERAL = ["--preset", "general"]
+# a temperature fitted, and a cut-off for the budget that follows
+BUDGET_OPTIONS = ["--calibration", "temperature", "--max-ham-flagged"]
 
 
 # the event models a budget is checked with: the default, and the spam filters' Fisher combining
@@ -39,21 +41,13 @@ MODELS = pytest.mark.parametrize("options", [(), ("--model", "fisher")], ids=["m
 @pytest.fixture(scope="module", params=[(), ("--model", "fisher")], ids=["multinomial", "fisher"])
 def budget_model(tmp_path_factory, request):
     path = tmp_path_factory.mktemp("budget") / "b.model"
-    result = run(
-        "train",
-        *GENERAL,
-        *request.param,
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        "5%",
-        "-o",
-        path,
-        MAIL / "train" / "spam",
-        MAIL / "train" / "ham",
-    )
-    assert result.exit_code == 0, result.stderr
+    trained_on_mail(path, *GENERAL, *request.param, *BUDGET_OPTIONS, "5%")
     return path
+
+
+def named(spam, ham):
+    """corpora/mail/train's spam and ham as classes of the names given."""
+    return f"{spam}={MAIL / 'train' / 'spam'}", f"{ham}={MAIL / 'train' / 'ham'}"
 
 
 def out_of_fold(model):
@@ -92,20 +86,7 @@ def test_the_cutoff_keeps_the_upper_bound_of_the_ham_flagged_within_the_budget(
     most, kept: 30 over 64 of the 78)."""
     monkeypatch.setattr(calibration, "SAMPLE", 30)
     path = tmp_path / "b.model"
-    trained = run(
-        "train",
-        *GENERAL,
-        *options,
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        budget,
-        "-o",
-        path,
-        MAIL / "train" / "spam",
-        MAIL / "train" / "ham",
-    )
-    assert trained.exit_code == 0, trained.stderr
+    trained = trained_on_mail(path, *GENERAL, *options, *BUDGET_OPTIONS, budget)
     model = nbtext.load(str(path), fold=True)
     c = model.calibration
     assert c["positive"] == "spam" and c["max_ham_flagged"] == share and 0.0 <= c[OTHER_CEILING] <= 0.5
@@ -322,19 +303,7 @@ def test_a_budget_of_nothing_flags_no_ham_out_of_fold(tmp_path):
     the budget is not bounded (its summary's words, 'at most 0.00% ..., an upper bound', alone
     said it was)."""
     model = tmp_path / "z.model"
-    trained = run(
-        "train",
-        *GENERAL,
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        "0",
-        "-o",
-        model,
-        MAIL / "train" / "spam",
-        MAIL / "train" / "ham",
-    )
-    assert trained.exit_code == 0
+    trained = trained_on_mail(model, *GENERAL, *BUDGET_OPTIONS, "0")
     assert "nbtext: warning: --max-ham-flagged 0.00%: 39 ham documents out of fold are too few" in trained.stderr
     loaded = nbtext.load(str(model), fold=True)
     p_ham, ham = out_of_fold(loaded)
@@ -390,20 +359,7 @@ def test_a_third_class_is_refused_not_the_budget_dropped(budget_model, tmp_path)
 
 def test_the_spam_class_is_found_in_any_case(tmp_path):
     model = tmp_path / "c.model"
-    assert (
-        run(
-            "train",
-            "--calibration",
-            "temperature",
-            "--max-ham-flagged",
-            "5%",
-            "-o",
-            model,
-            f"Spam={MAIL / 'train' / 'spam'}",
-            f"ham={MAIL / 'train' / 'ham'}",
-        ).exit_code
-        == 0
-    )
+    assert run("train", *BUDGET_OPTIONS, "5%", "-o", model, *named("Spam", "ham")).exit_code == 0
     assert nbtext.load(str(model)).calibration["positive"] == "Spam"
 
 
@@ -412,33 +368,10 @@ def test_a_budget_needs_the_names_to_say_which_class_is_spam(tmp_path):
     (bulk and important), the budget is refused, not put on the class that sorts second
     (important, the good mail, as an attack found); beside a class named ham, the other is spam."""
     model = tmp_path / "c.model"
-    result = run(
-        "train",
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        "5%",
-        "-o",
-        model,
-        f"bulk={MAIL / 'train' / 'spam'}",
-        f"important={MAIL / 'train' / 'ham'}",
-    )
+    result = run("train", *BUDGET_OPTIONS, "5%", "-o", model, *named("bulk", "important"))
     assert result.exit_code == 1 and "named spam or ham" in result.stderr and result.stderr.count("\n") == 1
     assert not model.exists()
-    assert (
-        run(
-            "train",
-            "--calibration",
-            "temperature",
-            "--max-ham-flagged",
-            "5%",
-            "-o",
-            model,
-            f"junk={MAIL / 'train' / 'spam'}",
-            f"ham={MAIL / 'train' / 'ham'}",
-        ).exit_code
-        == 0
-    )
+    assert run("train", *BUDGET_OPTIONS, "5%", "-o", model, *named("junk", "ham")).exit_code == 0
     assert nbtext.load(str(model)).calibration["positive"] == "junk"
 
 
@@ -515,7 +448,7 @@ def test_an_update_chooses_the_cutoff_of_one_training(tmp_path, monkeypatch):
     T is fitted on: a sample of 30 at most), and that sample is the one one training keeps:
     train A then --update with B writes the file of train A+B, byte for byte."""
     monkeypatch.setattr(calibration, "SAMPLE", 30)
-    budget = [*GENERAL, "--calibration", "temperature", "--max-ham-flagged", "20%"]
+    budget = [*GENERAL, *BUDGET_OPTIONS, "20%"]
     a = [f"spam={MAIL / 'train' / 'spam'}", f"ham={MAIL / 'train' / 'ham'}"]
     b = [f"spam={MAIL / 'test' / 'spam'}", f"ham={MAIL / 'test' / 'ham'}"]
     assert run("train", *budget, "-o", tmp_path / "whole.model", *a, *b).exit_code == 0
@@ -531,18 +464,7 @@ def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
     """The cut-off --max-ham-flagged chose was said by `info` alone: train's summary (and
     --update's, which refits it) says it in the same words."""
     model = tmp_path / "c.model"
-    trained = run(
-        "train",
-        "--calibration",
-        "temperature",
-        "--max-ham-flagged",
-        "5%",
-        "-o",
-        model,
-        MAIL / "train" / "spam",
-        MAIL / "train" / "ham",
-    )
-    assert trained.exit_code == 0, trained.stderr
+    trained = trained_on_mail(model, *BUDGET_OPTIONS, "5%")
     decision = next(line for line in run("info", "-m", model).stdout.splitlines() if line.startswith("decision"))
     said = decision.split(None, 1)[1].split("; ")[0]  # (info adds what happens below it)
     c = nbtext.load(str(model)).calibration
@@ -550,15 +472,7 @@ def test_train_says_the_cutoff_it_chose_as_info_does(tmp_path):
     assert f"; decision: {said}; " in trained.stderr and "5.00%" in said
     updated = run("train", "--update", "-m", model, "-o", tmp_path / "u.model", f"spam={MAIL / 'test' / 'spam'}")
     assert updated.exit_code == 0 and "; decision: spam" in updated.stderr and "5.00%" in updated.stderr
-    plain = run(
-        "train",
-        "--calibration",
-        "temperature",
-        "-o",
-        tmp_path / "p.model",
-        MAIL / "train" / "spam",
-        MAIL / "train" / "ham",
-    )
+    plain = trained_on_mail(tmp_path / "p.model", "--calibration", "temperature")
     assert "decision" not in plain.stderr  # no budget, no cut-off to say
 
 

@@ -9,7 +9,6 @@ as the old ones did (generated messages, against the old patterns kept here)."""
 
 import functools
 import re
-import tracemalloc
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +19,7 @@ from nbtext.reading import mail
 from nbtext.reading.documents import document_key
 from nbtext.reading.tokenize import Tokenizer
 
-from test_hostile import MAIL_LEXER, assert_linear, message, repeat
+from test_hostile import MAIL_LEXER, assert_linear, message, peak, repeat
 
 
 def subject(value):
@@ -68,15 +67,6 @@ PLAIN_SIZE = 100_000
 def plain_peak(reader):
     """The memory traced while `reader` reads a plain message of PLAIN_SIZE bytes (once a run)."""
     return peak(READERS[reader], message(repeat(b"free prize lunch ", PLAIN_SIZE), b"text/plain"))
-
-
-def peak(read, data):
-    tracemalloc.start()
-    try:
-        read(data)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("reader", READERS)

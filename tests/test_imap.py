@@ -17,10 +17,10 @@ import pytest
 
 import nbtext
 
-from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, LoopbackProxy, free_port
+from dovecot_server import NBTEXT, PASSWORD, USER, Dovecot, LoopbackProxy
 import test_dovecot
 from test_dovecot import sent
-from conftest import GENERAL
+from conftest import GENERAL, free_port
 from test_hostile_models import assemble, parts, with_key
 
 spamassassin = test_dovecot.spamassassin  # the fixture: the real corpus, or a skip (one line) without Dovecot

@@ -9,7 +9,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 import nbtext
 from nbtext.stats.metrics import roc_auc
 
-from conftest import ROOT, read_labelled, run
+from conftest import ROOT, evaluated_on_mail, read_labelled, run
 
 DEMO = ROOT / "corpora" / "mail"
 
@@ -134,19 +134,7 @@ def test_expected_calibration_error_by_hand():
 def test_eval_reports_ece_and_the_errors_the_unsure_band_catches(demo_model):
     from nbtext.stats.metrics import expected_calibration_error
 
-    report = json.loads(
-        run(
-            "eval",
-            "-m",
-            demo_model,
-            "--unsure-below",
-            "0.9",
-            "--format",
-            "json",
-            DEMO / "test" / "spam",
-            DEMO / "test" / "ham",
-        ).stdout
-    )
+    report = evaluated_on_mail(demo_model, "--unsure-below", "0.9")
     model = nbtext.load(demo_model)
     texts, labels = read_labelled(DEMO / "test")
     proba = model.predict_proba(texts)

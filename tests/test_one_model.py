@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import nbtext
 from nbtext.classifier.settings import make_settings
@@ -51,11 +51,15 @@ def test_the_stored_rate_is_a_step_that_never_falls_below_the_fit():
     assert stored_rate(4096) == stored_rate(8191) == SAMPLE / 4096 and stored_rate(8192) == SAMPLE / 8192
 
 
+# (each case trains five models and fits each one's temperature, seconds a case: fewer cases, each of the
+# class, and its edges given as examples)
 @pytest.mark.parametrize("options", MODELS, ids=["multinomial", "fisher"])
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(st.integers(2100, 2600), st.integers(0, 10**6), st.floats(0.05, 0.95))
+@example(2100, 0, 0.05)  # (the least past 2,000 documents, a first part of 105)
+@example(2600, 1, 0.95)  # (the most, a second part of 130)
 def test_update_and_merge_give_one_trainings_file(tmp_path_factory, options, n, seed, share):
     """Past 2,000 documents, where the sample is a part of the corpus: A then --update B,
     and A merged with B, are byte for byte the training on A and B."""
@@ -73,9 +77,11 @@ def test_update_and_merge_give_one_trainings_file(tmp_path_factory, options, n, 
 
 @pytest.mark.parametrize("options", MODELS, ids=["multinomial", "fisher"])
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(st.integers(2100, 2500), st.integers(0, 10**6), st.integers(1, 40))
+@example(2100, 0, 40)  # (the fewest left: 2,060, just past the power of two, 2,048)
+@example(2500, 1, 1)
 def test_forget_within_the_same_power_of_two_gives_one_trainings_file(tmp_path_factory, options, n, seed, k):
     folder = tmp_path_factory.mktemp("forget")
     docs = corpus(n, seed)

@@ -15,7 +15,6 @@ import re
 import struct
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from nbtext.classifier import purescore
 from nbtext.errors import NbtextError
 from nbtext.jobs.loading import load
-from nbtext.modelfile.container import HEADER_CRC, MAGIC, PREAMBLE, split
+from nbtext.modelfile.container import split
 
 from conftest import run
+from test_hostile_models import assemble
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 
@@ -43,15 +43,7 @@ def crafted(demo_model, change):
     header, payload = json.loads(json.dumps(header)), bytearray(payload)
     header.pop("sample", None)
     change(header, payload)
-    header["payload_bytes"], header["payload_crc32"] = len(payload), zlib.crc32(payload)
-    text = json.dumps(header).encode()
-    return (
-        MAGIC
-        + PREAMBLE.pack(header["format_version"], len(text))
-        + HEADER_CRC.pack(zlib.crc32(text))
-        + text
-        + bytes(payload)
-    )
+    return assemble(header, bytes(payload), version=header["format_version"])
 
 
 def put(header, payload, name, i, value):

@@ -14,9 +14,10 @@ from nbtext.jobs.online import OnlineMultinomial
 from nbtext.jobs.online import run as online_run
 from nbtext.stats.metrics import roc_auc
 
-from conftest import ROOT, run
+from conftest import MAIL_TEST, ROOT, run, trained_on_mail
 
 MAIL = ROOT / "corpora" / "mail"
+
 GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
 
 
@@ -141,31 +142,9 @@ def test_the_command_line_reports_its_own_steps(tmp_path):
 def test_online_from_a_model_starts_with_its_counts(tmp_path, demo_model):
     """From -m MODEL the first message is scored by that model (uncalibrated: the demo
     model has too few documents to be calibrated)."""
-    first = run(
-        "eval",
-        "--online",
-        "--format",
-        "json",
-        "-m",
-        demo_model,
-        "--learn",
-        "all",
-        "--seed",
-        "5",
-        MAIL / "test" / "spam",
-        MAIL / "test" / "ham",
-    )
-    scratch = run(
-        "eval",
-        "--online",
-        "--format",
-        "json",
-        "--learn",
-        "all",
-        "--seed",
-        "5",
-        MAIL / "test" / "spam",
-        MAIL / "test" / "ham",
+    first, scratch = (
+        run("eval", "--online", "--format", "json", *start, "--learn", "all", "--seed", "5", *MAIL_TEST)
+        for start in (["-m", demo_model], [])
     )
     assert first.exit_code == 0 and scratch.exit_code == 0, first.stderr + scratch.stderr
     assert json.loads(first.stdout)["errors"] < json.loads(scratch.stdout)["errors"]  # it starts knowing something
@@ -206,20 +185,7 @@ def test_online_from_a_model_scores_as_its_filter_does(tmp_path, floor, presence
     a length floor too, past the length of every message here; and of presence features)."""
     model = tmp_path / "c.model"
     options = ["--features", "binary", "--min-count", "1"] if presence else []
-    assert (
-        run(
-            "train",
-            *GENERAL,
-            "--calibration",
-            "temperature",
-            *options,
-            "-o",
-            model,
-            MAIL / "train" / "spam",
-            MAIL / "train" / "ham",
-        ).exit_code
-        == 0
-    )
+    trained_on_mail(model, *GENERAL, "--calibration", "temperature", *options)
     loaded = nbtext.load(model)
     assert loaded.calibration is not None and loaded.calibration["temperature"] != 1.0
     if floor is not None:

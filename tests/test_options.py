@@ -12,7 +12,7 @@ import nbtext
 from nbtext.errors import NbtextError
 from nbtext.stats.event_models import EVENT_MODELS
 
-from conftest import ROOT, one_line_error, run
+from conftest import ROOT, one_line_error, run, trained_on_mail
 
 MAIL = ROOT / "corpora" / "mail"
 TEXT_MODELS = ("multinomial", "bernoulli", "complement", "gaussian")
@@ -319,20 +319,7 @@ def test_alpha_on_a_model_where_it_enters_nothing_is_refused(tmp_path):
     nothing with it, where train refused the same; every re-smoothing goes through
     NaiveBayes.with_alpha, which now refuses it."""
     model = tmp_path / "g.model"
-    assert (
-        run(
-            "train",
-            "--model",
-            "gaussian",
-            "--prior",
-            "empirical",
-            "-o",
-            model,
-            MAIL / "train" / "spam",
-            MAIL / "train" / "ham",
-        ).exit_code
-        == 0
-    )
+    trained_on_mail(model, "--model", "gaussian", "--prior", "empirical")
     for args in (
         ["predict", "-m", model, "--alpha", "0.5"],
         ["eval", "-m", model, "--alpha", "0.5", MAIL / "test" / "spam", MAIL / "test" / "ham"],

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import nbtext
 from nbtext.delivery.headers import with_headers
 
-from conftest import ROOT, real_corpus, run
+from conftest import ROOT, evaluated_on_mail, real_corpus, run
 
 DEMO = ROOT / "corpora" / "mail"
 NBTEXT = Path(sys.executable).with_name("nbtext")
@@ -63,19 +63,7 @@ def test_unsure_label_and_eval_counts(demo_model):
     probabilities = [max(r["probabilities"].values()) for r in records]
     assert "unsure" in labels
     assert all((l == "unsure") == (p < 0.9999) for l, p in zip(labels, probabilities))
-    report = json.loads(
-        run(
-            "eval",
-            "-m",
-            demo_model,
-            "--unsure-below",
-            "0.9999",
-            "--format",
-            "json",
-            DEMO / "test" / "spam",
-            DEMO / "test" / "ham",
-        ).stdout
-    )
+    report = evaluated_on_mail(demo_model, "--unsure-below", "0.9999")
     assert report["unsure"] == labels.count("unsure") and report["n"] == 26 - labels.count("unsure")
 
 

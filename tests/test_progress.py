@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, real_corpus, run
+from conftest import MAIL_TRAIN, ROOT, real_corpus, run, trained_on_mail
 
 NBTEXT = Path(sys.executable).with_name("nbtext")
 GENERAL = ["--preset", "general"]  # the general defaults (spam/ham folders would train the spam preset)
@@ -42,16 +42,7 @@ def on_a_terminal(*args, env=None):
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     path = tmp_path_factory.mktemp("progress") / "m.model"
-    assert (
-        run(
-            "train",
-            "-o",
-            path,
-            ROOT / "corpora" / "mail" / "train" / "spam",
-            ROOT / "corpora" / "mail" / "train" / "ham",
-        ).exit_code
-        == 0
-    )
+    trained_on_mail(path)
     return path
 
 
@@ -132,27 +123,10 @@ def test_a_second_pass_has_a_bar_of_its_own_name(tmp_path, monkeypatch):
 def test_training_says_when_it_calibrates(tmp_path):
     """The calibration at the end of a training (seconds on a large corpus) is said on a
     terminal, not a silent pause after the bar."""
-    _, shown = on_a_terminal(
-        "train",
-        "-o",
-        tmp_path / "m.model",
-        *GENERAL,
-        "--calibration",
-        "temperature",
-        ROOT / "corpora" / "mail" / "train" / "spam",
-        ROOT / "corpora" / "mail" / "train" / "ham",
-    )
+    _, shown = on_a_terminal("train", "-o", tmp_path / "m.model", *GENERAL, "--calibration", "temperature", *MAIL_TRAIN)
     assert "calibrating: out-of-fold scores of 78 documents" in shown
     _, quiet = on_a_terminal(
-        "train",
-        "-q",
-        "-o",
-        tmp_path / "q.model",
-        *GENERAL,
-        "--calibration",
-        "temperature",
-        ROOT / "corpora" / "mail" / "train" / "spam",
-        ROOT / "corpora" / "mail" / "train" / "ham",
+        "train", "-q", "-o", tmp_path / "q.model", *GENERAL, "--calibration", "temperature", *MAIL_TRAIN
     )
     assert "calibrating" not in quiet
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, stopped
+from conftest import ROOT, free_port, stopped
 from test_serve import Served, asked, corpus, parsed, predicted, request, sa_model, sample  # noqa: F401, F811
 
 UNPACKED = ROOT / "build" / "exim"  # where .ci/unpack-exim puts Debian's exim4-daemon-heavy
@@ -79,12 +79,6 @@ def exim_user(binary):
             f"{EXIM} has no content scanning (`spam =`): Debian's exim4-daemon-heavy has it (.ci/unpack-exim)",
         )
     return found.group(1).decode(), None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 ACL = r"""
