@@ -360,7 +360,8 @@ class LoopbackProxy:
         self.upstream = port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.accepting = threading.Thread(target=self.serve, daemon=True)
+        self.accepting.start()
 
     def serve(self):
         import socket
@@ -376,4 +377,14 @@ class LoopbackProxy:
         raise NotImplementedError
 
     def close(self):
+        """Stop accepting, then close: a listener closed while its thread waits in accept() left
+        that thread waiting on a descriptor number the next test's server may be given (it took
+        a connection meant for that server, which then hung); shutdown wakes it first."""
+        import socket
+
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.accepting.join(5)
         self.listener.close()
