@@ -174,9 +174,6 @@ def test_a_copy_is_looked_for_among_any_number_of_messages_of_its_size(monkeypat
     assert found == {7}
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a trailing dot makes localhost a name the DNS answers, and it is still let in clear"
-)
 @pytest.mark.parametrize("spelled", ["localhost.", "LOCALHOST.", "localhost%2E", "localhost%2e"])
 def test_a_password_goes_in_clear_only_to_a_name_that_never_leaves_the_machine(spelled, monkeypatch):
     """Defect: in_clear_allowed strips a trailing dot before it compares a host with

@@ -476,7 +476,8 @@ def test_a_password_goes_in_clear_text_only_to_loopback_or_a_host_the_user_named
         ("127.8.9.10", True),
         ("::1", True),
         ("localhost", True),
-        ("LOCALHOST.", True),
+        ("LOCALHOST", True),
+        ("localhost.", False),  # (an absolute name: asked of DNS, not /etc/hosts)
         ("localhost.example.org", False),
         ("127.0.0.1.example.org", False),
         ("10.0.0.1", False),

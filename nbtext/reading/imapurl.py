@@ -39,14 +39,14 @@ def in_clear_allowed(host, access=DEFAULT_ACCESS):
     and fetchmail's sslmode leave it to the user. The one rule: nbtext.reading.imap asks it."""
     import ipaddress
 
-    host = host.lower().rstrip(".").strip("[]")
-    try:
+    host = host.lower().strip("[]")
+    try:  # (localhost. with its final dot is no name /etc/hosts answers: the resolver asks DNS for it)
         if host == "localhost" or ipaddress.ip_address(host).is_loopback:
             return True
     except ValueError:  # (a name)
         pass
     named = access.plaintext_login or re.split(r"[\s,]+", os.environ.get(PLAINTEXT_VARIABLE, ""))
-    return host in {h.lower().rstrip(".").strip("[]") for h in named if h}
+    return host.rstrip(".") in {h.lower().rstrip(".").strip("[]") for h in named if h}
 
 
 class Folder(namedtuple("Folder", "scheme user host port name uid_validity", defaults=(None,))):
