@@ -89,6 +89,7 @@ SKIPPED_KEPT = 200  # skipped messages a folder's state keeps to try again; the 
 # names that this run has not reached yet); past it the lowest of the latter are forgotten, each then a
 # message carrying MARK that no record names (judged again, its copy looked for before it is moved: see scan)
 MOVING_KEPT = 2 * BATCH
+IDENTITIES_ASKED = 100  # messages whose identities (a Message-ID line each: up to a header's 100 KB) one FETCH asks
 
 
 def default_state_path():
@@ -620,7 +621,18 @@ class _Target:
 
 def _identities(session, uids):
     """{UID: (INTERNALDATE, RFC822.SIZE, its Message-ID lines)} of those of `uids` the open
-    folder holds."""
+    folder holds, asked for IDENTITIES_ASKED at a time: each answer holds a Message-ID line of
+    up to a header's size (a campaign's copies of one size in the target are many, and a batch
+    is BATCH messages: one answer of all of them passed the client's bound on an answer)."""
+    uids = list(uids)
+    found = {}
+    for at in range(0, len(uids), IDENTITIES_ASKED):
+        found.update(_identities_of(session, uids[at : at + IDENTITIES_ASKED]))
+    return found
+
+
+def _identities_of(session, uids):
+    """_identities of at most IDENTITIES_ASKED `uids`, in one FETCH."""
     import re
 
     items = "(UID INTERNALDATE RFC822.SIZE BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)])"
