@@ -160,6 +160,8 @@ class Connection:
             message, flags, date = self.open["messages"][uid]
             if items == "(UID RFC822.SIZE)":
                 answer.append(f"{n} (UID {uid} RFC822.SIZE {len(message)})".encode())
+            elif items == "(UID)":
+                answer.append(f"{n} (UID {uid})".encode())
             elif items == "(UID FLAGS)":
                 answer.append(f"{n} (UID {uid} FLAGS ({' '.join(sorted(flags))}))".encode())
             elif "HEADER.FIELDS" in items:

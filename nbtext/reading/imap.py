@@ -532,20 +532,31 @@ def listing(session, after=0):
     listed = _Listed(session, after, "FETCH")
     try:
         session.command("FETCH", f"{after + 1}:*", "(UID RFC822.SIZE)", each=listed, lines=session.exists)
-    except (
-        Refused
-    ) as refusal:  # a NO for some messages, the others answered (Dovecot's [SERVERBUG]: a damaged mail file)
+    except Refused as refusal:  # a NO for some, the others answered (Dovecot's [SERVERBUG]: a damaged mail file)
         if refusal.bad:  # (BAD: the command not taken, no listing at all)
             raise
         import warnings
 
         warnings.warn(
             f"{session.folder.url}: the server refused to list some messages past UID {after} ({refusal.reason}): "
-            "their UIDs asked for by SEARCH, those it did not size read alone",
+            "their UIDs asked for alone, those it did not size read one at a time",
             stacklevel=2,
         )
-        return _with_every_uid(listed.result(), searched(session, "UID", f"{after + 1}:*"), after)
+        return _with_every_uid(listed.result(), _uids_only(session, after), after)
     return listed.result()
+
+
+def _uids_only(session, after):
+    """The UIDs above `after`, ascending, where the listing with sizes was refused: a FETCH of
+    the UIDs alone (a server answers it from its index, without the messages' files; a line a
+    message, bounded as the listing is), or, refused too, a SEARCH (one line: a folder past some
+    140,000 messages above `after` passes the client's bound on a line, the run's error)."""
+    listed = _Listed(session, after, "FETCH")
+    try:
+        session.command("FETCH", f"{after + 1}:*", "(UID)", each=listed, lines=session.exists)
+    except Refused:
+        return searched(session, "UID", f"{after + 1}:*")
+    return [uid for uid, _ in listed.result()]
 
 
 def _with_every_uid(sized, every, after):
