@@ -28,10 +28,6 @@ def inbox_and_junk(messages):
 FULL_RUNS = imapscan.TRIES + 2  # runs the target refuses every message in (a full quota, an hour of cron)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a refusal of every message alike (the target full) is counted against each message: spam given up",
-)
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_target_that_refuses_every_message_for_a_while_gives_no_spam_up(capabilities, model, monkeypatch, tmp_path):
     """Defect: a refusal of a batch's command is now counted against the message (a batch

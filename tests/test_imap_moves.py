@@ -118,7 +118,11 @@ class Connection:
         return "OK", [f'() "/" {name}'.encode()] if name in self.server.folders else [None]
 
     def command(self, what, *arguments, answers=0, literal=0, budget=None, each=None, lines=0):
-        answer = self.answered(what, *arguments)
+        try:
+            answer = self.answered(what, *arguments)
+        except Refused as refusal:  # (named by the command refused, as the real Session's)
+            refusal.command = refusal.command or what
+            raise
         if each is not None:  # (a listing reads its answers as they arrive: the real client keeps none)
             answer = [item for item in answer if not each("SEARCH" if what == "SEARCH" else "FETCH", item)]
         return answer

@@ -183,6 +183,7 @@ def scan(
             again = [(uid, None) for uid in sorted(skipped)]
             batches = fetch_batches(chain(listed, again), max_bytes)  # (a FETCH's bytes bounded as every batch's)
             tried_before, stalled_to = set(skipped), stalled
+            did = {"read": False, "write": False}  # (whether a refusal alone is its message's: _kind)
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
@@ -261,14 +262,16 @@ def scan(
                         counts["acted"] += sum(_all_done(uid, done, move_to, keyword) for uid in acted)
                         counts["moved"] += len(done.moved & judged)
                         counts["flagged"] += len(done.flagged & judged)
-                except (
-                    TooSlow,
-                    Refused,
-                ):  # the run's error (the run's time limit's too); what the next runs do about it
+                except (TooSlow, Refused) as failure:  # the run's error (its time limit's too); what next runs do
                     # (Refused: a NO to a command of the batch, as to one of a damaged mail file, Dovecot's [SERVERBUG])
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
+                        elif isinstance(failure, Refused) and not did[_kind(failure)]:
+                            # a refusal the server gave before it did that kind of command for any other message of
+                            # the run (a target over its quota refuses every move): not the message's, not counted
+                            skipped[batch[0]] = max(skipped.get(batch[0], 0), 1)  # (tried again, as one skipped)
+                            last = max(last, batch[-1])
                         else:  # that one: skipped, as one the server would not send (or, judged, would not move)
                             _tried(skipped, batch, set(batch) - acted, session.folder, begun, move_to, acted)
                             last = max(last, batch[-1])
@@ -276,11 +279,24 @@ def scan(
                         write_state(state_path, state)
                     raise
                 last = max(last, batch[-1])
+                did["read"] |= bool(calls)  # (the server did these kinds of command for messages of this run)
+                did["write"] |= bool(done.moved or done.flagged)
                 if not dry_run:
                     _tried(skipped, batch, unsent, session.folder, begun, move_to, unmoved)
                     state[key] = remembered_now()
                     write_state(state_path, state)
     return counts
+
+
+WRITES = ("STORE", "COPY", "MOVE", "EXPUNGE")
+
+
+def _kind(refusal):
+    """ "write" for a refusal of a command that changes the folders (WRITES), else "read": a
+    refusal of one message alone is counted against it only where the server did that kind of
+    command for another message in the run (a damaged mail file), not where it refuses every
+    message alike (a target over its quota, a folder it will not read)."""
+    return "write" if refusal.command in WRITES else "read"
 
 
 def _alone_where(batches, alone):

@@ -199,11 +199,17 @@ class Session:
         of literals in all; `each` reads answers as they arrive, of which `lines` are expected
         (their time: nbtext.reading.imapclient)."""
         with self.client.expecting(answers, literal, budget, each, lines):
-            answer, data = self.call(self.client.uid, what, *arguments)
+            try:
+                answer, data = self.call(self.client.uid, what, *arguments)
+            except Refused as refusal:  # (a BAD: named by the command as a NO is)
+                refusal.command = what
+                raise
         if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
             self.uid_next = None
         if answer != "OK":
-            raise Refused(f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data))
+            raise Refused(
+                f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data), command=what
+            )
         return data
 
     def call(self, method, *arguments):
@@ -243,11 +249,12 @@ LOST_IN_A_ROW = 3  # messages in a row whose fetch lost the connection (each tri
 
 class Refused(NbtextError):
     """The server answered a command with NO or BAD (`reason`: what it said; `bad`: BAD, a
-    command it did not take, where NO is one it could not do); the connection goes on."""
+    command it did not take, where NO is one it could not do; `command`: the UID command
+    refused, where known); the connection goes on."""
 
-    def __init__(self, message, reason, bad=False):
+    def __init__(self, message, reason, bad=False, command=None):
         super().__init__(message)
-        self.reason, self.bad = reason, bad
+        self.reason, self.bad, self.command = reason, bad, command
 
 
 def connect(folder, access=DEFAULT_ACCESS):
