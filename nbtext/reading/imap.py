@@ -50,6 +50,7 @@ from nbtext.reading.imapurl import (
 BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their bytes: fetch_batches)
 FETCH_MARGIN = 1 << 20  # bytes one FETCH keeps past its batch's bound (fetch_bound): sizes said a little short
 TIMEOUT = 60  # seconds a connection may wait for the server
+LOGOUT_SECONDS = 1  # seconds a connection's close waits for the answer to LOGOUT (then it is closed anyway)
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 PASSWORD_BYTES = 1 << 16  # what is read of --password-command's output (its first line: the password)
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
@@ -420,14 +421,20 @@ def _number(said, what, folder, low, high):
 
 
 def close(client):
-    """Log out, whatever state the connection is in; one an Overrun left out of step is
-    closed without a word (its answers are not to be read)."""
+    """Log out, whatever state the connection is in, waiting for the server's answer at most
+    LOGOUT_SECONDS (and not past the run's time limit): a clean-up, a signal's too, never waits
+    on the network longer. One out of step (an answer cut before its end, by an Overrun, a lost
+    connection, an error or a signal: nbtext.reading.imapclient) is closed without a word (its
+    answers are not to be read)."""
     if client is None:
         return
     try:
         if not getattr(client, "broken", False):
-            client.logout()
-    except Exception:  # (a connection already lost has nothing to log out of)
+            from nbtext.reading.imapclient import time_limit  # (loaded: a client is made of it)
+
+            with time_limit(LOGOUT_SECONDS):
+                client.logout()
+    except Exception:  # (a connection already lost has nothing to log out of; a silent one, no more time)
         pass
     try:
         client.shutdown()  # (the socket closed, whatever the logout did)
