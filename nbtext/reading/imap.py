@@ -304,6 +304,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except imaplib.IMAP4.error as e:
         close(client)
         raise NbtextError(f"{where} does not speak IMAP ({server_text(e)})") from None
+    except BaseException:  # (a signal's exception, any other: the connection closed, logged out only in step)
+        close(client)
+        raise
     try:
         secret = password(folder, access)  # (asked for after the server answered: a wrong host asks for nothing)
     except BaseException:
@@ -328,6 +331,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except OSError as e:
         close(client)
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
+    except BaseException:
+        close(client)
+        raise
     return client
 
 
@@ -436,10 +442,11 @@ def close(client):
                 client.logout()
     except Exception:  # (a connection already lost has nothing to log out of; a silent one, no more time)
         pass
-    try:
-        client.shutdown()  # (the socket closed, whatever the logout did)
-    except Exception:
-        pass
+    finally:
+        try:
+            client.shutdown()  # (the socket closed, whatever the logout did: a signal that cut it too)
+        except Exception:
+            pass
 
 
 def server_text(said):

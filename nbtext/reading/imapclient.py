@@ -183,8 +183,26 @@ class Bounded:
         sock = _connected(self.host or None, self.port, self.deadline)
         if isinstance(self, imaplib.IMAP4_SSL):
             sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
-            return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+            try:
+                return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+            except BaseException:  # (a handshake failed or cut, by a signal's exception too: closed)
+                sock.close()
+                raise
         return sock
+
+    def _connect(self):
+        """The greeting and the capabilities (imaplib's); a signal's exception cutting them closes
+        the socket too (imaplib closes it on an Exception only): a client never made holds none."""
+        try:
+            super()._connect()
+        except Exception:
+            raise
+        except BaseException:
+            try:
+                self.shutdown()
+            except OSError:
+                pass
+            raise
 
     def _received(self, sock, buffer):
         """Bytes of the answer being read into `buffer` (_Timed): a read waits for the server
@@ -365,8 +383,10 @@ def _connected(host, port, deadline):
             sock.settimeout(left)
             sock.connect(address)
             return sock
-        except OSError as e:
+        except BaseException as e:  # (a signal's exception too: the socket closed)
             sock.close()
+            if not isinstance(e, OSError):
+                raise
             error = e
     raise error or OSError(f"{host} has no address")
 
