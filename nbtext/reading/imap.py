@@ -150,8 +150,8 @@ class Session:
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
     (how many messages), `uid_next`, `permanent_flags` and `capabilities` are the server's (see
-    opened); `client` is the imaplib client;
-    leaving the `with` logs out. A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
+    opened); `client` is the imaplib client; leaving the `with` closes the connection (close:
+    logged out only where it is in step). A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
     only where the server says that one: any other is the run's error before anything is read,
     flagged or moved (the one door every reader and imap-scan open a folder by)."""
 
