@@ -50,6 +50,7 @@ from nbtext.reading.imapurl import (
 BATCH = 200  # UIDs fetched in one command, at most (and BATCH_BYTES of their bytes: fetch_batches)
 FETCH_MARGIN = 1 << 20  # bytes one FETCH keeps past its batch's bound (fetch_bound): sizes said a little short
 TIMEOUT = 60  # seconds a connection may wait for the server
+LOGOUT_SECONDS = 1  # seconds a connection's close waits for the answer to LOGOUT (then it is closed anyway)
 PASSWORD_COMMAND_VARIABLE = "NBTEXT_IMAP_PASSWORD_COMMAND"
 PASSWORD_BYTES = 1 << 16  # what is read of --password-command's output (its first line: the password)
 CA_FILE_VARIABLE = "NBTEXT_IMAP_CA_FILE"
@@ -149,8 +150,8 @@ class Session:
     read-only (EXAMINE) unless `readonly` is False (SELECT: the scan job that moves
     messages), reached with `access` (the command's ImapAccess). `uid_validity`, `exists`
     (how many messages), `uid_next`, `permanent_flags` and `capabilities` are the server's (see
-    opened); `client` is the imaplib client;
-    leaving the `with` logs out. A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
+    opened); `client` is the imaplib client; leaving the `with` closes the connection (close:
+    logged out only where it is in step). A folder whose URL says ;UIDVALIDITY=N (RFC 5092) is opened
     only where the server says that one: any other is the run's error before anything is read,
     flagged or moved (the one door every reader and imap-scan open a folder by)."""
 
@@ -310,6 +311,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except imaplib.IMAP4.error as e:
         close(client)
         raise NbtextError(f"{where} does not speak IMAP ({server_text(e)})") from None
+    except BaseException:  # (a signal's exception, any other: the connection closed, logged out only in step)
+        close(client)
+        raise
     try:
         secret = password(folder, access)  # (asked for after the server answered: a wrong host asks for nothing)
     except BaseException:
@@ -334,6 +338,9 @@ def connect(folder, access=DEFAULT_ACCESS):
     except OSError as e:
         close(client)
         raise NbtextError(f"{where}: the connection failed during login ({e.strerror or e})") from None
+    except BaseException:
+        close(client)
+        raise
     return client
 
 
@@ -427,19 +434,26 @@ def _number(said, what, folder, low, high):
 
 
 def close(client):
-    """Log out, whatever state the connection is in; one an Overrun left out of step is
-    closed without a word (its answers are not to be read)."""
+    """Log out, whatever state the connection is in, waiting for the server's answer at most
+    LOGOUT_SECONDS (and not past the run's time limit): a clean-up, a signal's too, never waits
+    on the network longer. One out of step (an answer cut before its end, by an Overrun, a lost
+    connection, an error or a signal: nbtext.reading.imapclient) is closed without a word (its
+    answers are not to be read)."""
     if client is None:
         return
     try:
         if not getattr(client, "broken", False):
-            client.logout()
-    except Exception:  # (a connection already lost has nothing to log out of)
+            from nbtext.reading.imapclient import time_limit  # (loaded: a client is made of it)
+
+            with time_limit(LOGOUT_SECONDS):
+                client.logout()
+    except Exception:  # (a connection already lost has nothing to log out of; a silent one, no more time)
         pass
-    try:
-        client.shutdown()  # (the socket closed, whatever the logout did)
-    except Exception:
-        pass
+    finally:
+        try:
+            client.shutdown()  # (the socket closed, whatever the logout did: a signal that cut it too)
+        except Exception:
+            pass
 
 
 def server_text(said):

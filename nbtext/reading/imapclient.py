@@ -34,8 +34,12 @@ megabyte. Here, for each command:
   the deadline.
 
 Past a bound is Overrun (past a deadline, Stalled), an error of the run: the connection is out
-of step, and a server that sends it is not to be trusted with the rest. Imported only when a
-folder is read."""
+of step, and a server that sends it is not to be trusted with the rest. So is any answer cut
+before its end, whatever cut it (a lost connection, an error of a reader, a signal's exception:
+Ctrl-C, SIGTERM): a command is marked unanswered as it is sent and cleared only once its tagged
+completion is read, so a connection whose answer was cut is out of step by construction: no
+command is sent on it again (OutOfStep), and it is closed without LOGOUT (`broken`). Every
+write, too, waits only until the answer's deadline. Imported only when a folder is read."""
 
 import imaplib
 import io
@@ -61,6 +65,11 @@ class Overrun(imaplib.IMAP4.error):
     """The server sent past a bound (see the module docstring): an error of the run."""
 
 
+class OutOfStep(imaplib.IMAP4.abort):
+    """A command asked of a connection whose last answer was cut before its end (see the module
+    docstring): it is not sent, the connection is as lost."""
+
+
 class Stalled(Overrun):
     """The server did not finish an answer by its deadline, or said nothing for ANSWER_SECONDS
     within it (see the module docstring): an error of the run."""
@@ -69,8 +78,10 @@ class Stalled(Overrun):
 @contextmanager
 def time_limit(seconds):
     """Every answer read inside the `with` ends within `seconds` of its start (None: no limit
-    but each answer's own), in every connection: past it is Stalled."""
-    token = RUN_END.set(None if seconds is None else time.monotonic() + seconds)
+    but each answer's own), and by an enclosing time_limit's end where that comes first, in
+    every connection: past it is Stalled."""
+    end, enclosing = None if seconds is None else time.monotonic() + seconds, RUN_END.get()
+    token = RUN_END.set(enclosing if end is None or enclosing is not None and enclosing < end else end)
     try:
         yield
     finally:
@@ -111,8 +122,8 @@ class Bounded:
     budget = None  # literal bytes the command's literals may still keep, None: no such bound
     each = None
     kept = 0
-    broken = False  # an Overrun left the connection out of step: close it, say nothing more
-    overran = None  # that Overrun: every later command raises it again, none is sent
+    unanswered = None  # the command sent whose answer is not yet read whole; left set where it was cut
+    overran = None  # the Overrun that cut an answer: every later command raises it again, none is sent
     expected = 0  # bytes the next command's answer is expected to bring (expecting): time at SLOWEST
     seconds = None  # the time the answer being read gets
     deadline = None  # the time.monotonic() the answer being read must be whole by
@@ -123,6 +134,12 @@ class Bounded:
     run_ends = False  # whether that deadline is the run's end (time_limit)
     answering = "its greeting"  # the command whose answer is read
     reading = None  # (the socket, the buffered file its answers are read from)
+
+    @property
+    def broken(self):
+        """Whether the connection is out of step (an answer cut before its end, by whatever:
+        see the module docstring): it is closed without another word."""
+        return self.unanswered is not None or self.overran is not None
 
     @contextmanager
     def expecting(self, answers=0, literal=0, budget=None, each=None, lines=0):
@@ -166,8 +183,26 @@ class Bounded:
         sock = _connected(self.host or None, self.port, self.deadline)
         if isinstance(self, imaplib.IMAP4_SSL):
             sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
-            return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+            try:
+                return self.ssl_context.wrap_socket(sock, server_hostname=self.host)
+            except BaseException:  # (a handshake failed or cut, by a signal's exception too: closed)
+                sock.close()
+                raise
         return sock
+
+    def _connect(self):
+        """The greeting and the capabilities (imaplib's); a signal's exception cutting them closes
+        the socket too (imaplib closes it on an Exception only): a client never made holds none."""
+        try:
+            super()._connect()
+        except Exception:
+            raise
+        except BaseException:
+            try:
+                self.shutdown()
+            except OSError:
+                pass
+            raise
 
     def _received(self, sock, buffer):
         """Bytes of the answer being read into `buffer` (_Timed): a read waits for the server
@@ -182,7 +217,6 @@ class Bounded:
                 return got
             except socket.timeout:  # (TimeoutError from Python 3.10)
                 left = min(self.deadline, self._paced()) - time.monotonic()
-        self.broken = True
         finished_by = self.deadline <= self._paced()  # (the deadline passed, not the pace)
         if left <= 0 and finished_by and self.run_ends:
             self.overran = Stalled(f"the run's time limit was reached while the server answered {self.answering}")
@@ -217,37 +251,58 @@ class Bounded:
         return self.reading[1]
 
     def overrun(self, what):
-        self.broken = True
         self.overran = Overrun(f"the server sent {what}")
         return self.overran
 
     def _command(self, name, *args):
+        # Every command imaplib sends comes through here (its _simple_command: LOGOUT too), and its
+        # answer is read by _command_complete: the one place a cut answer leaves the connection out of step.
         if self.overran is not None:  # (out of step: not another word; a reader that asks again learns why)
             raise self.overran
+        if self.unanswered is not None:  # (the cut answer's rest would be read as this one's)
+            raise OutOfStep(f"the connection is out of step: the answer to {self.unanswered} was cut short")
         # (imaplib drops only the OK, NO and BAD answers of earlier commands: drop all of them
         # but READ-ONLY, which imaplib checks before each command)
         for kind in [k for k in self.untagged_responses if k != "READ-ONLY"]:
             del self.untagged_responses[kind]
         self.kept = 0
         self._answer_begins(f"{name} {args[0]}" if name == "UID" and args else name)
+        self.unanswered = self.answering  # (before a byte is sent: a command cut in its sending is one too)
         return super()._command(name, *args)
 
     def _command_complete(self, name, tag):
+        """The command's answer read to its tagged completion: only then is the connection in
+        step again. Whatever ends the read before (an Overrun, a lost connection, a reader's error,
+        a signal's KeyboardInterrupt or Terminated) leaves `unanswered` set."""
         try:
-            return super()._command_complete(name, tag)
+            answer = super()._command_complete(name, tag)
+        except imaplib.IMAP4.abort:  # (the server said BYE, or what no answer can be: out of step)
+            raise
         except imaplib.IMAP4.error:  # (imaplib raises what an answer raised again as a plain error)
             if self.overran is not None:
                 raise self.overran from None  # (an Overrun stays one: the run's error, not a refusal)
+            if tag not in self.tagged_commands:  # (a BAD: its tagged completion read, the connection in step)
+                self.unanswered = None
+            raise
+        self.unanswered = None
+        return answer
+
+    def send(self, data):
+        """A command's bytes (and an AUTHENTICATE's answers) sent within its answer's deadline:
+        a server that reads nothing holds no write longer than it may hold an answer."""
+        self.sock.settimeout(max(min(self.deadline - time.monotonic(), ANSWER_SECONDS), 0.001))
+        super().send(data)
+
+    def starttls(self, ssl_context=None):
+        try:
+            return super().starttls(ssl_context)
+        except BaseException:  # (its answer or the handshake cut, or refused: neither side knows the other's state)
+            self.unanswered = self.unanswered or "STARTTLS"
             raise
 
     def _append_untagged(self, typ, dat):
-        if self.each is not None:
-            try:
-                if self.each(typ, dat):
-                    return
-            except BaseException:  # (the rest of the answer is unread)
-                self.broken = True
-                raise
+        if self.each is not None and self.each(typ, dat):  # (what it raises cuts the answer: out of step)
+            return
         held = sum(len(d or b"") for d in dat) if isinstance(dat, tuple) else len(dat or b"")
         self._counted(held)
         super()._append_untagged(typ, dat)
@@ -270,8 +325,7 @@ class Bounded:
 
         try:  # (imaplib decodes the server's challenge before it answers: nothing of the password is sent)
             return super().authenticate(mechanism, authobject)
-        except binascii.Error:
-            self.broken = True  # (the command is left unanswered: the connection is out of step)
+        except binascii.Error:  # (the command is left unanswered: the connection is out of step)
             raise Garbled(f"an AUTHENTICATE {mechanism} challenge that is not base64") from None
 
     def readline(self):
@@ -329,8 +383,10 @@ def _connected(host, port, deadline):
             sock.settimeout(left)
             sock.connect(address)
             return sock
-        except OSError as e:
+        except BaseException as e:  # (a signal's exception too: the socket closed)
             sock.close()
+            if not isinstance(e, OSError):
+                raise
             error = e
     raise error or OSError(f"{host} has no address")
 
