@@ -9,20 +9,13 @@ from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
 from nbtext.reading.imap import Refused
 
-from test_imap_moves import SERVERS, URL, Connection, Server, ham, small_model, spam, where
+from test_attack_imap60 import inbox_and_junk
+from test_imap_moves import SERVERS, URL, Connection, ham, small_model, spam, where
 
 
 @pytest.fixture(scope="module")
 def model():
     return small_model()
-
-
-def inbox_and_junk(messages):
-    server = Server({"MOVE", "UIDPLUS"}, {})
-    server.folders["Junk"] = {"validity": 9, "next": 1, "messages": {}}
-    for message in messages:
-        server.append("INBOX", message)
-    return server
 
 
 FULL_RUNS = imapscan.TRIES + 2  # runs the target refuses every message in (a full quota, an hour of cron)
