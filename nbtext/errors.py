@@ -74,6 +74,27 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+def signal_behind(error):
+    """The KeyboardInterrupt or Terminated that `error` was raised from (Python 3.11 wraps an
+    exception raised while a class is made, in a __set_name__ such as cached_property's, in a
+    RuntimeError: a signal that came while a module was imported), else None."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, (KeyboardInterrupt, Terminated)):
+            return cause
+        cause = cause.__cause__
+    return None
+
+
+def unless_signal(error):
+    """Raise the signal `error` wraps (signal_behind), if any: the first line of every `except
+    Exception` that takes what it catches for a fault (of a file, of nbtext), so that a Ctrl-C or
+    SIGTERM that came during an import is ended as the signal (filter: 75), never said as a
+    fault (a message tagged error, exit 1)."""
+    if (signal := signal_behind(error)) is not None:
+        raise signal from None
+
+
 _held = []  # the signals that arrived between hold_signals and end_on_signals
 
 

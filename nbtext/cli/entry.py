@@ -19,21 +19,10 @@ from nbtext.errors import (
     one_line,
     os_error,
     quiet_stdout,
+    signal_behind,
     signal_name,
 )
 from nbtext.report.output import ReaderGone, forgiving_stderr, guard_descriptors
-
-
-def _signal_behind(error):
-    """The KeyboardInterrupt or Terminated that `error` was raised from (Python 3.11 wraps an
-    exception raised while a class is made, in a __set_name__ such as cached_property's, in a
-    RuntimeError: a signal that came while a module was imported), else None."""
-    cause = error.__cause__
-    while cause is not None:
-        if isinstance(cause, (KeyboardInterrupt, Terminated)):
-            return cause
-        cause = cause.__cause__
-    return None
 
 
 def main():
@@ -62,7 +51,7 @@ def main():
                 except SystemExit as e:  # (click's way of ending): ended below, where signals are let go
                     status = e.code
         except RuntimeError as e:  # a signal's exception that Python wrapped: ended as the signal is
-            behind = _signal_behind(e)
+            behind = signal_behind(e)
             if behind is None:
                 raise
             raise behind from None

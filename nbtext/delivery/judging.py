@@ -11,7 +11,7 @@ wherever the two paths could print different figures (clear_of_turns).
 import sys
 
 from nbtext.cutoff import cutoff_of
-from nbtext.errors import ModelRefused, NbtextError
+from nbtext.errors import ModelRefused, NbtextError, unless_signal
 
 
 class OneMessageModel:
@@ -42,6 +42,7 @@ class OneMessageModel:
             except NbtextError as e:
                 raise ModelRefused(str(e)) from None
             except Exception as e:  # a check the loader missed, tripped on: the file's too
+                unless_signal(e)
                 raise ModelRefused(f"cannot load the model {self.path} ({e.__class__.__name__}: {e})") from None
             self._data = None  # (what the one-message path reads it holds itself)
         return self._model
@@ -198,6 +199,7 @@ def loaded(model_path, alpha=None, held=False):
     except NbtextError:
         raise
     except Exception as e:
+        unless_signal(e)
         raise ModelRefused(f"cannot load the model {model_path} ({e.__class__.__name__}: {e})") from None
     return model
 
@@ -266,6 +268,7 @@ def verdict(model, message, unsure_below, explain, max_bytes, say=None):
     except NbtextError as e:
         (say or _said)(str(e))
     except Exception as e:  # a fault of nbtext's, not of the message: the message still goes on
+        unless_signal(e)
         (say or _said)(f"cannot classify the message ({e.__class__.__name__}: {e})")
     return UNJUDGED
 
@@ -279,6 +282,7 @@ def tagged(message, fields, say=None):
     try:
         return with_headers(message, fields)
     except Exception as e:
+        unless_signal(e)
         (say or _said)(f"cannot write the verdict ({e.__class__.__name__}: {e})")
         return with_headers(message, verdict_fields("error", None))
 

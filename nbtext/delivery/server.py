@@ -29,7 +29,7 @@ import time
 
 from nbtext import choices
 from nbtext.delivery import judging
-from nbtext.errors import ModelRefused, NbtextError
+from nbtext.errors import ModelRefused, NbtextError, unless_signal
 from nbtext.reading.imapurl import shown
 
 DEFAULT_ADDRESS = f"127.0.0.1:{choices.SERVE_PORT}"
@@ -429,6 +429,7 @@ class Worker:
             self.service.started()
             listener.answer(connection, self.service, client)
         except Exception as e:  # a fault of nbtext's: said in one line, the connection closed, the worker goes on
+            unless_signal(e)
             self.service.say(f"{client} {listener.protocol}: cannot answer ({e.__class__.__name__}: {e})")
         finally:
             connection.close()
