@@ -107,3 +107,49 @@ def test_a_target_that_cannot_be_read_holds_no_later_spam_back(capabilities, mod
         holds_each(server, [spam(1), spam(3)])
     assert where(server, ham(2))[2] == 0
     assert where(server, spam(3))[2] == 1, where(server, spam(3))
+
+
+LARGE_SPAM = spam(1) + b"cheap pills cash prize win\n" * 60  # (past what Junk's quota has left)
+
+
+@pytest.mark.xfail(strict=True, reason="a refusal [OVERQUOTA] of a large spam is counted where smaller spam fit")
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_spam_larger_than_what_the_quota_leaves_is_not_given_up(capabilities, model, monkeypatch, tmp_path):
+    """Defect: a refusal of one message alone is counted against it where the server did that
+    kind of command (_kind: a move) for another message of the run. A quota refuses by size:
+    Junk with 1,000 bytes left takes each small spam of the day and refuses the one large
+    spam (`NO [OVERQUOTA] Quota exceeded (mailbox for user is full)`, Dovecot's words, RFC
+    5530's code, which names the folder's state, not a damaged message). Every run moves a
+    small spam, so the large one is counted each run and given up after TRIES ('left in the
+    folder'): once the user empties Junk it is never moved. Reproduced: a large spam (UID 1),
+    a small spam arriving each run, Junk's quota 1,000 bytes for FAULTY_RUNS runs, then
+    raised; 4 runs more. Expected: the large spam in Junk once in the end (a refusal whose
+    code says the target's state, OVERQUOTA, INUSE, UNAVAILABLE, LIMIT, counted against no
+    message), nothing lost or copied twice."""
+    server = inbox_and_junk([LARGE_SPAM, ham(2)])
+    server.capabilities = set(capabilities)
+    quota = [1000]
+
+    class Quota(Connection):
+        def answered(self, what, *arguments):
+            if what in ("MOVE", "COPY"):
+                held = sum(len(m) for m, flags, _ in self.server.folders["Junk"]["messages"].values())
+                adding = sum(len(self.open["messages"][uid][0]) for uid in self.uids(arguments[0]))
+                if held + adding > quota[0]:
+                    self.server.step(what)
+                    raise Refused(f"the server refused UID {what} ([OVERQUOTA] Quota exceeded)", "[OVERQUOTA]")
+            return super().answered(what, *arguments)
+
+    server.connection = Quota
+    state = tmp_path / "state"
+    small = []
+    for run in range(FAULTY_RUNS + 4):
+        quota[0] = 1000 if run < FAULTY_RUNS else 1 << 30
+        small.append(spam(100 + run))
+        server.append("INBOX", small[-1])
+        scanned(server, model, monkeypatch, state)
+        holds_each(server, [LARGE_SPAM, *small])
+    assert where(server, ham(2)) == (1, 0, 0)
+    for message in [LARGE_SPAM, *small]:
+        inbox, deleted, junk = where(server, message)
+        assert junk == 1 and deleted == inbox, (message[:40], inbox, deleted, junk)
