@@ -153,3 +153,47 @@ def test_a_spam_larger_than_what_the_quota_leaves_is_not_given_up(capabilities, 
     for message in [LARGE_SPAM, *small]:
         inbox, deleted, junk = where(server, message)
         assert junk == 1 and deleted == inbox, (message[:40], inbox, deleted, junk)
+
+
+@pytest.mark.xfail(strict=True, reason="a connection lost each time at one message's command is the run's error")
+@pytest.mark.parametrize("lost_at", ["flags", "move"])
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_message_whose_command_drops_the_connection_each_time_holds_no_later_spam_back(
+    capabilities, lost_at, model, monkeypatch, tmp_path
+):
+    """Defect: a connection lost (the server's process dies, or closes it) while a message's
+    bytes are fetched is tried again, then that message skipped (_fetched: a server may close
+    the connection on a message it cannot read); but one lost at any other command of a batch
+    (its flags' FETCH, its identities', the STORE, MOVE or COPY: Lost) is neither TooSlow nor
+    Refused, so not a batch's failure: the run ends with its state before the batch, and
+    every next run asks the same again and ends there. A damaged mail file or index entry on
+    which the server's process panics (Dovecot's `Panic: file index-mail.c: assertion failed`,
+    the connection closed) when asked for the message's flags, or when MOVE or COPY reads it
+    to copy it into Junk's storage, so holds the folder back for good: a spam arriving after
+    it is never moved. Reproduced: spam 1 whose flags' FETCH (or MOVE/COPY) closes the
+    connection each time, ham 2, spam 3 after them, FAULTY_RUNS runs. Expected: spam 3 moved
+    to Junk (the lost batch stalled, as a batch the server stalled on, then the message alone
+    given up after TRIES runs), nothing lost or copied twice."""
+    from nbtext.reading.imap import Lost
+
+    server = inbox_and_junk([spam(1), ham(2)])
+    server.capabilities = set(capabilities)
+
+    class DiesOnSpam1(Connection):
+        def answered(self, what, *arguments):
+            flags = lost_at == "flags" and what == "FETCH" and arguments[-1] == "(UID FLAGS)"
+            moved = lost_at == "move" and what in ("MOVE", "COPY")
+            if (flags or moved) and 1 in self.uids(arguments[0]):
+                self.server.step(what)
+                self.lost = True
+                raise Lost("imap://alice@example.org/INBOX: the connection to example.org failed (EOF)")
+            return super().answered(what, *arguments)
+
+    server.connection = DiesOnSpam1
+    state = tmp_path / "state"
+    server.append("INBOX", spam(3))
+    for _ in range(FAULTY_RUNS):
+        scanned(server, model, monkeypatch, state)
+        holds_each(server, [spam(1), spam(3)])
+    assert where(server, ham(2)) == (1, 0, 0)
+    assert where(server, spam(3))[2] == 1, where(server, spam(3))
