@@ -262,3 +262,40 @@ def test_a_copy_is_looked_for_in_memory_bounded_by_what_one_answer_holds(monkeyp
         most = peak(lambda _: found.append(target.copies_among(wanted)), None)
     assert found == [set()]
     assert most < 24 << 20, f"{most / (1 << 20):.0f} MiB"
+
+
+@pytest.mark.xfail(strict=True, reason="a message refused alone where no other was moved ends every run, for good")
+@pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
+def test_a_damaged_spam_in_a_folder_where_no_other_spam_comes_does_not_end_every_run(
+    capabilities, model, monkeypatch, tmp_path
+):
+    """Defect: a refusal of one message alone is kept uncounted ('tried again') unless the
+    server did that kind of command for another message in the same run (c112692), and
+    either way it ends the run in an error. A spam whose MOVE (COPY) the server refuses each
+    time (Dovecot's NO [SERVERBUG] of a damaged mail file) in a folder where no other spam
+    arrives (only ham: read, not moved; a quiet account, a holiday) is therefore never given
+    up: every cron run ends in the same error, for good (300 runs measured), where before
+    c112692 it was given up after TRIES runs in a warning line. The same wait holds a batch
+    stalled on: 20 such spam before a good one and the good one is moved on the 22nd run.
+    Reproduced: spam 1 refused MOVE and COPY each time, a ham arriving before each of TRIES + 3
+    runs. Expected: a run that ends without an error within them (the spam given up, or kept
+    in a warning line, not the run's error), nothing lost or copied twice."""
+    server = inbox_and_junk([spam(1), ham(2)])
+    server.capabilities = set(capabilities)
+
+    class Damaged(Connection):
+        def answered(self, what, *arguments):
+            if what in ("MOVE", "COPY") and 1 in self.uids(arguments[0]):
+                self.server.step(what)
+                raise Refused(f"the server refused UID {what} ([SERVERBUG] Internal error)", "[SERVERBUG]")
+            return super().answered(what, *arguments)
+
+    server.connection = Damaged
+    state = tmp_path / "state"
+    ended = []
+    for run in range(imapscan.TRIES + 3):
+        server.append("INBOX", ham(10 + run))
+        ended.append(scanned(server, model, monkeypatch, state))
+        holds_each(server, [spam(1)])
+    assert where(server, ham(2)) == (1, 0, 0)
+    assert None in ended, ended
