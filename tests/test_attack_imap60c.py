@@ -160,7 +160,6 @@ def test_a_spam_larger_than_what_the_quota_leaves_is_not_given_up(capabilities, 
         assert junk == 1 and deleted == inbox, (message[:40], inbox, deleted, junk)
 
 
-@pytest.mark.xfail(strict=True, reason="a connection lost each time at one message's command is the run's error")
 @pytest.mark.parametrize("lost_at", ["flags", "move"])
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_message_whose_command_drops_the_connection_each_time_holds_no_later_spam_back(
@@ -207,7 +206,6 @@ def test_a_message_whose_command_drops_the_connection_each_time_holds_no_later_s
 CAMPAIGN = 1000  # copies of one spam campaign in Junk: one size, each with a Message-ID line of 64 KiB
 
 
-@pytest.mark.xfail(strict=True, reason="copies_among keeps every candidate's identity at once")
 def test_a_copy_is_looked_for_in_memory_bounded_by_what_one_answer_holds(monkeypatch):
     """Defect (the lead to judge: memory that grows with the target's content, not past it):
     copies_among asks for the candidates' identities IDENTITIES_ASKED at a time (54e1b13), but

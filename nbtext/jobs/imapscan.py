@@ -67,6 +67,7 @@ from nbtext.modelfile.container import lock_path, write_atomically
 from nbtext.reading.documents import in_batches
 from nbtext.reading.imap import (
     BATCH,
+    Lost,
     Refused,
     Session,
     TooSlow,
@@ -262,8 +263,9 @@ def scan(
                         counts["acted"] += sum(_all_done(uid, done, move_to, keyword) for uid in acted)
                         counts["moved"] += len(done.moved & judged)
                         counts["flagged"] += len(done.flagged & judged)
-                except (TooSlow, Refused) as failure:  # the run's error (its time limit's too); what next runs do
-                    # (Refused: a NO to a command of the batch, as to one of a damaged mail file, Dovecot's [SERVERBUG])
+                except (TooSlow, Refused, Lost) as failure:  # the run's error (its time limit's too); what next runs do
+                    # (Refused: a NO to a command of the batch, as to one of a damaged mail file, Dovecot's [SERVERBUG];
+                    # Lost: the connection closed at it, as a server's process that dies on a damaged file closes it)
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
@@ -620,18 +622,21 @@ class _Target:
         read before it went."""
         if not wanted:
             return set()
-        found = set()
+        found, waiting = set(), {}  # (the messages wanted not yet found, by their identity)
+        for uid, identity in sorted(wanted.items(), reverse=True):
+            waiting.setdefault(identity, []).append(uid)
         with Session(self.folder, readonly=True, access=self.access) as there:
             for size in sorted({identity[1] for identity in wanted.values()}):
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
                 # (UNDELETED: nbtext's copies never carry \Deleted; one that does is the user's, about
                 # to go, as a client that copies and marks leaves it: no copy of a move begun)
                 candidates = searched(there, "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
-                copies = list(_identities(there, candidates).values()) if candidates else []
-                for uid, identity in wanted.items():
-                    if identity in copies:
-                        copies.remove(identity)
-                        found.add(uid)
+                # each copy found answers for one message wanted; an answer of IDENTITIES_ASKED compared and let go
+                # (a campaign's copies of one size, each with a long Message-ID line, are not held all at once)
+                for at in range(0, len(candidates), IDENTITIES_ASKED):
+                    for copy in _identities_of(there, candidates[at : at + IDENTITIES_ASKED]).values():
+                        if waiting.get(copy):
+                            found.add(waiting[copy].pop())
         return found
 
 
