@@ -34,7 +34,6 @@ def holds_each(server, messages):
         assert junk <= 1 and (junk == 1 or inbox == 1 and not deleted), (message, inbox, deleted, junk)
 
 
-@pytest.mark.xfail(strict=True, reason="a look-up refused of every message is counted as the message's read refused")
 @pytest.mark.parametrize("refused", ["the target's SEARCH", "the identities' FETCH"])
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_target_that_refuses_every_search_for_a_while_gives_no_move_begun_up(
@@ -117,7 +116,6 @@ def test_a_target_that_cannot_be_read_holds_no_later_spam_back(capabilities, mod
 LARGE_SPAM = spam(1) + b"cheap pills cash prize win\n" * 60  # (past what Junk's quota has left)
 
 
-@pytest.mark.xfail(strict=True, reason="a refusal [OVERQUOTA] of a large spam is counted where smaller spam fit")
 @pytest.mark.parametrize("capabilities", SERVERS.values(), ids=SERVERS.keys())
 def test_a_spam_larger_than_what_the_quota_leaves_is_not_given_up(capabilities, model, monkeypatch, tmp_path):
     """Defect: a refusal of one message alone is counted against it where the server did that

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import nbtext
 from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
-from nbtext.reading.imap import Lost, Refused
+from nbtext.reading.imap import Lost, Refused, command_kind
 
 from conftest import one_line_error
 from dovecot_server import NBTEXT, LoopbackProxy
@@ -80,6 +80,7 @@ class Connection:
 
     def __init__(self, server, folder, readonly):
         self.server, self.folder, self.readonly, self.lost = server, folder, readonly, False
+        self.kinds_done = set()
         self.lost_in_a_row = 0  # (as nbtext's Session counts them)
 
     def __enter__(self):
@@ -122,7 +123,9 @@ class Connection:
             answer = self.answered(what, *arguments)
         except Refused as refusal:  # (named by the command refused, as the real Session's)
             refusal.command = refusal.command or what
+            refusal.kind, refusal.folder = command_kind(what, arguments), self.folder.url
             raise
+        self.kinds_done.add(command_kind(what, arguments))  # (as the real Session keeps them)
         if each is not None:  # (a listing reads its answers as they arrive: the real client keeps none)
             answer = [item for item in answer if not each("SEARCH" if what == "SEARCH" else "FETCH", item)]
         return answer

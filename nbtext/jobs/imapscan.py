@@ -184,7 +184,6 @@ def scan(
             again = [(uid, None) for uid in sorted(skipped)]
             batches = fetch_batches(chain(listed, again), max_bytes)  # (a FETCH's bytes bounded as every batch's)
             tried_before, stalled_to = set(skipped), stalled
-            did = {"read": False, "write": False}  # (whether a refusal alone is its message's: _kind)
             for batch in _alone_where(batches, lambda uid: uid in tried_before or uid <= stalled_to):
                 if time_limit is not None and run_time_left() <= 0:
                     raise NbtextError("the time limit was reached")  # (said by _limited)
@@ -269,9 +268,9 @@ def scan(
                     if not dry_run:
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
-                        elif isinstance(failure, Refused) and not did[_kind(failure)]:
-                            # a refusal the server gave before it did that kind of command for any other message of
-                            # the run (a target over its quota refuses every move): not the message's, not counted
+                        elif isinstance(failure, Refused) and not _its_message(failure, session):
+                            # a refusal the server gives every message alike (a target over its quota, its index
+                            # broken for a while): not the message's, not counted
                             skipped[batch[0]] = max(skipped.get(batch[0], 0), 1)  # (tried again, as one skipped)
                             last = max(last, batch[-1])
                         else:  # that one: skipped, as one the server would not send (or, judged, would not move)
@@ -281,8 +280,6 @@ def scan(
                         write_state(state_path, state)
                     raise
                 last = max(last, batch[-1])
-                did["read"] |= bool(calls)  # (the server did these kinds of command for messages of this run)
-                did["write"] |= bool(done.moved or done.flagged)
                 if not dry_run:
                     _tried(skipped, batch, unsent, session.folder, begun, move_to, unmoved)
                     state[key] = remembered_now()
@@ -290,15 +287,21 @@ def scan(
     return counts
 
 
-WRITES = ("STORE", "COPY", "MOVE", "EXPUNGE")
+# RFC 5530's response codes that say the state of a folder or of the server, not of a message
+STATE_CODES = ("OVERQUOTA", "LIMIT", "INUSE", "UNAVAILABLE", "NOPERM", "CONTACTADMIN", "EXPIRED", "PRIVACYREQUIRED")
 
 
-def _kind(refusal):
-    """ "write" for a refusal of a command that changes the folders (WRITES), else "read": a
-    refusal of one message alone is counted against it only where the server did that kind of
-    command for another message in the run (a damaged mail file), not where it refuses every
-    message alike (a target over its quota, a folder it will not read)."""
-    return "write" if refusal.command in WRITES else "read"
+def _its_message(refusal, session):
+    """Whether a refusal of one message alone counts against it (a damaged mail file: skipped,
+    given up after TRIES runs): asked of the folder scanned (the target's refusals are the
+    target's), with no code of a folder's state (STATE_CODES: a quota refuses by size), of a
+    kind of command (imap.command_kind) the server has answered OK in this run for another
+    message. Else the server refuses every message alike, for now: tried again, not counted."""
+    if refusal.folder is not None and refusal.folder != session.folder.url:
+        return False
+    if any(f"[{code}" in str(refusal.reason).upper() for code in STATE_CODES):
+        return False
+    return refusal.kind in session.kinds_done
 
 
 def _alone_where(batches, alone):

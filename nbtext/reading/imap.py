@@ -157,6 +157,7 @@ class Session:
 
     def __init__(self, folder, readonly=True, access=DEFAULT_ACCESS):
         self.folder, self.readonly, self.access, self.client = folder, readonly, access, None
+        self.kinds_done = set()  # the kinds of command (command_kind) the server has answered OK
         self.lost_in_a_row = 0  # messages whose fetch lost the connection twice, since one came
 
     def __enter__(self):
@@ -199,18 +200,22 @@ class Session:
         answers, each with a literal of which `literal` bytes are kept, at most `budget` bytes
         of literals in all; `each` reads answers as they arrive, of which `lines` are expected
         (their time: nbtext.reading.imapclient)."""
+        kind = command_kind(what, arguments)
         with self.client.expecting(answers, literal, budget, each, lines):
             try:
                 answer, data = self.call(self.client.uid, what, *arguments)
             except Refused as refusal:  # (a BAD: named by the command as a NO is)
-                refusal.command = what
+                refusal.command, refusal.kind, refusal.folder = what, kind, self.folder.url
                 raise
         if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
             self.uid_next = None
         if answer != "OK":
-            raise Refused(
+            refusal = Refused(
                 f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data), command=what
             )
+            refusal.kind, refusal.folder = kind, self.folder.url
+            raise refusal
+        self.kinds_done.add(kind)
         return data
 
     def call(self, method, *arguments):
@@ -251,11 +256,25 @@ LOST_IN_A_ROW = 3  # messages in a row whose fetch lost the connection (each tri
 class Refused(NbtextError):
     """The server answered a command with NO or BAD (`reason`: what it said; `bad`: BAD, a
     command it did not take, where NO is one it could not do; `command`: the UID command
-    refused, where known); the connection goes on."""
+    refused, `kind` its command_kind, `folder` the URL of the folder it was asked of, where
+    known); the connection goes on."""
 
     def __init__(self, message, reason, bad=False, command=None):
         super().__init__(message)
         self.reason, self.bad, self.command = reason, bad, command
+        self.kind = self.folder = None
+
+
+def command_kind(what, arguments):
+    """The kind of a UID command, as a server may refuse every one of it alike: its name, and a
+    FETCH's by what it asks (a listing, flags, a message's identity, its bytes)."""
+    if what != "FETCH" or not arguments:
+        return what
+    items = str(arguments[-1])
+    for part, kind in (("BODY.PEEK[]", "bytes"), ("HEADER.FIELDS", "identity"), ("FLAGS", "flags")):
+        if part in items:
+            return f"FETCH {kind}"
+    return "FETCH listing"
 
 
 def connect(folder, access=DEFAULT_ACCESS):
