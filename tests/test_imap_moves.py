@@ -398,23 +398,29 @@ def test_a_move_the_server_refuses_loses_nothing_and_is_tried_again(model, monke
     where they are (only marked with nbtext's keyword, which a retry reads as a move begun: the
     state records them as such before the keyword is given), and remembers nothing past them
     but that the batch was refused (as one stalled on: the next run asks for its messages one
-    at a time, and one refused alone is skipped, tried again by the runs after); then the next
-    run moves them, once."""
+    at a time); the next run, refused each alone, skips each by name and goes on (a refusal
+    every message gets counts against none: tried again); then a run moves them, once."""
     server = a_server({"MOVE", "UIDPLUS"})
     server.refuse = {"MOVE"}
     state = tmp_path / "state"
     monkeypatch.setattr(imapscan, "Session", server.session())
-    after = [
-        {"uid_validity": 1, "last_uid": 0, "moving": [1, 3, 4], "stalled": 5},
-        {"uid_validity": 1, "last_uid": 1, "moving": [1, 3, 4], "stalled": 5, "skipped": [[1, 1]]},
-    ]
-    for attempt in range(2):
-        server.said = []
-        with pytest.raises(NbtextError, match="refused UID MOVE"):
-            imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
-        assert server.said[-1] == "MOVE" and "EXPUNGE" not in server.said and "COPY" not in server.said
-        assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
-        assert imapscan.read_state(str(state)) == {URL: after[attempt]}
+    server.said = []
+    with pytest.raises(NbtextError, match="refused UID MOVE"):
+        imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))
+    assert server.said[-1] == "MOVE" and "EXPUNGE" not in server.said and "COPY" not in server.said
+    assert all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+    assert imapscan.read_state(str(state)) == {
+        URL: {"uid_validity": 1, "last_uid": 0, "moving": [1, 3, 4], "stalled": 5}
+    }
+    skipped = []
+    imapscan.scan(
+        URL, model.classes, lambda: model, "Junk", state_path=str(state), on_error=lambda d, m: skipped.append(d.name)
+    )
+    assert [name.rsplit("=", 1)[1] for name in skipped] == ["1", "3", "4"]
+    assert "COPY" not in server.said and all(where(server, m) == (1, 0, 0) for m in SPAM[:3] + HAM[:2])
+    assert imapscan.read_state(str(state)) == {
+        URL: {"uid_validity": 1, "last_uid": 5, "moving": [1, 3, 4], "skipped": [[1, 1], [3, 1], [4, 1]]}
+    }
     server.refuse = set()
     assert imapscan.scan(URL, model.classes, lambda: model, "Junk", state_path=str(state))["acted"] == 3
     holds(server, SPAM[:3] + HAM[:2], done=True)

@@ -49,7 +49,7 @@ line: one unreadable message never holds the folder back). After a stall in a ba
 messages (its FETCH, its flags, its move; or the run's time limit reached in it), or a command
 of it the server refused (a NO: Dovecot's [SERVERBUG] of a damaged mail file), the next run
 asks for them one at a time (the state keeps that batch's last UID), and one stalled on or
-refused alone is skipped so. No message is marked \\Seen: messages
+refused alone is skipped so (refused, by name, the run going on: the connection is whole). No message is marked \\Seen: messages
 are fetched with BODY.PEEK[] (nbtext.reading.imap) and moved or flagged with their flags.
 With `dry_run` the folder is opened read-only (EXAMINE) and nothing is moved, flagged or
 remembered."""
@@ -64,7 +64,7 @@ from nbtext.choices import DEFAULT_MAX_BYTES
 from nbtext.errors import NbtextError
 from nbtext.labels import spam_class
 from nbtext.modelfile.container import lock_path, write_atomically
-from nbtext.reading.documents import in_batches
+from nbtext.reading.documents import Document, in_batches
 from nbtext.reading.imap import (
     BATCH,
     Lost,
@@ -278,6 +278,14 @@ def scan(
                             last = max(last, batch[-1])
                         state[key] = remembered_now()
                         write_state(state_path, state)
+                    if isinstance(failure, Refused) and len(batch) == 1 and not dry_run:
+                        # one message refused (a NO: the connection goes on): skipped by name, the run goes on
+                        if on_error is not None:
+                            said = (
+                                f"the server refused a command on it ({failure.reason}): tried again by the next runs"
+                            )
+                            on_error(Document(session.folder.message_name(batch[0]), None, None, error=said), said)
+                        continue
                     raise
                 last = max(last, batch[-1])
                 if not dry_run:
@@ -608,10 +616,25 @@ class _Target:
         EXAMINE's say it keeps none; none said: it keeps them all, RFC 3501 7.1): a copy there without
         it is none that copies_of can find. Asked of the server once a run."""
         if self.kept is None:
-            with Session(self.folder, readonly=False, access=self.access) as there:
+            with self.opened(readonly=False) as there:
                 kept = there.permanent_flags
             self.kept = kept is None or bool({"\\*", MARKED} & kept)
         return self.kept
+
+    @contextmanager
+    def opened(self, readonly):
+        """A Session of the folder, open; where the server will not open it (a NO to its
+        EXAMINE or SELECT: an insert-only Junk, RFC 4314's `li`), a Refused of the target's:
+        the message it was opened for kept to try again, counted against none (_its_message)."""
+        try:
+            with Session(self.folder, readonly=readonly, access=self.access) as there:
+                yield there
+        except (TooSlow, Lost, Refused):
+            raise
+        except NbtextError as e:
+            refusal = Refused(str(e), str(e), command="SELECT")
+            refusal.folder = self.folder.url
+            raise refusal from None
 
     def copies_of(self, session, uids):
         """Those of `uids` (messages of `session`'s folder carrying MARK) that have a copy in
@@ -628,7 +651,7 @@ class _Target:
         found, waiting = set(), {}  # (the messages wanted not yet found, by their identity)
         for uid, identity in sorted(wanted.items(), reverse=True):
             waiting.setdefault(identity, []).append(uid)
-        with Session(self.folder, readonly=True, access=self.access) as there:
+        with self.opened(readonly=True) as there:
             for size in sorted({identity[1] for identity in wanted.values()}):
                 larger = ["LARGER", str(size - 1)] if size > 0 else []
                 # (UNDELETED: nbtext's copies never carry \Deleted; one that does is the user's, about
