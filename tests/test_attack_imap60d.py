@@ -185,3 +185,40 @@ def test_more_spam_than_the_state_keeps_refused_by_a_full_quota_hold_nothing_bac
     holds_each(server, spams)
     left = [n for n, message in enumerate(spams, 1) if where(server, message)[2] == 0]
     assert not left, (len(left), left[:10])
+
+
+CAMPAIGN = 1000  # copies of one size a campaign left in Junk, each moved there by an earlier run
+
+
+@pytest.mark.xfail(strict=True, reason="copies_among reads every candidate, oldest first, after all are found")
+@pytest.mark.parametrize("capabilities", [SERVERS["neither"]], ids=["neither"])
+def test_a_copy_looked_for_is_not_read_past_every_older_copy_of_its_size(capabilities, model, monkeypatch, tmp_path):
+    """Defect: copies_among asks the identities (date, size, Message-ID lines) of every
+    candidate of a size in the target, in ascending UID, and reads them all even once each
+    message wanted is found; the copy it looks for is the one COPY just made, the highest UID.
+    On a server without MOVE and UIDPLUS (no COPYUID: every copy looked for), each spam of a campaign
+    whose copies are of one size costs the identities of every earlier copy in Junk: the n-th
+    costs n, a campaign of N costs N^2/2 over its runs (with 64 KiB Message-ID lines, the
+    campaign of test_attack_imap60c, 10,000 copies read 640 MB for one message), a run's time
+    bounded by Junk's history, not by the mail it scans. Reproduced: CAMPAIGN copies of one
+    size in Junk (MARK, as nbtext moved them), one more arriving in INBOX, one run. Expected:
+    the identities asked of Junk bounded by the messages wanted (the newest candidates first,
+    the look-up ended once each is found): at most 2 * IDENTITIES_ASKED here."""
+    server = inbox_and_junk([])
+    server.capabilities = set(capabilities)
+    for n in range(1000, 1000 + CAMPAIGN):
+        server.append("Junk", spam(n), {imapscan.MARK})
+    server.append("INBOX", spam(1000 + CAMPAIGN))
+    asked = []
+
+    class Counting(Connection):
+        def fetch(self, uid_set, items):
+            if self.folder.name == "Junk" and "HEADER.FIELDS" in items:
+                asked.extend(self.uids(uid_set))
+            return super().fetch(uid_set, items)
+
+    server.connection = Counting
+    assert scanned(server, model, monkeypatch, tmp_path / "state") is None
+    inbox, deleted, junk = where(server, spam(1000 + CAMPAIGN))
+    assert junk == 1 and deleted == inbox, (inbox, deleted, junk)
+    assert len(asked) <= 2 * imapscan.IDENTITIES_ASKED, len(asked)
