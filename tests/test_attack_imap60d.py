@@ -146,7 +146,6 @@ def test_a_deletion_the_server_drops_silently_is_not_said_a_move(capabilities, m
 FULL_RUNS = 4  # (two batches of BATCH: each refused whole in one run, its messages alone in the next)
 
 
-@pytest.mark.xfail(strict=True, reason="refusals counted against none pass the state's bound: its file then refused")
 def test_more_spam_than_the_state_keeps_refused_by_a_full_quota_hold_nothing_back(model, monkeypatch, tmp_path):
     """Defect: a refusal that is not the message's (_its_message: here the RFC 5530 code of
     the folder's state, OVERQUOTA) keeps the message to try again, counted against none

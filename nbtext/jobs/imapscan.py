@@ -270,7 +270,12 @@ def scan(
                             stalled = max(stalled, batch[-1])
                         elif isinstance(failure, Refused) and not _its_message(failure, session):
                             # a refusal the server gives every message alike (a target over its quota, its index
-                            # broken for a while): not the message's, not counted
+                            # broken for a while): not the message's, not counted; where the state keeps no more
+                            # messages to try again (SKIPPED_KEPT), the run ends at it, left to the next runs
+                            if batch[0] not in skipped and len(skipped) >= SKIPPED_KEPT:
+                                state[key] = remembered_now()
+                                write_state(state_path, state)
+                                raise
                             skipped[batch[0]] = max(skipped.get(batch[0], 0), 1)  # (tried again, as one skipped)
                             last = max(last, batch[-1])
                         else:  # that one: skipped, as one the server would not send (or, judged, would not move)
