@@ -136,26 +136,7 @@ def test_a_copy_is_looked_for_among_any_number_of_messages_of_its_size(monkeypat
     def header(uid):
         return b"Message-ID: <" + b"%06d" % uid + b"x" * ((1 << 16) - 30) + b">\r\n\r\n"
 
-    def answer(server, tag, command, arguments):
-        if command == b"UID SEARCH":
-            server.send(b"* SEARCH " + b" ".join(b"%d" % uid for uid in range(1, CAMPAIGN + 1)), tag + b" OK done")
-            return True
-        if command == b"UID FETCH" and b"INTERNALDATE" in arguments:  # (those asked for, as a server answers)
-            asked = set()
-            for part in arguments.split(b" ", 1)[0].split(b","):
-                low, _, high = part.partition(b":")
-                asked.update(range(int(low), int(high or low) + 1))
-            for uid in sorted(asked & set(range(1, CAMPAIGN + 1))):
-                said = header(uid)
-                server.out.write(
-                    b'* %d FETCH (UID %d INTERNALDATE "%s" RFC822.SIZE %d BODY[HEADER.FIELDS (MESSAGE-ID)] {%d}\r\n'
-                    % (uid, uid, date, size, len(said))
-                    + said
-                    + b")\r\n"
-                )
-            server.send(tag + b" OK done")
-            return True
-        return False
+    answer = campaign_target(CAMPAIGN, header, date, size)
 
     monkeypatch.setenv("NBTEXT_IMAP_PASSWORD", "pw")
     monkeypatch.delenv("NBTEXT_IMAP_PASSWORD_COMMAND", raising=False)
@@ -184,3 +165,32 @@ def test_a_password_goes_in_clear_only_to_a_name_that_never_leaves_the_machine(s
     monkeypatch.delenv("NBTEXT_IMAP_PLAINTEXT_LOGIN", raising=False)
     host = parse(f"imap://me@{spelled}/INBOX").host
     assert not in_clear_allowed(host, DEFAULT_ACCESS), host
+
+
+def campaign_target(count, header, date, size):
+    """An answer hook for HostileImap: a target whose SEARCH names UIDs 1..`count` (a campaign's
+    copies of one size) and whose FETCH of identities answers those asked for, each with the
+    Message-ID line `header(uid)`, INTERNALDATE `date` and RFC822.SIZE `size`."""
+
+    def answer(server, tag, command, arguments):
+        if command == b"UID SEARCH":
+            server.send(b"* SEARCH " + b" ".join(b"%d" % uid for uid in range(1, count + 1)), tag + b" OK done")
+            return True
+        if command == b"UID FETCH" and b"INTERNALDATE" in arguments:  # (those asked for, as a server answers)
+            asked = set()
+            for part in arguments.split(b" ", 1)[0].split(b","):
+                low, _, high = part.partition(b":")
+                asked.update(range(int(low), int(high or low) + 1))
+            for uid in sorted(asked & set(range(1, count + 1))):
+                said = header(uid)
+                server.out.write(
+                    b'* %d FETCH (UID %d INTERNALDATE "%s" RFC822.SIZE %d BODY[HEADER.FIELDS (MESSAGE-ID)] {%d}\r\n'
+                    % (uid, uid, date, size, len(said))
+                    + said
+                    + b")\r\n"
+                )
+            server.send(tag + b" OK done")
+            return True
+        return False
+
+    return answer

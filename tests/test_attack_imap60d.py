@@ -9,7 +9,7 @@ from nbtext.jobs import imapscan
 from nbtext.reading.imap import Lost, Refused, TooSlow
 
 from test_attack_imap60 import inbox_and_junk
-from test_attack_imap60c import FAULTY_RUNS, a_move_begun, holds_each
+from test_attack_imap60c import FAULTY_RUNS, a_move_begun, holds_each, moved_once_mended
 from test_imap_moves import SERVERS, Connection, ham, scanned, scanned_names, small_model, spam, where
 
 
@@ -52,13 +52,7 @@ def test_a_target_whose_connection_fails_for_a_while_gives_no_move_begun_up(
             return super().answered(what, *arguments)
 
     server.connection = JunkDies
-    for run in range(FAULTY_RUNS + 4):
-        broken[0] = run < FAULTY_RUNS
-        server.append("INBOX", ham(10 + run))
-        scanned(server, model, monkeypatch, state)
-        holds_each(server, [spam(1)])
-    inbox, deleted, junk = where(server, spam(1))
-    assert junk == 1 and deleted == inbox, (inbox, deleted, junk)
+    moved_once_mended(server, model, monkeypatch, state, broken)
 
 
 @pytest.mark.xfail(strict=True, reason="kinds_done counts the message's own earlier STORE as another message's")
