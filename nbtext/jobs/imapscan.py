@@ -117,7 +117,7 @@ def scan(
     has none, and pays nothing for the model); `on_message(name,
     label, probability, action)` for each message classified, and for each move begun that is
     finished without its bytes read (label and probability None: not judged this run);
-    `on_error(document, message)` for each that cannot be read; the server is reached with `imap_access` (the command's
+    `on_error(document, message)` for each that cannot be read (else a warning); the server is reached with `imap_access` (the command's
     nbtext.reading.imapurl.ImapAccess). `time_limit`: the seconds the run may take once it
     holds the state's lock (None: no limit but each answer's own deadline), past which it
     stops, in one line, with the state saved of the batches done (nbtext.reading.imapclient
@@ -127,6 +127,7 @@ def scan(
     "moved", "flagged": of the messages judged, those the folder shows moved, or flagged)."""
     if move_to is None and keyword is None:
         raise NbtextError("say what to do with spam: --move-to FOLDER, --keyword WORD, or both")
+    on_error = on_error or _warned  # (skipped whatever the caller: the Python API's too)
     if keyword is not None and not _is_keyword(keyword):
         raise NbtextError(f"--keyword {keyword!r} is not an IMAP keyword (a word such as $Junk or Junk, no spaces)")
     if move_to is not None and not carried(move_to):  # (as the URL's own folder name: parse)
@@ -315,6 +316,13 @@ def _its_message(refusal, session):
     if any(f"[{code}" in str(refusal.reason).upper() for code in STATE_CODES):
         return False
     return refusal.kind in session.kinds_done
+
+
+def _warned(document, message):
+    """scan's `on_error` where its caller gives none: the message skipped, said in a warning."""
+    import warnings
+
+    warnings.warn(f"skipped {document.name}: {message}", stacklevel=2)
 
 
 def _alone_where(batches, alone):
@@ -629,14 +637,15 @@ class _Target:
     @contextmanager
     def opened(self, readonly):
         """A Session of the folder, open; where the server will not open it (a NO to its
-        EXAMINE or SELECT: an insert-only Junk, RFC 4314's `li`), a Refused of the target's:
-        the message it was opened for kept to try again, counted against none (_its_message)."""
+        EXAMINE or SELECT: an insert-only Junk, RFC 4314's `li`) or its connection is lost or
+        stalls, a Refused of the target's: the message it was opened for kept to try again,
+        counted against none (_its_message)."""
         try:
             with Session(self.folder, readonly=readonly, access=self.access) as there:
                 yield there
-        except (TooSlow, Lost, Refused):
+        except Refused:
             raise
-        except NbtextError as e:
+        except NbtextError as e:  # (its connection lost or stalled too: the target's, as its refusals)
             refusal = Refused(str(e), str(e), command="SELECT")
             refusal.folder = self.folder.url
             raise refusal from None
@@ -664,7 +673,11 @@ class _Target:
                 candidates = searched(there, "KEYWORD", MARK, "UNDELETED", *larger, "SMALLER", str(size + 1))
                 # each copy found answers for one message wanted; an answer of IDENTITIES_ASKED compared and let go
                 # (a campaign's copies of one size, each with a long Message-ID line, are not held all at once)
+                # (newest first: a copy looked for is most often the last made; none read once all are found)
+                candidates = candidates[::-1]
                 for at in range(0, len(candidates), IDENTITIES_ASKED):
+                    if len(found) == len(wanted):
+                        break
                     for copy in _identities_of(there, candidates[at : at + IDENTITIES_ASKED]).values():
                         if waiting.get(copy):
                             found.add(waiting[copy].pop())
