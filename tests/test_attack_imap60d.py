@@ -54,7 +54,6 @@ def test_a_target_whose_connection_fails_for_a_while_gives_no_move_begun_up(
     moved_once_mended(server, model, monkeypatch, state, broken)
 
 
-@pytest.mark.xfail(strict=True, reason="kinds_done counts the message's own earlier STORE as another message's")
 @pytest.mark.parametrize("capabilities", [SERVERS["UIDPLUS, no MOVE"], SERVERS["neither"]], ids=["UIDPLUS", "neither"])
 def test_a_deletion_refused_of_every_message_for_a_while_gives_no_spam_up(capabilities, model, monkeypatch, tmp_path):
     """Defect: a refusal of one message alone counts against it only where the server

@@ -266,8 +266,11 @@ class Refused(NbtextError):
 
 
 def command_kind(what, arguments):
-    """The kind of a UID command, as a server may refuse every one of it alike: its name, and a
-    FETCH's by what it asks (a listing, flags, a message's identity, its bytes)."""
+    """The kind of a UID command, as a server may refuse every one of it alike: its name, a
+    STORE's by the flags it stores (MARK, a keyword, \\Deleted: a server may refuse deletions
+    alone), and a FETCH's by what it asks (a listing, flags, a message's identity, its bytes)."""
+    if what == "STORE" and len(arguments) >= 3:
+        return f"STORE {arguments[1]} {arguments[2]}"
     if what != "FETCH" or not arguments:
         return what
     items = str(arguments[-1])
