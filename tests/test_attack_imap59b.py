@@ -9,7 +9,7 @@ from nbtext.errors import NbtextError
 from nbtext.jobs import imapscan
 from nbtext.reading.imapurl import parse
 
-from test_imap_moves import HAM, SPAM, URL, Connection, Server, where
+from test_imap_moves import HAM, SPAM, URL, Connection, Server, scanned_saying, where
 
 
 @pytest.fixture(scope="module")
@@ -178,17 +178,9 @@ def test_a_move_whose_copyuid_names_other_messages_is_said_as_the_folders_show_i
     server.append("INBOX", HAM[0])
     server.append("INBOX", SPAM[0])
     monkeypatch.setattr(imapscan, "Session", server.session())
-    said = []
-    counts = imapscan.scan(
-        URL,
-        model.classes,
-        lambda: model,
-        "Junk",
-        state_path=str(tmp_path / "state"),
-        on_message=lambda *a: said.append(a),
-    )
+    counts, said = scanned_saying(model, tmp_path, "Junk")
     assert where(server, SPAM[0]) == (0, 0, 1)  # (holds: moved once, nothing lost)
-    assert [line[-1] for line in said] == ["kept", "moved to Junk"] and counts["moved"] == 1, (said, counts)
+    assert said == ["kept", "moved to Junk"] and counts["moved"] == 1, (said, counts)
 
 
 class TargetKeepsNoKeyword(Connection):

@@ -10,7 +10,7 @@ from nbtext.reading.imap import Lost, Refused, TooSlow
 
 from test_attack_imap60 import inbox_and_junk
 from test_attack_imap60c import FAULTY_RUNS, a_move_begun, holds_each, moved_once_mended
-from test_imap_moves import SERVERS, Connection, ham, scanned, scanned_names, small_model, spam, where
+from test_imap_moves import SERVERS, Connection, ham, scanned, scanned_names, scanned_saying, small_model, spam, where
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,6 @@ def test_a_deletion_the_server_drops_silently_is_not_said_a_move(capabilities, m
     that answers each STORE of \\Deleted OK and keeps no \\Deleted. Expected: the spam not
     said moved (its line not 'moved to Junk', the summary's "moved" 0), or else gone from
     INBOX (only marked \\Deleted there)."""
-    from test_imap_moves import URL
 
     server = inbox_and_junk([spam(1), ham(2)])
     server.capabilities = set(capabilities)
@@ -121,15 +120,7 @@ def test_a_deletion_the_server_drops_silently_is_not_said_a_move(capabilities, m
 
     server.connection = DropsDeleted
     monkeypatch.setattr(imapscan, "Session", server.session())
-    lines = []
-    counts = imapscan.scan(
-        URL,
-        model.classes,
-        lambda: model,
-        "Junk",
-        state_path=str(tmp_path / "state"),
-        on_message=lambda name, label, probability, action: lines.append(action),
-    )
+    counts, lines = scanned_saying(model, tmp_path, "Junk")
     inbox, deleted, junk = where(server, spam(1))
     assert junk == 1 and inbox == 1 and not deleted  # (the defect's condition: copied, left unmarked)
     assert counts["moved"] == 0 and not any(line.startswith("moved") for line in lines), (counts, lines)

@@ -646,9 +646,7 @@ class _Target:
         except Refused:
             raise
         except NbtextError as e:  # (its connection lost or stalled too: the target's, as its refusals)
-            refusal = Refused(str(e), str(e), command="SELECT")
-            refusal.folder = self.folder.url
-            raise refusal from None
+            raise Refused(str(e), str(e), command="SELECT", folder=self.folder.url) from None
 
     def copies_of(self, session, uids):
         """Those of `uids` (messages of `session`'s folder carrying MARK) that have a copy in

@@ -210,11 +210,10 @@ class Session:
         if "EXISTS" in self.client.untagged_responses:  # new mail meanwhile: its UIDs are UIDNEXT's and above
             self.uid_next = None
         if answer != "OK":
-            refusal = Refused(
-                f"{self.folder.url}: the server refused UID {what} ({_said(data)})", _said(data), command=what
+            said = _said(data)
+            raise Refused(
+                f"{self.folder.url}: the server refused UID {what} ({said})", said, False, what, kind, self.folder.url
             )
-            refusal.kind, refusal.folder = kind, self.folder.url
-            raise refusal
         self.kinds_done.add(kind)
         return data
 
@@ -259,10 +258,9 @@ class Refused(NbtextError):
     refused, `kind` its command_kind, `folder` the URL of the folder it was asked of, where
     known); the connection goes on."""
 
-    def __init__(self, message, reason, bad=False, command=None):
+    def __init__(self, message, reason, bad=False, command=None, kind=None, folder=None):
         super().__init__(message)
-        self.reason, self.bad, self.command = reason, bad, command
-        self.kind = self.folder = None
+        self.reason, self.bad, self.command, self.kind, self.folder = reason, bad, command, kind or command, folder
 
 
 def command_kind(what, arguments):
