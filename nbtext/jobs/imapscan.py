@@ -267,31 +267,29 @@ def scan(
                     # (Refused: a NO to a command of the batch, as to one of a damaged mail file, Dovecot's [SERVERBUG];
                     # Lost: the connection closed at it, as a server's process that dies on a damaged file closes it)
                     if not dry_run:
+                        full = False  # (the state keeps no more messages to try again: the run ends here)
                         if len(batch) > 1:  # which message held it is not known: the next run asks one at a time
                             stalled = max(stalled, batch[-1])
                         elif isinstance(failure, Refused) and not _its_message(failure, session):
                             # a refusal the server gives every message alike (a target over its quota, its index
                             # broken for a while): not the message's, not counted; where the state keeps no more
                             # messages to try again (SKIPPED_KEPT), the run ends at it, left to the next runs
-                            if batch[0] not in skipped and len(skipped) >= SKIPPED_KEPT:
-                                state[key] = remembered_now()
-                                write_state(state_path, state)
-                                raise
-                            skipped[batch[0]] = max(skipped.get(batch[0], 0), 1)  # (tried again, as one skipped)
-                            last = max(last, batch[-1])
+                            full = batch[0] not in skipped and len(skipped) >= SKIPPED_KEPT
+                            if not full:
+                                skipped[batch[0]] = max(skipped.get(batch[0], 0), 1)  # (tried again, as one skipped)
+                                last = max(last, batch[-1])
                         else:  # that one: skipped, as one the server would not send (or, judged, would not move)
                             _tried(skipped, batch, set(batch) - acted, session.folder, begun, move_to, acted)
                             last = max(last, batch[-1])
                         state[key] = remembered_now()
                         write_state(state_path, state)
-                    if isinstance(failure, Refused) and len(batch) == 1 and not dry_run:
-                        # one message refused (a NO: the connection goes on): skipped by name, the run goes on
-                        if on_error is not None:
+                        if isinstance(failure, Refused) and len(batch) == 1 and not full:
+                            # one message refused (a NO: the connection goes on): skipped by name, the run goes on
                             said = (
                                 f"the server refused a command on it ({failure.reason}): tried again by the next runs"
                             )
                             on_error(Document(session.folder.message_name(batch[0]), None, None, error=said), said)
-                        continue
+                            continue
                     raise
                 last = max(last, batch[-1])
                 if not dry_run:
